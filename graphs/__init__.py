@@ -1,0 +1,23 @@
+"""Registry of the games dicegraph can build: name -> game module.
+
+>>> sorted(GAMES)
+['jackpot', 'synthetic']
+>>> get_game("jackpot").title
+'Jackpot'
+"""
+
+from __future__ import annotations
+
+from graphs import jackpot, synthetic
+from graphs.errors import UnknownGame
+from graphs.protocol import Game
+
+GAMES: dict[str, Game] = {module.name: module for module in (jackpot, synthetic)}  # type: ignore[misc]
+
+
+def get_game(name: str) -> Game:
+    """Return the game registered as ``name``, or raise UnknownGame listing the known ones."""
+    try:
+        return GAMES[name]
+    except KeyError:
+        raise UnknownGame(f"unknown game {name!r} (known: {', '.join(sorted(GAMES))})") from None

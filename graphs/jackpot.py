@@ -1,0 +1,146 @@
+"""Jackpot, the Thai-style Shut the Box of seed 000 (rules: shared/RULES.md).
+
+Cells 1..N start down. Each turn two dice are rolled; the player flips up one
+down cell among ``[i, j, i+j]`` (in that order, ``i+j`` only when it is a cell).
+No such cell: the game is lost. All cells up: JACKPOT, the game is won.
+
+The graph: a *position* (cells up, as the index sum of ``2**(c-1)``) is a chance
+node over the 36 ordered rolls; each roll that offers a cell leads to a decision
+node (position, roll) whose moves flip one offered cell; the rolls that offer
+none lead to the position's ``lost`` terminal. Position with ``k`` cells up is
+in layer ``2k``, its decisions and loss in layer ``2k+1``; the won position is a
+terminal with payoff 1 in layer ``2N``.
+
+>>> offered_cells((2, 2), up=0, cells=9)
+[2, 2, 4]
+>>> offered_cells((3, 4), up=cell_bit(7), cells=9)
+[3, 4]
+>>> AGENTS["hilo"]([3, 4, 7], 9), AGENTS["hilo2"]([1, 5, 6], 9)
+(7, 1)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from typing import Any
+
+from graphs.dice import ordered_rolls
+from graphs.protocol import CHANCE, DECISION, MOVE, ROLL, TERMINAL, Edge, Node, NodeIds, Param, Row
+
+name = "jackpot"
+title = "Jackpot"
+summary = "Thai-style Shut the Box: flip a die's cell or the sum's; win by flipping all nine."
+version = 1
+objective = "max"
+outcome = "win probability"
+params = (
+    Param(
+        "cells",
+        9,
+        int,
+        "number of cells on the board",
+        check=lambda cells: 2 <= cells <= 12,
+        accepted="whole numbers 2..12",
+    ),
+)
+
+ROLLS: tuple[tuple[int, int], ...] = tuple(ordered_rolls(2))  # type: ignore[arg-type]
+
+
+def cell_bit(cell: int) -> int:
+    """Return the index bit of ``cell`` (cell 1 is the least significant bit)."""
+    return 1 << (cell - 1)
+
+
+def cells_up(index: int) -> list[int]:
+    """Return the cells that are up in position ``index``.
+
+    >>> cells_up(12)
+    [3, 4]
+    """
+    return [bit + 1 for bit in range(index.bit_length()) if index >> bit & 1]
+
+
+def offered_cells(roll: tuple[int, int], up: int, cells: int) -> list[int]:
+    """Return the cells a roll lets the player flip, in the rules' order, duplicates kept."""
+    first, second = roll
+    candidates = [first, second, first + second]
+    return [c for c in candidates if c <= cells and not up & cell_bit(c)]
+
+
+def hilo_priority(cells: int) -> list[int]:
+    """Return HiLo's order: the cells only a sum reaches (high first), then 1 upwards.
+
+    >>> hilo_priority(9)
+    [9, 8, 7, 1, 2, 3, 4, 5, 6]
+    """
+    return list(range(cells, 6, -1)) + list(range(1, min(cells, 6) + 1))
+
+
+def _hilo(choices: Sequence[int], cells: int) -> int:
+    return next(cell for cell in hilo_priority(cells) if cell in choices)
+
+
+def _hilo2(choices: Sequence[int], cells: int) -> int:
+    return max(choices) if max(choices) > 6 else min(choices)
+
+
+Agent = Callable[[Sequence[int], int], int]
+AGENTS: dict[str, Agent] = {
+    "min": lambda choices, cells: min(choices),
+    "max": lambda choices, cells: max(choices),
+    "first": lambda choices, cells: choices[0],
+    "last": lambda choices, cells: choices[-1],
+    "hilo": _hilo,
+    "hilo2": _hilo2,
+}
+
+
+def agents(params: Mapping[str, Any]) -> tuple[str, ...]:
+    """Return the names of the seed's six agents."""
+    return tuple(AGENTS)
+
+
+def position_label(index: int) -> str:
+    """Return a position's label, e.g. ``'up 3,4'`` or ``'none up'``."""
+    up = cells_up(index)
+    return "up " + ",".join(map(str, up)) if up else "none up"
+
+
+def build(params: Mapping[str, Any]) -> Iterator[Row]:
+    """Yield the Jackpot graph for ``params['cells']`` cells, layer by layer.
+
+    >>> rows = list(build({"cells": 3}))
+    >>> sum(1 for row in rows if isinstance(row, Node) and row.kind == "chance")
+    7
+    """
+    cells = params["cells"]
+    full = (1 << cells) - 1
+    ids = NodeIds()
+    by_count = sorted(range(full + 1), key=lambda index: (index.bit_count(), index))
+    for index in by_count:
+        layer = 2 * index.bit_count()
+        key = str(index)
+        if index == full:
+            yield Node(ids[key], key, layer, TERMINAL, "JACKPOT: all up", payoff=1.0)
+            continue
+        yield Node(ids[key], key, layer, CHANCE, position_label(index), denom=len(ROLLS))
+        lost_rolls = [roll for roll in ROLLS if not offered_cells(roll, index, cells)]
+        if lost_rolls:
+            lost = f"{key}/lost"
+            yield Node(ids[lost], lost, layer + 1, TERMINAL, f"lost, {position_label(index)}", payoff=0.0)
+            rolls_text = " ".join(f"{i}-{j}" for i, j in lost_rolls)
+            yield Edge(ids[key], ids[lost], ROLL, layer, layer + 1, f"roll {rolls_text}", weight=len(lost_rolls))
+        for roll in ROLLS:
+            choices = offered_cells(roll, index, cells)
+            if not choices:
+                continue
+            roll_text = f"{roll[0]}-{roll[1]}"
+            decision = f"{key}/{roll_text}"
+            yield Node(ids[decision], decision, layer + 1, DECISION, f"{position_label(index)}; roll {roll_text}")
+            yield Edge(ids[key], ids[decision], ROLL, layer, layer + 1, f"roll {roll_text}")
+            picks = {agent: choose(choices, cells) for agent, choose in AGENTS.items()}
+            for cell in sorted(set(choices)):
+                after = str(index | cell_bit(cell))
+                chosen_by = tuple(agent for agent, pick in picks.items() if pick == cell)
+                yield Edge(ids[decision], ids[after], MOVE, layer + 1, layer + 2, f"flip {cell}", chosen_by=chosen_by)

@@ -1,0 +1,139 @@
+"""The contract between a game and the store: rows, parameters, the builder protocol.
+
+A builder never touches a database. It streams :class:`Node` and :class:`Edge`
+rows; the store loads them in one transaction. Node ids are small integers the
+builder assigns (``0`` is the root); edge ids are assigned by the loader in the
+order edges are streamed, which is also the order the solver's tie-break uses.
+
+The graph is *layered*: every edge goes from a lower layer to a higher one, so
+set-based SQL can process one layer per statement.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any, NamedTuple, Protocol, Union
+
+from graphs.errors import BadParameter
+
+CHANCE, DECISION, TERMINAL = "chance", "decision", "terminal"
+ROLL, MOVE = "roll", "move"
+NODE_KINDS = (CHANCE, DECISION, TERMINAL)
+EDGE_KINDS = (ROLL, MOVE)
+
+
+class Node(NamedTuple):
+    """One state of the game.
+
+    ``denom`` is set on chance nodes (the weights of their roll edges add up to
+    it); ``payoff`` on terminal nodes.
+    """
+
+    id: int
+    key: str
+    layer: int
+    kind: str
+    label: str
+    denom: int | None = None
+    payoff: float | None = None
+
+
+class Edge(NamedTuple):
+    """One roll (chance) or move (decision) from ``src`` to ``dst``.
+
+    ``weight`` counts outcomes over the source's ``denom`` (1 on moves);
+    ``reward`` is earned by taking the edge; ``chosen_by`` names the builder's
+    agents that take this move.
+    """
+
+    src: int
+    dst: int
+    kind: str
+    src_layer: int
+    dst_layer: int
+    label: str
+    weight: int = 1
+    reward: float = 0.0
+    chosen_by: tuple[str, ...] = ()
+
+
+Row = Union[Node, Edge]
+
+
+@dataclass(frozen=True)
+class Param:
+    """A builder parameter: its name, default, and how text becomes a value.
+
+    >>> Param("cells", 9, int, "number of cells", lambda v: 1 <= v <= 12, "1..12").parse("10")
+    10
+    """
+
+    name: str
+    default: Any
+    convert: Callable[[str], Any]
+    help: str
+    check: Callable[[Any], bool] = field(default=lambda value: True)
+    accepted: str = ""
+
+    def parse(self, text: str) -> Any:
+        """Return the value of ``text`` for this parameter or raise BadParameter."""
+        try:
+            value = self.convert(text)
+        except ValueError:
+            value = None
+        if value is None or not self.check(value):
+            expected = f" (accepted: {self.accepted})" if self.accepted else ""
+            raise BadParameter(f"invalid value {text!r} for parameter {self.name!r}{expected}")
+        return value
+
+
+class Game(Protocol):
+    """What every game module provides; see ``graphs/jackpot.py`` for an example."""
+
+    name: str
+    title: str
+    summary: str
+    version: int
+    objective: str  # "max" or "min": what the game's payoff asks for
+    outcome: str  # what a value means, e.g. "win probability"
+    params: tuple[Param, ...]
+
+    def agents(self, params: Mapping[str, Any]) -> tuple[str, ...]:
+        """Return the names of the heuristic agents stored with a build."""
+        ...
+
+    def build(self, params: Mapping[str, Any]) -> Iterator[Row]:
+        """Yield the graph's nodes and edges, edges in the order moves are tie-broken."""
+        ...
+
+
+def resolve_params(game: Game, given: Mapping[str, str]) -> dict[str, Any]:
+    """Return the full parameter dict of ``game``: defaults overridden by ``given`` texts.
+
+    Raises BadParameter naming the accepted parameters when a name is unknown.
+    """
+    known = {param.name: param for param in game.params}
+    unknown = sorted(set(given) - set(known))
+    if unknown:
+        accepted = ", ".join(known) or "none"
+        raise BadParameter(
+            f"unknown parameter {unknown[0]!r} for game {game.name!r} (accepted: {accepted})"
+        )
+    return {
+        name: param.parse(given[name]) if name in given else param.default
+        for name, param in known.items()
+    }
+
+
+class NodeIds(dict):
+    """Hands out node ids in order of first sight, so builders can name nodes by key.
+
+    >>> ids = NodeIds()
+    >>> ids["start"], ids["next"], ids["start"]
+    (0, 1, 0)
+    """
+
+    def __missing__(self, key: str) -> int:
+        self[key] = node_id = len(self)
+        return node_id

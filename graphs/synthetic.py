@@ -1,0 +1,78 @@
+"""A random layered stochastic game, for benchmarks and for testing the solver.
+
+Layers alternate chance (even) and decision (odd); the last layer holds
+terminals with whole-number payoffs. Every non-terminal node has ``fanout``
+edges to distinct nodes of the next layer; roll weights are whole numbers 1..6
+over their sum, rewards whole numbers 0..3. Same parameters, same graph.
+
+>>> rows = list(build({"layers": 3, "width": 4, "fanout": 2, "seed": 1}))
+>>> sum(isinstance(row, Node) for row in rows), sum(isinstance(row, Edge) for row in rows)
+(12, 16)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+import numpy as np
+
+from graphs.protocol import CHANCE, DECISION, MOVE, ROLL, TERMINAL, Edge, Node, Param, Row
+
+name = "synthetic"
+title = "Synthetic layered graph"
+summary = "Random layered chance/decision graph of a chosen size, for benchmarks and tests."
+version = 1
+objective = "max"
+outcome = "expected payoff"
+
+
+def _positive(low: int, high: int) -> Any:
+    return lambda value: low <= value <= high
+
+
+params = (
+    Param("layers", 11, int, "number of layers (the last holds terminals)", _positive(2, 1000), "2..1000"),
+    Param("width", 100, int, "nodes per layer", _positive(1, 10_000_000), "1..10000000"),
+    Param("fanout", 4, int, "edges out of each non-terminal node", _positive(1, 1000), "1..1000, at most width"),
+    Param("seed", 0, int, "random seed", _positive(0, 2**32 - 1), "0..2**32-1"),
+)
+
+
+def agents(params: Mapping[str, Any]) -> tuple[str, ...]:
+    """Return the one agent: ``first`` takes each decision node's first move."""
+    return ("first",)
+
+
+def build(params: Mapping[str, Any]) -> Iterator[Row]:
+    """Yield a random layered graph with ``(layers - 1) * width * fanout`` edges."""
+    layers, width, fanout = params["layers"], params["width"], params["fanout"]
+    fanout = min(fanout, width)
+    rng = np.random.default_rng(params["seed"])
+    last = layers - 1
+    for layer in range(layers):
+        base = layer * width
+        if layer == last:
+            payoffs = rng.integers(0, 10, size=width).tolist()
+            for i, payoff in enumerate(payoffs):
+                yield Node(base + i, f"{layer}.{i}", layer, TERMINAL, "", payoff=float(payoff))
+            continue
+        chance = layer % 2 == 0
+        # distinct targets per node: a random offset plus a random stride walk
+        starts = rng.integers(0, width, size=width)
+        targets = (starts[:, None] + np.arange(fanout)[None, :] * max(1, width // fanout)) % width
+        weights = rng.integers(1, 7, size=(width, fanout))
+        rewards = rng.integers(0, 4, size=(width, fanout)).astype(float)
+        denoms = weights.sum(axis=1).tolist()
+        next_base = base + width
+        targets_list, weights_list, rewards_list = targets.tolist(), weights.tolist(), rewards.tolist()
+        for i in range(width):
+            if chance:
+                yield Node(base + i, f"{layer}.{i}", layer, CHANCE, "", denom=denoms[i])
+                for target, weight, reward in zip(targets_list[i], weights_list[i], rewards_list[i]):
+                    yield Edge(base + i, next_base + target, ROLL, layer, layer + 1, "", weight, reward)
+            else:
+                yield Node(base + i, f"{layer}.{i}", layer, DECISION, "")
+                for k, (target, reward) in enumerate(zip(targets_list[i], rewards_list[i])):
+                    yield Edge(base + i, next_base + target, MOVE, layer, layer + 1, "", 1, reward,
+                               ("first",) if k == 0 else ())

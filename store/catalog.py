@@ -1,0 +1,79 @@
+"""Finding what is stored: graphs by id or game name, policies by name."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+import sqlalchemy as sa
+
+from store.errors import NotFound
+from store.schema import graph, node, policy, value
+
+
+def resolve_graph(connection: sa.Connection, ref: str, params: Mapping[str, Any] | None = None) -> sa.Row:
+    """Return the graph row that ``ref`` names: a graph id, or a game name.
+
+    A game name picks the graph built with ``params`` when given; otherwise the
+    game's only graph, or the one built with default parameters (the oldest
+    graph of that game). Raises NotFound.
+    """
+    if ref.isdigit():
+        row = connection.execute(sa.select(graph).where(graph.c.id == int(ref))).first()
+        if row is None:
+            raise NotFound(f"no graph with id {ref} (list them with: dicegraph graphs)")
+        return row
+    query = sa.select(graph).where(graph.c.game == ref).order_by(graph.c.id)
+    rows = connection.execute(query).all()
+    if params is not None:
+        rows = [row for row in rows if json.loads(row.params) == dict(params)]
+    if not rows:
+        raise NotFound(f"no graph of {ref!r} in the database (build it: dicegraph build {ref})")
+    return rows[0]
+
+
+def find_policy(connection: sa.Connection, graph_id: int, name: str) -> sa.Row:
+    """Return the policy row called ``name`` on the graph, or raise NotFound listing the known ones."""
+    row = connection.execute(sa.select(policy).where(policy.c.graph_id == graph_id, policy.c.name == name)).first()
+    if row is None:
+        known = ", ".join(list_policy_names(connection, graph_id)) or "none"
+        raise NotFound(f"no policy {name!r} on graph {graph_id} (known: {known})")
+    return row
+
+
+def list_policy_names(connection: sa.Connection, graph_id: int) -> list[str]:
+    """Return the names of the graph's policies, oldest first."""
+    query = sa.select(policy.c.name).where(policy.c.graph_id == graph_id).order_by(policy.c.id)
+    return list(connection.execute(query).scalars())
+
+
+def list_policies(connection: sa.Connection, graph_id: int) -> list[dict[str, Any]]:
+    """Return each policy of the graph with its root value (None until evaluated).
+
+    The root value is the expected payoff of the whole game under the policy.
+    """
+    root_value = (
+        sa.select(value.c.value)
+        .where(value.c.policy_id == policy.c.id, value.c.node_id == 0)
+        .scalar_subquery()
+    )
+    query = (
+        sa.select(policy.c.name, policy.c.objective, policy.c.method, root_value.label("value"))
+        .where(policy.c.graph_id == graph_id)
+        .order_by(policy.c.id)
+    )
+    return [dict(row._mapping) for row in connection.execute(query)]
+
+
+def find_node(connection: sa.Connection, graph_id: int, key: str) -> sa.Row:
+    """Return the node row with ``key`` in the graph, or raise NotFound."""
+    row = connection.execute(sa.select(node).where(node.c.graph_id == graph_id, node.c.key == key)).first()
+    if row is None:
+        raise NotFound(f"no position with key {key!r} in graph {graph_id}")
+    return row
+
+
+def graph_layers(connection: sa.Connection, graph_id: int) -> int:
+    """Return the number of layers of the graph."""
+    return connection.execute(sa.select(graph.c.layers).where(graph.c.id == graph_id)).scalar_one()

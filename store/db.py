@@ -1,0 +1,135 @@
+"""Opening a dicegraph database: engine from a URL, pragmas, schema revision check.
+
+>>> engine = open_database("sqlite://", create=True)
+>>> schema_revision(engine) == head_revision()
+True
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import sqlalchemy as sa
+from alembic import command
+from alembic.config import Config
+from alembic.runtime.migration import MigrationContext
+from alembic.script import ScriptDirectory
+
+import migrations
+from store.errors import DatabaseError
+
+DEFAULT_URL = "sqlite:///dicegraph.db"
+ENV_VAR = "DICEGRAPH_DB"
+SQLITE_PRAGMAS = ("cache_size = -262144", "temp_store = MEMORY")
+
+
+def database_url(url: str | None = None) -> str:
+    """Return ``url``, else ``$DICEGRAPH_DB``, else the default ``sqlite:///dicegraph.db``."""
+    return url or os.environ.get(ENV_VAR) or DEFAULT_URL
+
+
+def alembic_config() -> Config:
+    """Return the Alembic configuration of the migrations shipped with dicegraph."""
+    config = Config()
+    config.set_main_option("script_location", str(Path(migrations.__file__).parent))
+    return config
+
+
+def head_revision() -> str:
+    """Return the schema revision this dicegraph writes."""
+    return ScriptDirectory.from_config(alembic_config()).get_current_head()  # type: ignore[return-value]
+
+
+def schema_revision(engine: sa.Engine) -> str | None:
+    """Return the schema revision stored in the database (None for an empty database)."""
+    with engine.connect() as connection:
+        return MigrationContext.configure(connection).get_current_revision()
+
+
+def _sqlite_file(url: sa.URL) -> Path | None:
+    database = url.database
+    if url.get_backend_name() != "sqlite" or not database or database == ":memory:" or database.startswith("file:"):
+        return None
+    return Path(database)
+
+
+def _configure_sqlite(engine: sa.Engine, read_only: bool) -> None:
+    """Exact transactions (BEGIN covers DDL and reads too), pragmas, optional read-only."""
+
+    @sa.event.listens_for(engine, "connect")
+    def _on_connect(dbapi_connection, _record):  # type: ignore[no-untyped-def]
+        dbapi_connection.isolation_level = None
+        cursor = dbapi_connection.cursor()
+        for pragma in SQLITE_PRAGMAS + (("query_only = ON",) if read_only else ()):
+            cursor.execute(f"PRAGMA {pragma}")
+        cursor.close()
+
+    @sa.event.listens_for(engine, "begin")
+    def _on_begin(connection):  # type: ignore[no-untyped-def]
+        connection.exec_driver_sql("BEGIN")
+
+
+def open_database(url: str | None = None, *, create: bool = False, read_only: bool = False) -> sa.Engine:
+    """Return an engine on a dicegraph database whose schema is at the head revision.
+
+    A missing SQLite file is created only with ``create``. An older schema is
+    upgraded (not in ``read_only`` mode, where it is refused); a newer one, or a
+    file that is not a dicegraph database, raises DatabaseError.
+    """
+    url_text = database_url(url)
+    try:
+        parsed = sa.make_url(url_text)
+    except sa.exc.ArgumentError:
+        raise DatabaseError(f"not a database URL: {url_text!r}") from None
+    path = _sqlite_file(parsed)
+    if path is not None and not path.exists() and not create:
+        raise DatabaseError(f"no database at {path} (build a game first: dicegraph build jackpot)")
+    try:
+        engine = sa.create_engine(parsed)
+    except (sa.exc.ArgumentError, sa.exc.NoSuchModuleError) as error:
+        raise DatabaseError(f"cannot open {url_text!r}: {error}") from None
+    if parsed.get_backend_name() == "sqlite":
+        _configure_sqlite(engine, read_only)
+    try:
+        _check_schema(engine, read_only)
+    except sa.exc.DBAPIError as error:
+        engine.dispose()
+        raise DatabaseError(f"cannot read database {url_text!r}: {error.orig}") from None
+    except DatabaseError:
+        engine.dispose()
+        raise
+    return engine
+
+
+def _check_schema(engine: sa.Engine, read_only: bool) -> None:
+    head = head_revision()
+    current = schema_revision(engine)
+    if current == head:
+        return
+    known = {script.revision for script in ScriptDirectory.from_config(alembic_config()).walk_revisions()}
+    if current is not None and current not in known:
+        raise DatabaseError(
+            f"database schema revision {current!r} was written by a newer dicegraph "
+            f"(this one knows up to {head!r}); upgrade dicegraph to use it"
+        )
+    if current is None and _has_foreign_tables(engine):
+        raise DatabaseError("the database holds tables but no dicegraph schema; use a new file")
+    if read_only:
+        raise DatabaseError(
+            f"database schema is at revision {current!r}, older than {head!r}: "
+            "open it once for writing (e.g. dicegraph graphs) to upgrade it"
+        )
+    upgrade(engine)
+
+
+def _has_foreign_tables(engine: sa.Engine) -> bool:
+    return bool(sa.inspect(engine).get_table_names())
+
+
+def upgrade(engine: sa.Engine, revision: str = "head") -> None:
+    """Migrate the database to ``revision`` in one transaction."""
+    config = alembic_config()
+    with engine.begin() as connection:
+        config.attributes["connection"] = connection
+        command.upgrade(config, revision)

@@ -1,0 +1,160 @@
+"""Tables and views of a dicegraph database (SQLAlchemy Core).
+
+The tables hold graphs as builders stream them (``graph``, ``node``, ``edge``)
+and what the algorithms compute over them (``policy``, ``choice``, ``value``).
+The views ``positions`` and ``moves`` are the friendly surface for people
+writing SQL; they are created by the migrations from :func:`positions_view`
+and :func:`moves_view`.
+"""
+
+from __future__ import annotations
+
+import sqlalchemy as sa
+from sqlalchemy import BigInteger, Column, DateTime, Double, ForeignKey, Index, Integer, String, Table, Text
+
+metadata = sa.MetaData(
+    naming_convention={
+        "ix": "ix_%(table_name)s_%(column_0_N_name)s",
+        "uq": "uq_%(table_name)s_%(column_0_N_name)s",
+        "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
+        "pk": "pk_%(table_name)s",
+    }
+)
+
+graph = Table(
+    "graph",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=False),
+    Column("game", String(64), nullable=False),
+    Column("params", Text, nullable=False, comment="canonical JSON of the builder parameters"),
+    Column("builder_version", Integer, nullable=False),
+    Column("created_at", DateTime(timezone=True), nullable=False),
+    Column("nodes", Integer, nullable=False),
+    Column("edges", BigInteger, nullable=False),
+    Column("layers", Integer, nullable=False),
+    sa.UniqueConstraint("game", "params"),
+)
+
+node = Table(
+    "node",
+    metadata,
+    Column("graph_id", Integer, ForeignKey("graph.id"), primary_key=True),
+    Column("id", Integer, primary_key=True, autoincrement=False),
+    Column("key", Text, nullable=False, comment="canonical text of the state"),
+    Column("layer", Integer, nullable=False),
+    Column("kind", String(8), nullable=False, comment="chance, decision or terminal"),
+    Column("label", Text, nullable=False),
+    Column("denom", Integer, comment="chance nodes: total weight of the roll edges"),
+    Column("payoff", Double, comment="terminal nodes: the game's value there"),
+    sa.UniqueConstraint("graph_id", "key"),
+    Index(None, "graph_id", "layer"),
+)
+
+edge = Table(
+    "edge",
+    metadata,
+    Column("graph_id", Integer, ForeignKey("graph.id"), primary_key=True),
+    Column("id", BigInteger, primary_key=True, autoincrement=False),
+    Column("src", Integer, nullable=False),
+    Column("dst", Integer, nullable=False),
+    Column("kind", String(8), nullable=False, comment="roll or move"),
+    Column("src_layer", Integer, nullable=False),
+    Column("dst_layer", Integer, nullable=False),
+    Column("label", Text, nullable=False),
+    Column("weight", Integer, nullable=False, comment="roll edges: outcomes over the source's denom"),
+    Column("reward", Double, nullable=False),
+    Index(None, "graph_id", "src_layer", "src"),
+    Index(None, "graph_id", "dst_layer", "dst"),
+)
+
+policy = Table(
+    "policy",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=False),
+    Column("graph_id", Integer, ForeignKey("graph.id"), nullable=False),
+    Column("name", String(64), nullable=False),
+    Column("objective", String(8), nullable=False, comment="max or min: which payoff is better"),
+    Column("method", String(8), nullable=False, comment="agent (from the builder) or solve"),
+    Column("created_at", DateTime(timezone=True), nullable=False),
+    sa.UniqueConstraint("graph_id", "name"),
+)
+
+choice = Table(
+    "choice",
+    metadata,
+    Column("policy_id", Integer, ForeignKey("policy.id"), primary_key=True),
+    Column("node_id", Integer, primary_key=True, autoincrement=False),
+    Column("edge_id", BigInteger, nullable=False),
+)
+
+value = Table(
+    "value",
+    metadata,
+    Column("policy_id", Integer, ForeignKey("policy.id"), primary_key=True),
+    Column("node_id", Integer, primary_key=True, autoincrement=False),
+    Column("value", Double, nullable=False, comment="expected payoff from the node under the policy"),
+    Column("reach", Double, comment="probability of reaching the node from the root"),
+)
+
+
+def positions_view() -> sa.Select:
+    """Return the SELECT behind the ``positions`` view: a row per node and evaluated policy."""
+    scores = value.join(policy, policy.c.id == value.c.policy_id)
+    return sa.select(
+        graph.c.game,
+        node.c.graph_id.label("graph"),
+        node.c.id.label("node"),
+        node.c.key,
+        node.c.label,
+        node.c.layer,
+        node.c.kind,
+        node.c.payoff,
+        policy.c.name.label("policy"),
+        value.c.value,
+        value.c.reach,
+    ).select_from(
+        node.join(graph, graph.c.id == node.c.graph_id).outerjoin(
+            scores, sa.and_(value.c.node_id == node.c.id, policy.c.graph_id == node.c.graph_id)
+        )
+    )
+
+
+def moves_view() -> sa.Select:
+    """Return the SELECT behind the ``moves`` view: a row per edge, decoded."""
+    src, dst = node.alias("src_node"), node.alias("dst_node")
+    chooser = policy.alias("chooser")
+    chosen_by = (
+        sa.select(sa.func.aggregate_strings(chooser.c.name, ","))
+        .select_from(chooser.join(choice, choice.c.policy_id == chooser.c.id))
+        .where(
+            chooser.c.graph_id == edge.c.graph_id,
+            choice.c.node_id == edge.c.src,
+            choice.c.edge_id == edge.c.id,
+        )
+        .scalar_subquery()
+    )
+    probability = sa.case(
+        (edge.c.kind == "roll", sa.cast(edge.c.weight, Double) / src.c.denom), else_=sa.null()
+    )
+    return sa.select(
+        graph.c.game,
+        edge.c.graph_id.label("graph"),
+        edge.c.id.label("edge"),
+        src.c.key.label("from_key"),
+        src.c.label.label("from_label"),
+        dst.c.key.label("to_key"),
+        dst.c.label.label("to_label"),
+        edge.c.kind,
+        edge.c.label.label("move"),
+        edge.c.weight,
+        probability.label("probability"),
+        edge.c.reward,
+        chosen_by.label("chosen_by"),
+    ).select_from(
+        edge.join(graph, graph.c.id == edge.c.graph_id)
+        .join(src, sa.and_(src.c.graph_id == edge.c.graph_id, src.c.id == edge.c.src))
+        .join(dst, sa.and_(dst.c.graph_id == edge.c.graph_id, dst.c.id == edge.c.dst))
+    )
+
+
+VIEWS = {"positions": positions_view, "moves": moves_view}

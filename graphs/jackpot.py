@@ -117,30 +117,45 @@ def build(params: Mapping[str, Any]) -> Iterator[Row]:
     cells = params["cells"]
     full = (1 << cells) - 1
     ids = NodeIds()
-    by_count = sorted(range(full + 1), key=lambda index: (index.bit_count(), index))
-    for index in by_count:
-        layer = 2 * index.bit_count()
-        key = str(index)
-        if index == full:
-            yield Node(ids[key], key, layer, TERMINAL, "JACKPOT: all up", payoff=1.0)
+    for up_count in range(cells + 1):
+        positions = [index for index in range(full + 1) if index.bit_count() == up_count]
+        layer = 2 * up_count
+        for index in positions:
+            yield from _position_rows(ids, index, layer, full, cells)
+        for index in positions:
+            if index != full:
+                yield from _decision_rows(ids, index, layer + 1, cells)
+
+
+def _position_rows(ids: NodeIds, index: int, layer: int, full: int, cells: int) -> Iterator[Row]:
+    """The position's chance node (or the won terminal), its loss terminal and its roll edges."""
+    key = str(index)
+    if index == full:
+        yield Node(ids[key], key, layer, TERMINAL, "JACKPOT: all up", payoff=1.0)
+        return
+    yield Node(ids[key], key, layer, CHANCE, position_label(index), denom=len(ROLLS))
+    lost_rolls = [roll for roll in ROLLS if not offered_cells(roll, index, cells)]
+    if lost_rolls:
+        lost = f"{key}/lost"
+        rolls_text = " ".join(f"{i}-{j}" for i, j in lost_rolls)
+        yield Edge(ids[key], ids[lost], ROLL, f"roll {rolls_text}", weight=len(lost_rolls))
+    for roll in ROLLS:
+        if offered_cells(roll, index, cells):
+            yield Edge(ids[key], ids[f"{key}/{roll[0]}-{roll[1]}"], ROLL, f"roll {roll[0]}-{roll[1]}")
+
+
+def _decision_rows(ids: NodeIds, index: int, layer: int, cells: int) -> Iterator[Row]:
+    """The position's loss terminal and a decision node per roll, with moves and agents' picks."""
+    key = str(index)
+    if f"{key}/lost" in ids:
+        yield Node(ids[f"{key}/lost"], f"{key}/lost", layer, TERMINAL, f"lost, {position_label(index)}", payoff=0.0)
+    for roll in ROLLS:
+        choices = offered_cells(roll, index, cells)
+        if not choices:
             continue
-        yield Node(ids[key], key, layer, CHANCE, position_label(index), denom=len(ROLLS))
-        lost_rolls = [roll for roll in ROLLS if not offered_cells(roll, index, cells)]
-        if lost_rolls:
-            lost = f"{key}/lost"
-            yield Node(ids[lost], lost, layer + 1, TERMINAL, f"lost, {position_label(index)}", payoff=0.0)
-            rolls_text = " ".join(f"{i}-{j}" for i, j in lost_rolls)
-            yield Edge(ids[key], ids[lost], ROLL, layer, layer + 1, f"roll {rolls_text}", weight=len(lost_rolls))
-        for roll in ROLLS:
-            choices = offered_cells(roll, index, cells)
-            if not choices:
-                continue
-            roll_text = f"{roll[0]}-{roll[1]}"
-            decision = f"{key}/{roll_text}"
-            yield Node(ids[decision], decision, layer + 1, DECISION, f"{position_label(index)}; roll {roll_text}")
-            yield Edge(ids[key], ids[decision], ROLL, layer, layer + 1, f"roll {roll_text}")
-            picks = {agent: choose(choices, cells) for agent, choose in AGENTS.items()}
-            for cell in sorted(set(choices)):
-                after = str(index | cell_bit(cell))
-                chosen_by = tuple(agent for agent, pick in picks.items() if pick == cell)
-                yield Edge(ids[decision], ids[after], MOVE, layer + 1, layer + 2, f"flip {cell}", chosen_by=chosen_by)
+        decision = f"{key}/{roll[0]}-{roll[1]}"
+        yield Node(ids[decision], decision, layer, DECISION, f"{position_label(index)}; roll {roll[0]}-{roll[1]}")
+        picks = {agent: choose(choices, cells) for agent, choose in AGENTS.items()}
+        for cell in sorted(set(choices)):
+            chosen_by = tuple(agent for agent, pick in picks.items() if pick == cell)
+            yield Edge(ids[decision], ids[str(index | cell_bit(cell))], MOVE, f"flip {cell}", chosen_by=chosen_by)

@@ -1,12 +1,15 @@
 """The contract between a game and the store: rows, parameters, the builder protocol.
 
 A builder never touches a database. It streams :class:`Node` and :class:`Edge`
-rows; the store loads them in one transaction. Node ids are small integers the
-builder assigns (``0`` is the root); edge ids are assigned by the loader in the
-order edges are streamed, which is also the order the solver's tie-break uses.
+rows; the store loads them in one transaction. Node ids are the integers
+``0 .. nodes-1``, assigned by the builder (``0`` is the root, alone in the
+lowest layer); edge ids are assigned by the loader in the order edges are
+streamed, which is also the order the solver's tie-break uses.
 
 The graph is *layered*: every edge goes from a lower layer to a higher one, so
-set-based SQL can process one layer per statement.
+set-based SQL can process one layer per statement. Two rules of streaming make
+that cheap: a node comes before the edges leaving it, and edges come layer by
+layer (the layers of their sources never decrease).
 """
 
 from __future__ import annotations
@@ -50,8 +53,6 @@ class Edge(NamedTuple):
     src: int
     dst: int
     kind: str
-    src_layer: int
-    dst_layer: int
     label: str
     weight: int = 1
     reward: float = 0.0

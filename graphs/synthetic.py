@@ -1,13 +1,14 @@
 """A random layered stochastic game, for benchmarks and for testing the solver.
 
-Layers alternate chance (even) and decision (odd); the last layer holds
-terminals with whole-number payoffs. Every non-terminal node has ``fanout``
-edges to distinct nodes of the next layer; roll weights are whole numbers 1..6
+Layers alternate chance (even) and decision (odd); layer 0 is one root, the
+others hold ``width`` nodes, the last of them terminals with whole-number
+payoffs. Every non-terminal node has ``fanout`` edges to distinct nodes of the
+next layer; roll weights are whole numbers 1..6
 over their sum, rewards whole numbers 0..3. Same parameters, same graph.
 
 >>> rows = list(build({"layers": 3, "width": 4, "fanout": 2, "seed": 1}))
 >>> sum(isinstance(row, Node) for row in rows), sum(isinstance(row, Edge) for row in rows)
-(12, 16)
+(9, 10)
 """
 
 from __future__ import annotations
@@ -45,34 +46,34 @@ def agents(params: Mapping[str, Any]) -> tuple[str, ...]:
 
 
 def build(params: Mapping[str, Any]) -> Iterator[Row]:
-    """Yield a random layered graph with ``(layers - 1) * width * fanout`` edges."""
+    """Yield a random layered graph with ``((layers - 2) * width + 1) * fanout`` edges."""
     layers, width, fanout = params["layers"], params["width"], params["fanout"]
     fanout = min(fanout, width)
     rng = np.random.default_rng(params["seed"])
     last = layers - 1
     for layer in range(layers):
-        base = layer * width
+        count = 1 if layer == 0 else width
+        base = 0 if layer == 0 else 1 + (layer - 1) * width
         if layer == last:
-            payoffs = rng.integers(0, 10, size=width).tolist()
+            payoffs = rng.integers(0, 10, size=count).tolist()
             for i, payoff in enumerate(payoffs):
                 yield Node(base + i, f"{layer}.{i}", layer, TERMINAL, "", payoff=float(payoff))
             continue
         chance = layer % 2 == 0
         # distinct targets per node: a random offset plus a random stride walk
-        starts = rng.integers(0, width, size=width)
+        starts = rng.integers(0, width, size=count)
         targets = (starts[:, None] + np.arange(fanout)[None, :] * max(1, width // fanout)) % width
-        weights = rng.integers(1, 7, size=(width, fanout))
-        rewards = rng.integers(0, 4, size=(width, fanout)).astype(float)
+        weights = rng.integers(1, 7, size=(count, fanout))
+        rewards = rng.integers(0, 4, size=(count, fanout)).astype(float)
         denoms = weights.sum(axis=1).tolist()
-        next_base = base + width
+        next_base = base + count
         targets_list, weights_list, rewards_list = targets.tolist(), weights.tolist(), rewards.tolist()
-        for i in range(width):
+        for i in range(count):
             if chance:
                 yield Node(base + i, f"{layer}.{i}", layer, CHANCE, "", denom=denoms[i])
                 for target, weight, reward in zip(targets_list[i], weights_list[i], rewards_list[i]):
-                    yield Edge(base + i, next_base + target, ROLL, layer, layer + 1, "", weight, reward)
+                    yield Edge(base + i, next_base + target, ROLL, "", weight, reward)
             else:
                 yield Node(base + i, f"{layer}.{i}", layer, DECISION, "")
                 for k, (target, reward) in enumerate(zip(targets_list[i], rewards_list[i])):
-                    yield Edge(base + i, next_base + target, MOVE, layer, layer + 1, "", 1, reward,
-                               ("first",) if k == 0 else ())
+                    yield Edge(base + i, next_base + target, MOVE, "", 1, reward, ("first",) if k == 0 else ())

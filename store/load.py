@@ -1,14 +1,16 @@
 """Loading a builder's rows into the database, one transaction per build.
 
 Rows go through :class:`BulkInserter`, which batches them and uses the fastest
-path the backend offers for a Core INSERT. After the rows, SQL checks that the
-graph obeys the model (layers increase along edges, roll weights add up to the
-denominator, every agent decides everywhere); a failure rolls the build back.
+path the backend offers for a Core INSERT, and through
+:class:`graphs.check.StreamChecker`, which checks the graph model on the way
+(layers increase along edges, roll weights add up to the denominator, every
+agent decides everywhere); a failure rolls the whole build back.
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import itertools
 import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -16,9 +18,10 @@ from typing import Any
 
 import sqlalchemy as sa
 
+from graphs.check import StreamChecker
 from graphs.errors import InvalidGraph
 from graphs.protocol import Edge, Game, Node, Row
-from store.schema import choice, edge, graph, node, policy, value
+from store.schema import choice, edge, graph, layer, node, policy, value
 
 BATCH_ROWS = 20_000
 Progress = Callable[[int], None]
@@ -113,7 +116,13 @@ def delete_graph(connection: sa.Connection, graph_id: int) -> None:
     policies = sa.select(policy.c.id).where(policy.c.graph_id == graph_id).scalar_subquery()
     connection.execute(sa.delete(value).where(value.c.policy_id.in_(policies)))
     connection.execute(sa.delete(choice).where(choice.c.policy_id.in_(policies)))
-    for table in (policy, edge, node):
+    edge_range = sa.select(sa.func.min(layer.c.first_edge), sa.func.max(layer.c.last_edge)).where(
+        layer.c.graph_id == graph_id
+    )
+    first, last = connection.execute(edge_range).one()
+    if first is not None:
+        connection.execute(sa.delete(edge).where(edge.c.id.between(first, last)))
+    for table in (policy, layer, node):
         connection.execute(sa.delete(table).where(table.c.graph_id == graph_id))
     connection.execute(sa.delete(graph).where(graph.c.id == graph_id))
 
@@ -148,10 +157,15 @@ def build_graph(
         )
         agents = game.agents(params)
         policy_ids = _insert_agent_policies(connection, graph_id, agents, game.objective)
-        nodes, edges = _insert_rows(connection, graph_id, game.build(params), policy_ids, progress)
-        layers = validate_graph(connection, graph_id, policy_ids)
-        connection.execute(sa.update(graph).where(graph.c.id == graph_id).values(nodes=nodes, edges=edges, layers=layers))
-    return BuildResult(graph_id, "built" if old is None else "replaced", nodes, edges, layers)
+        checker = StreamChecker(agents)
+        _insert_rows(connection, graph_id, game.build(params), checker, policy_ids, progress)
+        layers, totals = checker.finish()
+        connection.execute(
+            sa.insert(layer),
+            [dict(graph_id=graph_id, **vars(stats)) for stats in layers],
+        )
+        connection.execute(sa.update(graph).where(graph.c.id == graph_id).values(**totals))
+    return BuildResult(graph_id, "built" if old is None else "replaced", **totals)
 
 
 def _insert_agent_policies(
@@ -171,126 +185,54 @@ def _insert_agent_policies(
 
 
 NODE_COLUMNS = ("graph_id", "id", "key", "layer", "kind", "label", "denom", "payoff")
-EDGE_COLUMNS = ("graph_id", "id", "src", "dst", "kind", "src_layer", "dst_layer", "label", "weight", "reward")
+EDGE_COLUMNS = ("id", "graph_id", "src", "dst", "kind", "src_layer", "label", "weight", "reward")
 
 
 def _insert_rows(
     connection: sa.Connection,
     graph_id: int,
     rows: Iterable[Row],
+    checker: StreamChecker,
     policy_ids: Mapping[str, int],
     progress: Progress | None,
-) -> tuple[int, int]:
+) -> None:
     nodes = BulkInserter(connection, node, NODE_COLUMNS)
     edges = BulkInserter(connection, edge, EDGE_COLUMNS)
     choices = BulkInserter(connection, choice, ("policy_id", "node_id", "edge_id"))
-    edge_id = 0
+    next_edge = next_id(connection, edge)
+    pending: list[Edge] = []
+
+    def load_pending() -> None:
+        nonlocal next_edge, pending
+        source_layers = checker.edges(pending, next_edge)
+        edges.rows = [
+            (edge_id, graph_id, src, dst, kind, src_layer, label, weight, reward)
+            for edge_id, (src, dst, kind, label, weight, reward, _), src_layer in zip(
+                itertools.count(next_edge), pending, source_layers
+            )
+        ]
+        edges.flush()
+        for edge_id, row in enumerate(pending, next_edge):
+            for agent in row.chosen_by:
+                choices.add((policy_ids[agent], row.src, edge_id))
+        if progress is not None:
+            progress(len(pending))
+        next_edge += len(pending)
+        pending = []
+
     try:
         for row in rows:
             if type(row) is Edge:
-                edges.add((graph_id, edge_id, *row[:8]))
-                for agent in row.chosen_by:
-                    choices.add((policy_ids[agent], row.src, edge_id))
-                edge_id += 1
-                if progress is not None and edge_id % BATCH_ROWS == 0:
-                    progress(BATCH_ROWS)
+                pending.append(row)
+                if len(pending) >= BATCH_ROWS:
+                    load_pending()
             elif type(row) is Node:
+                checker.node(row)
                 nodes.add((graph_id, *row))
             else:
                 raise InvalidGraph(f"builder yielded {type(row).__name__}, not a Node or Edge")
-        for inserter in (nodes, edges, choices):
-            inserter.flush()
-    except KeyError as error:
-        raise InvalidGraph(f"an edge is chosen by {error.args[0]!r}, which is not one of the game's agents") from None
+        load_pending()
+        nodes.flush()
+        choices.flush()
     except sa.exc.IntegrityError as error:
-        raise InvalidGraph(f"duplicate node key, node id or agent choice: {error.orig}") from None
-    if progress is not None:
-        progress(edge_id % BATCH_ROWS)
-    return nodes.count, edges.count
-
-
-def _first_violation(connection: sa.Connection, query: sa.Select) -> sa.Row | None:
-    return connection.execute(query.limit(1)).first()
-
-
-def validate_graph(connection: sa.Connection, graph_id: int, policy_ids: Mapping[str, int]) -> int:
-    """Check the stored graph against the model and return its number of layers.
-
-    Raises InvalidGraph naming the first offending node or edge.
-    """
-    src, dst = node.alias("src"), node.alias("dst")
-    in_graph = edge.c.graph_id == graph_id
-    root = connection.execute(
-        sa.select(node.c.id, node.c.layer).where(node.c.graph_id == graph_id).order_by(node.c.layer, node.c.id).limit(2)
-    ).all()
-    if not root or root[0].id != 0 or (len(root) > 1 and root[1].layer == root[0].layer):
-        raise InvalidGraph("the graph needs exactly one root: node 0, alone in the lowest layer")
-    bad_edge = _first_violation(
-        connection,
-        sa.select(edge.c.id, edge.c.src, edge.c.dst)
-        .select_from(
-            edge.outerjoin(src, sa.and_(src.c.graph_id == graph_id, src.c.id == edge.c.src)).outerjoin(
-                dst, sa.and_(dst.c.graph_id == graph_id, dst.c.id == edge.c.dst)
-            )
-        )
-        .where(
-            in_graph,
-            sa.or_(
-                src.c.id.is_(None),
-                dst.c.id.is_(None),
-                src.c.layer != edge.c.src_layer,
-                dst.c.layer != edge.c.dst_layer,
-                edge.c.dst_layer <= edge.c.src_layer,
-                sa.and_(edge.c.kind == "roll", src.c.kind != "chance"),
-                sa.and_(edge.c.kind == "move", src.c.kind != "decision"),
-                sa.and_(edge.c.kind == "roll", edge.c.weight <= 0),
-            ),
-        ),
-    )
-    if bad_edge is not None:
-        raise InvalidGraph(
-            f"edge {bad_edge.id} ({bad_edge.src} -> {bad_edge.dst}) breaks the model: it must join existing "
-            "nodes from a lower to a higher layer, rolls leaving chance nodes with a positive weight, "
-            "moves leaving decision nodes"
-        )
-    out = (
-        sa.select(
-            edge.c.src,
-            sa.func.count().label("edges"),
-            sa.func.sum(sa.case((edge.c.kind == "roll", edge.c.weight), else_=0)).label("weight"),
-        )
-        .where(in_graph)
-        .group_by(edge.c.src)
-        .subquery()
-    )
-    bad_node = _first_violation(
-        connection,
-        sa.select(node.c.key, node.c.kind)
-        .select_from(node.outerjoin(out, out.c.src == node.c.id))
-        .where(
-            node.c.graph_id == graph_id,
-            sa.or_(
-                sa.and_(node.c.kind == "terminal", sa.or_(out.c.edges.is_not(None), node.c.payoff.is_(None))),
-                sa.and_(node.c.kind == "decision", out.c.edges.is_(None)),
-                sa.and_(node.c.kind == "chance", sa.func.coalesce(out.c.weight, 0) != node.c.denom),
-                node.c.kind.not_in(("chance", "decision", "terminal")),
-            ),
-        ),
-    )
-    if bad_node is not None:
-        raise InvalidGraph(
-            f"{bad_node.kind} node {bad_node.key!r} breaks the model: terminals need a payoff and no edges, "
-            "decisions at least one move, chance nodes roll weights adding up to their denom"
-        )
-    for name, policy_id in policy_ids.items():
-        undecided = _first_violation(
-            connection,
-            sa.select(node.c.key)
-            .select_from(
-                node.outerjoin(choice, sa.and_(choice.c.policy_id == policy_id, choice.c.node_id == node.c.id))
-            )
-            .where(node.c.graph_id == graph_id, node.c.kind == "decision", choice.c.edge_id.is_(None)),
-        )
-        if undecided is not None:
-            raise InvalidGraph(f"agent {name!r} makes no choice at decision node {undecided.key!r}")
-    return connection.execute(sa.select(sa.func.max(node.c.layer) + 1).where(node.c.graph_id == graph_id)).scalar_one()
+        raise InvalidGraph(f"duplicate node key or two choices of one agent at a node: {error.orig}") from None

@@ -1,74 +1,75 @@
-"""Forward propagation: reach probabilities under a policy and outcome distributions.
+"""Forward propagation: reach probabilities under a policy, outcome distributions.
 
-The root has reach 1. Layer by layer, the reach of a node is the sum over its
-incoming edges of the source's reach times the edge's probability: a roll
-edge's ``weight / denom``, 1 for the move the policy chooses, 0 for other
-moves. Reach is built in a temporary table, one INSERT ... SELECT per layer,
-then written to ``value.reach`` in one UPDATE (nodes never reached get 0).
+The root has reach 1. Going up the layers, each layer's nodes have their final
+reach once every lower layer has pushed its flow: a roll edge carries
+``reach(src) * weight / denom``, the move the policy takes carries
+``reach(src)``, other moves carry nothing. One statement per layer adds the
+flows into the destinations (``INSERT ... ON CONFLICT DO UPDATE``, which
+SQLite, DuckDB and PostgreSQL share); nodes never reached get no row (reach 0).
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import sqlalchemy as sa
+from sqlalchemy.dialects import postgresql, sqlite
 
-from store.catalog import graph_layers
-from store.schema import choice, edge, node, value
+from store.schema import edge, edges_of, node, value
+from store.scratch import reach_table
 
 
-def _reach_table() -> sa.Table:
-    """Return the temporary table of reach (and reach per unit of weight, ``share``)."""
-    return sa.Table(
-        "reach_tmp",
-        sa.MetaData(),
-        sa.Column("node_id", sa.Integer, primary_key=True, autoincrement=False),
-        sa.Column("reach", sa.Double, nullable=False),
-        sa.Column("share", sa.Double, nullable=False),
-        prefixes=["TEMPORARY"],
+def _insert_adding(connection: sa.Connection, table: sa.Table, rows: sa.Select, add: str) -> None:
+    """INSERT ``rows`` into ``table``; where the node is there already, add to its ``add`` column."""
+    dialect_insert = sqlite.insert if connection.dialect.name == "sqlite" else postgresql.insert
+    statement = dialect_insert(table).from_select([column.name for column in table.columns], rows)
+    statement = statement.on_conflict_do_update(
+        index_elements=[table.c.node_id], set_={add: table.c[add] + statement.excluded[add]}
     )
+    connection.execute(statement)
 
 
-def _insert_reach(connection: sa.Connection, reach: sa.Table, graph_id: int, totals: sa.Subquery) -> None:
-    """Insert ``totals`` (node_id, reach) with share = reach / denom on chance nodes."""
-    share = sa.case((node.c.kind == "chance", totals.c.reach / node.c.denom), else_=totals.c.reach)
-    rows = sa.select(totals.c.node_id, totals.c.reach, share).select_from(
-        totals.join(node, sa.and_(node.c.graph_id == graph_id, node.c.id == totals.c.node_id))
+def propagate(connection: sa.Connection, graph_id: int, spans: Sequence[sa.Row], chosen: sa.Table) -> sa.Table:
+    """Return a temporary table of each reached node's probability under the ``chosen`` moves.
+
+    ``spans`` are the graph's layers with their edge id ranges (``store.schema.layer_ranges``).
+    """
+    reach = reach_table(connection)
+    root = sa.select(node.c.id, sa.literal(1.0, sa.Double), sa.func.coalesce(node.c.denom, 1)).where(
+        node.c.graph_id == graph_id, node.c.id == 0
     )
-    connection.execute(sa.insert(reach).from_select(["node_id", "reach", "share"], rows))
-
-
-def propagate(connection: sa.Connection, policy_id: int, graph_id: int) -> None:
-    """Store in ``value.reach`` each node's probability of being reached under the policy."""
-    reach = _reach_table()
-    reach.drop(connection, checkfirst=True)
-    reach.create(connection)
-    root = sa.select(sa.literal(0).label("node_id"), sa.literal(1.0, sa.Double).label("reach")).subquery()
-    _insert_reach(connection, reach, graph_id, root)
-    for layer in range(1, graph_layers(connection, graph_id)):
+    connection.execute(sa.insert(reach).from_select(["node_id", "reach", "denom"], root))
+    for span in spans:
         rolls = (
-            sa.select(edge.c.dst, (reach.c.share * edge.c.weight).label("flow"))
+            sa.select(edge.c.dst, (reach.c.reach * edge.c.weight / reach.c.denom).label("flow"))
             .select_from(edge.join(reach, reach.c.node_id == edge.c.src))
-            .where(edge.c.graph_id == graph_id, edge.c.dst_layer == layer, edge.c.kind == "roll")
+            .where(edges_of(span, "roll"))
         )
-        chosen = (
-            sa.select(edge.c.dst, reach.c.share.label("flow"))
+        moves = (
+            sa.select(edge.c.dst, reach.c.reach.label("flow"))
             .select_from(
-                edge.join(
-                    choice,
-                    sa.and_(choice.c.policy_id == policy_id, choice.c.node_id == edge.c.src, choice.c.edge_id == edge.c.id),
-                ).join(reach, reach.c.node_id == edge.c.src)
+                edge.join(chosen, sa.and_(chosen.c.node_id == edge.c.src, chosen.c.edge_id == edge.c.id)).join(
+                    reach, reach.c.node_id == edge.c.src
+                )
             )
-            .where(edge.c.graph_id == graph_id, edge.c.dst_layer == layer, edge.c.kind == "move")
+            .where(edges_of(span, "move"))
         )
-        flows = sa.union_all(rolls, chosen).subquery()
-        totals = sa.select(flows.c.dst.label("node_id"), sa.func.sum(flows.c.flow).label("reach")).group_by(flows.c.dst)
-        _insert_reach(connection, reach, graph_id, totals.subquery())
-    reached = sa.select(reach.c.reach).where(reach.c.node_id == value.c.node_id).scalar_subquery()
-    connection.execute(sa.update(value).where(value.c.policy_id == policy_id).values(reach=sa.func.coalesce(reached, 0.0)))
-    reach.drop(connection)
+        flows = sa.union_all(rolls, moves).subquery()
+        totals = (
+            sa.select(flows.c.dst, sa.func.sum(flows.c.flow).label("reach"))
+            .where(sa.true())  # SQLite needs a WHERE before ON CONFLICT in INSERT ... SELECT
+            .group_by(flows.c.dst)
+            .subquery()
+        )
+        rows = sa.select(totals.c.dst, totals.c.reach, sa.func.coalesce(node.c.denom, 1)).select_from(
+            totals.join(node, sa.and_(node.c.graph_id == graph_id, node.c.id == totals.c.dst))
+        ).where(sa.true())
+        _insert_adding(connection, reach, rows, "reach")
+    return reach
 
 
 def outcome_distribution(connection: sa.Connection, policy_id: int, graph_id: int) -> dict[float, float]:
-    """Return terminal payoff -> probability of ending there under the (propagated) policy.
+    """Return terminal payoff -> probability of ending there under the (evaluated) policy.
 
     Terminals of equal payoff are added up; payoffs never reached are left out.
     """

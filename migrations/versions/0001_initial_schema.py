@@ -1,8 +1,8 @@
-"""Initial schema: graphs, nodes, edges, policies, choices, values.
+"""Initial schema: graphs, layers, nodes, edges, policies, choices, values.
 
 Revision ID: 0001
 Revises: 
-Create Date: 2026-11-22 03:08:29.605959
+Create Date: 2026-11-22 03:15:53.532845
 
 """
 from typing import Sequence, Union
@@ -34,23 +34,28 @@ def upgrade() -> None:
     sa.UniqueConstraint('game', 'params', name=op.f('uq_graph_game_params'))
     )
     op.create_table('edge',
+    sa.Column('id', sa.BigInteger().with_variant(sa.Integer(), 'sqlite'), autoincrement=False, nullable=False),
     sa.Column('graph_id', sa.Integer(), nullable=False),
-    sa.Column('id', sa.BigInteger(), autoincrement=False, nullable=False),
     sa.Column('src', sa.Integer(), nullable=False),
     sa.Column('dst', sa.Integer(), nullable=False),
     sa.Column('kind', sa.String(length=8), nullable=False, comment='roll or move'),
     sa.Column('src_layer', sa.Integer(), nullable=False),
-    sa.Column('dst_layer', sa.Integer(), nullable=False),
     sa.Column('label', sa.Text(), nullable=False),
     sa.Column('weight', sa.Integer(), nullable=False, comment="roll edges: outcomes over the source's denom"),
     sa.Column('reward', sa.Double(), nullable=False),
     sa.ForeignKeyConstraint(['graph_id'], ['graph.id'], name=op.f('fk_edge_graph_id_graph')),
-    sa.PrimaryKeyConstraint('graph_id', 'id', name=op.f('pk_edge'))
+    sa.PrimaryKeyConstraint('id', name=op.f('pk_edge'))
     )
-    with op.batch_alter_table('edge', schema=None) as batch_op:
-        batch_op.create_index(batch_op.f('ix_edge_graph_id_dst_layer_dst'), ['graph_id', 'dst_layer', 'dst'], unique=False)
-        batch_op.create_index(batch_op.f('ix_edge_graph_id_src_layer_src'), ['graph_id', 'src_layer', 'src'], unique=False)
-
+    op.create_table('layer',
+    sa.Column('graph_id', sa.Integer(), nullable=False),
+    sa.Column('layer', sa.Integer(), autoincrement=False, nullable=False),
+    sa.Column('nodes', sa.Integer(), nullable=False),
+    sa.Column('edges', sa.BigInteger(), nullable=False, comment='edges leaving the layer'),
+    sa.Column('first_edge', sa.BigInteger().with_variant(sa.Integer(), 'sqlite'), nullable=True, comment='id range of the edges leaving the layer'),
+    sa.Column('last_edge', sa.BigInteger().with_variant(sa.Integer(), 'sqlite'), nullable=True),
+    sa.ForeignKeyConstraint(['graph_id'], ['graph.id'], name=op.f('fk_layer_graph_id_graph')),
+    sa.PrimaryKeyConstraint('graph_id', 'layer', name=op.f('pk_layer'))
+    )
     op.create_table('node',
     sa.Column('graph_id', sa.Integer(), nullable=False),
     sa.Column('id', sa.Integer(), autoincrement=False, nullable=False),
@@ -62,11 +67,9 @@ def upgrade() -> None:
     sa.Column('payoff', sa.Double(), nullable=True, comment="terminal nodes: the game's value there"),
     sa.ForeignKeyConstraint(['graph_id'], ['graph.id'], name=op.f('fk_node_graph_id_graph')),
     sa.PrimaryKeyConstraint('graph_id', 'id', name=op.f('pk_node')),
-    sa.UniqueConstraint('graph_id', 'key', name=op.f('uq_node_graph_id_key'))
+    sa.UniqueConstraint('graph_id', 'key', name=op.f('uq_node_graph_id_key')),
+    sqlite_with_rowid=False
     )
-    with op.batch_alter_table('node', schema=None) as batch_op:
-        batch_op.create_index(batch_op.f('ix_node_graph_id_layer'), ['graph_id', 'layer'], unique=False)
-
     op.create_table('policy',
     sa.Column('id', sa.Integer(), autoincrement=False, nullable=False),
     sa.Column('graph_id', sa.Integer(), nullable=False),
@@ -81,17 +84,19 @@ def upgrade() -> None:
     op.create_table('choice',
     sa.Column('policy_id', sa.Integer(), nullable=False),
     sa.Column('node_id', sa.Integer(), autoincrement=False, nullable=False),
-    sa.Column('edge_id', sa.BigInteger(), nullable=False),
+    sa.Column('edge_id', sa.BigInteger().with_variant(sa.Integer(), 'sqlite'), nullable=False),
     sa.ForeignKeyConstraint(['policy_id'], ['policy.id'], name=op.f('fk_choice_policy_id_policy')),
-    sa.PrimaryKeyConstraint('policy_id', 'node_id', name=op.f('pk_choice'))
+    sa.PrimaryKeyConstraint('policy_id', 'node_id', name=op.f('pk_choice')),
+    sqlite_with_rowid=False
     )
     op.create_table('value',
     sa.Column('policy_id', sa.Integer(), nullable=False),
     sa.Column('node_id', sa.Integer(), autoincrement=False, nullable=False),
     sa.Column('value', sa.Double(), nullable=False, comment='expected payoff from the node under the policy'),
-    sa.Column('reach', sa.Double(), nullable=True, comment='probability of reaching the node from the root'),
+    sa.Column('reach', sa.Double(), nullable=False, comment='probability of reaching the node from the root'),
     sa.ForeignKeyConstraint(['policy_id'], ['policy.id'], name=op.f('fk_value_policy_id_policy')),
-    sa.PrimaryKeyConstraint('policy_id', 'node_id', name=op.f('pk_value'))
+    sa.PrimaryKeyConstraint('policy_id', 'node_id', name=op.f('pk_value')),
+    sqlite_with_rowid=False
     )
     # ### end Alembic commands ###
 
@@ -102,14 +107,8 @@ def downgrade() -> None:
     op.drop_table('value')
     op.drop_table('choice')
     op.drop_table('policy')
-    with op.batch_alter_table('node', schema=None) as batch_op:
-        batch_op.drop_index(batch_op.f('ix_node_graph_id_layer'))
-
     op.drop_table('node')
-    with op.batch_alter_table('edge', schema=None) as batch_op:
-        batch_op.drop_index(batch_op.f('ix_edge_graph_id_src_layer_src'))
-        batch_op.drop_index(batch_op.f('ix_edge_graph_id_dst_layer_dst'))
-
+    op.drop_table('layer')
     op.drop_table('edge')
     op.drop_table('graph')
     # ### end Alembic commands ###

@@ -1,0 +1,46 @@
+"""Temporary tables the algorithms work in, keyed by node id.
+
+Keyed by a lone integer primary key they are SQLite rowid tables, so the
+lookup the solver makes for every edge is the cheapest one SQLite has; the
+results are written to ``value`` and ``choice`` once, at the end.
+"""
+
+from __future__ import annotations
+
+import sqlalchemy as sa
+
+from store.schema import EdgeId
+
+
+def temporary_table(connection: sa.Connection, name: str, *columns: sa.Column) -> sa.Table:
+    """Create (afresh) and return a temporary table ``name(node_id INTEGER PRIMARY KEY, *columns)``."""
+    table = sa.Table(
+        name,
+        sa.MetaData(),
+        sa.Column("node_id", sa.Integer, primary_key=True, autoincrement=False),
+        *columns,
+        prefixes=["TEMPORARY"],
+    )
+    table.drop(connection, checkfirst=True)
+    table.create(connection)
+    return table
+
+
+def values_table(connection: sa.Connection) -> sa.Table:
+    """Return a new temporary table of node values."""
+    return temporary_table(connection, "work_value", sa.Column("value", sa.Double, nullable=False))
+
+
+def chosen_table(connection: sa.Connection) -> sa.Table:
+    """Return a new temporary table of the edge a policy takes at each decision node."""
+    return temporary_table(connection, "work_chosen", sa.Column("edge_id", EdgeId, nullable=False))
+
+
+def reach_table(connection: sa.Connection) -> sa.Table:
+    """Return a new temporary table of reach probabilities (with the node's denom, 1 if none)."""
+    return temporary_table(
+        connection,
+        "work_reach",
+        sa.Column("reach", sa.Double, nullable=False),
+        sa.Column("denom", sa.Integer, nullable=False),
+    )

@@ -26,11 +26,12 @@ from graphs.protocol import CHANCE, DECISION, MOVE, NODE_KINDS, ROLL, TERMINAL, 
 
 @dataclass
 class LayerStats:
-    """Counts of one layer: its nodes, the edges leaving it and their id range."""
+    """Counts of one layer: its nodes, the roll and move edges leaving it, their id range."""
 
     layer: int
     nodes: int = 0
-    edges: int = 0
+    rolls: int = 0
+    moves: int = 0
     first_edge: int | None = None
     last_edge: int | None = None
 
@@ -93,6 +94,7 @@ class StreamChecker:
         deepest = self.deepest_source_into
         known = len(layer_of)
         source_layers = []
+        moves = []
         for offset, (src, dst, kind, _label, weight, _reward, chosen_by) in enumerate(edges):
             layer = layer_of[src] if 0 <= src < known else None
             if layer is None:
@@ -102,6 +104,7 @@ class StreamChecker:
                 weight_out[src] += weight
             elif kind == MOVE and source_kind == DECISION:
                 moves_out[src] += 1
+                moves.append(layer)
                 if chosen_by:
                     self._count_choices(chosen_by, first_id + offset)
             else:
@@ -119,7 +122,7 @@ class StreamChecker:
         if edges:
             stats = self.layers[self.edge_layer]
             stats.last_edge = first_id + len(edges) - 1
-        self._count_edges(source_layers)
+        self._count_edges(source_layers, moves)
         return source_layers
 
     def _count_choices(self, chosen_by: tuple[str, ...], edge_id: int) -> None:
@@ -137,9 +140,11 @@ class StreamChecker:
         self.edge_layer = layer
         self.layers.setdefault(layer, LayerStats(layer)).first_edge = edge_id
 
-    def _count_edges(self, source_layers: list[int]) -> None:
+    def _count_edges(self, source_layers: list[int], move_layers: list[int]) -> None:
+        moves = Counter(move_layers)
         for layer, count in Counter(source_layers).items():
-            self.layers[layer].edges += count
+            self.layers[layer].moves += moves[layer]
+            self.layers[layer].rolls += count - moves[layer]
 
     def finish(self) -> tuple[list[LayerStats], dict[str, Any]]:
         """Check the whole graph; return the per-layer stats and the totals (nodes, edges, layers)."""
@@ -169,5 +174,5 @@ class StreamChecker:
                 raise InvalidGraph(f"agent {agent!r} chooses {self.choices[agent]} moves at {decisions} decision nodes: "
                                    "it must choose exactly one at each")
         stats = [self.layers[layer] for layer in sorted(self.layers)]
-        edges = sum(layer.edges for layer in stats)
+        edges = sum(layer.rolls + layer.moves for layer in stats)
         return stats, {"nodes": used, "edges": edges, "layers": max(self.layers) + 1}

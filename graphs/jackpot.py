@@ -12,15 +12,16 @@ in layer ``2k``, its decisions and loss in layer ``2k+1``; the won position is a
 terminal with payoff 1 in layer ``2N``.
 
 >>> offered_cells((2, 2), up=0, cells=9)
-[2, 2, 4]
+(2, 2, 4)
 >>> offered_cells((3, 4), up=cell_bit(7), cells=9)
-[3, 4]
+(3, 4)
 >>> AGENTS["hilo"]([3, 4, 7], 9), AGENTS["hilo2"]([1, 5, 6], 9)
 (7, 1)
 """
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
@@ -61,11 +62,11 @@ def cells_up(index: int) -> list[int]:
     return [bit + 1 for bit in range(index.bit_length()) if index >> bit & 1]
 
 
-def offered_cells(roll: tuple[int, int], up: int, cells: int) -> list[int]:
+@functools.lru_cache(maxsize=None)
+def offered_cells(roll: tuple[int, int], up: int, cells: int) -> tuple[int, ...]:
     """Return the cells a roll lets the player flip, in the rules' order, duplicates kept."""
     first, second = roll
-    candidates = [first, second, first + second]
-    return [c for c in candidates if c <= cells and not up & cell_bit(c)]
+    return tuple(c for c in (first, second, first + second) if c <= cells and not up & cell_bit(c))
 
 
 def hilo_priority(cells: int) -> list[int]:

@@ -16,8 +16,6 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-import numpy as np
-
 from graphs.protocol import CHANCE, DECISION, MOVE, ROLL, TERMINAL, Edge, Node, Param, Row
 
 name = "synthetic"
@@ -47,6 +45,8 @@ def agents(params: Mapping[str, Any]) -> tuple[str, ...]:
 
 def build(params: Mapping[str, Any]) -> Iterator[Row]:
     """Yield a random layered graph with ``((layers - 2) * width + 1) * fanout`` edges."""
+    import numpy as np  # only the synthetic game needs numpy: keep it out of every start-up
+
     layers, width, fanout = params["layers"], params["width"], params["fanout"]
     fanout = min(fanout, width)
     rng = np.random.default_rng(params["seed"])

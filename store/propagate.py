@@ -54,7 +54,8 @@ def propagate(connection: sa.Connection, graph_id: int, spans: Sequence[sa.Row],
             )
             .where(edges_of(span, "move"))
         )
-        flows = sa.union_all(rolls, moves).subquery()
+        parts = [part for part, count in ((rolls, span.rolls), (moves, span.moves)) if count]
+        flows = (sa.union_all(*parts) if len(parts) > 1 else parts[0]).subquery()
         totals = (
             sa.select(flows.c.dst, sa.func.sum(flows.c.flow).label("reach"))
             .where(sa.true())  # SQLite needs a WHERE before ON CONFLICT in INSERT ... SELECT

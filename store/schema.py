@@ -51,7 +51,8 @@ layer = Table(
     Column("graph_id", Integer, ForeignKey("graph.id"), primary_key=True),
     Column("layer", Integer, primary_key=True, autoincrement=False),
     Column("nodes", Integer, nullable=False),
-    Column("edges", BigInteger, nullable=False, comment="edges leaving the layer"),
+    Column("rolls", BigInteger, nullable=False, comment="roll edges leaving the layer"),
+    Column("moves", BigInteger, nullable=False, comment="move edges leaving the layer"),
     Column("first_edge", EdgeId, comment="id range of the edges leaving the layer"),
     Column("last_edge", EdgeId),
 )
@@ -118,10 +119,10 @@ value = Table(
 
 
 def layer_ranges(connection: sa.Connection, graph_id: int) -> list[sa.Row]:
-    """Return (layer, first_edge, last_edge) of the graph's layers that have edges, lowest first."""
+    """Return (layer, rolls, moves, first_edge, last_edge) of the layers that have edges, lowest first."""
     query = (
-        sa.select(layer.c.layer, layer.c.first_edge, layer.c.last_edge)
-        .where(layer.c.graph_id == graph_id, layer.c.edges > 0)
+        sa.select(layer.c.layer, layer.c.rolls, layer.c.moves, layer.c.first_edge, layer.c.last_edge)
+        .where(layer.c.graph_id == graph_id, layer.c.rolls + layer.c.moves > 0)
         .order_by(layer.c.layer)
     )
     return connection.execute(query).all()

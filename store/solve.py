@@ -101,11 +101,12 @@ def _run(
     terminals = sa.select(node.c.id, node.c.payoff).where(node.c.graph_id == graph_id, node.c.kind == "terminal")
     connection.execute(sa.insert(work).from_select(["node_id", "value"], terminals))
     spans = layer_ranges(connection, graph_id)
-    for span in reversed(spans):
-        _chance_values(connection, work, graph_id, span)
-        if objective is None:
+    for span in reversed(spans):  # the deepest layer first
+        if span.rolls:
+            _chance_values(connection, work, graph_id, span)
+        if span.moves and objective is None:
             _chosen_values(connection, work, chosen, span)
-        else:
+        elif span.moves:
             _best_values(connection, work, span, objective)
             _best_moves(connection, work, chosen, span, objective)
         if progress is not None:

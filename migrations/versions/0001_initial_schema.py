@@ -2,7 +2,7 @@
 
 Revision ID: 0001
 Revises: 
-Create Date: 2026-11-22 03:15:53.532845
+Create Date: 2026-11-22 03:24:03.149673
 
 """
 from typing import Sequence, Union
@@ -50,7 +50,8 @@ def upgrade() -> None:
     sa.Column('graph_id', sa.Integer(), nullable=False),
     sa.Column('layer', sa.Integer(), autoincrement=False, nullable=False),
     sa.Column('nodes', sa.Integer(), nullable=False),
-    sa.Column('edges', sa.BigInteger(), nullable=False, comment='edges leaving the layer'),
+    sa.Column('rolls', sa.BigInteger(), nullable=False, comment='roll edges leaving the layer'),
+    sa.Column('moves', sa.BigInteger(), nullable=False, comment='move edges leaving the layer'),
     sa.Column('first_edge', sa.BigInteger().with_variant(sa.Integer(), 'sqlite'), nullable=True, comment='id range of the edges leaving the layer'),
     sa.Column('last_edge', sa.BigInteger().with_variant(sa.Integer(), 'sqlite'), nullable=True),
     sa.ForeignKeyConstraint(['graph_id'], ['graph.id'], name=op.f('fk_layer_graph_id_graph')),

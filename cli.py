@@ -1,0 +1,427 @@
+"""dicegraph's command line: thin click commands over ``graphs`` and ``store``.
+
+Every command that reports takes ``--json``; every error a user can cause is
+one line on stderr and exit status 1.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any
+
+import click
+import sqlalchemy as sa
+
+from graphs import GAMES, get_game
+from graphs.errors import DicegraphError
+from graphs.protocol import resolve_params
+from store.catalog import find_policy, list_policies, resolve_graph
+from store.compare import compare_policies
+from store.db import DEFAULT_URL, ENV_VAR, open_database
+from store.load import BuildResult, build_graph
+from store.positions import describe_position
+from store.propagate import outcome_distribution
+from store.query import run_query
+from store.report import OPTIMAL, ensure_evaluated, game_report
+from store.schema import graph as graph_table
+from store.solve import OBJECTIVES, solve
+
+JSON_OPTION = click.option("--json", "as_json", is_flag=True, help="Print JSON instead of text.")
+PARAM_OPTION = click.option(
+    "-p", "--param", "params", multiple=True, metavar="NAME=VALUE",
+    help="A builder parameter (repeatable); `dicegraph games` lists them.",
+)
+
+
+class DicegraphGroup(click.Group):
+    """Turns dicegraph's user errors into one line on stderr and exit status 1."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except DicegraphError as error:
+            raise click.ClickException(str(error)) from None
+        except sa.exc.OperationalError as error:
+            raise click.ClickException(f"database error: {str(error.orig).splitlines()[0]}") from None
+
+
+@click.group(cls=DicegraphGroup, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+@click.option(
+    "--db", "db_url", envvar=ENV_VAR, default=DEFAULT_URL, show_default=True, metavar="URL",
+    help=f"Database URL (SQLAlchemy form); also read from ${ENV_VAR}.",
+)
+@click.version_option(package_name="dicegraph")
+@click.pass_context
+def main(ctx: click.Context, db_url: str) -> None:
+    """Dice games as explicit state graphs in SQL: build, solve, compare, query.
+
+    \b
+    Start here:
+      dicegraph report jackpot             build, solve and compare every policy
+      dicegraph compare jackpot hilo       where HiLo loses against the optimum
+      dicegraph show jackpot 0             the first position, roll by roll
+      dicegraph query "SELECT * FROM positions WHERE policy = 'optimal' LIMIT 5"
+    """
+    ctx.obj = db_url
+
+
+def _print_json(data: Any) -> None:
+    click.echo(json.dumps(data, indent=2, default=str))
+
+
+def _table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
+    """Return rows as a plain text table with aligned columns."""
+    cells = [[_cell(value) for value in row] for row in rows]
+    widths = [max(len(str(header)), *(len(row[i]) for row in cells)) for i, header in enumerate(headers)]
+    lines = ["  ".join(str(header).ljust(width) for header, width in zip(headers, widths)).rstrip()]
+    lines.append("  ".join("-" * width for width in widths))
+    lines += ["  ".join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip() for row in cells]
+    return "\n".join(lines)
+
+
+def _cell(value: Any) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, float):
+        return f"{value:.10g}"
+    return str(value)
+
+
+def _parse_params(pairs: Sequence[str]) -> dict[str, str]:
+    given = {}
+    for pair in pairs:
+        name, sep, text = pair.partition("=")
+        if not sep or not name:
+            raise click.BadParameter(f"{pair!r} is not NAME=VALUE", param_hint="-p")
+        given[name.strip()] = text.strip()
+    return given
+
+
+@contextmanager
+def _layer_progress(label: str, layers: int) -> Iterator[Callable[[int], None] | None]:
+    """Yield a progress callback drawing a bar on a terminal (None elsewhere)."""
+    if not sys.stderr.isatty():
+        yield None
+        return
+    with click.progressbar(length=layers, label=label, file=sys.stderr) as bar:
+        yield bar.update
+
+
+def _engine(ctx: click.Context, *, create: bool = False, read_only: bool = False) -> sa.Engine:
+    return open_database(ctx.obj, create=create, read_only=read_only)
+
+
+def _percent(value: float | None, outcome: str) -> str:
+    if value is None:
+        return "not evaluated"
+    return f"{100 * value:.4f} %" if "probability" in outcome else f"{value:.6f}"
+
+
+@main.command()
+@JSON_OPTION
+def games(as_json: bool) -> None:
+    """List the games dicegraph can build, with their parameters and agents.
+
+    \b
+    Example:
+      dicegraph games --json
+    """
+    listing = [
+        {
+            "name": game.name,
+            "title": game.title,
+            "summary": game.summary,
+            "objective": game.objective,
+            "outcome": game.outcome,
+            "params": [{"name": p.name, "default": p.default, "help": p.help, "accepted": p.accepted} for p in game.params],
+            "agents": list(game.agents({p.name: p.default for p in game.params})),
+        }
+        for game in GAMES.values()
+    ]
+    if as_json:
+        _print_json(listing)
+        return
+    for entry in listing:
+        click.echo(f"{entry['name']}: {entry['summary']}")
+        for param in entry["params"]:
+            click.echo(f"    -p {param['name']}=...  {param['help']} (default {param['default']}; {param['accepted']})")
+        click.echo(f"    agents: {', '.join(entry['agents']) or 'none'}; optimal {entry['objective']}imises {entry['outcome']}")
+
+
+@main.command()
+@JSON_OPTION
+@click.pass_context
+def graphs(ctx: click.Context, as_json: bool) -> None:
+    """List the graphs stored in the database.
+
+    \b
+    Example:
+      dicegraph graphs
+    """
+    with _engine(ctx).connect() as connection:
+        rows = [dict(row._mapping) for row in connection.execute(sa.select(graph_table).order_by(graph_table.c.id))]
+    if as_json:
+        _print_json(rows)
+        return
+    click.echo(_table(["id", "game", "params", "nodes", "edges", "layers", "created"],
+                      [[r["id"], r["game"], r["params"], r["nodes"], r["edges"], r["layers"], r["created_at"]] for r in rows]))
+
+
+def _build_message(result: BuildResult, game: str, seconds: float) -> str:
+    verb = {"built": "built", "replaced": "rebuilt", "reused": "reused"}[result.action]
+    note = " (already in the database; --replace rebuilds it)" if result.action == "reused" else f" in {seconds:.2f} s"
+    return (f"{verb} graph {result.graph_id} ({game}): {result.nodes:,} nodes, {result.edges:,} edges, "
+            f"{result.layers} layers{note}")
+
+
+@main.command()
+@click.argument("game")
+@PARAM_OPTION
+@click.option("--replace", is_flag=True, help="Rebuild even if this game and parameters are stored.")
+@JSON_OPTION
+@click.pass_context
+def build(ctx: click.Context, game: str, params: tuple[str, ...], replace: bool, as_json: bool) -> None:
+    """Build GAME's graph into the database (one transaction).
+
+    Building the same game with the same parameters again reuses the stored
+    graph unless --replace is given.
+
+    \b
+    Examples:
+      dicegraph build jackpot
+      dicegraph build jackpot -p cells=12 --replace
+    """
+    chosen = get_game(game)
+    values = resolve_params(chosen, _parse_params(params))
+    started = time.perf_counter()
+    result = build_graph(_engine(ctx, create=True), chosen, values, replace=replace)
+    seconds = time.perf_counter() - started
+    if as_json:
+        _print_json({**vars(result), "game": game, "params": values, "seconds": seconds})
+    else:
+        click.echo(_build_message(result, game, seconds))
+
+
+@main.command("solve")
+@click.argument("graph")
+@click.option("--objective", type=click.Choice(OBJECTIVES), help="max or min of the payoff [default: the game's].")
+@click.option("--name", default=OPTIMAL, show_default=True, help="Name of the policy to store.")
+@JSON_OPTION
+@click.pass_context
+def solve_command(ctx: click.Context, graph: str, objective: str | None, name: str, as_json: bool) -> None:
+    """Solve GRAPH by backward induction in SQL and store the optimal policy.
+
+    GRAPH is a graph id or a game name. Stores the chosen move at every
+    decision node, every node's value, and the reach probabilities.
+
+    \b
+    Examples:
+      dicegraph solve jackpot
+      dicegraph solve 1 --objective min --name pessimal
+    """
+    engine = _engine(ctx)
+    with engine.begin() as connection:
+        row = resolve_graph(connection, graph)
+        objective = objective or get_game(row.game).objective
+        started = time.perf_counter()
+        with _layer_progress("solving", row.layers) as progress:
+            policy_id = solve(connection, row.id, objective, name, progress)
+        seconds = time.perf_counter() - started
+        root = next(p["value"] for p in list_policies(connection, row.id) if p["name"] == name)
+    result = {"graph": row.id, "policy": name, "policy_id": policy_id, "objective": objective, "value": root,
+              "seconds": seconds, "edges_per_second": row.edges / seconds if seconds else None}
+    if as_json:
+        _print_json(result)
+    else:
+        click.echo(f"solved graph {row.id} ({row.game}) for {objective} in {seconds:.2f} s: "
+                   f"policy {name!r}, value {root:.12g}")
+
+
+@main.command()
+@click.argument("graph")
+@JSON_OPTION
+@click.pass_context
+def policies(ctx: click.Context, graph: str, as_json: bool) -> None:
+    """List GRAPH's policies (agents and solves) with their values.
+
+    \b
+    Example:
+      dicegraph policies jackpot
+    """
+    with _engine(ctx).connect() as connection:
+        row = resolve_graph(connection, graph)
+        listing = list_policies(connection, row.id)
+    if as_json:
+        _print_json(listing)
+    else:
+        click.echo(_table(["policy", "objective", "method", "value"],
+                          [[p["name"], p["objective"], p["method"], p["value"]] for p in listing]))
+
+
+@main.command()
+@click.argument("graph")
+@click.option("--policy", "policy_name", default=OPTIMAL, show_default=True, help="The policy to follow.")
+@JSON_OPTION
+@click.pass_context
+def propagate(ctx: click.Context, graph: str, policy_name: str, as_json: bool) -> None:
+    """Print GRAPH's exact outcome distribution under a policy (forward propagation in SQL).
+
+    \b
+    Example:
+      dicegraph propagate jackpot --policy hilo --json
+    """
+    with _engine(ctx).begin() as connection:
+        row = resolve_graph(connection, graph)
+        ensure_evaluated(connection, row.id, get_game(row.game).objective)
+        chosen = find_policy(connection, row.id, policy_name)
+        distribution = outcome_distribution(connection, chosen.id, row.id)
+    expected = sum(payoff * probability for payoff, probability in distribution.items())
+    if as_json:
+        _print_json({"graph": row.id, "policy": policy_name, "expected_payoff": expected,
+                     "distribution": [{"payoff": k, "probability": v} for k, v in distribution.items()]})
+        return
+    click.echo(_table(["payoff", "probability"], [[k, v] for k, v in distribution.items()]))
+    click.echo(f"expected terminal payoff: {expected:.12g}")
+
+
+@main.command()
+@click.argument("graph")
+@click.argument("policy_name", metavar="POLICY")
+@click.argument("reference", default=OPTIMAL)
+@click.option("--top", default=10, show_default=True, help="How many of the costliest deviations to list.")
+@JSON_OPTION
+@click.pass_context
+def compare(ctx: click.Context, graph: str, policy_name: str, reference: str, top: int, as_json: bool) -> None:
+    """Compare POLICY's moves with REFERENCE (default: optimal) on GRAPH.
+
+    Counts the decision nodes with two or more moves, those where POLICY's move
+    is strictly worse under REFERENCE's continuation values, and those with
+    several best moves; expected_loss is the difference of the root values.
+
+    \b
+    Examples:
+      dicegraph compare jackpot hilo
+      dicegraph compare jackpot hilo optimal --json
+    """
+    with _engine(ctx).begin() as connection:
+        row = resolve_graph(connection, graph)
+        ensure_evaluated(connection, row.id, get_game(row.game).objective)
+        result = compare_policies(
+            connection, row.id, find_policy(connection, row.id, policy_name),
+            find_policy(connection, row.id, reference), top,
+        )
+    if as_json:
+        _print_json({key: result[key] for key in ("decisions", "worse", "tied", "expected_loss")})
+        return
+    click.echo(f"{policy_name} against {reference} on graph {row.id} ({row.game}):")
+    click.echo(f"  decision nodes with a choice: {result['decisions']:,}")
+    click.echo(f"  where {policy_name} moves worse: {result['worse']:,}")
+    click.echo(f"  with more than one best move: {result['tied']:,}")
+    click.echo(f"  expected loss: {result['expected_loss']:.12g}")
+    if result["deviations"]:
+        click.echo(f"\ncostliest deviations (loss at the node times the probability {policy_name} gets there):")
+        click.echo(_table(
+            ["position", "label", policy_name, reference, "loss", "reach", "cost"],
+            [[d["key"], d["label"], d["move"], d["best_move"], d["loss"], d["reach"], d["cost"]]
+             for d in result["deviations"]],
+        ))
+
+
+@main.command()
+@click.argument("game")
+@PARAM_OPTION
+@JSON_OPTION
+@click.pass_context
+def report(ctx: click.Context, game: str, params: tuple[str, ...], as_json: bool) -> None:
+    """Build (if needed) and solve GAME, evaluate every policy, print the headline numbers.
+
+    \b
+    Examples:
+      dicegraph report jackpot
+      dicegraph report jackpot -p cells=10 --json
+    """
+    chosen = get_game(game)
+    values = resolve_params(chosen, _parse_params(params))
+
+    def announce(result: BuildResult) -> None:
+        if not as_json:
+            click.echo(_build_message(result, game, 0.0).replace(" in 0.00 s", ""), err=True)
+
+    data = game_report(_engine(ctx, create=True), chosen, values, on_build=announce)
+    if as_json:
+        _print_json(data)
+        return
+    described = ", ".join(f"{k}={v}" for k, v in values.items())
+    click.echo(f"{chosen.title} ({described}): {chosen.outcome} by policy, exact (CALCULATED)")
+    click.echo(_table(
+        ["policy", "method", chosen.outcome],
+        [[p["name"], p["method"], _percent(p["value"], chosen.outcome)] for p in data["policies"]],
+    ))
+
+
+@main.command()
+@click.argument("sql")
+@click.option("--write", is_flag=True, help="Allow statements that change the database.")
+@click.option("--limit", type=int, default=None, help="Print at most this many rows.")
+@JSON_OPTION
+@click.pass_context
+def query(ctx: click.Context, sql: str, write: bool, limit: int | None, as_json: bool) -> None:
+    """Run one SQL statement (read-only unless --write) and print the rows.
+
+    The views `positions` and `moves` decode the stored graphs; see the README.
+
+    \b
+    Examples:
+      dicegraph query "SELECT policy, value FROM positions WHERE game = 'jackpot' AND key = '0'"
+      dicegraph query "SELECT move, probability, chosen_by FROM moves WHERE from_key = '0'" --json
+    """
+    columns, rows = run_query(_engine(ctx, read_only=not write), sql, write=write, limit=limit)
+    if as_json:
+        _print_json([dict(zip(columns, row)) for row in rows])
+    elif columns:
+        click.echo(_table(columns, rows))
+
+
+@main.command()
+@click.argument("graph")
+@click.argument("key")
+@JSON_OPTION
+@click.pass_context
+def show(ctx: click.Context, graph: str, key: str, as_json: bool) -> None:
+    """Show the position KEY of GRAPH: its rolls, its moves, their values and reach per policy.
+
+    Jackpot keys are the position index (sum of 2^(cell-1) over the cells up),
+    e.g. 0 for the start; a roll's decision is KEY/I-J, e.g. 0/3-4.
+
+    \b
+    Examples:
+      dicegraph show jackpot 0
+      dicegraph show jackpot 0/3-4 --json
+    """
+    with _engine(ctx).begin() as connection:
+        row = resolve_graph(connection, graph)
+        ensure_evaluated(connection, row.id, get_game(row.game).objective)
+        described = describe_position(connection, row.id, key)
+    if as_json:
+        _print_json(described)
+        return
+    click.echo(f"{described['kind']} node {described['key']!r} ({described['label']}), layer {described['layer']}")
+    click.echo(_table(["policy", "value", "reach"],
+                      [[name, v["value"], v["reach"]] for name, v in described["policies"].items()]))
+    for out in described["edges"]:
+        chance = f" p={out['probability']:.6g}" if out["probability"] is not None else ""
+        chosen = f" <- {', '.join(out['chosen_by'])}" if out["chosen_by"] else ""
+        click.echo(f"\n{out['label']}{chance} -> {out['to']} ({out['to_label']}){chosen}")
+        for move in out.get("moves", []):
+            takers = f"  <- {', '.join(move['chosen_by'])}" if move["chosen_by"] else ""
+            best = move["values"].get(OPTIMAL)
+            worth = f"  optimal value {best:.6g}" if best is not None else ""
+            click.echo(f"    {move['label']} -> {move['to']}{worth}{takers}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,65 @@
+"""A game's headline numbers: build if needed, solve, evaluate every policy."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import sqlalchemy as sa
+
+from graphs.protocol import Game
+from store.catalog import find_policy, list_policies
+from store.load import BuildResult, build_graph
+from store.propagate import outcome_distribution
+from store.schema import policy
+from store.solve import evaluate, is_evaluated, solve
+
+OPTIMAL = "optimal"
+
+
+def ensure_evaluated(connection: sa.Connection, graph_id: int, objective: str) -> None:
+    """Solve ``optimal`` for ``objective`` unless stored, and evaluate every policy not yet evaluated."""
+    names = [row.name for row in connection.execute(sa.select(policy.c.name).where(policy.c.graph_id == graph_id))]
+    if OPTIMAL not in names:
+        solve(connection, graph_id, objective, OPTIMAL)
+    for name in names:
+        row = find_policy(connection, graph_id, name)
+        if not is_evaluated(connection, row.id):
+            evaluate(connection, row.id)
+
+
+def game_report(
+    engine: sa.Engine,
+    game: Game,
+    params: Mapping[str, Any],
+    on_build: Callable[[BuildResult], None] | None = None,
+) -> dict[str, Any]:
+    """Return the game's report: every policy's value, and the optimal outcome distribution.
+
+    Builds the graph and solves it when the database does not have them yet.
+
+    >>> from graphs import get_game
+    >>> from store.db import open_database
+    >>> report = game_report(open_database("sqlite://", create=True), get_game("jackpot"), {"cells": 4})
+    >>> [row["name"] for row in report["policies"]]
+    ['min', 'max', 'first', 'last', 'hilo', 'hilo2', 'optimal']
+    """
+    built = build_graph(engine, game, params)
+    if on_build is not None:
+        on_build(built)
+    with engine.begin() as connection:
+        ensure_evaluated(connection, built.graph_id, game.objective)
+        policies = list_policies(connection, built.graph_id)
+        optimal = find_policy(connection, built.graph_id, OPTIMAL)
+        distribution = outcome_distribution(connection, optimal.id, built.graph_id)
+    return {
+        "game": game.name,
+        "graph": built.graph_id,
+        "params": json.loads(json.dumps(dict(params))),
+        "outcome": game.outcome,
+        "objective": game.objective,
+        "graph_size": {"nodes": built.nodes, "edges": built.edges, "layers": built.layers},
+        "policies": policies,
+        "optimal_distribution": [{"payoff": payoff, "probability": p} for payoff, p in distribution.items()],
+    }

@@ -1,0 +1,145 @@
+"""The command line through click's CliRunner: output, JSON, and bad input."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from cli import main
+from tests.test_jackpot import exact_win
+
+
+def run(runner: CliRunner, db: str, *args: str):  # noqa: ANN201
+    return runner.invoke(main, ["--db", db, *args])
+
+
+def test_report_json_lists_every_policy(runner: CliRunner, db_url: str) -> None:
+    result = run(runner, db_url, "report", "jackpot", "--json")
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    assert data["game"] == "jackpot"
+    values = {row["name"]: row["value"] for row in data["policies"]}
+    assert set(values) == {"min", "max", "first", "last", "hilo", "hilo2", "optimal"}
+    assert all(set(row) >= {"name", "objective", "value"} for row in data["policies"])
+    assert math.isclose(values["optimal"], float(exact_win(None)), rel_tol=1e-12)
+
+
+def test_report_text_matches_the_seed_layout(runner: CliRunner, jackpot_db: str) -> None:
+    result = run(runner, jackpot_db, "report", "jackpot")
+    assert result.exit_code == 0
+    assert "CALCULATED" in result.stdout
+    assert f"{100 * float(exact_win('hilo')):.4f} %" in result.stdout
+
+
+def test_compare_json(runner: CliRunner, jackpot_db: str) -> None:
+    result = run(runner, jackpot_db, "compare", "jackpot", "hilo", "optimal", "--json")
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    assert set(data) == {"decisions", "worse", "tied", "expected_loss"}
+    assert data["worse"] > 0 and data["decisions"] > data["worse"]
+    assert math.isclose(data["expected_loss"], float(exact_win(None) - exact_win("hilo")), rel_tol=1e-9)
+
+
+def test_optimal_compared_with_itself_is_never_worse(runner: CliRunner, jackpot_db: str) -> None:
+    data = json.loads(run(runner, jackpot_db, "compare", "jackpot", "optimal", "--json").stdout)
+    assert data["worse"] == 0 and data["expected_loss"] == 0
+
+
+def test_show_position_json(runner: CliRunner, jackpot_db: str) -> None:
+    result = run(runner, jackpot_db, "show", "jackpot", "0", "--json")
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    assert data["kind"] == "chance" and len(data["edges"]) == 36
+    assert math.isclose(sum(edge["probability"] for edge in data["edges"]), 1.0, rel_tol=1e-12)
+    assert all(len([m for m in edge["moves"] if "optimal" in m["chosen_by"]]) == 1 for edge in data["edges"])
+
+
+def test_propagate_distribution(runner: CliRunner, jackpot_db: str) -> None:
+    data = json.loads(run(runner, jackpot_db, "propagate", "jackpot", "--policy", "hilo", "--json").stdout)
+    probabilities = {row["payoff"]: row["probability"] for row in data["distribution"]}
+    assert math.isclose(probabilities[1.0], float(exact_win("hilo")), rel_tol=1e-12)
+
+
+def test_query_reads_views(runner: CliRunner, jackpot_db: str) -> None:
+    sql = "SELECT policy, value FROM positions WHERE game = 'jackpot' AND key = '0' ORDER BY policy"
+    result = run(runner, jackpot_db, "query", sql, "--json")
+    assert result.exit_code == 0, result.output
+    rows = {row["policy"]: row["value"] for row in json.loads(result.stdout)}
+    assert math.isclose(rows["last"], float(exact_win("last")), rel_tol=1e-12)
+
+
+def test_build_twice_reuses(runner: CliRunner, db_url: str) -> None:
+    first = run(runner, db_url, "build", "jackpot", "-p", "cells=4", "--json")
+    second = run(runner, db_url, "build", "jackpot", "-p", "cells=4")
+    replaced = run(runner, db_url, "build", "jackpot", "-p", "cells=4", "--replace", "--json")
+    assert json.loads(first.stdout)["action"] == "built"
+    assert "reused graph 1" in second.stdout
+    assert json.loads(replaced.stdout)["action"] == "replaced"
+    listing = json.loads(run(runner, db_url, "graphs", "--json").stdout)
+    assert len(listing) == 1
+
+
+def test_games_lists_jackpot(runner: CliRunner, db_url: str) -> None:
+    data = json.loads(run(runner, db_url, "games", "--json").stdout)
+    jackpot = next(game for game in data if game["name"] == "jackpot")
+    assert jackpot["agents"] == ["min", "max", "first", "last", "hilo", "hilo2"]
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["build", "chess"], "unknown game 'chess'"),
+        (["build", "jackpot", "-p", "colour=red"], "unknown parameter 'colour'"),
+        (["build", "jackpot", "-p", "cells=13"], "invalid value '13' for parameter 'cells'"),
+        (["build", "jackpot", "-p", "cells"], "is not NAME=VALUE"),
+        (["query", "SELEC nonsense"], "SQL error"),
+        (["query", "DELETE FROM node"], "query is read-only"),
+        (["query", "DROP VIEW positions"], "query is read-only"),
+        (["show", "jackpot", "no-such-key"], "no position with key 'no-such-key'"),
+        (["compare", "jackpot", "nobody"], "no policy 'nobody'"),
+        (["solve", "42"], "no graph with id 42"),
+        (["solve", "jackpot", "--name", "hilo"], "one of the builder's agents"),
+    ],
+)
+def test_bad_input_is_one_line_and_changes_nothing(
+    runner: CliRunner, jackpot_db: str, args: list[str], message: str
+) -> None:
+    path = Path(jackpot_db.removeprefix("sqlite:///"))
+    before = path.read_bytes()
+    result = run(runner, jackpot_db, *args)
+    assert result.exit_code != 0
+    assert message in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1 or "Usage:" in result.stderr
+    assert path.read_bytes() == before
+
+
+def test_missing_database(runner: CliRunner, tmp_path: Path) -> None:
+    result = run(runner, f"sqlite:///{tmp_path / 'none.db'}", "query", "SELECT 1")
+    assert result.exit_code == 1
+    assert result.stderr.strip().startswith("Error: no database at")
+    assert not (tmp_path / "none.db").exists()
+
+
+def test_corrupt_database(runner: CliRunner, tmp_path: Path) -> None:
+    path = tmp_path / "bad.db"
+    path.write_bytes(b"\x00garbage" * 512)
+    result = run(runner, f"sqlite:///{path}", "graphs")
+    assert result.exit_code == 1
+    assert "cannot read database" in result.stderr
+    assert path.read_bytes() == b"\x00garbage" * 512
+
+
+def test_query_write_when_asked(runner: CliRunner, db_url: str) -> None:
+    run(runner, db_url, "build", "jackpot", "-p", "cells=2")
+    result = run(runner, db_url, "query", "--write", "UPDATE graph SET game = game")
+    assert result.exit_code == 0, result.output
+
+
+def test_help_shows_examples(runner: CliRunner) -> None:
+    for command in ("report", "compare", "query", "show", "build", "solve"):
+        result = runner.invoke(main, [command, "--help"])
+        assert result.exit_code == 0 and "Example" in result.stdout

@@ -1,0 +1,78 @@
+"""Opening databases: migrations agree with the models, bad files are refused cleanly."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import sqlalchemy as sa
+from alembic import command
+from alembic.autogenerate import compare_metadata
+from alembic.runtime.migration import MigrationContext
+from alembic.script import ScriptDirectory
+
+from store.db import alembic_config, head_revision, open_database, schema_revision, upgrade
+from store.errors import DatabaseError
+from store.schema import VIEWS, metadata
+
+
+def test_single_head_revision() -> None:
+    assert len(ScriptDirectory.from_config(alembic_config()).get_heads()) == 1
+
+
+def test_models_match_migrations(engine: sa.Engine) -> None:
+    with engine.connect() as connection:
+        context = MigrationContext.configure(connection, opts={"compare_type": True, "render_as_batch": True})
+        assert compare_metadata(context, metadata) == []
+
+
+def test_views_exist_and_answer(engine: sa.Engine) -> None:
+    with engine.connect() as connection:
+        assert set(VIEWS) <= set(sa.inspect(connection).get_view_names())
+        for name in VIEWS:
+            assert connection.execute(sa.text(f"SELECT COUNT(*) FROM {name}")).scalar() == 0
+
+
+def test_downgrade_to_base_and_up_again(engine: sa.Engine) -> None:
+    config = alembic_config()
+    with engine.begin() as connection:
+        config.attributes["connection"] = connection
+        command.downgrade(config, "base")
+    assert schema_revision(engine) is None
+    assert sa.inspect(engine).get_table_names() == ["alembic_version"]
+    upgrade(engine)
+    assert schema_revision(engine) == head_revision()
+    assert set(VIEWS) <= set(sa.inspect(engine).get_view_names())
+
+
+def test_newer_schema_is_refused(engine: sa.Engine, db_url: str) -> None:
+    with engine.begin() as connection:
+        connection.execute(sa.text("UPDATE alembic_version SET version_num = '9999_from_the_future'"))
+    with pytest.raises(DatabaseError, match="newer dicegraph"):
+        open_database(db_url)
+    with pytest.raises(DatabaseError, match="newer dicegraph"):
+        open_database(db_url, read_only=True)
+
+
+def test_missing_database_is_not_created(tmp_path: Path) -> None:
+    path = tmp_path / "absent.db"
+    with pytest.raises(DatabaseError, match="no database at"):
+        open_database(f"sqlite:///{path}")
+    assert not path.exists()
+
+
+def test_corrupt_file_is_refused_and_left_alone(tmp_path: Path) -> None:
+    path = tmp_path / "corrupt.db"
+    garbage = b"this is not a database at all" * 100
+    path.write_bytes(garbage)
+    with pytest.raises(DatabaseError, match="cannot read database"):
+        open_database(f"sqlite:///{path}", create=True)
+    assert path.read_bytes() == garbage
+
+
+def test_foreign_database_is_refused(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'other.db'}"
+    with sa.create_engine(url).begin() as connection:
+        connection.execute(sa.text("CREATE TABLE notes (body TEXT)"))
+    with pytest.raises(DatabaseError, match="no dicegraph schema"):
+        open_database(url)

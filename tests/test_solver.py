@@ -1,0 +1,185 @@
+"""The SQL solver and propagation against an exact recursion over the builder's rows."""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from fractions import Fraction
+
+import pytest
+import sqlalchemy as sa
+
+from graphs import GAMES, get_game, synthetic
+from graphs.check import StreamChecker
+from graphs.errors import InvalidGraph
+from graphs.protocol import Edge, Node, resolve_params
+from store.catalog import find_policy
+from store.load import build_graph
+from store.schema import choice, graph, node, value
+from store.solve import evaluate, solve
+
+SMALL = {"layers": 6, "width": 7, "fanout": 3, "seed": 11}
+
+
+def exact_values(rows: list, objective: str | None) -> dict[int, Fraction]:
+    """Node values from the rows alone: best move for ``objective``, else the ``first`` agent's move."""
+    nodes = {row.id: row for row in rows if isinstance(row, Node)}
+    out: dict[int, list[Edge]] = defaultdict(list)
+    for row in rows:
+        if isinstance(row, Edge):
+            out[row.src].append(row)
+    values: dict[int, Fraction] = {}
+    for node_id in sorted(nodes, key=lambda n: -nodes[n].layer):
+        here = nodes[node_id]
+        worth = [Fraction(e.reward) + values[e.dst] for e in out[node_id]]
+        if here.kind == "terminal":
+            values[node_id] = Fraction(here.payoff)
+        elif here.kind == "chance":
+            values[node_id] = sum(e.weight * w for e, w in zip(out[node_id], worth)) / here.denom
+        elif objective is None:
+            values[node_id] = next(w for e, w in zip(out[node_id], worth) if "first" in e.chosen_by)
+        else:
+            values[node_id] = max(worth) if objective == "max" else min(worth)
+    return values
+
+
+@pytest.mark.parametrize("objective", ["max", "min", None])
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_every_node_value_is_exact(engine: sa.Engine, objective: str | None, seed: int) -> None:
+    params = {**SMALL, "seed": seed}
+    rows = list(synthetic.build(params))
+    expected = exact_values(rows, objective)
+    graph_id = build_graph(engine, synthetic, params).graph_id
+    with engine.begin() as connection:
+        if objective is None:
+            policy_id = find_policy(connection, graph_id, "first").id
+            evaluate(connection, policy_id)
+        else:
+            policy_id = solve(connection, graph_id, objective, f"best-{objective}")
+        stored = dict(connection.execute(sa.select(value.c.node_id, value.c.value).where(value.c.policy_id == policy_id)).all())
+        reach = dict(connection.execute(sa.select(value.c.node_id, value.c.reach).where(value.c.policy_id == policy_id)).all())
+    assert stored.keys() == expected.keys()
+    for node_id, exact in expected.items():
+        assert math.isclose(stored[node_id], float(exact), rel_tol=1e-12, abs_tol=1e-12)
+    terminals = [row.id for row in rows if isinstance(row, Node) and row.kind == "terminal"]
+    assert math.isclose(sum(reach[t] for t in terminals), 1.0, rel_tol=1e-12)
+
+
+def test_reach_follows_the_policy_exactly(engine: sa.Engine) -> None:
+    rows = list(synthetic.build(SMALL))
+    nodes = {row.id: row for row in rows if isinstance(row, Node)}
+    edges = [row for row in rows if isinstance(row, Edge)]
+    graph_id = build_graph(engine, synthetic, SMALL).graph_id
+    with engine.begin() as connection:
+        policy_id = solve(connection, graph_id, "max")
+        taken = set(connection.execute(sa.select(choice.c.edge_id).where(choice.c.policy_id == policy_id)).scalars())
+        stored = dict(connection.execute(sa.select(value.c.node_id, value.c.reach).where(value.c.policy_id == policy_id)).all())
+        first_id = connection.execute(sa.text("SELECT MIN(id) FROM edge WHERE graph_id = :g"), {"g": graph_id}).scalar()
+    reach: defaultdict[int, Fraction] = defaultdict(Fraction, {0: Fraction(1)})
+    for edge_id, row in enumerate(edges, first_id):  # streamed layer by layer: sources are final
+        if row.kind == "roll":
+            reach[row.dst] += reach[row.src] * row.weight / nodes[row.src].denom
+        elif edge_id in taken:
+            reach[row.dst] += reach[row.src]
+    assert len(taken) == sum(1 for n in nodes.values() if n.kind == "decision")
+    for node_id in nodes:
+        assert math.isclose(stored[node_id], float(reach[node_id]), rel_tol=1e-12, abs_tol=1e-15)
+
+
+def test_ties_go_to_the_first_streamed_move(engine: sa.Engine) -> None:
+    """A decision between two moves of equal worth takes the first one."""
+
+    class Tie:
+        name, title, summary, version, objective, outcome, params = "tie", "Tie", "", 1, "max", "payoff", ()
+
+        @staticmethod
+        def agents(params):  # noqa: ANN001, ANN205
+            return ()
+
+        @staticmethod
+        def build(params):  # noqa: ANN001, ANN205
+            yield Node(0, "root", 0, "decision", "")
+            yield Edge(0, 2, "move", "second-id-but-first-streamed")
+            yield Edge(0, 1, "move", "other")
+            yield Node(1, "a", 1, "terminal", "", payoff=0.3)
+            yield Node(2, "b", 1, "terminal", "", payoff=0.1 + 0.2)  # 0.30000000000000004
+
+    graph_id = build_graph(engine, Tie, {}).graph_id
+    with engine.begin() as connection:
+        policy_id = solve(connection, graph_id, "max")
+        picked = connection.execute(sa.select(choice.c.edge_id).where(choice.c.policy_id == policy_id)).scalar_one()
+        first = connection.execute(sa.text("SELECT MIN(id) FROM edge WHERE graph_id = :g"), {"g": graph_id}).scalar()
+    assert picked == first
+
+
+@pytest.mark.parametrize("name", sorted(GAMES))
+def test_every_game_streams_a_valid_graph(name: str) -> None:
+    """Conformance: each game's default build passes the model's checks without a database."""
+    game = get_game(name)
+    params = resolve_params(game, {})
+    checker = StreamChecker(game.agents(params))
+    edge_id = 0
+    for row in game.build(params):
+        if isinstance(row, Node):
+            checker.node(row)
+        else:
+            checker.edge(row, edge_id)
+            edge_id += 1
+    layers, totals = checker.finish()
+    assert totals["edges"] == edge_id and totals["nodes"] > 0
+    assert layers[0].nodes == 1
+
+
+def test_failed_build_leaves_the_database_as_it_was(engine: sa.Engine) -> None:
+    build_graph(engine, get_game("jackpot"), {"cells": 3})
+
+    class Broken:
+        name, title, summary, version, objective, outcome, params = "broken", "", "", 1, "max", "", ()
+
+        @staticmethod
+        def agents(params):  # noqa: ANN001, ANN205
+            return ()
+
+        @staticmethod
+        def build(params):  # noqa: ANN001, ANN205
+            yield from synthetic.build(SMALL)
+            raise KeyboardInterrupt  # as if the user pressed Ctrl-C at the very end
+
+    def snapshot() -> tuple:
+        with engine.connect() as connection:
+            return tuple(connection.execute(sa.select(sa.func.count()).select_from(t)).scalar() for t in (graph, node, value))
+
+    before = snapshot()
+    with pytest.raises(KeyboardInterrupt):
+        build_graph(engine, Broken, {})
+    assert snapshot() == before
+
+
+@pytest.mark.parametrize(
+    ("rows", "message"),
+    [
+        ([Node(0, "r", 0, "chance", "", denom=3), Node(1, "t", 1, "terminal", "", payoff=0.0), Edge(0, 1, "roll", "", weight=2)],
+         "add up to 2, not its denom 3"),
+        ([Node(0, "r", 1, "decision", ""), Node(1, "t", 0, "terminal", "", payoff=0.0), Edge(0, 1, "move", "")],
+         "edges must go to higher layers"),
+        ([Node(0, "r", 0, "decision", ""), Node(1, "t", 1, "terminal", "", payoff=0.0), Edge(0, 1, "roll", "", weight=1)],
+         "rolls of positive weight leave chance nodes"),
+        ([Node(0, "r", 0, "decision", ""), Node(1, "t", 1, "terminal", "", payoff=0.0)], "has no move"),
+    ],
+)
+def test_invalid_graphs_are_refused(engine: sa.Engine, rows: list, message: str) -> None:
+    class Bad:
+        name, title, summary, version, objective, outcome, params = "bad", "", "", 1, "max", "", ()
+
+        @staticmethod
+        def agents(params):  # noqa: ANN001, ANN205
+            return ()
+
+        @staticmethod
+        def build(params):  # noqa: ANN001, ANN205
+            return iter(rows)
+
+    with pytest.raises(InvalidGraph, match=message):
+        build_graph(engine, Bad, {})
+    with engine.connect() as connection:
+        assert connection.execute(sa.select(sa.func.count()).select_from(graph)).scalar() == 0

@@ -1,0 +1,41 @@
+"""The README's commands and numbers are the ones the project runs and prints."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from cli import main
+
+ROOT = Path(__file__).resolve().parents[1]
+README = (ROOT / "README.md").read_text()
+
+
+def setup_commands() -> list[str]:
+    block = README.split("## Set up", 1)[1].split("```sh", 1)[1].split("```", 1)[0]
+    return [line for line in block.splitlines() if line and not line.startswith("#")]
+
+
+def test_exactly_two_setup_commands_and_ci_runs_the_test_one() -> None:
+    commands = setup_commands()
+    assert len(commands) == 2
+    assert "report jackpot" in commands[0] and commands[1].endswith("pytest")
+    assert commands[1] in (ROOT / ".ci" / "run").read_text().splitlines()
+
+
+def test_readme_report_table_is_what_report_prints(runner: CliRunner, jackpot_db: str) -> None:
+    printed = runner.invoke(main, ["--db", jackpot_db, "report", "jackpot"]).stdout
+    assert printed.strip() in README
+
+
+def test_readme_compare_is_what_compare_prints(runner: CliRunner, jackpot_db: str) -> None:
+    printed = runner.invoke(main, ["--db", jackpot_db, "compare", "jackpot", "hilo", "--top", "4"]).stdout
+    assert printed.strip() in README
+
+
+def test_readme_moves_query_is_what_query_prints(runner: CliRunner, jackpot_db: str) -> None:
+    sql = re.search(r'\$ dicegraph query "(SELECT move[^"]+)"', README).group(1)
+    printed = runner.invoke(main, ["--db", jackpot_db, "query", sql]).stdout
+    assert printed.strip() in README

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
+from collections.abc import Callable, Iterable
 from fractions import Fraction
+from types import SimpleNamespace
 
 import pytest
 import sqlalchemy as sa
@@ -14,11 +16,17 @@ from graphs.check import StreamChecker
 from graphs.errors import InvalidGraph
 from graphs.protocol import Edge, Node, resolve_params
 from store.catalog import find_policy
-from store.load import build_graph
-from store.schema import choice, graph, node, value
+from store.load import BATCH_ROWS, build_graph
+from store.schema import choice, edge, graph, node, value
 from store.solve import evaluate, solve
 
 SMALL = {"layers": 6, "width": 7, "fanout": 3, "seed": 11}
+
+
+def stand_in_game(name: str, build: Callable[[], Iterable[Node | Edge]], agents: tuple[str, ...] = ()) -> SimpleNamespace:
+    """Return a minimal game without parameters whose build streams ``build()``."""
+    return SimpleNamespace(name=name, title=name, summary="", version=1, objective="max", outcome="payoff",
+                           params=(), agents=lambda params: agents, build=lambda params: iter(build()))
 
 
 def exact_values(rows: list, objective: str | None) -> dict[int, Fraction]:
@@ -89,22 +97,14 @@ def test_reach_follows_the_policy_exactly(engine: sa.Engine) -> None:
 def test_ties_go_to_the_first_streamed_move(engine: sa.Engine) -> None:
     """A decision between two moves of equal worth takes the first one."""
 
-    class Tie:
-        name, title, summary, version, objective, outcome, params = "tie", "Tie", "", 1, "max", "payoff", ()
-
-        @staticmethod
-        def agents(params):  # noqa: ANN001, ANN205
-            return ()
-
-        @staticmethod
-        def build(params):  # noqa: ANN001, ANN205
-            yield Node(0, "root", 0, "decision", "")
-            yield Edge(0, 2, "move", "second-id-but-first-streamed")
-            yield Edge(0, 1, "move", "other")
-            yield Node(1, "a", 1, "terminal", "", payoff=0.3)
-            yield Node(2, "b", 1, "terminal", "", payoff=0.1 + 0.2)  # 0.30000000000000004
-
-    graph_id = build_graph(engine, Tie, {}).graph_id
+    rows = [
+        Node(0, "root", 0, "decision", ""),
+        Edge(0, 2, "move", "second-id-but-first-streamed"),
+        Edge(0, 1, "move", "other"),
+        Node(1, "a", 1, "terminal", "", payoff=0.3),
+        Node(2, "b", 1, "terminal", "", payoff=0.1 + 0.2),  # 0.30000000000000004
+    ]
+    graph_id = build_graph(engine, stand_in_game("tie", lambda: rows), {}).graph_id
     with engine.begin() as connection:
         policy_id = solve(connection, graph_id, "max")
         picked = connection.execute(sa.select(choice.c.edge_id).where(choice.c.policy_id == policy_id)).scalar_one()
@@ -133,25 +133,20 @@ def test_every_game_streams_a_valid_graph(name: str) -> None:
 def test_failed_build_leaves_the_database_as_it_was(engine: sa.Engine) -> None:
     build_graph(engine, get_game("jackpot"), {"cells": 3})
 
-    class Broken:
-        name, title, summary, version, objective, outcome, params = "broken", "", "", 1, "max", "", ()
+    big = {**SMALL, "width": 2 * BATCH_ROWS // SMALL["fanout"]}  # enough edges to flush batches before the end
 
-        @staticmethod
-        def agents(params):  # noqa: ANN001, ANN205
-            return ()
-
-        @staticmethod
-        def build(params):  # noqa: ANN001, ANN205
-            yield from synthetic.build(SMALL)
-            raise KeyboardInterrupt  # as if the user pressed Ctrl-C at the very end
+    def interrupted() -> Iterable[Node | Edge]:
+        yield from synthetic.build(big)
+        raise KeyboardInterrupt  # as if the user pressed Ctrl-C at the very end
 
     def snapshot() -> tuple:
         with engine.connect() as connection:
-            return tuple(connection.execute(sa.select(sa.func.count()).select_from(t)).scalar() for t in (graph, node, value))
+            tables = (graph, node, edge, choice, value)
+            return tuple(connection.execute(sa.select(sa.func.count()).select_from(t)).scalar() for t in tables)
 
     before = snapshot()
     with pytest.raises(KeyboardInterrupt):
-        build_graph(engine, Broken, {})
+        build_graph(engine, stand_in_game("broken", interrupted, ("first",)), {})
     assert snapshot() == before
 
 
@@ -168,18 +163,7 @@ def test_failed_build_leaves_the_database_as_it_was(engine: sa.Engine) -> None:
     ],
 )
 def test_invalid_graphs_are_refused(engine: sa.Engine, rows: list, message: str) -> None:
-    class Bad:
-        name, title, summary, version, objective, outcome, params = "bad", "", "", 1, "max", "", ()
-
-        @staticmethod
-        def agents(params):  # noqa: ANN001, ANN205
-            return ()
-
-        @staticmethod
-        def build(params):  # noqa: ANN001, ANN205
-            return iter(rows)
-
     with pytest.raises(InvalidGraph, match=message):
-        build_graph(engine, Bad, {})
+        build_graph(engine, stand_in_game("bad", lambda: rows), {})
     with engine.connect() as connection:
         assert connection.execute(sa.select(sa.func.count()).select_from(graph)).scalar() == 0

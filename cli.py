@@ -171,9 +171,12 @@ def graphs(ctx: click.Context, as_json: bool) -> None:
                       [[r["id"], r["game"], r["params"], r["nodes"], r["edges"], r["layers"], r["created_at"]] for r in rows]))
 
 
-def _build_message(result: BuildResult, game: str, seconds: float) -> str:
+def _build_message(result: BuildResult, game: str, seconds: float | None = None) -> str:
     verb = {"built": "built", "replaced": "rebuilt", "reused": "reused"}[result.action]
-    note = " (already in the database; --replace rebuilds it)" if result.action == "reused" else f" in {seconds:.2f} s"
+    if result.action == "reused":
+        note = " (already in the database; --replace rebuilds it)"
+    else:
+        note = f" in {seconds:.2f} s" if seconds is not None else ""
     return (f"{verb} graph {result.graph_id} ({game}): {result.nodes:,} nodes, {result.edges:,} edges, "
             f"{result.layers} layers{note}")
 
@@ -349,7 +352,7 @@ def report(ctx: click.Context, game: str, params: tuple[str, ...], as_json: bool
 
     def announce(result: BuildResult) -> None:
         if not as_json:
-            click.echo(_build_message(result, game, 0.0).replace(" in 0.00 s", ""), err=True)
+            click.echo(_build_message(result, game), err=True)
 
     data = game_report(_engine(ctx, create=True), chosen, values, on_build=announce)
     if as_json:

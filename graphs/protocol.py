@@ -23,7 +23,6 @@ from graphs.errors import BadParameter
 CHANCE, DECISION, TERMINAL = "chance", "decision", "terminal"
 ROLL, MOVE = "roll", "move"
 NODE_KINDS = (CHANCE, DECISION, TERMINAL)
-EDGE_KINDS = (ROLL, MOVE)
 
 
 class Node(NamedTuple):

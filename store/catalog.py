@@ -72,8 +72,3 @@ def find_node(connection: sa.Connection, graph_id: int, key: str) -> sa.Row:
     if row is None:
         raise NotFound(f"no position with key {key!r} in graph {graph_id}")
     return row
-
-
-def graph_layers(connection: sa.Connection, graph_id: int) -> int:
-    """Return the number of layers of the graph."""
-    return connection.execute(sa.select(graph.c.layers).where(graph.c.id == graph_id)).scalar_one()

@@ -87,6 +87,11 @@ class BulkInserter:
         if len(self.rows) >= BATCH_ROWS:
             self.flush()
 
+    def extend(self, rows: list[tuple]) -> None:
+        """Queue many rows at once and insert them."""
+        self.rows.extend(rows)
+        self.flush()
+
     def flush(self) -> None:
         """Insert every queued row."""
         if self.rows:
@@ -205,13 +210,12 @@ def _insert_rows(
     def load_pending() -> None:
         nonlocal next_edge, pending
         source_layers = checker.edges(pending, next_edge)
-        edges.rows = [
+        edges.extend([
             (edge_id, graph_id, src, dst, kind, src_layer, label, weight, reward)
             for edge_id, (src, dst, kind, label, weight, reward, _), src_layer in zip(
                 itertools.count(next_edge), pending, source_layers
             )
-        ]
-        edges.flush()
+        ])
         for edge_id, row in enumerate(pending, next_edge):
             for agent in row.chosen_by:
                 choices.add((policy_ids[agent], row.src, edge_id))

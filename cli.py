@@ -11,6 +11,7 @@ import sys
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
 import click
@@ -21,16 +22,20 @@ from graphs.errors import DicegraphError
 from graphs.protocol import resolve_params
 from store.catalog import find_policy, list_policies, resolve_graph
 from store.compare import compare_policies
-from store.db import DEFAULT_URL, ENV_VAR, open_database
+from store.export import DEFAULT_MAX_NODES, diagram_title, neighbourhood, policy_view
+from store.db import DEFAULT_URL, ENV_VAR, database_exists, open_database
 from store.load import BuildResult, build_graph
 from store.positions import describe_position
 from store.propagate import outcome_distribution
 from store.query import run_query
-from store.report import OPTIMAL, ensure_evaluated, game_report
+from store.render import DEFAULT_DPI, RENDERERS, Style, to_dot, write_diagram
+from store.report import DEFAULT_SEED, OPTIMAL, ensure_evaluated, game_report
 from store.schema import graph as graph_table
+from store.simulation import monte_carlo
 from store.solve import OBJECTIVES, solve
 
 JSON_OPTION = click.option("--json", "as_json", is_flag=True, help="Print JSON instead of text.")
+SEED_OPTION = click.option("--seed", type=int, default=DEFAULT_SEED, show_default=True, help="Random seed of the simulation.")
 PARAM_OPTION = click.option(
     "-p", "--param", "params", multiple=True, metavar="NAME=VALUE",
     help="A builder parameter (repeatable); `dicegraph games` lists them.",
@@ -102,12 +107,12 @@ def _parse_params(pairs: Sequence[str]) -> dict[str, str]:
 
 
 @contextmanager
-def _layer_progress(label: str, layers: int) -> Iterator[Callable[[int], None] | None]:
-    """Yield a progress callback drawing a bar on a terminal (None elsewhere)."""
+def _progress(label: str, length: int) -> Iterator[Callable[[int], None] | None]:
+    """Yield a callback advancing a progress bar of ``length`` steps on a terminal (None elsewhere)."""
     if not sys.stderr.isatty():
         yield None
         return
-    with click.progressbar(length=layers, label=label, file=sys.stderr) as bar:
+    with click.progressbar(length=length, label=label, file=sys.stderr) as bar:
         yield bar.update
 
 
@@ -231,7 +236,7 @@ def solve_command(ctx: click.Context, graph: str, objective: str | None, name: s
         row = resolve_graph(connection, graph)
         objective = objective or get_game(row.game).objective
         started = time.perf_counter()
-        with _layer_progress("solving", row.layers) as progress:
+        with _progress("solving", row.layers) as progress:
             policy_id = solve(connection, row.id, objective, name, progress)
         seconds = time.perf_counter() - started
         root = next(p["value"] for p in list_policies(connection, row.id) if p["name"] == name)
@@ -337,15 +342,22 @@ def compare(ctx: click.Context, graph: str, policy_name: str, reference: str, to
 @main.command()
 @click.argument("game")
 @PARAM_OPTION
+@click.option("-n", "--games", "simulated_games", type=click.IntRange(min=0), default=100_000, show_default=True,
+              help="Monte Carlo games per policy (0: none).")
+@SEED_OPTION
 @JSON_OPTION
 @click.pass_context
-def report(ctx: click.Context, game: str, params: tuple[str, ...], as_json: bool) -> None:
+def report(ctx: click.Context, game: str, params: tuple[str, ...], simulated_games: int, seed: int,
+           as_json: bool) -> None:
     """Build (if needed) and solve GAME, evaluate every policy, print the headline numbers.
+
+    Each policy's exact value (CALCULATED) stands beside a Monte Carlo estimate
+    played from the rules (MONTE CARLO), with its z-score against the exact value.
 
     \b
     Examples:
       dicegraph report jackpot
-      dicegraph report jackpot -p cells=10 --json
+      dicegraph report jackpot -p cells=10 -n 1000000 --seed 7 --json
     """
     chosen = get_game(game)
     values = resolve_params(chosen, _parse_params(params))
@@ -354,16 +366,134 @@ def report(ctx: click.Context, game: str, params: tuple[str, ...], as_json: bool
         if not as_json:
             click.echo(_build_message(result, game), err=True)
 
-    data = game_report(_engine(ctx, create=True), chosen, values, on_build=announce)
+    policy_count = len(chosen.agents(values)) + 1
+    with _progress("simulating", simulated_games * policy_count) as progress:
+        data = game_report(_engine(ctx, create=True), chosen, values, on_build=announce,
+                           simulated_games=simulated_games, seed=seed, progress=progress)
     if as_json:
         _print_json(data)
         return
     described = ", ".join(f"{k}={v}" for k, v in values.items())
-    click.echo(f"{chosen.title} ({described}): {chosen.outcome} by policy, exact (CALCULATED)")
-    click.echo(_table(
-        ["policy", "method", chosen.outcome],
-        [[p["name"], p["method"], _percent(p["value"], chosen.outcome)] for p in data["policies"]],
-    ))
+    click.echo(f"{chosen.title} ({described}): {chosen.outcome} by policy")
+    headers = ["policy", "method", "CALCULATED"]
+    rows = [[p["name"], p["method"], _percent(p["value"], chosen.outcome)] for p in data["policies"]]
+    if all("monte_carlo" in p for p in data["policies"]):
+        headers += [f"MONTE CARLO ({simulated_games:,})", "z"]
+        for row, p in zip(rows, data["policies"]):
+            row += [_percent(p["monte_carlo"]["estimate"], chosen.outcome), f"{p['monte_carlo']['z']:+.2f}"]
+    click.echo(_table(headers, rows))
+    if len(headers) > 3:
+        click.echo(f"\nMonte Carlo: games played from the rules (seed {seed}); "
+                   "z = (estimate - exact) / standard error.")
+
+
+@main.command()
+@click.argument("game")
+@PARAM_OPTION
+@click.option("--policy", "policy_name", default=OPTIMAL, show_default=True,
+              help="An agent of the game, or a policy stored with its graph.")
+@click.option("-n", "--games", type=click.IntRange(min=2), default=100_000, show_default=True,
+              help="How many games to play.")
+@SEED_OPTION
+@JSON_OPTION
+@click.pass_context
+def simulate(ctx: click.Context, game: str, params: tuple[str, ...], policy_name: str, games: int, seed: int,
+             as_json: bool) -> None:
+    """Play GAME many times from its rules with a policy; compare with the exact value.
+
+    Agents are played from the rules alone; any other policy (optimal, a named
+    solve) plays the moves stored in the database. The exact value is shown
+    when the stored graph has it, with the z-score of the estimate.
+
+    \b
+    Examples:
+      dicegraph simulate jackpot --policy hilo -n 1000000 --seed 7
+      dicegraph simulate jackpot --policy optimal --json
+    """
+    chosen = get_game(game)
+    values = resolve_params(chosen, _parse_params(params))
+    engine = _engine(ctx, read_only=True) if database_exists(ctx.obj) else None
+    with _progress("simulating", games) as progress:
+        if engine is None:
+            result = monte_carlo(None, chosen, values, policy_name, games, seed, progress)
+        else:
+            with engine.connect() as connection:
+                result = monte_carlo(connection, chosen, values, policy_name, games, seed, progress)
+    if as_json:
+        _print_json(result)
+        return
+    click.echo(f"{chosen.title}, {policy_name}: {games:,} games (seed {seed})")
+    click.echo(f"  estimate  {result['estimate']:.6f} +- {result['stderr']:.6f} (standard error)")
+    if result["exact"] is None:
+        click.echo(f"  exact     not stored (dicegraph report {game} computes it)")
+    else:
+        click.echo(f"  exact     {result['exact']:.6f}")
+        click.echo(f"  z         {result['z']:+.2f}")
+
+
+@main.command()
+@click.argument("graph")
+@click.option("-o", "--output", type=click.Path(dir_okay=False, writable=True, path_type=Path), required=True,
+              help="File to write: .dot, .svg or .png.")
+@click.option("--policy", "policy_name", default=OPTIMAL, show_default=True, help="The policy whose moves are drawn.")
+@click.option("--layers", is_flag=True, help="A box per layer, its positions on one rank.")
+@click.option("--move-labels", is_flag=True, help="Label edges with the moves and the rolls that take them.")
+@click.option("--values", is_flag=True, help="Label nodes with their reach probability and value under the policy.")
+@click.option("--busts", is_flag=True, help="Also draw rolls that end the game with no move to make (policy view).")
+@click.option("--full", is_flag=True, help="Draw every node and edge: chance, decision and terminal nodes.")
+@click.option("--root", metavar="KEY", help="Full view around this node (implies --full).")
+@click.option("--depth", type=click.IntRange(min=1), help="Full view: at most this many steps from the root.")
+@click.option("--to-layer", type=click.IntRange(min=0), metavar="N", help="Only the layers up to N.")
+@click.option("--max-nodes", type=click.IntRange(min=1), default=DEFAULT_MAX_NODES, show_default=True,
+              help="Refuse larger diagrams (unless --force).")
+@click.option("--force", is_flag=True, help="Draw whatever the size.")
+@click.option("--renderer", type=click.Choice(RENDERERS), default="auto", show_default=True,
+              help="For SVG/PNG: Graphviz's dot, the pure-Python route, or whichever is there (dot first).")
+@click.option("--dpi", type=click.IntRange(min=10, max=1200), default=DEFAULT_DPI, show_default=True,
+              help="PNG resolution.")
+@JSON_OPTION
+@click.pass_context
+def export(ctx: click.Context, graph: str, output: Path, policy_name: str, layers: bool, move_labels: bool,
+           values: bool, busts: bool, full: bool, root: str | None, depth: int | None, to_layer: int | None,
+           max_nodes: int, force: bool, renderer: str, dpi: int, as_json: bool) -> None:
+    """Draw GRAPH as DOT, SVG or PNG (by the extension of --output).
+
+    By default, the policy view: one node per position the policy reaches, one
+    edge per next position, as wide as the share of rolls that lead there
+    (rolls that end the game with no move are left out unless --busts).
+    With --full or --root, the full graph: chance nodes as ellipses, decisions
+    as diamonds, terminals as double boxes, rolls dashed with their exact
+    probabilities, the policy's moves in blue.
+
+    \b
+    Examples:
+      dicegraph export jackpot --policy hilo --layers -o hilo.png
+      dicegraph export jackpot --policy hilo --move-labels --to-layer 4 -o hilo-moves.svg
+      dicegraph export jackpot --root 0 --depth 2 --values -o start.png
+      dicegraph export 2 --full --to-layer 3 -o small.dot
+    """
+    limit = None if force else max_nodes
+    full = full or root is not None
+    with _engine(ctx).begin() as connection:
+        row = resolve_graph(connection, graph)
+        ensure_evaluated(connection, row.id, get_game(row.game).objective)
+        policy_id = find_policy(connection, row.id, policy_name).id
+        if full:
+            view = neighbourhood(connection, row.id, root, depth, policy_id, to_layer=to_layer, max_nodes=limit)
+        else:
+            view = policy_view(connection, row.id, policy_id, busts=busts, to_layer=to_layer, max_nodes=limit)
+    title = diagram_title(row, policy_name, view, full=full, root=root, depth=depth, to_layer=to_layer)
+    started = time.perf_counter()
+    style = Style(layers=layers, move_labels=move_labels, values=values, title=title)
+    route = write_diagram(to_dot(view, style), output, renderer, dpi)
+    result = {"file": str(output), "view": "full" if full else "policy", "policy": policy_name,
+              "nodes": view.number_of_nodes(), "edges": view.number_of_edges(), "renderer": route,
+              "seconds": time.perf_counter() - started}
+    if as_json:
+        _print_json(result)
+    else:
+        click.echo(f"wrote {output} ({result['view']} view: {result['nodes']:,} nodes, {result['edges']:,} edges; "
+                   f"drawn by {route} in {result['seconds']:.2f} s)")
 
 
 @main.command()

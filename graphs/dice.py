@@ -5,7 +5,7 @@ from __future__ import annotations
 import itertools
 import math
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 
 FACES = 6
 
@@ -42,3 +42,22 @@ def sorted_rolls(dice: int, faces: int = FACES) -> Iterator[tuple[tuple[int, ...
     """
     for roll in itertools.combinations_with_replacement(range(1, faces + 1), dice):
         yield roll, multinomial_weight(roll)
+
+
+def roll_summary(labels: Iterable[str], per_line: int = 6) -> str:
+    """Return roll labels in short: a shared leading word dropped, orders of the same dice merged.
+
+    Labels like ``'roll 1-3'`` and ``'roll 3-1'`` (the same dice in two orders)
+    become one entry with its count; other labels are kept as they are.
+    Entries are separated by spaces, ``per_line`` to a line.
+
+    >>> roll_summary(["roll 1-3", "roll 3-1", "roll 2-2", "roll 1-4", "roll 4-1"])
+    '1-3 x2  2-2  1-4 x2'
+    """
+    counts: Counter[str] = Counter()
+    for label in labels:
+        text = label.split(" ", 1)[1] if " " in label else label
+        faces = text.split("-")
+        counts["-".join(sorted(faces)) if all(face.isdigit() for face in faces) else text] += 1
+    entries = [f"{text} x{count}" if count > 1 else text for text, count in counts.items()]
+    return "\n".join("  ".join(entries[i:i + per_line]) for i in range(0, len(entries), per_line))

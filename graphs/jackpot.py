@@ -17,6 +17,10 @@ terminal with payoff 1 in layer ``2N``.
 (3, 4)
 >>> AGENTS["hilo"]([3, 4, 7], 9), AGENTS["hilo2"]([1, 5, 6], 9)
 (7, 1)
+
+The simulator plays the same rules with numpy: a table gives the next position
+for every position and roll under the policy, and every game takes one lookup
+a turn.
 """
 
 from __future__ import annotations
@@ -26,6 +30,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 from graphs.dice import ordered_rolls
+from graphs.errors import DicegraphError
 from graphs.protocol import CHANCE, DECISION, MOVE, ROLL, TERMINAL, Edge, Node, NodeIds, Param, Row
 
 name = "jackpot"
@@ -142,7 +147,7 @@ def _position_rows(ids: NodeIds, index: int, layer: int, full: int, cells: int) 
         yield Edge(ids[key], ids[lost], ROLL, f"roll {rolls_text}", weight=len(lost_rolls))
     for roll in ROLLS:
         if offered_cells(roll, index, cells):
-            yield Edge(ids[key], ids[f"{key}/{roll[0]}-{roll[1]}"], ROLL, f"roll {roll[0]}-{roll[1]}")
+            yield Edge(ids[key], ids[decision_key(index, roll)], ROLL, f"roll {roll[0]}-{roll[1]}")
 
 
 def _decision_rows(ids: NodeIds, index: int, layer: int, cells: int) -> Iterator[Row]:
@@ -154,9 +159,75 @@ def _decision_rows(ids: NodeIds, index: int, layer: int, cells: int) -> Iterator
         choices = offered_cells(roll, index, cells)
         if not choices:
             continue
-        decision = f"{key}/{roll[0]}-{roll[1]}"
+        decision = decision_key(index, roll)
         yield Node(ids[decision], decision, layer, DECISION, f"{position_label(index)}; roll {roll[0]}-{roll[1]}")
         picks = {agent: choose(choices, cells) for agent, choose in AGENTS.items()}
         for cell in sorted(set(choices)):
             chosen_by = tuple(agent for agent, pick in picks.items() if pick == cell)
-            yield Edge(ids[decision], ids[str(index | cell_bit(cell))], MOVE, f"flip {cell}", chosen_by=chosen_by)
+            yield Edge(ids[decision], ids[str(index | cell_bit(cell))], MOVE, move_label(cell), chosen_by=chosen_by)
+
+
+def move_label(cell: int) -> str:
+    """Return the label of the move flipping ``cell``, e.g. ``'flip 4'``."""
+    return f"flip {cell}"
+
+
+def decision_key(index: int, roll: tuple[int, int]) -> str:
+    """Return the key of the decision after ``roll`` at position ``index``, e.g. ``'12/3-4'``."""
+    return f"{index}/{roll[0]}-{roll[1]}"
+
+
+def next_positions(cells: int, policy: str | Mapping[str, str]) -> list[list[int]]:
+    """Return the position each roll leads to from each position under ``policy``.
+
+    ``policy`` is an agent's name or a stored policy's choices (decision key ->
+    move label). Row ``2**cells`` is the lost state; the won position and the
+    lost state lead to themselves.
+
+    >>> table = next_positions(2, "max")
+    >>> table[0][ROLLS.index((1, 1))], table[0][ROLLS.index((6, 6))], table[3][0]
+    (2, 4, 3)
+    """
+    full, lost = (1 << cells) - 1, 1 << cells
+    if isinstance(policy, str):
+        agent = AGENTS[policy]
+    table = [[lost] * len(ROLLS) for _ in range(lost + 1)]
+    table[full] = [full] * len(ROLLS)
+    for index in range(full):
+        for column, roll in enumerate(ROLLS):
+            choices = offered_cells(roll, index, cells)
+            if not choices:
+                continue
+            if isinstance(policy, str):
+                cell = agent(choices, cells)
+            else:
+                cell = _stored_move(policy, index, roll, choices)
+            table[index][column] = index | cell_bit(cell)
+    return table
+
+
+def _stored_move(choices_by_key: Mapping[str, str], index: int, roll: tuple[int, int], choices: Sequence[int]) -> int:
+    key = decision_key(index, roll)
+    label = choices_by_key.get(key)
+    cell = next((c for c in choices if move_label(c) == label), None)
+    if cell is None:
+        offered = ", ".join(move_label(c) for c in sorted(set(choices)))
+        raise DicegraphError(f"the stored policy plays {label!r} at {key}, where the rules offer {offered}")
+    return cell
+
+
+def simulator(params: Mapping[str, Any], policy: str | Mapping[str, str]) -> Callable[[int, Any], Any]:
+    """Return a function playing ``games`` random games with a numpy generator; 1.0 marks a win."""
+    import numpy as np
+
+    cells = params["cells"]
+    table = np.array(next_positions(cells, policy), dtype=np.int16)
+    full = (1 << cells) - 1
+
+    def play(games: int, rng: Any) -> Any:
+        position = np.zeros(games, dtype=np.int16)
+        for _ in range(cells):
+            position = table[position, rng.integers(0, len(ROLLS), size=games)]
+        return (position == full).astype(np.float64)
+
+    return play

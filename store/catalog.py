@@ -9,7 +9,7 @@ from typing import Any
 import sqlalchemy as sa
 
 from store.errors import NotFound
-from store.schema import graph, node, policy, value
+from store.schema import choice, edge, graph, node, policy, value
 
 
 def resolve_graph(connection: sa.Connection, ref: str, params: Mapping[str, Any] | None = None) -> sa.Row:
@@ -72,3 +72,22 @@ def find_node(connection: sa.Connection, graph_id: int, key: str) -> sa.Row:
     if row is None:
         raise NotFound(f"no position with key {key!r} in graph {graph_id}")
     return row
+
+
+def stored_choices(connection: sa.Connection, policy_id: int) -> dict[str, str]:
+    """Return the policy's move at each decision node: decision key -> move label."""
+    query = (
+        sa.select(node.c.key, edge.c.label)
+        .select_from(choice)
+        .join(policy, policy.c.id == choice.c.policy_id)
+        .join(node, sa.and_(node.c.graph_id == policy.c.graph_id, node.c.id == choice.c.node_id))
+        .join(edge, edge.c.id == choice.c.edge_id)
+        .where(choice.c.policy_id == policy_id)
+    )
+    return dict(connection.execute(query).all())
+
+
+def root_value(connection: sa.Connection, policy_id: int) -> float | None:
+    """Return the policy's expected payoff from the root, or None until it is evaluated."""
+    query = sa.select(value.c.value).where(value.c.policy_id == policy_id, value.c.node_id == 0)
+    return connection.execute(query).scalar_one_or_none()

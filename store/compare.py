@@ -14,7 +14,7 @@ from typing import Any
 
 import sqlalchemy as sa
 
-from store.schema import choice, edge, layer, node, value
+from store.schema import choice, edge, graph_edge_span, node, value
 from store.solve import TIE_TOLERANCE
 
 
@@ -27,9 +27,7 @@ def compare_policies(
     policy's root value is (positive when the reference does better for its
     objective); ``deviations`` lists the ``top`` costliest worse moves.
     """
-    first, last = connection.execute(
-        sa.select(sa.func.min(layer.c.first_edge), sa.func.max(layer.c.last_edge)).where(layer.c.graph_id == graph_id)
-    ).one()
+    first, last = graph_edge_span(connection, graph_id)
     maximise = reference.objective == "max"
     q = (
         sa.select(edge.c.id, edge.c.src, edge.c.label, (edge.c.reward + value.c.value).label("q"))

@@ -70,6 +70,15 @@ def _configure_sqlite(engine: sa.Engine, read_only: bool) -> None:
         connection.exec_driver_sql("BEGIN")
 
 
+def database_exists(url: str | None = None) -> bool:
+    """Return False when ``url`` names a SQLite file that is not there (True for servers and memory)."""
+    try:
+        path = _sqlite_file(sa.make_url(database_url(url)))
+    except sa.exc.ArgumentError:
+        return True  # let open_database report the bad URL
+    return path is None or path.exists()
+
+
 def open_database(url: str | None = None, *, create: bool = False, read_only: bool = False) -> sa.Engine:
     """Return an engine on a dicegraph database whose schema is at the head revision.
 
@@ -83,7 +92,7 @@ def open_database(url: str | None = None, *, create: bool = False, read_only: bo
     except sa.exc.ArgumentError:
         raise DatabaseError(f"not a database URL: {url_text!r}") from None
     path = _sqlite_file(parsed)
-    if path is not None and not path.exists() and not create:
+    if not create and not database_exists(url_text):
         raise DatabaseError(f"no database at {path} (build a game first: dicegraph build jackpot)")
     try:
         engine = sa.create_engine(parsed)

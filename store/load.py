@@ -21,7 +21,7 @@ import sqlalchemy as sa
 from graphs.check import StreamChecker
 from graphs.errors import InvalidGraph
 from graphs.protocol import Edge, Game, Node, Row
-from store.schema import choice, edge, graph, layer, node, policy, value
+from store.schema import choice, edge, graph, graph_edge_span, layer, node, policy, value
 
 BATCH_ROWS = 20_000
 Progress = Callable[[int], None]
@@ -121,10 +121,7 @@ def delete_graph(connection: sa.Connection, graph_id: int) -> None:
     policies = sa.select(policy.c.id).where(policy.c.graph_id == graph_id).scalar_subquery()
     connection.execute(sa.delete(value).where(value.c.policy_id.in_(policies)))
     connection.execute(sa.delete(choice).where(choice.c.policy_id.in_(policies)))
-    edge_range = sa.select(sa.func.min(layer.c.first_edge), sa.func.max(layer.c.last_edge)).where(
-        layer.c.graph_id == graph_id
-    )
-    first, last = connection.execute(edge_range).one()
+    first, last = graph_edge_span(connection, graph_id)
     if first is not None:
         connection.execute(sa.delete(edge).where(edge.c.id.between(first, last)))
     for table in (policy, layer, node):

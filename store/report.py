@@ -8,14 +8,17 @@ from typing import Any
 
 import sqlalchemy as sa
 
+from graphs.montecarlo import Progress, can_simulate
 from graphs.protocol import Game
 from store.catalog import find_policy, list_policies
 from store.load import BuildResult, build_graph
 from store.propagate import outcome_distribution
 from store.schema import policy
+from store.simulation import monte_carlo
 from store.solve import evaluate, is_evaluated, solve
 
 OPTIMAL = "optimal"
+DEFAULT_SEED = 1
 
 
 def ensure_evaluated(connection: sa.Connection, graph_id: int, objective: str) -> None:
@@ -34,10 +37,16 @@ def game_report(
     game: Game,
     params: Mapping[str, Any],
     on_build: Callable[[BuildResult], None] | None = None,
+    simulated_games: int = 0,
+    seed: int = DEFAULT_SEED,
+    progress: Progress | None = None,
 ) -> dict[str, Any]:
     """Return the game's report: every policy's value, and the optimal outcome distribution.
 
     Builds the graph and solves it when the database does not have them yet.
+    With ``simulated_games``, and a simulator for the game, each policy also
+    gets a ``monte_carlo`` estimate (``store.simulation.monte_carlo``) played
+    from the rules with ``seed``; ``progress`` counts the games played.
 
     >>> from graphs import get_game
     >>> from store.db import open_database
@@ -53,6 +62,10 @@ def game_report(
         policies = list_policies(connection, built.graph_id)
         optimal = find_policy(connection, built.graph_id, OPTIMAL)
         distribution = outcome_distribution(connection, optimal.id, built.graph_id)
+        if simulated_games and can_simulate(game):
+            for row in policies:
+                estimate = monte_carlo(connection, game, params, row["name"], simulated_games, seed, progress)
+                row["monte_carlo"] = {key: estimate[key] for key in ("games", "estimate", "stderr", "z")}
     return {
         "game": game.name,
         "graph": built.graph_id,

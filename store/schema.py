@@ -128,6 +128,13 @@ def layer_ranges(connection: sa.Connection, graph_id: int) -> list[sa.Row]:
     return connection.execute(query).all()
 
 
+def graph_edge_span(connection: sa.Connection, graph_id: int) -> tuple[int | None, int | None]:
+    """Return the first and last edge id of the graph (None, None when it has no edges)."""
+    span = sa.select(sa.func.min(layer.c.first_edge), sa.func.max(layer.c.last_edge)).where(layer.c.graph_id == graph_id)
+    first, last = connection.execute(span).one()
+    return first, last
+
+
 def edges_of(span: sa.Row, kind: str) -> sa.ColumnElement[bool]:
     """Return the condition selecting the ``kind`` edges leaving the layer ``span`` describes."""
     return sa.and_(edge.c.id.between(span.first_edge, span.last_edge), edge.c.kind == kind)

@@ -20,6 +20,7 @@ from collections.abc import Callable
 
 import sqlalchemy as sa
 
+from store.catalog import root_value
 from store.errors import NotFound
 from store.load import next_id, now
 from store.propagate import propagate
@@ -162,5 +163,4 @@ def evaluate(connection: sa.Connection, policy_id: int, progress: LayerProgress 
 
 def is_evaluated(connection: sa.Connection, policy_id: int) -> bool:
     """Return whether the policy's values (and reach) are stored."""
-    query = sa.select(value.c.value).where(value.c.policy_id == policy_id, value.c.node_id == 0)
-    return connection.execute(query).first() is not None
+    return root_value(connection, policy_id) is not None

@@ -1,0 +1,71 @@
+"""Monte Carlo against the stored graph: which moves to play, and the exact value to compare with.
+
+An agent of the game is played from the rules (``graphs/<game>.py``) by name;
+any other policy (``optimal``, a named solve) is played by looking up the moves
+it stores. The simulation itself never reads the graph.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import sqlalchemy as sa
+
+from graphs.montecarlo import Policy, Progress, simulate
+from graphs.protocol import Game
+from store.catalog import find_policy, root_value, stored_choices
+from store.errors import NotFound
+from store.load import canonical_params, find_graph
+
+
+def policy_to_play(
+    connection: sa.Connection | None, game: Game, params: Mapping[str, Any], name: str
+) -> tuple[Policy, float | None]:
+    """Return what the simulator plays for policy ``name``, and its exact value when stored.
+
+    Agents need no database (``connection`` may be None); stored policies raise
+    NotFound when the graph or the policy is not there.
+    """
+    is_agent = name in game.agents(params)
+    stored = None if connection is None else find_graph(connection, game.name, canonical_params(params))
+    if stored is None:
+        if is_agent:
+            return name, None
+        raise NotFound(f"policy {name!r} needs the stored graph of {game.name}: build and solve it first (dicegraph report {game.name})")
+    row = find_policy(connection, stored.id, name) if not is_agent else _maybe_policy(connection, stored.id, name)
+    exact = None if row is None else root_value(connection, row.id)
+    return (name if is_agent else stored_choices(connection, row.id)), exact
+
+
+def _maybe_policy(connection: sa.Connection, graph_id: int, name: str) -> sa.Row | None:
+    try:
+        return find_policy(connection, graph_id, name)
+    except NotFound:
+        return None
+
+
+def monte_carlo(
+    connection: sa.Connection | None,
+    game: Game,
+    params: Mapping[str, Any],
+    name: str,
+    games: int,
+    seed: int,
+    progress: Progress | None = None,
+) -> dict[str, Any]:
+    """Return ``{"game", "policy", "games", "estimate", "stderr", "exact", "z"}`` for policy ``name``.
+
+    ``exact`` and ``z`` are None when the policy's value is not stored.
+    """
+    policy, exact = policy_to_play(connection, game, params, name)
+    estimate = simulate(game, params, policy, games, seed, progress)
+    return {
+        "game": game.name,
+        "policy": name,
+        "games": games,
+        "estimate": estimate.mean,
+        "stderr": estimate.stderr,
+        "exact": exact,
+        "z": None if exact is None else estimate.z(exact),
+    }

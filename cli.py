@@ -22,14 +22,12 @@ from graphs.errors import DicegraphError
 from graphs.protocol import resolve_params
 from store.catalog import find_policy, list_policies, resolve_graph
 from store.compare import compare_policies
-from store.export import DEFAULT_MAX_NODES, diagram_title, neighbourhood, policy_view
 from store.db import DEFAULT_URL, ENV_VAR, database_exists, open_database
 from store.load import BuildResult, build_graph
 from store.positions import describe_position
 from store.propagate import outcome_distribution
 from store.query import run_query
-from store.render import DEFAULT_DPI, RENDERERS, Style, to_dot, write_diagram
-from store.report import DEFAULT_SEED, OPTIMAL, ensure_evaluated, game_report
+from store.report import DEFAULT_SEED, OPTIMAL, draw_game_diagrams, ensure_evaluated, game_report
 from store.schema import graph as graph_table
 from store.simulation import monte_carlo
 from store.solve import OBJECTIVES, solve
@@ -345,10 +343,12 @@ def compare(ctx: click.Context, graph: str, policy_name: str, reference: str, to
 @click.option("-n", "--games", "simulated_games", type=click.IntRange(min=0), default=100_000, show_default=True,
               help="Monte Carlo games per policy (0: none).")
 @SEED_OPTION
+@click.option("--diagrams", "diagrams_dir", type=click.Path(file_okay=False, path_type=Path), metavar="DIR",
+              help="Also draw the game's diagrams as PNGs in DIR.")
 @JSON_OPTION
 @click.pass_context
 def report(ctx: click.Context, game: str, params: tuple[str, ...], simulated_games: int, seed: int,
-           as_json: bool) -> None:
+           diagrams_dir: Path | None, as_json: bool) -> None:
     """Build (if needed) and solve GAME, evaluate every policy, print the headline numbers.
 
     Each policy's exact value (CALCULATED) stands beside a Monte Carlo estimate
@@ -356,7 +356,7 @@ def report(ctx: click.Context, game: str, params: tuple[str, ...], simulated_gam
 
     \b
     Examples:
-      dicegraph report jackpot
+      dicegraph report jackpot --diagrams diagrams
       dicegraph report jackpot -p cells=10 -n 1000000 --seed 7 --json
     """
     chosen = get_game(game)
@@ -367,9 +367,12 @@ def report(ctx: click.Context, game: str, params: tuple[str, ...], simulated_gam
             click.echo(_build_message(result, game), err=True)
 
     policy_count = len(chosen.agents(values)) + 1
+    engine = _engine(ctx, create=True)
     with _progress("simulating", simulated_games * policy_count) as progress:
-        data = game_report(_engine(ctx, create=True), chosen, values, on_build=announce,
+        data = game_report(engine, chosen, values, on_build=announce,
                            simulated_games=simulated_games, seed=seed, progress=progress)
+    if diagrams_dir is not None:
+        data["diagrams"] = draw_game_diagrams(engine, chosen, values, diagrams_dir)
     if as_json:
         _print_json(data)
         return
@@ -385,6 +388,8 @@ def report(ctx: click.Context, game: str, params: tuple[str, ...], simulated_gam
     if len(headers) > 3:
         click.echo(f"\nMonte Carlo: games played from the rules (seed {seed}); "
                    "z = (estimate - exact) / standard error.")
+    for drawn in data.get("diagrams", []):
+        click.echo(f"wrote {drawn['file']} ({drawn['nodes']:,} nodes, {drawn['edges']:,} edges)", err=True)
 
 
 @main.command()
@@ -444,12 +449,12 @@ def simulate(ctx: click.Context, game: str, params: tuple[str, ...], policy_name
 @click.option("--root", metavar="KEY", help="Full view around this node (implies --full).")
 @click.option("--depth", type=click.IntRange(min=1), help="Full view: at most this many steps from the root.")
 @click.option("--to-layer", type=click.IntRange(min=0), metavar="N", help="Only the layers up to N.")
-@click.option("--max-nodes", type=click.IntRange(min=1), default=DEFAULT_MAX_NODES, show_default=True,
+@click.option("--max-nodes", type=click.IntRange(min=1), default=1000, show_default=True,
               help="Refuse larger diagrams (unless --force).")
 @click.option("--force", is_flag=True, help="Draw whatever the size.")
-@click.option("--renderer", type=click.Choice(RENDERERS), default="auto", show_default=True,
+@click.option("--renderer", type=click.Choice(["auto", "dot", "python"]), default="auto", show_default=True,
               help="For SVG/PNG: Graphviz's dot, the pure-Python route, or whichever is there (dot first).")
-@click.option("--dpi", type=click.IntRange(min=10, max=1200), default=DEFAULT_DPI, show_default=True,
+@click.option("--dpi", type=click.IntRange(min=10, max=1200), default=96, show_default=True,
               help="PNG resolution.")
 @JSON_OPTION
 @click.pass_context
@@ -472,28 +477,20 @@ def export(ctx: click.Context, graph: str, output: Path, policy_name: str, layer
       dicegraph export jackpot --root 0 --depth 2 --values -o start.png
       dicegraph export 2 --full --to-layer 3 -o small.dot
     """
-    limit = None if force else max_nodes
-    full = full or root is not None
+    from store.diagram import Diagram, draw_diagram  # networkx and pydot load only when drawing
+
+    diagram = Diagram(policy=policy_name, full=full, root=root, depth=depth, to_layer=to_layer, busts=busts,
+                      layers=layers, move_labels=move_labels, values=values)
     with _engine(ctx).begin() as connection:
         row = resolve_graph(connection, graph)
         ensure_evaluated(connection, row.id, get_game(row.game).objective)
-        policy_id = find_policy(connection, row.id, policy_name).id
-        if full:
-            view = neighbourhood(connection, row.id, root, depth, policy_id, to_layer=to_layer, max_nodes=limit)
-        else:
-            view = policy_view(connection, row.id, policy_id, busts=busts, to_layer=to_layer, max_nodes=limit)
-    title = diagram_title(row, policy_name, view, full=full, root=root, depth=depth, to_layer=to_layer)
-    started = time.perf_counter()
-    style = Style(layers=layers, move_labels=move_labels, values=values, title=title)
-    route = write_diagram(to_dot(view, style), output, renderer, dpi)
-    result = {"file": str(output), "view": "full" if full else "policy", "policy": policy_name,
-              "nodes": view.number_of_nodes(), "edges": view.number_of_edges(), "renderer": route,
-              "seconds": time.perf_counter() - started}
+        result = draw_diagram(connection, row, diagram, output, max_nodes=None if force else max_nodes,
+                              renderer=renderer, dpi=dpi)
     if as_json:
         _print_json(result)
     else:
         click.echo(f"wrote {output} ({result['view']} view: {result['nodes']:,} nodes, {result['edges']:,} edges; "
-                   f"drawn by {route} in {result['seconds']:.2f} s)")
+                   f"drawn by {result['renderer']} in {result['seconds']:.2f} s)")
 
 
 @main.command()

@@ -50,6 +50,12 @@ params = (
     ),
 )
 
+# pictures worth drawing (dicegraph report jackpot --diagrams DIR): the seed's two HiLo graphs
+diagrams = {
+    "hilo-layers": {"policy": "hilo", "layers": True},
+    "hilo-move-labels": {"policy": "hilo", "layers": True, "move_labels": True, "to_layer": 4},
+}
+
 ROLLS: tuple[tuple[int, int], ...] = tuple(ordered_rolls(2))  # type: ignore[arg-type]
 
 

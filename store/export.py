@@ -68,7 +68,7 @@ def _guard(count: int, limit: int | None, smaller: str) -> None:
         raise TooLarge(f"the diagram would have {count:,} nodes, over the limit of {limit:,}: {smaller}, or pass --force")
 
 
-def _walk(policy_id: int, first: int, last: int) -> sa.CTE:
+def _walk(policy_id: int, first: int, last: int, to_layer: int | None) -> sa.CTE:
     """Recursive CTE: from each reached position, every roll, then the policy's moves until a position."""
     reached = sa.select(value.c.node_id).where(value.c.policy_id == policy_id, value.c.reach > 0)
     start = sa.select(
@@ -79,6 +79,8 @@ def _walk(policy_id: int, first: int, last: int) -> sa.CTE:
         edge.c.label.label("roll"),
         sa.cast(sa.literal(""), sa.Text).label("moves"),
     ).where(edge.c.id.between(first, last), edge.c.kind == "roll", edge.c.src.in_(reached))
+    if to_layer is not None:
+        start = start.where(edge.c.src_layer < to_layer)
     walk = start.cte("walk", recursive=True)
     following = sa.select(
         walk.c.position,
@@ -112,25 +114,26 @@ def policy_view(
     in stored order). With ``to_layer``, only positions in layers up to it.
     Raises TooLarge over ``max_nodes`` positions.
     """
-    reached = _reached(graph_id, policy_id, to_layer)
-    count = connection.execute(sa.select(sa.func.count()).select_from(reached.subquery())).scalar_one()
-    _guard(count, max_nodes, "keep the top layers with --to-layer N, draw around a node with --root KEY --depth N")
-    positions = {row.id: row for row in connection.execute(reached)}
+    positions = {row.id: row for row in connection.execute(_reached(graph_id, policy_id, to_layer))}
     first, last = graph_edge_span(connection, graph_id)
     view = nx.DiGraph()
     if first is None:
         return view
-    walk = _walk(policy_id, first, last)
+    walk = _walk(policy_id, first, last, to_layer)
     arrivals = (
-        sa.select(walk.c.position, walk.c.node, walk.c.weight, walk.c.roll, walk.c.moves)
+        sa.select(walk.c.position, walk.c.node, walk.c.weight, walk.c.roll, walk.c.moves, walk.c.roll_edge)
         .join_from(walk, node, sa.and_(node.c.graph_id == graph_id, node.c.id == walk.c.node))
         .where(node.c.kind != "decision")
-        .order_by(walk.c.position, walk.c.node, walk.c.roll_edge)
     )
     if not busts:
         arrivals = arrivals.where(sa.or_(walk.c.moves != "", node.c.kind != "terminal"))
     if to_layer is not None:
         arrivals = arrivals.where(node.c.layer <= to_layer)
+    drawn = arrivals.subquery()
+    ends = sa.union(sa.select(drawn.c.position), sa.select(drawn.c.node), sa.select(sa.literal(0))).subquery()
+    count = connection.execute(sa.select(sa.func.count()).select_from(ends)).scalar_one()
+    _guard(count, max_nodes, "keep the top layers with --to-layer N, draw around a node with --root KEY --depth N")
+    arrivals = arrivals.order_by(walk.c.position, walk.c.node, walk.c.roll_edge)
     wanted: set[int] = {0} if 0 in positions else set()
     edges = []
     for (source, target), rows in groupby(connection.execute(arrivals), key=lambda row: (row.position, row.node)):

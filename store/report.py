@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Mapping
+from pathlib import Path
 from typing import Any
 
 import sqlalchemy as sa
@@ -11,7 +12,7 @@ import sqlalchemy as sa
 from graphs.montecarlo import Progress, can_simulate
 from graphs.protocol import Game
 from store.catalog import find_policy, list_policies
-from store.load import BuildResult, build_graph
+from store.load import BuildResult, build_graph, canonical_params, find_graph
 from store.propagate import outcome_distribution
 from store.schema import policy
 from store.simulation import monte_carlo
@@ -76,3 +77,22 @@ def game_report(
         "policies": policies,
         "optimal_distribution": [{"payoff": payoff, "probability": p} for payoff, p in distribution.items()],
     }
+
+
+def draw_game_diagrams(
+    engine: sa.Engine, game: Game, params: Mapping[str, Any], directory: Path, renderer: str = "auto"
+) -> list[dict[str, Any]]:
+    """Draw the diagrams the game names (its ``diagrams`` dict) as PNGs in ``directory``; return what was drawn.
+
+    Files are called ``<game>-<name>.png``. The graph must be built and its policies evaluated.
+    """
+    from store.diagram import Diagram, draw_diagram  # networkx and pydot load only when drawing
+
+    directory.mkdir(parents=True, exist_ok=True)
+    drawn = []
+    with engine.connect() as connection:
+        stored = find_graph(connection, game.name, canonical_params(params))
+        for name, options in getattr(game, "diagrams", {}).items():
+            path = directory / f"{game.name}-{name}.png"
+            drawn.append(draw_diagram(connection, stored, Diagram.of(options), path, max_nodes=None, renderer=renderer))
+    return drawn

@@ -10,7 +10,7 @@ import pytest
 import sqlalchemy as sa
 
 from graphs import jackpot
-from store.catalog import find_policy, list_policies
+from store.catalog import find_policy, list_policies, resolve_graph, stored_choices
 from store.db import open_database
 from store.propagate import outcome_distribution
 from store.schema import layer, node, value
@@ -136,3 +136,12 @@ def test_other_board_sizes(engine: sa.Engine, cells: int) -> None:
     values = {row["name"]: row["value"] for row in report["policies"]}
     assert math.isclose(values["optimal"], float(exact_win(None, cells)), rel_tol=1e-12)
     assert math.isclose(values["hilo"], float(exact_win("hilo", cells)), rel_tol=1e-12)
+
+
+def test_hilo_and_hilo2_choose_alike_everywhere(jackpot_db: str) -> None:
+    """The seed's two HiLo agents are one policy: a roll offers at most one cell above 6 (the sum)."""
+    with open_database(jackpot_db, read_only=True).connect() as connection:
+        graph = resolve_graph(connection, "jackpot")
+        hilo, hilo2 = (stored_choices(connection, find_policy(connection, graph.id, name).id) for name in ("hilo", "hilo2"))
+    decisions = sum(1 for index in range(511) for roll in jackpot.ROLLS if jackpot.offered_cells(roll, index, 9))
+    assert len(hilo) == decisions and hilo == hilo2

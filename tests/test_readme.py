@@ -39,3 +39,13 @@ def test_readme_moves_query_is_what_query_prints(runner: CliRunner, jackpot_db: 
     sql = re.search(r'\$ dicegraph query "(SELECT move[^"]+)"', README).group(1)
     printed = runner.invoke(main, ["--db", jackpot_db, "query", sql]).stdout
     assert printed.strip() in README
+
+
+def test_readme_pictures_are_the_ones_report_draws() -> None:
+    """The committed PNGs are named as ``report --diagrams`` names them, one per diagram Jackpot declares."""
+    from graphs import jackpot
+
+    pictures = re.findall(r"!\[[^\]]*\]\((docs/[^)]+\.png)\)", README)
+    assert sorted(pictures) == sorted(f"docs/jackpot-{name}.png" for name in jackpot.diagrams)
+    for picture in pictures:
+        assert (ROOT / picture).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

@@ -19,6 +19,7 @@ import sqlalchemy as sa
 
 from graphs import GAMES, get_game
 from graphs.errors import DicegraphError
+from graphs.montecarlo import can_simulate
 from graphs.protocol import resolve_params
 from store.catalog import find_policy, list_policies, resolve_graph
 from store.compare import compare_policies
@@ -107,7 +108,7 @@ def _parse_params(pairs: Sequence[str]) -> dict[str, str]:
 @contextmanager
 def _progress(label: str, length: int) -> Iterator[Callable[[int], None] | None]:
     """Yield a callback advancing a progress bar of ``length`` steps on a terminal (None elsewhere)."""
-    if not sys.stderr.isatty():
+    if not sys.stderr.isatty() or length == 0:
         yield None
         return
     with click.progressbar(length=length, label=label, file=sys.stderr) as bar:
@@ -366,9 +367,9 @@ def report(ctx: click.Context, game: str, params: tuple[str, ...], simulated_gam
         if not as_json:
             click.echo(_build_message(result, game), err=True)
 
-    policy_count = len(chosen.agents(values)) + 1
+    games_to_play = simulated_games * (len(chosen.agents(values)) + 1) if can_simulate(chosen) else 0
     engine = _engine(ctx, create=True)
-    with _progress("simulating", simulated_games * policy_count) as progress:
+    with _progress("simulating", games_to_play) as progress:
         data = game_report(engine, chosen, values, on_build=announce,
                            simulated_games=simulated_games, seed=seed, progress=progress)
     if diagrams_dir is not None:

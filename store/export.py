@@ -238,7 +238,7 @@ def diagram_title(
     params = ", ".join(f"{name}={setting}" for name, setting in json.loads(graph_row.params).items())
     scope = f"{view.number_of_nodes():,} nodes, {view.number_of_edges():,} edges"
     if full:
-        around = "" if root is None else f" around {root}" + ("" if depth is None else f", {depth} steps")
+        around = "" if root is None else f" around {root}" + ("" if depth is None else f", {depth} step{'s' * (depth != 1)}")
         text = f"{graph_row.game} ({params}){around}: {scope}; moves of {policy_name} in blue"
     else:
         text = f"{graph_row.game} ({params}), policy {policy_name}: {scope}; line width = share of rolls"

@@ -95,6 +95,7 @@ policy = Table(
     Column("objective", String(8), nullable=False, comment="max or min: which payoff is better"),
     Column("method", String(8), nullable=False, comment="agent (from the builder) or solve"),
     Column("created_at", DateTime(timezone=True), nullable=False),
+    Column("goal", String(32), comment="what a terminal is worth to a solve: NULL its payoff, else a test such as 'payoff = 0' (1 when it holds)"),
     sa.UniqueConstraint("graph_id", "name"),
 )
 

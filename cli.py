@@ -28,7 +28,7 @@ from store.load import BuildResult, build_graph
 from store.positions import describe_position
 from store.propagate import outcome_distribution
 from store.query import run_query
-from store.report import DEFAULT_SEED, OPTIMAL, draw_game_diagrams, ensure_evaluated, game_report
+from store.report import DEFAULT_SEED, OPTIMAL, describe_analysis, draw_game_diagrams, ensure_evaluated, game_report
 from store.schema import graph as graph_table
 from store.simulation import monte_carlo
 from store.solve import OBJECTIVES, solve
@@ -283,7 +283,7 @@ def propagate(ctx: click.Context, graph: str, policy_name: str, as_json: bool) -
     """
     with _engine(ctx).begin() as connection:
         row = resolve_graph(connection, graph)
-        ensure_evaluated(connection, row.id, get_game(row.game).objective)
+        ensure_evaluated(connection, row.id, get_game(row.game))
         chosen = find_policy(connection, row.id, policy_name)
         distribution = outcome_distribution(connection, chosen.id, row.id)
     expected = sum(payoff * probability for payoff, probability in distribution.items())
@@ -316,7 +316,7 @@ def compare(ctx: click.Context, graph: str, policy_name: str, reference: str, to
     """
     with _engine(ctx).begin() as connection:
         row = resolve_graph(connection, graph)
-        ensure_evaluated(connection, row.id, get_game(row.game).objective)
+        ensure_evaluated(connection, row.id, get_game(row.game))
         result = compare_policies(
             connection, row.id, find_policy(connection, row.id, policy_name),
             find_policy(connection, row.id, reference), top,
@@ -389,6 +389,8 @@ def report(ctx: click.Context, game: str, params: tuple[str, ...], simulated_gam
     if len(headers) > 3:
         click.echo(f"\nMonte Carlo: games played from the rules (seed {seed}); "
                    "z = (estimate - exact) / standard error.")
+    for line in describe_analysis(chosen, data):
+        click.echo(line)
     for drawn in data.get("diagrams", []):
         click.echo(f"wrote {drawn['file']} ({drawn['nodes']:,} nodes, {drawn['edges']:,} edges)", err=True)
 
@@ -484,7 +486,7 @@ def export(ctx: click.Context, graph: str, output: Path, policy_name: str, layer
                       layers=layers, move_labels=move_labels, values=values)
     with _engine(ctx).begin() as connection:
         row = resolve_graph(connection, graph)
-        ensure_evaluated(connection, row.id, get_game(row.game).objective)
+        ensure_evaluated(connection, row.id, get_game(row.game))
         result = draw_diagram(connection, row, diagram, output, max_nodes=None if force else max_nodes,
                               renderer=renderer, dpi=dpi)
     if as_json:
@@ -535,7 +537,7 @@ def show(ctx: click.Context, graph: str, key: str, as_json: bool) -> None:
     """
     with _engine(ctx).begin() as connection:
         row = resolve_graph(connection, graph)
-        ensure_evaluated(connection, row.id, get_game(row.game).objective)
+        ensure_evaluated(connection, row.id, get_game(row.game))
         described = describe_position(connection, row.id, key)
     if as_json:
         _print_json(described)

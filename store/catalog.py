@@ -51,7 +51,8 @@ def list_policy_names(connection: sa.Connection, graph_id: int) -> list[str]:
 def list_policies(connection: sa.Connection, graph_id: int) -> list[dict[str, Any]]:
     """Return each policy of the graph with its root value (None until evaluated).
 
-    The root value is the expected payoff of the whole game under the policy.
+    The root value is the expected payoff of the whole game under the policy
+    (for a policy solved for a ``goal``, the probability of reaching it).
     """
     root_value = (
         sa.select(value.c.value)
@@ -59,7 +60,7 @@ def list_policies(connection: sa.Connection, graph_id: int) -> list[dict[str, An
         .scalar_subquery()
     )
     query = (
-        sa.select(policy.c.name, policy.c.objective, policy.c.method, root_value.label("value"))
+        sa.select(policy.c.name, policy.c.objective, policy.c.method, policy.c.goal, root_value.label("value"))
         .where(policy.c.graph_id == graph_id)
         .order_by(policy.c.id)
     )

@@ -82,3 +82,12 @@ def outcome_distribution(connection: sa.Connection, policy_id: int, graph_id: in
         .order_by(node.c.payoff)
     )
     return {payoff: probability for payoff, probability in connection.execute(query)}
+
+
+def mean_payoff(connection: sa.Connection, policy_id: int, graph_id: int) -> float:
+    """Return the expected terminal payoff under the (evaluated) policy, from its outcome distribution.
+
+    For a policy solved for a goal, whose values are probabilities, this is
+    still the game's payoff (e.g. the expected score of playing to shut the box).
+    """
+    return sum(payoff * probability for payoff, probability in outcome_distribution(connection, policy_id, graph_id).items())

@@ -13,20 +13,27 @@ from graphs.montecarlo import Progress, can_simulate
 from graphs.protocol import Game
 from store.catalog import find_policy, list_policies
 from store.load import BuildResult, build_graph, canonical_params, find_graph
-from store.propagate import outcome_distribution
+from store.propagate import mean_payoff, outcome_distribution
+from store.reports import ANALYSES
 from store.schema import policy
 from store.simulation import monte_carlo
-from store.solve import evaluate, is_evaluated, solve
+from store.solve import Goal, evaluate, is_evaluated, solve
 
 OPTIMAL = "optimal"
 DEFAULT_SEED = 1
 
 
-def ensure_evaluated(connection: sa.Connection, graph_id: int, objective: str) -> None:
-    """Solve ``optimal`` for ``objective`` unless stored, and evaluate every policy not yet evaluated."""
+def ensure_evaluated(connection: sa.Connection, graph_id: int, game: Game) -> None:
+    """Solve ``optimal`` (and the game's other ``solves``) unless stored; evaluate every policy not yet evaluated.
+
+    A game module may name further solves: ``solves = {name: (objective, goal text)}``,
+    e.g. Shut The Box's ``{"optimal-shut": ("max", "payoff = 0")}``.
+    """
     names = [row.name for row in connection.execute(sa.select(policy.c.name).where(policy.c.graph_id == graph_id))]
-    if OPTIMAL not in names:
-        solve(connection, graph_id, objective, OPTIMAL)
+    wanted = {OPTIMAL: (game.objective, None), **getattr(game, "solves", {})}
+    for name, (objective, goal) in wanted.items():
+        if name not in names:
+            solve(connection, graph_id, objective, name, goal=None if goal is None else Goal.parse(goal))
     for name in names:
         row = find_policy(connection, graph_id, name)
         if not is_evaluated(connection, row.id):
@@ -59,14 +66,34 @@ def game_report(
     if on_build is not None:
         on_build(built)
     with engine.begin() as connection:
-        ensure_evaluated(connection, built.graph_id, game.objective)
+        ensure_evaluated(connection, built.graph_id, game)
         policies = list_policies(connection, built.graph_id)
+        for row in policies:
+            if row["goal"] is not None:  # report the payoff it expects; its value is the goal's probability
+                row["goal_value"] = row["value"]
+                row["value"] = mean_payoff(connection, find_policy(connection, built.graph_id, row["name"]).id,
+                                           built.graph_id)
         optimal = find_policy(connection, built.graph_id, OPTIMAL)
         distribution = outcome_distribution(connection, optimal.id, built.graph_id)
         if simulated_games and can_simulate(game):
             for row in policies:
                 estimate = monte_carlo(connection, game, params, row["name"], simulated_games, seed, progress)
                 row["monte_carlo"] = {key: estimate[key] for key in ("games", "estimate", "stderr", "z")}
+        report = _generic_report(game, params, built, policies, distribution)
+        if game.name in ANALYSES:
+            report |= ANALYSES[game.name].analyse(connection, game, params, report)
+    return report
+
+
+def describe_analysis(game: Game, report: Mapping[str, Any]) -> list[str]:
+    """Return the lines a game's own analysis adds to the human-readable report (none for most games)."""
+    return ANALYSES[game.name].describe(report) if game.name in ANALYSES else []
+
+
+def _generic_report(
+    game: Game, params: Mapping[str, Any], built: BuildResult, policies: list[dict[str, Any]],
+    distribution: Mapping[float, float],
+) -> dict[str, Any]:
     return {
         "game": game.name,
         "graph": built.graph_id,

@@ -44,3 +44,22 @@ def reach_table(connection: sa.Connection) -> sa.Table:
         sa.Column("reach", sa.Double, nullable=False),
         sa.Column("denom", sa.Integer, nullable=False),
     )
+
+
+def sweep_table(connection: sa.Connection, name: str, *columns: sa.Column) -> sa.Table:
+    """Create (afresh) and return a temporary table ``name(node_id, goal, *columns)`` keyed by both.
+
+    Node first: the statements look rows up by node and read every goal's.
+    """
+    table = sa.Table(
+        name,
+        sa.MetaData(),
+        sa.Column("node_id", sa.Integer, primary_key=True, autoincrement=False),
+        sa.Column("goal", sa.Integer, primary_key=True, autoincrement=False),
+        *columns,
+        prefixes=["TEMPORARY"],
+        sqlite_with_rowid=False,
+    )
+    table.drop(connection, checkfirst=True)
+    table.create(connection)
+    return table

@@ -17,6 +17,7 @@ from graphs.protocol import Game
 from store.catalog import find_policy, root_value, stored_choices
 from store.errors import NotFound
 from store.load import canonical_params, find_graph
+from store.propagate import mean_payoff
 
 
 def policy_to_play(
@@ -35,6 +36,8 @@ def policy_to_play(
         raise NotFound(f"policy {name!r} needs the stored graph of {game.name}: build and solve it first (dicegraph report {game.name})")
     row = find_policy(connection, stored.id, name) if not is_agent else _maybe_policy(connection, stored.id, name)
     exact = None if row is None else root_value(connection, row.id)
+    if exact is not None and row.goal is not None:  # the value is the goal's probability; games score payoffs
+        exact = mean_payoff(connection, row.id, stored.id)
     return (name if is_agent else stored_choices(connection, row.id)), exact
 
 

@@ -1,0 +1,15 @@
+"""Analyses particular to one game, added to its report: game name -> module with ``analyse`` and ``describe``.
+
+``analyse(connection, game, params, report)`` returns keys to add to the
+report (``report`` is the generic part, see ``store.report.game_report``);
+``describe(report)`` returns the lines the human-readable report prints after
+the policy table.
+"""
+
+from __future__ import annotations
+
+from types import ModuleType
+
+from store.reports import shut_the_box
+
+ANALYSES: dict[str, ModuleType] = {"shut-the-box": shut_the_box}

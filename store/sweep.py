@@ -1,0 +1,146 @@
+"""One graph solved for many goals at once: the solver's statements with a goal number in every key.
+
+An analysis that needs a solve per threshold (Shut The Box's second player,
+who solves for beating each score the first player can make) would otherwise
+run the whole backward induction and propagation once per threshold. Here
+each layer takes the same few statements as :mod:`store.solve` for all the
+thresholds together, and nothing is stored: the result is each goal's
+optimal outcome distribution. Ties between moves go, as in the solver, to the
+move streamed first among those within :data:`store.solve.TIE_TOLERANCE`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import sqlalchemy as sa
+from sqlalchemy.dialects import postgresql, sqlite
+
+from store.schema import EdgeId, edge, edges_of, layer_ranges, node
+from store.scratch import sweep_table
+from store.solve import TIE_TOLERANCE, Goal
+
+
+def sweep_outcomes(
+    connection: sa.Connection, graph_id: int, objective: str, goals: Sequence[Goal]
+) -> list[dict[float, float]]:
+    """Return, for each goal, the terminal payoff -> probability under the policy optimal for that goal.
+
+    Equal to calling :func:`store.solve.solved_outcomes` once per goal.
+    """
+    if not goals:
+        return []
+    targets = sweep_table(connection, "sweep_goal", sa.Column("threshold", sa.Double, nullable=False))
+    connection.execute(sa.insert(targets), [{"goal": i, "node_id": 0, "threshold": g.threshold} for i, g in enumerate(goals)])
+    tests = {g.test for g in goals}
+    if len(tests) != 1:
+        raise ValueError("one sweep takes goals with one test and different thresholds")
+    work = sweep_table(connection, "sweep_value", sa.Column("value", sa.Double, nullable=False))
+    chosen = sweep_table(connection, "sweep_chosen", sa.Column("edge_id", EdgeId, nullable=False))
+    test = Goal(tests.pop(), 0.0)
+    holds = {"<": node.c.payoff < targets.c.threshold, "<=": node.c.payoff <= targets.c.threshold,
+             "=": node.c.payoff == targets.c.threshold, ">=": node.c.payoff >= targets.c.threshold,
+             ">": node.c.payoff > targets.c.threshold}[test.test]
+    terminals = sa.select(targets.c.goal, node.c.id, sa.case((holds, 1.0), else_=0.0)).select_from(
+        node.join(targets, sa.true())
+    ).where(node.c.graph_id == graph_id, node.c.kind == "terminal")
+    connection.execute(sa.insert(work).from_select(["goal", "node_id", "value"], terminals))
+    spans = layer_ranges(connection, graph_id)
+    for span in reversed(spans):
+        if span.rolls:
+            _chance_values(connection, work, graph_id, span)
+        if span.moves:
+            _best_moves(connection, work, chosen, span, objective)
+    outcomes = _propagate(connection, graph_id, spans, chosen, len(goals))
+    for table in (targets, work, chosen):
+        table.drop(connection)
+    return outcomes
+
+
+def _chance_values(connection: sa.Connection, work: sa.Table, graph_id: int, span: sa.Row) -> None:
+    totals = (
+        sa.select(work.c.goal, edge.c.src, sa.func.sum(edge.c.weight * (edge.c.reward + work.c.value)).label("total"))
+        .select_from(edge.join(work, work.c.node_id == edge.c.dst))
+        .where(edges_of(span, "roll"))
+        .group_by(work.c.goal, edge.c.src)
+        .subquery()
+    )
+    rows = sa.select(totals.c.goal, totals.c.src, totals.c.total / node.c.denom).select_from(
+        totals.join(node, sa.and_(node.c.graph_id == graph_id, node.c.id == totals.c.src))
+    )
+    connection.execute(sa.insert(work).from_select(["goal", "node_id", "value"], rows))
+
+
+def _best_moves(connection: sa.Connection, work: sa.Table, chosen: sa.Table, span: sa.Row, objective: str) -> None:
+    best = sa.func.max if objective == "max" else sa.func.min
+    values = (
+        sa.select(work.c.goal, edge.c.src, best(edge.c.reward + work.c.value))
+        .select_from(edge.join(work, work.c.node_id == edge.c.dst))
+        .where(edges_of(span, "move"))
+        .group_by(work.c.goal, edge.c.src)
+    )
+    connection.execute(sa.insert(work).from_select(["goal", "node_id", "value"], values))
+    after, here = work.alias("after"), work.alias("here")
+    q = edge.c.reward + after.c.value
+    slack = TIE_TOLERANCE * (1 + sa.func.abs(here.c.value))
+    near_best = q >= here.c.value - slack if objective == "max" else q <= here.c.value + slack
+    moves = (
+        sa.select(here.c.goal, edge.c.src, sa.func.min(edge.c.id))
+        .select_from(
+            edge.join(after, after.c.node_id == edge.c.dst)
+            .join(here, sa.and_(here.c.node_id == edge.c.src, here.c.goal == after.c.goal))
+        )
+        .where(edges_of(span, "move"), near_best)
+        .group_by(here.c.goal, edge.c.src)
+    )
+    connection.execute(sa.insert(chosen).from_select(["goal", "node_id", "edge_id"], moves))
+
+
+def _propagate(
+    connection: sa.Connection, graph_id: int, spans: Sequence[sa.Row], chosen: sa.Table, goals: int
+) -> list[dict[float, float]]:
+    reach = sweep_table(connection, "sweep_reach", sa.Column("reach", sa.Double, nullable=False),
+                        sa.Column("denom", sa.Integer, nullable=False))
+    root = connection.execute(sa.select(node.c.denom).where(node.c.graph_id == graph_id, node.c.id == 0)).scalar_one()
+    connection.execute(sa.insert(reach), [{"goal": i, "node_id": 0, "reach": 1.0, "denom": root or 1} for i in range(goals)])
+    dialect_insert = sqlite.insert if connection.dialect.name == "sqlite" else postgresql.insert
+    for span in spans:
+        rolls = (
+            sa.select(reach.c.goal, edge.c.dst, (reach.c.reach * edge.c.weight / reach.c.denom).label("flow"))
+            .select_from(edge.join(reach, reach.c.node_id == edge.c.src))
+            .where(edges_of(span, "roll"))
+        )
+        moves = (
+            sa.select(reach.c.goal, edge.c.dst, reach.c.reach.label("flow"))
+            .select_from(
+                edge.join(chosen, sa.and_(chosen.c.node_id == edge.c.src, chosen.c.edge_id == edge.c.id))
+                .join(reach, sa.and_(reach.c.node_id == edge.c.src, reach.c.goal == chosen.c.goal))
+            )
+            .where(edges_of(span, "move"))
+        )
+        parts = [part for part, count in ((rolls, span.rolls), (moves, span.moves)) if count]
+        flows = (sa.union_all(*parts) if len(parts) > 1 else parts[0]).subquery()
+        totals = (
+            sa.select(flows.c.goal, flows.c.dst, sa.func.sum(flows.c.flow).label("reach"))
+            .where(sa.true())
+            .group_by(flows.c.goal, flows.c.dst)
+            .subquery()
+        )
+        rows = sa.select(totals.c.goal, totals.c.dst, totals.c.reach, sa.func.coalesce(node.c.denom, 1)).select_from(
+            totals.join(node, sa.and_(node.c.graph_id == graph_id, node.c.id == totals.c.dst))
+        ).where(sa.true())
+        statement = dialect_insert(reach).from_select(["goal", "node_id", "reach", "denom"], rows)
+        connection.execute(statement.on_conflict_do_update(
+            index_elements=[reach.c.goal, reach.c.node_id], set_={"reach": reach.c.reach + statement.excluded.reach}))
+    query = (
+        sa.select(reach.c.goal, node.c.payoff, sa.func.sum(reach.c.reach))
+        .select_from(reach.join(node, sa.and_(node.c.graph_id == graph_id, node.c.id == reach.c.node_id)))
+        .where(node.c.kind == "terminal")
+        .group_by(reach.c.goal, node.c.payoff)
+        .order_by(reach.c.goal, node.c.payoff)
+    )
+    outcomes: list[dict[float, float]] = [{} for _ in range(goals)]
+    for goal, payoff, probability in connection.execute(query):
+        outcomes[goal][payoff] = probability
+    reach.drop(connection)
+    return outcomes

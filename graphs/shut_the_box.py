@@ -61,7 +61,7 @@ ONE_DIE = {face: 1 for face in range(1, 7)}  # over 6
 solves = {"optimal-shut": ("max", "payoff = 0")}
 
 # pictures worth drawing (dicegraph report shut-the-box --diagrams DIR)
-diagrams = {"optimal-top": {"policy": "optimal", "layers": True, "move_labels": True, "to_layer": 2}}
+diagrams = {"optimal-start": {"policy": "optimal", "full": True, "depth": 2}}
 
 
 def tiles_of(index: int) -> list[int]:

@@ -42,10 +42,16 @@ def test_readme_moves_query_is_what_query_prints(runner: CliRunner, jackpot_db: 
 
 
 def test_readme_pictures_are_the_ones_report_draws() -> None:
-    """The committed PNGs are named as ``report --diagrams`` names them, one per diagram Jackpot declares."""
-    from graphs import jackpot
+    """The committed PNGs are named as ``report --diagrams`` names them, one per diagram a game declares."""
+    from graphs import GAMES
 
     pictures = re.findall(r"!\[[^\]]*\]\((docs/[^)]+\.png)\)", README)
-    assert sorted(pictures) == sorted(f"docs/jackpot-{name}.png" for name in jackpot.diagrams)
+    declared = [f"docs/{game.name}-{name}.png" for game in GAMES.values() for name in getattr(game, "diagrams", {})]
+    assert sorted(pictures) == sorted(declared)
     for picture in pictures:
         assert (ROOT / picture).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_readme_shut_the_box_report_is_what_report_prints(runner: CliRunner, db_url: str) -> None:
+    printed = runner.invoke(main, ["--db", db_url, "report", "shut-the-box"]).stdout
+    assert printed.strip() in README

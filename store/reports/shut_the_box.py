@@ -12,6 +12,7 @@
 
 from __future__ import annotations
 
+import textwrap
 from collections.abc import Mapping
 from typing import Any
 
@@ -134,8 +135,7 @@ def describe(report: Mapping[str, Any]) -> list[str]:
     rolls = report["opening_rolls"]
     exceptions, worst = report["greedy_exceptions"], report["greedy_exceptions"]["worst"]
     two, seed_two, self_play, day = report["two_player"], report["two_player_seed_objective"], report["self_play"], report["day"]
-    lines = [
-        "",
+    sentences = [
         f"1. Expected score: {expected['optimal']:.12g} playing optimally, {expected['greedy']:.12g} greedily; "
         f"the box is shut {100 * shut['optimal']:.3f} % of games (optimal), {100 * shut['greedy']:.3f} % (greedy), "
         f"at most {100 * shut['optimal-shut']:.3f} % (optimal-shut, which expects {expected['optimal-shut']:.4f}).",
@@ -160,4 +160,4 @@ def describe(report: Mapping[str, Any]) -> list[str]:
         f"{100 * day['one_game']['tie']:.3f} %). The seed's sample said 49.3 / 40.7 / 10.0 % (\"~9 % more days\"); "
         f"exactly, the margin is {100 * (day['win'] - day['loss']):.2f} points.",
     ]
-    return lines
+    return [""] + [textwrap.fill(text, width=100, subsequent_indent="   ") for text in sentences]

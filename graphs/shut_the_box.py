@@ -83,15 +83,28 @@ def index_of(tiles: Sequence[int]) -> int:
     return sum(1 << (tile - 1) for tile in tiles)
 
 
-@functools.lru_cache(maxsize=None)
 def shut_sets(open_index: int, total: int) -> tuple[tuple[int, ...], ...]:
     """Return the sets of open tiles adding up to ``total``, in the seed's order."""
+    return _moves_by_total(open_index).get(total, ())
+
+
+@functools.lru_cache(maxsize=None)
+def _moves_by_total(open_index: int) -> dict[int, tuple[tuple[int, ...], ...]]:
+    """Every non-empty set of open tiles adding up to a possible roll (1..12), grouped by total.
+
+    Within a total, the seed's order: ``itertools.product((0, 1), ...)`` over the
+    open tiles, lowest tile slowest, i.e. by the membership bits read lowest tile first.
+    """
     tiles = tiles_of(open_index)
-    found = [
-        tuple(tile for tile, used in zip(tiles, pick) if used)
-        for pick in itertools.product((0, 1), repeat=len(tiles))
-    ]
-    return tuple(move for move in found if sum(move) == total)
+    found: dict[int, list[tuple[int, ...]]] = {}
+    subset = open_index
+    while subset:  # every non-empty subset of the open tiles
+        chosen = tiles_of(subset)
+        if sum(chosen) <= max(TWO_DICE):
+            found.setdefault(sum(chosen), []).append(tuple(chosen))
+        subset = (subset - 1) & open_index
+    return {total: tuple(sorted(moves, key=lambda move: [tile in move for tile in tiles]))
+            for total, moves in found.items()}
 
 
 def greedy(moves: Sequence[tuple[int, ...]]) -> tuple[int, ...]:

@@ -65,6 +65,9 @@ def game_report(
     built = build_graph(engine, game, params)
     if on_build is not None:
         on_build(built)
+    analysis = ANALYSES.get(game.name)
+    if analysis is not None and hasattr(analysis, "prepare"):
+        analysis.prepare(engine, game, params)
     with engine.begin() as connection:
         ensure_evaluated(connection, built.graph_id, game)
         policies = list_policies(connection, built.graph_id)
@@ -80,8 +83,8 @@ def game_report(
                 estimate = monte_carlo(connection, game, params, row["name"], simulated_games, seed, progress)
                 row["monte_carlo"] = {key: estimate[key] for key in ("games", "estimate", "stderr", "z")}
         report = _generic_report(game, params, built, policies, distribution)
-        if game.name in ANALYSES:
-            report |= ANALYSES[game.name].analyse(connection, game, params, report)
+        if analysis is not None:
+            report |= analysis.analyse(connection, game, params, report)
     return report
 
 

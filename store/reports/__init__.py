@@ -1,5 +1,6 @@
 """Analyses particular to one game, added to its report: game name -> module with ``analyse`` and ``describe``.
 
+``prepare(engine, game, params)``, if there, runs first (builds further graphs);
 ``analyse(connection, game, params, report)`` returns keys to add to the
 report (``report`` is the generic part, see ``store.report.game_report``);
 ``describe(report)`` returns the lines the human-readable report prints after
@@ -10,6 +11,6 @@ from __future__ import annotations
 
 from types import ModuleType
 
-from store.reports import shut_the_box
+from store.reports import cant_stop, shut_the_box
 
-ANALYSES: dict[str, ModuleType] = {"shut-the-box": shut_the_box}
+ANALYSES: dict[str, ModuleType] = {"cant-stop": cant_stop, "shut-the-box": shut_the_box}

@@ -69,6 +69,11 @@ TRIPLES = tuple(itertools.combinations(range(2, 13), 3))
 DICE = tuple(itertools.product(range(1, 7), repeat=4))
 
 
+# pictures worth drawing (dicegraph report cant-stop --diagrams DIR): one triple's whole turn
+diagrams = {"2-7-10-one": {"policy": "optimal", "full": True, "layers": True,
+                           "params": {"columns": (2, 7, 10), "worth": "one"}}}
+
+
 def parse_columns(text: str) -> tuple[int, ...] | str | None:
     """Return the sherpa columns of ``'6,7,8'`` (1 to 3 distinct columns 2..12, sorted), or ``'all'``."""
     if text.strip().lower() == ALL:

@@ -108,15 +108,20 @@ def to_dot(view: nx.DiGraph, style: Style = Style()) -> pydot.Dot:
         edge={"fontname": FONT, "fontsize": 9, "arrowsize": 0.6},
     )
     for name, data in view.nodes(data=True):
-        drawn.add_node(name, label=_node_label(data, style.values), shape=SHAPES[data["kind"]], tooltip=data["label"],
+        drawn.add_node(_dot_id(name), label=_node_label(data, style.values), shape=SHAPES[data["kind"]], tooltip=data["label"],
                        **({"peripheries": 2} if data["kind"] == "terminal" else {}))
     for source, target, data in view.edges(data=True):
         attributes = _policy_edge(data, style) if "moves" in data else _full_edge(data)
-        drawn.add_edge(source, target, **attributes)
+        drawn.add_edge(_dot_id(source), _dot_id(target), **attributes)
     dot = nx.nx_pydot.to_pydot(drawn)
     if style.layers:
         _group_layers(dot, view)
     return dot
+
+
+def _dot_id(key: str) -> str:
+    """Return a node key as a DOT id: quoted when it holds ':', which DOT would read as a port."""
+    return f'"{key}"' if ":" in key else key
 
 
 def _group_layers(dot: pydot.Dot, view: nx.DiGraph) -> None:
@@ -128,7 +133,7 @@ def _group_layers(dot: pydot.Dot, view: nx.DiGraph) -> None:
         cluster = pydot.Cluster(f"layer_{layer_number}", label=f"layer {layer_number}", rank="same", style="rounded",
                                 color="gray55", fontcolor="gray35", fontsize=14, labeljust="l")
         for name in by_layer[layer_number]:
-            declared = dot.get_node(pydot.quote_id_if_necessary(name))
+            declared = dot.get_node(pydot.quote_id_if_necessary(_dot_id(name)))
             if declared:
                 dot.del_node(declared[0])
                 cluster.add_node(declared[0])

@@ -114,15 +114,21 @@ def draw_game_diagrams(
 ) -> list[dict[str, Any]]:
     """Draw the diagrams the game names (its ``diagrams`` dict) as PNGs in ``directory``; return what was drawn.
 
-    Files are called ``<game>-<name>.png``. The graph must be built and its policies evaluated.
+    Files are called ``<game>-<name>.png``. A diagram drawn from a graph with
+    other parameters names them (``"params": {...}``); that graph is built and
+    solved when missing.
     """
     from store.diagram import Diagram, draw_diagram  # networkx and pydot load only when drawing
 
     directory.mkdir(parents=True, exist_ok=True)
     drawn = []
-    with engine.connect() as connection:
-        stored = find_graph(connection, game.name, canonical_params(params))
-        for name, options in getattr(game, "diagrams", {}).items():
+    for name, options in getattr(game, "diagrams", {}).items():
+        options = dict(options)
+        graph_params = {**params, **options.pop("params", {})}
+        built = build_graph(engine, game, graph_params)
+        with engine.begin() as connection:
+            ensure_evaluated(connection, built.graph_id, game)
+            stored = find_graph(connection, game.name, canonical_params(graph_params))
             path = directory / f"{game.name}-{name}.png"
             drawn.append(draw_diagram(connection, stored, Diagram.of(options), path, max_nodes=None, renderer=renderer))
     return drawn

@@ -55,3 +55,8 @@ def test_readme_pictures_are_the_ones_report_draws() -> None:
 def test_readme_shut_the_box_report_is_what_report_prints(runner: CliRunner, db_url: str) -> None:
     printed = runner.invoke(main, ["--db", db_url, "report", "shut-the-box"]).stdout
     assert printed.strip() in README
+
+
+def test_readme_cant_stop_report_is_what_report_prints(runner: CliRunner, db_url: str) -> None:
+    printed = runner.invoke(main, ["--db", db_url, "report", "cant-stop"]).stdout
+    assert printed.strip() in README

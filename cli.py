@@ -556,5 +556,54 @@ def show(ctx: click.Context, graph: str, key: str, as_json: bool) -> None:
             click.echo(f"    {move['label']} -> {move['to']}{worth}{takers}")
 
 
+@main.group("cant-stop")
+def cant_stop_group() -> None:
+    """Can't Stop on a real board (see the README's board notation)."""
+
+
+def _dice(text: str | None) -> tuple[int, ...] | None:
+    if text is None:
+        return None
+    try:
+        dice = tuple(int(part) for part in text.split(","))
+    except ValueError:
+        dice = ()
+    if len(dice) != 4 or not all(1 <= d <= 6 for d in dice):
+        raise click.BadParameter(f"{text!r} is not four dice 1..6, e.g. 2,3,5,6", param_hint="--roll")
+    return dice
+
+
+@cant_stop_group.command("advise")
+@click.option("--board", required=True, help="The board, e.g. '7:3>5,8:>2,12:x' (README: board notation).")
+@click.option("--roll", "roll_text", metavar="A,B,C,D", help="The four dice just rolled; without it: stop or roll now?")
+@click.option("--objective", type=click.Choice(["progress", "claim"]), default="progress", show_default=True,
+              help="Maximise the turn's progress, or the probability of claiming a column this turn.")
+@JSON_OPTION
+@click.pass_context
+def advise_command(ctx: click.Context, board: str, roll_text: str | None, objective: str, as_json: bool) -> None:
+    """Say how to play this roll (which columns to climb, then stop or roll on), with every alternative's value.
+
+    The board's turn graph is built and solved on first use, then reused.
+
+    \b
+    Examples:
+      dicegraph cant-stop advise --board '6:>1,7:>1,8:>1' --roll 2,3,5,6
+      dicegraph cant-stop advise --board '7:3>5,8:>2,12:x' --objective claim
+    """
+    from store.advise import advise
+
+    result = advise(_engine(ctx, create=True), board, objective, _dice(roll_text))
+    if as_json:
+        _print_json(result)
+        return
+    rolled = f", roll {roll_text}" if roll_text else ""
+    click.echo(f"board {result['board'] or '(empty)'}{rolled}; objective {objective}")
+    if result["decision"] == "bust":
+        click.echo("bust: no pairing climbs; the turn's climbing is lost")
+        return
+    click.echo(f"best: {result['decision']} (expected {result['value']:.6f})")
+    click.echo(_table(["move", "value"], [[row["move"], row["value"]] for row in result["alternatives"]]))
+
+
 if __name__ == "__main__":
     main()

@@ -1,0 +1,298 @@
+"""Can't Stop, one turn on a real board: column tops, claimed columns, placing the three runners.
+
+Beyond the notebook's model (``graphs/cant_stop.py``): the player's markers
+stand somewhere in each column, some columns are claimed (closed to
+everybody), the turn's three neutral markers (runners) may not all be placed
+yet, a runner at the top of its column cannot climb further, and when a
+pairing's two columns cannot both take a runner (one runner left, two new
+columns) the player advances in either one of them. A roll with no legal
+advance busts: the turn's climbing is lost. Stopping keeps it.
+
+Board notation (``-p board=...``, also ``dicegraph cant-stop advise --board``):
+comma-separated entries, a column at most once, columns not named being
+empty:
+
+- ``7:3``   your marker stands on step 3 of column 7 (of 13);
+- ``7:3>5`` ... and this turn's runner on step 5 of it;
+- ``7:>2``  a runner on step 2, no marker of yours before this turn;
+- ``12:x``  column 12 is claimed (by anyone): nobody climbs it.
+
+Objectives (``-p objective=``): ``progress``, the turn's climbing as the sum of
+steps / column length (the notebook's ``progress``), or ``claim``, 1 when the
+turn ends with a runner on a column's top (the column is then yours), else 0.
+
+The graph: the root is the board's state, rolling (advice compares its value
+with stopping at once); a *state* (runner positions) is a chance node over the 126 sorted
+outcomes of four dice (multinomial weights over 1296), grouped by effect (the
+set of states the pairings allow); each group leads to a decision: one of
+those states, then stop (a terminal) or roll on. A state is in layer ``3k``
+(``k`` the steps climbed since the given board), its decisions and bust in
+``3k+1``, a stop in ``3k+2``.
+
+Bound (``progress``): at a state of worth ``s`` with no-bust probability ``p``
+and expected best one-roll gain ``g``, rolling once more then stopping is
+worth ``p*s + g``. Climbing and placing runners only ever shrink the moves a
+roll allows, so ``p`` and ``g`` never grow while ``s`` grows: once
+``s*(1-p) >= g`` it stays so, and (the argument of ``graphs/cant_stop.py``)
+stopping is optimal from there; such states get no "roll" move. For
+``claim``, a state with a runner on a top stops (it cannot do better than 1).
+``-p prune=off`` builds without the bound (tests compare).
+
+>>> board = parse_board("7:3>5,8:>2,2:x")
+>>> board.marker(7), board.runners, sorted(board.claimed)
+(3, ((7, 5), (8, 2)), [2])
+>>> sorted(describe_options(board, board.runners, (1, 1, 3, 4)))
+['4+1', '5+1', '7+1']
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Any
+
+from graphs.cant_stop import LENGTHS, pairings
+from graphs.dice import sorted_rolls
+from graphs.errors import BadParameter
+from graphs.protocol import CHANCE, DECISION, MOVE, ROLL, TERMINAL, Edge, Node, NodeIds, Param, Row
+
+name = "cant-stop-board"
+title = "Can't Stop (a turn on a real board)"
+summary = "One turn of Can't Stop from a given board: tops, claimed columns, runners still to place."
+version = 1
+objective = "max"
+outcome = "expected value of the turn"
+OBJECTIVES = ("progress", "claim")
+RUNNERS = 3
+ROLLS = tuple(sorted_rolls(4))  # 126 sorted outcomes of four dice, weights over 1296
+UNITS = 45045  # progress counts in 1/45045 (the lengths' least common multiple)
+
+State = tuple[tuple[int, int], ...]  # runners: (column, step), by column
+
+
+@dataclass(frozen=True)
+class Board:
+    """Your markers (``base``), this turn's runners and the claimed columns."""
+
+    base: tuple[tuple[int, int], ...] = ()  # (column, step) of your markers
+    runners: State = ()
+    claimed: frozenset[int] = frozenset()
+
+    def marker(self, column: int) -> int:
+        """Return the step your marker stands on in ``column`` (0: none)."""
+        return dict(self.base).get(column, 0)
+
+    @property
+    def text(self) -> str:
+        """Return the board in canonical notation."""
+        entries = []
+        runners = dict(self.runners)
+        for column in range(2, 13):
+            if column in self.claimed:
+                entries.append(f"{column}:x")
+            elif column in runners or self.marker(column):
+                base = self.marker(column)
+                entries.append(f"{column}:{base or ''}" + (f">{runners[column]}" if column in runners else ""))
+        return ",".join(entries)
+
+
+def parse_board(text: str) -> Board:
+    """Return the board ``text`` describes; raise BadParameter saying what is wrong."""
+    base: dict[int, int] = {}
+    runners: dict[int, int] = {}
+    claimed: set[int] = set()
+    for entry in filter(None, (part.strip() for part in text.replace(" ", ",").split(","))):
+        column_text, sep, rest = entry.partition(":")
+        try:
+            column = int(column_text)
+        except ValueError:
+            raise BadParameter(f"board entry {entry!r}: write COLUMN:STEP, COLUMN:STEP>RUNNER, COLUMN:>RUNNER or COLUMN:x") from None
+        if not sep or column not in LENGTHS:
+            raise BadParameter(f"board entry {entry!r}: columns are 2..12, written COLUMN:...")
+        if column in base or column in runners or column in claimed:
+            raise BadParameter(f"board: column {column} is named twice")
+        if rest.lower() == "x":
+            claimed.add(column)
+            continue
+        step_text, _, runner_text = rest.partition(">")
+        try:
+            step = int(step_text) if step_text else 0
+            runner = int(runner_text) if runner_text else None
+        except ValueError:
+            raise BadParameter(f"board entry {entry!r}: steps are whole numbers") from None
+        top = LENGTHS[column]
+        if not 0 <= step < top:
+            raise BadParameter(f"board: your marker in column {column} must be on a step 0..{top - 1} "
+                               f"(on {top} the column would be claimed: write {column}:x)")
+        base[column] = step
+        if runner is not None:
+            if not step < runner <= top:
+                raise BadParameter(f"board: the runner in column {column} must be above your marker and at most "
+                                   f"on the top, step {top}")
+            runners[column] = runner
+    if len(runners) > RUNNERS:
+        raise BadParameter(f"board: {len(runners)} runners, but a turn has only {RUNNERS}")
+    return Board(tuple(sorted(base.items())), tuple(sorted(runners.items())), frozenset(claimed))
+
+
+params = (
+    Param("board", "6:>1,7:>1,8:>1", lambda text: parse_board(text).text, "the board, e.g. '7:3>5,8:>2,12:x' (README: board notation)",
+          accepted="see the README's board notation"),
+    Param("objective", "progress", str, "what the turn is worth: progress (steps / column length) or claim",
+          check=lambda value: value in OBJECTIVES, accepted="progress or claim"),
+    Param("prune", True, lambda text: {"on": True, "off": False}.get(text.lower()),
+          "stop without a roll move where stopping is provably optimal", check=lambda v: v is not None,
+          accepted="on or off"),
+)
+
+
+def agents(params: Mapping[str, Any]) -> tuple[str, ...]:
+    """No heuristic player: only solves."""
+    return ()
+
+
+def state_key(state: State) -> str:
+    """Return a state's key: its runners, e.g. ``'7>5,8>2'`` (``'-'`` for none)."""
+    return ",".join(f"{c}>{s}" for c, s in state) or "-"
+
+
+def _advance(board: Board, state: State, columns: tuple[int, ...]) -> State | None:
+    """The state after climbing one step in each of ``columns`` (a column may repeat), or None if illegal."""
+    runners = dict(state)
+    for column in columns:
+        if column in board.claimed:
+            return None
+        step = runners.get(column, board.marker(column))
+        if column not in runners and len(runners) >= RUNNERS:
+            return None
+        if step >= LENGTHS[column]:
+            return None
+        runners[column] = step + 1
+    return tuple(sorted(runners.items()))
+
+
+def _climb(board: Board, state: State, columns: tuple[int, ...]) -> State | None:
+    """Climb as far as allowed: a doubled column climbs two steps, or one at its top."""
+    if len(columns) == 2 and columns[0] == columns[1]:
+        return _advance(board, state, columns) or _advance(board, state, columns[:1])
+    return _advance(board, state, columns)
+
+
+@functools.lru_cache(maxsize=None)
+def options(board: Board, state: State, dice: tuple[int, ...]) -> frozenset[State]:
+    """Return the states the roll ``dice`` allows from ``state`` (empty: bust)."""
+    found = set()
+    for a, b in pairings(dice):  # type: ignore[arg-type]
+        both = _climb(board, state, (a, b))
+        if both is not None:
+            found.add(both)
+            continue
+        for single in (a, b):  # only one of the pair can climb: the player picks which
+            after = _climb(board, state, (single,))
+            if after is not None:
+                found.add(after)
+    return frozenset(found)
+
+
+def describe_options(board: Board, state: State, dice: tuple[int, ...]) -> list[str]:
+    """Return each option of a roll as the climbing it does, e.g. ``'7+1, 9+1'``."""
+    return [climb_text(board, state, after) for after in options(board, state, dice)]
+
+
+def climb_text(board: Board, state: State, after: State) -> str:
+    """Return the climbing from ``state`` to ``after``, e.g. ``'7+1, 8+2'``."""
+    before = dict(state)
+    return ", ".join(f"{c}+{s - before.get(c, board.marker(c))}" for c, s in after if before.get(c) != s)
+
+
+def worth_units(board: Board, state: State) -> int:
+    """Return the turn's progress so far in 1/45045 units: steps above your markers / column length."""
+    return sum((step - board.marker(c)) * (UNITS // LENGTHS[c]) for c, step in state)
+
+
+def steps(board: Board, state: State) -> int:
+    """Return the steps climbed this turn (above your markers)."""
+    return sum(step - board.marker(c) for c, step in state)
+
+
+def payoff(board: Board, state: State, objective: str) -> float:
+    """Return what stopping in ``state`` is worth for ``objective``."""
+    if objective == "claim":
+        return float(any(step == LENGTHS[c] for c, step in state))
+    return worth_units(board, state) / UNITS
+
+
+def roll_groups(board: Board, state: State) -> list[tuple[frozenset[State], int]]:
+    """The 1296 rolls grouped by effect at ``state``: (states allowed, weight), in a fixed order."""
+    groups: dict[frozenset[State], int] = {}
+    for dice, weight in ROLLS:
+        allowed = options(board, state, dice)
+        groups[allowed] = groups.get(allowed, 0) + weight
+    return sorted(groups.items(), key=lambda item: sorted(state_key(s) for s in item[0]))
+
+
+def stops_for_sure(board: Board, state: State, objective: str, groups: list[tuple[frozenset[State], int]]) -> bool:
+    """Whether stopping is provably optimal at ``state`` (see the module's text)."""
+    if objective == "claim":
+        return payoff(board, state, objective) == 1.0
+    here = worth_units(board, state)
+    p_bust = Fraction(sum(w for allowed, w in groups if not allowed), 1296)
+    gain = Fraction(sum(w * max(worth_units(board, s) - here for s in allowed) for allowed, w in groups if allowed), 1296)
+    return here * p_bust >= gain
+
+
+def build(params: Mapping[str, Any]) -> Iterator[Row]:
+    """Yield the turn graph from the board, for the objective, layer by layer.
+
+    >>> rows = list(build({"board": "2:>2,3:>4,12:>2", "objective": "claim", "prune": True}))
+    >>> rows[0].kind, sum(isinstance(row, Edge) for row in rows)
+    ('chance', 16)
+    """
+    board, goal, prune = parse_board(params["board"]), params["objective"], params["prune"]
+    ids = NodeIds()
+    layered: dict[int, list[Row]] = {}
+    start = board.runners
+
+    def emit(layer: int, row: Row) -> None:
+        layered.setdefault(layer, []).append(row)
+
+    def stop_node(state: State) -> str:
+        key = f"{state_key(state)}/stop"
+        if key not in ids:
+            layer = 3 * steps_since(state) + 2
+            emit(layer, Node(ids[key], key, layer, TERMINAL, f"stop with {state_key(state)}",
+                             payoff=payoff(board, state, goal)))
+        return key
+
+    def steps_since(state: State) -> int:
+        return steps(board, state) - steps(board, start)
+
+    pending, seen = [(start, roll_groups(board, start))], {start}  # the root rolls: advice compares it with stopping
+    while pending:
+        state, groups = pending.pop()
+        key, layer = state_key(state), 3 * steps_since(state)
+        emit(layer, Node(ids[key], key, layer, CHANCE, f"runners {key}", denom=1296))
+        for allowed, weight in groups:
+            if not allowed:
+                bust = f"{key}/bust"
+                emit(layer + 1, Node(ids[bust], bust, layer + 1, TERMINAL, "bust: the climbing is lost", payoff=0.0))
+                emit(layer, Edge(ids[key], ids[bust], ROLL, "bust", weight=weight))
+                continue
+            choices = sorted(allowed, key=lambda s: (-worth_units(board, s), state_key(s)))
+            decision = f"{key}/" + "|".join(state_key(s) for s in choices)
+            emit(layer, Edge(ids[key], ids[decision], ROLL, " or ".join(climb_text(board, state, s) for s in choices),
+                             weight=weight))
+            emit(layer + 1, Node(ids[decision], decision, layer + 1, DECISION, f"runners {key}, rolled"))
+            for after in choices:
+                emit(layer + 1, Edge(ids[decision], ids[stop_node(after)], MOVE, f"{climb_text(board, state, after)}, stop"))
+                after_groups = roll_groups(board, after)
+                if not (prune and stops_for_sure(board, after, goal, after_groups)):
+                    emit(layer + 1, Edge(ids[decision], ids[state_key(after)], MOVE, f"{climb_text(board, state, after)}, roll"))
+                    if after not in seen:
+                        seen.add(after)
+                        pending.append((after, after_groups))
+    for layer in sorted(layered):
+        yield from (row for row in layered[layer] if isinstance(row, Node))
+        yield from (row for row in layered[layer] if isinstance(row, Edge))

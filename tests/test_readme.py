@@ -60,3 +60,9 @@ def test_readme_shut_the_box_report_is_what_report_prints(runner: CliRunner, db_
 def test_readme_cant_stop_report_is_what_report_prints(runner: CliRunner, db_url: str) -> None:
     printed = runner.invoke(main, ["--db", db_url, "report", "cant-stop"]).stdout
     assert printed.strip() in README
+
+
+def test_readme_advice_is_what_advise_prints(runner: CliRunner, db_url: str) -> None:
+    printed = runner.invoke(main, ["--db", db_url, "cant-stop", "advise", "--board", "6:>1,7:>1,8:>1",
+                                   "--roll", "2,3,5,6"]).stdout
+    assert printed.strip() in README

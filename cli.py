@@ -29,6 +29,7 @@ from store.positions import describe_position
 from store.propagate import outcome_distribution
 from store.query import run_query
 from store.report import DEFAULT_SEED, OPTIMAL, describe_analysis, draw_game_diagrams, ensure_evaluated, game_report
+from store.render import DEFAULT_DPI, MAX_NODES, RENDERERS
 from store.schema import graph as graph_table
 from store.simulation import monte_carlo
 from store.solve import OBJECTIVES, solve
@@ -452,12 +453,12 @@ def simulate(ctx: click.Context, game: str, params: tuple[str, ...], policy_name
 @click.option("--root", metavar="KEY", help="Full view around this node (implies --full).")
 @click.option("--depth", type=click.IntRange(min=1), help="Full view: at most this many steps from the root.")
 @click.option("--to-layer", type=click.IntRange(min=0), metavar="N", help="Only the layers up to N.")
-@click.option("--max-nodes", type=click.IntRange(min=1), default=1000, show_default=True,
+@click.option("--max-nodes", type=click.IntRange(min=1), default=MAX_NODES, show_default=True,
               help="Refuse larger diagrams (unless --force).")
 @click.option("--force", is_flag=True, help="Draw whatever the size.")
-@click.option("--renderer", type=click.Choice(["auto", "dot", "python"]), default="auto", show_default=True,
+@click.option("--renderer", type=click.Choice(RENDERERS), default="auto", show_default=True,
               help="For SVG/PNG: Graphviz's dot, the pure-Python route, or whichever is there (dot first).")
-@click.option("--dpi", type=click.IntRange(min=10, max=1200), default=96, show_default=True,
+@click.option("--dpi", type=click.IntRange(min=10, max=1200), default=DEFAULT_DPI, show_default=True,
               help="PNG resolution.")
 @JSON_OPTION
 @click.pass_context

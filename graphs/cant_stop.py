@@ -51,7 +51,7 @@ from collections.abc import Iterator, Mapping
 from fractions import Fraction
 from typing import Any
 
-from graphs.errors import BadParameter, DicegraphError
+from graphs.errors import DicegraphError
 from graphs.protocol import CHANCE, DECISION, MOVE, ROLL, TERMINAL, Edge, Node, NodeIds, Param, Row
 
 name = "cant-stop"
@@ -163,7 +163,7 @@ def triple_key(columns: tuple[int, ...]) -> str:
 
 
 def gain_text(units: int, worth: str) -> str:
-    """Return a worth for labels: ``'2'`` for ``one``, ``'1/11'`` or ``'0.2308'`` style fractions for progress."""
+    """Return a worth in units as an exact fraction for labels, e.g. ``'2'`` or ``'24/143'``."""
     return str(Fraction(units, UNITS[worth]))
 
 
@@ -238,9 +238,3 @@ def _triple_rows(
                         pending.append(after)
     for units in sorted(stops):
         yield stop(units)
-
-
-def check_columns(columns: tuple[int, ...]) -> None:
-    """Raise BadParameter unless ``columns`` are 1 to 3 distinct columns 2..12."""
-    if parse_columns(",".join(map(str, columns))) in (None, ALL):
-        raise BadParameter(f"columns must be 1 to 3 distinct columns from 2..12, not {columns}")

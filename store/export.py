@@ -39,7 +39,6 @@ from graphs.errors import DicegraphError
 from store.catalog import find_node, find_policy
 from store.schema import choice, edge, graph_edge_span, layer, node, value
 
-DEFAULT_MAX_NODES = 1000
 MOVE_SEPARATOR = ", "
 
 

@@ -24,13 +24,18 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import networkx as nx
+from typing import TYPE_CHECKING
+
 import pydot
+
+if TYPE_CHECKING:
+    import networkx as nx
 
 from graphs.dice import roll_summary
 from graphs.errors import DicegraphError
 
 FORMATS = ("dot", "svg", "png")
+MAX_NODES = 1000  # the size guard's default: larger diagrams need --force
 RENDERERS = ("auto", "dot", "python")
 DEFAULT_DPI = 96
 FONT = "Helvetica"
@@ -100,6 +105,8 @@ def to_dot(view: nx.DiGraph, style: Style = Style()) -> pydot.Dot:
     with ``style.move_labels``, the moves and rolls as edge labels.
     Neighbourhoods get a shape per node kind and every edge labelled.
     """
+    import networkx as nx  # loaded when drawing, not when the command line starts
+
     drawn = nx.DiGraph(
         graph={"fontname": FONT, "labelloc": "t", "fontsize": 18, "nodesep": 0.12, "ranksep": 0.7,
                "rankdir": "LR" if style.move_labels else "TB",

@@ -209,6 +209,7 @@ def write_diagram(dot: pydot.Dot, path: Path, renderer: str = "auto", dpi: int =
     fmt = path.suffix.lower().lstrip(".")
     if fmt not in FORMATS:
         raise RenderError(f"cannot tell the format from {path.name!r}: name the file .dot, .svg or .png")
+    path.parent.mkdir(parents=True, exist_ok=True)
     try:
         data, route = render(dot, fmt, renderer, dpi)
     except RendererMissing as missing:

@@ -379,7 +379,7 @@ def report(ctx: click.Context, game: str, params: tuple[str, ...], simulated_gam
         _print_json(data)
         return
     described = ", ".join(f"{k}={v}" for k, v in values.items())
-    click.echo(f"{chosen.title} ({described}): {chosen.outcome} by policy")
+    click.echo(f"{chosen.title}{f' ({described})' if described else ''}: {chosen.outcome} by policy")
     headers = ["policy", "method", "CALCULATED"]
     rows = [[p["name"], p["method"], _percent(p["value"], chosen.outcome)] for p in data["policies"]]
     if all("monte_carlo" in p for p in data["policies"]):

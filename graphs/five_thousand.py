@@ -1,6 +1,4 @@
-"""5000 (seed 004): the scoring rules and the exact score distribution of a roll (rules: shared/RULES.md).
-
-Groundwork for the turn graph (issue 6); not registered as a game yet.
+"""5000 (seed 004), one turn: scoring, the turn graph, threshold agents (rules: shared/RULES.md).
 
 A roll scores 100 per 1 and 50 per 5, plus a three-of-a-kind bonus for the
 face shown three or more times: 1,1,1 totals 1000, 5,5,5 totals 500, another
@@ -18,10 +16,26 @@ are 1s or 5s.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from fractions import Fraction
+from typing import Any
 
 from graphs.dice import sorted_rolls
+from graphs.errors import DicegraphError
+from graphs.protocol import CHANCE, DECISION, MOVE, ROLL, TERMINAL, Edge, Node, NodeIds, Param, Row
+
+name = "5000"
+title = "5000 (one turn)"
+summary = "Roll five dice, set scoring dice aside, bank or roll on (hot dice: all five again)."
+version = 1
+objective = "max"
+outcome = "expected turn score"
+params = (
+    Param("slack", 0, int, "room to explore beyond the bank bound, in steps of 50 (tests)",
+          check=lambda value: 0 <= value <= 100, accepted="whole numbers 0..100"),
+)
+THRESHOLDS = tuple(range(1, 7))
+STEP = 50  # every score is a multiple of 50
 
 DICE = 5
 SINGLE = {1: 100, 5: 50}
@@ -72,3 +86,232 @@ def distribution(dice: int) -> dict[int, int]:
 def mean(dice: int) -> Fraction:
     """Return E[X_n], exact."""
     return Fraction(sum(s * n for s, n in distribution(dice).items()), 6**dice)
+
+
+def bust_probability(dice: int) -> Fraction:
+    """Return P(X_n = 0), exact."""
+    return Fraction(distribution(dice).get(0, 0), 6**dice)
+
+
+def bank_bound() -> Fraction:
+    """Return t* = max over n of E[X_n] / P(X_n = 0): from a turn total of t* on, banking is optimal.
+
+    Rolling n dice once more and then banking is worth ``(1 - P(X_n = 0)) t + E[X_n]``,
+    no more than ``t`` once ``t >= E[X_n] / P(X_n = 0)``; the total never
+    falls while rolling, and the most that playing on could add from there,
+    ``M``, satisfies ``M <= p M`` with ``p = 1 - min P(X_n = 0) < 1``: ``M = 0``.
+    """
+    return max(mean(n) / bust_probability(n) for n in range(1, DICE + 1))
+
+
+def selections(dice: Sequence[int]) -> list[tuple[int, ...]]:
+    """Return every non-empty choice of scoring units to set aside (as sorted dice), all of them first.
+
+    >>> selections((1, 1, 5, 2, 3))
+    [(1, 1, 5), (1, 1), (1, 5), (1,), (5,)]
+    """
+    units = scoring_units(dice)
+    chosen = set()
+    for mask in range(1, 1 << len(units)):
+        chosen.add(tuple(sorted(d for i, unit in enumerate(units) if mask >> i & 1 for d in unit)))
+    return sorted(chosen, key=lambda kept: (-len(kept), -score(kept), kept))
+
+
+def threshold_move(threshold: int, dice: int, kept: int) -> str:
+    """Return what threshold agent T does after keeping every scoring die: ``'roll'`` or ``'bank'``.
+
+    Hot dice (all ``dice`` kept) are taken when ``T <= 5``; otherwise the
+    ``dice - kept`` non-scoring dice are rolled if there are at least ``T``.
+    """
+    left = dice - kept
+    if left == 0:
+        return "roll" if threshold <= DICE else "bank"
+    return "roll" if left >= threshold else "bank"
+
+
+def agents(params: Mapping[str, Any]) -> tuple[str, ...]:
+    """Return the threshold agents ``threshold-1`` .. ``threshold-6``."""
+    return tuple(f"threshold-{t}" for t in THRESHOLDS)
+
+
+def roll_text(dice: Sequence[int]) -> str:
+    """Return sorted dice as text, e.g. ``'1-1-5'``."""
+    return "-".join(map(str, sorted(dice)))
+
+
+def tails(threshold: int) -> tuple[dict[int, Fraction], dict[int, Fraction]]:
+    """Return (A, B): agent ``threshold``'s expected final total from ``n`` dice to roll and total ``t`` is ``A[n] t + B[n]``.
+
+    Its moves never depend on the total, so its expectation is affine in it;
+    A and B solve two 5x5 linear systems (exact fractions).
+    """
+    a_rows, b_terms = {}, {}
+    for n in range(1, DICE + 1):
+        to_next: Counter[int] = Counter()
+        banked_p, banked_points, rolled_points = Fraction(0), Fraction(0), Counter()
+        for roll, weight in sorted_rolls(n):
+            points = score(roll)
+            if not points:
+                continue
+            p = Fraction(weight, 6**n)
+            kept = len(selections(roll)[0])
+            if threshold_move(threshold, n, kept) == "bank":
+                banked_p += p
+                banked_points += p * points
+            else:
+                after = (n - kept) or DICE
+                to_next[after] += p
+                rolled_points[after] += p * points
+        a_rows[n] = (banked_p, to_next)
+        b_terms[n] = (banked_points, rolled_points)
+    a = _solve({n: (c, m) for n, (c, m) in a_rows.items()})
+    b = _solve({n: (banked + sum(a[m] * pts for m, pts in rolled.items()), a_rows[n][1])
+                for n, (banked, rolled) in b_terms.items()})
+    return a, b
+
+
+def _solve(system: Mapping[int, tuple[Fraction, Mapping[int, Fraction]]]) -> dict[int, Fraction]:
+    """Solve x[n] = c[n] + sum(m[n][k] x[k]) exactly by Gaussian elimination."""
+    keys = sorted(system)
+    rows = [[(1 if i == j else 0) - system[i][1].get(j, 0) for j in keys] + [system[i][0]] for i in keys]
+    size = len(keys)
+    for col in range(size):
+        pivot = next(r for r in range(col, size) if rows[r][col] != 0)
+        rows[col], rows[pivot] = rows[pivot], rows[col]
+        for r in range(size):
+            if r != col and rows[r][col] != 0:
+                factor = rows[r][col] / rows[col][col]
+                rows[r] = [x - factor * y for x, y in zip(rows[r], rows[col])]
+    return {key: rows[i][size] / rows[i][i] for i, key in enumerate(keys)}
+
+
+def build(params: Mapping[str, Any]) -> Iterator[Row]:
+    """Yield the turn graph: states (dice to roll, total) below the bank bound, layer by layer.
+
+    A state of total ``t`` is in layer ``3 * (t // 50)``, its decisions and bust
+    one higher, a bank of total ``t`` in ``3 * (t // 50) + 2``. From the bound
+    on (``bank_bound``) only banking is offered, except to a threshold agent
+    that rolls on there: its move leads to a terminal paying its exact
+    expectation from that point (``tails``).
+    """
+    limit = bank_bound() + STEP * params["slack"]
+    affine = {t: tails(t) for t in THRESHOLDS}
+    ids = NodeIds()
+    layered: dict[int, list[Row]] = {}
+
+    def emit(layer: int, row: Row) -> None:
+        layered.setdefault(layer, []).append(row)
+
+    def terminal(key: str, total: int, label: str, payoff: float) -> int:
+        if key not in ids:
+            layer = 3 * (total // STEP) + 2
+            emit(layer, Node(ids[key], key, layer, TERMINAL, label, payoff=payoff))
+        return ids[key]
+
+    pending, seen = [(DICE, 0)], {(DICE, 0)}
+    while pending:
+        dice, total = pending.pop()
+        key, layer = f"{dice}d/{total}", 3 * (total // STEP)
+        emit(layer, Node(ids[key], key, layer, CHANCE, f"total {total}, rolling {dice}", denom=6**dice))
+        busts = [(roll, weight) for roll, weight in sorted_rolls(dice) if not score(roll)]
+        if busts:
+            bust = f"{key}/bust"
+            emit(layer + 1, Node(ids[bust], bust, layer + 1, TERMINAL, f"bust at {total}", payoff=0.0))
+            emit(layer, Edge(ids[key], ids[bust], ROLL, "roll nothing that scores", weight=sum(w for _, w in busts)))
+        for roll, weight in sorted_rolls(dice):
+            if not score(roll):
+                continue
+            decision = f"{key}/{roll_text(roll)}"
+            emit(layer, Edge(ids[key], ids[decision], ROLL, f"roll {roll_text(roll)}", weight=weight))
+            emit(layer + 1, Node(ids[decision], decision, layer + 1, DECISION, f"total {total}, rolled {roll_text(roll)}"))
+            keep_all = selections(roll)[0]
+            for kept in selections(roll):
+                after_total, left = total + score(kept), dice - len(kept)
+                after_dice = left or DICE
+                takers = {f"threshold-{t}": threshold_move(t, dice, len(kept)) for t in THRESHOLDS} if kept == keep_all else {}
+                bankers = tuple(name_ for name_, move in takers.items() if move == "bank")
+                rollers = tuple(name_ for name_, move in takers.items() if move == "roll")
+                keep = f"keep {roll_text(kept)}"
+                bank = terminal(f"bank/{after_total}", after_total, f"bank {after_total}", float(after_total))
+                emit(layer + 1, Edge(ids[decision], bank, MOVE, f"{keep}, bank {after_total}", chosen_by=bankers))
+                if after_total < limit:
+                    target = f"{after_dice}d/{after_total}"
+                    emit(layer + 1, Edge(ids[decision], ids[target], MOVE, f"{keep}, roll {after_dice}", chosen_by=rollers))
+                    if (after_dice, after_total) not in seen:
+                        seen.add((after_dice, after_total))
+                        pending.append((after_dice, after_total))
+                    continue
+                for agent in rollers:  # past the bound: the agent's own exact expectation from here
+                    a, b = affine[int(agent.split("-")[1])]
+                    value = a[after_dice] * after_total + b[after_dice]
+                    tail = terminal(f"tail/{agent}/{after_dice}d/{after_total}", after_total,
+                                    f"{agent} rolls on from {after_total}: expects {float(value):.4f}", float(value))
+                    emit(layer + 1, Edge(ids[decision], tail, MOVE, f"{keep}, roll {after_dice} ({agent})",
+                                         chosen_by=(agent,)))
+    for layer in sorted(layered):
+        yield from (row for row in layered[layer] if isinstance(row, Node))
+        yield from (row for row in layered[layer] if isinstance(row, Edge))
+
+
+def _parse_move(label: str) -> tuple[tuple[int, ...], bool]:
+    """Return (dice kept, rolls on) from a move label such as ``'keep 1-5, roll 3'``."""
+    keep, action = label.split(", ", 1)
+    return tuple(int(d) for d in keep.removeprefix("keep ").split("-")), action.startswith("roll")
+
+
+def simulator(params: Mapping[str, Any], policy: str | Mapping[str, str]) -> Callable[[int, Any], Any]:
+    """Return a function playing ``games`` random turns with a numpy generator; their scores.
+
+    A threshold agent is played from the rules; a stored policy by looking up
+    its move for (dice, total, roll) by key (past the bank bound it banks, as
+    its graph offers nothing else).
+    """
+    import numpy as np
+
+    outcomes = [(n, roll) for n in range(1, DICE + 1) for roll, _ in sorted_rolls(n)]
+    powers = 8 ** np.arange(DICE)
+    lookup = np.full(6 * 8**DICE, -1, dtype=np.int32)
+    for index, (n, roll) in enumerate(outcomes):
+        lookup[sum(d * 8**i for i, d in enumerate(tuple(roll) + (7,) * (DICE - n))) + n * 8**DICE] = index
+    rows = 1 if isinstance(policy, str) else int(bank_bound()) // STEP + params["slack"] + 1
+    gain = np.zeros((rows, len(outcomes)), dtype=np.int64)  # 0: bust
+    then = np.zeros((rows, len(outcomes)), dtype=np.int64)  # dice rolled next, 0: bank
+    for index, (n, roll) in enumerate(outcomes):
+        if not score(roll):
+            continue
+        for row in range(rows):
+            if isinstance(policy, str):
+                kept = selections(roll)[0]
+                rolls_on = threshold_move(int(policy.split("-")[1]), n, len(kept)) == "roll"
+            else:
+                label = policy.get(f"{n}d/{row * STEP}/{roll_text(roll)}")
+                if label is None:
+                    continue  # a state the policy never reaches
+                kept, rolls_on = _parse_move(label)
+                if kept not in selections(roll):
+                    raise DicegraphError(f"the stored policy keeps {kept} from {roll_text(roll)}, which the rules forbid")
+            gain[row, index] = score(kept)
+            then[row, index] = ((n - len(kept)) or DICE) if rolls_on else 0
+
+    def play(games: int, rng: Any) -> Any:
+        dice = np.full(games, DICE)
+        total = np.zeros(games, dtype=np.int64)
+        final = np.full(games, -1.0)
+        active = np.arange(games)
+        while active.size:
+            n = dice[active]
+            raw = rng.integers(1, 7, size=(active.size, DICE))
+            raw = np.where(np.arange(DICE) < n[:, None], raw, 7)
+            raw.sort(axis=1)
+            outcome = lookup[(raw * powers).sum(axis=1) + n * 8**DICE]
+            row = 0 if rows == 1 else total[active] // STEP
+            points, next_dice = gain[row, outcome], then[row, outcome]
+            ended = (points == 0) | (next_dice == 0)
+            final[active[ended]] = np.where(points[ended] == 0, 0, total[active[ended]] + points[ended])
+            going = active[~ended]
+            total[going] += points[~ended]
+            dice[going] = next_dice[~ended]
+            active = going
+        return final
+
+    return play

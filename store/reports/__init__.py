@@ -11,6 +11,6 @@ from __future__ import annotations
 
 from types import ModuleType
 
-from store.reports import cant_stop, shut_the_box
+from store.reports import cant_stop, five_thousand, shut_the_box
 
-ANALYSES: dict[str, ModuleType] = {"cant-stop": cant_stop, "shut-the-box": shut_the_box}
+ANALYSES: dict[str, ModuleType] = {"5000": five_thousand, "cant-stop": cant_stop, "shut-the-box": shut_the_box}

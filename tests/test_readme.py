@@ -66,3 +66,8 @@ def test_readme_advice_is_what_advise_prints(runner: CliRunner, db_url: str) -> 
     printed = runner.invoke(main, ["--db", db_url, "cant-stop", "advise", "--board", "6:>1,7:>1,8:>1",
                                    "--roll", "2,3,5,6"]).stdout
     assert printed.strip() in README
+
+
+def test_readme_5000_report_is_what_report_prints(runner: CliRunner, db_url: str) -> None:
+    printed = runner.invoke(main, ["--db", db_url, "report", "5000"]).stdout
+    assert printed.strip() in README

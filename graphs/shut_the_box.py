@@ -28,7 +28,6 @@ tile 1 slowest), so the solver's tie-break (first move streamed) is the seed's.
 from __future__ import annotations
 
 import functools
-import itertools
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 

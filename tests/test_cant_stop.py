@@ -15,7 +15,7 @@ from click.testing import CliRunner
 from cli import main
 from graphs import cant_stop, get_game
 from graphs.errors import DicegraphError
-from store.catalog import find_policy, resolve_graph
+from store.catalog import find_policy
 from store.db import open_database
 from store.load import build_graph
 from store.report import game_report

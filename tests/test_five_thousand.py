@@ -40,7 +40,7 @@ from fractions import Fraction  # noqa: E402
 from graphs import get_game  # noqa: E402
 from graphs.dice import sorted_rolls  # noqa: E402
 from graphs.five_thousand import DICE, bank_bound, mean, scoring_units  # noqa: E402
-from store.catalog import find_policy, root_value  # noqa: E402
+from store.catalog import root_value  # noqa: E402
 from store.db import open_database  # noqa: E402
 from store.load import build_graph  # noqa: E402
 from store.report import game_report  # noqa: E402

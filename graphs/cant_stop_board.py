@@ -180,7 +180,6 @@ def _climb(board: Board, state: State, columns: tuple[int, ...]) -> State | None
     return _advance(board, state, columns)
 
 
-@functools.lru_cache(maxsize=None)
 def options(board: Board, state: State, dice: tuple[int, ...]) -> frozenset[State]:
     """Return the states the roll ``dice`` allows from ``state`` (empty: bust)."""
     found = set()
@@ -224,13 +223,51 @@ def payoff(board: Board, state: State, objective: str) -> float:
     return worth_units(board, state) / UNITS
 
 
-def roll_groups(board: Board, state: State) -> list[tuple[frozenset[State], int]]:
-    """The 1296 rolls grouped by effect at ``state``: (states allowed, weight), in a fixed order."""
-    groups: dict[frozenset[State], int] = {}
+Climb = tuple[tuple[int, int], ...]  # (column, steps) climbed by one option
+
+
+def _signature(board: Board, state: State) -> tuple[int, tuple[tuple[bool, int], ...]]:
+    """What decides which climbs a roll allows: free runners, and per column runner-or-not and steps left (0..2)."""
+    runners = dict(state)
+    return RUNNERS - len(runners), tuple(
+        (c in runners, 0 if c in board.claimed else min(2, LENGTHS[c] - runners.get(c, board.marker(c))))
+        for c in range(2, 13)
+    )
+
+
+def _climb_groups(board: Board, state: State) -> tuple[tuple[frozenset[Climb], int], ...]:
+    """The rolls grouped by the climbs they allow at ``state``: the same for every state of its signature."""
+    groups: dict[frozenset[Climb], int] = {}
+    before = dict(state)
     for dice, weight in ROLLS:
-        allowed = options(board, state, dice)
-        groups[allowed] = groups.get(allowed, 0) + weight
-    return sorted(groups.items(), key=lambda item: sorted(state_key(s) for s in item[0]))
+        climbs = frozenset(tuple((c, s - before.get(c, board.marker(c))) for c, s in after if before.get(c) != s)
+                           for after in options(board, state, dice))
+        groups[climbs] = groups.get(climbs, 0) + weight
+    return tuple(groups.items())
+
+
+def roll_groups(
+    board: Board, state: State, known: dict[tuple, tuple[tuple[frozenset[Climb], int], ...]] | None = None
+) -> list[tuple[frozenset[State], int]]:
+    """The 1296 rolls grouped by effect at ``state``: (states allowed, weight), in a fixed order.
+
+    States with the same :func:`_signature` allow the same climbs, so with a
+    ``known`` dict the 126 outcomes are examined once per signature.
+    """
+    signature = _signature(board, state)
+    if known is None:
+        groups = _climb_groups(board, state)
+    else:
+        groups = known.get(signature) or known.setdefault(signature, _climb_groups(board, state))
+    runners = dict(state)
+    found = []
+    for climbs, weight in groups:
+        allowed = frozenset(
+            tuple(sorted({**runners, **{c: runners.get(c, board.marker(c)) + n for c, n in climb}}.items()))
+            for climb in climbs
+        )
+        found.append((allowed, weight))
+    return sorted(found, key=lambda item: sorted(state_key(s) for s in item[0]))
 
 
 def stops_for_sure(board: Board, state: State, objective: str, groups: list[tuple[frozenset[State], int]]) -> bool:
@@ -269,7 +306,8 @@ def build(params: Mapping[str, Any]) -> Iterator[Row]:
     def steps_since(state: State) -> int:
         return steps(board, state) - steps(board, start)
 
-    pending, seen = [(start, roll_groups(board, start))], {start}  # the root rolls: advice compares it with stopping
+    known: dict[tuple, tuple] = {}  # signature -> climbs by roll (see roll_groups)
+    pending, seen = [(start, roll_groups(board, start, known))], {start}  # the root rolls: advice compares it with stopping
     while pending:
         state, groups = pending.pop()
         key, layer = state_key(state), 3 * steps_since(state)
@@ -287,7 +325,7 @@ def build(params: Mapping[str, Any]) -> Iterator[Row]:
             emit(layer + 1, Node(ids[decision], decision, layer + 1, DECISION, f"runners {key}, rolled"))
             for after in choices:
                 emit(layer + 1, Edge(ids[decision], ids[stop_node(after)], MOVE, f"{climb_text(board, state, after)}, stop"))
-                after_groups = roll_groups(board, after)
+                after_groups = roll_groups(board, after, known)
                 if not (prune and stops_for_sure(board, after, goal, after_groups)):
                     emit(layer + 1, Edge(ids[decision], ids[state_key(after)], MOVE, f"{climb_text(board, state, after)}, roll"))
                     if after not in seen:

@@ -14,10 +14,17 @@ import sqlalchemy as sa
 from alembic import command
 from alembic.config import Config
 from alembic.runtime.migration import MigrationContext
+from alembic.ddl.impl import DefaultImpl
 from alembic.script import ScriptDirectory
 
 import migrations
 from store.errors import DatabaseError
+
+class AlembicDuckDBImpl(DefaultImpl):
+    """Lets Alembic run on DuckDB (``duckdb:///...`` through duckdb-engine), which it does not know by itself."""
+
+    __dialect__ = "duckdb"
+
 
 DEFAULT_URL = "sqlite:///dicegraph.db"
 ENV_VAR = "DICEGRAPH_DB"

@@ -9,9 +9,12 @@ agent decides everywhere); a failure rolls the whole build back.
 
 from __future__ import annotations
 
+import csv
 import datetime as dt
 import itertools
 import json
+import os
+import tempfile
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -24,6 +27,7 @@ from graphs.protocol import Edge, Game, Node, Row
 from store.schema import choice, edge, graph, graph_edge_span, layer, node, policy, value
 
 BATCH_ROWS = 20_000
+NULL_TEXT = "\\N"  # how a bulk-load file spells NULL
 Progress = Callable[[int], None]
 
 
@@ -61,8 +65,9 @@ class BulkInserter:
     """Buffers rows (tuples in ``columns`` order) for one table and inserts them in batches.
 
     SQLite takes the compiled Core INSERT through the driver's ``executemany``
-    on plain tuples; other backends take the same statement through
-    SQLAlchemy's executemany (its insertmanyvalues batching).
+    on plain tuples; DuckDB reads each batch from a CSV file with ``COPY``
+    (its executemany goes row by row); other backends take the Core INSERT
+    through SQLAlchemy's executemany (its insertmanyvalues batching).
     """
 
     def __init__(self, connection: sa.Connection, table: sa.Table, columns: Sequence[str]):
@@ -78,6 +83,9 @@ class BulkInserter:
             if self._order != sorted(self._order):
                 raise ValueError(f"columns {self.columns} are not in {table.name}'s column order")
             self._flush = self._flush_sqlite
+        elif connection.dialect.name == "duckdb":
+            self._table = table.name
+            self._flush = self._flush_duckdb
         else:
             self._flush = self._flush_generic
 
@@ -105,6 +113,17 @@ class BulkInserter:
             cursor.executemany(self._sql, rows)
         finally:
             cursor.close()
+
+    def _flush_duckdb(self, rows: list[tuple]) -> None:
+        with tempfile.NamedTemporaryFile("w", suffix=".csv", newline="", delete=False) as handle:
+            csv.writer(handle).writerows(tuple(NULL_TEXT if v is None else v for v in row) for row in rows)
+        try:
+            self.connection.exec_driver_sql(
+                f"COPY {self._table} ({', '.join(self.columns)}) FROM '{handle.name}' "
+                f"(FORMAT CSV, HEADER FALSE, NULLSTR '{NULL_TEXT}')"
+            )
+        finally:
+            os.unlink(handle.name)
 
     def _flush_generic(self, rows: list[tuple]) -> None:
         self.connection.execute(self.statement, [dict(zip(self.columns, row)) for row in rows])

@@ -52,7 +52,7 @@ from fractions import Fraction
 from typing import Any
 
 from graphs.errors import DicegraphError
-from graphs.protocol import CHANCE, DECISION, MOVE, ROLL, TERMINAL, Edge, Node, NodeIds, Param, Row
+from graphs.protocol import CHANCE, DECISION, MOVE, ROLL, TERMINAL, Edge, LayeredRows, Node, NodeIds, Param, Row
 
 name = "cant-stop"
 title = "Can't Stop (one turn)"
@@ -177,18 +177,15 @@ def build(params: Mapping[str, Any]) -> Iterator[Row]:
     worth, slack = params["worth"], params["slack"]
     triples = TRIPLES if params["columns"] == ALL else (params["columns"],)
     ids = NodeIds()
-    layered: dict[int, list[Row]] = {}
+    layered = LayeredRows()
     if params["columns"] == ALL:
-        ids["all"]
-        layered[0] = [Node(0, "all", 0, CHANCE, "each of the 165 triples", denom=len(TRIPLES))]
-        layered[0] += [Edge(0, ids[triple_key(t)], ROLL, f"sherpas {triple_key(t)}") for t in TRIPLES]
+        layered.add(0, Node(ids["all"], "all", 0, CHANCE, "each of the 165 triples", denom=len(TRIPLES)))
+        for t in TRIPLES:
+            layered.add(0, Edge(0, ids[triple_key(t)], ROLL, f"sherpas {triple_key(t)}"))
     for columns in triples:
         for layer, row in _triple_rows(ids, columns, worth, slack, first_layer=1 if params["columns"] == ALL else 0):
-            layered.setdefault(layer, []).append(row)
-    for layer in sorted(layered):
-        nodes = [row for row in layered[layer] if isinstance(row, Node)]
-        yield from nodes
-        yield from (row for row in layered[layer] if isinstance(row, Edge))
+            layered.add(layer, row)
+    yield from layered.rows()
 
 
 def _triple_rows(

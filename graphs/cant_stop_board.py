@@ -47,7 +47,6 @@ stopping is optimal from there; such states get no "roll" move. For
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from fractions import Fraction
@@ -56,7 +55,7 @@ from typing import Any
 from graphs.cant_stop import LENGTHS, pairings
 from graphs.dice import sorted_rolls
 from graphs.errors import BadParameter
-from graphs.protocol import CHANCE, DECISION, MOVE, ROLL, TERMINAL, Edge, Node, NodeIds, Param, Row
+from graphs.protocol import CHANCE, DECISION, MOVE, ROLL, TERMINAL, Edge, LayeredRows, Node, NodeIds, Param, Row
 
 name = "cant-stop-board"
 title = "Can't Stop (a turn on a real board)"
@@ -289,11 +288,9 @@ def build(params: Mapping[str, Any]) -> Iterator[Row]:
     """
     board, goal, prune = parse_board(params["board"]), params["objective"], params["prune"]
     ids = NodeIds()
-    layered: dict[int, list[Row]] = {}
+    layered = LayeredRows()
     start = board.runners
-
-    def emit(layer: int, row: Row) -> None:
-        layered.setdefault(layer, []).append(row)
+    emit = layered.add
 
     def stop_node(state: State) -> str:
         key = f"{state_key(state)}/stop"
@@ -331,6 +328,4 @@ def build(params: Mapping[str, Any]) -> Iterator[Row]:
                     if after not in seen:
                         seen.add(after)
                         pending.append((after, after_groups))
-    for layer in sorted(layered):
-        yield from (row for row in layered[layer] if isinstance(row, Node))
-        yield from (row for row in layered[layer] if isinstance(row, Edge))
+    yield from layered.rows()

@@ -22,7 +22,7 @@ from typing import Any
 
 from graphs.dice import sorted_rolls
 from graphs.errors import DicegraphError
-from graphs.protocol import CHANCE, DECISION, MOVE, ROLL, TERMINAL, Edge, Node, NodeIds, Param, Row
+from graphs.protocol import CHANCE, DECISION, MOVE, ROLL, TERMINAL, Edge, LayeredRows, Node, NodeIds, Param, Row
 
 name = "5000"
 title = "5000 (one turn)"
@@ -197,10 +197,8 @@ def build(params: Mapping[str, Any]) -> Iterator[Row]:
     limit = bank_bound() + STEP * params["slack"]
     affine = {t: tails(t) for t in THRESHOLDS}
     ids = NodeIds()
-    layered: dict[int, list[Row]] = {}
-
-    def emit(layer: int, row: Row) -> None:
-        layered.setdefault(layer, []).append(row)
+    layered = LayeredRows()
+    emit = layered.add
 
     def terminal(key: str, total: int, label: str, payoff: float) -> int:
         if key not in ids:
@@ -248,9 +246,7 @@ def build(params: Mapping[str, Any]) -> Iterator[Row]:
                                     f"{agent} rolls on from {after_total}: expects {float(value):.4f}", float(value))
                     emit(layer + 1, Edge(ids[decision], tail, MOVE, f"{keep}, roll {after_dice} ({agent})",
                                          chosen_by=(agent,)))
-    for layer in sorted(layered):
-        yield from (row for row in layered[layer] if isinstance(row, Node))
-        yield from (row for row in layered[layer] if isinstance(row, Edge))
+    yield from layered.rows()
 
 
 def _parse_move(label: str) -> tuple[tuple[int, ...], bool]:

@@ -30,7 +30,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 from graphs.dice import ordered_rolls
-from graphs.errors import DicegraphError
+from graphs.montecarlo import stored_move
 from graphs.protocol import CHANCE, DECISION, MOVE, ROLL, TERMINAL, Edge, Node, NodeIds, Param, Row
 
 name = "jackpot"
@@ -207,19 +207,9 @@ def next_positions(cells: int, policy: str | Mapping[str, str]) -> list[list[int
             if isinstance(policy, str):
                 cell = agent(choices, cells)
             else:
-                cell = _stored_move(policy, index, roll, choices)
+                cell = stored_move(policy, decision_key(index, roll), sorted(set(choices)), move_label)
             table[index][column] = index | cell_bit(cell)
     return table
-
-
-def _stored_move(choices_by_key: Mapping[str, str], index: int, roll: tuple[int, int], choices: Sequence[int]) -> int:
-    key = decision_key(index, roll)
-    label = choices_by_key.get(key)
-    cell = next((c for c in choices if move_label(c) == label), None)
-    if cell is None:
-        offered = ", ".join(move_label(c) for c in sorted(set(choices)))
-        raise DicegraphError(f"the stored policy plays {label!r} at {key}, where the rules offer {offered}")
-    return cell
 
 
 def simulator(params: Mapping[str, Any], policy: str | Mapping[str, str]) -> Callable[[int, Any], Any]:

@@ -19,9 +19,9 @@ number of games give the same estimate whatever reports the progress.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Union
+from typing import Any, TypeVar, Union
 
 from graphs.errors import DicegraphError
 from graphs.protocol import Game
@@ -29,6 +29,7 @@ from graphs.protocol import Game
 CHUNK = 1 << 18  # games played per numpy pass; part of what makes a seed reproducible
 Policy = Union[str, Mapping[str, str]]
 Progress = Callable[[int], None]
+M = TypeVar("M")
 
 
 @dataclass(frozen=True)
@@ -48,6 +49,23 @@ class Estimate:
         if self.stderr == 0:
             return 0.0 if self.mean == exact else math.copysign(math.inf, self.mean - exact)
         return (self.mean - exact) / self.stderr
+
+
+def stored_move(choices: Mapping[str, str], key: str, moves: Sequence[M], label: Callable[[M], str]) -> M:
+    """Return the move among ``moves`` (those the rules allow) that a stored policy plays at decision ``key``.
+
+    Raises DicegraphError when the stored move is not one of them, so a
+    simulation never plays a graph's mistake.
+
+    >>> stored_move({"0/1-2": "flip 3"}, "0/1-2", [1, 2, 3], lambda cell: f"flip {cell}")
+    3
+    """
+    played = choices.get(key)
+    move = next((m for m in moves if label(m) == played), None)
+    if move is None:
+        offered = ", ".join(dict.fromkeys(label(m) for m in moves))
+        raise DicegraphError(f"the stored policy plays {played!r} at {key}, where the rules offer {offered}")
+    return move
 
 
 def can_simulate(game: Game) -> bool:

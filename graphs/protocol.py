@@ -137,3 +137,31 @@ class NodeIds(dict):
     def __missing__(self, key: str) -> int:
         self[key] = node_id = len(self)
         return node_id
+
+
+class LayeredRows:
+    """Collects rows in any order, tagged with a layer; yields them as the streaming rules ask.
+
+    For builders that discover the graph by search rather than layer by layer:
+    ``rows()`` yields each layer's nodes, then its edges, lowest layer first.
+
+    >>> rows = LayeredRows()
+    >>> rows.add(2, Node(1, "b", 2, "terminal", "", payoff=1.0))
+    >>> rows.add(0, Edge(0, 1, "move", "go"))
+    >>> rows.add(0, Node(0, "a", 0, "decision", ""))
+    >>> [row.key if isinstance(row, Node) else row.label for row in rows.rows()]
+    ['a', 'go', 'b']
+    """
+
+    def __init__(self) -> None:
+        self.by_layer: dict[int, list[Row]] = {}
+
+    def add(self, layer: int, row: Row) -> None:
+        """Keep ``row`` for ``layer``."""
+        self.by_layer.setdefault(layer, []).append(row)
+
+    def rows(self) -> Iterator[Row]:
+        """Yield the rows layer by layer, each layer's nodes before its edges."""
+        for layer in sorted(self.by_layer):
+            yield from (row for row in self.by_layer[layer] if isinstance(row, Node))
+            yield from (row for row in self.by_layer[layer] if isinstance(row, Edge))

@@ -31,7 +31,7 @@ import functools
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
-from graphs.errors import DicegraphError
+from graphs.montecarlo import stored_move
 from graphs.protocol import CHANCE, DECISION, MOVE, ROLL, TERMINAL, Edge, Node, NodeIds, Param, Row
 
 name = "shut-the-box"
@@ -214,11 +214,7 @@ def next_boards(params: Mapping[str, Any], policy: str | Mapping[str, str]) -> l
             if isinstance(policy, str):
                 move = AGENTS[policy](moves)
             else:
-                label = policy.get(decision_key(index, total))
-                move = next((m for m in moves if move_label(m) == label), None)
-                if move is None:
-                    raise DicegraphError(f"the stored policy plays {label!r} at {decision_key(index, total)}, "
-                                         f"which the rules do not allow")
+                move = stored_move(policy, decision_key(index, total), moves, move_label)
             table[index][total] = index & ~index_of(move)
     return table
 

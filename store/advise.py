@@ -15,10 +15,9 @@ import sqlalchemy as sa
 
 from graphs import cant_stop_board as rules
 from graphs import get_game
-from store.catalog import find_node, find_policy
 from store.load import build_graph
+from store.positions import describe_position
 from store.report import OPTIMAL, ensure_evaluated
-from store.schema import edge, layer, value
 
 
 def advise(engine: sa.Engine, board_text: str, objective: str = "progress", roll: tuple[int, ...] | None = None) -> dict[str, Any]:
@@ -33,13 +32,12 @@ def advise(engine: sa.Engine, board_text: str, objective: str = "progress", roll
     built = build_graph(engine, game, params)
     with engine.begin() as connection:
         ensure_evaluated(connection, built.graph_id, game)
-        optimal = find_policy(connection, built.graph_id, OPTIMAL).id
         result: dict[str, Any] = {"board": board.text, "objective": objective, "graph": built.graph_id,
                                   "roll": list(roll) if roll else None}
         start_key = rules.state_key(board.runners)
         stop_now = rules.payoff(board, board.runners, objective)
         if roll is None:
-            rolling = _value_of(connection, built.graph_id, optimal, start_key)
+            rolling = describe_position(connection, built.graph_id, start_key, depth=0)["policies"][OPTIMAL]["value"]
             alternatives = [{"move": "stop", "value": stop_now}, {"move": "roll", "value": rolling}]
         else:
             allowed = rules.options(board, board.runners, tuple(sorted(roll)))
@@ -47,28 +45,7 @@ def advise(engine: sa.Engine, board_text: str, objective: str = "progress", roll
                 return result | {"decision": "bust", "alternatives": [], "value": 0.0}
             choices = sorted(allowed, key=lambda s: (-rules.worth_units(board, s), rules.state_key(s)))
             decision = f"{start_key}/" + "|".join(rules.state_key(s) for s in choices)
-            alternatives = _moves(connection, built.graph_id, optimal, decision)
+            moves = describe_position(connection, built.graph_id, decision, depth=1)["edges"]
+            alternatives = [{"move": move["label"], "value": move["values"][OPTIMAL]} for move in moves]
     alternatives.sort(key=lambda row: -row["value"])
     return result | {"decision": alternatives[0]["move"], "value": alternatives[0]["value"], "alternatives": alternatives}
-
-
-def _value_of(connection: sa.Connection, graph_id: int, policy_id: int, key: str) -> float:
-    found = find_node(connection, graph_id, key)
-    return connection.execute(
-        sa.select(value.c.value).where(value.c.policy_id == policy_id, value.c.node_id == found.id)
-    ).scalar_one()
-
-
-def _moves(connection: sa.Connection, graph_id: int, policy_id: int, decision_key: str) -> list[dict[str, Any]]:
-    """Each move of the decision with its value under the policy's continuation."""
-    decision = find_node(connection, graph_id, decision_key)
-    first, last = connection.execute(
-        sa.select(layer.c.first_edge, layer.c.last_edge).where(layer.c.graph_id == graph_id, layer.c.layer == decision.layer)
-    ).one()
-    query = (
-        sa.select(edge.c.label, (edge.c.reward + value.c.value).label("value"))
-        .select_from(edge.join(value, sa.and_(value.c.policy_id == policy_id, value.c.node_id == edge.c.dst)))
-        .where(edge.c.id.between(first, last), edge.c.src == decision.id)
-        .order_by(edge.c.id)
-    )
-    return [{"move": label, "value": v} for label, v in connection.execute(query)]

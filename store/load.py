@@ -24,7 +24,7 @@ import sqlalchemy as sa
 from graphs.check import StreamChecker
 from graphs.errors import InvalidGraph
 from graphs.protocol import Edge, Game, Node, Row
-from store.schema import choice, edge, graph, graph_edge_span, layer, node, policy, value
+from store.schema import choice, edge, graph, graph_edge_span, layer, node, policy, turn_policy, value
 
 BATCH_ROWS = 20_000
 NULL_TEXT = "\\N"  # how a bulk-load file spells NULL
@@ -136,10 +136,11 @@ def find_graph(connection: sa.Connection, game: str, params_text: str) -> sa.Row
 
 
 def delete_graph(connection: sa.Connection, graph_id: int) -> None:
-    """Delete a graph with its nodes, edges, policies, choices and values."""
+    """Delete a graph with its nodes, edges, policies, choices and values (per node and per turn state)."""
     policies = sa.select(policy.c.id).where(policy.c.graph_id == graph_id).scalar_subquery()
     connection.execute(sa.delete(value).where(value.c.policy_id.in_(policies)))
     connection.execute(sa.delete(choice).where(choice.c.policy_id.in_(policies)))
+    connection.execute(sa.delete(turn_policy).where(turn_policy.c.policy_id.in_(policies)))
     first, last = graph_edge_span(connection, graph_id)
     if first is not None:
         connection.execute(sa.delete(edge).where(edge.c.id.between(first, last)))

@@ -2,7 +2,8 @@
 
 The tables hold graphs as builders stream them (``graph``, ``layer``, ``node``,
 ``edge``) and what the algorithms compute over them (``policy``, ``choice``,
-``value``).
+``value``, and ``turn_policy`` for games whose turn is stored once and joined
+with their turn states).
 
 Edges are stored in layer order under one id sequence shared by all graphs, so
 the edges leaving a layer are the id range ``layer.first_edge ..
@@ -116,6 +117,20 @@ value = Table(
     Column("value", Double, nullable=False, comment="expected payoff from the node under the policy"),
     Column("reach", Double, nullable=False, comment="probability of reaching the node from the root"),
     sqlite_with_rowid=False,
+)
+
+
+turn_policy = Table(
+    "turn_policy",
+    metadata,
+    Column("policy_id", Integer, ForeignKey("policy.id"), primary_key=True),
+    Column("node_id", Integer, primary_key=True, autoincrement=False, comment="a turn state (School: a used set)"),
+    Column("value", Double, nullable=False, comment="expected points still to come from the state under the policy"),
+    Column("moment2", Double, nullable=False, comment="expected square of those points"),
+    Column("decisions", sa.LargeBinary, nullable=False,
+           comment="one byte per turn position (outcome * 3 + rerolls left), see graphs.school.encode_decision"),
+    sqlite_with_rowid=False,
+    comment="games whose turn graph is stored once: a policy's value and decisions per turn state",
 )
 
 

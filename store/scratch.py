@@ -46,16 +46,17 @@ def reach_table(connection: sa.Connection) -> sa.Table:
     )
 
 
-def sweep_table(connection: sa.Connection, name: str, *columns: sa.Column) -> sa.Table:
-    """Create (afresh) and return a temporary table ``name(node_id, goal, *columns)`` keyed by both.
+def keyed_pair_table(connection: sa.Connection, name: str, second_key: str, *columns: sa.Column) -> sa.Table:
+    """Create (afresh) and return a temporary table ``name(node_id, <second_key>, *columns)`` keyed by both.
 
-    Node first: the statements look rows up by node and read every goal's.
+    Node first: the statements look rows up by node (the node an edge leads
+    to) and read every row of it.
     """
     table = sa.Table(
         name,
         sa.MetaData(),
         sa.Column("node_id", sa.Integer, primary_key=True, autoincrement=False),
-        sa.Column("goal", sa.Integer, primary_key=True, autoincrement=False),
+        sa.Column(second_key, sa.Integer, primary_key=True, autoincrement=False),
         *columns,
         prefixes=["TEMPORARY"],
         sqlite_with_rowid=False,
@@ -63,3 +64,13 @@ def sweep_table(connection: sa.Connection, name: str, *columns: sa.Column) -> sa
     table.drop(connection, checkfirst=True)
     table.create(connection)
     return table
+
+
+def sweep_table(connection: sa.Connection, name: str, *columns: sa.Column) -> sa.Table:
+    """Return a new temporary table ``name(node_id, goal, *columns)``: one row per node and goal of a sweep."""
+    return keyed_pair_table(connection, name, "goal", *columns)
+
+
+def turn_work_table(connection: sa.Connection, name: str, *columns: sa.Column) -> sa.Table:
+    """Return a new temporary table ``name(node_id, state, *columns)``: a turn's node played from a turn state."""
+    return keyed_pair_table(connection, name, "state", *columns)

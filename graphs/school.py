@@ -1,0 +1,461 @@
+"""School (seed 001): a Yahtzee-like game of 15 turns (rules: shared/RULES.md).
+
+Five dice, up to three rolls a turn, keeping any dice between rolls; a turn
+ends by scoring one unused combination (0 points, a cross-out, when the dice
+don't make it). Grades 1..6 come first (the *school phase*: until three grades
+are scored only grades may be scored); a non-grade scored on a turn's first
+roll counts double.
+
+The graph has two parts, built once and joined when solving (``store/school.py``):
+
+* **Turn states** (layers 0..15): the sets of used combinations the school
+  phase allows, as a 15-bit mask (bit ``i`` is :data:`COMBINATIONS` ``[i]``),
+  21,526 of them. Layer = combinations used. A move edge ``U -> U + c`` is
+  labelled with the combination ``c`` the turn ends with; the points it brings
+  depend on the dice, so they are on the turn part's edges.
+* **The turn** (layers 16..22), the same for every state: the first roll
+  (252 sorted outcomes, multinomial weights over 7,776), a decision per
+  outcome and roll, keeps as sub-multisets of the dice shown (chance nodes
+  over the outcomes of the dice rerolled), and 15 terminals ``end:<c>``, "the
+  turn ends with c". Scoring edges carry the points as their reward (doubled
+  on the first roll for non-grades). After the second roll the player may
+  *stop* (go to the third-roll decision with the same dice, where the only
+  moves are scores); keeping all five dice is that same stop, so it is not
+  offered twice.
+
+A state's value joins the two: the turn's terminal ``end:<c>`` is worth the
+value of ``U + c`` when ``c`` is open in ``U``, and is not there otherwise.
+
+>>> points(COMBINATIONS.index("Two pairs"), (2, 2, 5, 5, 6)), points(COMBINATIONS.index("Grade 2"), (2, 2, 5, 5, 6))
+(14, -6)
+>>> points(COMBINATIONS.index("Full"), (3, 3, 3, 3, 3), first_roll=True)
+30
+>>> len(STATES), sum(1 for _ in sub_multisets((1, 2, 2)))
+(21526, 6)
+"""
+
+from __future__ import annotations
+
+import functools
+import itertools
+import math
+from collections import Counter
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from typing import Any
+
+from graphs.dice import FACES, sorted_rolls
+from graphs.errors import BadParameter, DicegraphError
+from graphs.protocol import CHANCE, DECISION, MOVE, ROLL, TERMINAL, Edge, Node, Param, Row
+
+name = "school"
+title = "School"
+summary = "Fifteen turns of a Yahtzee-like game: grades first, then pairs, straights, poker and trash."
+version = 1
+objective = "max"
+outcome = "expected final score"
+
+DICE = 5
+ROLLS = 3
+COMBINATIONS = (
+    "Grade 1", "Grade 2", "Grade 3", "Grade 4", "Grade 5", "Grade 6",
+    "Pair", "Set", "Two pairs", "Full", "Care", "Little straight", "Big straight", "Poker", "Trash",
+)
+GRADES = 6  # combinations 0..5 are the grades
+SCHOOL_PHASE_GRADES = 3  # grades to score before anything else opens
+ALL_USED = (1 << len(COMBINATIONS)) - 1
+TURN_LAYER = len(COMBINATIONS) + 1  # the turn part starts here
+POSITIVE_GRADE_OFFSET = sum(k * DICE for k in range(1, GRADES + 1))  # 105: positive grades minus upstream ones
+
+
+def _straights(text: str) -> tuple[int, int] | None:
+    little, big = (int(part) for part in text.split(","))
+    return (little, big) if 0 <= little and 0 <= big else None
+
+
+def _grades(text: str) -> str | None:
+    return text if text in ("negative", "positive") else None
+
+
+params = (
+    Param("straights", (15, 20), _straights, "points of the little and big straights",
+          check=lambda value: value is not None, accepted="two whole numbers, e.g. 15,20 (the seed's table: 20,30)"),
+    Param("grades", "negative", _grades, "grade k scores -k per die not showing k (negative, upstream) or +k per k (positive)",
+          check=lambda value: value is not None, accepted="negative or positive"),
+)
+POLICIES = ("optimal", "bob")
+
+
+def agents(params: Mapping[str, Any]) -> tuple[str, ...]:
+    """Return no edge-level agents: Bob decides per turn state, see :mod:`store.school`."""
+    return ()
+
+
+# --- scoring -----------------------------------------------------------------------------------------------
+
+
+def combination_index(text: str) -> int:
+    """Return the index of a combination named as in RULES.md (case and spaces forgiven).
+
+    >>> combination_index("two pairs"), combination_index("Grade 6")
+    (8, 5)
+    """
+    wanted = " ".join(text.split()).lower()
+    for index, combination in enumerate(COMBINATIONS):
+        if combination.lower() == wanted:
+            return index
+    raise BadParameter(f"unknown combination {text.strip()!r} (known: {', '.join(COMBINATIONS)})")
+
+
+def points(combination: int, dice: Sequence[int], first_roll: bool = False,
+           straights: tuple[int, int] = (15, 20), grades: str = "negative") -> int:
+    """Return what ``dice`` score as ``combination`` (0 for a non-grade the dice don't make).
+
+    >>> points(COMBINATIONS.index("Little straight"), (1, 2, 3, 4, 5), straights=(20, 30))
+    20
+    >>> points(COMBINATIONS.index("Grade 3"), (3, 3, 1, 1, 1), grades="positive")
+    6
+    """
+    counts = Counter(dice)
+    if combination < GRADES:
+        face = combination + 1
+        return face * counts[face] if grades == "positive" else -face * (DICE - counts[face])
+    made = _non_grade(COMBINATIONS[combination], counts, tuple(sorted(dice)), straights)
+    return 2 * made if first_roll else made
+
+
+def _highest(counts: Counter[int], at_least: int) -> int:
+    return max((face for face, count in counts.items() if count >= at_least), default=0)
+
+
+def _non_grade(combination: str, counts: Counter[int], dice: tuple[int, ...], straights: tuple[int, int]) -> int:
+    shape = sorted(counts.values())
+    if combination == "Pair":
+        return 2 * _highest(counts, 2)
+    if combination == "Set":
+        return 3 * _highest(counts, 3)
+    if combination == "Care":
+        return 4 * _highest(counts, 4)
+    if combination == "Two pairs":
+        pairs = [face for face, count in counts.items() if count >= 2]
+        if len(pairs) == 2:
+            return 2 * sum(pairs)
+        return 4 * pairs[0] if shape == [1, 4] else 0
+    if combination == "Full":
+        return sum(dice) if shape in ([2, 3], [5]) else 0
+    if combination == "Little straight":
+        return straights[0] if dice == (1, 2, 3, 4, 5) else 0
+    if combination == "Big straight":
+        return straights[1] if dice == (2, 3, 4, 5, 6) else 0
+    if combination == "Poker":
+        return 5 * dice[0] if shape == [5] else 0
+    return sum(dice)  # Trash
+
+
+# --- turn states -------------------------------------------------------------------------------------------
+
+
+def grades_used(used: int) -> int:
+    """Return how many grades the mask ``used`` holds."""
+    return bin(used & ((1 << GRADES) - 1)).count("1")
+
+
+def open_combinations(used: int) -> tuple[int, ...]:
+    """Return the combinations that may end a turn from the used set ``used`` (the school phase applied).
+
+    >>> open_combinations(0b11)
+    (2, 3, 4, 5)
+    >>> len(open_combinations(0b111))
+    12
+    """
+    school = grades_used(used) < SCHOOL_PHASE_GRADES
+    return tuple(c for c in range(len(COMBINATIONS)) if not used >> c & 1 and not (school and c >= GRADES))
+
+
+def is_reachable(used: int) -> bool:
+    """Return whether the school phase allows the used set ``used``: no non-grade before three grades."""
+    return 0 <= used <= ALL_USED and (used >> GRADES == 0 or grades_used(used) >= SCHOOL_PHASE_GRADES)
+
+
+STATES = tuple(sorted((used for used in range(ALL_USED + 1) if is_reachable(used)), key=lambda u: (bin(u).count("1"), u)))
+
+
+def state_key(used: int) -> str:
+    """Return the node key of a turn state, e.g. ``'used:7'``."""
+    return f"used:{used}"
+
+
+def used_text(used: int) -> str:
+    """Return the used combinations as text, ``'none'`` for the empty set."""
+    return ", ".join(COMBINATIONS[c] for c in range(len(COMBINATIONS)) if used >> c & 1) or "none"
+
+
+def parse_used(text: str) -> int:
+    """Return the mask of comma-separated combination names; raise BadParameter for an unknown or unreachable set.
+
+    >>> parse_used("Grade 1, grade 2")
+    3
+    """
+    used = 0
+    for part in (p for p in text.split(",") if p.strip()):
+        used |= 1 << combination_index(part)
+    if not is_reachable(used):
+        raise BadParameter(f"the school phase never reaches {used_text(used)!r}: "
+                           f"no other combination is scored before {SCHOOL_PHASE_GRADES} grades")
+    if used == ALL_USED:
+        raise BadParameter("every combination is used: the game is over")
+    return used
+
+
+# --- dice --------------------------------------------------------------------------------------------------
+
+OUTCOMES = tuple(roll for roll, _ in sorted_rolls(DICE))  # the 252 sorted rolls of five dice
+OUTCOME_INDEX = {roll: index for index, roll in enumerate(OUTCOMES)}
+KEEPS = tuple(keep for size in range(DICE) for keep in itertools.combinations_with_replacement(range(1, FACES + 1), size))
+
+
+def dice_text(dice: Sequence[int]) -> str:
+    """Return dice as text, ``'12245'`` (``'-'`` for none), as the seed names its files."""
+    return "".join(str(face) for face in dice) or "-"
+
+
+def parse_roll(text: str) -> tuple[int, ...]:
+    """Return five dice from ``'1,2,2,4,5'`` or ``'12245'``, sorted; raise BadParameter otherwise.
+
+    >>> parse_roll("5,2,2,4,1")
+    (1, 2, 2, 4, 5)
+    """
+    faces = [part for part in text.replace(",", " ").split()] if "," in text or " " in text else list(text.strip())
+    if len(faces) != DICE or not all(face.isdigit() and 1 <= int(face) <= FACES for face in faces):
+        raise BadParameter(f"a roll is five dice showing 1..6, e.g. 1,2,2,4,5 (not {text!r})")
+    return tuple(sorted(int(face) for face in faces))
+
+
+def sub_multisets(dice: Sequence[int]) -> Iterator[tuple[int, ...]]:
+    """Yield every sub-multiset of the sorted ``dice`` once, largest first.
+
+    >>> list(sub_multisets((2, 2)))
+    [(2, 2), (2,), ()]
+    """
+    counts = sorted(Counter(dice).items())
+    chosen = [
+        tuple(face for face, times in zip((face for face, _ in counts), take) for _ in range(times))
+        for take in itertools.product(*(range(count, -1, -1) for _, count in counts))
+    ]
+    yield from sorted(chosen, key=len, reverse=True)
+
+
+def rerolls(keep: Sequence[int]) -> Iterator[tuple[tuple[int, ...], int]]:
+    """Yield each outcome (sorted five dice) of keeping ``keep`` and rolling the rest, with its weight over ``6**rest``."""
+    for rolled, weight in sorted_rolls(DICE - len(keep)):
+        yield tuple(sorted(keep + rolled)), weight
+
+
+# --- the graph ---------------------------------------------------------------------------------------------
+
+
+def turn_key(stage: str, dice: Sequence[int] = ()) -> str:
+    """Return the key of a node of the turn: ``'roll1'``, ``'r2:12245'`` (decision), ``'k3:122'`` (keep), ``'end:Pair'``."""
+    return stage if stage == "roll1" else f"{stage}:{dice_text(dice) if not isinstance(dice, str) else dice}"
+
+
+def build(params: Mapping[str, Any]) -> Iterator[Row]:
+    """Yield the turn states with their moves, then the turn: nodes of a layer before its edges."""
+    ids = {state_key(used): index for index, used in enumerate(STATES)}
+    by_layer: dict[int, list[int]] = {}
+    for used in STATES:
+        by_layer.setdefault(bin(used).count("1"), []).append(used)
+    for layer, states in sorted(by_layer.items()):
+        for used in states:
+            kind, payoff = (TERMINAL, 0.0) if used == ALL_USED else (DECISION, None)
+            yield Node(ids[state_key(used)], state_key(used), layer, kind, f"used: {used_text(used)}", payoff=payoff)
+        for used in states:
+            for c in open_combinations(used):
+                yield Edge(ids[state_key(used)], ids[state_key(used | 1 << c)], MOVE, COMBINATIONS[c])
+    yield from _turn(params, ids)
+
+
+def _turn(params: Mapping[str, Any], ids: dict[str, int]) -> Iterator[Row]:
+    def node_id(key: str) -> int:
+        return ids.setdefault(key, len(ids))
+
+    def score_edges(dice: tuple[int, ...], src: int, first_roll: bool) -> Iterator[Edge]:
+        for c, combination in enumerate(COMBINATIONS):
+            worth = points(c, dice, first_roll, params["straights"], params["grades"])
+            verb = "score" if c < GRADES or worth else "cross out"
+            yield Edge(src, node_id(turn_key("end", combination)), MOVE, f"{verb} {combination}", reward=float(worth))
+
+    def keep_label(keep: tuple[int, ...]) -> str:
+        return f"keep {dice_text(keep)}, roll {DICE - len(keep)}"
+
+    layer = TURN_LAYER
+    yield Node(node_id("roll1"), "roll1", layer, CHANCE, "first roll", denom=FACES**DICE)
+    for dice, weight in sorted_rolls(DICE):
+        yield Edge(ids["roll1"], node_id(turn_key("r1", dice)), ROLL, f"roll {dice_text(dice)}", weight=weight)
+    for roll in (1, 2, 3):
+        layer = TURN_LAYER + 2 * roll - 1
+        for dice in OUTCOMES:
+            yield Node(node_id(turn_key(f"r{roll}", dice)), turn_key(f"r{roll}", dice), layer, DECISION,
+                       f"roll {roll} shows {dice_text(dice)}")
+        for dice in OUTCOMES:
+            src = ids[turn_key(f"r{roll}", dice)]
+            if roll == 1:
+                yield from score_edges(dice, src, first_roll=True)
+            elif roll == 2:
+                yield Edge(src, node_id(turn_key("r3", dice)), MOVE, "stop")
+            else:
+                yield from score_edges(dice, src, first_roll=False)
+            if roll < ROLLS:
+                for keep in itertools.islice(sub_multisets(dice), 1, None):  # keeping all five is the stop
+                    yield Edge(src, node_id(turn_key(f"k{roll + 1}", keep)), MOVE, keep_label(keep))
+        if roll < ROLLS:
+            for keep in KEEPS:
+                key = turn_key(f"k{roll + 1}", keep)
+                yield Node(node_id(key), key, layer + 1, CHANCE, keep_label(keep), denom=FACES ** (DICE - len(keep)))
+            for keep in KEEPS:
+                for dice, weight in rerolls(keep):
+                    yield Edge(ids[turn_key(f"k{roll + 1}", keep)], node_id(turn_key(f"r{roll + 1}", dice)), ROLL,
+                               f"roll {dice_text(dice)}", weight=weight)
+    for combination in COMBINATIONS:
+        key = turn_key("end", combination)
+        yield Node(node_id(key), key, TURN_LAYER + 2 * ROLLS, TERMINAL, f"the turn ends with {combination}",
+                   payoff=0.0)  # the turn's points are on its edges; the rest of the game is joined in
+
+
+# --- decisions, one byte each (the seed's layout) ------------------------------------------------------------
+
+NO_DECISION, REROLL, SCORE, CROSS_OUT = 0, 1, 2, 3
+DECISION_KINDS = {REROLL: "reroll", SCORE: "score", CROSS_OUT: "cross out"}
+
+
+def encode_decision(kind: int, payload: int) -> int:
+    """Return the byte of a decision: ``kind`` in bits 6-7, ``payload`` in bits 0-4.
+
+    For a reroll the payload says which of the five sorted dice are rolled
+    again (bit ``j``: die ``j``, lowest first); for a score or a cross-out it is
+    the combination's number, 1..15.
+
+    >>> encode_decision(SCORE, 7), decode_decision(0x87)
+    (135, (2, 7))
+    """
+    return kind << 6 | payload
+
+
+def decode_decision(byte: int) -> tuple[int, int]:
+    """Return ``(kind, payload)`` of a decision byte."""
+    return byte >> 6, byte & 0x1F
+
+
+def reroll_mask(dice: Sequence[int], keep: Sequence[int]) -> int:
+    """Return the bits of the sorted ``dice`` rolled again when ``keep`` is kept (the first matching dice are kept).
+
+    >>> bin(reroll_mask((1, 2, 2, 4, 5), (2, 2)))
+    '0b11001'
+    """
+    left = Counter(keep)
+    mask = 0
+    for position, face in enumerate(dice):
+        if left[face]:
+            left[face] -= 1
+        else:
+            mask |= 1 << position
+    return mask
+
+
+def describe_decision(byte: int, dice: Sequence[int]) -> str:
+    """Return a decision byte in words, e.g. ``'reroll 1-4-5 (keep 2-2)'`` or ``'score Pair'``."""
+    kind, payload = decode_decision(byte)
+    if kind == REROLL:
+        rolled = [face for position, face in enumerate(dice) if payload >> position & 1]
+        kept = [face for position, face in enumerate(dice) if not payload >> position & 1]
+        return f"reroll {'-'.join(map(str, rolled))} (keep {'-'.join(map(str, kept)) or 'nothing'})"
+    if kind in (SCORE, CROSS_OUT):
+        return f"{DECISION_KINDS[kind]} {COMBINATIONS[payload - 1]}"
+    return "no decision"
+
+
+def move_byte(label: str, dice: Sequence[int]) -> int | None:
+    """Return the decision byte of the turn graph's move ``label`` at ``dice`` (None for ``stop``).
+
+    >>> move_byte("keep 22, roll 3", (1, 2, 2, 4, 5)) == encode_decision(REROLL, 0b11001)
+    True
+    """
+    verb, _, rest = label.partition(" ")
+    if verb == "keep":
+        kept = rest.split(",")[0]
+        return encode_decision(REROLL, reroll_mask(dice, () if kept == "-" else tuple(int(f) for f in kept)))
+    if verb == "score":
+        return encode_decision(SCORE, combination_index(rest) + 1)
+    if label.startswith("cross out "):
+        return encode_decision(CROSS_OUT, combination_index(label[len("cross out "):]) + 1)
+    return None
+
+
+def decision_file(dice: Sequence[int], rerolls_left: int) -> str:
+    """Return the name of the file holding the decisions for ``dice`` with ``rerolls_left``, e.g. ``'12245_2.bin'``."""
+    return f"{dice_text(dice)}_{rerolls_left}.bin"
+
+
+# --- Monte Carlo -------------------------------------------------------------------------------------------
+
+
+@functools.lru_cache(maxsize=4)
+def points_table(straights: tuple[int, int], grades: str) -> Any:
+    """Return ``[outcome, combination, first_roll]`` points as a numpy array, from :func:`points`."""
+    import numpy as np
+
+    return np.array([[[points(c, dice, first, straights, grades) for first in (False, True)]
+                      for c in range(len(COMBINATIONS))] for dice in OUTCOMES], dtype=np.float64)
+
+
+def simulator(params: Mapping[str, Any], policy: Any) -> Callable[[int, Any], Any]:
+    """Return a function playing ``games`` whole games with a numpy generator; their final scores.
+
+    ``policy`` is a stored policy's decisions: a uint8 array ``[unused mask,
+    outcome, rerolls left]`` of decision bytes (see :func:`encode_decision`), as
+    ``dicegraph school export-decisions`` writes them. The dice, the scoring
+    and the rules of a legal move are this module's; a decision the rules
+    don't allow is an error.
+    """
+    import numpy as np
+
+    if isinstance(policy, str):
+        raise DicegraphError(f"school plays stored policies only ({', '.join(POLICIES)}), not {policy!r}")
+    decisions = np.asarray(policy, dtype=np.uint8)
+    table = points_table(params["straights"], params["grades"])
+    counts_to_outcome = np.full(6**DICE, -1, dtype=np.int64)
+    for index, dice in enumerate(OUTCOMES):
+        counts_to_outcome[_outcome_code(dice)] = index
+    legal = np.zeros((ALL_USED + 1, len(COMBINATIONS)), dtype=bool)
+    for used in STATES:
+        legal[used, list(open_combinations(used))] = True
+    powers = 6 ** np.arange(DICE - 1, -1, -1)
+
+    def play(games: int, rng: Any) -> Any:
+        used = np.zeros(games, dtype=np.int64)
+        total = np.zeros(games)
+        for _ in COMBINATIONS:
+            dice = np.sort(rng.integers(1, FACES + 1, size=(games, DICE)), axis=1)
+            playing = np.arange(games)
+            for roll in range(1, ROLLS + 1):
+                outcome = counts_to_outcome[(dice[playing] - 1) @ powers]
+                byte = decisions[ALL_USED ^ used[playing], outcome, ROLLS - roll]
+                kind, payload = byte >> 6, (byte & 0x1F).astype(np.int64)
+                again = kind == REROLL
+                if (kind == NO_DECISION).any() or (roll == ROLLS and again.any()):
+                    raise DicegraphError("the stored decisions leave a reachable position without a legal decision")
+                ending, chosen = playing[~again], payload[~again] - 1
+                if not legal[used[ending], chosen].all():
+                    raise DicegraphError("the stored decisions score a combination the rules don't open")
+                total[ending] += table[outcome[~again], chosen, int(roll == 1)]
+                used[ending] |= 1 << chosen
+                playing, payload = playing[again], payload[again]
+                bits = (payload[:, None] >> np.arange(DICE)) & 1
+                fresh = rng.integers(1, FACES + 1, size=(len(playing), DICE))
+                dice[playing] = np.sort(np.where(bits == 1, fresh, dice[playing]), axis=1)
+        return total
+
+    return play
+
+
+def _outcome_code(dice: Sequence[int]) -> int:
+    return sum((face - 1) * 6 ** (DICE - 1 - position) for position, face in enumerate(dice))

@@ -1,0 +1,365 @@
+"""School in SQL: the turn graph, stored once, joined with the turn states one game layer at a time.
+
+A turn state ``U`` (a used set, layer ``|U|``) is worth what its turn is worth
+when the turn's terminal ``end:<c>`` is worth the value of ``U + c`` (and is
+missing when ``c`` is not open). So the states are solved from the last layer
+down, and for each layer *all* its states go through the turn together: every
+statement joins the turn's edges of one turn layer with a work table keyed by
+(turn node, state). Per game layer that is one statement for each chance
+layer of the turn and three for each decision layer (best, chosen move, its
+value), whatever the number of states: no loop over states in Python.
+
+A policy chooses by a *profit* ``p`` and is worth ``v1`` (expected points still
+to come) with second moment ``v2``:
+
+* ``optimal``: ``p = v1``; an ``end:<c>`` is worth the value of ``U + c``.
+* ``bob`` (seed 001): an ``end:<c>`` has profit ``-average(c)`` so that scoring
+  ``c`` is worth its points minus its average (the table is the optimal
+  values of the states where ``c`` alone is left); rerolls are worth the
+  expected best profit; ``v1`` and ``v2`` follow his choices.
+
+Ties: the first move streamed among those within :data:`store.solve.TIE_TOLERANCE`
+of the best. Results go to ``turn_policy``: per state ``v1``, ``v2`` and the
+decision at each of the 756 turn positions packed one byte each
+(:func:`graphs.school.encode_decision`; position ``outcome * 3 + rerolls left``).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import sqlalchemy as sa
+
+from graphs import school as rules
+from graphs.errors import BadParameter
+from store.catalog import find_node
+from store.errors import NotFound
+from store.load import next_id, now
+from store.schema import edge, edges_of, layer_ranges, node, policy, turn_policy
+from store.scratch import temporary_table, turn_work_table
+from store.solve import TIE_TOLERANCE
+
+POSITIONS = len(rules.OUTCOMES) * rules.ROLLS  # decision bytes per turn state
+STOP = 255  # the move "stop" at the second roll: its byte is the third roll's decision
+StatesDone = Callable[[int], None]
+
+
+@dataclass
+class _Work:
+    """The temporary tables of one solve."""
+
+    state: sa.Table  # turn state -> v1, v2 (solved layers)
+    turn: sa.Table  # (turn node, state) -> p, v1, v2 (the game layer being solved)
+    best: sa.Table  # (decision node, state) -> best p
+    chosen: sa.Table  # (decision node, state) -> edge
+    ends: sa.Table  # end:<c> node -> combination label, Bob's profit
+
+
+def _work_tables(connection: sa.Connection) -> _Work:
+    number = sa.Double
+    return _Work(
+        state=temporary_table(connection, "school_state", sa.Column("v1", number, nullable=False),
+                              sa.Column("v2", number, nullable=False)),
+        turn=turn_work_table(connection, "school_turn", sa.Column("p", number, nullable=False),
+                             sa.Column("v1", number, nullable=False), sa.Column("v2", number, nullable=False)),
+        best=turn_work_table(connection, "school_best", sa.Column("p", number, nullable=False)),
+        chosen=turn_work_table(connection, "school_chosen", sa.Column("edge_id", sa.BigInteger, nullable=False)),
+        ends=temporary_table(connection, "school_end", sa.Column("label", sa.Text, nullable=False),
+                             sa.Column("profit", number)),
+    )
+
+
+def _drop(connection: sa.Connection, work: _Work) -> None:
+    for table in (work.state, work.turn, work.best, work.chosen, work.ends):
+        table.drop(connection)
+
+
+@dataclass(frozen=True)
+class TurnGraph:
+    """Where the parts of a stored School graph are: layer spans and the node ids the solver needs."""
+
+    graph_id: int
+    game_spans: dict[int, sa.Row]  # game layer -> its span (moves U -> U + c)
+    turn_spans: list[sa.Row]  # the turn's layers with edges, first roll first
+    roll1: int
+    ends: dict[str, int]  # combination -> end:<c> node id
+    layer_states: dict[int, int]  # game layer -> number of turn states
+
+    @classmethod
+    def load(cls, connection: sa.Connection, graph_id: int) -> TurnGraph:
+        """Return the parts of the School graph ``graph_id``."""
+        spans = layer_ranges(connection, graph_id)
+        ends = sa.select(node.c.key, node.c.id).where(node.c.graph_id == graph_id, node.c.key.like("end:%"))
+        counts = (sa.select(node.c.layer, sa.func.count()).where(node.c.graph_id == graph_id, node.c.layer < rules.TURN_LAYER)
+                  .group_by(node.c.layer))
+        return cls(
+            graph_id=graph_id,
+            game_spans={span.layer: span for span in spans if span.layer < rules.TURN_LAYER},
+            turn_spans=[span for span in spans if span.layer >= rules.TURN_LAYER],
+            roll1=find_node(connection, graph_id, "roll1").id,
+            ends={key.split(":", 1)[1]: node_id for key, node_id in connection.execute(ends)},
+            layer_states=dict(connection.execute(counts).all()),
+        )
+
+
+def _turn_statements(connection: sa.Connection, graph: TurnGraph, work: _Work) -> None:
+    """Solve the turn for every state whose ``end:<c>`` rows are in the turn table (deepest turn layer first)."""
+    turn, best, chosen = work.turn, work.best, work.chosen
+    after = turn.alias("after")
+    for span in reversed(graph.turn_spans):
+        joined = edge.join(after, after.c.node_id == edge.c.dst)
+        if span.rolls:
+            weight = sa.func.sum(edge.c.weight)
+            rows = (
+                sa.select(edge.c.src, after.c.state, sa.func.sum(edge.c.weight * after.c.p) / weight,
+                          sa.func.sum(edge.c.weight * after.c.v1) / weight, sa.func.sum(edge.c.weight * after.c.v2) / weight)
+                .select_from(joined).where(edges_of(span, "roll")).group_by(edge.c.src, after.c.state)
+            )
+            connection.execute(sa.insert(turn).from_select(["node_id", "state", "p", "v1", "v2"], rows))
+            continue
+        gain = edge.c.reward + after.c.p
+        best_rows = (sa.select(edge.c.src, after.c.state, sa.func.max(gain)).select_from(joined)
+                     .where(edges_of(span, "move")).group_by(edge.c.src, after.c.state))
+        connection.execute(sa.insert(best).from_select(["node_id", "state", "p"], best_rows))
+        here = sa.and_(best.c.node_id == edge.c.src, best.c.state == after.c.state)
+        near_best = gain >= best.c.p - TIE_TOLERANCE * (1 + sa.func.abs(best.c.p))
+        picked = (sa.select(edge.c.src, after.c.state, sa.func.min(edge.c.id)).select_from(joined.join(best, here))
+                  .where(edges_of(span, "move"), near_best).group_by(edge.c.src, after.c.state))
+        connection.execute(sa.insert(chosen).from_select(["node_id", "state", "edge_id"], picked))
+        reward = edge.c.reward
+        values = (
+            sa.select(chosen.c.node_id, chosen.c.state, best.c.p, reward + after.c.v1,
+                      reward * reward + 2 * reward * after.c.v1 + after.c.v2)
+            .select_from(
+                chosen.join(edge, edge.c.id == chosen.c.edge_id)
+                .join(after, sa.and_(after.c.node_id == edge.c.dst, after.c.state == chosen.c.state))
+                .join(best, sa.and_(best.c.node_id == chosen.c.node_id, best.c.state == chosen.c.state))
+            )
+            .where(chosen.c.edge_id.between(span.first_edge, span.last_edge))
+        )
+        connection.execute(sa.insert(turn).from_select(["node_id", "state", "p", "v1", "v2"], values))
+
+
+def _start_turns(connection: sa.Connection, graph: TurnGraph, work: _Work, game_layer: int,
+                 states: Sequence[int] | None, bob: bool) -> None:
+    """Put the ``end:<c>`` rows of the states of ``game_layer`` (or just ``states``) in the turn table."""
+    nxt, ends = work.state, work.ends
+    profit = ends.c.profit if bob else nxt.c.v1
+    moves = edge.join(nxt, nxt.c.node_id == edge.c.dst).join(ends, ends.c.label == edge.c.label)
+    where = [edges_of(graph.game_spans[game_layer], "move")]
+    if states is not None:
+        where.append(edge.c.src.in_(states))
+    rows = sa.select(ends.c.node_id, edge.c.src, profit, nxt.c.v1, nxt.c.v2).select_from(moves).where(*where)
+    connection.execute(sa.insert(work.turn).from_select(["node_id", "state", "p", "v1", "v2"], rows))
+
+
+def _clear(connection: sa.Connection, work: _Work) -> None:
+    for table in (work.turn, work.best, work.chosen):
+        connection.execute(sa.delete(table))
+
+
+class _DecisionBytes:
+    """Turns the chosen (decision node, edge) rows of a solve into each state's 756 decision bytes."""
+
+    def __init__(self, connection: sa.Connection, graph: TurnGraph):
+        import numpy as np
+
+        decisions = (sa.select(node.c.id, node.c.key).where(node.c.graph_id == graph.graph_id, node.c.key.like("r_:%")))
+        self.slot: dict[int, tuple[int, int]] = {}
+        for node_id, key in connection.execute(decisions):
+            stage, dice = key.split(":")
+            self.slot[node_id] = (rules.OUTCOME_INDEX[tuple(int(f) for f in dice)], rules.ROLLS - int(stage[1]))
+        first, last = graph.turn_spans[0].first_edge, graph.turn_spans[-1].last_edge
+        moves = (sa.select(edge.c.id, edge.c.src, edge.c.label).where(edge.c.id.between(first, last), edge.c.kind == "move"))
+        self.first_edge = first
+        self.byte = np.zeros(last - first + 1, dtype=np.int64)
+        for edge_id, src, label in connection.execute(moves):
+            outcome = rules.OUTCOMES[self.slot[src][0]]
+            byte = rules.move_byte(label, outcome)
+            self.byte[edge_id - first] = STOP if byte is None else byte
+        self.node_position = {node_id: outcome * rules.ROLLS + left for node_id, (outcome, left) in self.slot.items()}
+
+    def pack(self, rows: Sequence[tuple[int, int, int]]) -> dict[int, bytes]:
+        """Return state -> its decision bytes, from (decision node, state, edge) rows."""
+        import numpy as np
+
+        if not rows:
+            return {}
+        table = np.array(rows, dtype=np.int64)
+        states, inverse = np.unique(table[:, 1], return_inverse=True)
+        packed = np.zeros((len(states), POSITIONS), dtype=np.int64)
+        position = np.vectorize(self.node_position.__getitem__, otypes=[np.int64])(table[:, 0])
+        packed[inverse, position] = self.byte[table[:, 2] - self.first_edge]
+        second = np.arange(len(rules.OUTCOMES)) * rules.ROLLS + 1  # rerolls left 1: "stop" plays the third roll's move
+        stopped = packed[:, second] == STOP
+        packed[:, second] = np.where(stopped, packed[:, second - 1], packed[:, second])
+        return {int(state): packed[i].astype(np.uint8).tobytes() for i, state in enumerate(states)}
+
+
+def ensure_policy(connection: sa.Connection, graph_id: int, name: str) -> int:
+    """Return the id of School policy ``name`` (``optimal`` or ``bob``) on the graph, creating the row if needed."""
+    if name not in rules.POLICIES:
+        raise BadParameter(f"unknown School policy {name!r} (known: {', '.join(rules.POLICIES)})")
+    row = connection.execute(sa.select(policy.c.id).where(policy.c.graph_id == graph_id, policy.c.name == name)).first()
+    if row is not None:
+        return row.id
+    policy_id = next_id(connection, policy)
+    connection.execute(sa.insert(policy).values(
+        id=policy_id, graph_id=graph_id, name=name, objective="max", created_at=now(),
+        method="solve" if name == "optimal" else "agent"))
+    return policy_id
+
+
+def is_solved(connection: sa.Connection, policy_id: int, layers: int = 0) -> bool:
+    """Return whether the policy's values are stored for every turn state from game layer ``layers`` up."""
+    stored = sa.select(sa.func.min(node.c.layer)).select_from(
+        turn_policy.join(node, node.c.id == turn_policy.c.node_id)).where(turn_policy.c.policy_id == policy_id)
+    owner = sa.select(policy.c.graph_id).where(policy.c.id == policy_id).scalar_subquery()
+    lowest = connection.execute(stored.where(node.c.graph_id == owner)).scalar_one_or_none()
+    return lowest is not None and lowest <= layers
+
+
+def solve_policy(connection: sa.Connection, graph_id: int, name: str, down_to: int = 0,
+                 progress: StatesDone | None = None) -> int:
+    """Compute and store School policy ``name`` from the last game layer down to ``down_to``; return its id.
+
+    ``down_to=14`` solves only the states with one combination left (the
+    average table); ``0`` the whole game. ``bob`` needs the average table,
+    so the optimal policy is solved down to layer 14 first when it is not.
+    ``progress`` is called with the number of turn states done after each game layer.
+    """
+    graph = TurnGraph.load(connection, graph_id)
+    policy_id = ensure_policy(connection, graph_id, name)
+    bob = name == "bob"
+    averages = average_table(connection, graph_id) if bob else {}
+    work = _work_tables(connection)
+    connection.execute(sa.insert(work.ends), [
+        {"node_id": node_id, "label": combination, "profit": -averages[combination] if bob else None}
+        for combination, node_id in graph.ends.items()])
+    connection.execute(sa.delete(turn_policy).where(turn_policy.c.policy_id == policy_id))
+    final = find_node(connection, graph_id, rules.state_key(rules.ALL_USED)).id
+    connection.execute(sa.insert(work.state).values(node_id=final, v1=0.0, v2=0.0))
+    packer = _DecisionBytes(connection, graph)
+    for game_layer in range(len(rules.COMBINATIONS) - 1, down_to - 1, -1):
+        _start_turns(connection, graph, work, game_layer, None, bob)
+        _turn_statements(connection, graph, work)
+        roots = sa.select(work.turn.c.state, work.turn.c.v1, work.turn.c.v2).where(work.turn.c.node_id == graph.roll1)
+        connection.execute(sa.insert(work.state).from_select(["node_id", "v1", "v2"], roots))
+        _store_layer(connection, work, packer, policy_id, graph.roll1)
+        _clear(connection, work)
+        if progress is not None:
+            progress(graph.layer_states.get(game_layer, 0))
+    _drop(connection, work)
+    return policy_id
+
+
+def _store_layer(connection: sa.Connection, work: _Work, packer: _DecisionBytes, policy_id: int, roll1: int) -> None:
+    chosen = sa.select(work.chosen.c.node_id, work.chosen.c.state, work.chosen.c.edge_id)
+    packed = packer.pack([tuple(row) for row in connection.execute(chosen)])
+    values = sa.select(work.turn.c.state, work.turn.c.v1, work.turn.c.v2).where(work.turn.c.node_id == roll1)
+    rows = [{"policy_id": policy_id, "node_id": state, "value": v1, "moment2": v2, "decisions": packed[state]}
+            for state, v1, v2 in connection.execute(values)]
+    if rows:
+        connection.execute(sa.insert(turn_policy), rows)
+
+
+def average_table(connection: sa.Connection, graph_id: int) -> dict[str, float]:
+    """Return each combination's average score: the optimal value of the state where it alone is left.
+
+    Solves the optimal policy's last game layer when it is not stored.
+    """
+    optimal = ensure_policy(connection, graph_id, "optimal")
+    if not is_solved(connection, optimal, len(rules.COMBINATIONS) - 1):
+        solve_policy(connection, graph_id, "optimal", down_to=len(rules.COMBINATIONS) - 1)
+    table = {}
+    for c, combination in enumerate(rules.COMBINATIONS):
+        key = rules.state_key(rules.ALL_USED ^ 1 << c)
+        table[combination] = state_result(connection, graph_id, optimal, key).value
+    return table
+
+
+def state_result(connection: sa.Connection, graph_id: int, policy_id: int, key: str) -> sa.Row:
+    """Return the ``turn_policy`` row (value, moment2, decisions) of the turn state ``key``; raise NotFound if unsolved."""
+    query = (sa.select(turn_policy.c.value, turn_policy.c.moment2, turn_policy.c.decisions)
+             .select_from(turn_policy.join(node, sa.and_(node.c.id == turn_policy.c.node_id, node.c.graph_id == graph_id)))
+             .where(turn_policy.c.policy_id == policy_id, node.c.key == key))
+    row = connection.execute(query).first()
+    if row is None:
+        raise NotFound(f"no stored value for {key} (solve the game first: dicegraph report school)")
+    return row
+
+
+def game_score(connection: sa.Connection, graph_id: int, policy_id: int) -> tuple[float, float]:
+    """Return the policy's expected final score and its standard deviation, from the start of the game."""
+    row = state_result(connection, graph_id, policy_id, rules.state_key(0))
+    return row.value, math.sqrt(max(row.moment2 - row.value**2, 0.0))
+
+
+def decision_array(connection: sa.Connection, graph_id: int, policy_id: int) -> Any:
+    """Return the policy's decisions as a uint8 array ``[unused mask, outcome, rerolls left]`` (0: no decision)."""
+    import numpy as np
+
+    array = np.zeros((rules.ALL_USED + 1, len(rules.OUTCOMES), rules.ROLLS), dtype=np.uint8)
+    query = (sa.select(node.c.key, turn_policy.c.decisions)
+             .select_from(turn_policy.join(node, sa.and_(node.c.id == turn_policy.c.node_id, node.c.graph_id == graph_id)))
+             .where(turn_policy.c.policy_id == policy_id))
+    for key, decisions in connection.execute(query):
+        used = int(key.split(":")[1])
+        array[rules.ALL_USED ^ used] = np.frombuffer(decisions, dtype=np.uint8).reshape(len(rules.OUTCOMES), rules.ROLLS)
+    return array
+
+
+@dataclass(frozen=True)
+class Alternative:
+    """One thing the player may do at a turn position, with what it is worth."""
+
+    move: str  # e.g. "keep 22, roll 3", "score Pair", "cross out Poker"
+    byte: int  # its decision byte
+    value: float  # expected points still to come (this turn's included) under the policy
+    profit: float  # what the policy ranks moves by (the value for optimal; Bob's profit for bob)
+
+
+def alternatives(connection: sa.Connection, graph_id: int, name: str, used: int, dice: tuple[int, ...],
+                 rerolls_left: int) -> list[Alternative]:
+    """Return every alternative at a turn position under policy ``name``, best (by its profit) first.
+
+    Solves the turn of the one state ``used`` in SQL from the stored values
+    of the states after it; raises NotFound when those are not stored.
+    """
+    if not 0 <= rerolls_left < rules.ROLLS:
+        raise BadParameter(f"--rolls-left must be 0..{rules.ROLLS - 1} (not {rerolls_left})")
+    graph = TurnGraph.load(connection, graph_id)
+    policy_id = ensure_policy(connection, graph_id, name)
+    layer = bin(used).count("1")
+    if not is_solved(connection, policy_id, layer + 1):
+        raise NotFound(f"policy {name!r} is not solved for {rules.used_text(used)} (run: dicegraph report school)")
+    bob = name == "bob"
+    averages = average_table(connection, graph_id) if bob else {}
+    work = _work_tables(connection)
+    connection.execute(sa.insert(work.ends), [
+        {"node_id": node_id, "label": combination, "profit": -averages[combination] if bob else None}
+        for combination, node_id in graph.ends.items()])
+    following = (sa.select(turn_policy.c.node_id, turn_policy.c.value, turn_policy.c.moment2)
+                 .select_from(turn_policy.join(node, node.c.id == turn_policy.c.node_id))
+                 .where(turn_policy.c.policy_id == policy_id, node.c.graph_id == graph_id, node.c.layer == layer + 1))
+    connection.execute(sa.insert(work.state).from_select(["node_id", "v1", "v2"], following))
+    state = find_node(connection, graph_id, rules.state_key(used)).id
+    _start_turns(connection, graph, work, layer, [state], bob)
+    _turn_statements(connection, graph, work)
+    roll = rules.ROLLS - rerolls_left
+    stages = [f"r{roll}"] if roll != 2 else ["r2", "r3"]  # after the second roll, stopping means scoring now
+    found = []
+    after = work.turn
+    for stage in stages:
+        src = find_node(connection, graph_id, rules.turn_key(stage, dice)).id
+        query = (sa.select(edge.c.label, edge.c.reward + after.c.p, edge.c.reward + after.c.v1)
+                 .select_from(edge.join(after, sa.and_(after.c.node_id == edge.c.dst, after.c.state == state)))
+                 .where(edge.c.graph_id == graph_id, edge.c.src == src, edge.c.label != "stop")
+                 .order_by(edge.c.id))
+        found += [Alternative(label, rules.move_byte(label, dice), worth, profit)
+                  for label, profit, worth in connection.execute(query)]
+    _drop(connection, work)
+    return sorted(found, key=lambda a: -a.profit)  # stable: the first streamed among equals stays first

@@ -28,7 +28,10 @@ from store.load import BuildResult, build_graph
 from store.positions import describe_position
 from store.propagate import outcome_distribution
 from store.query import run_query
-from store.report import DEFAULT_SEED, OPTIMAL, describe_analysis, draw_game_diagrams, ensure_evaluated, game_report
+from store.report import (
+    DEFAULT_SEED, OPTIMAL, describe_analysis, draw_game_diagrams, ensure_evaluated, game_report, policy_names, prepare_game,
+    solve_steps,
+)
 from store.render import DEFAULT_DPI, MAX_NODES, RENDERERS
 from store.schema import graph as graph_table
 from store.simulation import monte_carlo
@@ -368,15 +371,20 @@ def report(ctx: click.Context, game: str, params: tuple[str, ...], simulated_gam
         if not as_json:
             click.echo(_build_message(result, game), err=True)
 
-    games_to_play = simulated_games * (len(chosen.agents(values)) + 1) if can_simulate(chosen) else 0
+    games_to_play = simulated_games * len(policy_names(chosen, values)) if can_simulate(chosen) else 0
     engine = _engine(ctx, create=True)
+    with _progress("solving", solve_steps(chosen)) as solving:
+        prepare_game(engine, chosen, values, on_build=announce, progress=solving)
     with _progress("simulating", games_to_play) as progress:
-        data = game_report(engine, chosen, values, on_build=announce,
-                           simulated_games=simulated_games, seed=seed, progress=progress)
+        data = game_report(engine, chosen, values, simulated_games=simulated_games, seed=seed, progress=progress)
     if diagrams_dir is not None:
         data["diagrams"] = draw_game_diagrams(engine, chosen, values, diagrams_dir)
     if as_json:
         _print_json(data)
+        return
+    if "average_table" in data:  # a report of its own (School)
+        click.echo(f"{chosen.title}: {chosen.outcome} by policy")
+        click.echo("\n".join(describe_analysis(chosen, data)))
         return
     described = ", ".join(f"{k}={v}" for k, v in values.items())
     click.echo(f"{chosen.title}{f' ({described})' if described else ''}: {chosen.outcome} by policy")
@@ -605,6 +613,96 @@ def advise_command(ctx: click.Context, board: str, roll_text: str | None, object
     click.echo(f"best: {result['decision']} (expected {result['value']:.6f})")
     click.echo(_table(["move", "value"], [[row["move"], row["value"]] for row in result["alternatives"]]))
 
+
+@main.group("school")
+def school_group() -> None:
+    """School (seed 001): ask a solved policy what to do, export its decisions."""
+
+
+def _school_graph(ctx: click.Context, params: tuple[str, ...]) -> tuple[sa.Engine, int, dict[str, Any]]:
+    """Return the engine, the School graph id and its parameters, building and solving what is missing."""
+    game = get_game("school")
+    values = resolve_params(game, _parse_params(params))
+    engine = _engine(ctx, create=True)
+    with _progress("solving", solve_steps(game)) as solving:
+        built = prepare_game(engine, game, values, progress=solving)
+    return engine, built.graph_id, values
+
+
+@school_group.command("advise")
+@click.option("--used", default="", metavar="NAMES", help="Combinations already used, comma-separated (RULES.md names).")
+@click.option("--roll", "roll_text", required=True, metavar="A,B,C,D,E", help="The five dice showing.")
+@click.option("--rolls-left", type=int, required=True, help="Rerolls still allowed this turn: 2 after the first roll, 0 after the third.")
+@click.option("--policy", "policy_name", type=click.Choice(["optimal", "bob"]), default="optimal", show_default=True)
+@PARAM_OPTION
+@JSON_OPTION
+@click.pass_context
+def school_advise(ctx: click.Context, used: str, roll_text: str, rolls_left: int, policy_name: str,
+                  params: tuple[str, ...], as_json: bool) -> None:
+    """Say what to do with this roll (keep which dice, or score or cross out what), with every alternative's value.
+
+    Values are the expected points still to come, this turn's included, with
+    grades scored the upstream way (negative). The first use builds and solves
+    the whole game (minutes on SQLite; see the README).
+
+    \b
+    Examples:
+      dicegraph school advise --roll 1,2,2,4,5 --rolls-left 2
+      dicegraph school advise --used "Grade 1,Grade 3,Grade 6,Pair" --roll 3,3,3,5,5 --rolls-left 0 --policy bob
+    """
+    from graphs import school as rules
+    from store.school import advise
+
+    used_mask, dice = rules.parse_used(used), rules.parse_roll(roll_text)
+    if not 0 <= rolls_left < rules.ROLLS:
+        raise click.BadParameter(f"{rolls_left} is not 0..{rules.ROLLS - 1}", param_hint="--rolls-left")
+    engine, graph_id, _ = _school_graph(ctx, params)
+    with engine.begin() as connection:
+        result = advise(connection, graph_id, policy_name, used_mask, dice, rolls_left)
+    if as_json:
+        _print_json(result)
+        return
+    click.echo(f"used: {', '.join(result['used']) or 'none'}; roll {rules.dice_text(dice)}, {rolls_left} rerolls left")
+    click.echo(f"{policy_name}: {result['decision']}")
+    for other, decision in result["others"].items():
+        verdict = "agrees" if result["agree"] else f"disagrees: {decision}"
+        click.echo(f"{other} {verdict}")
+    headers = ["move", "expected points"] + (["Bob's profit"] if policy_name == "bob" else [])
+    rows = [[a["move"], a["value"]] + ([a["profit"]] if policy_name == "bob" else []) for a in result["alternatives"]]
+    click.echo(_table(headers, rows))
+
+
+@school_group.command("export-decisions")
+@click.option("--policy", "policy_name", type=click.Choice(["optimal", "bob"]), default="optimal", show_default=True)
+@click.option("-o", "--output", type=click.Path(dir_okay=False, writable=True, path_type=Path), required=True,
+              help="The zip to write.")
+@PARAM_OPTION
+@JSON_OPTION
+@click.pass_context
+def school_export(ctx: click.Context, policy_name: str, output: Path, params: tuple[str, ...], as_json: bool) -> None:
+    """Write every decision of a School policy to a zip, one byte each, in seed 001's layout.
+
+    The archive's LAYOUT.txt (and the README) describe the bytes: one file per
+    roll and rerolls left, one byte per set of unused combinations.
+
+    \b
+    Example:
+      dicegraph school export-decisions --policy optimal -o optimal.zip
+    """
+    from graphs import school as rules
+    from store.school import decision_array, ensure_policy
+
+    if output.suffix.lower() != ".zip":
+        raise click.BadParameter(f"{output} does not end in .zip", param_hint="--output")
+    engine, graph_id, _ = _school_graph(ctx, params)
+    with engine.connect() as connection:
+        decisions = decision_array(connection, graph_id, ensure_policy(connection, graph_id, policy_name))
+    written = {"policy": policy_name, "file": str(output), **rules.write_decision_archive(decisions, output)}
+    if as_json:
+        _print_json(written)
+    else:
+        click.echo(f"wrote {output}: {written['decisions']:,} decisions of {policy_name} in {written['files']} files, "
+                   f"{written['bytes']:,} bytes")
 
 if __name__ == "__main__":
     main()

@@ -459,3 +459,54 @@ def simulator(params: Mapping[str, Any], policy: Any) -> Callable[[int, Any], An
 
 def _outcome_code(dice: Sequence[int]) -> int:
     return sum((face - 1) * 6 ** (DICE - 1 - position) for position, face in enumerate(dice))
+
+
+# --- the decision archive (seed 001's layout) ----------------------------------------------------------------
+
+ARCHIVE_LAYOUT = f"""School decisions, one byte each (dicegraph school export-decisions).
+
+One file per roll and rerolls left: <dice>_<rerolls left>.bin, e.g. 12245_2.bin
+for the sorted roll 1,2,2,4,5 with two rerolls to come (the turn's first
+roll); {len(OUTCOMES)} rolls x {ROLLS} = {len(OUTCOMES) * ROLLS} files.
+Each file has {ALL_USED + 1} bytes: byte i is the decision when the combinations not
+yet used are the bits of i (bit k: combination k+1 of {', '.join(f'{k + 1} {c}' for k, c in enumerate(COMBINATIONS))}).
+
+A byte is kind << 6 | payload. Kind 1: reroll, the payload's bit j says die j
+(of the sorted roll, lowest first) is rolled again. Kind 2: score, kind 3:
+cross out, the payload is the combination's number 1..15. Kind 0: no decision
+(a used set the school phase never reaches, or the game is over).
+"""
+
+
+def write_decision_archive(decisions: Any, path: Any) -> dict[str, int]:
+    """Write a ``[unused mask, outcome, rerolls left]`` uint8 array as the seed's zip of one byte per decision.
+
+    Returns ``{"files", "decisions", "bytes"}``: the files written, the
+    decisions that are not kind 0, and the archive's size.
+    """
+    import os
+    import zipfile
+
+    import numpy as np
+
+    array = np.asarray(decisions, dtype=np.uint8)
+    with zipfile.ZipFile(path, "w", compression=zipfile.ZIP_DEFLATED, compresslevel=9) as archive:
+        archive.writestr("LAYOUT.txt", ARCHIVE_LAYOUT)
+        for index, dice in enumerate(OUTCOMES):
+            for left in range(ROLLS):
+                archive.writestr(decision_file(dice, left), array[:, index, left].tobytes())
+    return {"files": len(OUTCOMES) * ROLLS, "decisions": int((array > 0).sum()), "bytes": os.path.getsize(path)}
+
+
+def read_decision_archive(path: Any) -> Any:
+    """Return the ``[unused mask, outcome, rerolls left]`` uint8 array a decision archive holds."""
+    import zipfile
+
+    import numpy as np
+
+    array = np.zeros((ALL_USED + 1, len(OUTCOMES), ROLLS), dtype=np.uint8)
+    with zipfile.ZipFile(path) as archive:
+        for index, dice in enumerate(OUTCOMES):
+            for left in range(ROLLS):
+                array[:, index, left] = np.frombuffer(archive.read(decision_file(dice, left)), dtype=np.uint8)
+    return array

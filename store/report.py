@@ -14,7 +14,7 @@ from graphs.protocol import Game
 from store.catalog import find_policy, list_policies
 from store.load import BuildResult, build_graph, canonical_params, find_graph
 from store.propagate import mean_payoff, outcome_distribution
-from store.reports import ANALYSES
+from store.reports import ANALYSES, OWN_REPORTS
 from store.schema import policy
 from store.simulation import monte_carlo
 from store.solve import Goal, evaluate, is_evaluated, solve
@@ -29,6 +29,8 @@ def ensure_evaluated(connection: sa.Connection, graph_id: int, game: Game) -> No
     A game module may name further solves: ``solves = {name: (objective, goal text)}``,
     e.g. Shut The Box's ``{"optimal-shut": ("max", "payoff = 0")}``.
     """
+    if game.name in OWN_REPORTS:  # solved by its own module (School: the turn joined with the states)
+        return
     names = [row.name for row in connection.execute(sa.select(policy.c.name).where(policy.c.graph_id == graph_id))]
     wanted = {OPTIMAL: (game.objective, None), **getattr(game, "solves", {})}
     for name, (objective, goal) in wanted.items():
@@ -48,10 +50,13 @@ def game_report(
     simulated_games: int = 0,
     seed: int = DEFAULT_SEED,
     progress: Progress | None = None,
+    solve_progress: Progress | None = None,
 ) -> dict[str, Any]:
     """Return the game's report: every policy's value, and the optimal outcome distribution.
 
     Builds the graph and solves it when the database does not have them yet.
+    A game with a report of its own (``store.reports.OWN_REPORTS``: School)
+    returns that instead; ``solve_progress`` then counts its turn states solved.
     With ``simulated_games``, and a simulator for the game, each policy also
     gets a ``monte_carlo`` estimate (``store.simulation.monte_carlo``) played
     from the rules with ``seed``; ``progress`` counts the games played.
@@ -62,6 +67,8 @@ def game_report(
     >>> [row["name"] for row in report["policies"]]
     ['min', 'max', 'first', 'last', 'hilo', 'hilo2', 'optimal']
     """
+    if game.name in OWN_REPORTS:
+        return OWN_REPORTS[game.name].report(engine, game, params, on_build, simulated_games, seed, progress, solve_progress)
     built = build_graph(engine, game, params)
     if on_build is not None:
         on_build(built)
@@ -88,9 +95,37 @@ def game_report(
     return report
 
 
+def prepare_game(engine: sa.Engine, game: Game, params: Mapping[str, Any],
+                 on_build: Callable[[BuildResult], None] | None = None, progress: Progress | None = None) -> BuildResult:
+    """Build the game's graph if needed and, for a game with a report of its own, solve it; return the build.
+
+    ``progress`` counts the solve's steps, :func:`solve_steps` of them.
+    """
+    built = build_graph(engine, game, params)
+    if on_build is not None:
+        on_build(built)
+    if game.name in OWN_REPORTS:
+        with engine.begin() as connection:
+            OWN_REPORTS[game.name].ensure_solved(connection, built.graph_id, progress)
+    return built
+
+
+def policy_names(game: Game, params: Mapping[str, Any]) -> list[str]:
+    """Return the names of the policies the game's report evaluates (and simulates)."""
+    if game.name in OWN_REPORTS:
+        return list(OWN_REPORTS[game.name].POLICIES)
+    return [*game.agents(params), OPTIMAL, *getattr(game, "solves", {})]
+
+
+def solve_steps(game: Game) -> int:
+    """Return how many steps :func:`prepare_game` reports to its progress callback (0: no progress to show)."""
+    return OWN_REPORTS[game.name].SOLVE_STEPS if game.name in OWN_REPORTS else 0
+
+
 def describe_analysis(game: Game, report: Mapping[str, Any]) -> list[str]:
     """Return the lines a game's own analysis adds to the human-readable report (none for most games)."""
-    return ANALYSES[game.name].describe(report) if game.name in ANALYSES else []
+    module = ANALYSES.get(game.name) or OWN_REPORTS.get(game.name)
+    return module.describe(report) if module is not None else []
 
 
 def _generic_report(

@@ -45,6 +45,7 @@ from store.solve import TIE_TOLERANCE
 POSITIONS = len(rules.OUTCOMES) * rules.ROLLS  # decision bytes per turn state
 STOP = 255  # the move "stop" at the second roll: its byte is the third roll's decision
 StatesDone = Callable[[int], None]
+FETCH_ROWS = 200_000  # chosen moves fetched at a time
 
 
 @dataclass
@@ -182,21 +183,27 @@ class _DecisionBytes:
             self.byte[edge_id - first] = STOP if byte is None else byte
         self.node_position = {node_id: outcome * rules.ROLLS + left for node_id, (outcome, left) in self.slot.items()}
 
-    def pack(self, rows: Sequence[tuple[int, int, int]]) -> dict[int, bytes]:
-        """Return state -> its decision bytes, from (decision node, state, edge) rows."""
+    def pack(self, rows: Iterator[Sequence[tuple[int, int, int]]]) -> dict[int, bytes]:
+        """Return state -> its decision bytes, from batches of (decision node, state, edge) rows."""
         import numpy as np
 
-        if not rows:
-            return {}
-        table = np.array(rows, dtype=np.int64)
-        states, inverse = np.unique(table[:, 1], return_inverse=True)
-        packed = np.zeros((len(states), POSITIONS), dtype=np.int64)
-        position = np.vectorize(self.node_position.__getitem__, otypes=[np.int64])(table[:, 0])
-        packed[inverse, position] = self.byte[table[:, 2] - self.first_edge]
+        packed: dict[int, Any] = {}
+        to_position = np.vectorize(self.node_position.__getitem__, otypes=[np.int64])
+        for batch in rows:
+            table = np.array(batch, dtype=np.int64)
+            position, byte = to_position(table[:, 0]), self.byte[table[:, 2] - self.first_edge]
+            for state in np.unique(table[:, 1]):
+                packed.setdefault(int(state), np.zeros(POSITIONS, dtype=np.int64))
+            order = np.argsort(table[:, 1], kind="stable")
+            states, starts = np.unique(table[order, 1], return_index=True)
+            for state, chunk in zip(states, np.split(order, starts[1:])):
+                packed[int(state)][position[chunk]] = byte[chunk]
         second = np.arange(len(rules.OUTCOMES)) * rules.ROLLS + 1  # rerolls left 1: "stop" plays the third roll's move
-        stopped = packed[:, second] == STOP
-        packed[:, second] = np.where(stopped, packed[:, second - 1], packed[:, second])
-        return {int(state): packed[i].astype(np.uint8).tobytes() for i, state in enumerate(states)}
+        result = {}
+        for state, bytes_ in packed.items():
+            bytes_[second] = np.where(bytes_[second] == STOP, bytes_[second - 1], bytes_[second])
+            result[state] = bytes_.astype(np.uint8).tobytes()
+        return result
 
 
 def ensure_policy(connection: sa.Connection, graph_id: int, name: str) -> int:
@@ -258,12 +265,22 @@ def solve_policy(connection: sa.Connection, graph_id: int, name: str, down_to: i
 
 def _store_layer(connection: sa.Connection, work: _Work, packer: _DecisionBytes, policy_id: int, roll1: int) -> None:
     chosen = sa.select(work.chosen.c.node_id, work.chosen.c.state, work.chosen.c.edge_id)
-    packed = packer.pack([tuple(row) for row in connection.execute(chosen)])
+    packed = packer.pack(connection.execute(chosen).partitions(FETCH_ROWS))
     values = sa.select(work.turn.c.state, work.turn.c.v1, work.turn.c.v2).where(work.turn.c.node_id == roll1)
     rows = [{"policy_id": policy_id, "node_id": state, "value": v1, "moment2": v2, "decisions": packed[state]}
             for state, v1, v2 in connection.execute(values)]
     if rows:
         connection.execute(sa.insert(turn_policy), rows)
+
+
+def ensure_solved(connection: sa.Connection, graph_id: int, progress: Callable[[int], None] | None = None) -> None:
+    """Solve ``optimal`` and evaluate ``bob`` over the whole game unless stored (``progress``: turn states done)."""
+    for name in rules.POLICIES:
+        policy_id = ensure_policy(connection, graph_id, name)
+        if not is_solved(connection, policy_id):
+            solve_policy(connection, graph_id, name, progress=progress)
+        elif progress is not None:
+            progress(len(rules.STATES))
 
 
 def average_table(connection: sa.Connection, graph_id: int) -> dict[str, float]:
@@ -363,3 +380,31 @@ def alternatives(connection: sa.Connection, graph_id: int, name: str, used: int,
                   for label, profit, worth in connection.execute(query)]
     _drop(connection, work)
     return sorted(found, key=lambda a: -a.profit)  # stable: the first streamed among equals stays first
+
+
+def advise(connection: sa.Connection, graph_id: int, name: str, used: int, dice: tuple[int, ...],
+           rerolls_left: int) -> dict[str, Any]:
+    """Return the decision of policy ``name`` at a turn position, every alternative's worth, and the other policy's.
+
+    ``{"used", "roll", "rerolls_left", "policy", "decision", "alternatives": [{"move", "value", "profit"}],
+    "others": {policy: decision}, "agree"}``. Values are expected points still to come, this turn's
+    included, in the graph's scoring convention; ``profit`` is what the policy ranks moves by.
+    """
+    position = rules.OUTCOME_INDEX[dice] * rules.ROLLS + rerolls_left
+    key = rules.state_key(used)
+    decided = {}
+    for policy_name in rules.POLICIES:
+        policy_id = ensure_policy(connection, graph_id, policy_name)
+        decided[policy_name] = state_result(connection, graph_id, policy_id, key).decisions[position]
+    found = alternatives(connection, graph_id, name, used, dice, rerolls_left)
+    return {
+        "used": [c for i, c in enumerate(rules.COMBINATIONS) if used >> i & 1],
+        "roll": list(dice),
+        "rerolls_left": rerolls_left,
+        "policy": name,
+        "decision": rules.describe_decision(decided[name], dice),
+        "alternatives": [{"move": rules.describe_decision(a.byte, dice), "value": a.value, "profit": a.profit}
+                         for a in found],
+        "others": {other: rules.describe_decision(byte, dice) for other, byte in decided.items() if other != name},
+        "agree": len(set(decided.values())) == 1,
+    }

@@ -11,6 +11,10 @@ from __future__ import annotations
 
 from types import ModuleType
 
-from store.reports import cant_stop, five_thousand, shut_the_box
+from store.reports import cant_stop, five_thousand, school, shut_the_box
 
 ANALYSES: dict[str, ModuleType] = {"5000": five_thousand, "cant-stop": cant_stop, "shut-the-box": shut_the_box}
+# games solved by a module of their own, whose report replaces the generic one:
+# game name -> module with ``report(engine, game, params, on_build, simulated_games, seed, progress,
+# solve_progress)`` and ``describe(report)``
+OWN_REPORTS: dict[str, ModuleType] = {"school": school}

@@ -1,0 +1,333 @@
+"""School: rules, the two-part graph, the SQL solve against a recursion written here, whole games, the CLI."""
+
+from __future__ import annotations
+
+import functools
+import itertools
+import json
+import math
+import re
+from collections import Counter
+from collections.abc import Mapping
+from fractions import Fraction
+from pathlib import Path
+
+import numpy as np
+import pytest
+import sqlalchemy as sa
+from click.testing import CliRunner
+
+from cli import main
+from graphs import get_game
+from graphs import school as rules
+from graphs.montecarlo import simulate
+from store import school
+from store.db import open_database
+from store.load import build_graph
+from store.report import prepare_game
+from store.schema import node, turn_policy
+
+SEED = Path(__file__).resolve().parents[2] / "shared" / "seeds" / "001_4d0d9a8c031293e3.txt"
+DEFAULT = {"straights": (15, 20), "grades": "negative"}
+RELATIVE = 1e-12
+
+
+def close(a: float, b: float, tolerance: float = RELATIVE) -> bool:
+    return math.isclose(a, b, rel_tol=tolerance, abs_tol=tolerance)
+
+
+# --- a recursion written from the rules, independent of the graph ------------------------------------------
+
+
+def all_rolls(n: int) -> Counter[tuple[int, ...]]:
+    """Sorted outcomes of n dice with their counts, from every ordered roll."""
+    return Counter(tuple(sorted(roll)) for roll in itertools.product(range(1, 7), repeat=n))
+
+
+def play_turn(value_after: Mapping[int, float], profit_of: Mapping[int, float] | None, params: Mapping,
+              number=float) -> tuple:
+    """Return (profit, value, second moment) of a turn from its start.
+
+    ``value_after[c]`` is the game's (value, second moment) once ``c`` is used (only open ``c``);
+    optimal play ranks by the value, Bob by points + ``profit_of[c]``.
+    The keeps are every subset of dice positions, the rolls every ordered roll;
+    among equal moves the first counts (scores, then keeps in the builder's
+    order): it decides the second moment where moves tie.
+    """
+    @functools.lru_cache(None)
+    def decide(dice: tuple[int, ...], roll: int) -> tuple:
+        options = []
+        for c, (rest, rest2) in value_after.items():
+            pts = number(rules.points(c, dice, roll == 1, params["straights"], params["grades"]))
+            rank = pts + (rest if profit_of is None else number(profit_of[c]))
+            options.append((rank, pts + rest, pts * pts + 2 * pts * rest + rest2))
+        if roll < rules.ROLLS:
+            kept_sets = {tuple(sorted(dice[i] for i in keep)) for size in range(5)
+                         for keep in itertools.combinations(range(5), size)}
+            order = list(rules.sub_multisets(dice))  # the stated tie-break: larger keeps first, as streamed
+            for kept in sorted(kept_sets, key=order.index):
+                options.append(chance(kept, roll + 1))
+        best = max(option[0] for option in options)
+        return next(option for option in options if option[0] >= best - 1e-12 * (1 + abs(best)))
+
+    @functools.lru_cache(None)
+    def chance(kept: tuple[int, ...], roll: int) -> tuple:
+        n = 5 - len(kept)
+        totals = [number(0)] * 3
+        for rolled, count in all_rolls(n).items():
+            outcome = decide(tuple(sorted(kept + rolled)), roll)
+            totals = [t + count * x for t, x in zip(totals, outcome)]
+        return tuple(t / number(6**n) for t in totals)
+
+    return chance((), 1)
+
+
+def seed_table() -> dict[str, float]:
+    rows = re.findall(r"^\| ([A-Za-z0-9 ]+?) \| ([0-9.]+) \|$", SEED.read_text(), flags=re.MULTILINE)
+    return {name: float(value) for name, value in rows}
+
+
+# --- rules ---------------------------------------------------------------------------------------------------
+
+
+def test_scoring_by_the_rules() -> None:
+    def p(name: str, dice: tuple[int, ...], first: bool = False) -> int:
+        return rules.points(rules.COMBINATIONS.index(name), dice, first)
+
+    assert p("Grade 6", (6, 6, 1, 2, 3)) == -18 and p("Grade 1", (1, 1, 1, 1, 1)) == 0
+    assert p("Pair", (2, 2, 5, 5, 1)) == 10 and p("Set", (2, 2, 2, 5, 5)) == 6 and p("Set", (1, 2, 3, 4, 6)) == 0
+    assert p("Two pairs", (2, 2, 5, 5, 1)) == 14 and p("Two pairs", (4, 4, 4, 4, 1)) == 16
+    assert p("Two pairs", (4, 4, 4, 4, 4)) == 0 and p("Two pairs", (3, 3, 3, 5, 5)) == 16
+    assert p("Full", (3, 3, 3, 5, 5)) == 19 and p("Full", (6, 6, 6, 6, 6)) == 30 and p("Full", (3, 3, 3, 3, 5)) == 0
+    assert p("Care", (6, 6, 6, 6, 6)) == 24 and p("Poker", (6, 6, 6, 6, 6)) == 30
+    assert p("Little straight", (1, 2, 3, 4, 5)) == 15 and p("Big straight", (2, 3, 4, 5, 6)) == 20
+    assert p("Trash", (1, 2, 3, 4, 6), first=True) == 32 and p("Grade 2", (2, 2, 1, 1, 1), first=True) == -6
+
+
+def test_positive_grades_add_105_to_every_game() -> None:
+    for dice in rules.OUTCOMES:
+        gap = sum(rules.points(k, dice, grades="positive") - rules.points(k, dice) for k in range(rules.GRADES))
+        assert gap == rules.POSITIVE_GRADE_OFFSET == 105
+
+
+def test_turn_states_follow_the_school_phase() -> None:
+    brute = [used for used in range(1 << 15)
+             if not used >> 6 or bin(used & 63).count("1") >= 3]
+    assert sorted(rules.STATES) == brute and len(brute) == 21526
+    assert rules.open_combinations(0) == (0, 1, 2, 3, 4, 5)
+
+
+def test_graph_sizes(engine: sa.Engine) -> None:
+    built = build_graph(engine, get_game("school"), DEFAULT)
+    decisions = 3 * math.comb(10, 5)
+    keeps = sum(math.comb(size + 5, 5) for size in range(5))
+    keep_edges = sum(len({tuple(sorted(d[i] for i in k)) for s in range(5) for k in itertools.combinations(range(5), s)})
+                     for d in rules.OUTCOMES)
+    roll_edges = sum(len(all_rolls(5 - len(keep))) for keep in rules.KEEPS)
+    turn_edges = 252 + 2 * 15 * 252 + 2 * keep_edges + 2 * roll_edges + 252
+    state_edges = sum(len(rules.open_combinations(used)) for used in rules.STATES)
+    assert built.nodes == 21526 + 1 + decisions + 2 * keeps + 15
+    assert built.edges == state_edges + turn_edges
+    with engine.connect() as connection:
+        first = connection.execute(sa.select(sa.func.count()).where(node.c.key.like("r1:%"))).scalar_one()
+    assert first == 252
+
+
+# --- the SQL solve against the recursion ---------------------------------------------------------------------
+
+
+def test_the_seeds_average_table_to_1e_12(engine: sa.Engine) -> None:
+    seed = seed_table()
+    assert len(seed) == 15
+    for grades in ("positive", "negative"):
+        built = build_graph(engine, get_game("school"), {"straights": (20, 30), "grades": grades})
+        with engine.begin() as connection:
+            table = school.average_table(connection, built.graph_id)
+        for c, name in enumerate(rules.COMBINATIONS):
+            offset = (c + 1) * 5 if grades == "negative" and c < rules.GRADES else 0
+            assert close(table[name] + offset, seed[name]), (grades, name)
+
+
+def test_the_current_average_table_in_exact_fractions(engine: sa.Engine) -> None:
+    built = build_graph(engine, get_game("school"), DEFAULT)
+    with engine.begin() as connection:
+        table = school.average_table(connection, built.graph_id)
+    for name in ("Grade 4", "Little straight", "Full"):
+        c = rules.COMBINATIONS.index(name)
+        exact = play_turn({c: (Fraction(0), Fraction(0))}, None, DEFAULT, Fraction)[1]
+        assert isinstance(exact, Fraction) and close(table[name], float(exact))
+
+
+@pytest.fixture(scope="module")
+def endgame(tmp_path_factory: pytest.TempPathFactory) -> tuple[sa.Engine, int]:
+    """SQLite: optimal solved for the states with 1..3 combinations left, Bob for 1..2."""
+    engine = open_database(f"sqlite:///{tmp_path_factory.mktemp('school') / 'endgame.db'}", create=True)
+    built = build_graph(engine, get_game("school"), DEFAULT)
+    with engine.begin() as connection:
+        school.solve_policy(connection, built.graph_id, "optimal", down_to=12)
+        school.solve_policy(connection, built.graph_id, "bob", down_to=13)
+    return engine, built.graph_id
+
+
+def stored(engine: sa.Engine, graph_id: int, name: str) -> dict[int, sa.Row]:
+    with engine.connect() as connection:
+        policy_id = school.ensure_policy(connection, graph_id, name)
+        query = (sa.select(node.c.key, turn_policy.c.value, turn_policy.c.moment2, turn_policy.c.decisions)
+                 .join(node, sa.and_(node.c.id == turn_policy.c.node_id, node.c.graph_id == graph_id))
+                 .where(turn_policy.c.policy_id == policy_id))
+        return {int(row.key.split(":")[1]): row for row in connection.execute(query)}
+
+
+def recursion_values(values: Mapping[int, sa.Row], used: int, profit_of: Mapping[int, float] | None) -> tuple:
+    after = {c: (values[used | 1 << c].value, values[used | 1 << c].moment2) if used | 1 << c != rules.ALL_USED else (0.0, 0.0)
+             for c in rules.open_combinations(used)}
+    return play_turn(after, profit_of, DEFAULT)
+
+
+@pytest.mark.parametrize("left", [1, 2])
+def test_optimal_endgames_equal_the_recursion(endgame: tuple[sa.Engine, int], left: int) -> None:
+    engine, graph_id = endgame
+    values = stored(engine, graph_id, "optimal")
+    states = [used for used in rules.STATES if bin(used).count("1") == 15 - left]
+    for used in states:
+        _, value, moment2 = recursion_values(values, used, None)
+        assert close(values[used].value, value) and close(values[used].moment2, moment2, 1e-10), used
+
+
+def test_optimal_with_three_left_equals_the_recursion(endgame: tuple[sa.Engine, int]) -> None:
+    engine, graph_id = endgame
+    values = stored(engine, graph_id, "optimal")
+    states = [used for used in rules.STATES if bin(used).count("1") == 12][::45]
+    assert len(states) >= 10
+    for used in states:
+        assert close(values[used].value, recursion_values(values, used, None)[1]), used
+
+
+def test_bob_endgames_equal_the_recursion(endgame: tuple[sa.Engine, int]) -> None:
+    engine, graph_id = endgame
+    optimal, bob = stored(engine, graph_id, "optimal"), stored(engine, graph_id, "bob")
+    averages = {c: optimal[rules.ALL_USED ^ 1 << c].value for c in range(15)}
+    profit_of = {c: -averages[c] for c in range(15)}
+    for used in [u for u in rules.STATES if 13 <= bin(u).count("1") <= 14]:
+        profit, value, _ = recursion_values(bob, used, profit_of)
+        assert close(bob[used].value, value, 1e-9), used
+        assert bob[used].value <= optimal[used].value + 1e-9
+
+
+def test_stored_decisions_are_the_recursions_best_moves(endgame: tuple[sa.Engine, int]) -> None:
+    engine, graph_id = endgame
+    values = stored(engine, graph_id, "optimal")
+    used = rules.ALL_USED ^ (1 << rules.COMBINATIONS.index("Poker")) ^ (1 << rules.COMBINATIONS.index("Trash"))
+    decisions = values[used].decisions
+    for index, dice in enumerate(rules.OUTCOMES):
+        kind, payload = rules.decode_decision(decisions[index * 3 + 0])
+        assert kind in (rules.SCORE, rules.CROSS_OUT)
+        after = {c: values[used | 1 << c].value for c in rules.open_combinations(used)}
+        gains = {c: rules.points(c, dice) + after[c] for c in after}
+        assert close(gains[payload - 1], max(gains.values()))
+        assert (kind == rules.CROSS_OUT) == (rules.points(payload - 1, dice) == 0)
+
+
+# --- whole games (DuckDB: the same SQL, minutes faster than SQLite; tests/bench has SQLite's time) --------
+
+
+@pytest.fixture(scope="session")
+def whole_game(tmp_path_factory: pytest.TempPathFactory) -> str:
+    url = f"duckdb:///{tmp_path_factory.mktemp('school') / 'school.duckdb'}"
+    prepare_game(open_database(url, create=True), get_game("school"), DEFAULT)
+    return url
+
+
+def test_whole_game_monte_carlo_within_4_standard_errors(whole_game: str) -> None:
+    engine = open_database(whole_game)
+    with engine.connect() as connection:
+        graph_id = connection.execute(sa.text("SELECT id FROM graph WHERE game = 'school'")).scalar_one()
+        for name in rules.POLICIES:
+            policy_id = school.ensure_policy(connection, graph_id, name)
+            expected, sd = school.game_score(connection, graph_id, policy_id)
+            decisions = school.decision_array(connection, graph_id, policy_id)
+            estimate = simulate(get_game("school"), DEFAULT, decisions, 200_000, seed=11)
+            assert abs(estimate.z(expected)) < 4, (name, expected, estimate)
+            assert math.isclose(estimate.stderr * math.sqrt(200_000), sd, rel_tol=0.02)
+
+
+def test_whole_game_agrees_with_the_sqlite_endgame(whole_game: str, endgame: tuple[sa.Engine, int]) -> None:
+    engine = open_database(whole_game)
+    with engine.connect() as connection:
+        graph_id = connection.execute(sa.text("SELECT id FROM graph WHERE game = 'school'")).scalar_one()
+    for name in rules.POLICIES:
+        duck, lite = stored(engine, graph_id, name), stored(*endgame, name)
+        assert lite and all(close(duck[used].value, row.value) for used, row in lite.items())
+        assert all(duck[used].decisions == row.decisions for used, row in lite.items())
+
+
+def test_report_json(whole_game: str, runner: CliRunner) -> None:
+    result = runner.invoke(main, ["--db", whole_game, "report", "school", "-n", "20000", "--json"])
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    assert set(data["average_table"]) == set(rules.COMBINATIONS)
+    assert [p["name"] for p in data["policies"]] == ["optimal", "bob"]
+    optimal, bob = data["policies"]
+    assert optimal["expected_score"] > bob["expected_score"] and optimal["sd"] > 0
+    assert all(abs(p["monte_carlo"]["z"]) < 4 for p in data["policies"])
+    assert data["graph"]["turn_states"] == 21526 and data["graph"]["turn_nodes"] == 1192
+    assert "negative" in data["rules"]["scores"] or "upstream" in data["rules"]["scores"]
+    text = runner.invoke(main, ["--db", whole_game, "report", "school", "-n", "0"])
+    assert text.exit_code == 0 and "Bob loses" in text.stdout and "upstream" in text.stdout
+
+
+def test_export_decisions_round_trip(whole_game: str, runner: CliRunner, tmp_path: Path) -> None:
+    target = tmp_path / "optimal.zip"
+    result = runner.invoke(main, ["--db", whole_game, "school", "export-decisions", "--policy", "optimal", "-o", str(target)])
+    assert result.exit_code == 0, result.output
+    engine = open_database(whole_game)
+    with engine.connect() as connection:
+        graph_id = connection.execute(sa.text("SELECT id FROM graph WHERE game = 'school'")).scalar_one()
+        array = school.decision_array(connection, graph_id, school.ensure_policy(connection, graph_id, "optimal"))
+        start = school.state_result(connection, graph_id, school.ensure_policy(connection, graph_id, "optimal"), "used:0")
+    back = rules.read_decision_archive(target)
+    assert np.array_equal(back, array)
+    assert back[rules.ALL_USED].reshape(-1).tobytes() == start.decisions  # the stored bytes of the first turn
+    decided = back > 0
+    assert decided.sum() == 21525 * 756  # every state but the last has a decision at every position
+    import zipfile
+    with zipfile.ZipFile(target) as archive:
+        names = archive.namelist()
+        assert len(names) == 757 and "12245_2.bin" in names and len(archive.read("12245_2.bin")) == 1 << 15
+
+
+def test_advise_says_where_bob_and_the_optimum_disagree(whole_game: str, runner: CliRunner) -> None:
+    engine = open_database(whole_game)
+    with engine.connect() as connection:
+        graph_id = connection.execute(sa.text("SELECT id FROM graph WHERE game = 'school'")).scalar_one()
+        optimal = school.decision_array(connection, graph_id, school.ensure_policy(connection, graph_id, "optimal"))
+        bob = school.decision_array(connection, graph_id, school.ensure_policy(connection, graph_id, "bob"))
+    unused, outcome, left = (int(i[0]) for i in np.nonzero((optimal != bob) & (optimal > 0)))
+    used = ",".join(c for i, c in enumerate(rules.COMBINATIONS) if not unused >> i & 1)
+    dice = ",".join(map(str, rules.OUTCOMES[outcome]))
+    args = ["--db", whole_game, "school", "advise", "--used", used, "--roll", dice, "--rolls-left", str(left)]
+    result = runner.invoke(main, args + ["--json"])
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    assert not data["agree"]
+    assert data["decision"] == rules.describe_decision(int(optimal[unused, outcome, left]), rules.OUTCOMES[outcome])
+    assert data["others"]["bob"] == rules.describe_decision(int(bob[unused, outcome, left]), rules.OUTCOMES[outcome])
+    best = max(a["value"] for a in data["alternatives"])
+    chosen = next(a for a in data["alternatives"] if a["move"] == data["decision"])
+    assert close(chosen["value"], best)
+    text = runner.invoke(main, args)
+    assert "bob disagrees" in text.stdout
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--used", "Grade 7", "--roll", "1,2,3,4,5", "--rolls-left", "1"], "unknown combination 'Grade 7'"),
+    (["--roll", "1,2,3,4,7", "--rolls-left", "1"], "five dice showing 1..6"),
+    (["--roll", "1,2,3,4", "--rolls-left", "1"], "five dice showing 1..6"),
+    (["--roll", "1,2,3,4,5", "--rolls-left", "3"], "is not 0..2"),
+    (["--used", "Grade 1,Pair", "--roll", "1,2,3,4,5", "--rolls-left", "0"], "school phase never reaches"),
+])
+def test_advise_bad_input(runner: CliRunner, db_url: str, args: list[str], message: str) -> None:
+    result = runner.invoke(main, ["--db", db_url, "school", "advise", *args])
+    assert result.exit_code != 0 and message in result.output
+    assert [line for line in result.output.splitlines() if "Error" in line] == [
+        next(line for line in result.output.splitlines() if message in line)]  # one line says what is wrong

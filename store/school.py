@@ -26,6 +26,7 @@ decision at each of the 756 turn positions packed one byte each
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -46,6 +47,10 @@ POSITIONS = len(rules.OUTCOMES) * rules.ROLLS  # decision bytes per turn state
 STOP = 255  # the move "stop" at the second roll: its byte is the third roll's decision
 StatesDone = Callable[[int], None]
 FETCH_ROWS = 200_000  # chosen moves fetched at a time
+# turn states solved together, per backend: SQLite sorts each GROUP BY, and
+# its sorts stay in memory (and fast) for a few hundred states; DuckDB
+# runs a batch in parallel, and batches bound its memory
+BATCH_STATES = {"sqlite": 256, "default": 2048}
 
 
 @dataclass
@@ -87,22 +92,22 @@ class TurnGraph:
     turn_spans: list[sa.Row]  # the turn's layers with edges, first roll first
     roll1: int
     ends: dict[str, int]  # combination -> end:<c> node id
-    layer_states: dict[int, int]  # game layer -> number of turn states
+    layer_ids: dict[int, tuple[int, int]]  # game layer -> first and last node id of its turn states (contiguous)
 
     @classmethod
     def load(cls, connection: sa.Connection, graph_id: int) -> TurnGraph:
         """Return the parts of the School graph ``graph_id``."""
         spans = layer_ranges(connection, graph_id)
         ends = sa.select(node.c.key, node.c.id).where(node.c.graph_id == graph_id, node.c.key.like("end:%"))
-        counts = (sa.select(node.c.layer, sa.func.count()).where(node.c.graph_id == graph_id, node.c.layer < rules.TURN_LAYER)
-                  .group_by(node.c.layer))
+        ids = (sa.select(node.c.layer, sa.func.min(node.c.id), sa.func.max(node.c.id))
+               .where(node.c.graph_id == graph_id, node.c.layer < rules.TURN_LAYER).group_by(node.c.layer))
         return cls(
             graph_id=graph_id,
             game_spans={span.layer: span for span in spans if span.layer < rules.TURN_LAYER},
             turn_spans=[span for span in spans if span.layer >= rules.TURN_LAYER],
             roll1=find_node(connection, graph_id, "roll1").id,
             ends={key.split(":", 1)[1]: node_id for key, node_id in connection.execute(ends)},
-            layer_states=dict(connection.execute(counts).all()),
+            layer_ids={layer: (first, last) for layer, first, last in connection.execute(ids)},
         )
 
 
@@ -145,14 +150,12 @@ def _turn_statements(connection: sa.Connection, graph: TurnGraph, work: _Work) -
 
 
 def _start_turns(connection: sa.Connection, graph: TurnGraph, work: _Work, game_layer: int,
-                 states: Sequence[int] | None, bob: bool) -> None:
-    """Put the ``end:<c>`` rows of the states of ``game_layer`` (or just ``states``) in the turn table."""
+                 states: tuple[int, int], bob: bool) -> None:
+    """Put the ``end:<c>`` rows of the states of ``game_layer`` with node ids in ``states`` (first, last) in the turn table."""
     nxt, ends = work.state, work.ends
     profit = ends.c.profit if bob else nxt.c.v1
     moves = edge.join(nxt, nxt.c.node_id == edge.c.dst).join(ends, ends.c.label == edge.c.label)
-    where = [edges_of(graph.game_spans[game_layer], "move")]
-    if states is not None:
-        where.append(edge.c.src.in_(states))
+    where = [edges_of(graph.game_spans[game_layer], "move"), edge.c.src.between(*states)]
     rows = sa.select(ends.c.node_id, edge.c.src, profit, nxt.c.v1, nxt.c.v2).select_from(moves).where(*where)
     connection.execute(sa.insert(work.turn).from_select(["node_id", "state", "p", "v1", "v2"], rows))
 
@@ -190,7 +193,7 @@ class _DecisionBytes:
         packed: dict[int, Any] = {}
         to_position = np.vectorize(self.node_position.__getitem__, otypes=[np.int64])
         for batch in rows:
-            table = np.array(batch, dtype=np.int64)
+            table = np.fromiter(itertools.chain.from_iterable(batch), dtype=np.int64, count=3 * len(batch)).reshape(-1, 3)
             position, byte = to_position(table[:, 0]), self.byte[table[:, 2] - self.first_edge]
             for state in np.unique(table[:, 1]):
                 packed.setdefault(int(state), np.zeros(POSITIONS, dtype=np.int64))
@@ -230,13 +233,15 @@ def is_solved(connection: sa.Connection, policy_id: int, layers: int = 0) -> boo
 
 
 def solve_policy(connection: sa.Connection, graph_id: int, name: str, down_to: int = 0,
-                 progress: StatesDone | None = None) -> int:
+                 progress: StatesDone | None = None, batch_states: int | None = None) -> int:
     """Compute and store School policy ``name`` from the last game layer down to ``down_to``; return its id.
 
     ``down_to=14`` solves only the states with one combination left (the
     average table); ``0`` the whole game. ``bob`` needs the average table,
     so the optimal policy is solved down to layer 14 first when it is not.
-    ``progress`` is called with the number of turn states done after each game layer.
+    A layer's states go through the turn in batches of ``batch_states``
+    (:data:`BATCH_STATES` by default): one set of statements per batch.
+    ``progress`` is called with the number of turn states done after each batch.
     """
     graph = TurnGraph.load(connection, graph_id)
     policy_id = ensure_policy(connection, graph_id, name)
@@ -250,20 +255,23 @@ def solve_policy(connection: sa.Connection, graph_id: int, name: str, down_to: i
     final = find_node(connection, graph_id, rules.state_key(rules.ALL_USED)).id
     connection.execute(sa.insert(work.state).values(node_id=final, v1=0.0, v2=0.0))
     packer = _DecisionBytes(connection, graph)
+    batch = batch_states or BATCH_STATES.get(connection.dialect.name, BATCH_STATES["default"])
     for game_layer in range(len(rules.COMBINATIONS) - 1, down_to - 1, -1):
-        _start_turns(connection, graph, work, game_layer, None, bob)
-        _turn_statements(connection, graph, work)
-        roots = sa.select(work.turn.c.state, work.turn.c.v1, work.turn.c.v2).where(work.turn.c.node_id == graph.roll1)
-        connection.execute(sa.insert(work.state).from_select(["node_id", "v1", "v2"], roots))
-        _store_layer(connection, work, packer, policy_id, graph.roll1)
-        _clear(connection, work)
-        if progress is not None:
-            progress(graph.layer_states.get(game_layer, 0))
+        first, last = graph.layer_ids[game_layer]
+        for start in range(first, last + 1, batch):
+            _start_turns(connection, graph, work, game_layer, (start, min(start + batch - 1, last)), bob)
+            _turn_statements(connection, graph, work)
+            roots = sa.select(work.turn.c.state, work.turn.c.v1, work.turn.c.v2).where(work.turn.c.node_id == graph.roll1)
+            connection.execute(sa.insert(work.state).from_select(["node_id", "v1", "v2"], roots))
+            _store_batch(connection, work, packer, policy_id, graph.roll1)
+            _clear(connection, work)
+            if progress is not None:
+                progress(min(start + batch - 1, last) - start + 1)
     _drop(connection, work)
     return policy_id
 
 
-def _store_layer(connection: sa.Connection, work: _Work, packer: _DecisionBytes, policy_id: int, roll1: int) -> None:
+def _store_batch(connection: sa.Connection, work: _Work, packer: _DecisionBytes, policy_id: int, roll1: int) -> None:
     chosen = sa.select(work.chosen.c.node_id, work.chosen.c.state, work.chosen.c.edge_id)
     packed = packer.pack(connection.execute(chosen).partitions(FETCH_ROWS))
     values = sa.select(work.turn.c.state, work.turn.c.v1, work.turn.c.v2).where(work.turn.c.node_id == roll1)
@@ -364,7 +372,7 @@ def alternatives(connection: sa.Connection, graph_id: int, name: str, used: int,
                  .where(turn_policy.c.policy_id == policy_id, node.c.graph_id == graph_id, node.c.layer == layer + 1))
     connection.execute(sa.insert(work.state).from_select(["node_id", "v1", "v2"], following))
     state = find_node(connection, graph_id, rules.state_key(used)).id
-    _start_turns(connection, graph, work, layer, [state], bob)
+    _start_turns(connection, graph, work, layer, (state, state), bob)
     _turn_statements(connection, graph, work)
     roll = rules.ROLLS - rerolls_left
     stages = [f"r{roll}"] if roll != 2 else ["r2", "r3"]  # after the second roll, stopping means scoring now

@@ -237,6 +237,9 @@ def solve_command(ctx: click.Context, graph: str, objective: str | None, name: s
     engine = _engine(ctx)
     with engine.begin() as connection:
         row = resolve_graph(connection, graph)
+        if solve_steps(get_game(row.game)):
+            raise DicegraphError(f"{row.game} is solved by its own module (its turn is joined with its states): "
+                                 f"run dicegraph report {row.game}")
         objective = objective or get_game(row.game).objective
         started = time.perf_counter()
         with _progress("solving", row.layers) as progress:

@@ -331,3 +331,9 @@ def test_advise_bad_input(runner: CliRunner, db_url: str, args: list[str], messa
     assert result.exit_code != 0 and message in result.output
     assert [line for line in result.output.splitlines() if "Error" in line] == [
         next(line for line in result.output.splitlines() if message in line)]  # one line says what is wrong
+
+
+def test_the_generic_solver_refuses_school(runner: CliRunner, db_url: str) -> None:
+    assert runner.invoke(main, ["--db", db_url, "build", "school"]).exit_code == 0
+    result = runner.invoke(main, ["--db", db_url, "solve", "school"])
+    assert result.exit_code == 1 and "run dicegraph report school" in result.output

@@ -1,0 +1,102 @@
+"""Benchmark of School's whole-game optimal solve in SQL (not part of the test run).
+
+    .venv/bin/python tests/bench/bench_school.py [sqlite|duckdb ...]
+
+For each backend named (default: sqlite): build School into an empty
+database, solve the optimal policy over all 21,526 turn states with
+:func:`store.school.solve_policy`, and print the time against the issue's
+10 minutes, the joined edges per second (turn states x turn edges, what the
+solve reads), and the peak memory of the process. Then solve the same game
+with the in-memory numpy solver below (the reference) and print the ratio;
+both must find the same expected score.
+"""
+
+from __future__ import annotations
+
+import resource
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT))
+
+from graphs import get_game  # noqa: E402
+from graphs import school as rules  # noqa: E402
+from store import school  # noqa: E402
+from store.db import open_database  # noqa: E402
+from store.load import build_graph  # noqa: E402
+
+PARAMS = {"straights": (15, 20), "grades": "negative"}
+TARGET_SECONDS = 600.0
+
+
+def numpy_solve() -> float:
+    """Return the optimal expected score, every layer of states solved at once with arrays (values only)."""
+    outcomes = len(rules.OUTCOMES)
+    keep_ids = {keep: i for i, keep in enumerate(rules.KEEPS)}
+    roll = np.zeros((len(rules.KEEPS), outcomes))  # P(outcome | keep)
+    for keep, k in keep_ids.items():
+        for dice, weight in rules.rerolls(keep):
+            roll[k, rules.OUTCOME_INDEX[dice]] += weight / 6 ** (rules.DICE - len(keep))
+    first = roll[keep_ids[()]]
+    options = [[keep_ids[k] for k in rules.sub_multisets(dice) if len(k) < rules.DICE] for dice in rules.OUTCOMES]
+    width = max(map(len, options))
+    keeps = np.array([row + [row[-1]] * (width - len(row)) for row in options])  # padded with a repeat
+    points = rules.points_table(PARAMS["straights"], PARAMS["grades"])  # [outcome, combination, first roll]
+    value = {rules.ALL_USED: 0.0}
+    by_layer: dict[int, list[int]] = {}
+    for used in rules.STATES:
+        by_layer.setdefault(bin(used).count("1"), []).append(used)
+    for layer in range(len(rules.COMBINATIONS) - 1, -1, -1):
+        states = by_layer[layer]
+        after = np.full((len(states), len(rules.COMBINATIONS)), -np.inf)
+        for row, used in enumerate(states):
+            for c in rules.open_combinations(used):
+                after[row, c] = value[used | 1 << c]
+        score3 = (points[None, :, :, 0] + after[:, None, :]).max(axis=2)
+        score1 = (points[None, :, :, 1] + after[:, None, :]).max(axis=2)
+        decide2 = np.maximum(score3, (score3 @ roll.T)[:, keeps].max(axis=2))
+        decide1 = np.maximum(score1, (decide2 @ roll.T)[:, keeps].max(axis=2))
+        for row, worth in enumerate(decide1 @ first):
+            value[states[row]] = float(worth)
+    return value[0]
+
+
+def bench(backend: str) -> float:
+    with tempfile.TemporaryDirectory() as workdir:
+        url = {"sqlite": f"sqlite:///{Path(workdir) / 'school.db'}", "duckdb": f"duckdb:///{Path(workdir) / 'school.duckdb'}"}[backend]
+        engine = open_database(url, create=True)
+        started = time.perf_counter()
+        built = build_graph(engine, get_game("school"), PARAMS)
+        build_seconds = time.perf_counter() - started
+        started = time.perf_counter()
+        with engine.begin() as connection:
+            policy_id = school.solve_policy(connection, built.graph_id, "optimal")
+            expected, sd = school.game_score(connection, built.graph_id, policy_id)
+            graph = school.TurnGraph.load(connection, built.graph_id)
+        seconds = time.perf_counter() - started
+    turn_edges = sum(span.rolls + span.moves for span in graph.turn_spans)
+    joined = (len(rules.STATES) - 1) * turn_edges
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    print(f"{backend}: build {build_seconds:.1f} s; optimal solve {seconds:.1f} s ({seconds / TARGET_SECONDS:.2f} of the "
+          f"10 min target), {joined / seconds / 1e6:.2f} M joined edges/s ({joined:,} = states x turn edges); "
+          f"expected score {expected:.9f}, sd {sd:.6f}; peak memory of the process so far {peak:,.0f} MiB")
+    return seconds, expected
+
+
+def main() -> None:
+    results = {backend: bench(backend) for backend in sys.argv[1:] or ["sqlite"]}
+    started = time.perf_counter()
+    reference = numpy_solve()
+    seconds = time.perf_counter() - started
+    print(f"numpy in memory (the reference): {seconds:.1f} s, expected score {reference:.9f}")
+    for backend, (sql_seconds, expected) in results.items():
+        print(f"  {backend} / numpy: {sql_seconds / seconds:.0f}x the time; |difference| {abs(expected - reference):.2e}")
+
+
+if __name__ == "__main__":
+    main()

@@ -13,15 +13,19 @@ The graph has two parts, built once and joined when solving (``store/school.py``
   21,526 of them. Layer = combinations used. A move edge ``U -> U + c`` is
   labelled with the combination ``c`` the turn ends with; the points it brings
   depend on the dice, so they are on the turn part's edges.
-* **The turn** (layers 16..22), the same for every state: the first roll
-  (252 sorted outcomes, multinomial weights over 7,776), a decision per
-  outcome and roll, keeps as sub-multisets of the dice shown (chance nodes
-  over the outcomes of the dice rerolled), and 15 terminals ``end:<c>``, "the
-  turn ends with c". Scoring edges carry the points as their reward (doubled
-  on the first roll for non-grades). After the second roll the player may
-  *stop* (go to the third-roll decision with the same dice, where the only
-  moves are scores); keeping all five dice is that same stop, so it is not
-  offered twice.
+* **The turn** (layers 16..32), the same for every state: the first roll
+  (252 sorted outcomes, multinomial weights over 7,776); after each roll a
+  decision: score a combination (the edge's reward is the points, doubled on
+  the first roll for non-grades; ``cross out`` when the dice don't make it),
+  or choose dice to reroll. A keep, a sub-multiset of the dice shown, is
+  chosen one die at a time: ``reroll a 4`` leads to a node ``h`` holding the
+  other four, which may ``reroll a ...`` again or ``roll n`` (a chance node
+  ``k`` over the outcomes of the n dice, multinomial weights again). Each keep
+  is then one node per roll, reached from all the rolls containing it, and
+  the graph has 19,236 turn edges instead of the 24,528 a move per keep
+  would need (every keep offered from every roll). After the second roll the
+  player may ``stop``: go to the third-roll decision with the same dice, where
+  the only moves are scores. 15 terminals ``end:<c>``: the turn ends with c.
 
 A state's value joins the two: the turn's terminal ``end:<c>`` is worth the
 value of ``U + c`` when ``c`` is open in ``U``, and is not there otherwise.
@@ -253,9 +257,19 @@ def rerolls(keep: Sequence[int]) -> Iterator[tuple[tuple[int, ...], int]]:
 # --- the graph ---------------------------------------------------------------------------------------------
 
 
-def turn_key(stage: str, dice: Sequence[int] = ()) -> str:
-    """Return the key of a node of the turn: ``'roll1'``, ``'r2:12245'`` (decision), ``'k3:122'`` (keep), ``'end:Pair'``."""
-    return stage if stage == "roll1" else f"{stage}:{dice_text(dice) if not isinstance(dice, str) else dice}"
+def turn_key(stage: str, dice: Sequence[int] | str = ()) -> str:
+    """Return the key of a node of the turn.
+
+    ``'roll1'`` (the first roll), ``'r2:12245'`` (decision after roll 2),
+    ``'h3:122'`` (choosing the dice to keep for roll 3, 1-2-2 kept so far),
+    ``'k3:122'`` (1-2-2 kept, the rest about to be rolled), ``'end:Pair'``.
+    """
+    return stage if stage == "roll1" else f"{stage}:{dice if isinstance(dice, str) else dice_text(dice)}"
+
+
+def decision_layer(roll: int) -> int:
+    """Return the layer of the decisions after roll ``roll`` (1..3)."""
+    return TURN_LAYER + 1 + (DICE + 2) * (roll - 1)
 
 
 def build(params: Mapping[str, Any]) -> Iterator[Row]:
@@ -274,7 +288,13 @@ def build(params: Mapping[str, Any]) -> Iterator[Row]:
     yield from _turn(params, ids)
 
 
+def _without(dice: tuple[int, ...], face: int) -> tuple[int, ...]:
+    at = dice.index(face)
+    return dice[:at] + dice[at + 1:]
+
+
 def _turn(params: Mapping[str, Any], ids: dict[str, int]) -> Iterator[Row]:
+    """The turn: rolls with multinomial weights; keeps chosen one die at a time (``reroll a 4``, then ``roll 2 dice``)."""
     def node_id(key: str) -> int:
         return ids.setdefault(key, len(ids))
 
@@ -284,40 +304,51 @@ def _turn(params: Mapping[str, Any], ids: dict[str, int]) -> Iterator[Row]:
             verb = "score" if c < GRADES or worth else "cross out"
             yield Edge(src, node_id(turn_key("end", combination)), MOVE, f"{verb} {combination}", reward=float(worth))
 
-    def keep_label(keep: tuple[int, ...]) -> str:
-        return f"keep {dice_text(keep)}, roll {DICE - len(keep)}"
+    def put_backs(dice: tuple[int, ...], src: int, stage: int) -> Iterator[Edge]:
+        for face in sorted(set(dice)):
+            yield Edge(src, node_id(turn_key(f"h{stage}", _without(dice, face))), MOVE, f"reroll a {face}")
 
-    layer = TURN_LAYER
-    yield Node(node_id("roll1"), "roll1", layer, CHANCE, "first roll", denom=FACES**DICE)
+    yield Node(node_id("roll1"), "roll1", TURN_LAYER, CHANCE, "first roll", denom=FACES**DICE)
     for dice, weight in sorted_rolls(DICE):
         yield Edge(ids["roll1"], node_id(turn_key("r1", dice)), ROLL, f"roll {dice_text(dice)}", weight=weight)
-    for roll in (1, 2, 3):
-        layer = TURN_LAYER + 2 * roll - 1
+    for roll in range(1, ROLLS + 1):
+        layer = decision_layer(roll)
         for dice in OUTCOMES:
             yield Node(node_id(turn_key(f"r{roll}", dice)), turn_key(f"r{roll}", dice), layer, DECISION,
                        f"roll {roll} shows {dice_text(dice)}")
         for dice in OUTCOMES:
             src = ids[turn_key(f"r{roll}", dice)]
-            if roll == 1:
-                yield from score_edges(dice, src, first_roll=True)
-            elif roll == 2:
-                yield Edge(src, node_id(turn_key("r3", dice)), MOVE, "stop")
+            if roll == 2:
+                yield Edge(src, node_id(turn_key("r3", dice)), MOVE, "stop")  # score now, as after the third roll
             else:
-                yield from score_edges(dice, src, first_roll=False)
+                yield from score_edges(dice, src, first_roll=roll == 1)
             if roll < ROLLS:
-                for keep in itertools.islice(sub_multisets(dice), 1, None):  # keeping all five is the stop
-                    yield Edge(src, node_id(turn_key(f"k{roll + 1}", keep)), MOVE, keep_label(keep))
-        if roll < ROLLS:
-            for keep in KEEPS:
-                key = turn_key(f"k{roll + 1}", keep)
-                yield Node(node_id(key), key, layer + 1, CHANCE, keep_label(keep), denom=FACES ** (DICE - len(keep)))
-            for keep in KEEPS:
-                for dice, weight in rerolls(keep):
-                    yield Edge(ids[turn_key(f"k{roll + 1}", keep)], node_id(turn_key(f"r{roll + 1}", dice)), ROLL,
-                               f"roll {dice_text(dice)}", weight=weight)
+                yield from put_backs(dice, src, roll + 1)
+        if roll == ROLLS:
+            break
+        stage = roll + 1
+        for size in range(DICE - 1, -1, -1):  # choosing the keep: dice kept so far, one layer per size
+            layer += 1
+            kept_sets = list(itertools.combinations_with_replacement(range(1, FACES + 1), size))
+            for kept in kept_sets:
+                key = turn_key(f"h{stage}", kept)
+                yield Node(node_id(key), key, layer, DECISION, f"keeping {dice_text(kept)}, choosing more to reroll")
+            for kept in kept_sets:
+                src = ids[turn_key(f"h{stage}", kept)]
+                yield Edge(src, node_id(turn_key(f"k{stage}", kept)), MOVE, f"roll {DICE - size}")
+                yield from put_backs(kept, src, stage)
+        layer += 1
+        for keep in KEEPS:
+            key = turn_key(f"k{stage}", keep)
+            yield Node(node_id(key), key, layer, CHANCE, f"keep {dice_text(keep)}, roll {DICE - len(keep)}",
+                       denom=FACES ** (DICE - len(keep)))
+        for keep in KEEPS:
+            for dice, weight in rerolls(keep):
+                yield Edge(ids[turn_key(f"k{stage}", keep)], node_id(turn_key(f"r{stage}", dice)), ROLL,
+                           f"roll {dice_text(dice)}", weight=weight)
     for combination in COMBINATIONS:
         key = turn_key("end", combination)
-        yield Node(node_id(key), key, TURN_LAYER + 2 * ROLLS, TERMINAL, f"the turn ends with {combination}",
+        yield Node(node_id(key), key, decision_layer(ROLLS) + 1, TERMINAL, f"the turn ends with {combination}",
                    payoff=0.0)  # the turn's points are on its edges; the rest of the game is joined in
 
 
@@ -373,21 +404,24 @@ def describe_decision(byte: int, dice: Sequence[int]) -> str:
     return "no decision"
 
 
-def move_byte(label: str, dice: Sequence[int]) -> int | None:
-    """Return the decision byte of the turn graph's move ``label`` at ``dice`` (None for ``stop``).
+def score_byte(label: str) -> int:
+    """Return the decision byte of a scoring move of the turn graph, ``'score Pair'`` or ``'cross out Poker'``.
 
-    >>> move_byte("keep 22, roll 3", (1, 2, 2, 4, 5)) == encode_decision(REROLL, 0b11001)
+    >>> score_byte("cross out Poker") == encode_decision(CROSS_OUT, 14)
     True
     """
-    verb, _, rest = label.partition(" ")
-    if verb == "keep":
-        kept = rest.split(",")[0]
-        return encode_decision(REROLL, reroll_mask(dice, () if kept == "-" else tuple(int(f) for f in kept)))
-    if verb == "score":
-        return encode_decision(SCORE, combination_index(rest) + 1)
     if label.startswith("cross out "):
         return encode_decision(CROSS_OUT, combination_index(label[len("cross out "):]) + 1)
-    return None
+    return encode_decision(SCORE, combination_index(label.removeprefix("score ")) + 1)
+
+
+def keep_byte(dice: Sequence[int], kept: Sequence[int]) -> int:
+    """Return the decision byte of keeping ``kept`` of the sorted ``dice`` and rolling the rest.
+
+    >>> keep_byte((1, 2, 2, 4, 5), (2, 2)) == encode_decision(REROLL, 0b11001)
+    True
+    """
+    return encode_decision(REROLL, reroll_mask(dice, kept))
 
 
 def decision_file(dice: Sequence[int], rerolls_left: int) -> str:

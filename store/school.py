@@ -166,47 +166,88 @@ def _clear(connection: sa.Connection, work: _Work) -> None:
 
 
 class _DecisionBytes:
-    """Turns the chosen (decision node, edge) rows of a solve into each state's 756 decision bytes."""
+    """Turns the chosen moves of a solve into each state's 756 decision bytes.
+
+    A decision's move is a score, ``stop`` (the third roll's score, after the
+    second roll) or ``reroll a d``; the last is followed through the keep's
+    choices (``reroll a d`` again, until ``roll n``) to the dice kept.
+    """
+
+    SCORE, STOP, PUT_BACK, ROLL_NOW = range(4)
 
     def __init__(self, connection: sa.Connection, graph: TurnGraph):
         import numpy as np
 
-        decisions = (sa.select(node.c.id, node.c.key).where(node.c.graph_id == graph.graph_id, node.c.key.like("r_:%")))
-        self.slot: dict[int, tuple[int, int]] = {}
-        for node_id, key in connection.execute(decisions):
-            stage, dice = key.split(":")
-            self.slot[node_id] = (rules.OUTCOME_INDEX[tuple(int(f) for f in dice)], rules.ROLLS - int(stage[1]))
+        choosers = sa.select(node.c.id, node.c.key).where(
+            node.c.graph_id == graph.graph_id, sa.or_(node.c.key.like("r_:%"), node.c.key.like("h_:%")))
+        self.local: dict[int, int] = {}
+        decisions = []  # (local index, position, outcome)
+        keep_index = {keep: k for k, keep in enumerate(rules.KEEPS)}
+        dice_of: dict[int, tuple[int, ...]] = {}
+        for node_id, key in connection.execute(choosers):
+            self.local[node_id] = len(self.local)
+            stage, text = key.split(":")
+            dice = () if text == "-" else tuple(int(f) for f in text)
+            dice_of[node_id] = dice
+            if stage[0] == "r":
+                outcome = rules.OUTCOME_INDEX[dice]
+                decisions.append((self.local[node_id], outcome * rules.ROLLS + rules.ROLLS - int(stage[1]), outcome))
+        self.decisions = np.array(sorted(decisions), dtype=np.int64).reshape(-1, 3)
         first, last = graph.turn_spans[0].first_edge, graph.turn_spans[-1].last_edge
-        moves = (sa.select(edge.c.id, edge.c.src, edge.c.label).where(edge.c.id.between(first, last), edge.c.kind == "move"))
+        moves = sa.select(edge.c.id, edge.c.src, edge.c.dst, edge.c.label).where(
+            edge.c.id.between(first, last), edge.c.kind == "move")
         self.first_edge = first
-        self.byte = np.zeros(last - first + 1, dtype=np.int64)
-        for edge_id, src, label in connection.execute(moves):
-            outcome = rules.OUTCOMES[self.slot[src][0]]
-            byte = rules.move_byte(label, outcome)
-            self.byte[edge_id - first] = STOP if byte is None else byte
-        self.node_position = {node_id: outcome * rules.ROLLS + left for node_id, (outcome, left) in self.slot.items()}
+        size = last - first + 1
+        self.kind, self.byte = np.zeros(size, dtype=np.int64), np.zeros(size, dtype=np.int64)
+        self.target, self.keep = np.zeros(size, dtype=np.int64), np.zeros(size, dtype=np.int64)
+        for edge_id, src, dst, label in connection.execute(moves):
+            at = edge_id - first
+            if label == "stop":
+                self.kind[at] = self.STOP
+            elif label.startswith("reroll a "):
+                self.kind[at], self.target[at] = self.PUT_BACK, self.local[dst]
+            elif label.startswith("roll "):
+                self.kind[at], self.keep[at] = self.ROLL_NOW, keep_index[dice_of[src]]
+            else:
+                self.kind[at], self.byte[at] = self.SCORE, rules.score_byte(label)
+        self.mask = np.zeros((len(rules.OUTCOMES), len(rules.KEEPS)), dtype=np.int64)
+        for outcome, dice in enumerate(rules.OUTCOMES):
+            for kept in rules.sub_multisets(dice):
+                if len(kept) < rules.DICE:
+                    self.mask[outcome, keep_index[kept]] = rules.reroll_mask(dice, kept)
 
-    def pack(self, rows: Iterator[Sequence[tuple[int, int, int]]]) -> dict[int, bytes]:
-        """Return state -> its decision bytes, from batches of (decision node, state, edge) rows."""
+    def pack(self, batches: Iterator[Sequence[tuple[int, int, int]]]) -> dict[int, bytes]:
+        """Return state -> its decision bytes, from (chooser node, state, edge) rows in batches."""
         import numpy as np
 
-        packed: dict[int, Any] = {}
-        to_position = np.vectorize(self.node_position.__getitem__, otypes=[np.int64])
-        for batch in rows:
-            table = np.fromiter(itertools.chain.from_iterable(batch), dtype=np.int64, count=3 * len(batch)).reshape(-1, 3)
-            position, byte = to_position(table[:, 0]), self.byte[table[:, 2] - self.first_edge]
-            for state in np.unique(table[:, 1]):
-                packed.setdefault(int(state), np.zeros(POSITIONS, dtype=np.int64))
-            order = np.argsort(table[:, 1], kind="stable")
-            states, starts = np.unique(table[order, 1], return_index=True)
-            for state, chunk in zip(states, np.split(order, starts[1:])):
-                packed[int(state)][position[chunk]] = byte[chunk]
+        rows = [np.fromiter(itertools.chain.from_iterable(b), dtype=np.int64, count=3 * len(b)) for b in batches]
+        if not rows:
+            return {}
+        table = np.concatenate(rows).reshape(-1, 3)
+        states, state_row = np.unique(table[:, 1], return_inverse=True)
+        to_local = np.vectorize(self.local.__getitem__, otypes=[np.int64])
+        chosen = np.full((len(states), len(self.local)), -1, dtype=np.int64)
+        chosen[state_row, to_local(table[:, 0])] = table[:, 2] - self.first_edge
+        every = np.arange(len(states))[:, None]
+        moves = chosen[:, self.decisions[:, 0]]  # [state, decision]
+        kinds = self.kind[moves]
+        packed = np.where(kinds == self.SCORE, self.byte[moves], 0)
+        current, kept = moves.copy(), np.full(moves.shape, -1, dtype=np.int64)
+        for _ in range(rules.DICE + 1):  # follow the keep's choices to "roll n"
+            following = (kinds == self.PUT_BACK) & (kept < 0)
+            if not following.any():
+                break
+            current = np.where(following, chosen[every, self.target[current]], current)
+            done = following & (self.kind[current] == self.ROLL_NOW)
+            kept = np.where(done, self.keep[current], kept)
+        rerolled = kinds == self.PUT_BACK
+        outcomes = np.broadcast_to(self.decisions[:, 2], moves.shape)
+        packed = np.where(rerolled, rules.encode_decision(rules.REROLL, 0) | self.mask[outcomes, np.maximum(kept, 0)], packed)
+        by_position = np.zeros((len(states), POSITIONS), dtype=np.int64)
+        by_position[:, self.decisions[:, 1]] = np.where(kinds == self.STOP, STOP, packed)
         second = np.arange(len(rules.OUTCOMES)) * rules.ROLLS + 1  # rerolls left 1: "stop" plays the third roll's move
-        result = {}
-        for state, bytes_ in packed.items():
-            bytes_[second] = np.where(bytes_[second] == STOP, bytes_[second - 1], bytes_[second])
-            result[state] = bytes_.astype(np.uint8).tobytes()
-        return result
+        by_position[:, second] = np.where(by_position[:, second] == STOP, by_position[:, second - 1], by_position[:, second])
+        return {int(state): by_position[i].astype(np.uint8).tobytes() for i, state in enumerate(states)}
 
 
 def ensure_policy(connection: sa.Connection, graph_id: int, name: str) -> int:
@@ -375,17 +416,20 @@ def alternatives(connection: sa.Connection, graph_id: int, name: str, used: int,
     _start_turns(connection, graph, work, layer, (state, state), bob)
     _turn_statements(connection, graph, work)
     roll = rules.ROLLS - rerolls_left
-    stages = [f"r{roll}"] if roll != 2 else ["r2", "r3"]  # after the second roll, stopping means scoring now
-    found = []
-    after = work.turn
-    for stage in stages:
-        src = find_node(connection, graph_id, rules.turn_key(stage, dice)).id
-        query = (sa.select(edge.c.label, edge.c.reward + after.c.p, edge.c.reward + after.c.v1)
-                 .select_from(edge.join(after, sa.and_(after.c.node_id == edge.c.dst, after.c.state == state)))
-                 .where(edge.c.graph_id == graph_id, edge.c.src == src, edge.c.label != "stop")
-                 .order_by(edge.c.id))
-        found += [Alternative(label, rules.move_byte(label, dice), worth, profit)
-                  for label, profit, worth in connection.execute(query)]
+    worth = {node_id: (p, v1) for node_id, p, v1 in connection.execute(
+        sa.select(work.turn.c.node_id, work.turn.c.p, work.turn.c.v1).where(work.turn.c.state == state))}
+    scoring = find_node(connection, graph_id, rules.turn_key(f"r{3 if roll == 2 else roll}", dice)).id
+    scores = sa.select(edge.c.label, edge.c.reward, edge.c.dst).where(
+        edge.c.graph_id == graph_id, edge.c.src == scoring, ~edge.c.label.like("reroll a %")).order_by(edge.c.id)
+    found = [Alternative(label, rules.score_byte(label), reward + worth[dst][1], reward + worth[dst][0])
+             for label, reward, dst in connection.execute(scores) if dst in worth]
+    if roll < rules.ROLLS:
+        keeps = {rules.turn_key(f"k{roll + 1}", kept): kept for kept in rules.sub_multisets(dice) if len(kept) < rules.DICE}
+        ids = dict(connection.execute(sa.select(node.c.key, node.c.id).where(
+            node.c.graph_id == graph_id, node.c.key.in_(list(keeps)))).all())
+        for key, kept in keeps.items():
+            profit, value = worth[ids[key]]
+            found.append(Alternative(f"keep {rules.dice_text(kept)}", rules.keep_byte(dice, kept), value, profit))
     _drop(connection, work)
     return sorted(found, key=lambda a: -a.profit)  # stable: the first streamed among equals stays first
 

@@ -44,6 +44,20 @@ def all_rolls(n: int) -> Counter[tuple[int, ...]]:
     return Counter(tuple(sorted(roll)) for roll in itertools.product(range(1, 7), repeat=n))
 
 
+def keep_order(dice: tuple[int, ...]) -> list[tuple[int, ...]]:
+    """Return the keeps of ``dice`` in the order the graph's tie-break meets them.
+
+    The graph chooses a keep one die at a time, ``reroll a d`` lowest face
+    first, and rolls as soon as that is as good as going on: a depth-first walk.
+    """
+    order: list[tuple[int, ...]] = []
+    for face in sorted(set(dice)):
+        kept = list(dice)
+        kept.remove(face)
+        order += [tuple(kept)] + keep_order(tuple(kept))
+    return list(dict.fromkeys(order))
+
+
 def play_turn(value_after: Mapping[int, float], profit_of: Mapping[int, float] | None, params: Mapping,
               number=float) -> tuple:
     """Return (profit, value, second moment) of a turn from its start.
@@ -51,8 +65,8 @@ def play_turn(value_after: Mapping[int, float], profit_of: Mapping[int, float] |
     ``value_after[c]`` is the game's (value, second moment) once ``c`` is used (only open ``c``);
     optimal play ranks by the value, Bob by points + ``profit_of[c]``.
     The keeps are every subset of dice positions, the rolls every ordered roll;
-    among equal moves the first counts (scores, then keeps in the builder's
-    order): it decides the second moment where moves tie.
+    among equal moves the first counts (scores, then keeps in the order of
+    :func:`keep_order`): it decides the second moment where moves tie.
     """
     @functools.lru_cache(None)
     def decide(dice: tuple[int, ...], roll: int) -> tuple:
@@ -64,7 +78,7 @@ def play_turn(value_after: Mapping[int, float], profit_of: Mapping[int, float] |
         if roll < rules.ROLLS:
             kept_sets = {tuple(sorted(dice[i] for i in keep)) for size in range(5)
                          for keep in itertools.combinations(range(5), size)}
-            order = list(rules.sub_multisets(dice))  # the stated tie-break: larger keeps first, as streamed
+            order = keep_order(dice)
             for kept in sorted(kept_sets, key=order.index):
                 options.append(chance(kept, roll + 1))
         best = max(option[0] for option in options)
@@ -119,18 +133,18 @@ def test_turn_states_follow_the_school_phase() -> None:
 
 def test_graph_sizes(engine: sa.Engine) -> None:
     built = build_graph(engine, get_game("school"), DEFAULT)
-    decisions = 3 * math.comb(10, 5)
-    keeps = sum(math.comb(size + 5, 5) for size in range(5))
-    keep_edges = sum(len({tuple(sorted(d[i] for i in k)) for s in range(5) for k in itertools.combinations(range(5), s)})
-                     for d in rules.OUTCOMES)
+    outcomes = math.comb(10, 5)
+    keeps = sum(math.comb(size + 5, 5) for size in range(5))  # multisets of 0..4 dice
     roll_edges = sum(len(all_rolls(5 - len(keep))) for keep in rules.KEEPS)
-    turn_edges = 252 + 2 * 15 * 252 + 2 * keep_edges + 2 * roll_edges + 252
+    # "reroll a d": one per face showing, from each roll (decisions) and each keep of 1..4 dice
+    put_backs = sum(len(set(dice)) for dice in rules.OUTCOMES) + sum(len(set(keep)) for keep in rules.KEEPS)
+    turn_edges = outcomes + 2 * 15 * outcomes + outcomes + 2 * (put_backs + keeps + roll_edges)
     state_edges = sum(len(rules.open_combinations(used)) for used in rules.STATES)
-    assert built.nodes == 21526 + 1 + decisions + 2 * keeps + 15
+    assert built.nodes == 21526 + 1 + 3 * outcomes + 2 * (keeps + keeps) + 15
     assert built.edges == state_edges + turn_edges
     with engine.connect() as connection:
         first = connection.execute(sa.select(sa.func.count()).where(node.c.key.like("r1:%"))).scalar_one()
-    assert first == 252
+    assert first == outcomes
 
 
 # --- the SQL solve against the recursion ---------------------------------------------------------------------

@@ -47,6 +47,7 @@ POSITIONS = len(rules.OUTCOMES) * rules.ROLLS  # decision bytes per turn state
 STOP = 255  # the move "stop" at the second roll: its byte is the third roll's decision
 StatesDone = Callable[[int], None]
 FETCH_ROWS = 200_000  # chosen moves fetched at a time
+EDGE_BITS = 20  # a chosen move's code: state << EDGE_BITS | edge offset in the turn (19,236 < 2**20)
 # turn states solved together, per backend: SQLite sorts each GROUP BY, and
 # its sorts stay in memory (and fast) for a few hundred states; DuckDB
 # runs a batch in parallel, and batches bound its memory
@@ -200,8 +201,10 @@ class _DecisionBytes:
         size = last - first + 1
         self.kind, self.byte = np.zeros(size, dtype=np.int64), np.zeros(size, dtype=np.int64)
         self.target, self.keep = np.zeros(size, dtype=np.int64), np.zeros(size, dtype=np.int64)
+        self.src = np.zeros(size, dtype=np.int64)
         for edge_id, src, dst, label in connection.execute(moves):
             at = edge_id - first
+            self.src[at] = self.local[src]
             if label == "stop":
                 self.kind[at] = self.STOP
             elif label.startswith("reroll a "):
@@ -216,18 +219,18 @@ class _DecisionBytes:
                 if len(kept) < rules.DICE:
                     self.mask[outcome, keep_index[kept]] = rules.reroll_mask(dice, kept)
 
-    def pack(self, batches: Iterator[Sequence[tuple[int, int, int]]]) -> dict[int, bytes]:
-        """Return state -> its decision bytes, from (chooser node, state, edge) rows in batches."""
+    def pack(self, batches: Iterator[Sequence[int]]) -> dict[int, bytes]:
+        """Return state -> its decision bytes, from batches of chosen moves coded by :func:`chosen_codes`."""
         import numpy as np
 
-        rows = [np.fromiter(itertools.chain.from_iterable(b), dtype=np.int64, count=3 * len(b)) for b in batches]
+        rows = [np.fromiter(batch, dtype=np.int64, count=len(batch)) for batch in batches]
         if not rows:
             return {}
-        table = np.concatenate(rows).reshape(-1, 3)
-        states, state_row = np.unique(table[:, 1], return_inverse=True)
-        to_local = np.vectorize(self.local.__getitem__, otypes=[np.int64])
+        code = np.concatenate(rows)
+        states, state_row = np.unique(code >> EDGE_BITS, return_inverse=True)
+        moves = code & ((1 << EDGE_BITS) - 1)
         chosen = np.full((len(states), len(self.local)), -1, dtype=np.int64)
-        chosen[state_row, to_local(table[:, 0])] = table[:, 2] - self.first_edge
+        chosen[state_row, self.src[moves]] = moves
         every = np.arange(len(states))[:, None]
         moves = chosen[:, self.decisions[:, 0]]  # [state, decision]
         kinds = self.kind[moves]
@@ -312,9 +315,18 @@ def solve_policy(connection: sa.Connection, graph_id: int, name: str, down_to: i
     return policy_id
 
 
+def chosen_codes(work: _Work, first_edge: int) -> sa.Select:
+    """Return the SELECT of the chosen moves as one integer each, ``state << EDGE_BITS | (edge - first_edge)``.
+
+    One column rather than three: fetching is most of the cost of reading a
+    batch's 300,000 moves (the move's node is the edge's source).
+    """
+    state = sa.cast(work.chosen.c.state, sa.BigInteger)  # the product outgrows 32 bits
+    return sa.select(state * (1 << EDGE_BITS) + (work.chosen.c.edge_id - first_edge))
+
+
 def _store_batch(connection: sa.Connection, work: _Work, packer: _DecisionBytes, policy_id: int, roll1: int) -> None:
-    chosen = sa.select(work.chosen.c.node_id, work.chosen.c.state, work.chosen.c.edge_id)
-    packed = packer.pack(connection.execute(chosen).partitions(FETCH_ROWS))
+    packed = packer.pack(connection.execute(chosen_codes(work, packer.first_edge)).scalars().partitions(FETCH_ROWS))
     values = sa.select(work.turn.c.state, work.turn.c.v1, work.turn.c.v2).where(work.turn.c.node_id == roll1)
     rows = [{"policy_id": policy_id, "node_id": state, "value": v1, "moment2": v2, "decisions": packed[state]}
             for state, v1, v2 in connection.execute(values)]

@@ -665,7 +665,8 @@ def school_advise(ctx: click.Context, used: str, roll_text: str, rolls_left: int
     if as_json:
         _print_json(result)
         return
-    click.echo(f"used: {', '.join(result['used']) or 'none'}; roll {rules.dice_text(dice)}, {rolls_left} rerolls left")
+    rerolls = f"{rolls_left} reroll{'' if rolls_left == 1 else 's'} left"
+    click.echo(f"used: {', '.join(result['used']) or 'none'}; roll {'-'.join(map(str, dice))}, {rerolls}")
     click.echo(f"{policy_name}: {result['decision']}")
     for other, decision in result["others"].items():
         verdict = "agrees" if result["agree"] else f"disagrees: {decision}"

@@ -53,7 +53,7 @@ from graphs.protocol import CHANCE, DECISION, MOVE, ROLL, TERMINAL, Edge, Node, 
 
 name = "school"
 title = "School"
-summary = "Fifteen turns of a Yahtzee-like game: grades first, then pairs, straights, poker and trash."
+summary = "Fifteen turns of a Yahtzee-like game, grades first; policies optimal and bob (the seed's heuristic)."
 version = 1
 objective = "max"
 outcome = "expected final score"

@@ -71,3 +71,17 @@ def test_readme_advice_is_what_advise_prints(runner: CliRunner, db_url: str) -> 
 def test_readme_5000_report_is_what_report_prints(runner: CliRunner, db_url: str) -> None:
     printed = runner.invoke(main, ["--db", db_url, "report", "5000"]).stdout
     assert printed.strip() in README
+
+
+def test_readme_school_report_and_advice_are_what_they_print(runner: CliRunner, whole_game: str) -> None:
+    printed = runner.invoke(main, ["--db", whole_game, "report", "school"]).stdout
+    assert printed.strip() in README
+    advice = runner.invoke(main, ["--db", whole_game, "school", "advise", "--roll", "1,2,2,4,5", "--rolls-left", "2"])
+    assert advice.stdout.strip() in README
+
+
+def test_readme_turn_policy_query_is_what_query_prints(runner: CliRunner, whole_game: str) -> None:
+    block = README.split('$ dicegraph query "SELECT policy.name')[1].split("```")[0]
+    sql = "SELECT policy.name" + block.split('"\n')[0]
+    printed = runner.invoke(main, ["--db", whole_game, "query", sql]).stdout
+    assert printed.strip() in block

@@ -24,7 +24,6 @@ from graphs.montecarlo import simulate
 from store import school
 from store.db import open_database
 from store.load import build_graph
-from store.report import prepare_game
 from store.schema import node, turn_policy
 
 SEED = Path(__file__).resolve().parents[2] / "shared" / "seeds" / "001_4d0d9a8c031293e3.txt"
@@ -243,13 +242,6 @@ def test_stored_decisions_are_the_recursions_best_moves(endgame: tuple[sa.Engine
 
 
 # --- whole games (DuckDB: the same SQL, minutes faster than SQLite; tests/bench has SQLite's time) --------
-
-
-@pytest.fixture(scope="session")
-def whole_game(tmp_path_factory: pytest.TempPathFactory) -> str:
-    url = f"duckdb:///{tmp_path_factory.mktemp('school') / 'school.duckdb'}"
-    prepare_game(open_database(url, create=True), get_game("school"), DEFAULT)
-    return url
 
 
 def test_whole_game_monte_carlo_within_4_standard_errors(whole_game: str) -> None:

@@ -115,9 +115,9 @@ def _graph_sizes(connection: sa.Connection, graph_id: int) -> dict[str, int]:
 def describe(data: Mapping[str, Any]) -> list[str]:
     """Return the human-readable report's lines."""
     lines = [f"scores: {data['rules']['scores']}; straights {data['rules']['straights'][0]}/{data['rules']['straights'][1]}",
-             "", "average score of each combination alone (the seed's table; positive grades beside):"]
+             "", "average score of each combination alone (the seed's method), upstream and with positive grades:"]
     for name, value in data["average_table"].items():
-        lines.append(f"  {name:<16} {value:>20.15f}  {data['average_table_positive_grades'][name]:>20.15f}")
+        lines.append(f"  {name:<16} {value:>15.10f}  {data['average_table_positive_grades'][name]:>15.10f}")
     lines += ["", "whole games, exact:"]
     for row in data["policies"]:
         line = f"  {row['name']:<8} expected {row['expected_score']:>12.6f}  sd {row['sd']:>10.6f}"

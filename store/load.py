@@ -66,7 +66,8 @@ class BulkInserter:
 
     SQLite takes the compiled Core INSERT through the driver's ``executemany``
     on plain tuples; DuckDB reads each batch from a CSV file with ``COPY``
-    (its executemany goes row by row); other backends take the Core INSERT
+    (its executemany goes row by row); PostgreSQL through psycopg streams each
+    batch with ``COPY ... FROM STDIN``; other backends take the Core INSERT
     through SQLAlchemy's executemany (its insertmanyvalues batching).
     """
 
@@ -86,6 +87,9 @@ class BulkInserter:
         elif connection.dialect.name == "duckdb":
             self._table = table.name
             self._flush = self._flush_duckdb
+        elif connection.dialect.name == "postgresql" and connection.dialect.driver == "psycopg":
+            self._table = table.name
+            self._flush = self._flush_postgresql
         else:
             self._flush = self._flush_generic
 
@@ -124,6 +128,15 @@ class BulkInserter:
             )
         finally:
             os.unlink(handle.name)
+
+    def _flush_postgresql(self, rows: list[tuple]) -> None:
+        cursor = self.connection.connection.driver_connection.cursor()  # type: ignore[union-attr]
+        try:
+            with cursor.copy(f"COPY {self._table} ({', '.join(self.columns)}) FROM STDIN") as copy:
+                for row in rows:
+                    copy.write_row(row)
+        finally:
+            cursor.close()
 
     def _flush_generic(self, rows: list[tuple]) -> None:
         self.connection.execute(self.statement, [dict(zip(self.columns, row)) for row in rows])

@@ -1,18 +1,35 @@
-"""The same statements on DuckDB: headline numbers equal SQLite's (PostgreSQL comes with the backends issue)."""
+"""The same statements on DuckDB and PostgreSQL: every game's headline numbers equal SQLite's.
+
+DuckDB runs wherever the test extra is installed. PostgreSQL needs a server:
+``$DICEGRAPH_TEST_POSTGRES`` is the URL of a database on it whose user may
+create databases (``.ci/run`` starts a throw-away cluster and sets it); each
+test works in a database of its own, dropped afterwards. Without the URL the
+PostgreSQL tests are skipped and say why; in CI they must run.
+"""
 
 from __future__ import annotations
 
 import importlib.util
 import math
 import os
+import uuid
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
+import sqlalchemy as sa
 
 from graphs import get_game
+from graphs import school as school_rules
 from graphs.protocol import resolve_params
+from store import school
 from store.db import open_database
+from store.load import build_graph
 from store.report import game_report
+
+POSTGRES_ENV = "DICEGRAPH_TEST_POSTGRES"
+GAMES = ["jackpot", "shut-the-box", "5000", "cant-stop"]
 
 if importlib.util.find_spec("duckdb_engine") is None:  # CI installs the extra: there, a missing one fails
     if os.environ.get("CI"):
@@ -20,15 +37,76 @@ if importlib.util.find_spec("duckdb_engine") is None:  # CI installs the extra: 
     pytest.skip("DuckDB needs the duckdb extra: pip install -e '.[duckdb]'", allow_module_level=True)
 
 
-@pytest.mark.parametrize("name", ["jackpot", "shut-the-box"])
-def test_duckdb_reports_what_sqlite_reports(name: str, tmp_path: Path) -> None:
+@pytest.fixture(params=["duckdb", "postgresql"])
+def backend_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
+    """URL of an empty database on DuckDB or PostgreSQL."""
+    if request.param == "duckdb":
+        yield f"duckdb:///{tmp_path / 'test.duckdb'}"
+        return
+    server = os.environ.get(POSTGRES_ENV)
+    if not server:
+        if os.environ.get("CI"):
+            raise RuntimeError(f"CI must test PostgreSQL: .ci/run sets ${POSTGRES_ENV}")
+        pytest.skip(f"PostgreSQL tests need a server: set ${POSTGRES_ENV} to a database URL "
+                    "(postgresql+psycopg://user@host:port/db, user allowed to create databases)")
+    name = f"dicegraph_test_{uuid.uuid4().hex[:12]}"
+    admin = sa.create_engine(server, isolation_level="AUTOCOMMIT")
+    with admin.connect() as connection:
+        connection.exec_driver_sql(f"CREATE DATABASE {name}")
+    try:
+        yield sa.make_url(server).set(database=name).render_as_string(hide_password=False)
+    finally:
+        with admin.connect() as connection:
+            connection.exec_driver_sql(f"DROP DATABASE {name} WITH (FORCE)")
+        admin.dispose()
+
+
+@pytest.fixture(scope="module")
+def sqlite_reports(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, Any]]:
+    """Each game's report on SQLite, the reference."""
+    engine = open_database(f"sqlite:///{tmp_path_factory.mktemp('sqlite') / 'reference.db'}", create=True)
+    return {name: game_report(engine, get_game(name), resolve_params(get_game(name), {})) for name in GAMES}
+
+
+def headline(report: dict[str, Any]) -> dict[str, float]:
+    """Return policy -> value, and the optimal outcome distribution, as one flat dict."""
+    numbers = {f"policy {row['name']}": row["value"] for row in report["policies"]}
+    numbers |= {f"P(payoff {row['payoff']:g})": row["probability"] for row in report["optimal_distribution"]}
+    return numbers
+
+
+@pytest.mark.parametrize("name", GAMES)
+def test_headline_numbers_equal_sqlites(name: str, backend_url: str, sqlite_reports: dict[str, dict[str, Any]]) -> None:
     game = get_game(name)
-    params = resolve_params(game, {})
-    reports = {
-        url.split(":")[0]: game_report(open_database(url, create=True), game, params)
-        for url in (f"sqlite:///{tmp_path / 'a.db'}", f"duckdb:///{tmp_path / 'a.duckdb'}")
-    }
-    values = {backend: {row["name"]: row["value"] for row in report["policies"]} for backend, report in reports.items()}
-    assert values["sqlite"].keys() == values["duckdb"].keys()
-    for policy, value in values["sqlite"].items():
-        assert math.isclose(values["duckdb"][policy], value, rel_tol=1e-12), policy
+    report = game_report(open_database(backend_url, create=True), game, resolve_params(game, {}))
+    expected, got = headline(sqlite_reports[name]), headline(report)
+    assert got.keys() == expected.keys()
+    for key, value in expected.items():
+        assert math.isclose(got[key], value, rel_tol=1e-12, abs_tol=1e-15), key
+
+
+def test_school_endgame_equals_sqlites(backend_url: str, tmp_path: Path) -> None:
+    """School: the average table and the states with up to two combinations left, both policies.
+
+    (The whole game runs on DuckDB in test_school.py; on SQLite it takes
+    minutes, see tests/bench/bench_school.py.)
+    """
+    params = resolve_params(get_game("school"), {})
+    stored = {}
+    for url in (f"sqlite:///{tmp_path / 'school.db'}", backend_url):
+        engine = open_database(url, create=True)
+        built = build_graph(engine, get_game("school"), params)
+        with engine.begin() as connection:
+            table = school.average_table(connection, built.graph_id)
+            school.solve_policy(connection, built.graph_id, "bob", down_to=13)
+            school.solve_policy(connection, built.graph_id, "optimal", down_to=13)
+            stored[url.split(":")[0]] = table, {
+                (name, used): school.state_result(connection, built.graph_id,
+                                                  school.ensure_policy(connection, built.graph_id, name),
+                                                  school_rules.state_key(used))
+                for name in school_rules.POLICIES for used in school_rules.STATES if bin(used).count("1") in (13, 14)}
+    (table, rows), (other_table, other_rows) = stored["sqlite"], stored[backend_url.split(":")[0]]
+    assert all(math.isclose(other_table[k], v, rel_tol=1e-12) for k, v in table.items())
+    for key, row in rows.items():
+        assert math.isclose(other_rows[key].value, row.value, rel_tol=1e-12), key
+        assert other_rows[key].decisions == row.decisions, key

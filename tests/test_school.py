@@ -345,3 +345,10 @@ def test_the_generic_solver_refuses_school(runner: CliRunner, db_url: str) -> No
     assert runner.invoke(main, ["--db", db_url, "build", "school"]).exit_code == 0
     result = runner.invoke(main, ["--db", db_url, "solve", "school"])
     assert result.exit_code == 1 and "run dicegraph report school" in result.output
+
+
+def test_simulate_plays_the_stored_decisions(whole_game: str, runner: CliRunner) -> None:
+    result = runner.invoke(main, ["--db", whole_game, "simulate", "school", "--policy", "bob", "-n", "50000", "--json"])
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    assert data["exact"] is not None and abs(data["z"]) < 4

@@ -17,6 +17,8 @@ from graphs import school as rules
 from graphs.montecarlo import Progress, simulate
 from graphs.protocol import Game
 from store import school
+from store.catalog import find_policy
+from store.errors import NotFound
 from store.load import BuildResult, build_graph
 from store.schema import node
 
@@ -88,6 +90,17 @@ def report(
         "disagreements": {"positions": int((decided & (optimal != bob)).sum()), "of": int(decided.sum())},
         "graph": sizes,
     }
+
+
+def policy_to_play(connection: sa.Connection, graph_id: int, name: str) -> tuple[Any, float]:
+    """Return policy ``name``'s decision array for the simulator and its exact expected score.
+
+    Raises NotFound when the policy is not solved over the whole game.
+    """
+    policy_id = find_policy(connection, graph_id, name).id
+    if not school.is_solved(connection, policy_id):
+        raise NotFound(f"policy {name!r} of school is not solved over the whole game (run: dicegraph report school)")
+    return school.decision_array(connection, graph_id, policy_id), school.game_score(connection, graph_id, policy_id)[0]
 
 
 def _grade_offset(combination: int) -> int:

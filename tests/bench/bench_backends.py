@@ -1,0 +1,117 @@
+"""Benchmark of the backends side by side (not part of the test run).
+
+    .venv/bin/python tests/bench/bench_backends.py [--width 52800] [--school]
+
+Builds one synthetic layered graph (21 layers, fan-out 10; 10.1 million edges
+at the default width) into an empty database on each backend, then solves it
+(backward induction with choices, and the reach propagation), and prints the
+load and solve rates in edges per second side by side. SQLite and DuckDB run
+in a temporary directory; PostgreSQL runs when ``$DICEGRAPH_BENCH_POSTGRES``
+names a database whose user may create databases (a fresh one is made and
+dropped). With ``--school``, also School's whole-game optimal solve on each.
+The issue's target: a DuckDB solve of at least 15 million edges per second.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import resource
+import sys
+import tempfile
+import time
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import sqlalchemy as sa
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT))
+
+from graphs import get_game  # noqa: E402
+from graphs import school as school_rules  # noqa: E402
+from graphs.protocol import resolve_params  # noqa: E402
+from store import school  # noqa: E402
+from store.db import open_database  # noqa: E402
+from store.load import build_graph  # noqa: E402
+from store.solve import solve  # noqa: E402
+
+TARGET_DUCKDB_SOLVE = 15e6
+
+
+@contextmanager
+def database(backend: str, folder: Path) -> Iterator[str]:
+    """Yield the URL of an empty database on ``backend`` (PostgreSQL: created and dropped)."""
+    if backend == "sqlite":
+        yield f"sqlite:///{folder / 'bench.db'}"
+    elif backend == "duckdb":
+        yield f"duckdb:///{folder / 'bench.duckdb'}"
+    else:
+        server = os.environ["DICEGRAPH_BENCH_POSTGRES"]
+        name = f"dicegraph_bench_{uuid.uuid4().hex[:8]}"
+        admin = sa.create_engine(server, isolation_level="AUTOCOMMIT")
+        with admin.connect() as connection:
+            connection.exec_driver_sql(f"CREATE DATABASE {name}")
+        try:
+            yield sa.make_url(server).set(database=name).render_as_string(hide_password=False)
+        finally:
+            with admin.connect() as connection:
+                connection.exec_driver_sql(f"DROP DATABASE {name} WITH (FORCE)")
+
+
+def run(backend: str, width: int, with_school: bool) -> dict[str, float]:
+    """Return the backend's figures: load and solve seconds and rates (and School's solve)."""
+    figures: dict[str, float] = {}
+    game = get_game("synthetic")
+    params = resolve_params(game, {"layers": "21", "width": str(width), "fanout": "10", "seed": "1"})
+    with tempfile.TemporaryDirectory() as folder, database(backend, Path(folder)) as url:
+        engine = open_database(url, create=True)
+        started = time.perf_counter()
+        built = build_graph(engine, game, params)
+        figures["load_s"] = time.perf_counter() - started
+        figures["edges"] = built.edges
+        started = time.perf_counter()
+        with engine.begin() as connection:
+            solve(connection, built.graph_id, "max")
+        figures["solve_s"] = time.perf_counter() - started
+        if with_school:
+            built = build_graph(engine, get_game("school"), resolve_params(get_game("school"), {}))
+            started = time.perf_counter()
+            with engine.begin() as connection:
+                school.solve_policy(connection, built.graph_id, "optimal")
+            figures["school_s"] = time.perf_counter() - started
+        engine.dispose()
+    return figures
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--width", type=int, default=52_800, help="nodes per layer (52800: 10.1 million edges)")
+    parser.add_argument("--school", action="store_true", help="also solve School's whole game on each backend")
+    args = parser.parse_args()
+    backends = ["sqlite", "duckdb"] + (["postgresql"] if os.environ.get("DICEGRAPH_BENCH_POSTGRES") else [])
+    if "postgresql" not in backends:
+        print("PostgreSQL left out: set $DICEGRAPH_BENCH_POSTGRES to include it")
+    results = {}
+    for backend in backends:
+        results[backend] = figures = run(backend, args.width, args.school)
+        school_text = f", School optimal {figures['school_s']:.1f} s" if "school_s" in figures else ""
+        print(f"{backend}: {figures['edges']:,.0f} edges; load {figures['load_s']:.1f} s "
+              f"({figures['edges'] / figures['load_s']:,.0f} edges/s, generation and checks included); "
+              f"solve + propagate {figures['solve_s']:.1f} s ({figures['edges'] / figures['solve_s']:,.0f} edges/s)"
+              f"{school_text}", flush=True)
+    print(f"\n{'backend':<12}{'load edges/s':>16}{'solve edges/s':>16}{'School optimal':>16}")
+    for backend, figures in results.items():
+        school_text = f"{figures['school_s']:.1f} s" if "school_s" in figures else "-"
+        print(f"{backend:<12}{figures['edges'] / figures['load_s']:>16,.0f}{figures['edges'] / figures['solve_s']:>16,.0f}"
+              f"{school_text:>16}")
+    duck = results["duckdb"]["edges"] / results["duckdb"]["solve_s"]
+    print(f"DuckDB solve: {duck / TARGET_DUCKDB_SOLVE:.2f} of the 15 million edges/s target; "
+          f"peak memory of the process {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:,.0f} MiB; "
+          f"School has {len(school_rules.STATES):,} turn states")
+
+
+if __name__ == "__main__":
+    main()

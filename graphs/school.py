@@ -42,7 +42,6 @@ from __future__ import annotations
 
 import functools
 import itertools
-import math
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any

@@ -8,6 +8,9 @@ True
 from __future__ import annotations
 
 import os
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import sqlalchemy as sa
@@ -149,3 +152,25 @@ def upgrade(engine: sa.Engine, revision: str = "head") -> None:
     with engine.begin() as connection:
         config.attributes["connection"] = connection
         command.upgrade(config, revision)
+
+
+@contextmanager
+def scratch_database(server_url: str, prefix: str = "dicegraph_scratch") -> Iterator[str]:
+    """Create a database with a fresh name on the PostgreSQL server of ``server_url``; yield its URL; drop it.
+
+    For tests and benchmarks: ``server_url`` names any database there whose
+    user may create databases.
+    """
+    name = f"{prefix}_{uuid.uuid4().hex[:12]}"
+    admin = sa.create_engine(server_url, isolation_level="AUTOCOMMIT")
+    try:
+        with admin.connect() as connection:
+            connection.exec_driver_sql(f"CREATE DATABASE {name}")
+        try:
+            yield sa.make_url(server_url).set(database=name).render_as_string(hide_password=False)
+        finally:
+            with admin.connect() as connection:
+                connection.exec_driver_sql(f"DROP DATABASE {name} WITH (FORCE)")
+    finally:
+        admin.dispose()
+

@@ -26,9 +26,8 @@ decision at each of the 756 turn positions packed one byte each
 
 from __future__ import annotations
 
-import itertools
 import math
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -77,6 +76,16 @@ def _work_tables(connection: sa.Connection) -> _Work:
         ends=temporary_table(connection, "school_end", sa.Column("label", sa.Text, nullable=False),
                              sa.Column("profit", number)),
     )
+
+
+def _policy_work(connection: sa.Connection, graph: TurnGraph, bob: bool) -> _Work:
+    """Return new work tables with the ``end:<c>`` nodes in, with Bob's profits (-average) when ``bob``."""
+    averages = average_table(connection, graph.graph_id) if bob else {}
+    work = _work_tables(connection)
+    connection.execute(sa.insert(work.ends), [
+        {"node_id": node_id, "label": combination, "profit": -averages[combination] if bob else None}
+        for combination, node_id in graph.ends.items()])
+    return work
 
 
 def _drop(connection: sa.Connection, work: _Work) -> None:
@@ -290,11 +299,7 @@ def solve_policy(connection: sa.Connection, graph_id: int, name: str, down_to: i
     graph = TurnGraph.load(connection, graph_id)
     policy_id = ensure_policy(connection, graph_id, name)
     bob = name == "bob"
-    averages = average_table(connection, graph_id) if bob else {}
-    work = _work_tables(connection)
-    connection.execute(sa.insert(work.ends), [
-        {"node_id": node_id, "label": combination, "profit": -averages[combination] if bob else None}
-        for combination, node_id in graph.ends.items()])
+    work = _policy_work(connection, graph, bob)
     connection.execute(sa.delete(turn_policy).where(turn_policy.c.policy_id == policy_id))
     final = find_node(connection, graph_id, rules.state_key(rules.ALL_USED)).id
     connection.execute(sa.insert(work.state).values(node_id=final, v1=0.0, v2=0.0))
@@ -415,11 +420,7 @@ def alternatives(connection: sa.Connection, graph_id: int, name: str, used: int,
     if not is_solved(connection, policy_id, layer + 1):
         raise NotFound(f"policy {name!r} is not solved for {rules.used_text(used)} (run: dicegraph report school)")
     bob = name == "bob"
-    averages = average_table(connection, graph_id) if bob else {}
-    work = _work_tables(connection)
-    connection.execute(sa.insert(work.ends), [
-        {"node_id": node_id, "label": combination, "profit": -averages[combination] if bob else None}
-        for combination, node_id in graph.ends.items()])
+    work = _policy_work(connection, graph, bob)
     following = (sa.select(turn_policy.c.node_id, turn_policy.c.value, turn_policy.c.moment2)
                  .select_from(turn_policy.join(node, node.c.id == turn_policy.c.node_id))
                  .where(turn_policy.c.policy_id == policy_id, node.c.graph_id == graph_id, node.c.layer == layer + 1))

@@ -12,19 +12,17 @@ from __future__ import annotations
 import importlib.util
 import math
 import os
-import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-import sqlalchemy as sa
 
 from graphs import get_game
 from graphs import school as school_rules
 from graphs.protocol import resolve_params
 from store import school
-from store.db import open_database
+from store.db import open_database, scratch_database
 from store.load import build_graph
 from store.report import game_report
 
@@ -49,16 +47,8 @@ def backend_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]
             raise RuntimeError(f"CI must test PostgreSQL: .ci/run sets ${POSTGRES_ENV}")
         pytest.skip(f"PostgreSQL tests need a server: set ${POSTGRES_ENV} to a database URL "
                     "(postgresql+psycopg://user@host:port/db, user allowed to create databases)")
-    name = f"dicegraph_test_{uuid.uuid4().hex[:12]}"
-    admin = sa.create_engine(server, isolation_level="AUTOCOMMIT")
-    with admin.connect() as connection:
-        connection.exec_driver_sql(f"CREATE DATABASE {name}")
-    try:
-        yield sa.make_url(server).set(database=name).render_as_string(hide_password=False)
-    finally:
-        with admin.connect() as connection:
-            connection.exec_driver_sql(f"DROP DATABASE {name} WITH (FORCE)")
-        admin.dispose()
+    with scratch_database(server, "dicegraph_test") as url:
+        yield url
 
 
 @pytest.fixture(scope="module")

@@ -47,8 +47,6 @@ def report(
     Builds and solves what the database lacks. ``simulated_games`` whole games
     per policy are played from the rules with the stored decisions.
     """
-    import numpy as np
-
     built = build_graph(engine, game, params)
     if on_build is not None:
         on_build(built)
@@ -109,7 +107,7 @@ def _grade_offset(combination: int) -> int:
 
 
 def _graph_sizes(connection: sa.Connection, graph_id: int) -> dict[str, int]:
-    from store.schema import edge, layer
+    from store.schema import layer
 
     def count(table: sa.Table, condition: sa.ColumnElement[bool]) -> int:
         return connection.execute(sa.select(sa.func.count()).select_from(table).where(condition)).scalar_one()

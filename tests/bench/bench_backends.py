@@ -20,12 +20,9 @@ import resource
 import sys
 import tempfile
 import time
-import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-
-import sqlalchemy as sa
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
@@ -34,7 +31,7 @@ from graphs import get_game  # noqa: E402
 from graphs import school as school_rules  # noqa: E402
 from graphs.protocol import resolve_params  # noqa: E402
 from store import school  # noqa: E402
-from store.db import open_database  # noqa: E402
+from store.db import open_database, scratch_database  # noqa: E402
 from store.load import build_graph  # noqa: E402
 from store.solve import solve  # noqa: E402
 
@@ -49,16 +46,8 @@ def database(backend: str, folder: Path) -> Iterator[str]:
     elif backend == "duckdb":
         yield f"duckdb:///{folder / 'bench.duckdb'}"
     else:
-        server = os.environ["DICEGRAPH_BENCH_POSTGRES"]
-        name = f"dicegraph_bench_{uuid.uuid4().hex[:8]}"
-        admin = sa.create_engine(server, isolation_level="AUTOCOMMIT")
-        with admin.connect() as connection:
-            connection.exec_driver_sql(f"CREATE DATABASE {name}")
-        try:
-            yield sa.make_url(server).set(database=name).render_as_string(hide_password=False)
-        finally:
-            with admin.connect() as connection:
-                connection.exec_driver_sql(f"DROP DATABASE {name} WITH (FORCE)")
+        with scratch_database(os.environ["DICEGRAPH_BENCH_POSTGRES"], "dicegraph_bench") as url:
+            yield url
 
 
 def run(backend: str, width: int, with_school: bool) -> dict[str, float]:

@@ -12,12 +12,15 @@ import sqlalchemy as sa
 from store.schema import EdgeId
 
 
-def temporary_table(connection: sa.Connection, name: str, *columns: sa.Column) -> sa.Table:
-    """Create (afresh) and return a temporary table ``name(node_id INTEGER PRIMARY KEY, *columns)``."""
+def temporary_table(connection: sa.Connection, name: str, *columns: sa.Column, indexed: bool = True) -> sa.Table:
+    """Create (afresh) and return a temporary table ``name(node_id INTEGER PRIMARY KEY, *columns)``.
+
+    With ``indexed`` False, ``node_id`` is not declared a key (see :func:`hashed_joins`).
+    """
     table = sa.Table(
         name,
         sa.MetaData(),
-        sa.Column("node_id", sa.Integer, primary_key=True, autoincrement=False),
+        sa.Column("node_id", sa.Integer, primary_key=indexed, autoincrement=False, nullable=False),
         *columns,
         prefixes=["TEMPORARY"],
     )
@@ -26,14 +29,25 @@ def temporary_table(connection: sa.Connection, name: str, *columns: sa.Column) -
     return table
 
 
+def hashed_joins(connection: sa.Connection) -> bool:
+    """Return whether the backend joins by hashing, so that a key on a work table only costs (DuckDB).
+
+    There a key is kept up to date on every insert and delete and never
+    helps a join; tables that take ``ON CONFLICT`` upserts keep theirs.
+    """
+    return connection.dialect.name == "duckdb"
+
+
 def values_table(connection: sa.Connection) -> sa.Table:
     """Return a new temporary table of node values."""
-    return temporary_table(connection, "work_value", sa.Column("value", sa.Double, nullable=False))
+    return temporary_table(connection, "work_value", sa.Column("value", sa.Double, nullable=False),
+                           indexed=not hashed_joins(connection))
 
 
 def chosen_table(connection: sa.Connection) -> sa.Table:
     """Return a new temporary table of the edge a policy takes at each decision node."""
-    return temporary_table(connection, "work_chosen", sa.Column("edge_id", EdgeId, nullable=False))
+    return temporary_table(connection, "work_chosen", sa.Column("edge_id", EdgeId, nullable=False),
+                           indexed=not hashed_joins(connection))
 
 
 def reach_table(connection: sa.Connection) -> sa.Table:
@@ -78,6 +92,6 @@ def sweep_table(connection: sa.Connection, name: str, *columns: sa.Column) -> sa
 def turn_work_table(connection: sa.Connection, name: str, *columns: sa.Column) -> sa.Table:
     """Return a new temporary table ``name(node_id, state, *columns)``: a turn's node played from a turn state.
 
-    Keyed except on DuckDB, whose hash joins need no index (nothing upserts into these tables).
+    Keyed except where joins hash (:func:`hashed_joins`); nothing upserts into these tables.
     """
-    return keyed_pair_table(connection, name, "state", *columns, indexed=connection.dialect.name != "duckdb")
+    return keyed_pair_table(connection, name, "state", *columns, indexed=not hashed_joins(connection))

@@ -10,6 +10,7 @@ PostgreSQL tests are skipped and say why; in CI they must run.
 from __future__ import annotations
 
 import importlib.util
+import json
 import math
 import os
 from collections.abc import Iterator
@@ -100,3 +101,25 @@ def test_school_endgame_equals_sqlites(backend_url: str, tmp_path: Path) -> None
     for key, row in rows.items():
         assert math.isclose(other_rows[key].value, row.value, rel_tol=1e-12), key
         assert other_rows[key].decisions == row.decisions, key
+
+
+def test_query_export_and_simulate_run_there(backend_url: str, tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from cli import main
+
+    runner = CliRunner()
+    assert runner.invoke(main, ["--db", backend_url, "report", "jackpot", "-p", "cells=4", "-n", "0"]).exit_code == 0
+    query = runner.invoke(main, ["--db", backend_url, "query", "--json",
+                                 "SELECT COUNT(*) AS n FROM positions WHERE policy = 'optimal'"])
+    assert query.exit_code == 0, query.output
+    assert json.loads(query.stdout)[0]["n"] > 0
+    refused = runner.invoke(main, ["--db", backend_url, "query", "DELETE FROM node"])
+    assert refused.exit_code == 1
+    target = tmp_path / "optimal.dot"
+    exported = runner.invoke(main, ["--db", backend_url, "export", "jackpot", "--policy", "optimal", "-o", str(target)])
+    assert exported.exit_code == 0, exported.output
+    assert "digraph" in target.read_text().splitlines()[0]
+    simulated = runner.invoke(main, ["--db", backend_url, "simulate", "jackpot", "-p", "cells=4", "-n", "20000", "--json"])
+    assert simulated.exit_code == 0, simulated.output
+    assert abs(json.loads(simulated.stdout)["z"]) < 4

@@ -79,12 +79,14 @@ def _work_tables(connection: sa.Connection) -> _Work:
 
 
 def _policy_work(connection: sa.Connection, graph: TurnGraph, bob: bool) -> _Work:
-    """Return new work tables with the ``end:<c>`` nodes in, with Bob's profits (-average) when ``bob``."""
+    """Return new work tables holding the ``end:<c>`` nodes (with Bob's profits, -average, when ``bob``) and the last state."""
     averages = average_table(connection, graph.graph_id) if bob else {}
     work = _work_tables(connection)
     connection.execute(sa.insert(work.ends), [
         {"node_id": node_id, "label": combination, "profit": -averages[combination] if bob else None}
         for combination, node_id in graph.ends.items()])
+    final = find_node(connection, graph.graph_id, rules.state_key(rules.ALL_USED)).id
+    connection.execute(sa.insert(work.state).values(node_id=final, v1=0.0, v2=0.0))  # the game is over
     return work
 
 
@@ -301,8 +303,6 @@ def solve_policy(connection: sa.Connection, graph_id: int, name: str, down_to: i
     bob = name == "bob"
     work = _policy_work(connection, graph, bob)
     connection.execute(sa.delete(turn_policy).where(turn_policy.c.policy_id == policy_id))
-    final = find_node(connection, graph_id, rules.state_key(rules.ALL_USED)).id
-    connection.execute(sa.insert(work.state).values(node_id=final, v1=0.0, v2=0.0))
     packer = _DecisionBytes(connection, graph)
     batch = batch_states or BATCH_STATES.get(connection.dialect.name, BATCH_STATES["default"])
     for game_layer in range(len(rules.COMBINATIONS) - 1, down_to - 1, -1):
@@ -399,7 +399,7 @@ def decision_array(connection: sa.Connection, graph_id: int, policy_id: int) -> 
 class Alternative:
     """One thing the player may do at a turn position, with what it is worth."""
 
-    move: str  # e.g. "keep 22, roll 3", "score Pair", "cross out Poker"
+    move: str  # e.g. "keep 22", "score Pair", "cross out Poker"
     byte: int  # its decision byte
     value: float  # expected points still to come (this turn's included) under the policy
     profit: float  # what the policy ranks moves by (the value for optimal; Bob's profit for bob)

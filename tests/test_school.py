@@ -352,3 +352,16 @@ def test_simulate_plays_the_stored_decisions(whole_game: str, runner: CliRunner)
     assert result.exit_code == 0, result.output
     data = json.loads(result.stdout)
     assert data["exact"] is not None and abs(data["z"]) < 4
+
+
+def test_advise_with_one_combination_left(endgame: tuple[sa.Engine, int]) -> None:
+    engine, graph_id = endgame
+    used = rules.ALL_USED ^ 1 << rules.COMBINATIONS.index("Poker")
+    with engine.begin() as connection:
+        advice = school.advise(connection, graph_id, "optimal", used, (6, 6, 6, 6, 6), 2)
+        average = school.average_table(connection, graph_id)["Poker"]
+    assert advice["decision"] == "score Poker" and advice["agree"]
+    doubled = rules.points(rules.COMBINATIONS.index("Poker"), (6, 6, 6, 6, 6), first_roll=True)
+    assert advice["alternatives"][0]["value"] == doubled
+    keep_four = next(a for a in advice["alternatives"] if a["move"] == "reroll 6 (keep 6-6-6-6)")
+    assert 0 < keep_four["value"] < doubled and average < doubled

@@ -1,8 +1,9 @@
 """Benchmark of School's whole-game optimal solve in SQL (not part of the test run).
 
-    .venv/bin/python tests/bench/bench_school.py [sqlite|duckdb ...]
+    .venv/bin/python tests/bench/bench_school.py [sqlite|duckdb|postgresql ...]
 
-For each backend named (default: sqlite): build School into an empty
+For each backend named (default: sqlite; postgresql needs
+``$DICEGRAPH_BENCH_POSTGRES``, see bench_backends.py): build School into an empty
 database, solve the optimal policy over all 21,526 turn states with
 :func:`store.school.solve_policy`, and print the time against the issue's
 10 minutes, the joined edges per second (turn states x turn edges, what the
@@ -13,10 +14,12 @@ both must find the same expected score.
 
 from __future__ import annotations
 
+import os
 import resource
 import sys
 import tempfile
 import time
+from contextlib import ExitStack
 from pathlib import Path
 
 import numpy as np
@@ -27,7 +30,7 @@ sys.path.insert(0, str(ROOT))
 from graphs import get_game  # noqa: E402
 from graphs import school as rules  # noqa: E402
 from store import school  # noqa: E402
-from store.db import open_database  # noqa: E402
+from store.db import open_database, scratch_database  # noqa: E402
 from store.load import build_graph  # noqa: E402
 
 PARAMS = {"straights": (15, 20), "grades": "negative"}
@@ -67,9 +70,12 @@ def numpy_solve() -> float:
 
 
 def bench(backend: str) -> float:
-    with tempfile.TemporaryDirectory() as workdir:
-        url = {"sqlite": f"sqlite:///{Path(workdir) / 'school.db'}", "duckdb": f"duckdb:///{Path(workdir) / 'school.duckdb'}"}[backend]
-        engine = open_database(url, create=True)
+    with tempfile.TemporaryDirectory() as workdir, ExitStack() as stack:
+        urls = {"sqlite": f"sqlite:///{Path(workdir) / 'school.db'}", "duckdb": f"duckdb:///{Path(workdir) / 'school.duckdb'}"}
+        if backend == "postgresql":  # a fresh database on the server $DICEGRAPH_BENCH_POSTGRES names
+            scratch = scratch_database(os.environ["DICEGRAPH_BENCH_POSTGRES"], "dicegraph_bench")
+            urls["postgresql"] = stack.enter_context(scratch)
+        engine = open_database(urls[backend], create=True)
         started = time.perf_counter()
         built = build_graph(engine, get_game("school"), PARAMS)
         build_seconds = time.perf_counter() - started

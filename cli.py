@@ -29,8 +29,8 @@ from store.positions import describe_position
 from store.propagate import outcome_distribution
 from store.query import run_query
 from store.report import (
-    DEFAULT_SEED, OPTIMAL, describe_analysis, draw_game_diagrams, ensure_evaluated, game_report, policy_names, prepare_game,
-    solve_steps,
+    DEFAULT_SEED, OPTIMAL, describe_analysis, draw_game_diagrams, ensure_evaluated, game_report, has_own_solver, policy_names,
+    prepare_game, solve_steps,
 )
 from store.render import DEFAULT_DPI, MAX_NODES, RENDERERS
 from store.schema import graph as graph_table
@@ -237,7 +237,7 @@ def solve_command(ctx: click.Context, graph: str, objective: str | None, name: s
     engine = _engine(ctx)
     with engine.begin() as connection:
         row = resolve_graph(connection, graph)
-        if solve_steps(get_game(row.game)):
+        if has_own_solver(get_game(row.game)):
             raise DicegraphError(f"{row.game} is solved by its own module (its turn is joined with its states): "
                                  f"run dicegraph report {row.game}")
         objective = objective or get_game(row.game).objective
@@ -385,7 +385,7 @@ def report(ctx: click.Context, game: str, params: tuple[str, ...], simulated_gam
     if as_json:
         _print_json(data)
         return
-    if "average_table" in data:  # a report of its own (School)
+    if has_own_solver(chosen):  # a report of its own (School)
         click.echo(f"{chosen.title}: {chosen.outcome} by policy")
         click.echo("\n".join(describe_analysis(chosen, data)))
         return

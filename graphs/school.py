@@ -67,7 +67,18 @@ GRADES = 6  # combinations 0..5 are the grades
 SCHOOL_PHASE_GRADES = 3  # grades to score before anything else opens
 ALL_USED = (1 << len(COMBINATIONS)) - 1
 TURN_LAYER = len(COMBINATIONS) + 1  # the turn part starts here
-POSITIVE_GRADE_OFFSET = sum(k * DICE for k in range(1, GRADES + 1))  # 105: positive grades minus upstream ones
+
+
+def positive_offset(combination: int) -> int:
+    """Return what scoring ``combination`` gains in the positive form of the grades: 5k for grade k, 0 for the others.
+
+    >>> positive_offset(0), positive_offset(5), positive_offset(6)
+    (5, 30, 0)
+    """
+    return (combination + 1) * DICE if combination < GRADES else 0
+
+
+POSITIVE_GRADE_OFFSET = sum(positive_offset(c) for c in range(len(COMBINATIONS)))  # 105 added to every game
 
 
 def _straights(text: str) -> tuple[int, int] | None:

@@ -29,7 +29,7 @@ def ensure_evaluated(connection: sa.Connection, graph_id: int, game: Game) -> No
     A game module may name further solves: ``solves = {name: (objective, goal text)}``,
     e.g. Shut The Box's ``{"optimal-shut": ("max", "payoff = 0")}``.
     """
-    if game.name in OWN_REPORTS:  # solved by its own module (School: the turn joined with the states)
+    if has_own_solver(game):  # solved by its own module (School: the turn joined with the states)
         return
     names = [row.name for row in connection.execute(sa.select(policy.c.name).where(policy.c.graph_id == graph_id))]
     wanted = {OPTIMAL: (game.objective, None), **getattr(game, "solves", {})}
@@ -50,13 +50,12 @@ def game_report(
     simulated_games: int = 0,
     seed: int = DEFAULT_SEED,
     progress: Progress | None = None,
-    solve_progress: Progress | None = None,
 ) -> dict[str, Any]:
     """Return the game's report: every policy's value, and the optimal outcome distribution.
 
     Builds the graph and solves it when the database does not have them yet.
     A game with a report of its own (``store.reports.OWN_REPORTS``: School)
-    returns that instead; ``solve_progress`` then counts its turn states solved.
+    is built and solved by :func:`prepare_game` and returns that report instead.
     With ``simulated_games``, and a simulator for the game, each policy also
     gets a ``monte_carlo`` estimate (``store.simulation.monte_carlo``) played
     from the rules with ``seed``; ``progress`` counts the games played.
@@ -67,8 +66,9 @@ def game_report(
     >>> [row["name"] for row in report["policies"]]
     ['min', 'max', 'first', 'last', 'hilo', 'hilo2', 'optimal']
     """
-    if game.name in OWN_REPORTS:
-        return OWN_REPORTS[game.name].report(engine, game, params, on_build, simulated_games, seed, progress, solve_progress)
+    if has_own_solver(game):
+        built = prepare_game(engine, game, params, on_build)
+        return OWN_REPORTS[game.name].report(engine, game, params, built, simulated_games, seed, progress)
     built = build_graph(engine, game, params)
     if on_build is not None:
         on_build(built)
@@ -104,22 +104,27 @@ def prepare_game(engine: sa.Engine, game: Game, params: Mapping[str, Any],
     built = build_graph(engine, game, params)
     if on_build is not None:
         on_build(built)
-    if game.name in OWN_REPORTS:
+    if has_own_solver(game):
         with engine.begin() as connection:
             OWN_REPORTS[game.name].ensure_solved(connection, built.graph_id, progress)
     return built
 
 
+def has_own_solver(game: Game) -> bool:
+    """Return whether the game is solved by a module of its own (``store.reports.OWN_REPORTS``), not the generic solver."""
+    return game.name in OWN_REPORTS
+
+
 def policy_names(game: Game, params: Mapping[str, Any]) -> list[str]:
     """Return the names of the policies the game's report evaluates (and simulates)."""
-    if game.name in OWN_REPORTS:
+    if has_own_solver(game):
         return list(OWN_REPORTS[game.name].POLICIES)
     return [*game.agents(params), OPTIMAL, *getattr(game, "solves", {})]
 
 
 def solve_steps(game: Game) -> int:
     """Return how many steps :func:`prepare_game` reports to its progress callback (0: no progress to show)."""
-    return OWN_REPORTS[game.name].SOLVE_STEPS if game.name in OWN_REPORTS else 0
+    return OWN_REPORTS[game.name].SOLVE_STEPS if has_own_solver(game) else 0
 
 
 def describe_analysis(game: Game, report: Mapping[str, Any]) -> list[str]:

@@ -14,7 +14,8 @@ from types import ModuleType
 from store.reports import cant_stop, five_thousand, school, shut_the_box
 
 ANALYSES: dict[str, ModuleType] = {"5000": five_thousand, "cant-stop": cant_stop, "shut-the-box": shut_the_box}
-# games solved by a module of their own, whose report replaces the generic one:
-# game name -> module with ``report(engine, game, params, on_build, simulated_games, seed, progress,
-# solve_progress)`` and ``describe(report)``
+# games solved by a module of their own, whose report replaces the generic one: game name -> module with
+# ``ensure_solved(connection, graph_id, progress)`` (``SOLVE_STEPS`` progress steps), ``POLICIES``,
+# ``report(engine, game, params, built, simulated_games, seed, progress)``, ``describe(report)`` and
+# ``policy_to_play(connection, graph_id, name)`` (what the simulator plays, and the exact value)
 OWN_REPORTS: dict[str, ModuleType] = {"school": school}

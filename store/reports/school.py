@@ -8,7 +8,7 @@ analysis added to the generic one.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 import sqlalchemy as sa
@@ -19,8 +19,8 @@ from graphs.protocol import Game
 from store import school
 from store.catalog import find_policy
 from store.errors import NotFound
-from store.load import BuildResult, build_graph
-from store.schema import node
+from store.load import BuildResult
+from store.schema import layer, node
 
 CONVENTION = {
     "negative": "upstream: grade k scores -k per die not showing k (totals are 105 below the positive form)",
@@ -36,22 +36,17 @@ def report(
     engine: sa.Engine,
     game: Game,
     params: Mapping[str, Any],
-    on_build: Callable[[BuildResult], None] | None = None,
+    built: BuildResult,
     simulated_games: int = 0,
     seed: int = 1,
     progress: Progress | None = None,
-    solve_progress: Callable[[int], None] | None = None,
 ) -> dict[str, Any]:
     """Return School's report: rules, ``average_table``, ``policies`` (expected score, sd), ``graph`` sizes.
 
-    Builds and solves what the database lacks. ``simulated_games`` whole games
-    per policy are played from the rules with the stored decisions.
+    ``built`` is the graph :func:`ensure_solved` has solved (``store.report.prepare_game``
+    does both). ``simulated_games`` whole games per policy are played from the
+    rules with the stored decisions.
     """
-    built = build_graph(engine, game, params)
-    if on_build is not None:
-        on_build(built)
-    with engine.begin() as connection:
-        school.ensure_solved(connection, built.graph_id, solve_progress)
     with engine.connect() as connection:
         averages = school.average_table(connection, built.graph_id)
         policies, decisions = [], {}
@@ -80,7 +75,7 @@ def report(
         },
         "average_table": averages,
         "average_table_positive_grades": {
-            name: value + (_grade_offset(c) if params["grades"] == "negative" else 0)
+            name: value + (rules.positive_offset(c) if params["grades"] == "negative" else 0)
             for c, (name, value) in enumerate(averages.items())
         },
         "policies": policies,
@@ -101,14 +96,7 @@ def policy_to_play(connection: sa.Connection, graph_id: int, name: str) -> tuple
     return school.decision_array(connection, graph_id, policy_id), school.game_score(connection, graph_id, policy_id)[0]
 
 
-def _grade_offset(combination: int) -> int:
-    """Return what the positive form adds to a grade's score (5k for grade k, 0 for the others)."""
-    return (combination + 1) * rules.DICE if combination < rules.GRADES else 0
-
-
 def _graph_sizes(connection: sa.Connection, graph_id: int) -> dict[str, int]:
-    from store.schema import layer
-
     def count(table: sa.Table, condition: sa.ColumnElement[bool]) -> int:
         return connection.execute(sa.select(sa.func.count()).select_from(table).where(condition)).scalar_one()
 

@@ -29,8 +29,11 @@ def _insert_adding(connection: sa.Connection, table: sa.Table, rows: sa.Select, 
     connection.execute(statement)
 
 
-def propagate(connection: sa.Connection, graph_id: int, spans: Sequence[sa.Row], chosen: sa.Table) -> sa.Table:
+def propagate(connection: sa.Connection, graph_id: int, spans: Sequence[sa.Row], chosen: sa.FromClause) -> sa.Table:
     """Return a temporary table of each reached node's probability under the ``chosen`` moves.
+
+    ``chosen`` has the move taken at each decision node as (``node_id``, ``edge_id``) rows;
+    rows whose ``edge_id`` is NULL (the solver's other nodes) match no edge.
 
     ``spans`` are the graph's layers with their edge id ranges (``store.schema.layer_ranges``).
     """

@@ -6,8 +6,9 @@ missing when ``c`` is not open). So the states are solved from the last layer
 down, and for each layer *all* its states go through the turn together: every
 statement joins the turn's edges of one turn layer with a work table keyed by
 (turn node, state). Per game layer that is one statement for each chance
-layer of the turn and three for each decision layer (best, chosen move, its
-value), whatever the number of states: no loop over states in Python.
+layer of the turn and two for each decision layer (the best profit, by a
+window over the node's moves, with the move chosen; then that move's value),
+whatever the number of states: no loop over states in Python.
 
 A policy chooses by a *profit* ``p`` and is worth ``v1`` (expected points still
 to come) with second moment ``v2``:
@@ -59,8 +60,7 @@ class _Work:
 
     state: sa.Table  # turn state -> v1, v2 (solved layers)
     turn: sa.Table  # (turn node, state) -> p, v1, v2 (the game layer being solved)
-    best: sa.Table  # (decision node, state) -> best p
-    chosen: sa.Table  # (decision node, state) -> edge
+    chosen: sa.Table  # (decision node, state) -> edge taken, best p
     ends: sa.Table  # end:<c> node -> combination label, Bob's profit
 
 
@@ -71,8 +71,8 @@ def _work_tables(connection: sa.Connection) -> _Work:
                               sa.Column("v2", number, nullable=False)),
         turn=turn_work_table(connection, "school_turn", sa.Column("p", number, nullable=False),
                              sa.Column("v1", number, nullable=False), sa.Column("v2", number, nullable=False)),
-        best=turn_work_table(connection, "school_best", sa.Column("p", number, nullable=False)),
-        chosen=turn_work_table(connection, "school_chosen", sa.Column("edge_id", sa.BigInteger, nullable=False)),
+        chosen=turn_work_table(connection, "school_chosen", sa.Column("edge_id", sa.BigInteger, nullable=False),
+                               sa.Column("p", number, nullable=False)),
         ends=temporary_table(connection, "school_end", sa.Column("label", sa.Text, nullable=False),
                              sa.Column("profit", number)),
     )
@@ -91,7 +91,7 @@ def _policy_work(connection: sa.Connection, graph: TurnGraph, bob: bool) -> _Wor
 
 
 def _drop(connection: sa.Connection, work: _Work) -> None:
-    for table in (work.state, work.turn, work.best, work.chosen, work.ends):
+    for table in (work.state, work.turn, work.chosen, work.ends):
         table.drop(connection)
 
 
@@ -125,7 +125,7 @@ class TurnGraph:
 
 def _turn_statements(connection: sa.Connection, graph: TurnGraph, work: _Work) -> None:
     """Solve the turn for every state whose ``end:<c>`` rows are in the turn table (deepest turn layer first)."""
-    turn, best, chosen = work.turn, work.best, work.chosen
+    turn, chosen = work.turn, work.chosen
     after = turn.alias("after")
     for span in reversed(graph.turn_spans):
         joined = edge.join(after, after.c.node_id == edge.c.dst)
@@ -139,22 +139,22 @@ def _turn_statements(connection: sa.Connection, graph: TurnGraph, work: _Work) -
             connection.execute(sa.insert(turn).from_select(["node_id", "state", "p", "v1", "v2"], rows))
             continue
         gain = edge.c.reward + after.c.p
-        best_rows = (sa.select(edge.c.src, after.c.state, sa.func.max(gain)).select_from(joined)
-                     .where(edges_of(span, "move")).group_by(edge.c.src, after.c.state))
-        connection.execute(sa.insert(best).from_select(["node_id", "state", "p"], best_rows))
-        here = sa.and_(best.c.node_id == edge.c.src, best.c.state == after.c.state)
-        near_best = gain >= best.c.p - TIE_TOLERANCE * (1 + sa.func.abs(best.c.p))
-        picked = (sa.select(edge.c.src, after.c.state, sa.func.min(edge.c.id)).select_from(joined.join(best, here))
-                  .where(edges_of(span, "move"), near_best).group_by(edge.c.src, after.c.state))
-        connection.execute(sa.insert(chosen).from_select(["node_id", "state", "edge_id"], picked))
+        moves = (
+            sa.select(edge.c.src, after.c.state, edge.c.id, gain.label("gain"),
+                      sa.func.max(gain).over(partition_by=(edge.c.src, after.c.state)).label("best"))
+            .select_from(joined).where(edges_of(span, "move")).subquery()
+        )
+        near_best = moves.c.gain >= moves.c.best - TIE_TOLERANCE * (1 + sa.func.abs(moves.c.best))
+        picked = (sa.select(moves.c.src, moves.c.state, sa.func.max(moves.c.best), sa.func.min(moves.c.id))
+                  .where(near_best).group_by(moves.c.src, moves.c.state))
+        connection.execute(sa.insert(chosen).from_select(["node_id", "state", "p", "edge_id"], picked))
         reward = edge.c.reward
         values = (
-            sa.select(chosen.c.node_id, chosen.c.state, best.c.p, reward + after.c.v1,
+            sa.select(chosen.c.node_id, chosen.c.state, chosen.c.p, reward + after.c.v1,
                       reward * reward + 2 * reward * after.c.v1 + after.c.v2)
             .select_from(
                 chosen.join(edge, edge.c.id == chosen.c.edge_id)
                 .join(after, sa.and_(after.c.node_id == edge.c.dst, after.c.state == chosen.c.state))
-                .join(best, sa.and_(best.c.node_id == chosen.c.node_id, best.c.state == chosen.c.state))
             )
             .where(chosen.c.edge_id.between(span.first_edge, span.last_edge))
         )
@@ -173,7 +173,7 @@ def _start_turns(connection: sa.Connection, graph: TurnGraph, work: _Work, game_
 
 
 def _clear(connection: sa.Connection, work: _Work) -> None:
-    for table in (work.turn, work.best, work.chosen):
+    for table in (work.turn, work.chosen):
         connection.execute(sa.delete(table))
 
 

@@ -39,15 +39,9 @@ def hashed_joins(connection: sa.Connection) -> bool:
 
 
 def values_table(connection: sa.Connection) -> sa.Table:
-    """Return a new temporary table of node values."""
+    """Return a new temporary table of node values, with the move taken at decision nodes (``edge_id``)."""
     return temporary_table(connection, "work_value", sa.Column("value", sa.Double, nullable=False),
-                           indexed=not hashed_joins(connection))
-
-
-def chosen_table(connection: sa.Connection) -> sa.Table:
-    """Return a new temporary table of the edge a policy takes at each decision node."""
-    return temporary_table(connection, "work_chosen", sa.Column("edge_id", EdgeId, nullable=False),
-                           indexed=not hashed_joins(connection))
+                           sa.Column("edge_id", EdgeId), indexed=not hashed_joins(connection))
 
 
 def reach_table(connection: sa.Connection) -> sa.Table:

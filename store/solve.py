@@ -9,9 +9,14 @@ the first one streamed by the builder (lowest edge id) among those within
 :data:`TIE_TOLERANCE`, relative, of the best: a stable, documented tie-break
 that floating-point noise cannot flip.
 
-Each layer takes one statement per kind of node plus, when solving, one that
-picks the moves. The results go to ``value`` (with the reach computed by
-:mod:`store.propagate`) and ``choice`` once, at the end.
+Each layer takes one statement per kind of node. A solve's decision
+statement finds the best value with a window (``MAX(q) OVER (PARTITION BY
+src)``) and keeps, in the same pass, the lowest edge id near it; the move
+goes into the work table beside the value, so no second join looks for it.
+A chance node divides by the sum of its roll weights, which the loader has
+checked is its ``denom``, so no statement joins ``node``. The results go to
+``value`` (with the reach computed by :mod:`store.propagate`) and ``choice``
+once, at the end.
 
 A solve may have a :class:`Goal` other than the payoff: a terminal is then
 worth 1 where its payoff passes a test and 0 elsewhere, so the solve maximises
@@ -21,7 +26,7 @@ scoring under a rival (``payoff < 11``).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import sqlalchemy as sa
@@ -31,7 +36,7 @@ from store.errors import NotFound
 from store.load import next_id, now
 from store.propagate import propagate
 from store.schema import choice, edge, edges_of, layer_ranges, node, policy, value
-from store.scratch import chosen_table, values_table
+from store.scratch import values_table
 
 TIE_TOLERANCE = 1e-12
 OBJECTIVES = ("max", "min")
@@ -72,48 +77,56 @@ class Goal:
         return sa.case((holds, 1.0), else_=0.0)
 
 
-def _chance_values(connection: sa.Connection, work: sa.Table, graph_id: int, span: sa.Row) -> None:
-    totals = (
-        sa.select(edge.c.src, sa.func.sum(edge.c.weight * (edge.c.reward + work.c.value)).label("total"))
+def chance_values(connection: sa.Connection, work: sa.Table, span: sa.Row, keys: Sequence[str] = ()) -> None:
+    """Insert into ``work`` the value of each chance node of the layer ``span``, from its children's rows.
+
+    ``keys`` name further key columns of ``work`` (a sweep's ``goal``): each
+    is a separate induction sharing the statements. The roll weights of a
+    chance node add up to its denom (checked at load), so there is no join
+    with ``node``.
+    """
+    extra = [work.c[key] for key in keys]
+    rows = (
+        sa.select(*extra, edge.c.src,
+                  sa.func.sum(edge.c.weight * (edge.c.reward + work.c.value)) / sa.func.sum(edge.c.weight))
         .select_from(edge.join(work, work.c.node_id == edge.c.dst))
         .where(edges_of(span, "roll"))
-        .group_by(edge.c.src)
-        .subquery()
+        .group_by(*extra, edge.c.src)
     )
-    rows = sa.select(totals.c.src, totals.c.total / node.c.denom).select_from(
-        totals.join(node, sa.and_(node.c.graph_id == graph_id, node.c.id == totals.c.src))
-    )
-    connection.execute(sa.insert(work).from_select(["node_id", "value"], rows))
+    connection.execute(sa.insert(work).from_select([*keys, "node_id", "value"], rows))
 
 
-def _best_values(connection: sa.Connection, work: sa.Table, span: sa.Row, objective: str) -> None:
-    best = sa.func.max if objective == "max" else sa.func.min
-    rows = (
-        sa.select(edge.c.src, best(edge.c.reward + work.c.value))
+def best_moves(connection: sa.Connection, work: sa.Table, span: sa.Row, objective: str, keys: Sequence[str] = ()) -> None:
+    """Insert into ``work`` each decision node of the layer ``span``: its best value and the move it takes.
+
+    One statement: the best value comes from a window over the node's moves
+    and the move is the lowest edge id within :data:`TIE_TOLERANCE` of it.
+    ``keys`` as in :func:`chance_values`.
+    """
+    best_of = sa.func.max if objective == "max" else sa.func.min
+    extra = [work.c[key] for key in keys]
+    q = edge.c.reward + work.c.value
+    moves = (
+        sa.select(*extra, edge.c.src, edge.c.id, q.label("q"),
+                  best_of(q).over(partition_by=(*extra, edge.c.src)).label("best"))
         .select_from(edge.join(work, work.c.node_id == edge.c.dst))
         .where(edges_of(span, "move"))
-        .group_by(edge.c.src)
+        .subquery()
     )
-    connection.execute(sa.insert(work).from_select(["node_id", "value"], rows))
-
-
-def _best_moves(connection: sa.Connection, work: sa.Table, chosen: sa.Table, span: sa.Row, objective: str) -> None:
-    after, here = work.alias("after"), work.alias("here")
-    q = edge.c.reward + after.c.value
-    slack = TIE_TOLERANCE * (1 + sa.func.abs(here.c.value))
-    near_best = q >= here.c.value - slack if objective == "max" else q <= here.c.value + slack
+    slack = TIE_TOLERANCE * (1 + sa.func.abs(moves.c.best))
+    near_best = moves.c.q >= moves.c.best - slack if objective == "max" else moves.c.q <= moves.c.best + slack
+    outer = [moves.c[key] for key in keys]
     rows = (
-        sa.select(edge.c.src, sa.func.min(edge.c.id))
-        .select_from(edge.join(after, after.c.node_id == edge.c.dst).join(here, here.c.node_id == edge.c.src))
-        .where(edges_of(span, "move"), near_best)
-        .group_by(edge.c.src)
+        sa.select(*outer, moves.c.src, sa.func.max(moves.c.best), sa.func.min(moves.c.id))
+        .where(near_best)
+        .group_by(*outer, moves.c.src)
     )
-    connection.execute(sa.insert(chosen).from_select(["node_id", "edge_id"], rows))
+    connection.execute(sa.insert(work).from_select([*keys, "node_id", "value", "edge_id"], rows))
 
 
-def _chosen_values(connection: sa.Connection, work: sa.Table, chosen: sa.Table, span: sa.Row) -> None:
+def _chosen_values(connection: sa.Connection, work: sa.Table, chosen: sa.FromClause, span: sa.Row) -> None:
     rows = (
-        sa.select(edge.c.src, edge.c.reward + work.c.value)
+        sa.select(edge.c.src, edge.c.reward + work.c.value, edge.c.id)
         .select_from(
             edge.join(chosen, sa.and_(chosen.c.node_id == edge.c.src, chosen.c.edge_id == edge.c.id)).join(
                 work, work.c.node_id == edge.c.dst
@@ -121,7 +134,7 @@ def _chosen_values(connection: sa.Connection, work: sa.Table, chosen: sa.Table, 
         )
         .where(edges_of(span, "move"))
     )
-    connection.execute(sa.insert(work).from_select(["node_id", "value"], rows))
+    connection.execute(sa.insert(work).from_select(["node_id", "value", "edge_id"], rows))
 
 
 def _induce(
@@ -129,13 +142,13 @@ def _induce(
     graph_id: int,
     objective: str | None,
     goal: Goal | None,
-    chosen: sa.Table,
+    chosen: sa.FromClause | None,
     progress: LayerProgress | None,
 ) -> tuple[sa.Table, list[sa.Row]]:
     """Backward induction into a temporary table of node values; return it with the graph's layer spans.
 
-    With ``objective`` None the moves are those in ``chosen``; otherwise the
-    best moves are put there.
+    The table's ``edge_id`` is the move taken at each decision node: the one
+    in ``chosen`` when ``objective`` is None, else the best move.
     """
     work = values_table(connection)
     worth = node.c.payoff if goal is None else goal.worth(node.c.payoff)
@@ -144,12 +157,12 @@ def _induce(
     spans = layer_ranges(connection, graph_id)
     for span in reversed(spans):  # the deepest layer first
         if span.rolls:
-            _chance_values(connection, work, graph_id, span)
+            chance_values(connection, work, span)
         if span.moves and objective is None:
+            assert chosen is not None
             _chosen_values(connection, work, chosen, span)
         elif span.moves:
-            _best_values(connection, work, span, objective)
-            _best_moves(connection, work, chosen, span, objective)
+            best_moves(connection, work, span, objective)
         if progress is not None:
             progress(1)
     return work, spans
@@ -164,23 +177,22 @@ def _run(
     """Compute and store values, reach and (when solving) choices of one policy."""
     policy_id, graph_id = policy_row.id, policy_row.graph_id
     goal = None if policy_row.goal is None else Goal.parse(policy_row.goal)
-    chosen = chosen_table(connection)
     connection.execute(sa.delete(value).where(value.c.policy_id == policy_id))
     if solving:
         connection.execute(sa.delete(choice).where(choice.c.policy_id == policy_id))
+        stored = None
     else:
-        stored = sa.select(choice.c.node_id, choice.c.edge_id).where(choice.c.policy_id == policy_id)
-        connection.execute(sa.insert(chosen).from_select(["node_id", "edge_id"], stored))
-    work, spans = _induce(connection, graph_id, policy_row.objective if solving else None, goal, chosen, progress)
+        stored = sa.select(choice.c.node_id, choice.c.edge_id).where(choice.c.policy_id == policy_id).subquery()
+    work, spans = _induce(connection, graph_id, policy_row.objective if solving else None, goal, stored, progress)
     if solving:
-        picked = sa.select(sa.literal(policy_id), chosen.c.node_id, chosen.c.edge_id)
+        picked = sa.select(sa.literal(policy_id), work.c.node_id, work.c.edge_id).where(work.c.edge_id.is_not(None))
         connection.execute(sa.insert(choice).from_select(["policy_id", "node_id", "edge_id"], picked))
-    reach = propagate(connection, graph_id, spans, chosen)
+    reach = propagate(connection, graph_id, spans, work)
     rows = sa.select(sa.literal(policy_id), work.c.node_id, work.c.value, sa.func.coalesce(reach.c.reach, 0.0)).select_from(
         work.outerjoin(reach, reach.c.node_id == work.c.node_id)
     )
     connection.execute(sa.insert(value).from_select(["policy_id", "node_id", "value", "reach"], rows))
-    for table in (work, chosen, reach):
+    for table in (work, reach):
         table.drop(connection)
 
 
@@ -190,9 +202,8 @@ def solved_outcomes(connection: sa.Connection, graph_id: int, objective: str, go
     For the many throw-away solves of an analysis (one per rival score, say):
     the policy, its values and its reach stay in temporary tables.
     """
-    chosen = chosen_table(connection)
-    work, spans = _induce(connection, graph_id, objective, goal, chosen, None)
-    reach = propagate(connection, graph_id, spans, chosen)
+    work, spans = _induce(connection, graph_id, objective, goal, None, None)
+    reach = propagate(connection, graph_id, spans, work)
     query = (
         sa.select(node.c.payoff, sa.func.sum(reach.c.reach))
         .select_from(reach.join(node, sa.and_(node.c.graph_id == graph_id, node.c.id == reach.c.node_id)))
@@ -201,7 +212,7 @@ def solved_outcomes(connection: sa.Connection, graph_id: int, objective: str, go
         .order_by(node.c.payoff)
     )
     outcomes = {payoff: probability for payoff, probability in connection.execute(query)}
-    for table in (work, chosen, reach):
+    for table in (work, reach):
         table.drop(connection)
     return outcomes
 

@@ -3,8 +3,9 @@
 An analysis that needs a solve per threshold (Shut The Box's second player,
 who solves for beating each score the first player can make) would otherwise
 run the whole backward induction and propagation once per threshold. Here
-each layer takes the same few statements as :mod:`store.solve` for all the
-thresholds together, and nothing is stored: the result is each goal's
+each layer runs the solver's own statements (:func:`store.solve.chance_values`
+and :func:`store.solve.best_moves`, with the goal as a further key) for all
+the thresholds together, and nothing is stored: the result is each goal's
 optimal outcome distribution. Ties between moves go, as in the solver, to the
 move streamed first among those within :data:`store.solve.TIE_TOLERANCE`.
 """
@@ -18,7 +19,7 @@ from sqlalchemy.dialects import postgresql, sqlite
 
 from store.schema import EdgeId, edge, edges_of, layer_ranges, node
 from store.scratch import sweep_table
-from store.solve import TIE_TOLERANCE, Goal
+from store.solve import Goal, best_moves, chance_values
 
 
 def sweep_outcomes(
@@ -35,8 +36,7 @@ def sweep_outcomes(
     tests = {g.test for g in goals}
     if len(tests) != 1:
         raise ValueError("one sweep takes goals with one test and different thresholds")
-    work = sweep_table(connection, "sweep_value", sa.Column("value", sa.Double, nullable=False))
-    chosen = sweep_table(connection, "sweep_chosen", sa.Column("edge_id", EdgeId, nullable=False))
+    work = sweep_table(connection, "sweep_value", sa.Column("value", sa.Double, nullable=False), sa.Column("edge_id", EdgeId))
     test = Goal(tests.pop(), 0.0)
     holds = {"<": node.c.payoff < targets.c.threshold, "<=": node.c.payoff <= targets.c.threshold,
              "=": node.c.payoff == targets.c.threshold, ">=": node.c.payoff >= targets.c.threshold,
@@ -48,52 +48,13 @@ def sweep_outcomes(
     spans = layer_ranges(connection, graph_id)
     for span in reversed(spans):
         if span.rolls:
-            _chance_values(connection, work, graph_id, span)
+            chance_values(connection, work, span, keys=("goal",))
         if span.moves:
-            _best_moves(connection, work, chosen, span, objective)
-    outcomes = _propagate(connection, graph_id, spans, chosen, len(goals))
-    for table in (targets, work, chosen):
+            best_moves(connection, work, span, objective, keys=("goal",))
+    outcomes = _propagate(connection, graph_id, spans, work, len(goals))
+    for table in (targets, work):
         table.drop(connection)
     return outcomes
-
-
-def _chance_values(connection: sa.Connection, work: sa.Table, graph_id: int, span: sa.Row) -> None:
-    totals = (
-        sa.select(work.c.goal, edge.c.src, sa.func.sum(edge.c.weight * (edge.c.reward + work.c.value)).label("total"))
-        .select_from(edge.join(work, work.c.node_id == edge.c.dst))
-        .where(edges_of(span, "roll"))
-        .group_by(work.c.goal, edge.c.src)
-        .subquery()
-    )
-    rows = sa.select(totals.c.goal, totals.c.src, totals.c.total / node.c.denom).select_from(
-        totals.join(node, sa.and_(node.c.graph_id == graph_id, node.c.id == totals.c.src))
-    )
-    connection.execute(sa.insert(work).from_select(["goal", "node_id", "value"], rows))
-
-
-def _best_moves(connection: sa.Connection, work: sa.Table, chosen: sa.Table, span: sa.Row, objective: str) -> None:
-    best = sa.func.max if objective == "max" else sa.func.min
-    values = (
-        sa.select(work.c.goal, edge.c.src, best(edge.c.reward + work.c.value))
-        .select_from(edge.join(work, work.c.node_id == edge.c.dst))
-        .where(edges_of(span, "move"))
-        .group_by(work.c.goal, edge.c.src)
-    )
-    connection.execute(sa.insert(work).from_select(["goal", "node_id", "value"], values))
-    after, here = work.alias("after"), work.alias("here")
-    q = edge.c.reward + after.c.value
-    slack = TIE_TOLERANCE * (1 + sa.func.abs(here.c.value))
-    near_best = q >= here.c.value - slack if objective == "max" else q <= here.c.value + slack
-    moves = (
-        sa.select(here.c.goal, edge.c.src, sa.func.min(edge.c.id))
-        .select_from(
-            edge.join(after, after.c.node_id == edge.c.dst)
-            .join(here, sa.and_(here.c.node_id == edge.c.src, here.c.goal == after.c.goal))
-        )
-        .where(edges_of(span, "move"), near_best)
-        .group_by(here.c.goal, edge.c.src)
-    )
-    connection.execute(sa.insert(chosen).from_select(["goal", "node_id", "edge_id"], moves))
 
 
 def _propagate(

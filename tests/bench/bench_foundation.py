@@ -21,16 +21,14 @@ import tempfile
 import time
 from pathlib import Path
 
-import sqlalchemy as sa
-
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 from graphs import synthetic  # noqa: E402
 from store.db import open_database  # noqa: E402
 from store.load import build_graph  # noqa: E402
-from store.schema import edge, layer_ranges  # noqa: E402
 from store.solve import solve  # noqa: E402
+from tests.bench.phases import PHASES, reference_rate, timed_solve  # noqa: E402
 
 
 class Pregenerated:
@@ -46,22 +44,6 @@ class Pregenerated:
 
     def build(self, params: dict):  # noqa: ANN201
         return iter(self.rows)
-
-
-def reference_rate(engine: sa.Engine, graph_id: int, edges: int) -> float:
-    """Edges/s of a plain INSERT ... SELECT ... GROUP BY per layer (no join, no value lookups)."""
-    scratch = sa.Table("bench_ref", sa.MetaData(), sa.Column("src", sa.Integer), sa.Column("total", sa.Double),
-                       prefixes=["TEMPORARY"])
-    with engine.begin() as connection:
-        scratch.create(connection)
-        started = time.perf_counter()
-        for span in layer_ranges(connection, graph_id):
-            rows = (sa.select(edge.c.src, sa.func.sum(edge.c.weight * edge.c.reward))
-                    .where(edge.c.id.between(span.first_edge, span.last_edge)).group_by(edge.c.src))
-            connection.execute(sa.insert(scratch).from_select(["src", "total"], rows))
-        seconds = time.perf_counter() - started
-        connection.rollback()
-    return edges / seconds
 
 
 def timed(label: str, edges: int, action) -> float:  # noqa: ANN001
@@ -90,21 +72,14 @@ def main() -> None:
                                 lambda: results.setdefault("graph", build_graph(engine, Pregenerated(rows), params)))
         graph_id = results["graph"].graph_id
         del rows
-        spent = {"propagate": 0.0, "solve": 0.0}
-
-        @sa.event.listens_for(engine, "before_cursor_execute")
-        def _start(conn, cursor, statement, *rest):  # noqa: ANN001, ANN202
-            conn.info["started"] = time.perf_counter()
-
-        @sa.event.listens_for(engine, "after_cursor_execute")
-        def _stop(conn, cursor, statement, *rest):  # noqa: ANN001, ANN202
-            part = "propagate" if "work_reach" in statement else "solve"
-            spent[part] += time.perf_counter() - conn.info["started"]
-
-        with engine.begin() as connection:
-            results["solve"] = timed("solve + propagate (max), in all", edges, lambda: solve(connection, graph_id, "max"))
-        for part, seconds in spent.items():
-            print(f"  {part + ' statements':<32} {seconds:8.2f} s {edges / seconds:14,.0f} edges/s")
+        started = time.perf_counter()
+        spent = timed_solve(engine, lambda connection: solve(connection, graph_id, "max"))
+        seconds = time.perf_counter() - started
+        results["solve"] = edges / seconds
+        print(f"{'solve + propagate (max), in all':<34} {seconds:8.2f} s {results['solve']:14,.0f} edges/s")
+        for part in PHASES:
+            if spent[part]:
+                print(f"  {part:<32} {spent[part]:8.2f} s {edges / spent[part]:14,.0f} edges/s")
         reference = reference_rate(engine, graph_id, edges)
         print(f"{'reference INSERT..SELECT..GROUP BY':<34} {'':8}   {reference:14,.0f} edges/s")
         peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024

@@ -1,0 +1,72 @@
+"""What the benchmarks share: a solve's time split into phases, and the plain per-layer reference.
+
+A solve's statements are told apart by the table they write: the work table
+of values (backward induction), the work table of reach (propagation), or
+the stored ``value`` and ``choice`` tables. The commit is timed on its own.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from collections.abc import Callable
+
+import sqlalchemy as sa
+
+from store.schema import edge, layer_ranges
+
+PHASES = ("induction", "propagation", "storing", "commit", "other")
+_TARGETS = {"work_value": "induction", "work_reach": "propagation", "value": "storing", "choice": "storing"}
+
+
+def phase_of(statement: str) -> str:
+    """Return the phase a solver statement belongs to, from the table it writes.
+
+    >>> phase_of("INSERT INTO work_reach (node_id) SELECT 1"), phase_of("DELETE FROM value WHERE 1"), phase_of("SELECT 1")
+    ('propagation', 'storing', 'other')
+    """
+    words = statement.split(None, 3)
+    if len(words) >= 3 and words[0].upper() in ("INSERT", "DELETE") and words[1].upper() in ("INTO", "FROM"):
+        return _TARGETS.get(words[2].strip('"'), "other")
+    return "other"
+
+
+def timed_solve(engine: sa.Engine, solve: Callable[[sa.Connection], object]) -> Counter[str]:
+    """Run ``solve`` in one transaction on ``engine``; return the seconds spent per phase (commit included)."""
+    spent: Counter[str] = Counter()
+
+    def started(conn, cursor, statement, *rest) -> None:  # noqa: ANN001
+        conn.info["started"] = time.perf_counter()
+
+    def finished(conn, cursor, statement, *rest) -> None:  # noqa: ANN001
+        spent[phase_of(statement)] += time.perf_counter() - conn.info["started"]
+
+    sa.event.listen(engine, "before_cursor_execute", started)
+    sa.event.listen(engine, "after_cursor_execute", finished)
+    try:
+        with engine.connect() as connection:
+            transaction = connection.begin()
+            solve(connection)
+            committing = time.perf_counter()
+            transaction.commit()
+            spent["commit"] += time.perf_counter() - committing
+    finally:
+        sa.event.remove(engine, "before_cursor_execute", started)
+        sa.event.remove(engine, "after_cursor_execute", finished)
+    return spent
+
+
+def reference_rate(engine: sa.Engine, graph_id: int, edges: int) -> float:
+    """Return the edges/s of a plain ``INSERT ... SELECT ... GROUP BY`` per layer (no join, no value lookups)."""
+    scratch = sa.Table("bench_ref", sa.MetaData(), sa.Column("src", sa.Integer), sa.Column("total", sa.Double),
+                       prefixes=["TEMPORARY"])
+    with engine.begin() as connection:
+        scratch.create(connection)
+        started = time.perf_counter()
+        for span in layer_ranges(connection, graph_id):
+            rows = (sa.select(edge.c.src, sa.func.sum(edge.c.weight * edge.c.reward))
+                    .where(edge.c.id.between(span.first_edge, span.last_edge)).group_by(edge.c.src))
+            connection.execute(sa.insert(scratch).from_select(["src", "total"], rows))
+        seconds = time.perf_counter() - started
+        connection.rollback()
+    return edges / seconds

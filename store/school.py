@@ -40,7 +40,7 @@ from store.catalog import find_node
 from store.errors import NotFound
 from store.load import next_id, now
 from store.schema import edge, edges_of, layer_ranges, node, policy, turn_policy
-from store.scratch import temporary_table, turn_work_table
+from store.scratch import plan_whole_layers, temporary_table, turn_work_table
 from store.solve import TIE_TOLERANCE
 
 POSITIONS = len(rules.OUTCOMES) * rules.ROLLS  # decision bytes per turn state
@@ -105,6 +105,7 @@ class TurnGraph:
     roll1: int
     ends: dict[str, int]  # combination -> end:<c> node id
     layer_ids: dict[int, tuple[int, int]]  # game layer -> first and last node id of its turn states (contiguous)
+    turn_sources: dict[int, tuple[int, int]]  # turn layer -> lowest and highest node id its edges leave
 
     @classmethod
     def load(cls, connection: sa.Connection, graph_id: int) -> TurnGraph:
@@ -113,6 +114,9 @@ class TurnGraph:
         ends = sa.select(node.c.key, node.c.id).where(node.c.graph_id == graph_id, node.c.key.like("end:%"))
         ids = (sa.select(node.c.layer, sa.func.min(node.c.id), sa.func.max(node.c.id))
                .where(node.c.graph_id == graph_id, node.c.layer < rules.TURN_LAYER).group_by(node.c.layer))
+        turn_edges = edge.c.id.between(min(s.first_edge for s in spans if s.layer >= rules.TURN_LAYER), spans[-1].last_edge)
+        sources = (sa.select(edge.c.src_layer, sa.func.min(edge.c.src), sa.func.max(edge.c.src))
+                   .where(turn_edges).group_by(edge.c.src_layer))
         return cls(
             graph_id=graph_id,
             game_spans={span.layer: span for span in spans if span.layer < rules.TURN_LAYER},
@@ -120,6 +124,7 @@ class TurnGraph:
             roll1=find_node(connection, graph_id, "roll1").id,
             ends={key.split(":", 1)[1]: node_id for key, node_id in connection.execute(ends)},
             layer_ids={layer: (first, last) for layer, first, last in connection.execute(ids)},
+            turn_sources={layer: (first, last) for layer, first, last in connection.execute(sources)},
         )
 
 
@@ -156,7 +161,8 @@ def _turn_statements(connection: sa.Connection, graph: TurnGraph, work: _Work) -
                 chosen.join(edge, edge.c.id == chosen.c.edge_id)
                 .join(after, sa.and_(after.c.node_id == edge.c.dst, after.c.state == chosen.c.state))
             )
-            .where(chosen.c.edge_id.between(span.first_edge, span.last_edge))
+            .where(chosen.c.node_id.between(*graph.turn_sources[span.layer]),
+                   chosen.c.edge_id.between(span.first_edge, span.last_edge))
         )
         connection.execute(sa.insert(turn).from_select(["node_id", "state", "p", "v1", "v2"], values))
 
@@ -299,6 +305,7 @@ def solve_policy(connection: sa.Connection, graph_id: int, name: str, down_to: i
     ``progress`` is called with the number of turn states done after each batch.
     """
     graph = TurnGraph.load(connection, graph_id)
+    plan_whole_layers(connection)
     policy_id = ensure_policy(connection, graph_id, name)
     bob = name == "bob"
     work = _policy_work(connection, graph, bob)
@@ -415,6 +422,7 @@ def alternatives(connection: sa.Connection, graph_id: int, name: str, used: int,
     if not 0 <= rerolls_left < rules.ROLLS:
         raise BadParameter(f"--rolls-left must be 0..{rules.ROLLS - 1} (not {rerolls_left})")
     graph = TurnGraph.load(connection, graph_id)
+    plan_whole_layers(connection)
     policy_id = ensure_policy(connection, graph_id, name)
     layer = bin(used).count("1")
     if not is_solved(connection, policy_id, layer + 1):

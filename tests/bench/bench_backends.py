@@ -71,14 +71,24 @@ def run(backend: str, width: int, with_school: bool) -> dict[str, float]:
         figures["solve_s"] = time.perf_counter() - started
         figures |= {f"{phase}_s": seconds for phase, seconds in spent.items()}
         figures["reference"] = reference_rate(engine, built.graph_id, built.edges)
+        _print_synthetic(backend, figures)
         if with_school:
             built = build_graph(engine, get_game("school"), resolve_params(get_game("school"), {}))
             started = time.perf_counter()
             with engine.begin() as connection:
                 school.solve_policy(connection, built.graph_id, "optimal")
             figures["school_s"] = time.perf_counter() - started
+            print(f"  School optimal {figures['school_s']:.1f} s", flush=True)
         engine.dispose()
     return figures
+
+
+def _print_synthetic(backend: str, figures: dict[str, float]) -> None:
+    print(f"{backend}: {figures['edges']:,.0f} edges; load {figures['load_s']:.1f} s "
+          f"({figures['edges'] / figures['load_s']:,.0f} edges/s, generation and checks included); "
+          f"solve + propagate {figures['solve_s']:.1f} s ({figures['edges'] / figures['solve_s']:,.0f} edges/s)", flush=True)
+    print("  " + "; ".join(f"{phase} {figures[phase + '_s']:.2f} s" for phase in PHASES if figures.get(phase + "_s"))
+          + f"; reference {figures['reference']:,.0f} edges/s", flush=True)
 
 
 def main() -> None:
@@ -91,14 +101,7 @@ def main() -> None:
         print("PostgreSQL left out: set $DICEGRAPH_BENCH_POSTGRES to include it")
     results = {}
     for backend in backends:
-        results[backend] = figures = run(backend, args.width, args.school)
-        school_text = f", School optimal {figures['school_s']:.1f} s" if "school_s" in figures else ""
-        print(f"{backend}: {figures['edges']:,.0f} edges; load {figures['load_s']:.1f} s "
-              f"({figures['edges'] / figures['load_s']:,.0f} edges/s, generation and checks included); "
-              f"solve + propagate {figures['solve_s']:.1f} s ({figures['edges'] / figures['solve_s']:,.0f} edges/s)"
-              f"{school_text}", flush=True)
-        print("  " + "; ".join(f"{phase} {figures[phase + '_s']:.2f} s" for phase in PHASES if figures.get(phase + "_s"))
-              + f"; reference {figures['reference']:,.0f} edges/s", flush=True)
+        results[backend] = run(backend, args.width, args.school)
     print(f"\n{'backend':<12}{'load edges/s':>14}{'solve edges/s':>15}{'induction':>13}{'propagation':>13}"
           f"{'reference':>13}{'School optimal':>16}")
     for backend, figures in results.items():

@@ -422,7 +422,6 @@ def alternatives(connection: sa.Connection, graph_id: int, name: str, used: int,
     if not 0 <= rerolls_left < rules.ROLLS:
         raise BadParameter(f"--rolls-left must be 0..{rules.ROLLS - 1} (not {rerolls_left})")
     graph = TurnGraph.load(connection, graph_id)
-    plan_whole_layers(connection)
     policy_id = ensure_policy(connection, graph_id, name)
     layer = bin(used).count("1")
     if not is_solved(connection, policy_id, layer + 1):

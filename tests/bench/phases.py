@@ -13,7 +13,7 @@ from collections.abc import Callable
 
 import sqlalchemy as sa
 
-from store.schema import edge, layer_ranges
+from store.schema import edge, graph_edge_span, layer_ranges, node
 
 PHASES = ("induction", "propagation", "storing", "commit", "other")
 _TARGETS = {"work_value": "induction", "work_reach": "propagation", "value": "storing", "choice": "storing"}
@@ -67,6 +67,32 @@ def reference_rate(engine: sa.Engine, graph_id: int, edges: int) -> float:
             rows = (sa.select(edge.c.src, sa.func.sum(edge.c.weight * edge.c.reward))
                     .where(edge.c.id.between(span.first_edge, span.last_edge)).group_by(edge.c.src))
             connection.execute(sa.insert(scratch).from_select(["src", "total"], rows))
+        seconds = time.perf_counter() - started
+        connection.rollback()
+    return edges / seconds
+
+
+def one_pass_rate(engine: sa.Engine, graph_id: int, edges: int) -> float:
+    """Return the edges/s of one statement joining *all* edges with a value per node and summing per source.
+
+    A bound on any solve: backward induction must make at least this pass
+    (layer by layer, in fact), and propagation another.
+    """
+    values = sa.Table("bench_values", sa.MetaData(), sa.Column("node_id", sa.Integer), sa.Column("value", sa.Double),
+                      prefixes=["TEMPORARY"])
+    totals = sa.Table("bench_totals", sa.MetaData(), sa.Column("src", sa.Integer), sa.Column("total", sa.Double),
+                      prefixes=["TEMPORARY"])
+    with engine.begin() as connection:
+        values.create(connection)
+        totals.create(connection)
+        connection.execute(sa.insert(values).from_select(
+            ["node_id", "value"], sa.select(node.c.id, sa.cast(node.c.layer, sa.Double)).where(node.c.graph_id == graph_id)))
+        first, last = graph_edge_span(connection, graph_id)
+        started = time.perf_counter()
+        rows = (sa.select(edge.c.src, sa.func.sum(edge.c.weight * (edge.c.reward + values.c.value)))
+                .select_from(edge.join(values, values.c.node_id == edge.c.dst))
+                .where(edge.c.id.between(first, last)).group_by(edge.c.src))
+        connection.execute(sa.insert(totals).from_select(["src", "total"], rows))
         seconds = time.perf_counter() - started
         connection.rollback()
     return edges / seconds

@@ -28,11 +28,12 @@ from store.load import BuildResult, build_graph
 from store.positions import describe_position
 from store.propagate import outcome_distribution
 from store.query import run_query
-from store.report import (
-    DEFAULT_SEED, OPTIMAL, describe_analysis, draw_game_diagrams, ensure_evaluated, game_report, has_own_solver, policy_names,
-    prepare_game, solve_steps,
-)
 from store.render import DEFAULT_DPI, MAX_NODES, RENDERERS
+from store.report import (
+    DEFAULT_SEED, OPTIMAL, describe_analysis, draw_game_diagrams, ensure_evaluated, game_report, policy_names, prepare_game,
+    solve_steps,
+)
+from store.reports import has_own_solver
 from store.schema import graph as graph_table
 from store.simulation import monte_carlo
 from store.solve import OBJECTIVES, solve

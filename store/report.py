@@ -14,7 +14,7 @@ from graphs.protocol import Game
 from store.catalog import find_policy, list_policies
 from store.load import BuildResult, build_graph, canonical_params, find_graph
 from store.propagate import mean_payoff, outcome_distribution
-from store.reports import ANALYSES, OWN_REPORTS
+from store.reports import ANALYSES, OWN_REPORTS, has_own_solver
 from store.schema import policy
 from store.simulation import monte_carlo
 from store.solve import Goal, evaluate, is_evaluated, solve
@@ -108,11 +108,6 @@ def prepare_game(engine: sa.Engine, game: Game, params: Mapping[str, Any],
         with engine.begin() as connection:
             OWN_REPORTS[game.name].ensure_solved(connection, built.graph_id, progress)
     return built
-
-
-def has_own_solver(game: Game) -> bool:
-    """Return whether the game is solved by a module of its own (``store.reports.OWN_REPORTS``), not the generic solver."""
-    return game.name in OWN_REPORTS
 
 
 def policy_names(game: Game, params: Mapping[str, Any]) -> list[str]:

@@ -18,7 +18,7 @@ from store.catalog import find_policy, root_value, stored_choices
 from store.errors import NotFound
 from store.load import canonical_params, find_graph
 from store.propagate import mean_payoff
-from store.reports import OWN_REPORTS
+from store.reports import OWN_REPORTS, has_own_solver
 
 
 def policy_to_play(
@@ -31,7 +31,7 @@ def policy_to_play(
     """
     is_agent = name in game.agents(params)
     stored = None if connection is None else find_graph(connection, game.name, canonical_params(params))
-    if game.name in OWN_REPORTS and stored is not None:  # School: decisions per turn state, not per node
+    if has_own_solver(game) and stored is not None:  # School: decisions per turn state, not per node
         return OWN_REPORTS[game.name].policy_to_play(connection, stored.id, name)
     if stored is None:
         if is_agent:

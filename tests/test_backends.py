@@ -26,7 +26,8 @@ from graphs.protocol import resolve_params
 from store import school
 from store.db import open_database, scratch_database
 from store.load import build_graph
-from store.report import game_report, has_own_solver
+from store.report import game_report
+from store.reports import has_own_solver
 
 POSTGRES_ENV = "DICEGRAPH_TEST_POSTGRES"
 # every game the generic solver reports on (School, solved by its own module, has its own test below;

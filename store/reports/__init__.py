@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from types import ModuleType
 
+from graphs.protocol import Game
 from store.reports import cant_stop, five_thousand, school, shut_the_box
 
 ANALYSES: dict[str, ModuleType] = {"5000": five_thousand, "cant-stop": cant_stop, "shut-the-box": shut_the_box}
@@ -19,3 +20,8 @@ ANALYSES: dict[str, ModuleType] = {"5000": five_thousand, "cant-stop": cant_stop
 # ``report(engine, game, params, built, simulated_games, seed, progress)``, ``describe(report)`` and
 # ``policy_to_play(connection, graph_id, name)`` (what the simulator plays, and the exact value)
 OWN_REPORTS: dict[str, ModuleType] = {"school": school}
+
+
+def has_own_solver(game: Game) -> bool:
+    """Return whether the game is solved by a module of its own (:data:`OWN_REPORTS`), not the generic solver."""
+    return game.name in OWN_REPORTS

@@ -41,7 +41,7 @@ from store.errors import NotFound
 from store.load import next_id, now
 from store.schema import edge, edges_of, layer_ranges, node, policy, turn_policy
 from store.scratch import plan_whole_layers, temporary_table, turn_work_table
-from store.solve import TIE_TOLERANCE
+from store.solve import best_move_rows
 
 POSITIONS = len(rules.OUTCOMES) * rules.ROLLS  # decision bytes per turn state
 STOP = 255  # the move "stop" at the second roll: its byte is the third roll's decision
@@ -133,26 +133,18 @@ def _turn_statements(connection: sa.Connection, graph: TurnGraph, work: _Work) -
     turn, chosen = work.turn, work.chosen
     after = turn.alias("after")
     for span in reversed(graph.turn_spans):
-        joined = edge.join(after, after.c.node_id == edge.c.dst)
         if span.rolls:
             weight = sa.func.sum(edge.c.weight)
             rows = (
                 sa.select(edge.c.src, after.c.state, sa.func.sum(edge.c.weight * after.c.p) / weight,
                           sa.func.sum(edge.c.weight * after.c.v1) / weight, sa.func.sum(edge.c.weight * after.c.v2) / weight)
-                .select_from(joined).where(edges_of(span, "roll")).group_by(edge.c.src, after.c.state)
+                .select_from(edge.join(after, after.c.node_id == edge.c.dst))
+                .where(edges_of(span, "roll")).group_by(edge.c.src, after.c.state)
             )
             connection.execute(sa.insert(turn).from_select(["node_id", "state", "p", "v1", "v2"], rows))
             continue
-        gain = edge.c.reward + after.c.p
-        moves = (
-            sa.select(edge.c.src, after.c.state, edge.c.id, gain.label("gain"),
-                      sa.func.max(gain).over(partition_by=(edge.c.src, after.c.state)).label("best"))
-            .select_from(joined).where(edges_of(span, "move")).subquery()
-        )
-        near_best = moves.c.gain >= moves.c.best - TIE_TOLERANCE * (1 + sa.func.abs(moves.c.best))
-        picked = (sa.select(moves.c.src, moves.c.state, sa.func.max(moves.c.best), sa.func.min(moves.c.id))
-                  .where(near_best).group_by(moves.c.src, moves.c.state))
-        connection.execute(sa.insert(chosen).from_select(["node_id", "state", "p", "edge_id"], picked))
+        picked = best_move_rows(after, "p", span, "max", keys=("state",))
+        connection.execute(sa.insert(chosen).from_select(["state", "node_id", "p", "edge_id"], picked))
         reward = edge.c.reward
         values = (
             sa.select(chosen.c.node_id, chosen.c.state, chosen.c.p, reward + after.c.v1,

@@ -96,31 +96,40 @@ def chance_values(connection: sa.Connection, work: sa.Table, span: sa.Row, keys:
     connection.execute(sa.insert(work).from_select([*keys, "node_id", "value"], rows))
 
 
-def best_moves(connection: sa.Connection, work: sa.Table, span: sa.Row, objective: str, keys: Sequence[str] = ()) -> None:
-    """Insert into ``work`` each decision node of the layer ``span``: its best value and the move it takes.
+def best_move_rows(after: sa.FromClause, worth: str, span: sa.Row, objective: str, keys: Sequence[str] = ()) -> sa.Select:
+    """Return the SELECT of ``(*keys, src, best, edge_id)``: each decision node's best move in the layer ``span``.
 
-    One statement: the best value comes from a window over the node's moves
-    and the move is the lowest edge id within :data:`TIE_TOLERANCE` of it.
-    ``keys`` as in :func:`chance_values`.
+    A move is worth ``reward + after.<worth>`` of the node it leads to
+    (``after.node_id``, one row per value of ``keys``). The best comes from a
+    window over the node's moves; the move taken is the lowest edge id within
+    :data:`TIE_TOLERANCE` of it, in the same statement.
     """
     best_of = sa.func.max if objective == "max" else sa.func.min
-    extra = [work.c[key] for key in keys]
-    q = edge.c.reward + work.c.value
+    extra = [after.c[key] for key in keys]
+    q = edge.c.reward + after.c[worth]
     moves = (
         sa.select(*extra, edge.c.src, edge.c.id, q.label("q"),
                   best_of(q).over(partition_by=(*extra, edge.c.src)).label("best"))
-        .select_from(edge.join(work, work.c.node_id == edge.c.dst))
+        .select_from(edge.join(after, after.c.node_id == edge.c.dst))
         .where(edges_of(span, "move"))
         .subquery()
     )
     slack = TIE_TOLERANCE * (1 + sa.func.abs(moves.c.best))
     near_best = moves.c.q >= moves.c.best - slack if objective == "max" else moves.c.q <= moves.c.best + slack
     outer = [moves.c[key] for key in keys]
-    rows = (
+    return (
         sa.select(*outer, moves.c.src, sa.func.max(moves.c.best), sa.func.min(moves.c.id))
         .where(near_best)
         .group_by(*outer, moves.c.src)
     )
+
+
+def best_moves(connection: sa.Connection, work: sa.Table, span: sa.Row, objective: str, keys: Sequence[str] = ()) -> None:
+    """Insert into ``work`` each decision node of the layer ``span``: its best value and the move it takes.
+
+    One statement (:func:`best_move_rows`); ``keys`` as in :func:`chance_values`.
+    """
+    rows = best_move_rows(work, "value", span, objective, keys)
     connection.execute(sa.insert(work).from_select([*keys, "node_id", "value", "edge_id"], rows))
 
 

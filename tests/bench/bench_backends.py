@@ -23,10 +23,7 @@ import argparse
 import os
 import resource
 import sys
-import tempfile
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -36,24 +33,12 @@ from graphs import get_game  # noqa: E402
 from graphs import school as school_rules  # noqa: E402
 from graphs.protocol import resolve_params  # noqa: E402
 from store import school  # noqa: E402
-from store.db import open_database, scratch_database  # noqa: E402
+from store.db import open_database  # noqa: E402
 from store.load import build_graph  # noqa: E402
 from store.solve import solve  # noqa: E402
-from tests.bench.phases import PHASES, one_pass_rate, reference_rate, timed_solve  # noqa: E402
+from tests.bench.phases import PHASES, POSTGRES_ENV, bench_database, one_pass_rate, reference_rate, timed_solve  # noqa: E402
 
 TARGET_DUCKDB_SOLVE = 15e6
-
-
-@contextmanager
-def database(backend: str, folder: Path) -> Iterator[str]:
-    """Yield the URL of an empty database on ``backend`` (PostgreSQL: created and dropped)."""
-    if backend == "sqlite":
-        yield f"sqlite:///{folder / 'bench.db'}"
-    elif backend == "duckdb":
-        yield f"duckdb:///{folder / 'bench.duckdb'}"
-    else:
-        with scratch_database(os.environ["DICEGRAPH_BENCH_POSTGRES"], "dicegraph_bench") as url:
-            yield url
 
 
 def run(backend: str, width: int, with_school: bool) -> dict[str, float]:
@@ -61,7 +46,7 @@ def run(backend: str, width: int, with_school: bool) -> dict[str, float]:
     figures: dict[str, float] = {}
     game = get_game("synthetic")
     params = resolve_params(game, {"layers": "21", "width": str(width), "fanout": "10", "seed": "1"})
-    with tempfile.TemporaryDirectory() as folder, database(backend, Path(folder)) as url:
+    with bench_database(backend) as url:
         engine = open_database(url, create=True)
         started = time.perf_counter()
         built = build_graph(engine, game, params)
@@ -99,7 +84,7 @@ def main() -> None:
     parser.add_argument("--width", type=int, default=52_800, help="nodes per layer (52800: 10.1 million edges)")
     parser.add_argument("--school", action="store_true", help="also solve School's whole game on each backend")
     args = parser.parse_args()
-    backends = ["sqlite", "duckdb"] + (["postgresql"] if os.environ.get("DICEGRAPH_BENCH_POSTGRES") else [])
+    backends = ["sqlite", "duckdb"] + (["postgresql"] if os.environ.get(POSTGRES_ENV) else [])
     if "postgresql" not in backends:
         print("PostgreSQL left out: set $DICEGRAPH_BENCH_POSTGRES to include it")
     results = {}

@@ -14,12 +14,9 @@ both must find the same expected score.
 
 from __future__ import annotations
 
-import os
 import resource
 import sys
-import tempfile
 import time
-from contextlib import ExitStack
 from pathlib import Path
 
 import numpy as np
@@ -30,8 +27,9 @@ sys.path.insert(0, str(ROOT))
 from graphs import get_game  # noqa: E402
 from graphs import school as rules  # noqa: E402
 from store import school  # noqa: E402
-from store.db import open_database, scratch_database  # noqa: E402
+from store.db import open_database  # noqa: E402
 from store.load import build_graph  # noqa: E402
+from tests.bench.phases import bench_database  # noqa: E402
 
 PARAMS = {"straights": (15, 20), "grades": "negative"}
 TARGET_SECONDS = 600.0
@@ -70,12 +68,8 @@ def numpy_solve() -> float:
 
 
 def bench(backend: str) -> float:
-    with tempfile.TemporaryDirectory() as workdir, ExitStack() as stack:
-        urls = {"sqlite": f"sqlite:///{Path(workdir) / 'school.db'}", "duckdb": f"duckdb:///{Path(workdir) / 'school.duckdb'}"}
-        if backend == "postgresql":  # a fresh database on the server $DICEGRAPH_BENCH_POSTGRES names
-            scratch = scratch_database(os.environ["DICEGRAPH_BENCH_POSTGRES"], "dicegraph_bench")
-            urls["postgresql"] = stack.enter_context(scratch)
-        engine = open_database(urls[backend], create=True)
+    with bench_database(backend) as url:
+        engine = open_database(url, create=True)
         started = time.perf_counter()
         built = build_graph(engine, get_game("school"), PARAMS)
         build_seconds = time.perf_counter() - started

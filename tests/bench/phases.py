@@ -1,4 +1,4 @@
-"""What the benchmarks share: a solve's time split into phases, and the plain per-layer reference.
+"""What the benchmarks share: an empty database per backend, a solve's time split into phases, the references.
 
 A solve's statements are told apart by the table they write: the work table
 of values (backward induction), the work table of reach (propagation), or
@@ -7,16 +7,34 @@ the stored ``value`` and ``choice`` tables. The commit is timed on its own.
 
 from __future__ import annotations
 
+import os
+import tempfile
 import time
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
 
 import sqlalchemy as sa
 
+from store.db import scratch_database
 from store.schema import edge, graph_edge_span, layer_ranges, node
 
+POSTGRES_ENV = "DICEGRAPH_BENCH_POSTGRES"  # a PostgreSQL database whose user may create databases
 PHASES = ("induction", "propagation", "storing", "commit", "other")
 _TARGETS = {"work_value": "induction", "work_reach": "propagation", "value": "storing", "choice": "storing"}
+
+
+@contextmanager
+def bench_database(backend: str) -> Iterator[str]:
+    """Yield the URL of an empty database on ``backend``: a file in a temporary folder, or on PostgreSQL
+    a fresh database on the server ``$DICEGRAPH_BENCH_POSTGRES`` names (dropped afterwards)."""
+    if backend == "postgresql":
+        with scratch_database(os.environ[POSTGRES_ENV], "dicegraph_bench") as url:
+            yield url
+        return
+    with tempfile.TemporaryDirectory() as folder:
+        yield f"{backend}:///{Path(folder) / f'bench.{backend}'}"
 
 
 def phase_of(statement: str) -> str:

@@ -28,7 +28,8 @@ from store.load import BuildResult, build_graph
 from store.positions import describe_position
 from store.propagate import outcome_distribution
 from store.query import run_query
-from store.render import DEFAULT_DPI, MAX_NODES, RENDERERS
+from store.output import check_directory, check_file
+from store.render import DEFAULT_DPI, FORMATS, MAX_NODES, RENDERERS
 from store.report import (
     DEFAULT_SEED, OPTIMAL, describe_analysis, draw_game_diagrams, ensure_evaluated, game_report, policy_names, prepare_game,
     solve_steps,
@@ -39,7 +40,8 @@ from store.simulation import monte_carlo
 from store.solve import OBJECTIVES, solve
 
 JSON_OPTION = click.option("--json", "as_json", is_flag=True, help="Print JSON instead of text.")
-SEED_OPTION = click.option("--seed", type=int, default=DEFAULT_SEED, show_default=True, help="Random seed of the simulation.")
+SEED_OPTION = click.option("--seed", type=click.IntRange(min=0), default=DEFAULT_SEED, show_default=True,
+                           help="Random seed of the simulation (0 or more).")
 PARAM_OPTION = click.option(
     "-p", "--param", "params", multiple=True, metavar="NAME=VALUE",
     help="A builder parameter (repeatable); `dicegraph games` lists them.",
@@ -47,15 +49,44 @@ PARAM_OPTION = click.option(
 
 
 class DicegraphGroup(click.Group):
-    """Turns dicegraph's user errors into one line on stderr and exit status 1."""
+    """Turns every error a user can cause into one line on stderr and exit status 1.
+
+    That covers dicegraph's own errors, the database's, files that cannot be
+    written, and click's usage errors (which click prints over four lines with
+    status 2): the line names the command's ``--help``.
+    """
+
+    def make_context(self, info_name: str | None, args: list[str], parent: click.Context | None = None,
+                     **extra: Any) -> click.Context:
+        try:
+            return super().make_context(info_name, args, parent, **extra)
+        except click.UsageError as error:
+            raise _usage_line(error) from None
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
+        except click.UsageError as error:
+            raise _usage_line(error) from None
         except DicegraphError as error:
             raise click.ClickException(str(error)) from None
         except sa.exc.OperationalError as error:
             raise click.ClickException(f"database error: {str(error.orig).splitlines()[0]}") from None
+        except OSError as error:
+            raise click.ClickException(_os_error_line(error)) from None
+
+
+def _usage_line(error: click.UsageError) -> click.ClickException:
+    """Return click's usage error as one line naming the command's --help."""
+    command = error.ctx.command_path if error.ctx is not None else "dicegraph"
+    message = " ".join(error.format_message().split())
+    return click.ClickException(f"{message} (see: {command} --help)")
+
+
+def _os_error_line(error: OSError) -> str:
+    """Return a file error as one line: what could not be done, where, and why."""
+    where = f" {error.filename}" if error.filename else ""
+    return f"cannot write{where}: {error.strerror or error}"
 
 
 @click.group(cls=DicegraphGroup, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
@@ -83,9 +114,9 @@ def _print_json(data: Any) -> None:
 
 
 def _table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
-    """Return rows as a plain text table with aligned columns."""
+    """Return rows as a plain text table with aligned columns (the headers alone when there are no rows)."""
     cells = [[_cell(value) for value in row] for row in rows]
-    widths = [max(len(str(header)), *(len(row[i]) for row in cells)) for i, header in enumerate(headers)]
+    widths = [max([len(str(header))] + [len(row[i]) for row in cells]) for i, header in enumerate(headers)]
     lines = ["  ".join(str(header).ljust(width) for header, width in zip(headers, widths)).rstrip()]
     lines.append("  ".join("-" * width for width in widths))
     lines += ["  ".join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip() for row in cells]
@@ -100,13 +131,24 @@ def _cell(value: Any) -> str:
     return str(value)
 
 
+def _policy_name(text: str) -> str:
+    """Return a policy name given on the command line, refusing an empty or blank one."""
+    if not text.strip() or text != text.strip():
+        raise click.BadParameter(f"{text!r} is not a policy name (letters, digits and dashes, e.g. optimal-2)",
+                                 param_hint="--name")
+    return text
+
+
 def _parse_params(pairs: Sequence[str]) -> dict[str, str]:
-    given = {}
+    given: dict[str, str] = {}
     for pair in pairs:
         name, sep, text = pair.partition("=")
+        name = name.strip()
         if not sep or not name:
             raise click.BadParameter(f"{pair!r} is not NAME=VALUE", param_hint="-p")
-        given[name.strip()] = text.strip()
+        if name in given:
+            raise click.BadParameter(f"{name} is given twice ({given[name]!r} and {text.strip()!r})", param_hint="-p")
+        given[name] = text.strip()
     return given
 
 
@@ -139,18 +181,21 @@ def games(as_json: bool) -> None:
     Example:
       dicegraph games --json
     """
-    listing = [
-        {
+    listing = []
+    for game in GAMES.values():
+        defaults = {p.name: p.default for p in game.params}
+        policies = policy_names(game, defaults)
+        listing.append({
             "name": game.name,
             "title": game.title,
             "summary": game.summary,
             "objective": game.objective,
             "outcome": game.outcome,
-            "params": [{"name": p.name, "default": p.default, "help": p.help, "accepted": p.accepted} for p in game.params],
-            "agents": list(game.agents({p.name: p.default for p in game.params})),
-        }
-        for game in GAMES.values()
-    ]
+            "params": [{"name": p.name, "default": p.text(p.default), "help": p.help, "accepted": p.accepted}
+                       for p in game.params],
+            "agents": [name for name in policies if name != OPTIMAL and name not in getattr(game, "solves", {})],
+            "policies": policies,
+        })
     if as_json:
         _print_json(listing)
         return
@@ -159,6 +204,7 @@ def games(as_json: bool) -> None:
         for param in entry["params"]:
             click.echo(f"    -p {param['name']}=...  {param['help']} (default {param['default']}; {param['accepted']})")
         click.echo(f"    agents: {', '.join(entry['agents']) or 'none'}; optimal {entry['objective']}imises {entry['outcome']}")
+        click.echo(f"    policies a report evaluates: {', '.join(entry['policies'])}")
 
 
 @main.command()
@@ -175,6 +221,9 @@ def graphs(ctx: click.Context, as_json: bool) -> None:
         rows = [dict(row._mapping) for row in connection.execute(sa.select(graph_table).order_by(graph_table.c.id))]
     if as_json:
         _print_json(rows)
+        return
+    if not rows:
+        click.echo("no graphs stored yet (build one: dicegraph build jackpot)")
         return
     click.echo(_table(["id", "game", "params", "nodes", "edges", "layers", "created"],
                       [[r["id"], r["game"], r["params"], r["nodes"], r["edges"], r["layers"], r["created_at"]] for r in rows]))
@@ -221,7 +270,8 @@ def build(ctx: click.Context, game: str, params: tuple[str, ...], replace: bool,
 @main.command("solve")
 @click.argument("graph")
 @click.option("--objective", type=click.Choice(OBJECTIVES), help="max or min of the payoff [default: the game's].")
-@click.option("--name", default=OPTIMAL, show_default=True, help="Name of the policy to store.")
+@click.option("--name", default=OPTIMAL, show_default=True, callback=lambda ctx, param, value: _policy_name(value),
+              help="Name of the policy to store.")
 @JSON_OPTION
 @click.pass_context
 def solve_command(ctx: click.Context, graph: str, objective: str | None, name: str, as_json: bool) -> None:
@@ -272,6 +322,8 @@ def policies(ctx: click.Context, graph: str, as_json: bool) -> None:
         listing = list_policies(connection, row.id)
     if as_json:
         _print_json(listing)
+    elif not listing:
+        click.echo(f"graph {row.id} ({row.game}) has no policies yet (solve it: dicegraph solve {row.id})")
     else:
         click.echo(_table(["policy", "objective", "method", "value"],
                           [[p["name"], p["objective"], p["method"], p["value"]] for p in listing]))
@@ -307,7 +359,8 @@ def propagate(ctx: click.Context, graph: str, policy_name: str, as_json: bool) -
 @click.argument("graph")
 @click.argument("policy_name", metavar="POLICY")
 @click.argument("reference", default=OPTIMAL)
-@click.option("--top", default=10, show_default=True, help="How many of the costliest deviations to list.")
+@click.option("--top", type=click.IntRange(min=0), default=10, show_default=True,
+              help="How many of the costliest deviations to list (0: none).")
 @JSON_OPTION
 @click.pass_context
 def compare(ctx: click.Context, graph: str, policy_name: str, reference: str, top: int, as_json: bool) -> None:
@@ -370,6 +423,8 @@ def report(ctx: click.Context, game: str, params: tuple[str, ...], simulated_gam
     """
     chosen = get_game(game)
     values = resolve_params(chosen, _parse_params(params))
+    if diagrams_dir is not None:
+        check_directory(diagrams_dir)
 
     def announce(result: BuildResult) -> None:
         if not as_json:
@@ -495,6 +550,10 @@ def export(ctx: click.Context, graph: str, output: Path, policy_name: str, layer
     """
     from store.diagram import Diagram, draw_diagram  # networkx and pydot load only when drawing
 
+    if output.suffix.lower().lstrip(".") not in FORMATS:
+        raise click.BadParameter(f"cannot tell the format from {output.name!r}: name the file .dot, .svg or .png",
+                                 param_hint="--output")
+    check_file(output)
     diagram = Diagram(policy=policy_name, full=full, root=root, depth=depth, to_layer=to_layer, busts=busts,
                       layers=layers, move_labels=move_labels, values=values)
     with _engine(ctx).begin() as connection:
@@ -512,7 +571,7 @@ def export(ctx: click.Context, graph: str, output: Path, policy_name: str, layer
 @main.command()
 @click.argument("sql")
 @click.option("--write", is_flag=True, help="Allow statements that change the database.")
-@click.option("--limit", type=int, default=None, help="Print at most this many rows.")
+@click.option("--limit", type=click.IntRange(min=1), default=None, help="Print at most this many rows (1 or more).")
 @JSON_OPTION
 @click.pass_context
 def query(ctx: click.Context, sql: str, write: bool, limit: int | None, as_json: bool) -> None:
@@ -571,7 +630,13 @@ def show(ctx: click.Context, graph: str, key: str, as_json: bool) -> None:
 
 @main.group("cant-stop")
 def cant_stop_group() -> None:
-    """Can't Stop on a real board (see the README's board notation)."""
+    """Can't Stop on a real board (see the README's board notation).
+
+    \b
+    Examples:
+      dicegraph cant-stop advise --board '6:>1,7:>1,8:>1' --roll 2,3,5,6
+      dicegraph cant-stop advise --board '7:3>5,8:>2,12:x' --objective claim --json
+    """
 
 
 def _dice(text: str | None) -> tuple[int, ...] | None:
@@ -620,7 +685,16 @@ def advise_command(ctx: click.Context, board: str, roll_text: str | None, object
 
 @main.group("school")
 def school_group() -> None:
-    """School (seed 001): ask a solved policy what to do, export its decisions."""
+    """School (seed 001): ask a solved policy what to do, export its decisions.
+
+    The first use builds and solves the whole game (minutes; an interrupted
+    solve resumes where it stopped).
+
+    \b
+    Examples:
+      dicegraph school advise --roll 1,2,2,4,5 --rolls-left 2
+      dicegraph school export-decisions --policy bob -o bob.zip
+    """
 
 
 def _school_graph(ctx: click.Context, params: tuple[str, ...]) -> tuple[sa.Engine, int, dict[str, Any]]:
@@ -699,6 +773,7 @@ def school_export(ctx: click.Context, policy_name: str, output: Path, params: tu
 
     if output.suffix.lower() != ".zip":
         raise click.BadParameter(f"{output} does not end in .zip", param_hint="--output")
+    check_file(output)
     engine, graph_id, _ = _school_graph(ctx, params)
     with engine.connect() as connection:
         decisions = decision_array(connection, graph_id, ensure_policy(connection, graph_id, policy_name))

@@ -76,6 +76,18 @@ class Param:
     check: Callable[[Any], bool] = field(default=lambda value: True)
     accepted: str = ""
 
+    def text(self, value: Any) -> str:
+        """Return ``value`` written as it is given on the command line (``-p name=TEXT``).
+
+        >>> Param("straights", (15, 20), str, "").text((15, 20)), Param("one_die", False, str, "").text(False)
+        ('15,20', 'off')
+        """
+        if isinstance(value, bool):
+            return "on" if value else "off"
+        if isinstance(value, (tuple, list)):
+            return ",".join(map(str, value))
+        return str(value)
+
     def parse(self, text: str) -> Any:
         """Return the value of ``text`` for this parameter or raise BadParameter."""
         try:

@@ -30,6 +30,9 @@ class AlembicDuckDBImpl(DefaultImpl):
 
 
 DEFAULT_URL = "sqlite:///dicegraph.db"
+BACKENDS = ("sqlite", "duckdb", "postgresql")  # the backends dicegraph runs on
+SUPPORTED = ("use sqlite:///FILE (built in), duckdb:///FILE (pip install 'dicegraph[duckdb]') or "
+             "postgresql+psycopg://USER@HOST/DB (pip install 'dicegraph[postgres]')")
 ENV_VAR = "DICEGRAPH_DB"
 SQLITE_PRAGMAS = ("cache_size = -262144", "temp_store = MEMORY")
 
@@ -57,9 +60,11 @@ def schema_revision(engine: sa.Engine) -> str | None:
         return MigrationContext.configure(connection).get_current_revision()
 
 
-def _sqlite_file(url: sa.URL) -> Path | None:
+def _database_file(url: sa.URL) -> Path | None:
+    """Return the file an embedded database (SQLite, DuckDB) lives in; None for servers and memory."""
     database = url.database
-    if url.get_backend_name() != "sqlite" or not database or database == ":memory:" or database.startswith("file:"):
+    if url.get_backend_name() not in ("sqlite", "duckdb") or not database or database == ":memory:" \
+            or database.startswith("file:"):
         return None
     return Path(database)
 
@@ -81,9 +86,9 @@ def _configure_sqlite(engine: sa.Engine, read_only: bool) -> None:
 
 
 def database_exists(url: str | None = None) -> bool:
-    """Return False when ``url`` names a SQLite file that is not there (True for servers and memory)."""
+    """Return False when ``url`` names a SQLite or DuckDB file that is not there (True for servers and memory)."""
     try:
-        path = _sqlite_file(sa.make_url(database_url(url)))
+        path = _database_file(sa.make_url(database_url(url)))
     except sa.exc.ArgumentError:
         return True  # let open_database report the bad URL
     return path is None or path.exists()
@@ -101,13 +106,18 @@ def open_database(url: str | None = None, *, create: bool = False, read_only: bo
         parsed = sa.make_url(url_text)
     except sa.exc.ArgumentError:
         raise DatabaseError(f"not a database URL: {url_text!r}") from None
-    path = _sqlite_file(parsed)
+    path = _database_file(parsed)
     if not create and not database_exists(url_text):
         raise DatabaseError(f"no database at {path} (build a game first: dicegraph build jackpot)")
+    backend = parsed.get_backend_name()
+    if backend not in BACKENDS:
+        raise DatabaseError(f"dicegraph does not run on {backend!r} databases; {SUPPORTED}")
     try:
         engine = sa.create_engine(parsed)
+    except ImportError as error:
+        raise DatabaseError(f"cannot open {url_text!r}: its driver ({error.name}) is not installed; {SUPPORTED}") from None
     except (sa.exc.ArgumentError, sa.exc.NoSuchModuleError) as error:
-        raise DatabaseError(f"cannot open {url_text!r}: {error}") from None
+        raise DatabaseError(f"cannot open {url_text!r}: {str(error).splitlines()[0]}; {SUPPORTED}") from None
     if parsed.get_backend_name() == "sqlite":
         _configure_sqlite(engine, read_only)
     try:

@@ -20,18 +20,18 @@ import sqlalchemy as sa
 from graphs import GAMES, get_game
 from graphs.errors import DicegraphError
 from graphs.montecarlo import can_simulate
-from graphs.protocol import resolve_params
-from store.catalog import find_policy, list_policies, resolve_graph
+from graphs.protocol import resolve_params, value_text
+from store.catalog import evaluated_policy, list_policies, resolve_graph
 from store.compare import compare_policies
-from store.db import DEFAULT_URL, ENV_VAR, database_exists, open_database
+from store.db import DEFAULT_URL, ENV_VAR, database_exists, open_database, schema_revision
 from store.load import BuildResult, build_graph
 from store.positions import describe_position
 from store.propagate import outcome_distribution
-from store.query import run_query
+from store.query import DEFAULT_TIMEOUT, run_query
 from store.output import check_directory, check_file
 from store.render import DEFAULT_DPI, FORMATS, MAX_NODES, RENDERERS
 from store.report import (
-    DEFAULT_SEED, OPTIMAL, describe_analysis, draw_game_diagrams, ensure_evaluated, game_report, policy_names, prepare_game,
+    DEFAULT_SEED, OPTIMAL, describe_analysis, draw_game_diagrams, evaluate_stored, game_report, policy_names, prepare_game,
     solve_steps,
 )
 from store.reports import has_own_solver
@@ -162,8 +162,17 @@ def _progress(label: str, length: int) -> Iterator[Callable[[int], None] | None]
         yield bar.update
 
 
+def _stored_graph(connection: sa.Connection, ref: str, params: tuple[str, ...]) -> sa.Row:
+    """Return the graph GRAPH names: an id, or a game name (with -p picking among its graphs)."""
+    if not params:
+        return resolve_graph(connection, ref)
+    if ref.isdigit():
+        raise click.BadParameter("-p picks among a game's graphs; a graph id needs none", param_hint="-p")
+    return resolve_graph(connection, ref, resolve_params(get_game(ref), _parse_params(params)))
+
+
 def _engine(ctx: click.Context, *, create: bool = False, read_only: bool = False) -> sa.Engine:
-    return open_database(ctx.obj, create=create, read_only=read_only)
+    return open_database(ctx.obj, create=create, read_only=read_only, on_wait=lambda message: click.echo(message, err=True))
 
 
 def _percent(value: float | None, outcome: str) -> str:
@@ -191,7 +200,7 @@ def games(as_json: bool) -> None:
             "summary": game.summary,
             "objective": game.objective,
             "outcome": game.outcome,
-            "params": [{"name": p.name, "default": p.text(p.default), "help": p.help, "accepted": p.accepted}
+            "params": [{"name": p.name, "default": value_text(p.default), "help": p.help, "accepted": p.accepted}
                        for p in game.params],
             "agents": [name for name in policies if name != OPTIMAL and name not in getattr(game, "solves", {})],
             "policies": policies,
@@ -217,7 +226,7 @@ def graphs(ctx: click.Context, as_json: bool) -> None:
     Example:
       dicegraph graphs
     """
-    with _engine(ctx).connect() as connection:
+    with _engine(ctx, read_only=True).connect() as connection:
         rows = [dict(row._mapping) for row in connection.execute(sa.select(graph_table).order_by(graph_table.c.id))]
     if as_json:
         _print_json(rows)
@@ -227,6 +236,27 @@ def graphs(ctx: click.Context, as_json: bool) -> None:
         return
     click.echo(_table(["id", "game", "params", "nodes", "edges", "layers", "created"],
                       [[r["id"], r["game"], r["params"], r["nodes"], r["edges"], r["layers"], r["created_at"]] for r in rows]))
+
+
+@main.command()
+@JSON_OPTION
+@click.pass_context
+def upgrade(ctx: click.Context, as_json: bool) -> None:
+    """Bring the database's schema up to this dicegraph's (one transaction; nothing is lost).
+
+    Commands that write (build, solve, report) upgrade on their own; viewing
+    commands refuse an older schema and point here.
+
+    \b
+    Example:
+      dicegraph --db sqlite:///old.db upgrade
+    """
+    engine = _engine(ctx)
+    revision = schema_revision(engine)
+    if as_json:
+        _print_json({"revision": revision})
+    else:
+        click.echo(f"the schema is at revision {revision} (this dicegraph's newest)")
 
 
 def _build_message(result: BuildResult, game: str, seconds: float | None = None) -> str:
@@ -269,12 +299,13 @@ def build(ctx: click.Context, game: str, params: tuple[str, ...], replace: bool,
 
 @main.command("solve")
 @click.argument("graph")
+@PARAM_OPTION
 @click.option("--objective", type=click.Choice(OBJECTIVES), help="max or min of the payoff [default: the game's].")
 @click.option("--name", default=OPTIMAL, show_default=True, callback=lambda ctx, param, value: _policy_name(value),
               help="Name of the policy to store.")
 @JSON_OPTION
 @click.pass_context
-def solve_command(ctx: click.Context, graph: str, objective: str | None, name: str, as_json: bool) -> None:
+def solve_command(ctx: click.Context, graph: str, params: tuple[str, ...], objective: str | None, name: str, as_json: bool) -> None:
     """Solve GRAPH by backward induction in SQL and store the optimal policy.
 
     GRAPH is a graph id or a game name. Stores the chosen move at every
@@ -287,7 +318,7 @@ def solve_command(ctx: click.Context, graph: str, objective: str | None, name: s
     """
     engine = _engine(ctx)
     with engine.begin() as connection:
-        row = resolve_graph(connection, graph)
+        row = _stored_graph(connection, graph, params)
         if has_own_solver(get_game(row.game)):
             raise DicegraphError(f"{row.game} is solved by its own module (its turn is joined with its states): "
                                  f"run dicegraph report {row.game}")
@@ -295,30 +326,34 @@ def solve_command(ctx: click.Context, graph: str, objective: str | None, name: s
         started = time.perf_counter()
         with _progress("solving", row.layers) as progress:
             policy_id = solve(connection, row.id, objective, name, progress)
+        evaluated = evaluate_stored(connection, row.id)
         seconds = time.perf_counter() - started
         root = next(p["value"] for p in list_policies(connection, row.id) if p["name"] == name)
     result = {"graph": row.id, "policy": name, "policy_id": policy_id, "objective": objective, "value": root,
-              "seconds": seconds, "edges_per_second": row.edges / seconds if seconds else None}
+              "evaluated": evaluated, "seconds": seconds, "edges_per_second": row.edges / seconds if seconds else None}
     if as_json:
         _print_json(result)
     else:
         click.echo(f"solved graph {row.id} ({row.game}) for {objective} in {seconds:.2f} s: "
                    f"policy {name!r}, value {root:.12g}")
+        if evaluated:
+            click.echo(f"evaluated the stored policies {', '.join(evaluated)}")
 
 
 @main.command()
 @click.argument("graph")
+@PARAM_OPTION
 @JSON_OPTION
 @click.pass_context
-def policies(ctx: click.Context, graph: str, as_json: bool) -> None:
+def policies(ctx: click.Context, graph: str, params: tuple[str, ...], as_json: bool) -> None:
     """List GRAPH's policies (agents and solves) with their values.
 
     \b
     Example:
       dicegraph policies jackpot
     """
-    with _engine(ctx).connect() as connection:
-        row = resolve_graph(connection, graph)
+    with _engine(ctx, read_only=True).connect() as connection:
+        row = _stored_graph(connection, graph, params)
         listing = list_policies(connection, row.id)
     if as_json:
         _print_json(listing)
@@ -331,20 +366,20 @@ def policies(ctx: click.Context, graph: str, as_json: bool) -> None:
 
 @main.command()
 @click.argument("graph")
+@PARAM_OPTION
 @click.option("--policy", "policy_name", default=OPTIMAL, show_default=True, help="The policy to follow.")
 @JSON_OPTION
 @click.pass_context
-def propagate(ctx: click.Context, graph: str, policy_name: str, as_json: bool) -> None:
+def propagate(ctx: click.Context, graph: str, params: tuple[str, ...], policy_name: str, as_json: bool) -> None:
     """Print GRAPH's exact outcome distribution under a policy (forward propagation in SQL).
 
     \b
     Example:
       dicegraph propagate jackpot --policy hilo --json
     """
-    with _engine(ctx).begin() as connection:
-        row = resolve_graph(connection, graph)
-        ensure_evaluated(connection, row.id, get_game(row.game))
-        chosen = find_policy(connection, row.id, policy_name)
+    with _engine(ctx, read_only=True).connect() as connection:
+        row = _stored_graph(connection, graph, params)
+        chosen = evaluated_policy(connection, row, policy_name)
         distribution = outcome_distribution(connection, chosen.id, row.id)
     expected = sum(payoff * probability for payoff, probability in distribution.items())
     if as_json:
@@ -357,13 +392,14 @@ def propagate(ctx: click.Context, graph: str, policy_name: str, as_json: bool) -
 
 @main.command()
 @click.argument("graph")
+@PARAM_OPTION
 @click.argument("policy_name", metavar="POLICY")
 @click.argument("reference", default=OPTIMAL)
 @click.option("--top", type=click.IntRange(min=0), default=10, show_default=True,
               help="How many of the costliest deviations to list (0: none).")
 @JSON_OPTION
 @click.pass_context
-def compare(ctx: click.Context, graph: str, policy_name: str, reference: str, top: int, as_json: bool) -> None:
+def compare(ctx: click.Context, graph: str, params: tuple[str, ...], policy_name: str, reference: str, top: int, as_json: bool) -> None:
     """Compare POLICY's moves with REFERENCE (default: optimal) on GRAPH.
 
     Counts the decision nodes with two or more moves, those where POLICY's move
@@ -375,12 +411,11 @@ def compare(ctx: click.Context, graph: str, policy_name: str, reference: str, to
       dicegraph compare jackpot hilo
       dicegraph compare jackpot hilo optimal --json
     """
-    with _engine(ctx).begin() as connection:
-        row = resolve_graph(connection, graph)
-        ensure_evaluated(connection, row.id, get_game(row.game))
+    with _engine(ctx, read_only=True).connect() as connection:
+        row = _stored_graph(connection, graph, params)
         result = compare_policies(
-            connection, row.id, find_policy(connection, row.id, policy_name),
-            find_policy(connection, row.id, reference), top,
+            connection, row.id, evaluated_policy(connection, row, policy_name),
+            evaluated_policy(connection, row, reference), top,
         )
     if as_json:
         _print_json({key: result[key] for key in ("decisions", "worse", "tied", "expected_loss")})
@@ -509,6 +544,7 @@ def simulate(ctx: click.Context, game: str, params: tuple[str, ...], policy_name
 
 @main.command()
 @click.argument("graph")
+@PARAM_OPTION
 @click.option("-o", "--output", type=click.Path(dir_okay=False, writable=True, path_type=Path), required=True,
               help="File to write: .dot, .svg or .png.")
 @click.option("--policy", "policy_name", default=OPTIMAL, show_default=True, help="The policy whose moves are drawn.")
@@ -529,7 +565,7 @@ def simulate(ctx: click.Context, game: str, params: tuple[str, ...], policy_name
               help="PNG resolution.")
 @JSON_OPTION
 @click.pass_context
-def export(ctx: click.Context, graph: str, output: Path, policy_name: str, layers: bool, move_labels: bool,
+def export(ctx: click.Context, graph: str, params: tuple[str, ...], output: Path, policy_name: str, layers: bool, move_labels: bool,
            values: bool, busts: bool, full: bool, root: str | None, depth: int | None, to_layer: int | None,
            max_nodes: int, force: bool, renderer: str, dpi: int, as_json: bool) -> None:
     """Draw GRAPH as DOT, SVG or PNG (by the extension of --output).
@@ -556,9 +592,9 @@ def export(ctx: click.Context, graph: str, output: Path, policy_name: str, layer
     check_file(output)
     diagram = Diagram(policy=policy_name, full=full, root=root, depth=depth, to_layer=to_layer, busts=busts,
                       layers=layers, move_labels=move_labels, values=values)
-    with _engine(ctx).begin() as connection:
-        row = resolve_graph(connection, graph)
-        ensure_evaluated(connection, row.id, get_game(row.game))
+    with _engine(ctx, read_only=True).connect() as connection:
+        row = _stored_graph(connection, graph, params)
+        evaluated_policy(connection, row, policy_name)
         result = draw_diagram(connection, row, diagram, output, max_nodes=None if force else max_nodes,
                               renderer=renderer, dpi=dpi)
     if as_json:
@@ -572,19 +608,24 @@ def export(ctx: click.Context, graph: str, output: Path, policy_name: str, layer
 @click.argument("sql")
 @click.option("--write", is_flag=True, help="Allow statements that change the database.")
 @click.option("--limit", type=click.IntRange(min=1), default=None, help="Print at most this many rows (1 or more).")
+@click.option("--timeout", type=click.FloatRange(min=0), default=DEFAULT_TIMEOUT, show_default=True, metavar="SECONDS",
+              help="Stop the statement after this long (0: no limit).")
 @JSON_OPTION
 @click.pass_context
-def query(ctx: click.Context, sql: str, write: bool, limit: int | None, as_json: bool) -> None:
+def query(ctx: click.Context, sql: str, write: bool, limit: int | None, timeout: float, as_json: bool) -> None:
     """Run one SQL statement (read-only unless --write) and print the rows.
 
     The views `positions` and `moves` decode the stored graphs; see the README.
+    Without --write nothing is committed, and statements that touch files
+    (ATTACH, VACUUM INTO, COPY) are refused. A statement stops after
+    --timeout seconds, or at Ctrl-C, on every backend.
 
     \b
     Examples:
       dicegraph query "SELECT policy, value FROM positions WHERE game = 'jackpot' AND key = '0'"
       dicegraph query "SELECT move, probability, chosen_by FROM moves WHERE from_key = '0'" --json
     """
-    columns, rows = run_query(_engine(ctx, read_only=not write), sql, write=write, limit=limit)
+    columns, rows = run_query(_engine(ctx, read_only=not write), sql, write=write, limit=limit, timeout=timeout or None)
     if as_json:
         _print_json([dict(zip(columns, row)) for row in rows])
     elif columns:
@@ -593,10 +634,11 @@ def query(ctx: click.Context, sql: str, write: bool, limit: int | None, as_json:
 
 @main.command()
 @click.argument("graph")
+@PARAM_OPTION
 @click.argument("key")
 @JSON_OPTION
 @click.pass_context
-def show(ctx: click.Context, graph: str, key: str, as_json: bool) -> None:
+def show(ctx: click.Context, graph: str, params: tuple[str, ...], key: str, as_json: bool) -> None:
     """Show the position KEY of GRAPH: its rolls, its moves, their values and reach per policy.
 
     Jackpot keys are the position index (sum of 2^(cell-1) over the cells up),
@@ -607,12 +649,12 @@ def show(ctx: click.Context, graph: str, key: str, as_json: bool) -> None:
       dicegraph show jackpot 0
       dicegraph show jackpot 0/3-4 --json
     """
-    with _engine(ctx).begin() as connection:
-        row = resolve_graph(connection, graph)
-        ensure_evaluated(connection, row.id, get_game(row.game))
+    with _engine(ctx, read_only=True).connect() as connection:
+        row = _stored_graph(connection, graph, params)
         described = describe_position(connection, row.id, key)
+        unevaluated = [p["name"] for p in list_policies(connection, row.id) if p["value"] is None]
     if as_json:
-        _print_json(described)
+        _print_json({**described, "not_evaluated": unevaluated})
         return
     click.echo(f"{described['kind']} node {described['key']!r} ({described['label']}), layer {described['layer']}")
     click.echo(_table(["policy", "value", "reach"],
@@ -626,6 +668,9 @@ def show(ctx: click.Context, graph: str, key: str, as_json: bool) -> None:
             best = move["values"].get(OPTIMAL)
             worth = f"  optimal value {best:.6g}" if best is not None else ""
             click.echo(f"    {move['label']} -> {move['to']}{worth}{takers}")
+    if unevaluated:
+        click.echo(f"\nnot evaluated yet: {', '.join(unevaluated)} "
+                   f"(compute them with: dicegraph solve {row.id}, or dicegraph report {row.game} -n 0)", err=True)
 
 
 @main.group("cant-stop")

@@ -76,18 +76,6 @@ class Param:
     check: Callable[[Any], bool] = field(default=lambda value: True)
     accepted: str = ""
 
-    def text(self, value: Any) -> str:
-        """Return ``value`` written as it is given on the command line (``-p name=TEXT``).
-
-        >>> Param("straights", (15, 20), str, "").text((15, 20)), Param("one_die", False, str, "").text(False)
-        ('15,20', 'off')
-        """
-        if isinstance(value, bool):
-            return "on" if value else "off"
-        if isinstance(value, (tuple, list)):
-            return ",".join(map(str, value))
-        return str(value)
-
     def parse(self, text: str) -> Any:
         """Return the value of ``text`` for this parameter or raise BadParameter."""
         try:
@@ -98,6 +86,28 @@ class Param:
             expected = f" (accepted: {self.accepted})" if self.accepted else ""
             raise BadParameter(f"invalid value {text!r} for parameter {self.name!r}{expected}")
         return value
+
+
+def value_text(value: Any) -> str:
+    """Return a parameter's value written as it is given on the command line (``-p name=TEXT``).
+
+    >>> value_text((15, 20)), value_text(False), value_text(9)
+    ('15,20', 'off', '9')
+    """
+    if isinstance(value, bool):
+        return "on" if value else "off"
+    if isinstance(value, (tuple, list)):
+        return ",".join(map(str, value))
+    return str(value)
+
+
+def params_text(params: Mapping[str, Any]) -> str:
+    """Return parameters as ``-p`` gives them, e.g. ``'cells=9, one_die=off'``.
+
+    >>> params_text({"tiles": 9, "one_die": True})
+    'tiles=9, one_die=on'
+    """
+    return ", ".join(f"{name}={value_text(value)}" for name, value in params.items()) or "no parameters"
 
 
 class Game(Protocol):

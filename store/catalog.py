@@ -8,16 +8,18 @@ from typing import Any
 
 import sqlalchemy as sa
 
-from store.errors import NotFound
-from store.schema import choice, edge, graph, node, policy, value
+from graphs.protocol import params_text, value_text
+from store.errors import Ambiguous, NotFound
+from store.schema import choice, edge, graph, node, policy, turn_policy, value
 
 
 def resolve_graph(connection: sa.Connection, ref: str, params: Mapping[str, Any] | None = None) -> sa.Row:
     """Return the graph row that ``ref`` names: a graph id, or a game name.
 
-    A game name picks the graph built with ``params`` when given; otherwise the
-    game's only graph, or the one built with default parameters (the oldest
-    graph of that game). Raises NotFound.
+    A game name picks the graph built with ``params`` when given, else the
+    game's only graph. Raises NotFound when nothing matches, and Ambiguous
+    listing the candidates (ids and parameters) when the name fits several
+    graphs and no ``params`` say which.
     """
     if ref.isdigit():
         row = connection.execute(sa.select(graph).where(graph.c.id == int(ref))).first()
@@ -27,9 +29,18 @@ def resolve_graph(connection: sa.Connection, ref: str, params: Mapping[str, Any]
     query = sa.select(graph).where(graph.c.game == ref).order_by(graph.c.id)
     rows = connection.execute(query).all()
     if params is not None:
-        rows = [row for row in rows if json.loads(row.params) == dict(params)]
+        wanted = json.loads(json.dumps(dict(params)))  # as stored: tuples become lists
+        rows = [row for row in rows if json.loads(row.params) == wanted]
+        if not rows:
+            options = " ".join(f"-p {name}={value_text(value)}" for name, value in wanted.items())
+            raise NotFound(f"no graph of {ref!r} with {params_text(wanted)} in the database "
+                           f"(build it: dicegraph build {ref} {options})")
     if not rows:
         raise NotFound(f"no graph of {ref!r} in the database (build it: dicegraph build {ref})")
+    if len(rows) > 1:
+        candidates = "; ".join(f"graph {row.id}: {params_text(json.loads(row.params))}" for row in rows)
+        raise Ambiguous(f"{len(rows)} graphs of {ref!r} are stored ({candidates}): "
+                        f"name one by its id, or pick it with -p NAME=VALUE")
     return rows[0]
 
 
@@ -40,6 +51,31 @@ def find_policy(connection: sa.Connection, graph_id: int, name: str) -> sa.Row:
         known = ", ".join(list_policy_names(connection, graph_id)) or "none"
         raise NotFound(f"no policy {name!r} on graph {graph_id} (known: {known})")
     return row
+
+
+def evaluated_policy(connection: sa.Connection, graph_row: sa.Row, name: str) -> sa.Row:
+    """Return the policy row ``name`` of the graph, raising NotFound unless it is stored and evaluated.
+
+    For viewing, which never writes: the message says how to compute what is
+    missing (a solve evaluates the stored agents too; a report computes
+    every policy the game names).
+    """
+    found = connection.execute(
+        sa.select(policy).where(policy.c.graph_id == graph_row.id, policy.c.name == name)).first()
+    how = (f"compute it with: dicegraph solve {graph_row.id} (optimal and the agents), "
+           f"or dicegraph report {graph_row.game} -n 0 (every policy the game names)")
+    if found is None:
+        known = ", ".join(list_policy_names(connection, graph_row.id)) or "none"
+        raise NotFound(f"no policy {name!r} on graph {graph_row.id} (stored: {known}); {how}")
+    if root_value(connection, found.id) is None and not _has_turn_values(connection, found.id):
+        raise NotFound(f"policy {name!r} of graph {graph_row.id} is not evaluated yet; {how}")
+    return found
+
+
+def _has_turn_values(connection: sa.Connection, policy_id: int) -> bool:
+    """Return whether the policy's values are stored per turn state (a turn stored once, School's)."""
+    query = sa.select(turn_policy.c.node_id).where(turn_policy.c.policy_id == policy_id).limit(1)
+    return connection.execute(query).first() is not None
 
 
 def list_policy_names(connection: sa.Connection, graph_id: int) -> list[str]:

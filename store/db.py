@@ -8,8 +8,10 @@ True
 from __future__ import annotations
 
 import os
+import sqlite3
+import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -35,6 +37,8 @@ SUPPORTED = ("use sqlite:///FILE (built in), duckdb:///FILE (pip install 'dicegr
              "postgresql+psycopg://USER@HOST/DB (pip install 'dicegraph[postgres]')")
 ENV_VAR = "DICEGRAPH_DB"
 SQLITE_PRAGMAS = ("cache_size = -262144", "temp_store = MEMORY")
+BUSY_TIMEOUT_MS = 1000  # how long SQLite waits for a lock before dicegraph says it is waiting (and waits on)
+Waiting = Callable[[str], None]  # told once what a process is waiting for
 
 
 def database_url(url: str | None = None) -> str:
@@ -69,20 +73,49 @@ def _database_file(url: sa.URL) -> Path | None:
     return Path(database)
 
 
-def _configure_sqlite(engine: sa.Engine, read_only: bool) -> None:
-    """Exact transactions (BEGIN covers DDL and reads too), pragmas, optional read-only."""
+def _configure_sqlite(engine: sa.Engine, read_only: bool, on_wait: Waiting | None) -> None:
+    """Exact transactions, WAL, a busy timeout, pragmas, optional read-only.
+
+    BEGIN covers DDL and reads too. A writing engine keeps the file in WAL
+    mode, so readers never block a writer's commit nor a writer a reader,
+    and begins every transaction with ``BEGIN IMMEDIATE``: it takes the write
+    lock first, so work is never thrown away at commit because another
+    process wrote in between. When another process holds that lock, it says
+    so through ``on_wait`` once and waits (Ctrl-C gives up, losing nothing).
+    """
 
     @sa.event.listens_for(engine, "connect")
     def _on_connect(dbapi_connection, _record):  # type: ignore[no-untyped-def]
         dbapi_connection.isolation_level = None
         cursor = dbapi_connection.cursor()
-        for pragma in SQLITE_PRAGMAS + (("query_only = ON",) if read_only else ()):
+        for pragma in SQLITE_PRAGMAS + (f"busy_timeout = {BUSY_TIMEOUT_MS}",):
             cursor.execute(f"PRAGMA {pragma}")
+        if read_only:
+            cursor.execute("PRAGMA query_only = ON")
+        else:
+            try:
+                cursor.execute("PRAGMA journal_mode = WAL")
+            except sqlite3.OperationalError:
+                pass  # another process holds the file in rollback mode right now; the next writer switches it
         cursor.close()
 
     @sa.event.listens_for(engine, "begin")
     def _on_begin(connection):  # type: ignore[no-untyped-def]
-        connection.exec_driver_sql("BEGIN")
+        if read_only:
+            connection.exec_driver_sql("BEGIN")
+            return
+        told = False
+        while True:
+            try:
+                connection.exec_driver_sql("BEGIN IMMEDIATE")
+                return
+            except sa.exc.OperationalError as error:
+                if "locked" not in str(error.orig) and "busy" not in str(error.orig):
+                    raise
+                if not told and on_wait is not None:
+                    on_wait(f"another process is writing to {engine.url.database}; "
+                            "waiting for it to finish (Ctrl-C to give up)")
+                told = True
 
 
 def database_exists(url: str | None = None) -> bool:
@@ -94,12 +127,16 @@ def database_exists(url: str | None = None) -> bool:
     return path is None or path.exists()
 
 
-def open_database(url: str | None = None, *, create: bool = False, read_only: bool = False) -> sa.Engine:
+def open_database(url: str | None = None, *, create: bool = False, read_only: bool = False,
+                  on_wait: Waiting | None = None) -> sa.Engine:
     """Return an engine on a dicegraph database whose schema is at the head revision.
 
-    A missing SQLite file is created only with ``create``. An older schema is
-    upgraded (not in ``read_only`` mode, where it is refused); a newer one, or a
-    file that is not a dicegraph database, raises DatabaseError.
+    A missing SQLite or DuckDB file is created only with ``create``. An older
+    schema is upgraded (not in ``read_only`` mode, where it is refused); a
+    newer one, or a file that is not a dicegraph database, raises
+    DatabaseError. When another process holds the database (SQLite: its
+    write lock, for a writing engine; DuckDB: the file), ``on_wait`` is told
+    once and the engine waits for it.
     """
     url_text = database_url(url)
     try:
@@ -118,9 +155,10 @@ def open_database(url: str | None = None, *, create: bool = False, read_only: bo
         raise DatabaseError(f"cannot open {url_text!r}: its driver ({error.name}) is not installed; {SUPPORTED}") from None
     except (sa.exc.ArgumentError, sa.exc.NoSuchModuleError) as error:
         raise DatabaseError(f"cannot open {url_text!r}: {str(error).splitlines()[0]}; {SUPPORTED}") from None
-    if parsed.get_backend_name() == "sqlite":
-        _configure_sqlite(engine, read_only)
+    if backend == "sqlite":
+        _configure_sqlite(engine, read_only, on_wait)
     try:
+        _wait_for_file(engine, on_wait)
         _check_schema(engine, read_only)
     except sa.exc.DBAPIError as error:
         engine.dispose()
@@ -129,6 +167,22 @@ def open_database(url: str | None = None, *, create: bool = False, read_only: bo
         engine.dispose()
         raise
     return engine
+
+
+def _wait_for_file(engine: sa.Engine, on_wait: Waiting | None) -> None:
+    """Connect once, waiting while another process holds a DuckDB file (DuckDB lets one process open it)."""
+    told = False
+    while True:
+        try:
+            engine.connect().close()
+            return
+        except sa.exc.DBAPIError as error:
+            if "lock" not in str(error.orig).lower() or engine.dialect.name != "duckdb":
+                raise
+            if not told and on_wait is not None:
+                on_wait(f"another process has {engine.url.database} open; waiting for it to finish (Ctrl-C to give up)")
+            told = True
+            time.sleep(0.5)
 
 
 def _check_schema(engine: sa.Engine, read_only: bool) -> None:
@@ -147,7 +201,7 @@ def _check_schema(engine: sa.Engine, read_only: bool) -> None:
     if read_only:
         raise DatabaseError(
             f"database schema is at revision {current!r}, older than {head!r}: "
-            "open it once for writing (e.g. dicegraph graphs) to upgrade it"
+            "upgrade it with: dicegraph upgrade"
         )
     upgrade(engine)
 

@@ -11,5 +11,9 @@ class NotFound(DicegraphError):
     """A graph, position or policy named by the user is not in the database."""
 
 
+class Ambiguous(DicegraphError):
+    """A name the user gave fits several stored things (graphs of one game with other parameters)."""
+
+
 class ReadOnly(DicegraphError):
     """A statement tried to write through a read-only connection."""

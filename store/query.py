@@ -1,54 +1,147 @@
-"""Running a user's SQL: one statement, read-only unless asked."""
+"""Running a user's SQL: one statement, read-only unless asked, time-limited, stoppable with Ctrl-C.
+
+The statement runs in a worker thread on a connection the caller's thread
+opened; that thread waits for it and, when the time limit passes or Ctrl-C
+arrives, asks the database to stop the statement (SQLite's and DuckDB's
+``interrupt``, psycopg's cancel request), so a runaway ``WITH RECURSIVE``
+ends at once on every backend and nothing is committed.
+"""
 
 from __future__ import annotations
 
+import re
+import signal
+import sqlite3
+import threading
+import time
+from collections.abc import Callable
 from typing import Any
 
 import sqlalchemy as sa
 
 from store.errors import DatabaseError, ReadOnly
 
-WRITE_REFUSALS = ("readonly", "read-only", "read only", "query_only")
+WRITE_REFUSALS = ("readonly", "read-only", "read only", "query_only", "not authorized", "authorization denied")
+DEFAULT_TIMEOUT = 60.0  # seconds a query may run unless told otherwise
+POLL_SECONDS = 0.05  # how often the waiting thread looks at the clock
+READING_DUCKDB_STATEMENTS = ("SELECT", "EXPLAIN", "PRAGMA")
+FILE_STATEMENT = re.compile(r"^\s*(copy|attach|detach|load|install|export|import)\b", re.IGNORECASE)
+READ_ONLY_MESSAGE = "query is read-only: pass --write to change the database (or to attach or write files)"
 
 
-def run_query(engine: sa.Engine, sql: str, *, write: bool = False, limit: int | None = None) -> tuple[list[str], list[tuple[Any, ...]]]:
+class QueryStopped(DatabaseError):
+    """A statement was stopped: it ran past its time limit, or the user pressed Ctrl-C."""
+
+
+def run_query(engine: sa.Engine, sql: str, *, write: bool = False, limit: int | None = None,
+              timeout: float | None = DEFAULT_TIMEOUT) -> tuple[list[str], list[tuple[Any, ...]]]:
     """Run one SQL statement; return its column names and rows (at most ``limit``).
 
     Without ``write`` nothing is ever committed, and a statement that writes
-    is refused by the database itself: SQLite's ``query_only`` (set when the
-    engine was opened read-only), PostgreSQL's read-only transaction, DuckDB's
-    own parse of the statement. Raises ReadOnly for such a statement,
-    DatabaseError for any other error the database reports (one line).
+    or touches files is refused: SQLite's ``query_only`` (set when the engine
+    was opened read-only) and an authorizer refusing ATTACH (and so VACUUM
+    INTO), PostgreSQL's read-only transaction, DuckDB's own parse of the
+    statement; statements that read or write files (COPY, ATTACH, ...) are
+    refused on every backend. ``timeout`` seconds (None: no limit) bound the
+    statement. Raises ReadOnly for a refused statement, QueryStopped when it
+    was stopped, DatabaseError for any other error the database reports (one line).
+
+    >>> from store.db import open_database
+    >>> run_query(open_database("sqlite://", create=True), "SELECT 1 + 1 AS two")
+    (['two'], [(2,)])
     """
     try:
         with engine.connect() as connection:
             if not write:
                 _refuse_writes(connection, sql)
-            result = connection.execute(sa.text(sql))
-            columns, rows = [], []
-            if result.returns_rows:
-                columns = list(result.keys())
-                rows = result.fetchmany(limit) if limit is not None else result.fetchall()
+            columns, rows = _interruptible(connection, lambda: _fetch(connection, sql, limit), timeout)
+            if not write:
+                _allow_files(connection)
             if write:
                 connection.commit()
             else:
                 connection.rollback()
-            return columns, [tuple(row) for row in rows]
+            return columns, rows
     except sa.exc.DBAPIError as error:
         message = str(error.orig).splitlines()[0] if error.orig is not None else str(error)
         if not write and any(word in message.lower() for word in WRITE_REFUSALS):
-            raise ReadOnly("query is read-only: pass --write to change the database") from None
+            raise ReadOnly(READ_ONLY_MESSAGE) from None
         raise DatabaseError(f"SQL error: {message}") from None
     except sa.exc.ArgumentError as error:
         raise DatabaseError(f"SQL error: {error}") from None
 
 
-READING_DUCKDB_STATEMENTS = ("SELECT", "EXPLAIN", "PRAGMA")
+def _fetch(connection: sa.Connection, sql: str, limit: int | None) -> tuple[list[str], list[tuple[Any, ...]]]:
+    result = connection.execute(sa.text(sql))
+    if not result.returns_rows:
+        return [], []
+    rows = result.fetchmany(limit) if limit is not None else result.fetchall()
+    return list(result.keys()), [tuple(row) for row in rows]
+
+
+def _interruptible(connection: sa.Connection, work: Callable[[], Any], timeout: float | None) -> Any:
+    """Return ``work()`` run in a worker thread; stop the statement on time-out or Ctrl-C and raise QueryStopped."""
+    outcome: dict[str, Any] = {}
+
+    def target() -> None:
+        try:
+            outcome["value"] = work()
+        except BaseException as error:  # handed back to the waiting thread
+            outcome["error"] = error
+
+    worker = threading.Thread(target=target, name="dicegraph-query", daemon=True)
+    deadline = None if not timeout else time.monotonic() + timeout
+    stopped = None
+    pressed = threading.Event()
+    previous = _on_ctrl_c(lambda *_: pressed.set())
+    worker.start()
+    try:
+        while worker.is_alive():
+            worker.join(POLL_SECONDS)
+            if stopped is None and pressed.is_set():
+                stopped = "the statement was stopped (Ctrl-C); nothing was written"
+                _cancel(connection)
+            elif stopped is None and deadline is not None and time.monotonic() > deadline:
+                stopped = f"the statement ran longer than {timeout:g} s and was stopped (--timeout SECONDS; 0: no limit)"
+                _cancel(connection)
+    finally:
+        _on_ctrl_c(previous)
+    if stopped is not None:
+        connection.invalidate()  # drop the connection and its transaction rather than reuse a stopped one
+        raise QueryStopped(stopped)
+    if "error" in outcome:
+        raise outcome["error"]
+    return outcome["value"]
+
+
+def _on_ctrl_c(handler: Any) -> Any:
+    """Install ``handler`` for Ctrl-C (SIGINT) where this thread may (the main thread); return the previous one."""
+    if handler is None or threading.current_thread() is not threading.main_thread():
+        return None
+    return signal.signal(signal.SIGINT, handler)
+
+
+def _cancel(connection: sa.Connection) -> None:
+    """Ask the database to stop the statement running on ``connection`` (from another thread)."""
+    driver = connection.connection.driver_connection
+    if connection.dialect.name == "postgresql":
+        driver.cancel_safe()  # type: ignore[union-attr]
+    else:  # SQLite and DuckDB
+        driver.interrupt()  # type: ignore[union-attr]
+
+
+def _refuse_files(action: int, *_: Any) -> int:
+    """SQLite authorizer: refuse ATTACH and DETACH (ATTACH creates files; VACUUM INTO attaches one)."""
+    return sqlite3.SQLITE_DENY if action in (sqlite3.SQLITE_ATTACH, sqlite3.SQLITE_DETACH) else sqlite3.SQLITE_OK
 
 
 def _refuse_writes(connection: sa.Connection, sql: str) -> None:
     """Make the transaction read-only where the backend can; where it can't (DuckDB), refuse writing statements."""
-    if connection.dialect.name == "postgresql":
+    if FILE_STATEMENT.match(sql):
+        raise ReadOnly(READ_ONLY_MESSAGE)
+    if connection.dialect.name == "sqlite":
+        connection.connection.driver_connection.set_authorizer(_refuse_files)  # type: ignore[union-attr]
+    elif connection.dialect.name == "postgresql":
         connection.exec_driver_sql("SET TRANSACTION READ ONLY")
     elif connection.dialect.name == "duckdb":
         import duckdb
@@ -58,4 +151,10 @@ def _refuse_writes(connection: sa.Connection, sql: str) -> None:
         except duckdb.Error as error:
             raise DatabaseError(f"SQL error: {str(error).splitlines()[0]}") from None
         if any(kind not in READING_DUCKDB_STATEMENTS for kind in kinds):
-            raise ReadOnly("query is read-only: pass --write to change the database")
+            raise ReadOnly(READ_ONLY_MESSAGE)
+
+
+def _allow_files(connection: sa.Connection) -> None:
+    """Take the SQLite authorizer off again before the connection goes back to the pool."""
+    if connection.dialect.name == "sqlite":
+        connection.connection.driver_connection.set_authorizer(None)  # type: ignore[union-attr]

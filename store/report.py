@@ -36,10 +36,17 @@ def ensure_evaluated(connection: sa.Connection, graph_id: int, game: Game) -> No
     for name, (objective, goal) in wanted.items():
         if name not in names:
             solve(connection, graph_id, objective, name, goal=None if goal is None else Goal.parse(goal))
-    for name in names:
-        row = find_policy(connection, graph_id, name)
-        if not is_evaluated(connection, row.id):
-            evaluate(connection, row.id)
+    evaluate_stored(connection, graph_id)
+
+
+def evaluate_stored(connection: sa.Connection, graph_id: int) -> list[str]:
+    """Evaluate every stored policy of the graph not yet evaluated (the builder's agents); return their names."""
+    rows = connection.execute(sa.select(policy.c.id, policy.c.name).where(policy.c.graph_id == graph_id)
+                              .order_by(policy.c.id)).all()
+    evaluated = [row for row in rows if not is_evaluated(connection, row.id)]
+    for row in evaluated:
+        evaluate(connection, row.id)
+    return [row.name for row in evaluated]
 
 
 def game_report(

@@ -112,7 +112,7 @@ def prepare_game(engine: sa.Engine, game: Game, params: Mapping[str, Any],
     if on_build is not None:
         on_build(built)
     if has_own_solver(game):
-        with engine.begin() as connection:
+        with engine.connect() as connection:  # the solve commits as it goes: an interrupted one resumes
             OWN_REPORTS[game.name].ensure_solved(connection, built.graph_id, progress)
     return built
 

@@ -263,7 +263,11 @@ class _DecisionBytes:
 
 
 def ensure_policy(connection: sa.Connection, graph_id: int, name: str) -> int:
-    """Return the id of School policy ``name`` (``optimal`` or ``bob``) on the graph, creating the row if needed."""
+    """Return the id of School policy ``name`` (``optimal`` or ``bob``) on the graph, creating the row if needed.
+
+    A new row is not ``complete``: nothing lists it as a policy until
+    :func:`solve_policy` has stored every game layer.
+    """
     if name not in rules.POLICIES:
         raise BadParameter(f"unknown School policy {name!r} (known: {', '.join(rules.POLICIES)})")
     row = connection.execute(sa.select(policy.c.id).where(policy.c.graph_id == graph_id, policy.c.name == name)).first()
@@ -271,22 +275,28 @@ def ensure_policy(connection: sa.Connection, graph_id: int, name: str) -> int:
         return row.id
     policy_id = next_id(connection, policy)
     connection.execute(sa.insert(policy).values(
-        id=policy_id, graph_id=graph_id, name=name, objective="max", created_at=now(),
+        id=policy_id, graph_id=graph_id, name=name, objective="max", created_at=now(), complete=False,
         method="solve" if name == "optimal" else "agent"))
     return policy_id
 
 
-def is_solved(connection: sa.Connection, policy_id: int, layers: int = 0) -> bool:
-    """Return whether the policy's values are stored for every turn state from game layer ``layers`` up."""
+def _lowest_stored_layer(connection: sa.Connection, policy_id: int) -> int | None:
+    """Return the lowest game layer whose turn states the policy has stored (None: none yet)."""
     stored = sa.select(sa.func.min(node.c.layer)).select_from(
         turn_policy.join(node, node.c.id == turn_policy.c.node_id)).where(turn_policy.c.policy_id == policy_id)
     owner = sa.select(policy.c.graph_id).where(policy.c.id == policy_id).scalar_subquery()
-    lowest = connection.execute(stored.where(node.c.graph_id == owner)).scalar_one_or_none()
+    return connection.execute(stored.where(node.c.graph_id == owner)).scalar_one_or_none()
+
+
+def is_solved(connection: sa.Connection, policy_id: int, layers: int = 0) -> bool:
+    """Return whether the policy's values are stored for every turn state from game layer ``layers`` up."""
+    lowest = _lowest_stored_layer(connection, policy_id)
     return lowest is not None and lowest <= layers
 
 
 def solve_policy(connection: sa.Connection, graph_id: int, name: str, down_to: int = 0,
-                 progress: StatesDone | None = None, batch_states: int | None = None) -> int:
+                 progress: StatesDone | None = None, batch_states: int | None = None,
+                 commit_layers: bool = False) -> int:
     """Compute and store School policy ``name`` from the last game layer down to ``down_to``; return its id.
 
     ``down_to=14`` solves only the states with one combination left (the
@@ -294,27 +304,48 @@ def solve_policy(connection: sa.Connection, graph_id: int, name: str, down_to: i
     so the optimal policy is solved down to layer 14 first when it is not.
     A layer's states go through the turn in batches of ``batch_states``
     (:data:`BATCH_STATES` by default): one set of statements per batch.
-    ``progress`` is called with the number of turn states done after each batch.
+    ``progress`` is called with the number of turn states done after each batch
+    (and once with those already stored when resuming).
+
+    With ``commit_layers`` each game layer is committed as it is stored, and
+    a solve that was interrupted resumes after the last layer it committed;
+    the policy is marked ``complete`` (listed) only when it reaches layer 0.
+    Without it the caller's transaction holds everything, as it was.
     """
     graph = TurnGraph.load(connection, graph_id)
-    plan_whole_layers(connection)
     policy_id = ensure_policy(connection, graph_id, name)
     bob = name == "bob"
     work = _policy_work(connection, graph, bob)
-    connection.execute(sa.delete(turn_policy).where(turn_policy.c.policy_id == policy_id))
+    top = len(rules.COMBINATIONS) - 1
+    stored = _lowest_stored_layer(connection, policy_id) if commit_layers else None
+    if stored is None:
+        connection.execute(sa.delete(turn_policy).where(turn_policy.c.policy_id == policy_id))
+        start = top
+    else:  # resume: the stored layers are the next layer's values
+        rows = sa.select(turn_policy.c.node_id, turn_policy.c.value, turn_policy.c.moment2).where(
+            turn_policy.c.policy_id == policy_id)
+        connection.execute(sa.insert(work.state).from_select(["node_id", "v1", "v2"], rows))
+        start = stored - 1
+        if progress is not None:
+            progress(sum(last - first + 1 for layer, (first, last) in graph.layer_ids.items() if stored <= layer <= top))
     packer = _DecisionBytes(connection, graph)
     batch = batch_states or BATCH_STATES.get(connection.dialect.name, BATCH_STATES["default"])
-    for game_layer in range(len(rules.COMBINATIONS) - 1, down_to - 1, -1):
+    for game_layer in range(start, down_to - 1, -1):
+        plan_whole_layers(connection)
         first, last = graph.layer_ids[game_layer]
-        for start in range(first, last + 1, batch):
-            _start_turns(connection, graph, work, game_layer, (start, min(start + batch - 1, last)), bob)
+        for start_id in range(first, last + 1, batch):
+            _start_turns(connection, graph, work, game_layer, (start_id, min(start_id + batch - 1, last)), bob)
             _turn_statements(connection, graph, work)
             roots = sa.select(work.turn.c.state, work.turn.c.v1, work.turn.c.v2).where(work.turn.c.node_id == graph.roll1)
             connection.execute(sa.insert(work.state).from_select(["node_id", "v1", "v2"], roots))
             _store_batch(connection, work, packer, policy_id, graph.roll1)
             _clear(connection, work)
             if progress is not None:
-                progress(min(start + batch - 1, last) - start + 1)
+                progress(min(start_id + batch - 1, last) - start_id + 1)
+        if down_to == 0 and game_layer == 0:
+            connection.execute(sa.update(policy).where(policy.c.id == policy_id).values(complete=True))
+        if commit_layers:
+            connection.commit()
     _drop(connection, work)
     return policy_id
 
@@ -339,11 +370,16 @@ def _store_batch(connection: sa.Connection, work: _Work, packer: _DecisionBytes,
 
 
 def ensure_solved(connection: sa.Connection, graph_id: int, progress: Callable[[int], None] | None = None) -> None:
-    """Solve ``optimal`` and evaluate ``bob`` over the whole game unless stored (``progress``: turn states done)."""
+    """Solve ``optimal`` and evaluate ``bob`` over the whole game unless stored (``progress``: turn states done).
+
+    Each game layer is committed as it is stored, so an interrupted solve
+    resumes where it stopped; ``connection`` must not be inside a ``begin()`` block.
+    """
     for name in rules.POLICIES:
         policy_id = ensure_policy(connection, graph_id, name)
+        connection.commit()
         if not is_solved(connection, policy_id):
-            solve_policy(connection, graph_id, name, progress=progress)
+            solve_policy(connection, graph_id, name, progress=progress, commit_layers=True)
         elif progress is not None:
             progress(len(rules.STATES))
 

@@ -365,3 +365,44 @@ def test_advise_with_one_combination_left(endgame: tuple[sa.Engine, int]) -> Non
     assert advice["alternatives"][0]["value"] == doubled
     keep_four = next(a for a in advice["alternatives"] if a["move"] == "reroll 6 (keep 6-6-6-6)")
     assert 0 < keep_four["value"] < doubled and average < doubled
+
+
+def test_an_interrupted_solve_resumes_where_it_stopped_and_is_never_listed(
+        tmp_path: Path, endgame: tuple[sa.Engine, int]) -> None:
+    """Each game layer is committed as it is stored: an interrupted solve keeps them, lists nothing, and resumes."""
+    from store.catalog import list_policies
+
+    engine = open_database(f"sqlite:///{tmp_path / 'resume.db'}", create=True)
+    graph_id = build_graph(engine, get_game("school"), DEFAULT).graph_id
+    with engine.connect() as connection:
+        sizes = {layer: last - first + 1 for layer, (first, last) in school.TurnGraph.load(connection, graph_id).layer_ids.items()}
+
+    class Interrupted(Exception):
+        pass
+
+    done = 0
+
+    def interrupt_in_layer_12(states: int) -> None:
+        nonlocal done
+        done += states
+        if done > sizes[14] + sizes[13]:  # layer 12's first batch is in, not committed
+            raise Interrupted
+
+    with engine.connect() as connection, pytest.raises(Interrupted):
+        school.solve_policy(connection, graph_id, "optimal", down_to=12, progress=interrupt_in_layer_12, commit_layers=True)
+    with engine.connect() as connection:
+        assert list_policies(connection, graph_id) == []
+        policy_id = school.ensure_policy(connection, graph_id, "optimal")
+        layers = connection.execute(sa.select(node.c.layer, sa.func.count()).join(
+            turn_policy, turn_policy.c.node_id == node.c.id).where(
+            turn_policy.c.policy_id == policy_id, node.c.graph_id == graph_id).group_by(node.c.layer)).all()
+    assert dict(layers) == {14: sizes[14], 13: sizes[13]}
+
+    resumed = []
+    with engine.connect() as connection:
+        school.solve_policy(connection, graph_id, "optimal", down_to=12, progress=resumed.append, commit_layers=True)
+    assert resumed[0] == sizes[14] + sizes[13] and sum(resumed) == sizes[14] + sizes[13] + sizes[12]
+    mine, reference = stored(engine, graph_id, "optimal"), stored(*endgame, "optimal")
+    assert set(mine) == {used for used in reference if bin(used).count("1") >= 12}
+    for used, row in mine.items():
+        assert row.value == reference[used].value and row.decisions == reference[used].decisions

@@ -24,7 +24,7 @@ from graphs.protocol import resolve_params, value_text
 from store.catalog import evaluated_policy, list_policies, resolve_graph
 from store.compare import compare_policies
 from store.db import DEFAULT_URL, ENV_VAR, database_exists, open_database, schema_revision
-from store.load import BuildResult, build_graph
+from store.load import MAX_EDGES, BuildResult, build_graph
 from store.positions import describe_position
 from store.propagate import outcome_distribution
 from store.query import DEFAULT_TIMEOUT, run_query
@@ -152,14 +152,61 @@ def _parse_params(pairs: Sequence[str]) -> dict[str, str]:
     return given
 
 
+MAX_GAMES = 1_000_000_000  # Monte Carlo games per policy: a billion takes minutes to hours; more is a typo
+REPORT_EVERY = 10.0  # seconds between progress lines when stderr is not a terminal
+
+
 @contextmanager
 def _progress(label: str, length: int) -> Iterator[Callable[[int], None] | None]:
-    """Yield a callback advancing a progress bar of ``length`` steps on a terminal (None elsewhere)."""
-    if not sys.stderr.isatty() or length == 0:
+    """Yield a callback advancing a progress bar of ``length`` steps (None when there is nothing to count).
+
+    On a terminal it is click's bar; elsewhere (a log, a pipe) a line every
+    :data:`REPORT_EVERY` seconds says how far the work is and roughly how long is left.
+    """
+    if length == 0:
         yield None
         return
-    with click.progressbar(length=length, label=label, file=sys.stderr) as bar:
-        yield bar.update
+    if sys.stderr.isatty():
+        with click.progressbar(length=length, label=label, file=sys.stderr) as bar:
+            yield bar.update
+        return
+    started = last = time.monotonic()
+    done = 0
+
+    def advance(steps: int) -> None:
+        nonlocal done, last
+        done += steps
+        now = time.monotonic()
+        if now - last >= REPORT_EVERY and done < length:
+            last = now
+            left = (now - started) * (length - done) / done
+            click.echo(f"{label}: {done:,} of {length:,} ({100 * done / length:.0f} %), "
+                       f"{_duration(now - started)} so far, about {_duration(left)} left", err=True)
+
+    yield advance
+
+
+@contextmanager
+def _activity(label: str) -> Iterator[Callable[[int], None]]:
+    """Yield a callback counting work of unknown size; a line every :data:`REPORT_EVERY` seconds says how much is done."""
+    started = last = time.monotonic()
+    done = 0
+
+    def advance(steps: int) -> None:
+        nonlocal done, last
+        done += steps
+        now = time.monotonic()
+        if now - last >= REPORT_EVERY:
+            last = now
+            click.echo(f"{label}: {done:,} so far, {_duration(now - started)}", err=True)
+
+    yield advance
+
+
+def _duration(seconds: float) -> str:
+    """Return a duration for people, e.g. ``'4 s'``, ``'2 min 5 s'``."""
+    minutes, rest = divmod(int(seconds + 0.5), 60)
+    return f"{minutes} min {rest} s" if minutes else f"{rest} s"
 
 
 def _stored_graph(connection: sa.Connection, ref: str, params: tuple[str, ...]) -> sa.Row:
@@ -273,9 +320,10 @@ def _build_message(result: BuildResult, game: str, seconds: float | None = None)
 @click.argument("game")
 @PARAM_OPTION
 @click.option("--replace", is_flag=True, help="Rebuild even if this game and parameters are stored.")
+@click.option("--force", is_flag=True, help=f"Build even past {MAX_EDGES:,} edges (the size is estimated first).")
 @JSON_OPTION
 @click.pass_context
-def build(ctx: click.Context, game: str, params: tuple[str, ...], replace: bool, as_json: bool) -> None:
+def build(ctx: click.Context, game: str, params: tuple[str, ...], replace: bool, force: bool, as_json: bool) -> None:
     """Build GAME's graph into the database (one transaction).
 
     Building the same game with the same parameters again reuses the stored
@@ -289,7 +337,8 @@ def build(ctx: click.Context, game: str, params: tuple[str, ...], replace: bool,
     chosen = get_game(game)
     values = resolve_params(chosen, _parse_params(params))
     started = time.perf_counter()
-    result = build_graph(_engine(ctx, create=True), chosen, values, replace=replace)
+    with _activity(f"building {game}, edges") as building:
+        result = build_graph(_engine(ctx, create=True), chosen, values, replace=replace, force=force, progress=building)
     seconds = time.perf_counter() - started
     if as_json:
         _print_json({**vars(result), "game": game, "params": values, "seconds": seconds})
@@ -437,7 +486,8 @@ def compare(ctx: click.Context, graph: str, params: tuple[str, ...], policy_name
 @main.command()
 @click.argument("game")
 @PARAM_OPTION
-@click.option("-n", "--games", "simulated_games", type=click.IntRange(min=0), default=100_000, show_default=True,
+@click.option("-n", "--games", "simulated_games", type=click.IntRange(min=0, max=MAX_GAMES), default=100_000,
+              show_default=True,
               help="Monte Carlo games per policy (0: none).")
 @SEED_OPTION
 @click.option("--diagrams", "diagrams_dir", type=click.Path(file_okay=False, path_type=Path), metavar="DIR",
@@ -503,8 +553,8 @@ def report(ctx: click.Context, game: str, params: tuple[str, ...], simulated_gam
 @PARAM_OPTION
 @click.option("--policy", "policy_name", default=OPTIMAL, show_default=True,
               help="An agent of the game, or a policy stored with its graph.")
-@click.option("-n", "--games", type=click.IntRange(min=2), default=100_000, show_default=True,
-              help="How many games to play.")
+@click.option("-n", "--games", type=click.IntRange(min=2, max=MAX_GAMES), default=100_000, show_default=True,
+              help=f"How many games to play (at most {MAX_GAMES:,}).")
 @SEED_OPTION
 @JSON_OPTION
 @click.pass_context
@@ -715,7 +765,8 @@ def advise_command(ctx: click.Context, board: str, roll_text: str | None, object
     """
     from store.advise import advise
 
-    result = advise(_engine(ctx, create=True), board, objective, _dice(roll_text))
+    with _activity(f"building the turn graph of board {board or '(empty)'}, edges") as building:
+        result = advise(_engine(ctx, create=True), board, objective, _dice(roll_text), building)
     if as_json:
         _print_json(result)
         return
@@ -747,7 +798,7 @@ def _school_graph(ctx: click.Context, params: tuple[str, ...]) -> tuple[sa.Engin
     game = get_game("school")
     values = resolve_params(game, _parse_params(params))
     engine = _engine(ctx, create=True)
-    with _progress("solving", solve_steps(game)) as solving:
+    with _progress("solving School's whole game (first use only), turn states", solve_steps(game)) as solving:
         built = prepare_game(engine, game, values, progress=solving)
     return engine, built.graph_id, values
 

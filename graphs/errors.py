@@ -15,3 +15,7 @@ class BadParameter(DicegraphError):
 
 class InvalidGraph(DicegraphError):
     """A builder streamed rows that break the graph model's rules."""
+
+
+class TooLarge(DicegraphError):
+    """A graph too large to build without being told to (its size is estimated first)."""

@@ -129,11 +129,18 @@ class Game(Protocol):
         """Yield the graph's nodes and edges, edges in the order moves are tie-broken."""
         ...
 
+    # Optional hooks (looked up with getattr):
+    # check_params(values) -> None: raise BadParameter when parameters do not fit together
+    # estimated_edges(values) -> int: the graph's size before building it (a build over
+    #     store.load.MAX_EDGES is refused unless forced)
+
 
 def resolve_params(game: Game, given: Mapping[str, str]) -> dict[str, Any]:
     """Return the full parameter dict of ``game``: defaults overridden by ``given`` texts.
 
-    Raises BadParameter naming the accepted parameters when a name is unknown.
+    Raises BadParameter naming the accepted parameters when a name is unknown,
+    and whatever the game's optional ``check_params(values)`` raises for
+    values that do not fit together.
     """
     known = {param.name: param for param in game.params}
     unknown = sorted(set(given) - set(known))
@@ -142,10 +149,14 @@ def resolve_params(game: Game, given: Mapping[str, str]) -> dict[str, Any]:
         raise BadParameter(
             f"unknown parameter {unknown[0]!r} for game {game.name!r} (accepted: {accepted})"
         )
-    return {
+    values = {
         name: param.parse(given[name]) if name in given else param.default
         for name, param in known.items()
     }
+    check_together = getattr(game, "check_params", None)
+    if check_together is not None:
+        check_together(values)
+    return values
 
 
 class NodeIds(dict):

@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Any
 
+from graphs.errors import BadParameter
 from graphs.protocol import CHANCE, DECISION, MOVE, ROLL, TERMINAL, Edge, Node, Param, Row
 
 name = "synthetic"
@@ -38,6 +39,22 @@ params = (
 )
 
 
+def check_params(params: Mapping[str, Any]) -> None:
+    """Refuse a fanout above the width: a node's edges go to distinct nodes of the next layer."""
+    if params["fanout"] > params["width"]:
+        raise BadParameter(f"fanout {params['fanout']} is above width {params['width']}: "
+                           "each node's edges lead to distinct nodes of the next layer")
+
+
+def estimated_edges(params: Mapping[str, Any]) -> int:
+    """Return the number of edges a build will have.
+
+    >>> estimated_edges({"layers": 3, "width": 4, "fanout": 2, "seed": 1})
+    10
+    """
+    return ((params["layers"] - 2) * params["width"] + 1) * params["fanout"]
+
+
 def agents(params: Mapping[str, Any]) -> tuple[str, ...]:
     """Return the one agent: ``first`` takes each decision node's first move."""
     return ("first",)
@@ -48,7 +65,6 @@ def build(params: Mapping[str, Any]) -> Iterator[Row]:
     import numpy as np  # only the synthetic game needs numpy: keep it out of every start-up
 
     layers, width, fanout = params["layers"], params["width"], params["fanout"]
-    fanout = min(fanout, width)
     rng = np.random.default_rng(params["seed"])
     last = layers - 1
     for layer in range(layers):

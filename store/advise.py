@@ -15,21 +15,23 @@ import sqlalchemy as sa
 
 from graphs import cant_stop_board as rules
 from graphs import get_game
-from store.load import build_graph
+from store.load import Progress, build_graph
 from store.positions import describe_position
 from store.report import OPTIMAL, ensure_evaluated
 
 
-def advise(engine: sa.Engine, board_text: str, objective: str = "progress", roll: tuple[int, ...] | None = None) -> dict[str, Any]:
+def advise(engine: sa.Engine, board_text: str, objective: str = "progress", roll: tuple[int, ...] | None = None,
+           progress: Progress | None = None) -> dict[str, Any]:
     """Return the advice: ``{"board", "objective", "roll", "decision", "alternatives": [{"move", "value"}], ...}``.
 
     ``alternatives`` are best first; ``decision`` is the best one's move
-    (``'bust'`` when the roll allows no climb).
+    (``'bust'`` when the roll allows no climb). ``progress`` counts the edges
+    loaded while the board's graph is built (first use only).
     """
     game = get_game(rules.name)
     board = rules.parse_board(board_text)
     params = {"board": board.text, "objective": objective, "prune": True}
-    built = build_graph(engine, game, params)
+    built = build_graph(engine, game, params, progress=progress)
     with engine.begin() as connection:
         ensure_evaluated(connection, built.graph_id, game)
         result: dict[str, Any] = {"board": board.text, "objective": objective, "graph": built.graph_id,

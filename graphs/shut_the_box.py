@@ -3,8 +3,10 @@
 Tiles 1..N start open. Each turn two dice are rolled and summed (2..12); the
 player shuts any set of open tiles adding up to the sum. No such set: the game
 ends and the score is the sum of the open tiles (lower is better; 0 means the
-box is shut). Variant ``one_die``: once no tile from 7 up is open, one die is
-rolled instead of two.
+box is shut). Variant ``one_die=on``, as people play and published strategy
+tables compute it: once no tile from 7 up is open, the player chooses before
+each roll whether to roll one die or two (``one_die=forced``: one die must be
+rolled then, a variant kept for comparison).
 
 The graph: a *position* (the open tiles, as the index ``sum(2**(t-1))``) is a
 chance node over the roll's total; each total that allows a move leads to a
@@ -13,6 +15,11 @@ that allow none lead to the position's ``end`` terminal, whose payoff is the
 score. All ``2**N`` boards are built, reachable or not, as the seed's state
 space has them. A position with ``k`` tiles shut is in layer ``2k``, its
 decisions and end in ``2k+1``; the shut box is a terminal in layer ``2N``.
+With ``one_die=on`` a board where the choice is open is a decision (key
+``63``: ``roll one die`` or ``roll two dice``) leading to a chance node per
+number of dice (``63/1d``, ``63/2d``) whose rolls share the board's decisions
+and end; layers are then ``3k`` (board), ``3k+1`` (dice), ``3k+2`` (after
+the roll).
 
 Moves are streamed in the seed's order (``itertools.product`` over tiles 1..N,
 tile 1 slowest), so the solver's tie-break (first move streamed) is the seed's.
@@ -37,21 +44,27 @@ from graphs.protocol import CHANCE, DECISION, MOVE, ROLL, TERMINAL, Edge, Node, 
 name = "shut-the-box"
 title = "Shut The Box"
 summary = "Shut tiles adding up to the dice; the score is what stays open (lower is better)."
-version = 1
+version = 2  # 2: one_die is off, on (a choice before each roll) or forced
 objective = "min"
 outcome = "expected score"
 HIGH_TILE = 7  # the one-die variant rolls one die once no tile from here up is open
 
 
-def _on_off(text: str) -> bool | None:
-    return {"on": True, "off": False, "1": True, "0": False, "true": True, "false": False}.get(text.lower())
+ONE_DIE_RULES = ("off", "on", "forced")
+
+
+def _one_die_rule(text: str) -> str | None:
+    rule = {"true": "on", "1": "on", "false": "off", "0": "off"}.get(text.lower(), text.lower())
+    return rule if rule in ONE_DIE_RULES else None
 
 
 params = (
     Param("tiles", 9, int, "number of tiles", check=lambda tiles: 2 <= tiles <= 12, accepted="whole numbers 2..12"),
-    Param("one_die", False, _on_off, "roll one die once the tiles from 7 up are shut",
-          check=lambda value: value is not None, accepted="on or off"),
+    Param("one_die", "off", _one_die_rule,
+          "once the tiles from 7 up are shut: on, choose one die or two before each roll; forced, one die",
+          check=lambda value: value is not None, accepted="off, on or forced"),
 )
+ONE, TWO = "roll one die", "roll two dice"  # the moves of the dice choice (one_die=on)
 
 TWO_DICE = {total: 6 - abs(total - 7) for total in range(2, 13)}  # ways to roll each total, over 36
 ONE_DIE = {face: 1 for face in range(1, 7)}  # over 6
@@ -111,7 +124,17 @@ def greedy(moves: Sequence[tuple[int, ...]]) -> tuple[int, ...]:
     return max(moves, key=index_of)
 
 
+def greedy_dice(open_index: int) -> str:
+    """Greedy's dice, where it may choose (``one_die=on``): one die when the open tiles add up to 6 or less.
+
+    >>> greedy_dice(0b111), greedy_dice(0b100111)
+    ('roll one die', 'roll two dice')
+    """
+    return ONE if score(open_index) <= 6 else TWO
+
+
 AGENTS: dict[str, Callable[[Sequence[tuple[int, ...]]], tuple[int, ...]]] = {"greedy": greedy}
+DICE_AGENTS: dict[str, Callable[[int], str]] = {"greedy": greedy_dice}
 
 
 def agents(params: Mapping[str, Any]) -> tuple[str, ...]:
@@ -119,11 +142,33 @@ def agents(params: Mapping[str, Any]) -> tuple[str, ...]:
     return tuple(AGENTS)
 
 
-def roll_totals(open_index: int, params: Mapping[str, Any]) -> dict[int, int]:
-    """Return the totals the next roll can show at this board, with their weights."""
-    if params["one_die"] and open_index < 1 << (HIGH_TILE - 1):
+def low_only(open_index: int) -> bool:
+    """Return whether no tile from 7 up is open (where the one-die rules apply)."""
+    return open_index < 1 << (HIGH_TILE - 1)
+
+
+def dice_choice(open_index: int, params: Mapping[str, Any]) -> bool:
+    """Return whether the player chooses one die or two before rolling at this board (``one_die=on``)."""
+    return params["one_die"] == "on" and open_index != 0 and low_only(open_index)
+
+
+def roll_totals(open_index: int, params: Mapping[str, Any], dice: int | None = None) -> dict[int, int]:
+    """Return the totals the next roll can show at this board, with their weights.
+
+    ``dice`` (1 or 2) is the player's choice where :func:`dice_choice` allows one.
+    """
+    if dice is not None:
+        return ONE_DIE if dice == 1 else TWO_DICE
+    if params["one_die"] == "forced" and low_only(open_index):
         return ONE_DIE
     return TWO_DICE
+
+
+def possible_totals(open_index: int, params: Mapping[str, Any]) -> list[int]:
+    """Return every total a roll can show at this board, whatever the dice chosen."""
+    if dice_choice(open_index, params):
+        return sorted({*ONE_DIE, *TWO_DICE})
+    return list(roll_totals(open_index, params))
 
 
 def board_label(open_index: int) -> str:
@@ -144,34 +189,54 @@ def decision_key(open_index: int, total: int) -> str:
 def build(params: Mapping[str, Any]) -> Iterator[Row]:
     """Yield the graph of every board of ``params['tiles']`` tiles, layer by layer.
 
-    >>> rows = list(build({"tiles": 3, "one_die": False}))
+    >>> rows = list(build({"tiles": 3, "one_die": "off"}))
     >>> sum(1 for row in rows if isinstance(row, Node) and row.kind == "chance")
     7
+    >>> rows = list(build({"tiles": 3, "one_die": "on"}))
+    >>> sorted(row.key for row in rows if isinstance(row, Node) and row.kind == "chance")[:3]
+    ['1/1d', '1/2d', '2/1d']
     """
     tiles = params["tiles"]
     full = (1 << tiles) - 1
+    per_shut = 3 if params["one_die"] == "on" else 2  # layers per tile shut: board, (dice,) after the roll
     ids = NodeIds()
     ids[str(full)]  # the root: all tiles open
     for shut_count in range(tiles + 1):
         boards = sorted((index for index in range(full + 1) if tiles - index.bit_count() == shut_count), reverse=True)
+        layer = per_shut * shut_count
         for index in boards:
-            yield from _board_rows(ids, index, 2 * shut_count, params)
+            yield from _board_rows(ids, index, layer, params)
+        if per_shut == 3:
+            for index in boards:
+                if dice_choice(index, params):
+                    for dice in (1, 2):
+                        yield from _roll_rows(ids, index, f"{index}/{dice}d", layer + 1, roll_totals(index, params, dice),
+                                              f"{board_label(index)}; {'one die' if dice == 1 else 'two dice'}")
         for index in boards:
             if index:
-                yield from _decision_rows(ids, index, 2 * shut_count + 1, params)
+                yield from _decision_rows(ids, index, layer + per_shut - 1, params)
 
 
 def _board_rows(ids: NodeIds, index: int, layer: int, params: Mapping[str, Any]) -> Iterator[Row]:
     key = str(index)
     if index == 0:
         yield Node(ids[key], key, layer, TERMINAL, "shut: score 0", payoff=0.0)
-        return
-    totals = roll_totals(index, params)
-    yield Node(ids[key], key, layer, CHANCE, board_label(index), denom=sum(totals.values()))
+    elif dice_choice(index, params):
+        yield Node(ids[key], key, layer, DECISION, f"{board_label(index)}: one die or two?")
+        for dice, move in ((1, ONE), (2, TWO)):
+            chosen_by = tuple(agent for agent, choose in DICE_AGENTS.items() if choose(index) == move)
+            yield Edge(ids[key], ids[f"{key}/{dice}d"], MOVE, move, chosen_by=chosen_by)
+    else:
+        yield from _roll_rows(ids, index, key, layer, roll_totals(index, params), board_label(index))
+
+
+def _roll_rows(ids: NodeIds, index: int, key: str, layer: int, totals: Mapping[int, int], label: str) -> Iterator[Row]:
+    """Yield the chance node ``key`` rolling ``totals`` at board ``index``, and its rolls."""
+    yield Node(ids[key], key, layer, CHANCE, label, denom=sum(totals.values()))
     stuck = [total for total in totals if not shut_sets(index, total)]
     if stuck:
         weight = sum(totals[total] for total in stuck)
-        yield Edge(ids[key], ids[f"{key}/end"], ROLL, "roll " + " ".join(map(str, stuck)), weight=weight)
+        yield Edge(ids[key], ids[f"{index}/end"], ROLL, "roll " + " ".join(map(str, stuck)), weight=weight)
     for total, weight in totals.items():
         if shut_sets(index, total):
             yield Edge(ids[key], ids[decision_key(index, total)], ROLL, f"roll {total}", weight=weight)
@@ -179,11 +244,10 @@ def _board_rows(ids: NodeIds, index: int, layer: int, params: Mapping[str, Any])
 
 def _decision_rows(ids: NodeIds, index: int, layer: int, params: Mapping[str, Any]) -> Iterator[Row]:
     key = str(index)
-    totals = roll_totals(index, params)
     if f"{key}/end" in ids:
         yield Node(ids[f"{key}/end"], f"{key}/end", layer, TERMINAL, f"stuck, {board_label(index)}: score {score(index)}",
                    payoff=float(score(index)))
-    for total in totals:
+    for total in possible_totals(index, params):
         moves = shut_sets(index, total)
         if not moves:
             continue
@@ -200,14 +264,14 @@ def next_boards(params: Mapping[str, Any], policy: str | Mapping[str, str]) -> l
 
     ``policy`` is an agent's name or a stored policy's choices (decision key -> move label).
 
-    >>> table = next_boards({"tiles": 9, "one_die": False}, "greedy")
+    >>> table = next_boards({"tiles": 9, "one_die": "off"}, "greedy")
     >>> table[511][12], table[1][5]
     (251, -1)
     """
     tiles = params["tiles"]
     table = [[-1] * 13 for _ in range(1 << tiles)]
     for index in range(1, 1 << tiles):
-        for total in roll_totals(index, params):
+        for total in possible_totals(index, params):
             moves = shut_sets(index, total)
             if not moves:
                 continue
@@ -219,6 +283,24 @@ def next_boards(params: Mapping[str, Any], policy: str | Mapping[str, str]) -> l
     return table
 
 
+def dice_rolled(params: Mapping[str, Any], policy: str | Mapping[str, str]) -> list[int]:
+    """Return, for every board, how many dice the policy rolls there (its choice where ``one_die=on`` gives one).
+
+    >>> rolled = dice_rolled({"tiles": 4, "one_die": "on"}, "greedy")
+    >>> rolled[0b0111], rolled[0b1111]  # open 1,2,3 adds up to 6: one die; open 1..4: two
+    (1, 2)
+    """
+    rolled = []
+    for index in range(1 << params["tiles"]):
+        if dice_choice(index, params):
+            move = DICE_AGENTS[policy](index) if isinstance(policy, str) else stored_move(
+                policy, str(index), (ONE, TWO), lambda label: label)
+            rolled.append(1 if move == ONE else 2)
+        else:
+            rolled.append(1 if roll_totals(index, params) is ONE_DIE else 2)
+    return rolled
+
+
 def simulator(params: Mapping[str, Any], policy: str | Mapping[str, str]) -> Callable[[int, Any], Any]:
     """Return a function playing ``games`` random games with a numpy generator; their scores."""
     import numpy as np
@@ -226,7 +308,7 @@ def simulator(params: Mapping[str, Any], policy: str | Mapping[str, str]) -> Cal
     tiles = params["tiles"]
     table = np.array(next_boards(params, policy), dtype=np.int32)
     scores = np.array([score(index) for index in range(1 << tiles)], dtype=np.float64)
-    low_only = np.array([params["one_die"] and index < 1 << (HIGH_TILE - 1) for index in range(1 << tiles)])
+    one_die = np.array(dice_rolled(params, policy)) == 1
 
     def play(games: int, rng: Any) -> Any:
         board = np.full(games, (1 << tiles) - 1, dtype=np.int32)
@@ -236,7 +318,7 @@ def simulator(params: Mapping[str, Any], policy: str | Mapping[str, str]) -> Cal
             if not playing.any():
                 break
             first = rng.integers(1, 7, size=games)
-            total = np.where(low_only[board], first, first + rng.integers(1, 7, size=games))
+            total = np.where(one_die[board], first, first + rng.integers(1, 7, size=games))
             after = table[board, total]
             ended = playing & (after < 0)
             final[ended] = scores[board[ended]]

@@ -65,7 +65,8 @@ class Style:
 
 
 def _node_label(data: dict[str, Any], values: bool) -> str:
-    lines = [data["key"]]
+    """Return a node's text: its readable label (open tiles, cells up, dice...), its key only when it has none."""
+    lines = [data["label"] or data["key"]]
     if data["kind"] == "terminal":
         lines.append(f"payoff {data['payoff']:g}")
     if values and data.get("reach") is not None:
@@ -115,7 +116,8 @@ def to_dot(view: nx.DiGraph, style: Style = Style()) -> pydot.Dot:
         edge={"fontname": FONT, "fontsize": 9, "arrowsize": 0.6},
     )
     for name, data in view.nodes(data=True):
-        drawn.add_node(_dot_id(name), label=_node_label(data, style.values), shape=SHAPES[data["kind"]], tooltip=data["label"],
+        drawn.add_node(_dot_id(name), label=_node_label(data, style.values), shape=SHAPES[data["kind"]],
+                       tooltip=f"key {data['key']}",
                        **({"peripheries": 2} if data["kind"] == "terminal" else {}))
     for source, target, data in view.edges(data=True):
         attributes = _policy_edge(data, style) if "moves" in data else _full_edge(data)

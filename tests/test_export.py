@@ -81,6 +81,7 @@ def test_policy_view_parses_back_with_the_rules_weights(runner: CliRunner, jackp
 def test_busts_make_every_position_account_for_all_36_rolls(runner: CliRunner, db_url: str, tmp_path: Path) -> None:
     cells, out = 6, tmp_path / "busts.dot"
     built = json.loads(runner.invoke(main, ["--db", db_url, "build", "jackpot", "-p", f"cells={cells}", "--json"]).stdout)
+    assert runner.invoke(main, ["--db", db_url, "solve", str(built["graph_id"])]).exit_code == 0  # evaluates hilo too
     result = export(runner, db_url, str(built["graph_id"]), "--policy", "hilo", "--busts", "-o", str(out))
     assert result.exit_code == 0, result.output
     nodes, edges = parsed(out)
@@ -97,6 +98,7 @@ def test_busts_make_every_position_account_for_all_36_rolls(runner: CliRunner, d
 
 def test_full_view_of_a_small_board_has_every_node_and_edge(runner: CliRunner, db_url: str, tmp_path: Path) -> None:
     built = json.loads(runner.invoke(main, ["--db", db_url, "build", "jackpot", "-p", "cells=3", "--json"]).stdout)
+    assert runner.invoke(main, ["--db", db_url, "solve", str(built["graph_id"])]).exit_code == 0
     out = tmp_path / "full.dot"
     result = export(runner, db_url, str(built["graph_id"]), "--full", "--values", "-o", str(out), "--json")
     assert result.exit_code == 0, result.output

@@ -94,7 +94,7 @@ def _greedy_exceptions(connection: sa.Connection, graph_id: int, optimal_id: int
         )
         .where(best.c.policy_id == optimal_id, best.c.edge_id != greedy.c.edge_id)
     )
-    rows = [dict(row._mapping) for row in connection.execute(query)]
+    rows = [dict(row._mapping) for row in connection.execute(query) if "/" in row.key]  # (board, roll) pairs, not dice
     for row in rows:
         row["gap"] = row["greedy_value"] - row["best_value"]
         row["board"], row["roll"] = row.pop("label").split("; rolled ")[0], int(row["key"].split("/")[1])

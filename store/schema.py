@@ -97,8 +97,8 @@ policy = Table(
     Column("method", String(8), nullable=False, comment="agent (from the builder) or solve"),
     Column("created_at", DateTime(timezone=True), nullable=False),
     Column("goal", String(32), comment="what a terminal is worth to a solve: NULL its payoff, else a test such as 'payoff = 0' (1 when it holds)"),
-    Column("complete", sa.Boolean, nullable=False, server_default=sa.true(),
-           comment="false while a solve committed in steps is unfinished (it resumes; nothing lists it)"),
+    Column("unfinished_since", DateTime(timezone=True),
+           comment="set while a solve committed in steps is unfinished (it resumes; nothing lists it)"),
     sa.UniqueConstraint("graph_id", "name"),
 )
 

@@ -265,8 +265,8 @@ class _DecisionBytes:
 def ensure_policy(connection: sa.Connection, graph_id: int, name: str) -> int:
     """Return the id of School policy ``name`` (``optimal`` or ``bob``) on the graph, creating the row if needed.
 
-    A new row is not ``complete``: nothing lists it as a policy until
-    :func:`solve_policy` has stored every game layer.
+    A new row is ``unfinished_since`` now: nothing lists it as a policy
+    until :func:`solve_policy` has stored every game layer.
     """
     if name not in rules.POLICIES:
         raise BadParameter(f"unknown School policy {name!r} (known: {', '.join(rules.POLICIES)})")
@@ -275,7 +275,7 @@ def ensure_policy(connection: sa.Connection, graph_id: int, name: str) -> int:
         return row.id
     policy_id = next_id(connection, policy)
     connection.execute(sa.insert(policy).values(
-        id=policy_id, graph_id=graph_id, name=name, objective="max", created_at=now(), complete=False,
+        id=policy_id, graph_id=graph_id, name=name, objective="max", created_at=now(), unfinished_since=now(),
         method="solve" if name == "optimal" else "agent"))
     return policy_id
 
@@ -309,7 +309,7 @@ def solve_policy(connection: sa.Connection, graph_id: int, name: str, down_to: i
 
     With ``commit_layers`` each game layer is committed as it is stored, and
     a solve that was interrupted resumes after the last layer it committed;
-    the policy is marked ``complete`` (listed) only when it reaches layer 0.
+    the policy is listed (``unfinished_since`` cleared) only when it reaches layer 0.
     Without it the caller's transaction holds everything, as it was.
     """
     graph = TurnGraph.load(connection, graph_id)
@@ -343,7 +343,7 @@ def solve_policy(connection: sa.Connection, graph_id: int, name: str, down_to: i
             if progress is not None:
                 progress(min(start_id + batch - 1, last) - start_id + 1)
         if down_to == 0 and game_layer == 0:
-            connection.execute(sa.update(policy).where(policy.c.id == policy_id).values(complete=True))
+            connection.execute(sa.update(policy).where(policy.c.id == policy_id).values(unfinished_since=None))
         if commit_layers:
             connection.commit()
     _drop(connection, work)

@@ -2,12 +2,18 @@
 
 from __future__ import annotations
 
+import os
 import re
+import shlex
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from cli import main
+from graphs import get_game
+from store.db import open_database
+from store.report import game_report
 
 ROOT = Path(__file__).resolve().parents[1]
 README = (ROOT / "README.md").read_text()
@@ -35,10 +41,36 @@ def test_readme_compare_is_what_compare_prints(runner: CliRunner, jackpot_db: st
     assert printed.strip() in README
 
 
-def test_readme_moves_query_is_what_query_prints(runner: CliRunner, jackpot_db: str) -> None:
-    sql = re.search(r'\$ dicegraph query "(SELECT move[^"]+)"', README).group(1)
-    printed = runner.invoke(main, ["--db", jackpot_db, "query", sql]).stdout
-    assert printed.strip() in README
+def tour_commands() -> list[list[str]]:
+    """The README tour's commands, each as the arguments after ``dicegraph``."""
+    block = README.split("## A tour", 1)[1].split("```sh", 1)[1].split("```", 1)[0]
+    return [shlex.split(line, comments=True)[1:] for line in block.splitlines() if line.strip()]
+
+
+@pytest.fixture(scope="module")
+def toured(tmp_path_factory: pytest.TempPathFactory) -> str:
+    """URL of a database where the main command (report jackpot) and then the whole tour have run."""
+    folder = tmp_path_factory.mktemp("tour")
+    url = f"sqlite:///{folder / 'tour.db'}"
+    game_report(open_database(url, create=True), get_game("jackpot"), {"cells": 9})
+    here = os.getcwd()
+    os.chdir(folder)  # the tour writes optimal.png where it runs
+    try:
+        for args in tour_commands():
+            result = CliRunner().invoke(main, ["--db", url, *args])
+            assert result.exit_code == 0, (args, result.output)
+    finally:
+        os.chdir(here)
+    assert (folder / "optimal.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    return url
+
+
+@pytest.mark.parametrize("starts", ["SELECT move", "SELECT layer"])
+def test_readme_queries_print_the_same_once_the_tour_has_run(runner: CliRunner, toured: str, starts: str) -> None:
+    """The tour builds more graphs (Jackpot with 10 cells, Shut The Box): the README's queries still print its rows."""
+    sql = re.search(rf'\$ dicegraph query "({starts}[^"]+)"', README).group(1)
+    printed = runner.invoke(main, ["--db", toured, "query", sql]).stdout
+    assert len(printed.strip().splitlines()) > 2 and printed.strip() in README.replace("\n    ", "\n")
 
 
 def test_readme_pictures_are_the_ones_report_draws() -> None:

@@ -1,4 +1,4 @@
-"""policy complete: a solve stored in steps is a policy only once every step is there
+"""policy unfinished_since: a solve stored in steps is a policy only once every step is there
 
 Revision ID: 0004
 Revises: 0003
@@ -21,11 +21,11 @@ depends_on: Union[str, Sequence[str], None] = None
 def upgrade() -> None:
     """Upgrade schema."""
     with op.batch_alter_table('policy', schema=None) as batch_op:
-        batch_op.add_column(sa.Column('complete', sa.Boolean(), server_default=sa.true(), nullable=False,
-                                      comment='false while a solve committed in steps is unfinished (it resumes; nothing lists it)'))
+        batch_op.add_column(sa.Column('unfinished_since', sa.DateTime(timezone=True), nullable=True,
+                                      comment='set while a solve committed in steps is unfinished (it resumes; nothing lists it)'))
 
 
 def downgrade() -> None:
     """Downgrade schema."""
     with op.batch_alter_table('policy', schema=None) as batch_op:
-        batch_op.drop_column('complete')
+        batch_op.drop_column('unfinished_since')

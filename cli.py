@@ -89,7 +89,7 @@ def _os_error_line(error: OSError) -> str:
     return f"cannot write{where}: {error.strerror or error}"
 
 
-@click.group(cls=DicegraphGroup, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+@click.group(name="dicegraph", cls=DicegraphGroup, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
 @click.option(
     "--db", "db_url", envvar=ENV_VAR, default=DEFAULT_URL, show_default=True, metavar="URL",
     help=f"Database URL (SQLAlchemy form); also read from ${ENV_VAR}.",

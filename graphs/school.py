@@ -211,7 +211,10 @@ def parse_used(text: str) -> int:
     """
     used = 0
     for part in (p for p in text.split(",") if p.strip()):
-        used |= 1 << combination_index(part)
+        bit = 1 << combination_index(part)
+        if used & bit:
+            raise BadParameter(f"{part.strip()!r} is named twice: each combination is used once")
+        used |= bit
     if not is_reachable(used):
         raise BadParameter(f"the school phase never reaches {used_text(used)!r}: "
                            f"no other combination is scored before {SCHOOL_PHASE_GRADES} grades")

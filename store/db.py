@@ -147,6 +147,8 @@ def open_database(url: str | None = None, *, create: bool = False, read_only: bo
     if not create and not database_exists(url_text):
         raise DatabaseError(f"no database at {path} (build a game first: dicegraph build jackpot)")
     backend = parsed.get_backend_name()
+    if backend == "sqlite" and path is None:
+        read_only = False  # a private in-memory database: nothing to protect, and it starts empty
     if backend not in BACKENDS:
         raise DatabaseError(f"dicegraph does not run on {backend!r} databases; {SUPPORTED}")
     try:
@@ -198,6 +200,8 @@ def _check_schema(engine: sa.Engine, read_only: bool) -> None:
         )
     if current is None and _has_foreign_tables(engine):
         raise DatabaseError("the database holds tables but no dicegraph schema; use a new file")
+    if read_only and current is None:
+        raise DatabaseError("the database is empty (build a game first: dicegraph build jackpot)")
     if read_only:
         raise DatabaseError(
             f"database schema is at revision {current!r}, older than {head!r}: "

@@ -1,0 +1,298 @@
+"""Bad input, concurrent use and interruption: a clear one-line message, a non-zero exit, and nothing lost.
+
+The battery runs every command with bad input through click's runner (no
+traceback, one line on stderr, exit status 1, the database file unchanged),
+then real processes: a writer beside a long reader, two writers, kill -9
+during a build and a solve, Ctrl-C and a time limit during a query.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from cli import main
+from graphs import get_game
+from store.db import open_database
+from store.load import build_graph
+
+ENDLESS = "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT COUNT(*) FROM c"
+
+
+def run(db: str, *args: str):  # noqa: ANN201
+    return CliRunner().invoke(main, ["--db", db, *args])
+
+
+def sqlite_path(url: str) -> Path:
+    return Path(url.removeprefix("sqlite:///"))
+
+
+def content(url: str) -> list[str]:
+    """Everything the SQLite database holds, as SQL text (a checkpoint of the WAL may change the file's bytes, not this)."""
+    with sqlite3.connect(sqlite_path(url)) as connection:
+        return list(connection.iterdump())
+
+
+def assert_one_line_error(result, *phrases: str) -> None:  # noqa: ANN001
+    assert result.exit_code == 1, (result.exit_code, result.output)
+    assert result.exception is None or isinstance(result.exception, SystemExit), repr(result.exception)
+    assert "Traceback" not in result.output
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("Error: "), result.stderr
+    for phrase in phrases:
+        assert phrase in lines[0], (phrase, lines[0])
+
+
+@pytest.fixture(scope="module")
+def two_jackpots(tmp_path_factory: pytest.TempPathFactory) -> str:
+    """A database holding Jackpot with 4 cells (solved: optimal and the agents) and with 5 cells (built only)."""
+    url = f"sqlite:///{tmp_path_factory.mktemp('robust') / 'two.db'}"
+    assert run(url, "build", "jackpot", "-p", "cells=4").exit_code == 0
+    assert run(url, "solve", "1").exit_code == 0
+    assert run(url, "build", "jackpot", "-p", "cells=5").exit_code == 0
+    return url
+
+
+BATTERY = [
+    # (arguments, words the one-line error must contain)
+    (["build"], ["Missing argument 'GAME'", "dicegraph build --help"]),
+    (["nonsense"], ["No such command 'nonsense'"]),
+    (["show", "1"], ["Missing argument 'KEY'"]),
+    (["build", "chess"], ["unknown game 'chess'"]),
+    (["build", "jackpot", "-p", "cells=4", "-p", "cells=5"], ["cells is given twice"]),
+    (["build", "synthetic", "-p", "width=3", "-p", "fanout=5"], ["fanout 5 is above width 3"]),
+    (["build", "synthetic", "-p", "layers=1000", "-p", "width=10000000", "-p", "fanout=1000"],
+     ["9,980,000,001,000 edges", "--force"]),
+    (["solve", "jackpot"], ["2 graphs of 'jackpot'", "graph 1: cells=4", "graph 2: cells=5", "-p"]),
+    (["solve", "jackpot", "-p", "cells=6"], ["no graph of 'jackpot' with cells=6", "dicegraph build jackpot -p cells=6"]),
+    (["solve", "1", "--name", ""], ["is not a policy name"]),
+    (["solve", "1", "--name", " "], ["is not a policy name"]),
+    (["policies", "1", "-p", "cells=4"], ["a graph id needs none"]),
+    (["compare", "1", "hilo", "--top", "-1"], ["--top"]),
+    (["query", "SELECT 1", "--limit", "0"], ["--limit"]),
+    (["query", "SELECT 1", "--limit", "-1"], ["--limit"]),
+    (["query", "SELEC nonsense"], ["SQL error"]),
+    (["query", "DELETE FROM node"], ["query is read-only"]),
+    (["query", "ATTACH DATABASE 'attached.db' AS x"], ["query is read-only", "--write"]),
+    (["query", "VACUUM INTO 'copy.db'"], []),
+    (["query", "--timeout", "-1", "SELECT 1"], ["--timeout"]),
+    (["simulate", "jackpot", "--seed", "-1"], ["--seed"]),
+    (["report", "jackpot", "--seed", "-1"], ["--seed"]),
+    (["simulate", "jackpot", "-n", "10000000000"], ["1000000000"]),
+    (["export", "2", "-o", "never.dot"], ["no policy 'optimal' on graph 2", "dicegraph solve 2"]),
+    (["propagate", "2", "--policy", "hilo"], ["policy 'hilo' of graph 2 is not evaluated yet"]),
+    (["compare", "2", "hilo"], ["dicegraph solve 2"]),
+    (["export", "1", "-o", "x.gif"], ["cannot tell the format"]),
+    (["school", "advise", "--used", "Pair,pair", "--roll", "1,2,3,4,5", "--rolls-left", "0"], ["named twice"]),
+    (["school", "advise", "--roll", "1,2,3,4,5", "--rolls-left", "3"], ["--rolls-left"]),
+    (["cant-stop", "advise", "--board", "7:99"], []),
+]
+
+
+@pytest.mark.parametrize(("args", "phrases"), BATTERY, ids=[" ".join(args)[:60] for args, _ in BATTERY])
+def test_bad_input_is_one_line_exit_1_and_changes_nothing(
+        two_jackpots: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, args: list[str], phrases: list[str]) -> None:
+    monkeypatch.chdir(tmp_path)  # whatever a refused statement might have created would land here
+    before = content(two_jackpots)
+    assert_one_line_error(run(two_jackpots, *args), *phrases)
+    assert content(two_jackpots) == before
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("url", ["mysql://user@host/db", "oracle://user@host/db"])
+def test_unsupported_databases_name_the_supported_ones(url: str) -> None:
+    assert_one_line_error(run(url, "graphs"), "does not run on", "sqlite:///FILE", "dicegraph[postgres]")
+
+
+def test_a_missing_driver_says_what_to_install() -> None:
+    assert_one_line_error(run("postgresql+pg8000://user@host/db", "graphs"), "pg8000", "is not installed",
+                          "dicegraph[postgres]")
+
+
+@pytest.mark.parametrize("where", ["file", "proc"])
+def test_outputs_that_cannot_be_written_are_refused_before_any_work(two_jackpots: str, tmp_path: Path, where: str) -> None:
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a folder")
+    place = blocker if where == "file" else Path("/proc/dicegraph")
+    assert_one_line_error(run(two_jackpots, "export", "1", "-o", str(place / "x.dot")), "cannot write")
+    assert_one_line_error(run(two_jackpots, "report", "jackpot", "-n", "0", "--diagrams", str(place / "d")),
+                          "cannot write")
+    assert_one_line_error(run(two_jackpots, "school", "export-decisions", "-o", str(place / "x.zip")), "cannot write")
+
+
+def test_empty_tables_print_their_headers(tmp_path: Path) -> None:
+    empty = f"sqlite:///{tmp_path / 'empty.db'}"
+    assert run(empty, "build", "cant-stop", "-p", "columns=2,7,10", "-p", "worth=one").exit_code == 0
+    for args, shown in [(["graphs"], "cant-stop"), (["policies", "1"], "has no policies yet"),
+                        (["query", "SELECT * FROM graph WHERE 0"], "builder_version"),
+                        (["query", "PRAGMA optimize"], "")]:
+        result = run(empty, *args)
+        assert result.exit_code == 0 and result.exception is None, (args, result.output)
+        assert shown in result.stdout
+    result = run("sqlite://", "graphs")
+    assert result.exit_code == 0 and "no graphs stored yet" in result.stdout
+
+
+def test_viewing_writes_nothing(two_jackpots: str, tmp_path: Path) -> None:
+    before = content(two_jackpots)
+    for args in (["graphs"], ["policies", "1"], ["show", "1", "0"], ["show", "1", "1/1-2", "--json"],
+                 ["propagate", "1", "--policy", "hilo"], ["compare", "1", "hilo"],
+                 ["export", "1", "-o", str(tmp_path / "x.dot")], ["query", "SELECT COUNT(*) FROM positions"]):
+        result = run(two_jackpots, *args)
+        assert result.exit_code == 0, (args, result.output)
+    shown = run(two_jackpots, "show", "2", "0")  # built, not solved: the structure, and how to get the values
+    assert shown.exit_code == 0 and "not evaluated yet" in shown.stderr and "dicegraph solve 2" in shown.stderr
+    assert content(two_jackpots) == before
+
+
+def test_games_lists_defaults_as_typed_and_every_policy() -> None:
+    listing = {game["name"]: game for game in json.loads(CliRunner().invoke(main, ["games", "--json"]).stdout)}
+    assert {p["name"]: p["default"] for p in listing["school"]["params"]}["straights"] == "15,20"
+    assert listing["school"]["agents"] == ["bob"] and listing["school"]["policies"] == ["optimal", "bob"]
+    assert {p["name"]: p["default"] for p in listing["shut-the-box"]["params"]}["one_die"] == "off"
+    for group in ("cant-stop", "school"):
+        assert "Examples:" in CliRunner().invoke(main, [group, "--help"]).stdout
+
+
+# --- real processes ------------------------------------------------------------------------------------------
+
+
+def dicegraph(*args: str) -> list[str]:
+    """The command line of the installed ``dicegraph`` (this interpreter's), as a real process runs it."""
+    return [sys.executable, "-c", "from cli import main; main(prog_name='dicegraph')", *args]
+
+
+def spawn(*args: str) -> subprocess.Popen:
+    return subprocess.Popen(dicegraph(*args), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            cwd=Path(__file__).resolve().parents[1])
+
+
+def hold(path: Path, statement: str, seconds: float) -> subprocess.Popen:
+    """Another process that opens the SQLite file, runs ``statement`` in a transaction and holds it ``seconds``."""
+    code = textwrap.dedent(f"""
+        import sqlite3, sys, time
+        connection = sqlite3.connect({str(path)!r}, isolation_level=None)
+        connection.execute({statement!r})
+        connection.execute("SELECT COUNT(*) FROM node").fetchall()
+        print("holding", flush=True)
+        time.sleep({seconds})
+        connection.execute("COMMIT")
+    """)
+    process = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+    assert process.stdout.readline().strip() == "holding"
+    return process
+
+
+def test_a_writer_finishes_beside_a_long_reader(tmp_path: Path) -> None:
+    """A reader holding a snapshot for 8 s costs neither a build nor a solve its work (WAL)."""
+    url = f"sqlite:///{tmp_path / 'shared.db'}"
+    assert subprocess.run(dicegraph("--db", url, "build", "jackpot", "-p", "cells=3"), capture_output=True).returncode == 0
+    reader = hold(tmp_path / "shared.db", "BEGIN", 8)
+    try:
+        for args in (["build", "jackpot", "-p", "cells=6"], ["solve", "jackpot", "-p", "cells=6"]):
+            done = subprocess.run(dicegraph("--db", url, *args), capture_output=True, text=True, timeout=60)
+            assert done.returncode == 0, done.stderr
+        assert reader.poll() is None  # the reader was there all along
+    finally:
+        reader.wait(timeout=30)
+    listing = json.loads(subprocess.run(dicegraph("--db", url, "policies", "2", "--json"), capture_output=True,
+                                        text=True).stdout)
+    assert [p["name"] for p in listing][-1] == "optimal" and all(p["value"] is not None for p in listing)
+
+
+def test_a_second_writer_waits_for_the_first_and_says_so(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'busy.db'}"
+    assert subprocess.run(dicegraph("--db", url, "build", "jackpot", "-p", "cells=3"), capture_output=True).returncode == 0
+    writer = hold(tmp_path / "busy.db", "BEGIN IMMEDIATE", 4)
+    started = time.monotonic()
+    done = subprocess.run(dicegraph("--db", url, "build", "jackpot", "-p", "cells=4"), capture_output=True, text=True,
+                          timeout=60)
+    writer.wait(timeout=30)
+    assert done.returncode == 0, done.stderr
+    assert "another process is writing" in done.stderr and "waiting" in done.stderr
+    assert time.monotonic() - started > 2
+
+
+@pytest.fixture(scope="module")
+def big_graph(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A SQLite file holding a synthetic graph large enough that solving it takes seconds (about 600,000 edges)."""
+    path = tmp_path_factory.mktemp("big") / "big.db"
+    build_graph(open_database(f"sqlite:///{path}", create=True), get_game("synthetic"),
+                {"layers": 14, "width": 12_500, "fanout": 4, "seed": 3})
+    return path
+
+
+def killed_after(seconds: float, *args: str) -> subprocess.CompletedProcess:
+    process = spawn(*args)
+    time.sleep(seconds)
+    process.send_signal(signal.SIGKILL)
+    stdout, stderr = process.communicate(timeout=30)
+    return subprocess.CompletedProcess(process.args, process.returncode, stdout, stderr)
+
+
+def intact(path: Path) -> bool:
+    with sqlite3.connect(path) as connection:
+        return connection.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+
+
+def test_kill_9_during_a_build_leaves_no_graph(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'killed.db'}"
+    assert subprocess.run(dicegraph("--db", url, "build", "jackpot", "-p", "cells=3"), capture_output=True).returncode == 0
+    killed = killed_after(4, "--db", url, "build", "synthetic", "-p", "layers=40", "-p", "width=20000")
+    assert killed.returncode == -signal.SIGKILL
+    assert intact(tmp_path / "killed.db")
+    graphs = json.loads(subprocess.run(dicegraph("--db", url, "graphs", "--json"), capture_output=True, text=True).stdout)
+    assert [graph["game"] for graph in graphs] == ["jackpot"]
+
+
+def test_kill_9_during_a_solve_leaves_no_policy_and_the_next_solve_works(big_graph: Path, tmp_path: Path) -> None:
+    copy = tmp_path / "solve.db"
+    copy.write_bytes(big_graph.read_bytes())
+    url = f"sqlite:///{copy}"
+    killed = killed_after(2.5, "--db", url, "solve", "1")
+    assert killed.returncode == -signal.SIGKILL, "the solve ended before it could be killed: make the graph larger"
+    assert intact(copy)
+    listing = json.loads(subprocess.run(dicegraph("--db", url, "policies", "1", "--json"), capture_output=True,
+                                        text=True).stdout)
+    assert [p["name"] for p in listing] == ["first"] and listing[0]["value"] is None
+    solved = subprocess.run(dicegraph("--db", url, "solve", "1", "--json"), capture_output=True, text=True, timeout=300)
+    assert solved.returncode == 0 and json.loads(solved.stdout)["evaluated"] == ["first"]
+
+
+@pytest.mark.parametrize("how", ["ctrl-c", "timeout"])
+def test_a_runaway_query_stops(two_jackpots: str, how: str) -> None:
+    args = ["--db", two_jackpots, "query", "--timeout", "0" if how == "ctrl-c" else "2", ENDLESS]
+    process = spawn(*args)
+    started = time.monotonic()
+    if how == "ctrl-c":
+        time.sleep(2.5)
+        process.send_signal(signal.SIGINT)
+    _, stderr = process.communicate(timeout=30)
+    assert time.monotonic() - started < 15
+    assert process.returncode == 1 and stderr.strip().count("\n") == 0, stderr
+    assert ("Ctrl-C" if how == "ctrl-c" else "longer than 2 s") in stderr
+
+
+def test_long_work_reports_progress_when_stderr_is_not_a_terminal(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Away from a terminal (a log, CI) progress is a line every REPORT_EVERY seconds: here every step."""
+    import cli
+
+    monkeypatch.setattr(cli, "REPORT_EVERY", 0.0)
+    url = f"sqlite:///{tmp_path / 'log.db'}"
+    built = run(url, "build", "synthetic", "-p", "layers=6", "-p", "width=30000")
+    assert built.exit_code == 0 and "building synthetic, edges: 20,000 so far" in built.stderr
+    simulated = run(url, "simulate", "jackpot", "--policy", "hilo", "-n", "300000")
+    assert simulated.exit_code == 0
+    assert any(line.startswith("simulating: ") and " of 300,000 (" in line and "left" in line
+               for line in simulated.stderr.splitlines()), simulated.stderr

@@ -127,3 +127,48 @@ def test_query_export_and_simulate_run_there(backend_url: str, tmp_path: Path) -
     simulated = runner.invoke(main, ["--db", backend_url, "simulate", "jackpot", "-p", "cells=4", "-n", "20000", "--json"])
     assert simulated.exit_code == 0, simulated.output
     assert abs(json.loads(simulated.stdout)["z"]) < 4
+
+
+# a statement that runs for minutes: the cross product of two long series (DuckDB does not stop a
+# three-way cross product promptly: its interrupt is checked between the chunks an operator emits)
+RUNAWAY = {
+    "duckdb": "SELECT SUM(a.range * b.range) FROM range(1000000) a, range(1000000) b",
+    "postgresql": "SELECT SUM(a * b) FROM generate_series(1, 1000000) a, generate_series(1, 1000000) b",
+}
+
+
+@pytest.mark.parametrize("how", ["timeout", "ctrl-c"])
+def test_a_runaway_query_stops_there(backend_url: str, how: str) -> None:
+    """``query --timeout`` and Ctrl-C stop a running statement on DuckDB and PostgreSQL too (a real process)."""
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    dicegraph = [sys.executable, "-c", "from cli import main; main(prog_name='dicegraph')", "--db", backend_url]
+    # built by another process: DuckDB lets one process at a time open a file, and this one would keep it
+    assert subprocess.run([*dicegraph, "build", "jackpot", "-p", "cells=3"], capture_output=True,
+                          cwd=Path(__file__).resolve().parents[1]).returncode == 0
+    backend = backend_url.split(":", 1)[0].split("+", 1)[0]
+    command = [*dicegraph, "query", "--timeout", "2" if how == "timeout" else "0", RUNAWAY[backend]]
+    process = subprocess.Popen(command, stderr=subprocess.PIPE, text=True, cwd=Path(__file__).resolve().parents[1])
+    started = time.monotonic()
+    if how == "ctrl-c":
+        time.sleep(4)
+        process.send_signal(signal.SIGINT)
+    _, stderr = process.communicate(timeout=60)
+    assert time.monotonic() - started < 30
+    assert process.returncode == 1 and stderr.count("\n") == 1, stderr
+    assert ("Ctrl-C" if how == "ctrl-c" else "longer than 2 s") in stderr
+
+
+@pytest.mark.parametrize("statement", ["COPY node TO '/tmp/dicegraph-copied.csv'", "ATTACH 'x.db' AS x"])
+def test_query_refuses_file_statements_there(backend_url: str, statement: str) -> None:
+    from click.testing import CliRunner
+
+    from cli import main
+
+    assert CliRunner().invoke(main, ["--db", backend_url, "build", "jackpot", "-p", "cells=3"]).exit_code == 0
+    refused = CliRunner().invoke(main, ["--db", backend_url, "query", statement])
+    assert refused.exit_code == 1 and "query is read-only" in refused.stderr
+    assert not Path("/tmp/dicegraph-copied.csv").exists()

@@ -765,8 +765,9 @@ def advise_command(ctx: click.Context, board: str, roll_text: str | None, object
     """
     from store.advise import advise
 
-    with _activity(f"building the turn graph of board {board or '(empty)'}, edges") as building:
-        result = advise(_engine(ctx, create=True), board, objective, _dice(roll_text), building)
+    turn = f"the turn graph of board {board or '(empty)'}"
+    with _activity(f"building {turn}, edges") as building, _activity(f"solving {turn}, layers") as solving:
+        result = advise(_engine(ctx, create=True), board, objective, _dice(roll_text), building, solving)
     if as_json:
         _print_json(result)
         return

@@ -21,19 +21,20 @@ from store.report import OPTIMAL, ensure_evaluated
 
 
 def advise(engine: sa.Engine, board_text: str, objective: str = "progress", roll: tuple[int, ...] | None = None,
-           progress: Progress | None = None) -> dict[str, Any]:
+           progress: Progress | None = None, solving: Progress | None = None) -> dict[str, Any]:
     """Return the advice: ``{"board", "objective", "roll", "decision", "alternatives": [{"move", "value"}], ...}``.
 
     ``alternatives`` are best first; ``decision`` is the best one's move
     (``'bust'`` when the roll allows no climb). ``progress`` counts the edges
-    loaded while the board's graph is built (first use only).
+    loaded while the board's graph is built, ``solving`` the layers solved
+    (first use only).
     """
     game = get_game(rules.name)
     board = rules.parse_board(board_text)
     params = {"board": board.text, "objective": objective, "prune": True}
     built = build_graph(engine, game, params, progress=progress)
     with engine.begin() as connection:
-        ensure_evaluated(connection, built.graph_id, game)
+        ensure_evaluated(connection, built.graph_id, game, solving)
         result: dict[str, Any] = {"board": board.text, "objective": objective, "graph": built.graph_id,
                                   "roll": list(roll) if roll else None}
         start_key = rules.state_key(board.runners)

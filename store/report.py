@@ -23,11 +23,13 @@ OPTIMAL = "optimal"
 DEFAULT_SEED = 1
 
 
-def ensure_evaluated(connection: sa.Connection, graph_id: int, game: Game) -> None:
+def ensure_evaluated(connection: sa.Connection, graph_id: int, game: Game,
+                     progress: Callable[[int], None] | None = None) -> None:
     """Solve ``optimal`` (and the game's other ``solves``) unless stored; evaluate every policy not yet evaluated.
 
     A game module may name further solves: ``solves = {name: (objective, goal text)}``,
-    e.g. Shut The Box's ``{"optimal-shut": ("max", "payoff = 0")}``.
+    e.g. Shut The Box's ``{"optimal-shut": ("max", "payoff = 0")}``. ``progress``
+    counts the layers each solve has done.
     """
     if has_own_solver(game):  # solved by its own module (School: the turn joined with the states)
         return
@@ -35,7 +37,7 @@ def ensure_evaluated(connection: sa.Connection, graph_id: int, game: Game) -> No
     wanted = {OPTIMAL: (game.objective, None), **getattr(game, "solves", {})}
     for name, (objective, goal) in wanted.items():
         if name not in names:
-            solve(connection, graph_id, objective, name, goal=None if goal is None else Goal.parse(goal))
+            solve(connection, graph_id, objective, name, progress, goal=None if goal is None else Goal.parse(goal))
     evaluate_stored(connection, graph_id)
 
 

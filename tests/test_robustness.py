@@ -296,3 +296,19 @@ def test_long_work_reports_progress_when_stderr_is_not_a_terminal(
     assert simulated.exit_code == 0
     assert any(line.startswith("simulating: ") and " of 300,000 (" in line and "left" in line
                for line in simulated.stderr.splitlines()), simulated.stderr
+
+
+def test_duckdb_a_second_process_waits_for_the_first_and_says_so(tmp_path: Path) -> None:
+    """DuckDB lets one process open a file: the second waits for it, saying so, instead of failing."""
+    path = tmp_path / "busy.duckdb"
+    url = f"duckdb:///{path}"
+    assert subprocess.run(dicegraph("--db", url, "build", "jackpot", "-p", "cells=3"), capture_output=True).returncode == 0
+    code = f"import duckdb, time; c = duckdb.connect({str(path)!r}); print('holding', flush=True); time.sleep(4)"
+    holder = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+    assert holder.stdout.readline().strip() == "holding"
+    started = time.monotonic()
+    done = subprocess.run(dicegraph("--db", url, "graphs", "--json"), capture_output=True, text=True, timeout=60)
+    holder.wait(timeout=30)
+    assert done.returncode == 0, done.stderr
+    assert "has " in done.stderr and "open; waiting" in done.stderr and time.monotonic() - started > 2
+    assert [graph["game"] for graph in json.loads(done.stdout)] == ["jackpot"]

@@ -165,30 +165,21 @@ def _progress(label: str, length: int) -> Iterator[Callable[[int], None] | None]
     """
     if length == 0:
         yield None
-        return
-    if sys.stderr.isatty():
+    elif sys.stderr.isatty():
         with click.progressbar(length=length, label=label, file=sys.stderr) as bar:
             yield bar.update
-        return
-    started = last = time.monotonic()
-    done = 0
-
-    def advance(steps: int) -> None:
-        nonlocal done, last
-        done += steps
-        now = time.monotonic()
-        if now - last >= REPORT_EVERY and done < length:
-            last = now
-            left = (now - started) * (length - done) / done
-            click.echo(f"{label}: {done:,} of {length:,} ({100 * done / length:.0f} %), "
-                       f"{_duration(now - started)} so far, about {_duration(left)} left", err=True)
-
-    yield advance
+    else:
+        yield _reporter(label, length)
 
 
 @contextmanager
 def _activity(label: str) -> Iterator[Callable[[int], None]]:
     """Yield a callback counting work of unknown size; a line every :data:`REPORT_EVERY` seconds says how much is done."""
+    yield _reporter(label, None)
+
+
+def _reporter(label: str, length: int | None) -> Callable[[int], None]:
+    """Return a callback counting steps done that prints, every :data:`REPORT_EVERY` seconds, how far the work is."""
     started = last = time.monotonic()
     done = 0
 
@@ -196,11 +187,17 @@ def _activity(label: str) -> Iterator[Callable[[int], None]]:
         nonlocal done, last
         done += steps
         now = time.monotonic()
-        if now - last >= REPORT_EVERY:
-            last = now
+        if now - last < REPORT_EVERY or (length is not None and done >= length):
+            return
+        last = now
+        if length is None:
             click.echo(f"{label}: {done:,} so far, {_duration(now - started)}", err=True)
+        else:
+            left = (now - started) * (length - done) / done
+            click.echo(f"{label}: {done:,} of {length:,} ({100 * done / length:.0f} %), "
+                       f"{_duration(now - started)} so far, about {_duration(left)} left", err=True)
 
-    yield advance
+    return advance
 
 
 def _duration(seconds: float) -> str:

@@ -140,25 +140,16 @@ RUNAWAY = {
 @pytest.mark.parametrize("how", ["timeout", "ctrl-c"])
 def test_a_runaway_query_stops_there(backend_url: str, how: str) -> None:
     """``query --timeout`` and Ctrl-C stop a running statement on DuckDB and PostgreSQL too (a real process)."""
-    import signal
     import subprocess
-    import sys
-    import time
 
-    dicegraph = [sys.executable, "-c", "from cli import main; main(prog_name='dicegraph')", "--db", backend_url]
+    from tests.processes import ROOT, dicegraph, stopped_query
+
     # built by another process: DuckDB lets one process at a time open a file, and this one would keep it
-    assert subprocess.run([*dicegraph, "build", "jackpot", "-p", "cells=3"], capture_output=True,
-                          cwd=Path(__file__).resolve().parents[1]).returncode == 0
-    backend = backend_url.split(":", 1)[0].split("+", 1)[0]
-    command = [*dicegraph, "query", "--timeout", "2" if how == "timeout" else "0", RUNAWAY[backend]]
-    process = subprocess.Popen(command, stderr=subprocess.PIPE, text=True, cwd=Path(__file__).resolve().parents[1])
-    started = time.monotonic()
-    if how == "ctrl-c":
-        time.sleep(4)
-        process.send_signal(signal.SIGINT)
-    _, stderr = process.communicate(timeout=60)
-    assert time.monotonic() - started < 30
-    assert process.returncode == 1 and stderr.count("\n") == 1, stderr
+    built = subprocess.run(dicegraph("--db", backend_url, "build", "jackpot", "-p", "cells=3"), capture_output=True, cwd=ROOT)
+    assert built.returncode == 0
+    status, stderr, seconds = stopped_query(backend_url, RUNAWAY[backend_url.split(":", 1)[0].split("+", 1)[0]], how,
+                                            after=4)
+    assert seconds < 30 and status == 1 and stderr.count("\n") == 1, stderr
     assert ("Ctrl-C" if how == "ctrl-c" else "longer than 2 s") in stderr
 
 

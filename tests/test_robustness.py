@@ -9,7 +9,6 @@ during a build and a solve, Ctrl-C and a time limit during a query.
 from __future__ import annotations
 
 import json
-import os
 import signal
 import sqlite3
 import subprocess
@@ -25,6 +24,7 @@ from cli import main
 from graphs import get_game
 from store.db import open_database
 from store.load import build_graph
+from tests.processes import dicegraph, spawn, stopped_query
 
 ENDLESS = "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT COUNT(*) FROM c"
 
@@ -167,16 +167,6 @@ def test_games_lists_defaults_as_typed_and_every_policy() -> None:
 # --- real processes ------------------------------------------------------------------------------------------
 
 
-def dicegraph(*args: str) -> list[str]:
-    """The command line of the installed ``dicegraph`` (this interpreter's), as a real process runs it."""
-    return [sys.executable, "-c", "from cli import main; main(prog_name='dicegraph')", *args]
-
-
-def spawn(*args: str) -> subprocess.Popen:
-    return subprocess.Popen(dicegraph(*args), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            cwd=Path(__file__).resolve().parents[1])
-
-
 def hold(path: Path, statement: str, seconds: float) -> subprocess.Popen:
     """Another process that opens the SQLite file, runs ``statement`` in a transaction and holds it ``seconds``."""
     code = textwrap.dedent(f"""
@@ -271,15 +261,8 @@ def test_kill_9_during_a_solve_leaves_no_policy_and_the_next_solve_works(big_gra
 
 @pytest.mark.parametrize("how", ["ctrl-c", "timeout"])
 def test_a_runaway_query_stops(two_jackpots: str, how: str) -> None:
-    args = ["--db", two_jackpots, "query", "--timeout", "0" if how == "ctrl-c" else "2", ENDLESS]
-    process = spawn(*args)
-    started = time.monotonic()
-    if how == "ctrl-c":
-        time.sleep(2.5)
-        process.send_signal(signal.SIGINT)
-    _, stderr = process.communicate(timeout=30)
-    assert time.monotonic() - started < 15
-    assert process.returncode == 1 and stderr.strip().count("\n") == 0, stderr
+    status, stderr, seconds = stopped_query(two_jackpots, ENDLESS, how)
+    assert seconds < 15 and status == 1 and stderr.count("\n") == 1, stderr
     assert ("Ctrl-C" if how == "ctrl-c" else "longer than 2 s") in stderr
 
 

@@ -672,6 +672,8 @@ def query(ctx: click.Context, sql: str, write: bool, limit: int | None, timeout:
       dicegraph query "SELECT policy, value FROM positions WHERE game = 'jackpot' AND key = '0'"
       dicegraph query "SELECT move, probability, chosen_by FROM moves WHERE from_key = '0'" --json
     """
+    if not sql.strip():
+        raise click.BadParameter("no SQL statement given", param_hint="SQL")
     columns, rows = run_query(_engine(ctx, read_only=not write), sql, write=write, limit=limit, timeout=timeout or None)
     if as_json:
         _print_json([dict(zip(columns, row)) for row in rows])

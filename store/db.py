@@ -144,8 +144,12 @@ def open_database(url: str | None = None, *, create: bool = False, read_only: bo
     except sa.exc.ArgumentError:
         raise DatabaseError(f"not a database URL: {url_text!r}") from None
     path = _database_file(parsed)
+    if path is not None and path.is_dir():
+        raise DatabaseError(f"{path} is a folder, not a database file: name a file in it, e.g. {path / 'dicegraph.db'}")
     if not create and not database_exists(url_text):
         raise DatabaseError(f"no database at {path} (build a game first: dicegraph build jackpot)")
+    if path is not None and not path.parent.is_dir():
+        raise DatabaseError(f"no folder {path.parent} to hold the database {path.name} (create it first)")
     backend = parsed.get_backend_name()
     if backend == "sqlite" and path is None:
         read_only = False  # a private in-memory database: nothing to protect, and it starts empty

@@ -82,6 +82,10 @@ BATTERY = [
     (["query", "SELECT 1", "--limit", "0"], ["--limit"]),
     (["query", "SELECT 1", "--limit", "-1"], ["--limit"]),
     (["query", "SELEC nonsense"], ["SQL error"]),
+    (["query", "  "], ["no SQL statement given"]),
+    (["query", "SELECT 1; DELETE FROM node"], ["one statement at a time"]),
+    (["build", "jackpot", "-p", "cells="], ["invalid value '' for parameter 'cells'"]),
+    (["show", "1", ""], ["no position with key ''"]),
     (["query", "DELETE FROM node"], ["query is read-only"]),
     (["query", "ATTACH DATABASE 'attached.db' AS x"], ["query is read-only", "--write"]),
     (["query", "VACUUM INTO 'copy.db'"], []),
@@ -107,6 +111,12 @@ def test_bad_input_is_one_line_exit_1_and_changes_nothing(
     assert_one_line_error(run(two_jackpots, *args), *phrases)
     assert content(two_jackpots) == before
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_database_path_that_cannot_be_a_database_says_why(tmp_path: Path) -> None:
+    assert_one_line_error(run(f"sqlite:///{tmp_path}", "build", "jackpot"), "is a folder, not a database file")
+    assert_one_line_error(run(f"sqlite:///{tmp_path / 'no' / 'x.db'}", "build", "jackpot"), "no folder")
+    assert not (tmp_path / "no").exists()
 
 
 @pytest.mark.parametrize("url", ["mysql://user@host/db", "oracle://user@host/db"])

@@ -155,8 +155,10 @@ def open_database(url: str | None = None, *, create: bool = False, read_only: bo
         read_only = False  # a private in-memory database: nothing to protect, and it starts empty
     if backend not in BACKENDS:
         raise DatabaseError(f"dicegraph does not run on {backend!r} databases; {SUPPORTED}")
+    # SQLite: query runs a statement in a worker thread (to stop it at a time limit); never two at once
+    options = {"connect_args": {"check_same_thread": False}} if backend == "sqlite" else {}
     try:
-        engine = sa.create_engine(parsed)
+        engine = sa.create_engine(parsed, **options)
     except ImportError as error:
         raise DatabaseError(f"cannot open {url_text!r}: its driver ({error.name}) is not installed; {SUPPORTED}") from None
     except (sa.exc.ArgumentError, sa.exc.NoSuchModuleError) as error:

@@ -44,9 +44,17 @@ def resolve_graph(connection: sa.Connection, ref: str, params: Mapping[str, Any]
     return rows[0]
 
 
+LISTED = policy.c.unfinished_since.is_(None)  # a policy is listed once complete (a solve in steps may be unfinished)
+
+
+def _listed_policy(connection: sa.Connection, graph_id: int, name: str) -> sa.Row | None:
+    query = sa.select(policy).where(policy.c.graph_id == graph_id, policy.c.name == name, LISTED)
+    return connection.execute(query).first()
+
+
 def find_policy(connection: sa.Connection, graph_id: int, name: str) -> sa.Row:
     """Return the policy row called ``name`` on the graph, or raise NotFound listing the known ones."""
-    row = connection.execute(sa.select(policy).where(policy.c.graph_id == graph_id, policy.c.name == name, policy.c.unfinished_since.is_(None))).first()
+    row = _listed_policy(connection, graph_id, name)
     if row is None:
         known = ", ".join(list_policy_names(connection, graph_id)) or "none"
         raise NotFound(f"no policy {name!r} on graph {graph_id} (known: {known})")
@@ -60,8 +68,7 @@ def evaluated_policy(connection: sa.Connection, graph_row: sa.Row, name: str) ->
     missing (a solve evaluates the stored agents too; a report computes
     every policy the game names).
     """
-    found = connection.execute(
-        sa.select(policy).where(policy.c.graph_id == graph_row.id, policy.c.name == name, policy.c.unfinished_since.is_(None))).first()
+    found = _listed_policy(connection, graph_row.id, name)
     how = (f"compute it with: dicegraph solve {graph_row.id} (optimal and the agents), "
            f"or dicegraph report {graph_row.game} -n 0 (every policy the game names)")
     if found is None:
@@ -80,7 +87,7 @@ def _has_turn_values(connection: sa.Connection, policy_id: int) -> bool:
 
 def list_policy_names(connection: sa.Connection, graph_id: int) -> list[str]:
     """Return the names of the graph's policies, oldest first."""
-    query = sa.select(policy.c.name).where(policy.c.graph_id == graph_id, policy.c.unfinished_since.is_(None)).order_by(policy.c.id)
+    query = sa.select(policy.c.name).where(policy.c.graph_id == graph_id, LISTED).order_by(policy.c.id)
     return list(connection.execute(query).scalars())
 
 
@@ -97,7 +104,7 @@ def list_policies(connection: sa.Connection, graph_id: int) -> list[dict[str, An
     )
     query = (
         sa.select(policy.c.name, policy.c.objective, policy.c.method, policy.c.goal, root_value.label("value"))
-        .where(policy.c.graph_id == graph_id, policy.c.unfinished_since.is_(None))
+        .where(policy.c.graph_id == graph_id, LISTED)
         .order_by(policy.c.id)
     )
     return [dict(row._mapping) for row in connection.execute(query)]

@@ -151,7 +151,7 @@ def open_database(url: str | None = None, *, create: bool = False, read_only: bo
     if path is not None and not path.parent.is_dir():
         raise DatabaseError(f"no folder {path.parent} to hold the database {path.name} (create it first)")
     backend = parsed.get_backend_name()
-    if backend == "sqlite" and path is None:
+    if backend == "sqlite" and parsed.database in (None, "", ":memory:"):
         read_only = False  # a private in-memory database: nothing to protect, and it starts empty
     if backend not in BACKENDS:
         raise DatabaseError(f"dicegraph does not run on {backend!r} databases; {SUPPORTED}")

@@ -84,9 +84,9 @@ def _usage_line(error: click.UsageError) -> click.ClickException:
 
 
 def _os_error_line(error: OSError) -> str:
-    """Return a file error as one line: what could not be done, where, and why."""
+    """Return a file error as one line: where, and why."""
     where = f" {error.filename}" if error.filename else ""
-    return f"cannot write{where}: {error.strerror or error}"
+    return f"file error{where}: {error.strerror or error}"
 
 
 @click.group(name="dicegraph", cls=DicegraphGroup, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})

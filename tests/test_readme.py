@@ -67,7 +67,7 @@ def toured(tmp_path_factory: pytest.TempPathFactory) -> str:
 
 @pytest.mark.parametrize("starts", ["SELECT move", "SELECT layer"])
 def test_readme_queries_print_the_same_once_the_tour_has_run(runner: CliRunner, toured: str, starts: str) -> None:
-    """The tour builds more graphs (Jackpot with 10 cells, Shut The Box): the README's queries still print its rows."""
+    """The tour builds more graphs (Jackpot with 10 cells, Shut The Box): the README's queries still print their rows."""
     sql = re.search(rf'\$ dicegraph query "({starts}[^"]+)"', README).group(1)
     printed = runner.invoke(main, ["--db", toured, "query", sql]).stdout
     assert len(printed.strip().splitlines()) > 2 and printed.strip() in README.replace("\n    ", "\n")

@@ -283,7 +283,7 @@ def test_long_work_reports_progress_when_stderr_is_not_a_terminal(
 
     monkeypatch.setattr(cli, "REPORT_EVERY", 0.0)
     url = f"sqlite:///{tmp_path / 'log.db'}"
-    built = run(url, "build", "synthetic", "-p", "layers=6", "-p", "width=30000")
+    built = run(url, "build", "synthetic", "-p", "layers=6", "-p", "width=10000")
     assert built.exit_code == 0 and "building synthetic, edges: 20,000 so far" in built.stderr
     simulated = run(url, "simulate", "jackpot", "--policy", "hilo", "-n", "300000")
     assert simulated.exit_code == 0

@@ -21,7 +21,7 @@ def spawn(*args: str) -> subprocess.Popen:
     return subprocess.Popen(dicegraph(*args), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT)
 
 
-def stopped_query(db_url: str, sql: str, how: str, after: float = 2.5) -> tuple[int, str, float]:
+def stopped_query(db_url: str, sql: str, how: str, after: float = 4) -> tuple[int, str, float]:
     """Run ``query SQL`` and stop it: ``how`` is ``ctrl-c`` (SIGINT ``after`` seconds) or ``timeout`` (--timeout 2).
 
     Returns the exit status, stderr and the seconds the process lived.

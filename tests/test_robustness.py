@@ -9,6 +9,7 @@ during a build and a solve, Ctrl-C and a time limit during a query.
 from __future__ import annotations
 
 import json
+import select
 import signal
 import sqlite3
 import subprocess
@@ -177,34 +178,61 @@ def test_games_lists_defaults_as_typed_and_every_policy() -> None:
 # --- real processes ------------------------------------------------------------------------------------------
 
 
-def hold(path: Path, statement: str, seconds: float) -> subprocess.Popen:
-    """Another process that opens the SQLite file, runs ``statement`` in a transaction and holds it ``seconds``."""
-    code = textwrap.dedent(f"""
-        import sqlite3, sys, time
-        connection = sqlite3.connect({str(path)!r}, isolation_level=None)
-        connection.execute({statement!r})
-        connection.execute("SELECT COUNT(*) FROM node").fetchall()
-        print("holding", flush=True)
-        time.sleep({seconds})
-        connection.execute("COMMIT")
-    """)
-    process = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+def hold(opening: str) -> subprocess.Popen:
+    """Another process that runs ``opening`` (Python, binding ``release``) and holds what it took until told to let go.
+
+    It prints ``holding`` once it holds; :func:`let_go` (a line on its stdin) makes it call ``release()`` and end.
+    """
+    code = textwrap.dedent(opening) + "\nprint('holding', flush=True)\nimport sys\nsys.stdin.readline()\nrelease()\n"
+    process = subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     assert process.stdout.readline().strip() == "holding"
     return process
 
 
+def let_go(holder: subprocess.Popen) -> None:
+    holder.communicate("\n", timeout=30)
+    assert holder.returncode == 0
+
+
+def hold_sqlite(path: Path, statement: str) -> subprocess.Popen:
+    """Another process holding a transaction on the SQLite file: ``BEGIN`` and a read (a snapshot), or ``BEGIN IMMEDIATE``."""
+    return hold(f"""
+        import sqlite3
+        connection = sqlite3.connect({str(path)!r}, isolation_level=None)
+        connection.execute({statement!r})
+        connection.execute("SELECT COUNT(*) FROM node").fetchall()
+        release = lambda: connection.execute("COMMIT")
+    """)
+
+
+def waits_then_finishes(holder: subprocess.Popen, *args: str) -> subprocess.CompletedProcess:
+    """Run ``dicegraph ARGS`` while ``holder`` holds; once it says it waits, let go; return how it ended."""
+    process = spawn(*args)
+    if not select.select([process.stderr], [], [], 60)[0]:  # silent for a minute: it is not going to say it waits
+        process.kill()
+        let_go(holder)
+        pytest.fail(f"dicegraph {' '.join(args)} said nothing while another process held the database")
+    said = process.stderr.readline()
+    let_go(holder)
+    stdout, stderr = process.communicate(timeout=120)
+    return subprocess.CompletedProcess(process.args, process.returncode, stdout, said + stderr)
+
+
 def test_a_writer_finishes_beside_a_long_reader(tmp_path: Path) -> None:
-    """A reader holding a snapshot for 8 s costs neither a build nor a solve its work (WAL)."""
+    """A reader holding a snapshot the whole time costs neither a build nor a solve its work (WAL).
+
+    In rollback-journal mode the build's commit waits for the reader and fails after the busy timeout.
+    """
     url = f"sqlite:///{tmp_path / 'shared.db'}"
     assert subprocess.run(dicegraph("--db", url, "build", "jackpot", "-p", "cells=3"), capture_output=True).returncode == 0
-    reader = hold(tmp_path / "shared.db", "BEGIN", 8)
+    reader = hold_sqlite(tmp_path / "shared.db", "BEGIN")
     try:
         for args in (["build", "jackpot", "-p", "cells=6"], ["solve", "jackpot", "-p", "cells=6"]):
-            done = subprocess.run(dicegraph("--db", url, *args), capture_output=True, text=True, timeout=60)
+            done = subprocess.run(dicegraph("--db", url, *args), capture_output=True, text=True, timeout=120)
             assert done.returncode == 0, done.stderr
-        assert reader.poll() is None  # the reader was there all along
+        assert reader.poll() is None  # the reader held its snapshot all along
     finally:
-        reader.wait(timeout=30)
+        let_go(reader)
     listing = json.loads(subprocess.run(dicegraph("--db", url, "policies", "2", "--json"), capture_output=True,
                                         text=True).stdout)
     assert [p["name"] for p in listing][-1] == "optimal" and all(p["value"] is not None for p in listing)
@@ -213,14 +241,10 @@ def test_a_writer_finishes_beside_a_long_reader(tmp_path: Path) -> None:
 def test_a_second_writer_waits_for_the_first_and_says_so(tmp_path: Path) -> None:
     url = f"sqlite:///{tmp_path / 'busy.db'}"
     assert subprocess.run(dicegraph("--db", url, "build", "jackpot", "-p", "cells=3"), capture_output=True).returncode == 0
-    writer = hold(tmp_path / "busy.db", "BEGIN IMMEDIATE", 4)
-    started = time.monotonic()
-    done = subprocess.run(dicegraph("--db", url, "build", "jackpot", "-p", "cells=4"), capture_output=True, text=True,
-                          timeout=60)
-    writer.wait(timeout=30)
+    writer = hold_sqlite(tmp_path / "busy.db", "BEGIN IMMEDIATE")
+    done = waits_then_finishes(writer, "--db", url, "build", "jackpot", "-p", "cells=4")
     assert done.returncode == 0, done.stderr
     assert "another process is writing" in done.stderr and "waiting" in done.stderr
-    assert time.monotonic() - started > 2
 
 
 @pytest.fixture(scope="module")
@@ -296,12 +320,8 @@ def test_duckdb_a_second_process_waits_for_the_first_and_says_so(tmp_path: Path)
     path = tmp_path / "busy.duckdb"
     url = f"duckdb:///{path}"
     assert subprocess.run(dicegraph("--db", url, "build", "jackpot", "-p", "cells=3"), capture_output=True).returncode == 0
-    code = f"import duckdb, time; c = duckdb.connect({str(path)!r}); print('holding', flush=True); time.sleep(4)"
-    holder = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
-    assert holder.stdout.readline().strip() == "holding"
-    started = time.monotonic()
-    done = subprocess.run(dicegraph("--db", url, "graphs", "--json"), capture_output=True, text=True, timeout=60)
-    holder.wait(timeout=30)
+    holder = hold(f"import duckdb\nconnection = duckdb.connect({str(path)!r})\nrelease = connection.close")
+    done = waits_then_finishes(holder, "--db", url, "graphs", "--json")
     assert done.returncode == 0, done.stderr
-    assert "has " in done.stderr and "open; waiting" in done.stderr and time.monotonic() - started > 2
+    assert "has " in done.stderr and "open; waiting" in done.stderr
     assert [graph["game"] for graph in json.loads(done.stdout)] == ["jackpot"]

@@ -54,9 +54,11 @@ def run_query(engine: sa.Engine, sql: str, *, write: bool = False, limit: int | 
         with engine.connect() as connection:
             if not write:
                 _refuse_writes(connection, sql)
-            columns, rows = _interruptible(connection, lambda: _fetch(connection, sql, limit), timeout)
-            if not write:
-                _allow_files(connection)
+            try:
+                columns, rows = _interruptible(connection, lambda: _fetch(connection, sql, limit), timeout)
+            finally:  # also after an SQL error: the connection goes back to the pool without the authorizer
+                if not write and not connection.invalidated:
+                    _allow_files(connection)
             if write:
                 connection.commit()
             else:

@@ -325,3 +325,15 @@ def test_duckdb_a_second_process_waits_for_the_first_and_says_so(tmp_path: Path)
     assert done.returncode == 0, done.stderr
     assert "has " in done.stderr and "open; waiting" in done.stderr
     assert [graph["game"] for graph in json.loads(done.stdout)] == ["jackpot"]
+
+
+def test_a_failed_query_leaves_its_connection_as_it_found_it(tmp_path: Path) -> None:
+    """The read-only guard (SQLite's authorizer) comes off the pooled connection after an SQL error too."""
+    from store.errors import DatabaseError
+    from store.query import run_query
+
+    engine = open_database(f"sqlite:///{tmp_path / 'pool.db'}", create=True)
+    with pytest.raises(DatabaseError):
+        run_query(engine, "SELEC nonsense")
+    run_query(engine, f"ATTACH DATABASE '{tmp_path / 'attached.db'}' AS attached", write=True)
+    assert (tmp_path / "attached.db").exists()

@@ -29,7 +29,7 @@ from store.positions import describe_position
 from store.propagate import outcome_distribution
 from store.query import DEFAULT_TIMEOUT, run_query
 from store.output import check_directory, check_file
-from store.render import DEFAULT_DPI, FORMATS, MAX_NODES, RENDERERS
+from store.render import DEFAULT_DPI, MAX_NODES, RENDERERS, diagram_format
 from store.report import (
     DEFAULT_SEED, OPTIMAL, describe_analysis, draw_game_diagrams, evaluate_stored, game_report, policy_names, prepare_game,
     solve_steps,
@@ -633,9 +633,7 @@ def export(ctx: click.Context, graph: str, params: tuple[str, ...], output: Path
     """
     from store.diagram import Diagram, draw_diagram  # networkx and pydot load only when drawing
 
-    if output.suffix.lower().lstrip(".") not in FORMATS:
-        raise click.BadParameter(f"cannot tell the format from {output.name!r}: name the file .dot, .svg or .png",
-                                 param_hint="--output")
+    diagram_format(output)  # refuse a name that says no format before any work
     check_file(output)
     diagram = Diagram(policy=policy_name, full=full, root=root, depth=depth, to_layer=to_layer, busts=busts,
                       layers=layers, move_labels=move_labels, values=values)

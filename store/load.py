@@ -183,8 +183,8 @@ def build_graph(
     """
     params_text = canonical_params(params)
     estimate = getattr(game, "estimated_edges", None)
-    if estimate is not None and not force and estimate(params) > MAX_EDGES:
-        edges = estimate(params)
+    edges = estimate(params) if estimate is not None and not force else 0
+    if edges > MAX_EDGES:
         raise TooLarge(f"{game.name} with these parameters has about {edges:,} edges, about "
                        f"{edges * BYTES_PER_EDGE / 2**30:,.0f} GiB stored; dicegraph builds at most {MAX_EDGES:,} "
                        "unless forced (dicegraph build --force)")

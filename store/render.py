@@ -202,15 +202,25 @@ def _render_in_python(text: str, fmt: str, dpi: int) -> bytes:
                                        background="white", **families))
 
 
+def diagram_format(path: Path) -> str:
+    """Return the format a diagram file's name asks for (``dot``, ``svg`` or ``png``); raise RenderError otherwise.
+
+    >>> diagram_format(Path("start.PNG"))
+    'png'
+    """
+    fmt = path.suffix.lower().lstrip(".")
+    if fmt not in FORMATS:
+        raise RenderError(f"cannot tell the format from {path.name!r}: name the file .dot, .svg or .png")
+    return fmt
+
+
 def write_diagram(dot: pydot.Dot, path: Path, renderer: str = "auto", dpi: int = DEFAULT_DPI) -> str:
     """Write the diagram to ``path`` in the format its extension names; return the route that drew it.
 
     When no renderer can draw SVG or PNG, the DOT text is written beside
     ``path`` (same name, ``.dot``) before RendererMissing says how to get one.
     """
-    fmt = path.suffix.lower().lstrip(".")
-    if fmt not in FORMATS:
-        raise RenderError(f"cannot tell the format from {path.name!r}: name the file .dot, .svg or .png")
+    fmt = diagram_format(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     try:
         data, route = render(dot, fmt, renderer, dpi)

@@ -4,12 +4,12 @@ Cells 1..N start down. Each turn two dice are rolled; the player flips up one
 down cell among ``[i, j, i+j]`` (in that order, ``i+j`` only when it is a cell).
 No such cell: the game is lost. All cells up: JACKPOT, the game is won.
 
-The graph: a *position* (cells up, as the index sum of ``2**(c-1)``) is a chance
+The graph, expanded from :class:`JackpotRules` by :func:`graphs.rules.expand`: a *position* (cells up, as the index sum of ``2**(c-1)``) is a chance
 node over the 36 ordered rolls; each roll that offers a cell leads to a decision
 node (position, roll) whose moves flip one offered cell; the rolls that offer
-none lead to the position's ``lost`` terminal. Position with ``k`` cells up is
-in layer ``2k``, its decisions and loss in layer ``2k+1``; the won position is a
-terminal with payoff 1 in layer ``2N``.
+none lead to the position's ``lost`` terminal. The clock counts the cells up,
+so a position with ``k`` cells up is in layer ``2k``, its decisions and loss
+in layer ``2k+1``; the won position is a terminal with payoff 1 in layer ``2N``.
 
 >>> offered_cells((2, 2), up=0, cells=9)
 (2, 2, 4)
@@ -31,7 +31,8 @@ from typing import Any
 
 from graphs.dice import ordered_rolls
 from graphs.montecarlo import stored_move
-from graphs.protocol import CHANCE, DECISION, MOVE, ROLL, TERMINAL, Edge, Node, NodeIds, Param, Row
+from graphs.protocol import Node, Param, Row
+from graphs.rules import DiceRules, Ending, Move, expand
 
 name = "jackpot"
 title = "Jackpot"
@@ -119,58 +120,65 @@ def position_label(index: int) -> str:
     return "up " + ",".join(map(str, up)) if up else "none up"
 
 
+class JackpotRules(DiceRules):
+    """Jackpot at the rules level: a position is the index of the cells up; the clock counts them."""
+
+    def __init__(self, cells: int):
+        self.cells, self.full = cells, (1 << cells) - 1
+        self.agents = {agent: self._agent(choose) for agent, choose in AGENTS.items()}
+
+    def _agent(self, choose: Agent) -> Callable[[int, tuple[int, int], Sequence[Move]], Move]:
+        def pick(index: int, roll: tuple[int, int], moves: Sequence[Move]) -> Move:
+            label = move_label(choose(offered_cells(roll, index, self.cells), self.cells))
+            return next(move for move in moves if move.label == label)
+        return pick
+
+    def starts(self) -> list[int]:
+        """Return the start: no cell up."""
+        return [0]
+
+    def key(self, index: int) -> str:
+        """Return the index as text."""
+        return str(index)
+
+    def label(self, index: int) -> str:
+        """Return ``'up 3,4'``, or the jackpot's label."""
+        return "JACKPOT: all up" if index == self.full else position_label(index)
+
+    def clock(self, index: int) -> int:
+        """Return the number of cells up."""
+        return index.bit_count()
+
+    def payoff(self, index: int) -> float | None:
+        """Return 1 when every cell is up (won), else None."""
+        return 1.0 if index == self.full else None
+
+    def rolls(self, index: int) -> list[tuple[tuple[int, int], int]]:
+        """Return the 36 ordered rolls of two dice, weight 1 each."""
+        return [(roll, 1) for roll in ROLLS]
+
+    def moves(self, index: int, roll: tuple[int, int]) -> list[Move]:
+        """Return a flip of each offered cell, lowest first."""
+        return [Move(index | cell_bit(cell), move_label(cell)) for cell in sorted(set(offered_cells(roll, index, self.cells)))]
+
+    def ending(self, index: int, roll: tuple[int, int]) -> Ending:
+        """Return the position's loss: no cell offered."""
+        return Ending(f"{index}/lost", f"lost, {position_label(index)}", 0.0)
+
+
+def rules(params: Mapping[str, Any]) -> JackpotRules:
+    """Return Jackpot's rules for ``params['cells']`` cells."""
+    return JackpotRules(params["cells"])
+
+
 def build(params: Mapping[str, Any]) -> Iterator[Row]:
-    """Yield the Jackpot graph for ``params['cells']`` cells, layer by layer.
+    """Yield the Jackpot graph for ``params['cells']`` cells, expanded from :func:`rules`.
 
     >>> rows = list(build({"cells": 3}))
     >>> sum(1 for row in rows if isinstance(row, Node) and row.kind == "chance")
     7
     """
-    cells = params["cells"]
-    full = (1 << cells) - 1
-    ids = NodeIds()
-    for up_count in range(cells + 1):
-        positions = [index for index in range(full + 1) if index.bit_count() == up_count]
-        layer = 2 * up_count
-        for index in positions:
-            yield from _position_rows(ids, index, layer, full, cells)
-        for index in positions:
-            if index != full:
-                yield from _decision_rows(ids, index, layer + 1, cells)
-
-
-def _position_rows(ids: NodeIds, index: int, layer: int, full: int, cells: int) -> Iterator[Row]:
-    """The position's chance node (or the won terminal), its loss terminal and its roll edges."""
-    key = str(index)
-    if index == full:
-        yield Node(ids[key], key, layer, TERMINAL, "JACKPOT: all up", payoff=1.0)
-        return
-    yield Node(ids[key], key, layer, CHANCE, position_label(index), denom=len(ROLLS))
-    lost_rolls = [roll for roll in ROLLS if not offered_cells(roll, index, cells)]
-    if lost_rolls:
-        lost = f"{key}/lost"
-        rolls_text = " ".join(f"{i}-{j}" for i, j in lost_rolls)
-        yield Edge(ids[key], ids[lost], ROLL, f"roll {rolls_text}", weight=len(lost_rolls))
-    for roll in ROLLS:
-        if offered_cells(roll, index, cells):
-            yield Edge(ids[key], ids[decision_key(index, roll)], ROLL, f"roll {roll[0]}-{roll[1]}")
-
-
-def _decision_rows(ids: NodeIds, index: int, layer: int, cells: int) -> Iterator[Row]:
-    """The position's loss terminal and a decision node per roll, with moves and agents' picks."""
-    key = str(index)
-    if f"{key}/lost" in ids:
-        yield Node(ids[f"{key}/lost"], f"{key}/lost", layer, TERMINAL, f"lost, {position_label(index)}", payoff=0.0)
-    for roll in ROLLS:
-        choices = offered_cells(roll, index, cells)
-        if not choices:
-            continue
-        decision = decision_key(index, roll)
-        yield Node(ids[decision], decision, layer, DECISION, f"{position_label(index)}; roll {roll[0]}-{roll[1]}")
-        picks = {agent: choose(choices, cells) for agent, choose in AGENTS.items()}
-        for cell in sorted(set(choices)):
-            chosen_by = tuple(agent for agent, pick in picks.items() if pick == cell)
-            yield Edge(ids[decision], ids[str(index | cell_bit(cell))], MOVE, move_label(cell), chosen_by=chosen_by)
+    return expand(rules(params))
 
 
 def move_label(cell: int) -> str:

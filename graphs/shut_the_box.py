@@ -8,18 +8,17 @@ tables compute it: once no tile from 7 up is open, the player chooses before
 each roll whether to roll one die or two (``one_die=forced``: one die must be
 rolled then, a variant kept for comparison).
 
-The graph: a *position* (the open tiles, as the index ``sum(2**(t-1))``) is a
-chance node over the roll's total; each total that allows a move leads to a
+The graph (expanded from :class:`ShutTheBoxRules` by :func:`graphs.rules.expand`):
+a *position* (the open tiles, as the index ``sum(2**(t-1))``) is a chance
+node over the roll's total; each total that allows a move leads to a
 decision node (position, total) whose moves shut one set of tiles; the totals
 that allow none lead to the position's ``end`` terminal, whose payoff is the
 score. All ``2**N`` boards are built, reachable or not, as the seed's state
-space has them. A position with ``k`` tiles shut is in layer ``2k``, its
-decisions and end in ``2k+1``; the shut box is a terminal in layer ``2N``.
-With ``one_die=on`` a board where the choice is open is a decision (key
-``63``: ``roll one die`` or ``roll two dice``) leading to a chance node per
-number of dice (``63/1d``, ``63/2d``) whose rolls share the board's decisions
-and end; layers are then ``3k`` (board), ``3k+1`` (dice), ``3k+2`` (after
-the roll).
+space has them. The clock is the number of tiles shut: boards with ``k`` shut
+come before their decisions and end, which come before ``k+1``. With
+``one_die=on`` a board where the choice is open is a decision (key ``63``:
+``roll one die`` or ``roll two dice``) leading to a chance node per number of
+dice (``63/1d``, ``63/2d``) whose rolls share the board's decisions and end.
 
 Moves are streamed in the seed's order (``itertools.product`` over tiles 1..N,
 tile 1 slowest), so the solver's tie-break (first move streamed) is the seed's.
@@ -36,10 +35,11 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from typing import Any
+from typing import Any, Union
 
 from graphs.montecarlo import stored_move
-from graphs.protocol import CHANCE, DECISION, MOVE, ROLL, TERMINAL, Edge, Node, NodeIds, Param, Row
+from graphs.protocol import Node, Param, Row
+from graphs.rules import DiceRules, Ending, Move, expand
 
 name = "shut-the-box"
 title = "Shut The Box"
@@ -186,8 +186,85 @@ def decision_key(open_index: int, total: int) -> str:
     return f"{open_index}/{total}"
 
 
+Board = Union[int, tuple[int, int]]  # a board's open tiles, or (open tiles, dice chosen) under one_die=on
+
+
+class ShutTheBoxRules(DiceRules):
+    """Shut The Box at the rules level: a position is a board (its open tiles), the clock the tiles shut.
+
+    Every board is a start, reachable or not, as the seed's state space has
+    them. Under ``one_die=on`` a board where the player chooses one die or
+    two is a decision whose moves lead to ``(board, dice)``, which rolls.
+    """
+
+    def __init__(self, params: Mapping[str, Any]):
+        self.params, self.tiles = params, params["tiles"]
+        self.agents = {"greedy": self._greedy}
+
+    def _greedy(self, board: Board, total: int | None, moves: Sequence[Move]) -> Move:
+        index = board if isinstance(board, int) else board[0]
+        label = greedy_dice(index) if total is None else move_label(greedy(shut_sets(index, total)))
+        return next(move for move in moves if move.label == label)
+
+    def starts(self) -> list[int]:
+        """Return every board, all tiles open first, then by tiles shut."""
+        full = (1 << self.tiles) - 1
+        return sorted(range(full + 1), key=lambda index: (-index.bit_count(), -index))
+
+    def key(self, board: Board) -> str:
+        """Return ``'<index>'``, or ``'<index>/<n>d'`` for a board where n dice were chosen."""
+        return str(board) if isinstance(board, int) else f"{board[0]}/{board[1]}d"
+
+    def label(self, board: Board) -> str:
+        """Return ``'open 1,2,3'`` (with the dice chosen, or the question of them)."""
+        if isinstance(board, tuple):
+            return f"{board_label(board[0])}; {'one die' if board[1] == 1 else 'two dice'}"
+        if board == 0:
+            return "shut: score 0"
+        return f"{board_label(board)}: one die or two?" if dice_choice(board, self.params) else board_label(board)
+
+    def clock(self, board: Board) -> int:
+        """Return the number of tiles shut."""
+        return self.tiles - (board if isinstance(board, int) else board[0]).bit_count()
+
+    def payoff(self, board: Board) -> float | None:
+        """Return 0 when the box is shut, else None."""
+        return 0.0 if board == 0 else None
+
+    def rolls(self, board: Board) -> list[tuple[int, int]] | None:
+        """Return the totals of the dice with their weights; None where the player first chooses the dice."""
+        if isinstance(board, tuple):
+            return list(roll_totals(board[0], self.params, board[1]).items())
+        return None if dice_choice(board, self.params) else list(roll_totals(board, self.params).items())
+
+    def moves(self, board: Board, total: int | None) -> list[Move]:
+        """Return the sets of open tiles adding up to ``total`` (the dice choice when ``total`` is None)."""
+        if total is None:
+            return [Move((board, 1), ONE), Move((board, 2), TWO)]
+        index = board if isinstance(board, int) else board[0]
+        return [Move(index & ~index_of(move), move_label(move)) for move in shut_sets(index, total)]
+
+    def ending(self, board: Board, total: int) -> Ending:
+        """Return the board's end: stuck, scoring its open tiles."""
+        index = board if isinstance(board, int) else board[0]
+        return Ending(f"{index}/end", f"stuck, {board_label(index)}: score {score(index)}", float(score(index)))
+
+    def decision_key(self, board: Board, total: int) -> str:
+        """Return ``'<index>/<total>'``: both dice choices lead to the same decisions."""
+        return decision_key(board if isinstance(board, int) else board[0], total)
+
+    def decision_label(self, board: Board, total: int) -> str:
+        """Return ``'open 1,2,3; rolled 5'``."""
+        return f"{board_label(board if isinstance(board, int) else board[0])}; rolled {total}"
+
+
+def rules(params: Mapping[str, Any]) -> ShutTheBoxRules:
+    """Return the rules for ``params`` (tiles, one_die)."""
+    return ShutTheBoxRules(params)
+
+
 def build(params: Mapping[str, Any]) -> Iterator[Row]:
-    """Yield the graph of every board of ``params['tiles']`` tiles, layer by layer.
+    """Yield the graph of every board of ``params['tiles']`` tiles, expanded from :func:`rules`.
 
     >>> rows = list(build({"tiles": 3, "one_die": "off"}))
     >>> sum(1 for row in rows if isinstance(row, Node) and row.kind == "chance")
@@ -196,67 +273,7 @@ def build(params: Mapping[str, Any]) -> Iterator[Row]:
     >>> sorted(row.key for row in rows if isinstance(row, Node) and row.kind == "chance")[:3]
     ['1/1d', '1/2d', '2/1d']
     """
-    tiles = params["tiles"]
-    full = (1 << tiles) - 1
-    per_shut = 3 if params["one_die"] == "on" else 2  # layers per tile shut: board, (dice,) after the roll
-    ids = NodeIds()
-    ids[str(full)]  # the root: all tiles open
-    for shut_count in range(tiles + 1):
-        boards = sorted((index for index in range(full + 1) if tiles - index.bit_count() == shut_count), reverse=True)
-        layer = per_shut * shut_count
-        for index in boards:
-            yield from _board_rows(ids, index, layer, params)
-        if per_shut == 3:
-            for index in boards:
-                if dice_choice(index, params):
-                    for dice in (1, 2):
-                        yield from _roll_rows(ids, index, f"{index}/{dice}d", layer + 1, roll_totals(index, params, dice),
-                                              f"{board_label(index)}; {'one die' if dice == 1 else 'two dice'}")
-        for index in boards:
-            if index:
-                yield from _decision_rows(ids, index, layer + per_shut - 1, params)
-
-
-def _board_rows(ids: NodeIds, index: int, layer: int, params: Mapping[str, Any]) -> Iterator[Row]:
-    key = str(index)
-    if index == 0:
-        yield Node(ids[key], key, layer, TERMINAL, "shut: score 0", payoff=0.0)
-    elif dice_choice(index, params):
-        yield Node(ids[key], key, layer, DECISION, f"{board_label(index)}: one die or two?")
-        for dice, move in ((1, ONE), (2, TWO)):
-            chosen_by = tuple(agent for agent, choose in DICE_AGENTS.items() if choose(index) == move)
-            yield Edge(ids[key], ids[f"{key}/{dice}d"], MOVE, move, chosen_by=chosen_by)
-    else:
-        yield from _roll_rows(ids, index, key, layer, roll_totals(index, params), board_label(index))
-
-
-def _roll_rows(ids: NodeIds, index: int, key: str, layer: int, totals: Mapping[int, int], label: str) -> Iterator[Row]:
-    """Yield the chance node ``key`` rolling ``totals`` at board ``index``, and its rolls."""
-    yield Node(ids[key], key, layer, CHANCE, label, denom=sum(totals.values()))
-    stuck = [total for total in totals if not shut_sets(index, total)]
-    if stuck:
-        weight = sum(totals[total] for total in stuck)
-        yield Edge(ids[key], ids[f"{index}/end"], ROLL, "roll " + " ".join(map(str, stuck)), weight=weight)
-    for total, weight in totals.items():
-        if shut_sets(index, total):
-            yield Edge(ids[key], ids[decision_key(index, total)], ROLL, f"roll {total}", weight=weight)
-
-
-def _decision_rows(ids: NodeIds, index: int, layer: int, params: Mapping[str, Any]) -> Iterator[Row]:
-    key = str(index)
-    if f"{key}/end" in ids:
-        yield Node(ids[f"{key}/end"], f"{key}/end", layer, TERMINAL, f"stuck, {board_label(index)}: score {score(index)}",
-                   payoff=float(score(index)))
-    for total in possible_totals(index, params):
-        moves = shut_sets(index, total)
-        if not moves:
-            continue
-        decision = decision_key(index, total)
-        yield Node(ids[decision], decision, layer, DECISION, f"{board_label(index)}; rolled {total}")
-        picks = {agent: choose(moves) for agent, choose in AGENTS.items()}
-        for move in moves:
-            chosen_by = tuple(agent for agent, pick in picks.items() if pick == move)
-            yield Edge(ids[decision], ids[str(index & ~index_of(move))], MOVE, move_label(move), chosen_by=chosen_by)
+    return expand(rules(params))
 
 
 def next_boards(params: Mapping[str, Any], policy: str | Mapping[str, str]) -> list[list[int]]:

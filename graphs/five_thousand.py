@@ -22,7 +22,8 @@ from typing import Any
 
 from graphs.dice import sorted_rolls
 from graphs.errors import DicegraphError
-from graphs.protocol import CHANCE, DECISION, MOVE, ROLL, TERMINAL, Edge, LayeredRows, Node, NodeIds, Param, Row
+from graphs.protocol import Param, Row
+from graphs.rules import DiceRules, Ending, Move, expand
 
 name = "5000"
 title = "5000 (one turn)"
@@ -185,68 +186,113 @@ def _solve(system: Mapping[int, tuple[Fraction, Mapping[int, Fraction]]]) -> dic
     return {key: rows[i][size] / rows[i][i] for i, key in enumerate(keys)}
 
 
-def build(params: Mapping[str, Any]) -> Iterator[Row]:
-    """Yield the turn graph: states (dice to roll, total) below the bank bound, layer by layer.
+class FiveThousandRules(DiceRules):
+    """One turn of 5000 at the rules level; the clock is the turn total in steps of 50.
 
-    A state of total ``t`` is in layer ``3 * (t // 50)``, its decisions and bust
-    one higher, a bank of total ``t`` in ``3 * (t // 50) + 2``. From the bound
-    on (``bank_bound``) only banking is offered, except to a threshold agent
-    that rolls on there: its move leads to a terminal paying its exact
-    expectation from that point (``tails``).
+    Positions: ``("roll", n, t)`` (``n`` dice to roll, total ``t``, key
+    ``nd/t``), ``("bank", t)`` and, past the bank bound where only banking is
+    offered, ``("tail", agent, n, t)``: a threshold agent that rolls on there
+    ends at a terminal paying its exact expectation from that point (:func:`tails`).
     """
-    limit = bank_bound() + STEP * params["slack"]
-    affine = {t: tails(t) for t in THRESHOLDS}
-    ids = NodeIds()
-    layered = LayeredRows()
-    emit = layered.add
 
-    def terminal(key: str, total: int, label: str, payoff: float) -> int:
-        if key not in ids:
-            layer = 3 * (total // STEP) + 2
-            emit(layer, Node(ids[key], key, layer, TERMINAL, label, payoff=payoff))
-        return ids[key]
+    def __init__(self, params: Mapping[str, Any]):
+        self.limit = bank_bound() + STEP * params["slack"]
+        self.affine = {t: tails(t) for t in THRESHOLDS}
+        self.agents = {f"threshold-{t}": self._threshold(t) for t in THRESHOLDS}
 
-    pending, seen = [(DICE, 0)], {(DICE, 0)}
-    while pending:
-        dice, total = pending.pop()
-        key, layer = f"{dice}d/{total}", 3 * (total // STEP)
-        emit(layer, Node(ids[key], key, layer, CHANCE, f"total {total}, rolling {dice}", denom=6**dice))
-        busts = [(roll, weight) for roll, weight in sorted_rolls(dice) if not score(roll)]
-        if busts:
-            bust = f"{key}/bust"
-            emit(layer + 1, Node(ids[bust], bust, layer + 1, TERMINAL, f"bust at {total}", payoff=0.0))
-            emit(layer, Edge(ids[key], ids[bust], ROLL, "roll nothing that scores", weight=sum(w for _, w in busts)))
-        for roll, weight in sorted_rolls(dice):
-            if not score(roll):
-                continue
-            decision = f"{key}/{roll_text(roll)}"
-            emit(layer, Edge(ids[key], ids[decision], ROLL, f"roll {roll_text(roll)}", weight=weight))
-            emit(layer + 1, Node(ids[decision], decision, layer + 1, DECISION, f"total {total}, rolled {roll_text(roll)}"))
-            keep_all = selections(roll)[0]
-            for kept in selections(roll):
-                after_total, left = total + score(kept), dice - len(kept)
-                after_dice = left or DICE
-                takers = {f"threshold-{t}": threshold_move(t, dice, len(kept)) for t in THRESHOLDS} if kept == keep_all else {}
-                bankers = tuple(name_ for name_, move in takers.items() if move == "bank")
-                rollers = tuple(name_ for name_, move in takers.items() if move == "roll")
-                keep = f"keep {roll_text(kept)}"
-                bank = terminal(f"bank/{after_total}", after_total, f"bank {after_total}", float(after_total))
-                emit(layer + 1, Edge(ids[decision], bank, MOVE, f"{keep}, bank {after_total}", chosen_by=bankers))
-                if after_total < limit:
-                    target = f"{after_dice}d/{after_total}"
-                    emit(layer + 1, Edge(ids[decision], ids[target], MOVE, f"{keep}, roll {after_dice}", chosen_by=rollers))
-                    if (after_dice, after_total) not in seen:
-                        seen.add((after_dice, after_total))
-                        pending.append((after_dice, after_total))
-                    continue
-                for agent in rollers:  # past the bound: the agent's own exact expectation from here
-                    a, b = affine[int(agent.split("-")[1])]
-                    value = a[after_dice] * after_total + b[after_dice]
-                    tail = terminal(f"tail/{agent}/{after_dice}d/{after_total}", after_total,
-                                    f"{agent} rolls on from {after_total}: expects {float(value):.4f}", float(value))
-                    emit(layer + 1, Edge(ids[decision], tail, MOVE, f"{keep}, roll {after_dice} ({agent})",
-                                         chosen_by=(agent,)))
-    yield from layered.rows()
+    def _threshold(self, threshold: int) -> Callable[[tuple[Any, ...], tuple[int, ...], Sequence[Move]], Move]:
+        agent = f"threshold-{threshold}"
+
+        def pick(position: tuple[Any, ...], roll: tuple[int, ...], moves: Sequence[Move]) -> Move:
+            _, dice, total = position
+            kept = selections(roll)[0]
+            after_total, after_dice = total + score(kept), (dice - len(kept)) or DICE
+            if threshold_move(threshold, dice, len(kept)) == "bank":
+                action = f"bank {after_total}"
+            else:
+                action = f"roll {after_dice}" + ("" if after_total < self.limit else f" ({agent})")
+            label = f"keep {roll_text(kept)}, {action}"
+            return next(move for move in moves if move.label == label)
+
+        return pick
+
+    def starts(self) -> list[tuple[Any, ...]]:
+        """Return the turn's start: five dice to roll, total 0."""
+        return [("roll", DICE, 0)]
+
+    def key(self, position: tuple[Any, ...]) -> str:
+        """Return ``'5d/0'``, ``'bank/350'`` or ``'tail/threshold-2/3d/2050'``."""
+        if position[0] == "roll":
+            return f"{position[1]}d/{position[2]}"
+        if position[0] == "bank":
+            return f"bank/{position[1]}"
+        return f"tail/{position[1]}/{position[2]}d/{position[3]}"
+
+    def label(self, position: tuple[Any, ...]) -> str:
+        """Return ``'total 0, rolling 5'``, ``'bank 350'`` or what the agent rolling on expects."""
+        if position[0] == "roll":
+            return f"total {position[2]}, rolling {position[1]}"
+        if position[0] == "bank":
+            return f"bank {position[1]}"
+        return f"{position[1]} rolls on from {position[3]}: expects {float(self._tail(position)):.4f}"
+
+    def _tail(self, position: tuple[Any, ...]) -> Fraction:
+        _, agent, dice, total = position
+        a, b = self.affine[int(agent.split("-")[1])]
+        return a[dice] * total + b[dice]
+
+    def clock(self, position: tuple[Any, ...]) -> int:
+        """Return the total in steps of 50."""
+        return position[-1] // STEP
+
+    def payoff(self, position: tuple[Any, ...]) -> float | None:
+        """Return the banked total, or the agent's expectation at a tail; None while rolling."""
+        if position[0] == "bank":
+            return float(position[1])
+        return float(self._tail(position)) if position[0] == "tail" else None
+
+    def rolls(self, position: tuple[Any, ...]) -> list[tuple[tuple[int, ...], int]]:
+        """Return the sorted rolls of the dice with their multinomial weights."""
+        return list(sorted_rolls(position[1]))
+
+    def moves(self, position: tuple[Any, ...], roll: tuple[int, ...]) -> list[Move]:
+        """Return, for each choice of scoring dice, bank or roll on (past the bound only bank, and the agents' tails)."""
+        _, dice, total = position
+        found: list[Move] = []
+        choices = selections(roll)
+        for kept in choices:
+            after_total, after_dice = total + score(kept), (dice - len(kept)) or DICE
+            keep = f"keep {roll_text(kept)}"
+            found.append(Move(("bank", after_total), f"{keep}, bank {after_total}"))
+            if after_total < self.limit:
+                found.append(Move(("roll", after_dice, after_total), f"{keep}, roll {after_dice}"))
+            elif kept == choices[0]:
+                found += [Move(("tail", f"threshold-{t}", after_dice, after_total), f"{keep}, roll {after_dice} (threshold-{t})")
+                          for t in THRESHOLDS if threshold_move(t, dice, len(kept)) == "roll"]
+        return found
+
+    def ending(self, position: tuple[Any, ...], roll: tuple[int, ...]) -> Ending:
+        """Return the bust: nothing scores, the turn is worth 0."""
+        return Ending(f"{self.key(position)}/bust", f"bust at {position[2]}", 0.0, roll_label="roll nothing that scores")
+
+    def decision_label(self, position: tuple[Any, ...], roll: tuple[int, ...]) -> str:
+        """Return ``'total 350, rolled 1-1-5'``."""
+        return f"total {position[2]}, rolled {roll_text(roll)}"
+
+
+def rules(params: Mapping[str, Any]) -> FiveThousandRules:
+    """Return the turn's rules for ``params`` (slack)."""
+    return FiveThousandRules(params)
+
+
+def build(params: Mapping[str, Any]) -> Iterator[Row]:
+    """Yield the turn graph, expanded from :func:`rules`: states (dice to roll, total) below the bank bound.
+
+    From the bound on (``bank_bound``) only banking is offered, except to a
+    threshold agent that rolls on there: its move leads to a terminal paying
+    its exact expectation from that point (``tails``).
+    """
+    return expand(rules(params))
 
 
 def _parse_move(label: str) -> tuple[tuple[int, ...], bool]:

@@ -76,6 +76,8 @@ def outcome_distribution(connection: sa.Connection, policy_id: int, graph_id: in
     """Return terminal payoff -> probability of ending there under the (evaluated) policy.
 
     Terminals of equal payoff are added up; payoffs never reached are left out.
+    A probability is at most 1: a sum of reaches that rounding takes a few ulps
+    past 1 (every game ends there) is given as 1.
     """
     query = (
         sa.select(node.c.payoff, sa.func.sum(value.c.reach))
@@ -84,7 +86,7 @@ def outcome_distribution(connection: sa.Connection, policy_id: int, graph_id: in
         .group_by(node.c.payoff)
         .order_by(node.c.payoff)
     )
-    return {payoff: probability for payoff, probability in connection.execute(query)}
+    return {payoff: min(probability, 1.0) for payoff, probability in connection.execute(query)}
 
 
 def mean_payoff(connection: sa.Connection, policy_id: int, graph_id: int) -> float:

@@ -145,6 +145,7 @@ params = (
           "stop without a roll move where stopping is provably optimal", check=lambda v: v is not None,
           accepted="on or off"),
 )
+small_params = {"board": "6:>4,7:>6,8:>4"}  # small enough for exhaustive checks (tests/test_conformance.py)
 
 
 def agents(params: Mapping[str, Any]) -> tuple[str, ...]:

@@ -50,6 +50,7 @@ params = (
         accepted="whole numbers 2..12",
     ),
 )
+small_params = {"cells": 5}  # small enough for exhaustive checks (tests/test_conformance.py)
 
 # pictures worth drawing (dicegraph report jackpot --diagrams DIR): the seed's two HiLo graphs
 diagrams = {

@@ -14,7 +14,7 @@ layer (the layers of their sources never decrease).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple, Protocol, Union
 
@@ -110,8 +110,79 @@ def params_text(params: Mapping[str, Any]) -> str:
     return ", ".join(f"{name}={value_text(value)}" for name, value in params.items()) or "no parameters"
 
 
+class ChosenMove(NamedTuple):
+    """The move a policy takes at a decision: its label and the key of the node it leads to."""
+
+    label: str
+    dst: str
+
+
+class StoredGraph(Protocol):
+    """What the store offers a game's hooks about one stored, solved graph (implemented in ``store/view.py``).
+
+    Every policy named is one the graph stores and has evaluated. Keys are the
+    game's own keys: the game reads them, the store never does.
+    """
+
+    graph_id: int
+    params: Mapping[str, Any]
+
+    def values(self, policy: str, kind: str | None = None, layer: int | None = None) -> dict[str, float]:
+        """Return node key -> the policy's value there (only nodes of ``kind`` / ``layer`` when given)."""
+        ...
+
+    def reaches(self, policy: str, kind: str | None = None) -> dict[str, float]:
+        """Return node key -> the probability that the policy reaches it, for the nodes it reaches."""
+        ...
+
+    def choices(self, policy: str) -> dict[str, ChosenMove]:
+        """Return decision key -> the move the policy takes there."""
+        ...
+
+    def distribution(self, policy: str) -> dict[float, float]:
+        """Return payoff -> probability of ending with it under the policy (the exact outcome distribution)."""
+        ...
+
+    def goal_sweep(self, objective: str, goals: Sequence[str]) -> list[dict[float, float]]:
+        """Return, per goal (``'payoff < 7'``; one test, several thresholds), the outcome distribution of the
+        policy that maximises (``objective``) the probability of reaching it; nothing is stored."""
+        ...
+
+    def other(self, params: Mapping[str, Any]) -> StoredGraph:
+        """Return the same game's graph for other parameters, one the game's ``report_graphs`` named."""
+        ...
+
+
 class Game(Protocol):
-    """What every game module provides; see ``graphs/jackpot.py`` for an example."""
+    """What every game module provides; see ``graphs/jackpot.py`` for an example.
+
+    Required: the attributes below, ``agents(params)`` and ``build(params)``.
+    A game written at the rules level (:mod:`graphs.rules`) also offers
+    ``rules(params)``, and its ``build`` is ``expand(rules(params))``.
+
+    Optional hooks, looked up with ``getattr`` (what a game adds reaches the
+    store and the command line only through them):
+
+    * ``rules(params) -> graphs.rules.Rules``: the game at the rules level
+      (the conformance tests check its solve against an exact recursion).
+    * ``small_params: dict``: parameters small enough for the exhaustive checks
+      of ``tests/test_conformance.py`` (default: the defaults).
+    * ``check_params(values) -> None``: raise BadParameter when parameters do
+      not fit together.
+    * ``estimated_edges(values) -> int``: the graph's size before building it
+      (a build over ``store.load.MAX_EDGES`` is refused unless forced).
+    * ``solves: dict[name, (objective, goal text)]``: solves besides
+      ``optimal``, e.g. ``{"optimal-shut": ("max", "payoff = 0")}``.
+    * ``diagrams: dict[name, options]``: the pictures ``report --diagrams`` draws.
+    * ``simulator(params, policy) -> play(games, rng)``: Monte Carlo from the
+      rules (:mod:`graphs.montecarlo`).
+    * ``report_graphs(params) -> list[params]``: further graphs of the game
+      that its report reads; built and solved before ``analyse``.
+    * ``analyse(graph: StoredGraph, params, report) -> dict``: keys the game
+      adds to its report (``report`` is the generic part).
+    * ``describe(report) -> list[str]``: the lines the human-readable report
+      prints after the policy table.
+    """
 
     name: str
     title: str
@@ -128,11 +199,6 @@ class Game(Protocol):
     def build(self, params: Mapping[str, Any]) -> Iterator[Row]:
         """Yield the graph's nodes and edges, edges in the order moves are tie-broken."""
         ...
-
-    # Optional hooks (looked up with getattr):
-    # check_params(values) -> None: raise BadParameter when parameters do not fit together
-    # estimated_edges(values) -> int: the graph's size before building it (a build over
-    #     store.load.MAX_EDGES is refused unless forced)
 
 
 def resolve_params(game: Game, given: Mapping[str, str]) -> dict[str, Any]:

@@ -37,6 +37,7 @@ params = (
     Param("fanout", 4, int, "edges out of each non-terminal node", _positive(1, 1000), "1..1000, at most width"),
     Param("seed", 0, int, "random seed", _positive(0, 2**32 - 1), "0..2**32-1"),
 )
+small_params = {"layers": 5, "width": 6, "fanout": 3}  # small enough for exhaustive checks (tests/test_conformance.py)
 
 
 def check_params(params: Mapping[str, Any]) -> None:

@@ -14,10 +14,11 @@ from graphs.protocol import Game
 from store.catalog import find_policy, list_policies
 from store.load import BuildResult, build_graph, canonical_params, find_graph
 from store.propagate import mean_payoff, outcome_distribution
-from store.reports import ANALYSES, OWN_REPORTS, has_own_solver
+from store.reports import OWN_REPORTS, has_own_solver
 from store.schema import policy
 from store.simulation import monte_carlo
 from store.solve import Goal, evaluate, is_evaluated, solve
+from store.view import GraphView
 
 OPTIMAL = "optimal"
 DEFAULT_SEED = 1
@@ -81,11 +82,10 @@ def game_report(
     built = build_graph(engine, game, params)
     if on_build is not None:
         on_build(built)
-    analysis = ANALYSES.get(game.name)
-    if analysis is not None and hasattr(analysis, "prepare"):
-        analysis.prepare(engine, game, params)
+    further = [build_graph(engine, game, other).graph_id for other in getattr(game, "report_graphs", lambda _: [])(params)]
     with engine.begin() as connection:
-        ensure_evaluated(connection, built.graph_id, game)
+        for graph_id in [built.graph_id, *further]:
+            ensure_evaluated(connection, graph_id, game)
         policies = list_policies(connection, built.graph_id)
         for row in policies:
             if row["goal"] is not None:  # report the payoff it expects; its value is the goal's probability
@@ -99,8 +99,9 @@ def game_report(
                 estimate = monte_carlo(connection, game, params, row["name"], simulated_games, seed, progress)
                 row["monte_carlo"] = {key: estimate[key] for key in ("games", "estimate", "stderr", "z")}
         report = _generic_report(game, params, built, policies, distribution)
-        if analysis is not None:
-            report |= analysis.analyse(connection, game, params, report)
+        analyse = getattr(game, "analyse", None)
+        if analyse is not None:
+            report |= analyse(GraphView(connection, built.graph_id), params, report)
     return report
 
 
@@ -133,8 +134,8 @@ def solve_steps(game: Game) -> int:
 
 def describe_analysis(game: Game, report: Mapping[str, Any]) -> list[str]:
     """Return the lines a game's own analysis adds to the human-readable report (none for most games)."""
-    module = ANALYSES.get(game.name) or OWN_REPORTS.get(game.name)
-    return module.describe(report) if module is not None else []
+    describe = getattr(game, "describe", None) or getattr(OWN_REPORTS.get(game.name), "describe", None)
+    return describe(report) if describe is not None else []
 
 
 def _generic_report(

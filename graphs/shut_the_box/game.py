@@ -64,6 +64,7 @@ params = (
           "once the tiles from 7 up are shut: on, choose one die or two before each roll; forced, one die",
           check=lambda value: value is not None, accepted="off, on or forced"),
 )
+small_params = {"tiles": 6, "one_die": "on"}  # small enough for exhaustive checks (tests/test_conformance.py)
 ONE, TWO = "roll one die", "roll two dice"  # the moves of the dice choice (one_die=on)
 
 TWO_DICE = {total: 6 - abs(total - 7) for total in range(2, 13)}  # ways to roll each total, over 36

@@ -295,7 +295,7 @@ def build(params: Mapping[str, Any]) -> Iterator[Row]:
     return expand(rules(params))
 
 
-def _parse_move(label: str) -> tuple[tuple[int, ...], bool]:
+def parse_move(label: str) -> tuple[tuple[int, ...], bool]:
     """Return (dice kept, rolls on) from a move label such as ``'keep 1-5, roll 3'``."""
     keep, action = label.split(", ", 1)
     return tuple(int(d) for d in keep.removeprefix("keep ").split("-")), action.startswith("roll")
@@ -329,7 +329,7 @@ def simulator(params: Mapping[str, Any], policy: str | Mapping[str, str]) -> Cal
                 label = policy.get(f"{n}d/{row * STEP}/{roll_text(roll)}")
                 if label is None:
                     continue  # a state the policy never reaches
-                kept, rolls_on = _parse_move(label)
+                kept, rolls_on = parse_move(label)
                 if kept not in selections(roll):
                     raise DicegraphError(f"the stored policy keeps {kept} from {roll_text(roll)}, which the rules forbid")
             gain[row, index] = score(kept)

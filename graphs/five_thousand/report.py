@@ -6,78 +6,62 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
-import sqlalchemy as sa
-
-from graphs import five_thousand as rules
-from graphs.protocol import Game
-from store.catalog import find_policy
-from store.propagate import outcome_distribution
-from store.schema import choice, edge, node, value
+from graphs.five_thousand import game as rules
+from graphs.protocol import StoredGraph
 
 EXAMPLES = 10
 
 
-def analyse(connection: sa.Connection, game: Game, params: Mapping[str, Any], report: Mapping[str, Any]) -> dict[str, Any]:
+def analyse(graph: StoredGraph, params: Mapping[str, Any], report: Mapping[str, Any]) -> dict[str, Any]:
     """Return ``distributions``, ``policies`` (expected, p_zero, sd), ``bank_thresholds`` and ``partial_keeps``."""
-    graph_id = report["graph"]
-    optimal = find_policy(connection, graph_id, "optimal").id
     return {
         "distributions": {
             str(n): {"counts": {str(k): v for k, v in rules.distribution(n).items()}, "total": 6**n,
                      "mean": float(rules.mean(n))}
             for n in range(1, rules.DICE + 1)
         },
-        "policies": [{**row, **_policy(connection, graph_id, row)} for row in report["policies"]],
-        "bank_thresholds": _bank_thresholds(connection, graph_id, optimal),
-        "partial_keeps": _partial_keeps(connection, graph_id, optimal),
+        "policies": [{**row, **_policy(graph, row)} for row in report["policies"]],
+        "bank_thresholds": _bank_thresholds(graph),
+        "partial_keeps": _partial_keeps(graph),
     }
 
 
-def _policy(connection: sa.Connection, graph_id: int, row: Mapping[str, Any]) -> dict[str, Any]:
+def _policy(graph: StoredGraph, row: Mapping[str, Any]) -> dict[str, Any]:
     """Expected score (the root value), P(score 0) and standard deviation from the exact outcome distribution."""
-    policy_id = find_policy(connection, graph_id, row["name"]).id
-    distribution = outcome_distribution(connection, policy_id, graph_id)
+    distribution = graph.distribution(row["name"])
     mean = sum(score * p for score, p in distribution.items())
     square = sum(score * score * p for score, p in distribution.items())
     return {"name": row["name"], "expected": row["value"], "p_zero": distribution.get(0.0, 0.0),
             "sd": math.sqrt(max(square - mean * mean, 0.0))}
 
 
-def _bank_thresholds(connection: sa.Connection, graph_id: int, optimal: int) -> dict[str, int]:
+def _bank_thresholds(graph: StoredGraph) -> dict[str, int]:
     """Per number of dice about to be rolled: the smallest total at which the optimal policy banks instead.
 
     Banking at total ``t`` rather than rolling ``n`` dice is right where the
     state (``n`` dice, ``t``) is worth no more than ``t``; past the bank bound
     every state banks.
     """
-    states = (
-        sa.select(node.c.key, value.c.value)
-        .select_from(node.join(value, sa.and_(value.c.node_id == node.c.id, value.c.policy_id == optimal)))
-        .where(node.c.graph_id == graph_id, node.c.kind == "chance")
-    )
     lowest = {n: math.ceil(rules.bank_bound() / rules.STEP) * rules.STEP for n in range(1, rules.DICE + 1)}
-    for key, worth in connection.execute(states):
+    for key, worth in graph.values("optimal", kind="chance").items():
         dice, total = int(key.split("d/")[0]), int(key.split("/")[1])
         if worth <= total * (1 + 1e-12) and total > 0:
             lowest[dice] = min(lowest[dice], total)
     return {str(n): t for n, t in sorted(lowest.items())}
 
 
-def _partial_keeps(connection: sa.Connection, graph_id: int, optimal: int) -> dict[str, Any]:
+def _partial_keeps(graph: StoredGraph) -> dict[str, Any]:
     """First-roll outcomes where the optimal policy sets aside fewer than all its scoring dice."""
-    first = (
-        sa.select(node.c.key, edge.c.label)
-        .select_from(choice.join(node, sa.and_(node.c.graph_id == graph_id, node.c.id == choice.c.node_id))
-                     .join(edge, edge.c.id == choice.c.edge_id))
-        .where(choice.c.policy_id == optimal, node.c.key.like(f"{rules.DICE}d/0/%"))
-        .order_by(node.c.key)
-    )
     found = []
-    for key, label in connection.execute(first):
+    first_roll = f"{rules.DICE}d/0/"
+    for key, move in sorted(graph.choices("optimal").items()):
+        if not key.startswith(first_roll):
+            continue
         roll = tuple(int(d) for d in key.split("/")[2].split("-"))
-        kept, _ = rules._parse_move(label)
+        kept, _ = rules.parse_move(move.label)
         if kept != rules.selections(roll)[0]:
-            found.append({"roll": rules.roll_text(roll), "move": label, "all_scoring": rules.roll_text(rules.selections(roll)[0])})
+            found.append({"roll": rules.roll_text(roll), "move": move.label,
+                          "all_scoring": rules.roll_text(rules.selections(roll)[0])})
     return {"count": len(found), "examples": found[:EXAMPLES]}
 
 

@@ -96,6 +96,7 @@ params = (
     Param("slack", 0, int, "room to explore beyond the stopping bound s*, in steps of the smallest worth (tests)",
           check=lambda value: 0 <= value <= 50, accepted="whole numbers 0..50"),
 )
+small_params = {"columns": (6, 7, 8)}  # small enough for exhaustive checks (tests/test_conformance.py)
 
 
 def agents(params: Mapping[str, Any]) -> tuple[str, ...]:

@@ -1,7 +1,7 @@
 """Can't Stop: the notebook's tables and top lists, for all 165 triples and both worths, from stored graphs.
 
 The one-roll figures (``p``, expected gains) are exact fractions from the
-rules (``graphs/cant_stop.py``). ``optimal`` and ``stopping_point`` come from
+rules (``graphs/cant_stop/game.py``). ``optimal`` and ``stopping_point`` come from
 the two stored all-triples graphs (one per worth), solved in one set-based
 pass each: ``optimal`` is the value of a triple's start, ``stopping_point``
 the smallest worth at which the optimal policy stops among those it reaches
@@ -14,14 +14,8 @@ from collections.abc import Callable, Mapping
 from fractions import Fraction
 from typing import Any
 
-import sqlalchemy as sa
-
-from graphs import cant_stop
-from graphs.protocol import Game
-from store.catalog import find_policy
-from store.errors import NotFound
-from store.load import build_graph, canonical_params, find_graph
-from store.schema import node, value
+from graphs.cant_stop import game as cant_stop
+from graphs.protocol import StoredGraph
 
 TOP = 30
 TIE = 1e-12  # relative: values computed in floating point closer than this are one value
@@ -31,15 +25,14 @@ def _all_triples(worth: str) -> dict[str, Any]:
     return {"columns": cant_stop.ALL, "worth": worth, "slack": 0}
 
 
-def prepare(engine: sa.Engine, game: Game, params: Mapping[str, Any]) -> None:
-    """Build the two all-triples graphs (one per worth) unless they are stored."""
-    for worth in cant_stop.WORTHS:
-        build_graph(engine, game, _all_triples(worth))
+def report_graphs(params: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """Return the parameters of the two all-triples graphs (one per worth) the report reads."""
+    return [_all_triples(worth) for worth in cant_stop.WORTHS]
 
 
-def analyse(connection: sa.Connection, game: Game, params: Mapping[str, Any], report: Mapping[str, Any]) -> dict[str, Any]:
+def analyse(graph: StoredGraph, params: Mapping[str, Any], report: Mapping[str, Any]) -> dict[str, Any]:
     """Return ``columns`` (the notebook's first table), ``triples`` and ``top`` (its lists)."""
-    solved = {worth: _solved_triples(connection, game, worth) for worth in cant_stop.WORTHS}
+    solved = {worth: _solved_triples(graph.other(_all_triples(worth)), worth) for worth in cant_stop.WORTHS}
     triples = []
     for columns in cant_stop.TRIPLES:
         for worth in cant_stop.WORTHS:
@@ -65,31 +58,18 @@ def _column_table() -> list[dict[str, Any]]:
     ]
 
 
-def _solved_triples(connection: sa.Connection, game: Game, worth: str) -> dict[str, tuple[float, Fraction]]:
-    """Triple key -> (optimal value, stopping point) from the stored all-triples graph of ``worth``."""
-    from store.report import ensure_evaluated  # the generic report imports this module
+def _solved_triples(graph: StoredGraph, worth: str) -> dict[str, tuple[float, Fraction]]:
+    """Triple key -> (optimal value, stopping point) from the stored all-triples graph of ``worth``.
 
-    stored = find_graph(connection, game.name, canonical_params(_all_triples(worth)))
-    if stored is None:
-        raise NotFound(f"the all-triples graph of {worth!r} is not built (prepare() builds it)")
-    built = stored.id
-    ensure_evaluated(connection, built, game)
-    optimal = find_policy(connection, built, "optimal").id
-    starts = (
-        sa.select(node.c.key, value.c.value)
-        .select_from(node.join(value, sa.and_(value.c.node_id == node.c.id, value.c.policy_id == optimal)))
-        .where(node.c.graph_id == built, node.c.layer == 1)
-    )
-    stops = (
-        sa.select(node.c.key, node.c.payoff)
-        .select_from(node.join(value, sa.and_(value.c.node_id == node.c.id, value.c.policy_id == optimal)))
-        .where(node.c.graph_id == built, node.c.kind == "terminal", node.c.key.like("%/stop"), value.c.reach > 0)
-    )
+    The triples' starts are layer 1; the stopping point is the smallest worth
+    of a ``.../stop`` terminal the optimal policy reaches.
+    """
     lowest: dict[str, int] = {}
-    for key, _payoff in connection.execute(stops):
-        prefix, units = key.split(":")[0], int(key.split(":")[1].split("/")[0])
-        lowest[prefix] = min(units, lowest.get(prefix, units))
-    return {key: (v, Fraction(lowest[key], cant_stop.UNITS[worth])) for key, v in connection.execute(starts)}
+    for key in graph.reaches("optimal", kind="terminal"):
+        if key.endswith("/stop"):
+            prefix, units = key.split(":")[0], int(key.split(":")[1].split("/")[0])
+            lowest[prefix] = min(units, lowest.get(prefix, units))
+    return {key: (v, Fraction(lowest[key], cant_stop.UNITS[worth])) for key, v in graph.values("optimal", layer=1).items()}
 
 
 def _top_lists(triples: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:

@@ -16,34 +16,26 @@ import textwrap
 from collections.abc import Mapping
 from typing import Any
 
-import sqlalchemy as sa
-
 from graphs.contest import head_to_head, series
-from graphs.protocol import Game
-from store.catalog import find_policy
-from store.propagate import outcome_distribution
-from store.schema import choice, edge, node, value
-from store.solve import Goal
-from store.sweep import sweep_outcomes
+from graphs.protocol import StoredGraph
+from graphs.shut_the_box.game import board_label
 
 DAY_GAMES = 20
 
 
-def analyse(connection: sa.Connection, game: Game, params: Mapping[str, Any], report: Mapping[str, Any]) -> dict[str, Any]:
+def analyse(graph: StoredGraph, params: Mapping[str, Any], report: Mapping[str, Any]) -> dict[str, Any]:
     """Return the seed's answers: ``expected_score, p_shut, opening_rolls, greedy_exceptions,
     score_distribution, two_player, two_player_seed_objective, self_play, day``."""
-    graph_id = report["graph"]
-    policies = {row["name"]: find_policy(connection, graph_id, row["name"]) for row in report["policies"]}
-    distributions = {name: outcome_distribution(connection, row.id, graph_id) for name, row in policies.items()}
+    distributions = {row["name"]: graph.distribution(row["name"]) for row in report["policies"]}
     first = distributions["optimal"]
     one_game = head_to_head(first, distributions["greedy"], lower_wins=True)
     return {
         "expected_score": {name: _mean(d) for name, d in distributions.items()},
         "p_shut": {name: d.get(0.0, 0.0) for name, d in distributions.items()},
-        "opening_rolls": _opening_rolls(connection, graph_id, policies["optimal"].id, params["tiles"]),
-        "greedy_exceptions": _greedy_exceptions(connection, graph_id, policies["optimal"].id, policies["greedy"].id),
+        "opening_rolls": _opening_rolls(graph, params["tiles"]),
+        "greedy_exceptions": _greedy_exceptions(graph),
         "score_distribution": {name: {_score(k): p for k, p in d.items()} for name, d in distributions.items()},
-        **_second_player(connection, graph_id, first),
+        **_second_player(graph, first),
         "self_play": _as_second(head_to_head(first, first, lower_wins=True)),
         "day": {"games": DAY_GAMES, "one_game": one_game, **series(**one_game, games=DAY_GAMES)},
     }
@@ -57,61 +49,45 @@ def _score(payoff: float) -> int:
     return int(round(payoff))
 
 
-def _opening_rolls(connection: sa.Connection, graph_id: int, optimal_id: int, tiles: int) -> list[dict[str, Any]]:
+def _opening_rolls(graph: StoredGraph, tiles: int) -> list[dict[str, Any]]:
     """Each first roll's total with the expected score of playing it optimally, best first."""
-    full = str((1 << tiles) - 1)
-    first_decisions = (
-        sa.select(node.c.key, value.c.value)
-        .select_from(node.join(value, sa.and_(value.c.node_id == node.c.id, value.c.policy_id == optimal_id)))
-        .where(node.c.graph_id == graph_id, node.c.kind == "decision", node.c.key.like(f"{full}/%"))
-    )
-    rolls = [{"roll": int(key.split("/")[1]), "expected_score": v} for key, v in connection.execute(first_decisions)]
+    first = f"{(1 << tiles) - 1}/"
+    rolls = [{"roll": int(key.split("/")[1]), "expected_score": v}
+             for key, v in graph.values("optimal", kind="decision").items() if key.startswith(first)]
     return sorted(rolls, key=lambda row: (row["expected_score"], row["roll"]))
 
 
-def _greedy_exceptions(connection: sa.Connection, graph_id: int, optimal_id: int, greedy_id: int) -> dict[str, Any]:
+def _greedy_exceptions(graph: StoredGraph) -> dict[str, Any]:
     """Decision nodes (every board, reachable or not) where the optimal move is not greedy's.
 
     ``max_gap`` is how much more the greedy move's board is expected to score
-    than the optimal move's, both played on optimally from there.
+    than the optimal move's, both played on optimally from there. Only
+    (board, roll) decisions count (keys ``board/total``), not the choice of dice.
     """
-    best, greedy = choice.alias("best"), choice.alias("greedy")
-    best_edge, greedy_edge = edge.alias("best_edge"), edge.alias("greedy_edge")
-    after_best, after_greedy = value.alias("after_best"), value.alias("after_greedy")
-    query = (
-        sa.select(
-            node.c.key, node.c.label, best_edge.c.label.label("best_move"), greedy_edge.c.label.label("greedy_move"),
-            after_best.c.value.label("best_value"), after_greedy.c.value.label("greedy_value"),
-        )
-        .select_from(
-            best.join(greedy, sa.and_(greedy.c.node_id == best.c.node_id, greedy.c.policy_id == greedy_id))
-            .join(node, sa.and_(node.c.graph_id == graph_id, node.c.id == best.c.node_id))
-            .join(best_edge, best_edge.c.id == best.c.edge_id)
-            .join(greedy_edge, greedy_edge.c.id == greedy.c.edge_id)
-            .join(after_best, sa.and_(after_best.c.policy_id == optimal_id, after_best.c.node_id == best_edge.c.dst))
-            .join(after_greedy, sa.and_(after_greedy.c.policy_id == optimal_id,
-                                        after_greedy.c.node_id == greedy_edge.c.dst))
-        )
-        .where(best.c.policy_id == optimal_id, best.c.edge_id != greedy.c.edge_id)
-    )
-    rows = [dict(row._mapping) for row in connection.execute(query) if "/" in row.key]  # (board, roll) pairs, not dice
-    for row in rows:
-        row["gap"] = row["greedy_value"] - row["best_value"]
-        row["board"], row["roll"] = row.pop("label").split("; rolled ")[0], int(row["key"].split("/")[1])
+    best, greedy, after = graph.choices("optimal"), graph.choices("greedy"), graph.values("optimal")
+    rows = []
+    for key, move in best.items():
+        other = greedy[key]
+        if "/" not in key or other.label == move.label:
+            continue
+        board, total = key.split("/")
+        rows.append({"key": key, "best_move": move.label, "greedy_move": other.label,
+                     "best_value": after[move.dst], "greedy_value": after[other.dst],
+                     "gap": after[other.dst] - after[move.dst], "board": board_label(int(board)), "roll": int(total)})
     worst = max(rows, key=lambda row: (row["gap"], row["key"]), default=None)
     return {"count": len(rows), "max_gap": worst["gap"] if worst else 0.0, "worst": worst,
             "ties": sum(1 for row in rows if abs(row["gap"]) <= 1e-12 * (1 + abs(row["best_value"])))}
 
 
-def _second_player(connection: sa.Connection, graph_id: int, first: Mapping[float, float]) -> dict[str, Any]:
+def _second_player(graph: StoredGraph, first: Mapping[float, float]) -> dict[str, Any]:
     """Player 2 sees player 1's score ``s`` and plays for ``P(score < s)`` (``two_player``) or, the seed's
     objective, ``P(score <= s)`` (``two_player_seed_objective``); their exact results.
 
     Scores are whole numbers, so ``score <= s`` is ``score < s + 1``: one sweep
-    (:func:`store.sweep.sweep_outcomes`) solves both objectives for every ``s``.
+    (``goal_sweep``) solves both objectives for every ``s``.
     """
     thresholds = sorted({score for score in first} | {score + 1 for score in first})
-    outcomes = dict(zip(thresholds, sweep_outcomes(connection, graph_id, "max", [Goal("<", t) for t in thresholds])))
+    outcomes = dict(zip(thresholds, graph.goal_sweep("max", [f"payoff < {t:g}" for t in thresholds])))
     results = {}
     for key, shift, objective in (("two_player", 0, "P(lower score)"),
                                   ("two_player_seed_objective", 1, "P(lower or equal score), the seed's")):

@@ -1,0 +1,95 @@
+"""A stored, solved graph as a game's hooks see it: values, reaches, choices and outcomes by key.
+
+This is the store's side of :class:`graphs.protocol.StoredGraph`. A game's
+report (``analyse``) asks it questions in the game's own terms (node keys,
+policy names) and reads the keys itself; the store runs the SQL and never
+reads a key.
+
+>>> from graphs import get_game
+>>> from store.db import open_database
+>>> from store.report import game_report
+>>> engine = open_database("sqlite://", create=True)
+>>> report = game_report(engine, get_game("jackpot"), {"cells": 3})
+>>> with engine.connect() as connection:
+...     graph = GraphView(connection, report["graph"])
+...     round(graph.values("optimal")["0"], 6), graph.choices("optimal")["0/1-2"]
+(0.143583, ChosenMove(label='flip 1', dst='1'))
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import sqlalchemy as sa
+
+from graphs.protocol import ChosenMove
+from store.catalog import find_policy
+from store.errors import NotFound
+from store.load import canonical_params, find_graph
+from store.propagate import outcome_distribution
+from store.schema import choice, edge, graph, node, value
+from store.solve import Goal
+from store.sweep import sweep_outcomes
+
+
+class GraphView:
+    """One stored graph, read through ``connection`` (see :class:`graphs.protocol.StoredGraph`)."""
+
+    def __init__(self, connection: sa.Connection, graph_id: int):
+        self.connection, self.graph_id = connection, graph_id
+        row = connection.execute(sa.select(graph.c.game, graph.c.params).where(graph.c.id == graph_id)).one()
+        self.game, self.params = row.game, json.loads(row.params)
+
+    def _policy(self, name: str) -> int:
+        return find_policy(self.connection, self.graph_id, name).id
+
+    def _by_key(self, column: sa.ColumnElement, policy: str, kind: str | None, layer: int | None,
+                reached: bool = False) -> dict[str, float]:
+        query = (sa.select(node.c.key, column)
+                 .select_from(node.join(value, sa.and_(value.c.node_id == node.c.id,
+                                                       value.c.policy_id == self._policy(policy))))
+                 .where(node.c.graph_id == self.graph_id))
+        if kind is not None:
+            query = query.where(node.c.kind == kind)
+        if layer is not None:
+            query = query.where(node.c.layer == layer)
+        if reached:
+            query = query.where(value.c.reach > 0)
+        return dict(self.connection.execute(query).all())
+
+    def values(self, policy: str, kind: str | None = None, layer: int | None = None) -> dict[str, float]:
+        """Return node key -> the policy's value there (only nodes of ``kind`` / ``layer`` when given)."""
+        return self._by_key(value.c.value, policy, kind, layer)
+
+    def reaches(self, policy: str, kind: str | None = None) -> dict[str, float]:
+        """Return node key -> the probability that the policy reaches it, for the nodes it reaches."""
+        return self._by_key(value.c.reach, policy, kind, None, reached=True)
+
+    def choices(self, policy: str) -> dict[str, ChosenMove]:
+        """Return decision key -> the move the policy takes there (its label and the key it leads to)."""
+        source, target = node.alias("source"), node.alias("target")
+        query = (
+            sa.select(source.c.key, edge.c.label, target.c.key.label("dst"))
+            .select_from(choice.join(edge, edge.c.id == choice.c.edge_id)
+                         .join(source, sa.and_(source.c.graph_id == self.graph_id, source.c.id == choice.c.node_id))
+                         .join(target, sa.and_(target.c.graph_id == self.graph_id, target.c.id == edge.c.dst)))
+            .where(choice.c.policy_id == self._policy(policy))
+        )
+        return {key: ChosenMove(label, dst) for key, label, dst in self.connection.execute(query)}
+
+    def distribution(self, policy: str) -> dict[float, float]:
+        """Return payoff -> probability of ending with it under the policy."""
+        return outcome_distribution(self.connection, self._policy(policy), self.graph_id)
+
+    def goal_sweep(self, objective: str, goals: Sequence[str]) -> list[dict[float, float]]:
+        """Return, per goal text (``'payoff < 7'``), the outcome distribution of the policy best for it."""
+        return sweep_outcomes(self.connection, self.graph_id, objective, [Goal.parse(text) for text in goals])
+
+    def other(self, params: Mapping[str, Any]) -> GraphView:
+        """Return the same game's stored graph for ``params`` (built by the report first: ``report_graphs``)."""
+        stored = find_graph(self.connection, self.game, canonical_params(params))
+        if stored is None:
+            raise NotFound(f"no stored {self.game} graph with {dict(params)} (the game's report_graphs names it)")
+        return GraphView(self.connection, stored.id)

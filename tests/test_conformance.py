@@ -1,0 +1,188 @@
+"""One suite for every registered game: a game is tested the moment it is registered.
+
+Each game is checked on its ``small_params`` (its defaults when it names
+none): metadata valid, two builds identical, the streaming rules, the SQL
+solve and every agent's SQL evaluation equal to an exact recursion in
+fractions (over the rules for a game written at the rules level, over the
+built rows otherwise), every agent deciding at every decision, Monte Carlo
+within 4 standard errors of the exact value, DuckDB equal to SQLite.
+
+A game solved by a store module of its own (School, see
+``store.reports.OWN_REPORTS``) has no generic solve to compare: its solve is
+checked in ``tests/test_school.py``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from fractions import Fraction
+from typing import Any
+
+import functools
+from collections.abc import Callable
+
+import pytest
+import sqlalchemy as sa
+
+from graphs import GAMES
+from graphs.check import StreamChecker
+from graphs.montecarlo import can_simulate, simulate
+from graphs.protocol import CHANCE, DECISION, TERMINAL, Edge, Game, Node, Param, Row, resolve_params, value_text
+from graphs.rules import exact_value
+from store.db import open_database
+from store.load import build_graph
+from store.report import ensure_evaluated
+from store.reports import has_own_solver
+from store.schema import node, policy, value
+
+MONTE_CARLO_GAMES = 40_000
+
+
+def small_params(game: Game) -> dict[str, Any]:
+    """Return the game's parameters for exhaustive checks: its ``small_params`` over its defaults."""
+    return resolve_params(game, {}) | dict(getattr(game, "small_params", {}))
+
+
+@functools.cache
+def built_rows(game: Game) -> list[Row]:
+    """Return the rows of the game built on its small parameters (built once per test run)."""
+    return list(game.build(small_params(game)))
+
+
+def games(condition: Any = lambda game: True) -> list[Any]:
+    """Return pytest parameters, one per registered game that meets ``condition``, named after it."""
+    return [pytest.param(game, id=name) for name, game in sorted(GAMES.items()) if condition(game)]
+
+
+SOLVED_BY_THE_STORE = games(lambda game: not has_own_solver(game))
+
+
+@pytest.mark.parametrize("game", games())
+def test_metadata(game: Game) -> None:
+    assert GAMES[game.name] is game
+    assert game.objective in ("max", "min")
+    assert game.title and game.summary and game.outcome
+    assert isinstance(game.version, int) and game.version >= 1
+    names = [param.name for param in game.params]
+    assert len(set(names)) == len(names)
+    for param in game.params:
+        assert isinstance(param, Param) and param.help
+        assert param.check(param.default), f"{param.name}'s default fails its own check"
+        assert param.parse(value_text(param.default)) == param.default, f"{param.name}'s default does not read back"
+    defaults = resolve_params(game, {})
+    small = small_params(game)
+    resolve_params(game, {name: value_text(v) for name, v in small.items()})  # passes check_params
+    assert set(game.agents(defaults)) == set(game.agents(defaults))
+
+
+@pytest.mark.parametrize("game", games())
+def test_two_builds_are_identical_and_stream_by_the_rules(game: Game) -> None:
+    params = small_params(game)
+    rows = built_rows(game)
+    assert rows == list(game.build(params))
+    checker = StreamChecker(game.agents(params))
+    edge_id = 0
+    for row in rows:
+        if isinstance(row, Node):
+            checker.node(row)
+        else:
+            checker.edge(row, edge_id=edge_id)
+            edge_id += 1
+    layers, totals = checker.finish()
+    assert layers[0].nodes == 1 and rows[0].id == 0  # the root, alone in the lowest layer
+    assert totals["nodes"] == sum(1 for row in rows if isinstance(row, Node))
+
+
+def exact_by_rows(rows: Iterable[Row], objective: str, agent: str | None = None) -> Fraction:
+    """Return the root's exact value by recursion over built rows, in fractions (deepest layer first)."""
+    nodes = {row.id: row for row in rows if isinstance(row, Node)}
+    out: dict[int, list[Edge]] = {}
+    for row in rows:
+        if isinstance(row, Edge):
+            out.setdefault(row.src, []).append(row)
+    worth: dict[int, Fraction] = {}
+    best = max if objective == "max" else min
+    for row in sorted(nodes.values(), key=lambda row: -row.layer):
+        edges = out.get(row.id, [])
+        if row.kind == TERMINAL:
+            worth[row.id] = Fraction(row.payoff)
+        elif row.kind == CHANCE:
+            worth[row.id] = sum((Fraction(e.weight, row.denom) * (Fraction(e.reward) + worth[e.dst]) for e in edges),
+                                Fraction(0))
+        else:
+            taken = [e for e in edges if agent in e.chosen_by] if agent else edges
+            worth[row.id] = best(Fraction(e.reward) + worth[e.dst] for e in taken)
+    return worth[0]
+
+
+BACKENDS = {"sqlite": "sqlite:///{}/game.db", "duckdb": "duckdb:///{}/game.duckdb"}
+
+
+@functools.cache
+def exact(game: Game, agent: str | None = None) -> Fraction:
+    """Return the exact value of the game on its small parameters (optimal, or ``agent``'s), from its rules
+    when it has them, else from its rows."""
+    params = small_params(game)
+    if hasattr(game, "rules"):
+        return exact_value(game.rules(params), game.objective, agent)
+    return exact_by_rows(built_rows(game), game.objective, agent)
+
+
+@pytest.fixture(scope="module")
+def stored(tmp_path_factory: pytest.TempPathFactory) -> Callable[[Game, str], dict[tuple[str, str], float]]:
+    """Return a function giving (policy, key) -> value of the game solved on a backend; each built once."""
+    done: dict[tuple[str, str], dict[tuple[str, str], float]] = {}
+
+    def solved(game: Game, backend: str) -> dict[tuple[str, str], float]:
+        if (game.name, backend) not in done:
+            url = BACKENDS[backend].format(tmp_path_factory.mktemp(backend))
+            engine = open_database(url, create=True)
+            built = build_graph(engine, game, small_params(game))
+            with engine.begin() as connection:
+                ensure_evaluated(connection, built.graph_id, game)
+                query = (sa.select(policy.c.name, node.c.key, value.c.value)
+                         .select_from(value.join(policy, policy.c.id == value.c.policy_id)
+                                      .join(node, sa.and_(node.c.graph_id == policy.c.graph_id,
+                                                          node.c.id == value.c.node_id)))
+                         .where(policy.c.goal.is_(None)))
+                done[game.name, backend] = {(name, key): v for name, key, v in connection.execute(query)}
+            engine.dispose()
+        return done[game.name, backend]
+
+    return solved
+
+
+@pytest.mark.parametrize("game", SOLVED_BY_THE_STORE)
+def test_sql_solve_and_agents_equal_an_exact_recursion(game: Game, stored: Any) -> None:
+    params = small_params(game)
+    root = next(row.key for row in built_rows(game) if isinstance(row, Node))
+    values = stored(game, "sqlite")
+    for name in ["optimal", *game.agents(params)]:
+        expected = exact(game, None if name == "optimal" else name)
+        assert values[name, root] == pytest.approx(float(expected), rel=1e-12, abs=1e-12), name
+
+
+@pytest.mark.parametrize("game", games())
+def test_every_agent_decides_at_every_decision(game: Game) -> None:
+    params = small_params(game)
+    rows = built_rows(game)
+    decisions = {row.id for row in rows if isinstance(row, Node) and row.kind == DECISION}
+    for agent in game.agents(params):
+        chosen = [row.src for row in rows if isinstance(row, Edge) and agent in row.chosen_by]
+        assert sorted(chosen) == sorted(decisions), agent
+
+
+@pytest.mark.parametrize("game", games(lambda game: can_simulate(game) and not has_own_solver(game)))
+def test_monte_carlo_within_four_standard_errors(game: Game) -> None:
+    params = small_params(game)
+    for agent in game.agents(params):
+        estimate = simulate(game, params, agent, games=MONTE_CARLO_GAMES, seed=7)
+        assert abs(estimate.z(float(exact(game, agent)))) < 4, agent
+
+
+@pytest.mark.parametrize("game", SOLVED_BY_THE_STORE)
+def test_duckdb_equals_sqlite(game: Game, stored: Any) -> None:
+    sqlite, duckdb = stored(game, "sqlite"), stored(game, "duckdb")
+    assert sqlite.keys() == duckdb.keys()
+    for key, expected in sqlite.items():
+        assert duckdb[key] == pytest.approx(expected, rel=1e-12, abs=1e-12), key

@@ -9,10 +9,23 @@
 from __future__ import annotations
 
 from graphs import cant_stop, cant_stop_board, five_thousand, jackpot, school, shut_the_box, synthetic
-from graphs.errors import UnknownGame
+from graphs.errors import DicegraphError, UnknownGame
 from graphs.protocol import Game
 
 GAMES: dict[str, Game] = {module.name: module for module in (jackpot, shut_the_box, cant_stop, cant_stop_board, five_thousand, school, synthetic)}  # type: ignore[misc]
+
+
+def register(game: Game) -> Game:
+    """Add ``game`` (a module or object following :class:`graphs.protocol.Game`) to the registry; return it.
+
+    Every command, report and conformance test then knows it by ``game.name``.
+    A game of this repository is listed in :data:`GAMES` above instead.
+    """
+    known = GAMES.get(game.name)
+    if known is not None and known is not game:
+        raise DicegraphError(f"a game called {game.name!r} is registered already")
+    GAMES[game.name] = game
+    return game
 
 
 def get_game(name: str) -> Game:

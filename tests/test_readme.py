@@ -6,6 +6,7 @@ import os
 import re
 import shlex
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
@@ -117,3 +118,55 @@ def test_readme_turn_policy_query_is_what_query_prints(runner: CliRunner, whole_
     sql = "SELECT policy.name" + block.split('"\n')[0]
     printed = runner.invoke(main, ["--db", whole_game, "query", sql]).stdout
     assert printed.strip() in block
+
+
+def own_game_section() -> str:
+    return README.split("## Add your own game", 1)[1].split("\n## ", 1)[0]
+
+
+@pytest.fixture(scope="module")
+def own_game(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    """The README's example game, its code taken from the README, registered."""
+    import importlib.util
+
+    from graphs import GAMES, register
+
+    folder = tmp_path_factory.mktemp("own_game")
+    path = folder / "bust.py"
+    path.write_text(own_game_section().split("```python\n", 1)[1].split("```", 1)[0])
+    spec = importlib.util.spec_from_file_location("readme_bust", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    register(module)
+    yield module
+    del GAMES[module.name]
+
+
+def test_own_game_runs_every_command_and_prints_the_readme_output(own_game: Any, tmp_path: Path) -> None:
+    section = own_game_section()
+    block = section.split("```sh", 1)[1].split("```", 1)[0]
+    url = f"sqlite:///{tmp_path / 'own.db'}"
+    printed = []
+    here = os.getcwd()
+    os.chdir(tmp_path)  # export writes bust.png where it runs
+    try:
+        for line in block.strip().splitlines():
+            result = CliRunner().invoke(main, ["--db", url, *shlex.split(line)[1:]])
+            assert result.exit_code == 0, (line, result.stderr)
+            printed.append(result.stdout)
+    finally:
+        os.chdir(here)
+    assert (tmp_path / "bust.png").stat().st_size > 0
+    report, query = printed[2], printed[4]
+    table = report.strip().split("\n\n")[0]  # the policy table, before the note on Monte Carlo
+    assert table in section and query.strip() in section
+
+
+def test_own_game_passes_the_conformance_checks(own_game: Any) -> None:
+    from tests import test_conformance as conformance
+
+    conformance.test_metadata(own_game)
+    conformance.test_two_builds_are_identical_and_stream_by_the_rules(own_game)
+    conformance.test_every_agent_decides_at_every_decision(own_game)
+    conformance.test_monte_carlo_within_four_standard_errors(own_game)

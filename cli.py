@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import sys
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -18,9 +18,10 @@ import click
 import sqlalchemy as sa
 
 from graphs import GAMES, get_game
+from graphs.commands import JSON_OPTION, PARAM_OPTION, SESSION, mounted, table
 from graphs.errors import DicegraphError
 from graphs.montecarlo import can_simulate
-from graphs.protocol import resolve_params, value_text
+from graphs.protocol import Game, StoredGraph, resolve_params, value_text
 from store.catalog import evaluated_policy, list_policies, resolve_graph
 from store.compare import compare_policies
 from store.db import DEFAULT_URL, ENV_VAR, database_exists, open_database, schema_revision
@@ -31,21 +32,17 @@ from store.query import DEFAULT_TIMEOUT, run_query
 from store.output import check_directory, check_file
 from store.render import DEFAULT_DPI, MAX_NODES, RENDERERS, diagram_format
 from store.report import (
-    DEFAULT_SEED, OPTIMAL, describe_analysis, draw_game_diagrams, evaluate_stored, game_report, policy_names, prepare_game,
+    DEFAULT_SEED, OPTIMAL, describe_analysis, draw_game_diagrams, ensure_evaluated, evaluate_stored, game_report, policy_names, prepare_game,
     solve_steps,
 )
 from store.reports import has_own_solver
 from store.schema import graph as graph_table
 from store.simulation import monte_carlo
 from store.solve import OBJECTIVES, solve
+from store.view import GraphView
 
-JSON_OPTION = click.option("--json", "as_json", is_flag=True, help="Print JSON instead of text.")
 SEED_OPTION = click.option("--seed", type=click.IntRange(min=0), default=DEFAULT_SEED, show_default=True,
                            help="Random seed of the simulation (0 or more).")
-PARAM_OPTION = click.option(
-    "-p", "--param", "params", multiple=True, metavar="NAME=VALUE",
-    help="A builder parameter (repeatable); `dicegraph games` lists them.",
-)
 
 
 class DicegraphGroup(click.Group):
@@ -107,28 +104,11 @@ def main(ctx: click.Context, db_url: str) -> None:
       dicegraph query "SELECT * FROM positions WHERE policy = 'optimal' LIMIT 5"
     """
     ctx.obj = db_url
+    ctx.meta[SESSION] = CommandSession(db_url)
 
 
 def _print_json(data: Any) -> None:
     click.echo(json.dumps(data, indent=2, default=str))
-
-
-def _table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
-    """Return rows as a plain text table with aligned columns (the headers alone when there are no rows)."""
-    cells = [[_cell(value) for value in row] for row in rows]
-    widths = [max([len(str(header))] + [len(row[i]) for row in cells]) for i, header in enumerate(headers)]
-    lines = ["  ".join(str(header).ljust(width) for header, width in zip(headers, widths)).rstrip()]
-    lines.append("  ".join("-" * width for width in widths))
-    lines += ["  ".join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip() for row in cells]
-    return "\n".join(lines)
-
-
-def _cell(value: Any) -> str:
-    if value is None:
-        return ""
-    if isinstance(value, float):
-        return f"{value:.10g}"
-    return str(value)
 
 
 def _policy_name(text: str) -> str:
@@ -206,6 +186,35 @@ def _duration(seconds: float) -> str:
     return f"{minutes} min {rest} s" if minutes else f"{rest} s"
 
 
+class CommandSession:
+    """The command line's side of :class:`graphs.commands.Session`: what a game's own commands get."""
+
+    def __init__(self, url: str):
+        self.url = url
+
+    @contextmanager
+    def solved(self, game: Game, params: Mapping[str, Any], what: str) -> Iterator[StoredGraph]:
+        """Build, solve and evaluate what is missing (progress on stderr), then yield the graph read-only."""
+        engine = open_database(self.url, create=True, on_wait=lambda message: click.echo(message, err=True))
+        with _activity(f"building {what}, edges") as building:
+            built = build_graph(engine, game, params, progress=building)
+        with _progress(f"solving {what} (first use only), steps", solve_steps(game)) as steps:
+            prepare_game(engine, game, params, progress=steps)
+        with _activity(f"solving {what}, layers") as solving, engine.begin() as connection:
+            ensure_evaluated(connection, built.graph_id, game, solving)
+        with engine.connect() as connection:
+            yield GraphView(connection, built.graph_id)
+        engine.dispose()
+
+    def output_file(self, path: Path) -> Path:
+        """Return ``path`` once a file can be written there."""
+        return check_file(path)
+
+
+for _group in mounted(GAMES):
+    main.add_command(_group)
+
+
 def _stored_graph(connection: sa.Connection, ref: str, params: tuple[str, ...]) -> sa.Row:
     """Return the graph GRAPH names: an id, or a game name (with -p picking among its graphs)."""
     if not params:
@@ -278,7 +287,7 @@ def graphs(ctx: click.Context, as_json: bool) -> None:
     if not rows:
         click.echo("no graphs stored yet (build one: dicegraph build jackpot)")
         return
-    click.echo(_table(["id", "game", "params", "nodes", "edges", "layers", "created"],
+    click.echo(table(["id", "game", "params", "nodes", "edges", "layers", "created"],
                       [[r["id"], r["game"], r["params"], r["nodes"], r["edges"], r["layers"], r["created_at"]] for r in rows]))
 
 
@@ -406,7 +415,7 @@ def policies(ctx: click.Context, graph: str, params: tuple[str, ...], as_json: b
     elif not listing:
         click.echo(f"graph {row.id} ({row.game}) has no policies yet (solve it: dicegraph solve {row.id})")
     else:
-        click.echo(_table(["policy", "objective", "method", "value"],
+        click.echo(table(["policy", "objective", "method", "value"],
                           [[p["name"], p["objective"], p["method"], p["value"]] for p in listing]))
 
 
@@ -432,7 +441,7 @@ def propagate(ctx: click.Context, graph: str, params: tuple[str, ...], policy_na
         _print_json({"graph": row.id, "policy": policy_name, "expected_payoff": expected,
                      "distribution": [{"payoff": k, "probability": v} for k, v in distribution.items()]})
         return
-    click.echo(_table(["payoff", "probability"], [[k, v] for k, v in distribution.items()]))
+    click.echo(table(["payoff", "probability"], [[k, v] for k, v in distribution.items()]))
     click.echo(f"expected terminal payoff: {expected:.12g}")
 
 
@@ -473,7 +482,7 @@ def compare(ctx: click.Context, graph: str, params: tuple[str, ...], policy_name
     click.echo(f"  expected loss: {result['expected_loss']:.12g}")
     if result["deviations"]:
         click.echo(f"\ncostliest deviations (loss at the node times the probability {policy_name} gets there):")
-        click.echo(_table(
+        click.echo(table(
             ["position", "label", policy_name, reference, "loss", "reach", "cost"],
             [[d["key"], d["label"], d["move"], d["best_move"], d["loss"], d["reach"], d["cost"]]
              for d in result["deviations"]],
@@ -535,7 +544,7 @@ def report(ctx: click.Context, game: str, params: tuple[str, ...], simulated_gam
         headers += [f"MONTE CARLO ({simulated_games:,})", "z"]
         for row, p in zip(rows, data["policies"]):
             row += [_percent(p["monte_carlo"]["estimate"], chosen.outcome), f"{p['monte_carlo']['z']:+.2f}"]
-    click.echo(_table(headers, rows))
+    click.echo(table(headers, rows))
     if len(headers) > 3:
         click.echo(f"\nMonte Carlo: games played from the rules (seed {seed}); "
                    "z = (estimate - exact) / standard error.")
@@ -676,7 +685,7 @@ def query(ctx: click.Context, sql: str, write: bool, limit: int | None, timeout:
     if as_json:
         _print_json([dict(zip(columns, row)) for row in rows])
     elif columns:
-        click.echo(_table(columns, rows))
+        click.echo(table(columns, rows))
 
 
 @main.command()
@@ -704,7 +713,7 @@ def show(ctx: click.Context, graph: str, params: tuple[str, ...], key: str, as_j
         _print_json({**described, "not_evaluated": unevaluated})
         return
     click.echo(f"{described['kind']} node {described['key']!r} ({described['label']}), layer {described['layer']}")
-    click.echo(_table(["policy", "value", "reach"],
+    click.echo(table(["policy", "value", "reach"],
                       [[name, v["value"], v["reach"]] for name, v in described["policies"].items()]))
     for out in described["edges"]:
         chance = f" p={out['probability']:.6g}" if out["probability"] is not None else ""
@@ -718,63 +727,6 @@ def show(ctx: click.Context, graph: str, params: tuple[str, ...], key: str, as_j
     if unevaluated:
         click.echo(f"\nnot evaluated yet: {', '.join(unevaluated)} "
                    f"(compute them with: dicegraph solve {row.id}, or dicegraph report {row.game} -n 0)", err=True)
-
-
-@main.group("cant-stop")
-def cant_stop_group() -> None:
-    """Can't Stop on a real board (see the README's board notation).
-
-    \b
-    Examples:
-      dicegraph cant-stop advise --board '6:>1,7:>1,8:>1' --roll 2,3,5,6
-      dicegraph cant-stop advise --board '7:3>5,8:>2,12:x' --objective claim --json
-    """
-
-
-def _dice(text: str | None) -> tuple[int, ...] | None:
-    if text is None:
-        return None
-    try:
-        dice = tuple(int(part) for part in text.split(","))
-    except ValueError:
-        dice = ()
-    if len(dice) != 4 or not all(1 <= d <= 6 for d in dice):
-        raise click.BadParameter(f"{text!r} is not four dice 1..6, e.g. 2,3,5,6", param_hint="--roll")
-    return dice
-
-
-@cant_stop_group.command("advise")
-@click.option("--board", required=True, help="The board, e.g. '7:3>5,8:>2,12:x' (README: board notation).")
-@click.option("--roll", "roll_text", metavar="A,B,C,D", help="The four dice just rolled; without it: stop or roll now?")
-@click.option("--objective", type=click.Choice(["progress", "claim"]), default="progress", show_default=True,
-              help="Maximise the turn's progress, or the probability of claiming a column this turn.")
-@JSON_OPTION
-@click.pass_context
-def advise_command(ctx: click.Context, board: str, roll_text: str | None, objective: str, as_json: bool) -> None:
-    """Say how to play this roll (which columns to climb, then stop or roll on), with every alternative's value.
-
-    The board's turn graph is built and solved on first use, then reused.
-
-    \b
-    Examples:
-      dicegraph cant-stop advise --board '6:>1,7:>1,8:>1' --roll 2,3,5,6
-      dicegraph cant-stop advise --board '7:3>5,8:>2,12:x' --objective claim
-    """
-    from store.advise import advise
-
-    turn = f"the turn graph of board {board or '(empty)'}"
-    with _activity(f"building {turn}, edges") as building, _activity(f"solving {turn}, layers") as solving:
-        result = advise(_engine(ctx, create=True), board, objective, _dice(roll_text), building, solving)
-    if as_json:
-        _print_json(result)
-        return
-    rolled = f", roll {roll_text}" if roll_text else ""
-    click.echo(f"board {result['board'] or '(empty)'}{rolled}; objective {objective}")
-    if result["decision"] == "bust":
-        click.echo("bust: no pairing climbs; the turn's climbing is lost")
-        return
-    click.echo(f"best: {result['decision']} (expected {result['value']:.6f})")
-    click.echo(_table(["move", "value"], [[row["move"], row["value"]] for row in result["alternatives"]]))
 
 
 @main.group("school")
@@ -842,7 +794,7 @@ def school_advise(ctx: click.Context, used: str, roll_text: str, rolls_left: int
         click.echo(f"{other} {verdict}")
     headers = ["move", "expected points"] + (["Bob's profit"] if policy_name == "bob" else [])
     rows = [[a["move"], a["value"]] + ([a["profit"]] if policy_name == "bob" else []) for a in result["alternatives"]]
-    click.echo(_table(headers, rows))
+    click.echo(table(headers, rows))
 
 
 @school_group.command("export-decisions")

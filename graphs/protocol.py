@@ -139,6 +139,11 @@ class StoredGraph(Protocol):
         """Return decision key -> the move the policy takes there."""
         ...
 
+    def position(self, key: str, depth: int = 1) -> dict[str, Any]:
+        """Return the node ``key``: ``label``, ``kind``, ``policies`` (name -> value, reach) and ``edges``
+        (label, to, probability, chosen_by, values per policy), ``depth`` levels deep."""
+        ...
+
     def distribution(self, policy: str) -> dict[float, float]:
         """Return payoff -> probability of ending with it under the policy (the exact outcome distribution)."""
         ...
@@ -182,6 +187,8 @@ class Game(Protocol):
       adds to its report (``report`` is the generic part).
     * ``describe(report) -> list[str]``: the lines the human-readable report
       prints after the policy table.
+    * ``commands: click.Group``: commands of the game's own (advisors, exports),
+      mounted by ``cli.py``; they reach the store through :mod:`graphs.commands`.
     """
 
     name: str

@@ -28,6 +28,7 @@ from graphs.protocol import ChosenMove
 from store.catalog import find_policy
 from store.errors import NotFound
 from store.load import canonical_params, find_graph
+from store.positions import describe_position
 from store.propagate import outcome_distribution
 from store.schema import choice, edge, graph, node, value
 from store.solve import Goal
@@ -78,6 +79,11 @@ class GraphView:
             .where(choice.c.policy_id == self._policy(policy))
         )
         return {key: ChosenMove(label, dst) for key, label, dst in self.connection.execute(query)}
+
+    def position(self, key: str, depth: int = 1) -> dict[str, Any]:
+        """Return the node ``key``: label, kind, each policy's value, its edges ``depth`` levels deep
+        (:func:`store.positions.describe_position`)."""
+        return describe_position(self.connection, self.graph_id, key, depth)
 
     def distribution(self, policy: str) -> dict[float, float]:
         """Return payoff -> probability of ending with it under the policy."""

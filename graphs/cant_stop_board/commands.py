@@ -1,0 +1,62 @@
+"""``dicegraph cant-stop ...``: the board game's commands (mounted by ``cli.py`` from the game's ``commands``)."""
+
+from __future__ import annotations
+
+import click
+
+from graphs.cant_stop_board import game as rules
+from graphs.cant_stop_board.advise import advise, graph_params
+from graphs.commands import JSON_OPTION, emit, session, table
+
+
+@click.group("cant-stop")
+def commands() -> None:
+    """Can't Stop on a real board (see the README's board notation).
+
+    \b
+    Examples:
+      dicegraph cant-stop advise --board '6:>1,7:>1,8:>1' --roll 2,3,5,6
+      dicegraph cant-stop advise --board '7:3>5,8:>2,12:x' --objective claim --json
+    """
+
+
+def _dice(text: str | None) -> tuple[int, ...] | None:
+    if text is None:
+        return None
+    try:
+        dice = tuple(int(part) for part in text.split(","))
+    except ValueError:
+        dice = ()
+    if len(dice) != 4 or not all(1 <= d <= 6 for d in dice):
+        raise click.BadParameter(f"{text!r} is not four dice 1..6, e.g. 2,3,5,6", param_hint="--roll")
+    return dice
+
+
+@commands.command("advise")
+@click.option("--board", required=True, help="The board, e.g. '7:3>5,8:>2,12:x' (README: board notation).")
+@click.option("--roll", "roll_text", metavar="A,B,C,D", help="The four dice just rolled; without it: stop or roll now?")
+@click.option("--objective", type=click.Choice(list(rules.OBJECTIVES)), default="progress", show_default=True,
+              help="Maximise the turn's progress, or the probability of claiming a column this turn.")
+@JSON_OPTION
+def advise_command(board: str, roll_text: str | None, objective: str, as_json: bool) -> None:
+    """Say how to play this roll (which columns to climb, then stop or roll on), with every alternative's value.
+
+    The board's turn graph is built and solved on first use, then reused.
+
+    \b
+    Examples:
+      dicegraph cant-stop advise --board '6:>1,7:>1,8:>1' --roll 2,3,5,6
+      dicegraph cant-stop advise --board '7:3>5,8:>2,12:x' --objective claim
+    """
+    roll = _dice(roll_text)
+    params = graph_params(board, objective)
+    with session().solved(rules, params, f"the turn graph of board {board or '(empty)'}") as graph:
+        result = advise(graph, board, objective, roll)
+    rolled = f", roll {roll_text}" if roll_text else ""
+    lines = [f"board {result['board'] or '(empty)'}{rolled}; objective {objective}"]
+    if result["decision"] == "bust":
+        lines.append("bust: no pairing climbs; the turn's climbing is lost")
+    else:
+        lines.append(f"best: {result['decision']} (expected {result['value']:.6f})")
+        lines.append(table(["move", "value"], [[row["move"], row["value"]] for row in result["alternatives"]]))
+    emit(result, lines, as_json)

@@ -1,0 +1,86 @@
+"""What a game's own commands use: its ``commands`` hook is a click group that ``cli.py`` mounts.
+
+A game's command parses its own options, asks the :class:`Session` for its
+graph (built, solved and evaluated on first use, with progress shown), reads
+it through :class:`graphs.protocol.StoredGraph` and prints with :func:`emit`.
+The session is the command line's (``cli.py`` puts it in the click context);
+``graphs/`` never opens a database itself.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import AbstractContextManager
+from pathlib import Path
+from typing import Any, Protocol
+
+import click
+
+from graphs.protocol import Game, StoredGraph
+
+SESSION = "dicegraph.session"  # the key of the session in click's context meta
+
+JSON_OPTION = click.option("--json", "as_json", is_flag=True, help="Print JSON instead of text.")
+PARAM_OPTION = click.option(
+    "-p", "--param", "params", multiple=True, metavar="NAME=VALUE",
+    help="A builder parameter (repeatable); `dicegraph games` lists them.",
+)
+
+
+class Session(Protocol):
+    """What the command line offers a game's commands."""
+
+    def solved(self, game: Game, params: Mapping[str, Any], what: str) -> AbstractContextManager[StoredGraph]:
+        """Return a context holding the game's graph for ``params``: built, solved and evaluated if missing
+        (progress on stderr names ``what``), read-only inside."""
+        ...
+
+    def output_file(self, path: Path) -> Path:
+        """Return ``path`` once it is known to be writable (raises a one-line error otherwise)."""
+        ...
+
+
+def session() -> Session:
+    """Return the session of the running command (set by ``cli.main``)."""
+    return click.get_current_context().meta[SESSION]
+
+
+def emit(data: Any, lines: Sequence[str], as_json: bool) -> None:
+    """Print ``data`` as JSON with ``--json``, else the human-readable ``lines``."""
+    click.echo(json.dumps(data, indent=2, default=str) if as_json else "\n".join(lines))
+
+
+def table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
+    """Return rows as a plain text table with aligned columns (the headers alone when there are no rows).
+
+    >>> print(table(["move", "value"], [["stop", 1.5], ["roll", None]]))
+    move  value
+    ----  -----
+    stop  1.5
+    roll
+    """
+    cells = [[_cell(value) for value in row] for row in rows]
+    widths = [max([len(str(header))] + [len(row[i]) for row in cells]) for i, header in enumerate(headers)]
+    lines = ["  ".join(str(header).ljust(width) for header, width in zip(headers, widths)).rstrip()]
+    lines.append("  ".join("-" * width for width in widths))
+    lines += ["  ".join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip() for row in cells]
+    return "\n".join(lines)
+
+
+def _cell(value: Any) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, float):
+        return f"{value:.10g}"
+    return str(value)
+
+
+def mounted(games: Mapping[str, Game]) -> Iterator[click.Command]:
+    """Yield the command groups the games declare (their ``commands`` hook), each once."""
+    seen = set()
+    for game in games.values():
+        group = getattr(game, "commands", None)
+        if group is not None and group.name not in seen:
+            seen.add(group.name)
+            yield group

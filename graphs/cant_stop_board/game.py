@@ -1,6 +1,6 @@
 """Can't Stop, one turn on a real board: column tops, claimed columns, placing the three runners.
 
-Beyond the notebook's model (``graphs/cant_stop.py``): the player's markers
+Beyond the notebook's model (``graphs/cant_stop/game.py``): the player's markers
 stand somewhere in each column, some columns are claimed (closed to
 everybody), the turn's three neutral markers (runners) may not all be placed
 yet, a runner at the top of its column cannot climb further, and when a
@@ -33,7 +33,7 @@ Bound (``progress``): at a state of worth ``s`` with no-bust probability ``p``
 and expected best one-roll gain ``g``, rolling once more then stopping is
 worth ``p*s + g``. Climbing and placing runners only ever shrink the moves a
 roll allows, so ``p`` and ``g`` never grow while ``s`` grows: once
-``s*(1-p) >= g`` it stays so, and (the argument of ``graphs/cant_stop.py``)
+``s*(1-p) >= g`` it stays so, and (the argument of ``graphs/cant_stop/game.py``)
 stopping is optimal from there; such states get no "roll" move. For
 ``claim``, a state with a runner on a top stops (it cannot do better than 1).
 ``-p prune=off`` builds without the bound (tests compare).

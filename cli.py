@@ -18,7 +18,7 @@ import click
 import sqlalchemy as sa
 
 from graphs import GAMES, get_game
-from graphs.commands import JSON_OPTION, PARAM_OPTION, SESSION, mounted, table
+from graphs.commands import JSON_OPTION, PARAM_OPTION, SESSION, mounted, parse_params, table
 from graphs.errors import DicegraphError
 from graphs.montecarlo import can_simulate
 from graphs.protocol import Game, StoredGraph, resolve_params, value_text
@@ -32,10 +32,9 @@ from store.query import DEFAULT_TIMEOUT, run_query
 from store.output import check_directory, check_file
 from store.render import DEFAULT_DPI, MAX_NODES, RENDERERS, diagram_format
 from store.report import (
-    DEFAULT_SEED, OPTIMAL, describe_analysis, draw_game_diagrams, ensure_evaluated, evaluate_stored, game_report, policy_names, prepare_game,
+    DEFAULT_SEED, OPTIMAL, describe_analysis, draw_game_diagrams, ensure_evaluated, evaluate_stored, stores_turn_once, game_report, policy_names, prepare_game,
     solve_steps,
 )
-from store.reports import has_own_solver
 from store.schema import graph as graph_table
 from store.simulation import monte_carlo
 from store.solve import OBJECTIVES, solve
@@ -117,19 +116,6 @@ def _policy_name(text: str) -> str:
         raise click.BadParameter(f"{text!r} is not a policy name (letters, digits and dashes, e.g. optimal-2)",
                                  param_hint="--name")
     return text
-
-
-def _parse_params(pairs: Sequence[str]) -> dict[str, str]:
-    given: dict[str, str] = {}
-    for pair in pairs:
-        name, sep, text = pair.partition("=")
-        name = name.strip()
-        if not sep or not name:
-            raise click.BadParameter(f"{pair!r} is not NAME=VALUE", param_hint="-p")
-        if name in given:
-            raise click.BadParameter(f"{name} is given twice ({given[name]!r} and {text.strip()!r})", param_hint="-p")
-        given[name] = text.strip()
-    return given
 
 
 MAX_GAMES = 1_000_000_000  # Monte Carlo games per policy: a billion takes minutes to hours; more is a typo
@@ -221,7 +207,7 @@ def _stored_graph(connection: sa.Connection, ref: str, params: tuple[str, ...]) 
         return resolve_graph(connection, ref)
     if ref.isdigit():
         raise click.BadParameter("-p picks among a game's graphs; a graph id needs none", param_hint="-p")
-    return resolve_graph(connection, ref, resolve_params(get_game(ref), _parse_params(params)))
+    return resolve_graph(connection, ref, resolve_params(get_game(ref), parse_params(params)))
 
 
 def _engine(ctx: click.Context, *, create: bool = False, read_only: bool = False) -> sa.Engine:
@@ -341,7 +327,7 @@ def build(ctx: click.Context, game: str, params: tuple[str, ...], replace: bool,
       dicegraph build jackpot -p cells=12 --replace
     """
     chosen = get_game(game)
-    values = resolve_params(chosen, _parse_params(params))
+    values = resolve_params(chosen, parse_params(params))
     started = time.perf_counter()
     with _activity(f"building {game}, edges") as building:
         result = build_graph(_engine(ctx, create=True), chosen, values, replace=replace, force=force, progress=building)
@@ -374,7 +360,7 @@ def solve_command(ctx: click.Context, graph: str, params: tuple[str, ...], objec
     engine = _engine(ctx)
     with engine.begin() as connection:
         row = _stored_graph(connection, graph, params)
-        if has_own_solver(get_game(row.game)):
+        if stores_turn_once(get_game(row.game)):
             raise DicegraphError(f"{row.game} is solved by its own module (its turn is joined with its states): "
                                  f"run dicegraph report {row.game}")
         objective = objective or get_game(row.game).objective
@@ -513,7 +499,7 @@ def report(ctx: click.Context, game: str, params: tuple[str, ...], simulated_gam
       dicegraph report jackpot -p cells=10 -n 1000000 --seed 7 --json
     """
     chosen = get_game(game)
-    values = resolve_params(chosen, _parse_params(params))
+    values = resolve_params(chosen, parse_params(params))
     if diagrams_dir is not None:
         check_directory(diagrams_dir)
 
@@ -532,7 +518,7 @@ def report(ctx: click.Context, game: str, params: tuple[str, ...], simulated_gam
     if as_json:
         _print_json(data)
         return
-    if has_own_solver(chosen):  # a report of its own (School)
+    if stores_turn_once(chosen):  # a report of its own (School)
         click.echo(f"{chosen.title}: {chosen.outcome} by policy")
         click.echo("\n".join(describe_analysis(chosen, data)))
         return
@@ -578,7 +564,7 @@ def simulate(ctx: click.Context, game: str, params: tuple[str, ...], policy_name
       dicegraph simulate jackpot --policy optimal --json
     """
     chosen = get_game(game)
-    values = resolve_params(chosen, _parse_params(params))
+    values = resolve_params(chosen, parse_params(params))
     engine = _engine(ctx, read_only=True) if database_exists(ctx.obj) else None
     with _progress("simulating", games) as progress:
         if engine is None:
@@ -728,107 +714,6 @@ def show(ctx: click.Context, graph: str, params: tuple[str, ...], key: str, as_j
         click.echo(f"\nnot evaluated yet: {', '.join(unevaluated)} "
                    f"(compute them with: dicegraph solve {row.id}, or dicegraph report {row.game} -n 0)", err=True)
 
-
-@main.group("school")
-def school_group() -> None:
-    """School (seed 001): ask a solved policy what to do, export its decisions.
-
-    The first use builds and solves the whole game (minutes; an interrupted
-    solve resumes where it stopped).
-
-    \b
-    Examples:
-      dicegraph school advise --roll 1,2,2,4,5 --rolls-left 2
-      dicegraph school export-decisions --policy bob -o bob.zip
-    """
-
-
-def _school_graph(ctx: click.Context, params: tuple[str, ...]) -> tuple[sa.Engine, int, dict[str, Any]]:
-    """Return the engine, the School graph id and its parameters, building and solving what is missing."""
-    game = get_game("school")
-    values = resolve_params(game, _parse_params(params))
-    engine = _engine(ctx, create=True)
-    with _progress("solving School's whole game (first use only), turn states", solve_steps(game)) as solving:
-        built = prepare_game(engine, game, values, progress=solving)
-    return engine, built.graph_id, values
-
-
-@school_group.command("advise")
-@click.option("--used", default="", metavar="NAMES", help="Combinations already used, comma-separated (RULES.md names).")
-@click.option("--roll", "roll_text", required=True, metavar="A,B,C,D,E", help="The five dice showing.")
-@click.option("--rolls-left", type=int, required=True, help="Rerolls still allowed this turn: 2 after the first roll, 0 after the third.")
-@click.option("--policy", "policy_name", type=click.Choice(["optimal", "bob"]), default="optimal", show_default=True)
-@PARAM_OPTION
-@JSON_OPTION
-@click.pass_context
-def school_advise(ctx: click.Context, used: str, roll_text: str, rolls_left: int, policy_name: str,
-                  params: tuple[str, ...], as_json: bool) -> None:
-    """Say what to do with this roll (keep which dice, or score or cross out what), with every alternative's value.
-
-    Values are the expected points still to come, this turn's included, with
-    grades scored the upstream way (negative). The first use builds and solves
-    the whole game (minutes on SQLite; see the README).
-
-    \b
-    Examples:
-      dicegraph school advise --roll 1,2,2,4,5 --rolls-left 2
-      dicegraph school advise --used "Grade 1,Grade 3,Grade 6,Pair" --roll 3,3,3,5,5 --rolls-left 0 --policy bob
-    """
-    from graphs import school as rules
-    from store.school import advise
-
-    used_mask, dice = rules.parse_used(used), rules.parse_roll(roll_text)
-    if not 0 <= rolls_left < rules.ROLLS:
-        raise click.BadParameter(f"{rolls_left} is not 0..{rules.ROLLS - 1}", param_hint="--rolls-left")
-    engine, graph_id, _ = _school_graph(ctx, params)
-    with engine.begin() as connection:
-        result = advise(connection, graph_id, policy_name, used_mask, dice, rolls_left)
-    if as_json:
-        _print_json(result)
-        return
-    rerolls = f"{rolls_left} reroll{'' if rolls_left == 1 else 's'} left"
-    click.echo(f"used: {', '.join(result['used']) or 'none'}; roll {'-'.join(map(str, dice))}, {rerolls}")
-    click.echo(f"{policy_name}: {result['decision']}")
-    for other, decision in result["others"].items():
-        verdict = "agrees" if result["agree"] else f"disagrees: {decision}"
-        click.echo(f"{other} {verdict}")
-    headers = ["move", "expected points"] + (["Bob's profit"] if policy_name == "bob" else [])
-    rows = [[a["move"], a["value"]] + ([a["profit"]] if policy_name == "bob" else []) for a in result["alternatives"]]
-    click.echo(table(headers, rows))
-
-
-@school_group.command("export-decisions")
-@click.option("--policy", "policy_name", type=click.Choice(["optimal", "bob"]), default="optimal", show_default=True)
-@click.option("-o", "--output", type=click.Path(dir_okay=False, writable=True, path_type=Path), required=True,
-              help="The zip to write.")
-@PARAM_OPTION
-@JSON_OPTION
-@click.pass_context
-def school_export(ctx: click.Context, policy_name: str, output: Path, params: tuple[str, ...], as_json: bool) -> None:
-    """Write every decision of a School policy to a zip, one byte each, in seed 001's layout.
-
-    The archive's LAYOUT.txt (and the README) describe the bytes: one file per
-    roll and rerolls left, one byte per set of unused combinations.
-
-    \b
-    Example:
-      dicegraph school export-decisions --policy optimal -o optimal.zip
-    """
-    from graphs import school as rules
-    from store.school import decision_array, ensure_policy
-
-    if output.suffix.lower() != ".zip":
-        raise click.BadParameter(f"{output} does not end in .zip", param_hint="--output")
-    check_file(output)
-    engine, graph_id, _ = _school_graph(ctx, params)
-    with engine.connect() as connection:
-        decisions = decision_array(connection, graph_id, ensure_policy(connection, graph_id, policy_name))
-    written = {"policy": policy_name, "file": str(output), **rules.write_decision_archive(decisions, output)}
-    if as_json:
-        _print_json(written)
-    else:
-        click.echo(f"wrote {output}: {written['decisions']:,} decisions of {policy_name} in {written['files']} files, "
-                   f"{written['bytes']:,} bytes")
 
 if __name__ == "__main__":
     main()

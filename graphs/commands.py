@@ -46,6 +46,24 @@ def session() -> Session:
     return click.get_current_context().meta[SESSION]
 
 
+def parse_params(pairs: Sequence[str]) -> dict[str, str]:
+    """Return ``-p NAME=VALUE`` pairs as a dict; a malformed or repeated pair is a usage error.
+
+    >>> parse_params(["cells=9", "one_die = on"])
+    {'cells': '9', 'one_die': 'on'}
+    """
+    given: dict[str, str] = {}
+    for pair in pairs:
+        name, sep, text = pair.partition("=")
+        name = name.strip()
+        if not sep or not name:
+            raise click.BadParameter(f"{pair!r} is not NAME=VALUE", param_hint="-p")
+        if name in given:
+            raise click.BadParameter(f"{name} is given twice ({given[name]!r} and {text.strip()!r})", param_hint="-p")
+        given[name] = text.strip()
+    return given
+
+
 def emit(data: Any, lines: Sequence[str], as_json: bool) -> None:
     """Print ``data`` as JSON with ``--json``, else the human-readable ``lines``."""
     click.echo(json.dumps(data, indent=2, default=str) if as_json else "\n".join(lines))

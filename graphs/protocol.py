@@ -117,6 +117,50 @@ class ChosenMove(NamedTuple):
     dst: str
 
 
+class DecisionEncoder(Protocol):
+    """Packs a turn policy's chosen moves into each turn state's decision bytes (a game's own layout)."""
+
+    def pack(self, states: Any, moves: Any) -> dict[int, bytes]:
+        """Return state node id -> its bytes, from numpy arrays of (state, chosen move's offset in the turn's edges)."""
+        ...
+
+
+@dataclass(frozen=True)
+class TurnPolicy:
+    """A policy of a game whose turn is stored once: the optimum, or one that ranks the turn's ends otherwise.
+
+    ``end_profits``, given the optimal values of the states named in
+    ``needs``, returns end key -> the profit the policy ranks that end by
+    (School's Bob: minus the combination's average); without it the policy
+    maximises the game's value.
+    """
+
+    name: str
+    method: str = "solve"  # "solve" or "agent", as the policy table records it
+    needs: tuple[str, ...] = ()
+    end_profits: Callable[[Mapping[str, float]], Mapping[str, float]] | None = None
+
+
+@dataclass(frozen=True)
+class TurnStructure:
+    """How a game's turn, the same in every turn state, is stored once and joined with the states.
+
+    The graph holds the turn states (the layers below the turn's ``root``;
+    terminal states end the game with their payoff) and, from the root's
+    layer on, one turn whose terminals are the ``ends``. A state's move
+    labelled ``ends[end]`` leads to the state the turn leaves when it ends at
+    ``end``; its reward is added. ``encoder(nodes, moves)`` makes the
+    :class:`DecisionEncoder` from the turn's decision nodes ``(id, key)`` and
+    moves ``(offset, src, dst, label)``. ``states`` counts the states (progress).
+    """
+
+    root: str
+    ends: Mapping[str, str]
+    policies: tuple[TurnPolicy, ...]
+    encoder: Callable[[Sequence[tuple[int, str]], Sequence[tuple[int, int, int, str]]], DecisionEncoder]
+    states: int
+
+
 class StoredGraph(Protocol):
     """What the store offers a game's hooks about one stored, solved graph (implemented in ``store/view.py``).
 
@@ -153,6 +197,22 @@ class StoredGraph(Protocol):
         policy that maximises (``objective``) the probability of reaching it; nothing is stored."""
         ...
 
+    def turn_values(self, policy: str, key: str) -> tuple[float, float, bytes]:
+        """Return a turn game's policy value, second moment and decision bytes at turn state ``key``."""
+        ...
+
+    def turn_decisions(self, policy: str) -> dict[str, bytes]:
+        """Return a turn game's policy decisions: turn state key -> its bytes."""
+        ...
+
+    def turn_worths(self, policy: str, key: str) -> dict[str, tuple[float, float]]:
+        """Return, for turn state ``key``, each turn node's key -> (profit, value) under the policy."""
+        ...
+
+    def turn_sizes(self) -> dict[str, int]:
+        """Return a turn game's sizes: turn_states, state_edges, turn_nodes, turn_edges, copied_edges."""
+        ...
+
     def other(self, params: Mapping[str, Any]) -> StoredGraph:
         """Return the same game's graph for other parameters, one the game's ``report_graphs`` named."""
         ...
@@ -187,6 +247,11 @@ class Game(Protocol):
       adds to its report (``report`` is the generic part).
     * ``describe(report) -> list[str]``: the lines the human-readable report
       prints after the policy table.
+    * ``turn(params) -> TurnStructure``: the turn is stored once and joined
+      with the turn states when solving (``store/turns.py``); such a game's
+      report is its ``turn_report(graph, params, simulated_games, seed, progress)``
+      and its simulator plays ``play_turns(decisions)``, built from the stored
+      decision bytes (turn state key -> bytes).
     * ``commands: click.Group``: commands of the game's own (advisors, exports),
       mounted by ``cli.py``; they reach the store through :mod:`graphs.commands`.
     """

@@ -80,7 +80,7 @@ def evaluated_policy(connection: sa.Connection, graph_row: sa.Row, name: str) ->
 
 
 def _has_turn_values(connection: sa.Connection, policy_id: int) -> bool:
-    """Return whether the policy's values are stored per turn state (a turn stored once, School's)."""
+    """Return whether the policy's values are stored per turn state (a game whose turn is stored once)."""
     query = sa.select(turn_policy.c.node_id).where(turn_policy.c.policy_id == policy_id).limit(1)
     return connection.execute(query).first() is not None
 

@@ -147,7 +147,7 @@ def open_database(url: str | None = None, *, create: bool = False, read_only: bo
     if path is not None and path.is_dir():
         raise DatabaseError(f"{path} is a folder, not a database file: name a file in it, e.g. {path / 'dicegraph.db'}")
     if not create and not database_exists(url_text):
-        raise DatabaseError(f"no database at {path} (build a game first: dicegraph build jackpot)")
+        raise DatabaseError(f"no database at {path} (build a game first: dicegraph build GAME; dicegraph games lists them)")
     if path is not None and not path.parent.is_dir():
         raise DatabaseError(f"no folder {path.parent} to hold the database {path.name} (create it first)")
     backend = parsed.get_backend_name()
@@ -207,7 +207,7 @@ def _check_schema(engine: sa.Engine, read_only: bool) -> None:
     if current is None and _has_foreign_tables(engine):
         raise DatabaseError("the database holds tables but no dicegraph schema; use a new file")
     if read_only and current is None:
-        raise DatabaseError("the database is empty (build a game first: dicegraph build jackpot)")
+        raise DatabaseError("the database is empty (build a game first: dicegraph build GAME; dicegraph games lists them)")
     if read_only:
         raise DatabaseError(
             f"database schema is at revision {current!r}, older than {head!r}: "

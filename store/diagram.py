@@ -19,7 +19,7 @@ class Diagram:
     """What to draw: the view (policy or full, its extent) and how (layer boxes, labels).
 
     A game may name diagrams worth drawing in its module's ``diagrams`` dict
-    (file stem -> these fields), e.g. Jackpot's HiLo pictures.
+    (file stem -> these fields), e.g. a heuristic's pictures.
     """
 
     policy: str = "optimal"

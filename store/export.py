@@ -6,8 +6,8 @@ Two views:
   terminal nodes the policy reaches) and one edge per (position, next position):
   a roll followed by the policy's moves, all rolls leading to the same next
   position added up into one integer ``weight`` over the position's ``denom``.
-  Rolls that end the game with no move to make (*busts*: Jackpot's losing
-  rolls) are left out unless asked for, as the Jackpot seed draws its graphs.
+  Rolls that end the game with no move to make (*busts*, losing rolls) are
+  left out unless asked for, as the seeds draw their graphs.
 - the *full view* (:func:`neighbourhood`) has every node and edge within
   ``depth`` steps of one node (by default the whole graph from its root):
   chance, decision and terminal nodes, roll edges with their exact

@@ -93,6 +93,6 @@ def mean_payoff(connection: sa.Connection, policy_id: int, graph_id: int) -> flo
     """Return the expected terminal payoff under the (evaluated) policy, from its outcome distribution.
 
     For a policy solved for a goal, whose values are probabilities, this is
-    still the game's payoff (e.g. the expected score of playing to shut the box).
+    still the game's payoff (e.g. the expected score of playing for a goal).
     """
     return sum(payoff * probability for payoff, probability in outcome_distribution(connection, policy_id, graph_id).items())

@@ -14,14 +14,20 @@ from graphs.protocol import Game
 from store.catalog import find_policy, list_policies
 from store.load import BuildResult, build_graph, canonical_params, find_graph
 from store.propagate import mean_payoff, outcome_distribution
-from store.reports import OWN_REPORTS, has_own_solver
+from store import turns
 from store.schema import policy
 from store.simulation import monte_carlo
 from store.solve import Goal, evaluate, is_evaluated, solve
 from store.view import GraphView
+from graphs.protocol import resolve_params
 
 OPTIMAL = "optimal"
 DEFAULT_SEED = 1
+
+
+def stores_turn_once(game: Game) -> bool:
+    """Return whether the game's turn is stored once and joined with its turn states (its ``turn`` hook)."""
+    return callable(getattr(game, "turn", None))
 
 
 def ensure_evaluated(connection: sa.Connection, graph_id: int, game: Game,
@@ -29,10 +35,10 @@ def ensure_evaluated(connection: sa.Connection, graph_id: int, game: Game,
     """Solve ``optimal`` (and the game's other ``solves``) unless stored; evaluate every policy not yet evaluated.
 
     A game module may name further solves: ``solves = {name: (objective, goal text)}``,
-    e.g. Shut The Box's ``{"optimal-shut": ("max", "payoff = 0")}``. ``progress``
+    e.g. ``{"optimal-shut": ("max", "payoff = 0")}``. ``progress``
     counts the layers each solve has done.
     """
-    if has_own_solver(game):  # solved by its own module (School: the turn joined with the states)
+    if stores_turn_once(game):  # solved by the turn-joined solve (store/turns.py), per turn state
         return
     names = [row.name for row in connection.execute(sa.select(policy.c.name).where(policy.c.graph_id == graph_id))]
     wanted = {OPTIMAL: (game.objective, None), **getattr(game, "solves", {})}
@@ -64,8 +70,8 @@ def game_report(
     """Return the game's report: every policy's value, and the optimal outcome distribution.
 
     Builds the graph and solves it when the database does not have them yet.
-    A game with a report of its own (``store.reports.OWN_REPORTS``: School)
-    is built and solved by :func:`prepare_game` and returns that report instead.
+    A game whose turn is stored once (its ``turn`` hook) is built and
+    solved by :func:`prepare_game` and returns its ``turn_report`` instead.
     With ``simulated_games``, and a simulator for the game, each policy also
     gets a ``monte_carlo`` estimate (``store.simulation.monte_carlo``) played
     from the rules with ``seed``; ``progress`` counts the games played.
@@ -76,9 +82,11 @@ def game_report(
     >>> [row["name"] for row in report["policies"]]
     ['min', 'max', 'first', 'last', 'hilo', 'hilo2', 'optimal']
     """
-    if has_own_solver(game):
+    if stores_turn_once(game):
         built = prepare_game(engine, game, params, on_build)
-        return OWN_REPORTS[game.name].report(engine, game, params, built, simulated_games, seed, progress)
+        with engine.connect() as connection:
+            return game.turn_report(GraphView(connection, built.graph_id), params,  # type: ignore[attr-defined]
+                                    simulated_games, seed, progress)
     built = build_graph(engine, game, params)
     if on_build is not None:
         on_build(built)
@@ -114,27 +122,31 @@ def prepare_game(engine: sa.Engine, game: Game, params: Mapping[str, Any],
     built = build_graph(engine, game, params)
     if on_build is not None:
         on_build(built)
-    if has_own_solver(game):
+    if stores_turn_once(game):
         with engine.connect() as connection:  # the solve commits as it goes: an interrupted one resumes
-            OWN_REPORTS[game.name].ensure_solved(connection, built.graph_id, progress)
+            structure = game.turn(params)  # type: ignore[attr-defined]
+            turns.ensure_solved(connection, turns.TurnGraph.load(connection, built.graph_id, structure), progress)
     return built
 
 
 def policy_names(game: Game, params: Mapping[str, Any]) -> list[str]:
     """Return the names of the policies the game's report evaluates (and simulates)."""
-    if has_own_solver(game):
-        return list(OWN_REPORTS[game.name].POLICIES)
+    if stores_turn_once(game):
+        return [declared.name for declared in game.turn(params).policies]  # type: ignore[attr-defined]
     return [*game.agents(params), OPTIMAL, *getattr(game, "solves", {})]
 
 
 def solve_steps(game: Game) -> int:
     """Return how many steps :func:`prepare_game` reports to its progress callback (0: no progress to show)."""
-    return OWN_REPORTS[game.name].SOLVE_STEPS if has_own_solver(game) else 0
+    if not stores_turn_once(game):
+        return 0
+    structure = game.turn(resolve_params(game, {}))  # type: ignore[attr-defined]
+    return len(structure.policies) * structure.states
 
 
 def describe_analysis(game: Game, report: Mapping[str, Any]) -> list[str]:
     """Return the lines a game's own analysis adds to the human-readable report (none for most games)."""
-    describe = getattr(game, "describe", None) or getattr(OWN_REPORTS.get(game.name), "describe", None)
+    describe = getattr(game, "describe", None)
     return describe(report) if describe is not None else []
 
 

@@ -43,9 +43,9 @@ def plan_whole_layers(connection: sa.Connection) -> None:
 
     The work tables are temporary, so no autovacuum gathers their statistics,
     and PostgreSQL's planner, guessing, picked nested loops that look up a
-    turn node's rows by the node alone and sift every state of a School batch
+    turn node's rows by the node alone and sift every state of a batch
     for each edge. ``SET LOCAL`` lasts until the transaction ends. Measured on
-    School's last three game layers: 27 s with the default plans, 16 s
+    a turn game's last three state layers: 27 s with the default plans, 16 s
     without nested loops. Other backends: nothing to do.
     """
     if connection.dialect.name == "postgresql":
@@ -75,7 +75,7 @@ def keyed_pair_table(connection: sa.Connection, name: str, second_key: str, *col
     Node first: the statements look rows up by node (the node an edge leads
     to) and read every row of it. With ``indexed`` False the key is not
     declared: DuckDB joins by hashing and would only pay for maintaining the
-    index on every insert and delete (measured: a third of School's solve).
+    index on every insert and delete (measured: a third of a turn-joined solve).
     """
     keyed = indexed
     table = sa.Table(

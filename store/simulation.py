@@ -1,6 +1,6 @@
 """Monte Carlo against the stored graph: which moves to play, and the exact value to compare with.
 
-An agent of the game is played from the rules (``graphs/<game>.py``) by name;
+An agent of the game is played from the rules (the game's module) by name;
 any other policy (``optimal``, a named solve) is played by looking up the moves
 it stores. The simulation itself never reads the graph.
 """
@@ -18,7 +18,8 @@ from store.catalog import find_policy, root_value, stored_choices
 from store.errors import NotFound
 from store.load import canonical_params, find_graph
 from store.propagate import mean_payoff
-from store.reports import OWN_REPORTS, has_own_solver
+from store.schema import node
+from store import turns
 
 
 def policy_to_play(
@@ -31,8 +32,8 @@ def policy_to_play(
     """
     is_agent = name in game.agents(params)
     stored = None if connection is None else find_graph(connection, game.name, canonical_params(params))
-    if has_own_solver(game) and stored is not None:  # School: decisions per turn state, not per node
-        return OWN_REPORTS[game.name].policy_to_play(connection, stored.id, name)
+    if callable(getattr(game, "turn", None)) and stored is not None:  # decisions per turn state, not per node
+        return _turn_policy_to_play(connection, game, params, stored.id, name)
     if stored is None:
         if is_agent:
             return name, None
@@ -42,6 +43,19 @@ def policy_to_play(
     if exact is not None and row.goal is not None:  # the value is the goal's probability; games score payoffs
         exact = mean_payoff(connection, row.id, stored.id)
     return (name if is_agent else stored_choices(connection, row.id)), exact
+
+
+def _turn_policy_to_play(connection: sa.Connection, game: Game, params: Mapping[str, Any], graph_id: int,
+                         name: str) -> tuple[Any, float]:
+    """Return what a turn game's simulator plays for its stored policy ``name`` (``play_turns`` of its decisions)
+    and the exact value at the root; raise NotFound when the policy is not solved over the whole game."""
+    policy_id = find_policy(connection, graph_id, name).id
+    if not turns.is_solved(connection, policy_id):
+        raise NotFound(f"policy {name!r} of {game.name} is not solved over the whole game "
+                       f"(run: dicegraph report {game.name})")
+    root = connection.execute(sa.select(node.c.key).where(node.c.graph_id == graph_id, node.c.id == 0)).scalar_one()
+    exact = turns.game_score(connection, graph_id, policy_id, root)[0]
+    return game.play_turns(turns.stored_decisions(connection, graph_id, policy_id)), exact  # type: ignore[attr-defined]
 
 
 def _maybe_policy(connection: sa.Connection, graph_id: int, name: str) -> sa.Row | None:

@@ -20,7 +20,7 @@ once, at the end.
 
 A solve may have a :class:`Goal` other than the payoff: a terminal is then
 worth 1 where its payoff passes a test and 0 elsewhere, so the solve maximises
-(or minimises) the probability of, say, shutting the box (``payoff = 0``) or
+(or minimises) the probability of, say, a zero payoff (``payoff = 0``) or
 scoring under a rival (``payoff < 11``).
 """
 

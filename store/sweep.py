@@ -1,6 +1,6 @@
 """One graph solved for many goals at once: the solver's statements with a goal number in every key.
 
-An analysis that needs a solve per threshold (Shut The Box's second player,
+An analysis that needs a solve per threshold (a second player
 who solves for beating each score the first player can make) would otherwise
 run the whole backward induction and propagation once per threshold. Here
 each layer runs the solver's own statements (:func:`store.solve.chance_values`

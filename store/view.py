@@ -24,7 +24,9 @@ from typing import Any
 
 import sqlalchemy as sa
 
+from graphs import get_game
 from graphs.protocol import ChosenMove
+from store import turns
 from store.catalog import find_policy
 from store.errors import NotFound
 from store.load import canonical_params, find_graph
@@ -33,6 +35,7 @@ from store.propagate import outcome_distribution
 from store.schema import choice, edge, graph, node, value
 from store.solve import Goal
 from store.sweep import sweep_outcomes
+from store.turns import TurnGraph
 
 
 class GraphView:
@@ -42,6 +45,7 @@ class GraphView:
         self.connection, self.graph_id = connection, graph_id
         row = connection.execute(sa.select(graph.c.game, graph.c.params).where(graph.c.id == graph_id)).one()
         self.game, self.params = row.game, json.loads(row.params)
+        self._turn_graph: TurnGraph | None = None
 
     def _policy(self, name: str) -> int:
         return find_policy(self.connection, self.graph_id, name).id
@@ -92,6 +96,31 @@ class GraphView:
     def goal_sweep(self, objective: str, goals: Sequence[str]) -> list[dict[float, float]]:
         """Return, per goal text (``'payoff < 7'``), the outcome distribution of the policy best for it."""
         return sweep_outcomes(self.connection, self.graph_id, objective, [Goal.parse(text) for text in goals])
+
+    def _turn(self) -> TurnGraph:
+        if self._turn_graph is None:
+            self._turn_graph = TurnGraph.load(self.connection, self.graph_id, get_game(self.game).turn(self.params))
+        return self._turn_graph
+
+    def _turn_policy(self, name: str) -> int:
+        return turns.ensure_policy(self.connection, self._turn(), name)
+
+    def turn_values(self, policy: str, key: str) -> tuple[float, float, bytes]:
+        """Return a turn game's policy value, second moment and decision bytes at turn state ``key``."""
+        row = turns.state_result(self.connection, self.graph_id, self._turn_policy(policy), key)
+        return row.value, row.moment2, row.decisions
+
+    def turn_decisions(self, policy: str) -> dict[str, bytes]:
+        """Return a turn game's policy decisions: turn state key -> its bytes."""
+        return turns.stored_decisions(self.connection, self.graph_id, self._turn_policy(policy))
+
+    def turn_worths(self, policy: str, key: str) -> dict[str, tuple[float, float]]:
+        """Return, for turn state ``key``, each turn node's key -> (profit, value) under the policy."""
+        return turns.turn_worths(self.connection, self._turn(), policy, key)
+
+    def turn_sizes(self) -> dict[str, int]:
+        """Return a turn game's sizes: turn_states, state_edges, turn_nodes, turn_edges, copied_edges."""
+        return turns.turn_sizes(self.connection, self._turn())
 
     def other(self, params: Mapping[str, Any]) -> GraphView:
         """Return the same game's stored graph for ``params`` (built by the report first: ``report_graphs``)."""

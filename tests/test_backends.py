@@ -23,16 +23,16 @@ from graphs import GAMES as ALL_GAMES
 from graphs import get_game
 from graphs import school as school_rules
 from graphs.protocol import resolve_params
-from store import school
+from tests import school_store as school
 from store.db import open_database, scratch_database
 from store.load import build_graph
 from store.report import game_report
-from store.reports import has_own_solver
+from store.report import stores_turn_once
 
 POSTGRES_ENV = "DICEGRAPH_TEST_POSTGRES"
 # every game the generic solver reports on (School, solved by its own module, has its own test below;
 # the synthetic graph is the benchmarks')
-GAMES = sorted(name for name, game in ALL_GAMES.items() if not has_own_solver(game) and name != "synthetic")
+GAMES = sorted(name for name, game in ALL_GAMES.items() if not stores_turn_once(game) and name != "synthetic")
 
 if importlib.util.find_spec("duckdb_engine") is None:  # CI installs the extra: there, a missing one fails
     if os.environ.get("CI"):

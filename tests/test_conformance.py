@@ -8,7 +8,7 @@ built rows otherwise), every agent deciding at every decision, Monte Carlo
 within 4 standard errors of the exact value, DuckDB equal to SQLite.
 
 A game solved by a store module of its own (School, see
-``store.reports.OWN_REPORTS``) has no generic solve to compare: its solve is
+its ``turn`` hook, ``store/turns.py``) has no generic layered solve to compare: its solve is
 checked in ``tests/test_school.py``.
 """
 
@@ -32,7 +32,7 @@ from graphs.rules import exact_value
 from store.db import open_database
 from store.load import build_graph
 from store.report import ensure_evaluated
-from store.reports import has_own_solver
+from store.report import stores_turn_once
 from store.schema import node, policy, value
 
 MONTE_CARLO_GAMES = 40_000
@@ -54,7 +54,7 @@ def games(condition: Any = lambda game: True) -> list[Any]:
     return [pytest.param(game, id=name) for name, game in sorted(GAMES.items()) if condition(game)]
 
 
-SOLVED_BY_THE_STORE = games(lambda game: not has_own_solver(game))
+SOLVED_BY_THE_STORE = games(lambda game: not stores_turn_once(game))
 
 
 @pytest.mark.parametrize("game", games())
@@ -172,7 +172,7 @@ def test_every_agent_decides_at_every_decision(game: Game) -> None:
         assert sorted(chosen) == sorted(decisions), agent
 
 
-@pytest.mark.parametrize("game", games(lambda game: can_simulate(game) and not has_own_solver(game)))
+@pytest.mark.parametrize("game", games(lambda game: can_simulate(game) and not stores_turn_once(game)))
 def test_monte_carlo_within_four_standard_errors(game: Game) -> None:
     params = small_params(game)
     for agent in game.agents(params):

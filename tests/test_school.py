@@ -21,7 +21,7 @@ from cli import main
 from graphs import get_game
 from graphs import school as rules
 from graphs.montecarlo import simulate
-from store import school
+from tests import school_store as school
 from store.db import open_database
 from store.load import build_graph
 from store.schema import node, turn_policy

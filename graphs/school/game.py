@@ -6,7 +6,7 @@ don't make it). Grades 1..6 come first (the *school phase*: until three grades
 are scored only grades may be scored); a non-grade scored on a turn's first
 roll counts double.
 
-The graph has two parts, built once and joined when solving (``store/school.py``):
+The graph has two parts, built once and joined when solving (``store/turns.py``, by the turn structure of :mod:`graphs.school.turn`):
 
 * **Turn states** (layers 0..15): the sets of used combinations the school
   phase allows, as a 15-bit mask (bit ``i`` is :data:`COMBINATIONS` ``[i]``),
@@ -100,7 +100,7 @@ POLICIES = ("optimal", "bob")
 
 
 def agents(params: Mapping[str, Any]) -> tuple[str, ...]:
-    """Return no edge-level agents: Bob decides per turn state, see :mod:`store.school`."""
+    """Return no edge-level agents: Bob decides per turn state, see :mod:`graphs.school.turn`."""
     return ()
 
 

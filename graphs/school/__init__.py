@@ -1,0 +1,9 @@
+"""School (seed 001): the game (:mod:`graphs.school.game`), its turn structure, report, advisor and commands."""
+
+from graphs.school.game import *  # noqa: F401,F403  (the game's attributes and rules)
+from graphs.school.game import __doc__ as _game_doc
+from graphs.school.commands import commands  # noqa: F401
+from graphs.school.report import describe, turn_report  # noqa: F401
+from graphs.school.turn import decision_array as play_turns, turn  # noqa: F401
+
+__doc__ = _game_doc

@@ -1,0 +1,416 @@
+"""The turn stored once, joined with the turn states one state layer at a time (any game that declares a turn).
+
+A game declares its turn structure (:class:`graphs.protocol.TurnStructure`):
+the graph holds the turn states (the layers below the turn's root) and one
+turn whose terminals are the *ends*; a state's move labelled like an end
+leads to the state the turn leaves when it ends there. A state is worth what
+its turn is worth when each end is worth (the move's reward plus) the value
+of the state it leads to, and is missing when the state has no such move.
+So the states are solved from the last layer down, and for each layer *all*
+its states go through the turn together: every statement joins the turn's
+edges of one turn layer with a work table keyed by (turn node, state). Per
+state layer that is one statement for each chance layer of the turn and two
+for each decision layer (the best profit, by a window over the node's moves,
+with the move chosen; then that move's value), whatever the number of
+states: no loop over states in Python, no key read.
+
+A policy chooses by a *profit* ``p`` and is worth ``v1`` (expected points
+still to come) with second moment ``v2``: the optimum has ``p = v1``; a
+policy with ``end_profits`` (a heuristic) ranks the ends by those, and
+``v1``, ``v2`` follow its choices.
+
+Ties: the first move streamed among those within :data:`store.solve.TIE_TOLERANCE`
+of the best. Results go to ``turn_policy``: per state ``v1``, ``v2`` and its
+decisions packed by the game's :class:`graphs.protocol.DecisionEncoder`.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+
+import sqlalchemy as sa
+
+from graphs.errors import BadParameter
+from graphs.protocol import DecisionEncoder, TurnPolicy, TurnStructure
+from store.catalog import find_node
+from store.errors import NotFound
+from store.load import next_id, now
+from store.schema import edge, edges_of, layer, layer_ranges, node, policy, turn_policy
+from store.scratch import plan_whole_layers, temporary_table, turn_work_table
+from store.solve import best_move_rows
+
+StatesDone = Callable[[int], None]
+FETCH_ROWS = 200_000  # chosen moves fetched at a time
+EDGE_BITS = 24  # a chosen move's code: state << EDGE_BITS | edge offset in the turn
+# turn states solved together, per backend: SQLite sorts each GROUP BY, and
+# its sorts stay in memory (and fast) for a few hundred states; DuckDB
+# runs a batch in parallel, and batches bound its memory
+BATCH_STATES = {"sqlite": 256, "default": 2048}
+
+
+@dataclass
+class _Work:
+    """The temporary tables of one solve."""
+
+    state: sa.Table  # turn state -> v1, v2 (solved layers)
+    turn: sa.Table  # (turn node, state) -> p, v1, v2 (the state layer being solved)
+    chosen: sa.Table  # (decision node, state) -> edge taken, best p
+    ends: sa.Table  # end node -> the label of the state moves through it, the policy's profit
+
+
+def _work_tables(connection: sa.Connection) -> _Work:
+    number = sa.Double
+    return _Work(
+        state=temporary_table(connection, "turn_state", sa.Column("v1", number, nullable=False),
+                              sa.Column("v2", number, nullable=False)),
+        turn=turn_work_table(connection, "turn_value", sa.Column("p", number, nullable=False),
+                             sa.Column("v1", number, nullable=False), sa.Column("v2", number, nullable=False)),
+        chosen=turn_work_table(connection, "turn_chosen", sa.Column("edge_id", sa.BigInteger, nullable=False),
+                               sa.Column("p", number, nullable=False)),
+        ends=temporary_table(connection, "turn_end", sa.Column("label", sa.Text, nullable=False),
+                             sa.Column("profit", number)),
+    )
+
+
+@dataclass(frozen=True)
+class TurnGraph:
+    """Where the parts of a stored turn game are: layer spans and the node ids the solver needs."""
+
+    graph_id: int
+    structure: TurnStructure
+    game_spans: dict[int, sa.Row]  # state layer -> its span (the state moves)
+    turn_spans: list[sa.Row]  # the turn's layers with edges, first first
+    root: int
+    ends: dict[str, int]  # end key -> node id
+    layer_ids: dict[int, tuple[int, int]]  # state layer -> first and last id of its non-terminal states (contiguous)
+    turn_sources: dict[int, tuple[int, int]]  # turn layer -> lowest and highest node id its edges leave
+
+    @classmethod
+    def load(cls, connection: sa.Connection, graph_id: int, structure: TurnStructure) -> TurnGraph:
+        """Return the parts of the turn game's graph ``graph_id``."""
+        spans = layer_ranges(connection, graph_id)
+        root = find_node(connection, graph_id, structure.root)
+        ends = sa.select(node.c.key, node.c.id).where(node.c.graph_id == graph_id, node.c.key.in_(list(structure.ends)))
+        ids = (sa.select(node.c.layer, sa.func.min(node.c.id), sa.func.max(node.c.id))
+               .where(node.c.graph_id == graph_id, node.c.layer < root.layer, node.c.kind != "terminal")
+               .group_by(node.c.layer))
+        turn_edges = edge.c.id.between(min(s.first_edge for s in spans if s.layer >= root.layer), spans[-1].last_edge)
+        sources = (sa.select(edge.c.src_layer, sa.func.min(edge.c.src), sa.func.max(edge.c.src))
+                   .where(edge.c.graph_id == graph_id, turn_edges).group_by(edge.c.src_layer))
+        return cls(
+            graph_id=graph_id,
+            structure=structure,
+            game_spans={span.layer: span for span in spans if span.layer < root.layer},
+            turn_spans=[span for span in spans if span.layer >= root.layer],
+            root=root.id,
+            ends=dict(connection.execute(ends).all()),
+            layer_ids={layer: (first, last) for layer, first, last in connection.execute(ids)},
+            turn_sources={layer: (first, last) for layer, first, last in connection.execute(sources)},
+        )
+
+    def policy(self, name: str) -> TurnPolicy:
+        """Return the turn policy ``name``; raise BadParameter naming the known ones."""
+        for declared in self.structure.policies:
+            if declared.name == name:
+                return declared
+        known = ", ".join(p.name for p in self.structure.policies)
+        raise BadParameter(f"unknown policy {name!r} (known: {known})")
+
+
+def _policy_work(connection: sa.Connection, graph: TurnGraph, profits: dict[str, float] | None) -> _Work:
+    """Return new work tables holding the turn's ends (with the policy's profits, if it has its own) and the terminal states."""
+    work = _work_tables(connection)
+    connection.execute(sa.insert(work.ends), [
+        {"node_id": node_id, "label": graph.structure.ends[key], "profit": None if profits is None else profits[key]}
+        for key, node_id in graph.ends.items()])
+    root_layer = graph.turn_spans[0].layer
+    over = sa.select(node.c.id, node.c.payoff, node.c.payoff * node.c.payoff).where(
+        node.c.graph_id == graph.graph_id, node.c.kind == "terminal", node.c.layer < root_layer)
+    connection.execute(sa.insert(work.state).from_select(["node_id", "v1", "v2"], over))  # the game is over there
+    return work
+
+
+def _drop(connection: sa.Connection, work: _Work) -> None:
+    for table in (work.state, work.turn, work.chosen, work.ends):
+        table.drop(connection)
+
+
+def _turn_statements(connection: sa.Connection, graph: TurnGraph, work: _Work) -> None:
+    """Solve the turn for every state whose end rows are in the turn table (deepest turn layer first)."""
+    turn, chosen = work.turn, work.chosen
+    after = turn.alias("after")
+    for span in reversed(graph.turn_spans):
+        if span.rolls:
+            weight = sa.func.sum(edge.c.weight)
+            rows = (
+                sa.select(edge.c.src, after.c.state, sa.func.sum(edge.c.weight * after.c.p) / weight,
+                          sa.func.sum(edge.c.weight * after.c.v1) / weight, sa.func.sum(edge.c.weight * after.c.v2) / weight)
+                .select_from(edge.join(after, after.c.node_id == edge.c.dst))
+                .where(edges_of(span, "roll")).group_by(edge.c.src, after.c.state)
+            )
+            connection.execute(sa.insert(turn).from_select(["node_id", "state", "p", "v1", "v2"], rows))
+            continue
+        picked = best_move_rows(after, "p", span, "max", keys=("state",))
+        connection.execute(sa.insert(chosen).from_select(["state", "node_id", "p", "edge_id"], picked))
+        reward = edge.c.reward
+        values = (
+            sa.select(chosen.c.node_id, chosen.c.state, chosen.c.p, reward + after.c.v1,
+                      reward * reward + 2 * reward * after.c.v1 + after.c.v2)
+            .select_from(
+                chosen.join(edge, edge.c.id == chosen.c.edge_id)
+                .join(after, sa.and_(after.c.node_id == edge.c.dst, after.c.state == chosen.c.state))
+            )
+            .where(chosen.c.node_id.between(*graph.turn_sources[span.layer]),
+                   chosen.c.edge_id.between(span.first_edge, span.last_edge))
+        )
+        connection.execute(sa.insert(turn).from_select(["node_id", "state", "p", "v1", "v2"], values))
+
+
+def _start_turns(connection: sa.Connection, graph: TurnGraph, work: _Work, game_layer: int,
+                 states: tuple[int, int], own_profits: bool) -> None:
+    """Put the end rows of the states of ``game_layer`` with node ids in ``states`` (first, last) in the turn table.
+
+    An end is worth the state move's reward plus the value of the state it leads to.
+    """
+    nxt, ends = work.state, work.ends
+    reward = edge.c.reward
+    profit = ends.c.profit if own_profits else reward + nxt.c.v1
+    moves = edge.join(nxt, nxt.c.node_id == edge.c.dst).join(ends, ends.c.label == edge.c.label)
+    where = [edges_of(graph.game_spans[game_layer], "move"), edge.c.src.between(*states)]
+    rows = sa.select(ends.c.node_id, edge.c.src, profit, reward + nxt.c.v1,
+                     reward * reward + 2 * reward * nxt.c.v1 + nxt.c.v2).select_from(moves).where(*where)
+    connection.execute(sa.insert(work.turn).from_select(["node_id", "state", "p", "v1", "v2"], rows))
+
+
+def _clear(connection: sa.Connection, work: _Work) -> None:
+    for table in (work.turn, work.chosen):
+        connection.execute(sa.delete(table))
+
+
+def _encoder(connection: sa.Connection, graph: TurnGraph) -> tuple[DecisionEncoder, int]:
+    """Return the game's decision encoder for this graph's turn and the turn's first edge id."""
+    first, last = graph.turn_spans[0].first_edge, graph.turn_spans[-1].last_edge
+    if last - first >= 1 << EDGE_BITS:
+        raise BadParameter(f"a turn of {last - first + 1:,} edges is more than the {1 << EDGE_BITS:,} a move code holds")
+    nodes = sa.select(node.c.id, node.c.key).where(node.c.graph_id == graph.graph_id, node.c.kind == "decision",
+                                                   node.c.layer >= graph.turn_spans[0].layer)
+    moves = sa.select(edge.c.id - first, edge.c.src, edge.c.dst, edge.c.label).where(
+        edge.c.graph_id == graph.graph_id, edge.c.id.between(first, last), edge.c.kind == "move")
+    encoder = graph.structure.encoder(connection.execute(nodes).all(), connection.execute(moves).all())
+    return encoder, first
+
+
+def ensure_policy(connection: sa.Connection, graph: TurnGraph, name: str) -> int:
+    """Return the id of turn policy ``name`` on the graph, creating the row if needed.
+
+    A new row is ``unfinished_since`` now: nothing lists it as a policy
+    until :func:`solve_policy` has stored every state layer.
+    """
+    declared = graph.policy(name)
+    row = connection.execute(sa.select(policy.c.id).where(policy.c.graph_id == graph.graph_id,
+                                                          policy.c.name == name)).first()
+    if row is not None:
+        return row.id
+    policy_id = next_id(connection, policy)
+    connection.execute(sa.insert(policy).values(
+        id=policy_id, graph_id=graph.graph_id, name=name, objective="max", created_at=now(), unfinished_since=now(),
+        method=declared.method))
+    return policy_id
+
+
+def _lowest_stored_layer(connection: sa.Connection, policy_id: int) -> int | None:
+    """Return the lowest state layer whose turn states the policy has stored (None: none yet)."""
+    stored = sa.select(sa.func.min(node.c.layer)).select_from(
+        turn_policy.join(node, node.c.id == turn_policy.c.node_id)).where(turn_policy.c.policy_id == policy_id)
+    owner = sa.select(policy.c.graph_id).where(policy.c.id == policy_id).scalar_subquery()
+    return connection.execute(stored.where(node.c.graph_id == owner)).scalar_one_or_none()
+
+
+def is_solved(connection: sa.Connection, policy_id: int, layers: int = 0) -> bool:
+    """Return whether the policy's values are stored for every turn state from state layer ``layers`` up."""
+    lowest = _lowest_stored_layer(connection, policy_id)
+    return lowest is not None and lowest <= layers
+
+
+def _profits(connection: sa.Connection, graph: TurnGraph, declared: TurnPolicy) -> dict[str, float] | None:
+    """Return the policy's own end profits (None: it maximises value), solving what they need of the optimum."""
+    if declared.end_profits is None:
+        return None
+    optimal = next(p.name for p in graph.structure.policies if p.end_profits is None)
+    optimal_id = ensure_policy(connection, graph, optimal)
+    needed = {key: find_node(connection, graph.graph_id, key) for key in declared.needs}
+    lowest = min((row.layer for row in needed.values()), default=max(graph.layer_ids))
+    if not is_solved(connection, optimal_id, lowest):
+        solve_policy(connection, graph, optimal, down_to=lowest)
+    return dict(declared.end_profits({key: state_result(connection, graph.graph_id, optimal_id, key).value
+                                      for key in needed}))
+
+
+def solve_policy(connection: sa.Connection, graph: TurnGraph, name: str, down_to: int = 0,
+                 progress: StatesDone | None = None, batch_states: int | None = None,
+                 commit_layers: bool = False) -> int:
+    """Compute and store turn policy ``name`` from the last state layer down to ``down_to``; return its id.
+
+    A policy with its own end profits needs the optimum's values of some
+    states first (solved when missing). A layer's states go through the turn
+    in batches of ``batch_states`` (:data:`BATCH_STATES` by default): one set
+    of statements per batch. ``progress`` is called with the number of turn
+    states done after each batch (and once with those already stored when resuming).
+
+    With ``commit_layers`` each state layer is committed as it is stored, and
+    a solve that was interrupted resumes after the last layer it committed;
+    the policy is listed (``unfinished_since`` cleared) only when it reaches layer 0.
+    Without it the caller's transaction holds everything.
+    """
+    policy_id = ensure_policy(connection, graph, name)
+    profits = _profits(connection, graph, graph.policy(name))
+    work = _policy_work(connection, graph, profits)
+    top = max(graph.layer_ids)
+    stored = _lowest_stored_layer(connection, policy_id) if commit_layers else None
+    if stored is None:
+        connection.execute(sa.delete(turn_policy).where(turn_policy.c.policy_id == policy_id))
+        start = top
+    else:  # resume: the stored layers are the next layer's values
+        rows = sa.select(turn_policy.c.node_id, turn_policy.c.value, turn_policy.c.moment2).where(
+            turn_policy.c.policy_id == policy_id)
+        connection.execute(sa.insert(work.state).from_select(["node_id", "v1", "v2"], rows))
+        start = stored - 1
+        if progress is not None:
+            progress(sum(last - first + 1 for layer, (first, last) in graph.layer_ids.items() if stored <= layer <= top))
+    encoder, first_edge = _encoder(connection, graph)
+    batch = batch_states or BATCH_STATES.get(connection.dialect.name, BATCH_STATES["default"])
+    for game_layer in range(start, down_to - 1, -1):
+        plan_whole_layers(connection)
+        first, last = graph.layer_ids[game_layer]
+        for start_id in range(first, last + 1, batch):
+            _start_turns(connection, graph, work, game_layer, (start_id, min(start_id + batch - 1, last)),
+                         profits is not None)
+            _turn_statements(connection, graph, work)
+            roots = sa.select(work.turn.c.state, work.turn.c.v1, work.turn.c.v2).where(work.turn.c.node_id == graph.root)
+            connection.execute(sa.insert(work.state).from_select(["node_id", "v1", "v2"], roots))
+            _store_batch(connection, work, encoder, first_edge, policy_id, graph.root)
+            _clear(connection, work)
+            if progress is not None:
+                progress(min(start_id + batch - 1, last) - start_id + 1)
+        if down_to == 0 and game_layer == 0:
+            connection.execute(sa.update(policy).where(policy.c.id == policy_id).values(unfinished_since=None))
+        if commit_layers:
+            connection.commit()
+    _drop(connection, work)
+    return policy_id
+
+
+def chosen_codes(work: _Work, first_edge: int) -> sa.Select:
+    """Return the SELECT of the chosen moves as one integer each, ``state << EDGE_BITS | (edge - first_edge)``.
+
+    One column rather than three: fetching is most of the cost of reading a
+    batch's 300,000 moves (the move's node is the edge's source).
+    """
+    state = sa.cast(work.chosen.c.state, sa.BigInteger)  # the product outgrows 32 bits
+    return sa.select(state * (1 << EDGE_BITS) + (work.chosen.c.edge_id - first_edge))
+
+
+def _decoded(batches: Iterator[Sequence[int]]) -> tuple[object, object] | None:
+    import numpy as np
+
+    rows = [np.fromiter(batch, dtype=np.int64, count=len(batch)) for batch in batches]
+    if not rows:
+        return None
+    code = np.concatenate(rows)
+    return code >> EDGE_BITS, code & ((1 << EDGE_BITS) - 1)
+
+
+def _store_batch(connection: sa.Connection, work: _Work, encoder: DecisionEncoder, first_edge: int, policy_id: int,
+                 root: int) -> None:
+    chosen = _decoded(connection.execute(chosen_codes(work, first_edge)).scalars().partitions(FETCH_ROWS))
+    packed = {} if chosen is None else encoder.pack(*chosen)
+    values = sa.select(work.turn.c.state, work.turn.c.v1, work.turn.c.v2).where(work.turn.c.node_id == root)
+    rows = [{"policy_id": policy_id, "node_id": state, "value": v1, "moment2": v2, "decisions": packed.get(state, b"")}
+            for state, v1, v2 in connection.execute(values)]
+    if rows:
+        connection.execute(sa.insert(turn_policy), rows)
+
+
+def ensure_solved(connection: sa.Connection, graph: TurnGraph, progress: StatesDone | None = None) -> None:
+    """Solve every turn policy over the whole game unless stored (``progress``: turn states done).
+
+    Each state layer is committed as it is stored, so an interrupted solve
+    resumes where it stopped; ``connection`` must not be inside a ``begin()`` block.
+    """
+    for declared in graph.structure.policies:
+        policy_id = ensure_policy(connection, graph, declared.name)
+        connection.commit()
+        if not is_solved(connection, policy_id):
+            solve_policy(connection, graph, declared.name, progress=progress, commit_layers=True)
+        elif progress is not None:
+            progress(graph.structure.states)
+
+
+def state_result(connection: sa.Connection, graph_id: int, policy_id: int, key: str) -> sa.Row:
+    """Return the ``turn_policy`` row (value, moment2, decisions) of the turn state ``key``; raise NotFound if unsolved."""
+    query = (sa.select(turn_policy.c.value, turn_policy.c.moment2, turn_policy.c.decisions)
+             .select_from(turn_policy.join(node, sa.and_(node.c.id == turn_policy.c.node_id, node.c.graph_id == graph_id)))
+             .where(turn_policy.c.policy_id == policy_id, node.c.key == key))
+    row = connection.execute(query).first()
+    if row is None:
+        raise NotFound(f"no stored value for {key} (solve the game first: dicegraph report GAME)")
+    return row
+
+
+def stored_decisions(connection: sa.Connection, graph_id: int, policy_id: int) -> dict[str, bytes]:
+    """Return the policy's decisions: turn state key -> its bytes."""
+    query = (sa.select(node.c.key, turn_policy.c.decisions)
+             .select_from(turn_policy.join(node, sa.and_(node.c.id == turn_policy.c.node_id, node.c.graph_id == graph_id)))
+             .where(turn_policy.c.policy_id == policy_id))
+    return dict(connection.execute(query).all())
+
+
+def turn_worths(connection: sa.Connection, graph: TurnGraph, name: str, key: str) -> dict[str, tuple[float, float]]:
+    """Return, for the turn state ``key``, every turn node's key -> (profit, value) under policy ``name``.
+
+    Solves the turn of that one state in SQL from the stored values of the
+    states after it; raises NotFound when those are not stored.
+    """
+    policy_id = ensure_policy(connection, graph, name)
+    state = find_node(connection, graph.graph_id, key)
+    if not is_solved(connection, policy_id, state.layer + 1):
+        raise NotFound(f"policy {name!r} is not solved past {key} (run: dicegraph report GAME)")
+    profits = _profits(connection, graph, graph.policy(name))
+    work = _policy_work(connection, graph, profits)
+    following = (sa.select(turn_policy.c.node_id, turn_policy.c.value, turn_policy.c.moment2)
+                 .select_from(turn_policy.join(node, node.c.id == turn_policy.c.node_id))
+                 .where(turn_policy.c.policy_id == policy_id, node.c.graph_id == graph.graph_id,
+                        node.c.layer > state.layer))
+    connection.execute(sa.insert(work.state).from_select(["node_id", "v1", "v2"], following))
+    _start_turns(connection, graph, work, state.layer, (state.id, state.id), profits is not None)
+    _turn_statements(connection, graph, work)
+    query = (sa.select(node.c.key, work.turn.c.p, work.turn.c.v1)
+             .select_from(work.turn.join(node, sa.and_(node.c.graph_id == graph.graph_id, node.c.id == work.turn.c.node_id)))
+             .where(work.turn.c.state == state.id))
+    worths = {turn_key: (p, v1) for turn_key, p, v1 in connection.execute(query)}
+    _drop(connection, work)
+    return worths
+
+
+def turn_sizes(connection: sa.Connection, graph: TurnGraph) -> dict[str, int]:
+    """Return the sizes of the stored parts: turn states and their edges, the turn, and the copy it saves."""
+    def count(condition: sa.ColumnElement[bool]) -> int:
+        return connection.execute(sa.select(sa.func.count()).select_from(node).where(condition)).scalar_one()
+
+    root_layer = graph.turn_spans[0].layer
+    states = count(sa.and_(node.c.graph_id == graph.graph_id, node.c.layer < root_layer))
+    turn_nodes = count(sa.and_(node.c.graph_id == graph.graph_id, node.c.layer >= root_layer))
+    spans = sa.select(layer.c.layer, layer.c.rolls + layer.c.moves).where(layer.c.graph_id == graph.graph_id)
+    by_layer = dict(connection.execute(spans).all())
+    turn_edges = sum(n for number, n in by_layer.items() if number >= root_layer)
+    state_edges = sum(n for number, n in by_layer.items() if number < root_layer)
+    return {"turn_states": states, "state_edges": state_edges, "turn_nodes": turn_nodes, "turn_edges": turn_edges,
+            "copied_edges": (states - 1) * turn_edges}
+
+
+def game_score(connection: sa.Connection, graph_id: int, policy_id: int, key: str) -> tuple[float, float]:
+    """Return the policy's expected score from turn state ``key`` and its standard deviation."""
+    row = state_result(connection, graph_id, policy_id, key)
+    return row.value, math.sqrt(max(row.moment2 - row.value**2, 0.0))

@@ -10,16 +10,15 @@ from typing import Any
 import sqlalchemy as sa
 
 from graphs.montecarlo import Progress, can_simulate
-from graphs.protocol import Game
+from graphs.protocol import Game, resolve_params
+from store import turns
 from store.catalog import find_policy, list_policies
 from store.load import BuildResult, build_graph, canonical_params, find_graph
 from store.propagate import mean_payoff, outcome_distribution
-from store import turns
 from store.schema import policy
 from store.simulation import monte_carlo
 from store.solve import Goal, evaluate, is_evaluated, solve
 from store.view import GraphView
-from graphs.protocol import resolve_params
 
 OPTIMAL = "optimal"
 DEFAULT_SEED = 1

@@ -14,12 +14,12 @@ import sqlalchemy as sa
 
 from graphs.montecarlo import Policy, Progress, simulate
 from graphs.protocol import Game
+from store import turns
 from store.catalog import find_policy, root_value, stored_choices
 from store.errors import NotFound
 from store.load import canonical_params, find_graph
 from store.propagate import mean_payoff
 from store.schema import node
-from store import turns
 
 
 def policy_to_play(

@@ -35,7 +35,6 @@ from store.propagate import outcome_distribution
 from store.schema import choice, edge, graph, node, value
 from store.solve import Goal
 from store.sweep import sweep_outcomes
-from store.turns import TurnGraph
 
 
 class GraphView:
@@ -45,7 +44,7 @@ class GraphView:
         self.connection, self.graph_id = connection, graph_id
         row = connection.execute(sa.select(graph.c.game, graph.c.params).where(graph.c.id == graph_id)).one()
         self.game, self.params = row.game, json.loads(row.params)
-        self._turn_graph: TurnGraph | None = None
+        self._turn_graph: turns.TurnGraph | None = None
 
     def _policy(self, name: str) -> int:
         return find_policy(self.connection, self.graph_id, name).id
@@ -97,9 +96,9 @@ class GraphView:
         """Return, per goal text (``'payoff < 7'``), the outcome distribution of the policy best for it."""
         return sweep_outcomes(self.connection, self.graph_id, objective, [Goal.parse(text) for text in goals])
 
-    def _turn(self) -> TurnGraph:
+    def _turn(self) -> turns.TurnGraph:
         if self._turn_graph is None:
-            self._turn_graph = TurnGraph.load(self.connection, self.graph_id, get_game(self.game).turn(self.params))
+            self._turn_graph = turns.TurnGraph.load(self.connection, self.graph_id, get_game(self.game).turn(self.params))
         return self._turn_graph
 
     def _turn_policy(self, name: str) -> int:

@@ -32,8 +32,8 @@ from store.query import DEFAULT_TIMEOUT, run_query
 from store.output import check_directory, check_file
 from store.render import DEFAULT_DPI, MAX_NODES, RENDERERS, diagram_format
 from store.report import (
-    DEFAULT_SEED, OPTIMAL, describe_analysis, draw_game_diagrams, ensure_evaluated, evaluate_stored, stores_turn_once, game_report, policy_names, prepare_game,
-    solve_steps,
+    DEFAULT_SEED, OPTIMAL, describe_analysis, draw_game_diagrams, ensure_evaluated, evaluate_stored, game_report,
+    policy_names, prepare_game, solve_steps, stores_turn_once,
 )
 from store.schema import graph as graph_table
 from store.simulation import monte_carlo
@@ -180,7 +180,11 @@ class CommandSession:
 
     @contextmanager
     def solved(self, game: Game, params: Mapping[str, Any], what: str) -> Iterator[StoredGraph]:
-        """Build, solve and evaluate what is missing (progress on stderr), then yield the graph read-only."""
+        """Build, solve and evaluate what is missing (progress on stderr), then yield the graph.
+
+        What the command does through the graph is never committed (an advisor's
+        one-state turn solve works in temporary tables).
+        """
         engine = open_database(self.url, create=True, on_wait=lambda message: click.echo(message, err=True))
         with _activity(f"building {what}, edges") as building:
             built = build_graph(engine, game, params, progress=building)

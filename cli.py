@@ -6,7 +6,6 @@ one line on stderr and exit status 1.
 
 from __future__ import annotations
 
-import json
 import sys
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -18,7 +17,7 @@ import click
 import sqlalchemy as sa
 
 from graphs import GAMES, get_game
-from graphs.commands import JSON_OPTION, PARAM_OPTION, SESSION, mounted, parse_params, table
+from graphs.commands import JSON_OPTION, PARAM_OPTION, SESSION, mounted, parse_params, print_json, table
 from graphs.errors import DicegraphError
 from graphs.montecarlo import can_simulate
 from graphs.protocol import Game, StoredGraph, resolve_params, value_text
@@ -106,10 +105,6 @@ def main(ctx: click.Context, db_url: str) -> None:
     ctx.meta[SESSION] = CommandSession(db_url)
 
 
-def _print_json(data: Any) -> None:
-    click.echo(json.dumps(data, indent=2, default=str))
-
-
 def _policy_name(text: str) -> str:
     """Return a policy name given on the command line, refusing an empty or blank one."""
     if not text.strip() or text != text.strip():
@@ -186,10 +181,9 @@ class CommandSession:
         one-state turn solve works in temporary tables).
         """
         engine = open_database(self.url, create=True, on_wait=lambda message: click.echo(message, err=True))
-        with _activity(f"building {what}, edges") as building:
-            built = build_graph(engine, game, params, progress=building)
-        with _progress(f"solving {what} (first use only), steps", solve_steps(game)) as steps:
-            prepare_game(engine, game, params, progress=steps)
+        with _activity(f"building {what}, edges") as building, \
+                _progress(f"solving {what} (first use only), steps", solve_steps(game)) as steps:
+            built = prepare_game(engine, game, params, progress=steps, building=building)
         with _activity(f"solving {what}, layers") as solving, engine.begin() as connection:
             ensure_evaluated(connection, built.graph_id, game, solving)
         with engine.connect() as connection:
@@ -249,7 +243,7 @@ def games(as_json: bool) -> None:
             "policies": policies,
         })
     if as_json:
-        _print_json(listing)
+        print_json(listing)
         return
     for entry in listing:
         click.echo(f"{entry['name']}: {entry['summary']}")
@@ -272,7 +266,7 @@ def graphs(ctx: click.Context, as_json: bool) -> None:
     with _engine(ctx, read_only=True).connect() as connection:
         rows = [dict(row._mapping) for row in connection.execute(sa.select(graph_table).order_by(graph_table.c.id))]
     if as_json:
-        _print_json(rows)
+        print_json(rows)
         return
     if not rows:
         click.echo("no graphs stored yet (build one: dicegraph build jackpot)")
@@ -297,7 +291,7 @@ def upgrade(ctx: click.Context, as_json: bool) -> None:
     engine = _engine(ctx)
     revision = schema_revision(engine)
     if as_json:
-        _print_json({"revision": revision})
+        print_json({"revision": revision})
     else:
         click.echo(f"the schema is at revision {revision} (this dicegraph's newest)")
 
@@ -337,7 +331,7 @@ def build(ctx: click.Context, game: str, params: tuple[str, ...], replace: bool,
         result = build_graph(_engine(ctx, create=True), chosen, values, replace=replace, force=force, progress=building)
     seconds = time.perf_counter() - started
     if as_json:
-        _print_json({**vars(result), "game": game, "params": values, "seconds": seconds})
+        print_json({**vars(result), "game": game, "params": values, "seconds": seconds})
     else:
         click.echo(_build_message(result, game, seconds))
 
@@ -377,7 +371,7 @@ def solve_command(ctx: click.Context, graph: str, params: tuple[str, ...], objec
     result = {"graph": row.id, "policy": name, "policy_id": policy_id, "objective": objective, "value": root,
               "evaluated": evaluated, "seconds": seconds, "edges_per_second": row.edges / seconds if seconds else None}
     if as_json:
-        _print_json(result)
+        print_json(result)
     else:
         click.echo(f"solved graph {row.id} ({row.game}) for {objective} in {seconds:.2f} s: "
                    f"policy {name!r}, value {root:.12g}")
@@ -401,7 +395,7 @@ def policies(ctx: click.Context, graph: str, params: tuple[str, ...], as_json: b
         row = _stored_graph(connection, graph, params)
         listing = list_policies(connection, row.id)
     if as_json:
-        _print_json(listing)
+        print_json(listing)
     elif not listing:
         click.echo(f"graph {row.id} ({row.game}) has no policies yet (solve it: dicegraph solve {row.id})")
     else:
@@ -428,7 +422,7 @@ def propagate(ctx: click.Context, graph: str, params: tuple[str, ...], policy_na
         distribution = outcome_distribution(connection, chosen.id, row.id)
     expected = sum(payoff * probability for payoff, probability in distribution.items())
     if as_json:
-        _print_json({"graph": row.id, "policy": policy_name, "expected_payoff": expected,
+        print_json({"graph": row.id, "policy": policy_name, "expected_payoff": expected,
                      "distribution": [{"payoff": k, "probability": v} for k, v in distribution.items()]})
         return
     click.echo(table(["payoff", "probability"], [[k, v] for k, v in distribution.items()]))
@@ -463,7 +457,7 @@ def compare(ctx: click.Context, graph: str, params: tuple[str, ...], policy_name
             evaluated_policy(connection, row, reference), top,
         )
     if as_json:
-        _print_json({key: result[key] for key in ("decisions", "worse", "tied", "expected_loss")})
+        print_json({key: result[key] for key in ("decisions", "worse", "tied", "expected_loss")})
         return
     click.echo(f"{policy_name} against {reference} on graph {row.id} ({row.game}):")
     click.echo(f"  decision nodes with a choice: {result['decisions']:,}")
@@ -520,7 +514,7 @@ def report(ctx: click.Context, game: str, params: tuple[str, ...], simulated_gam
     if diagrams_dir is not None:
         data["diagrams"] = draw_game_diagrams(engine, chosen, values, diagrams_dir)
     if as_json:
-        _print_json(data)
+        print_json(data)
         return
     if stores_turn_once(chosen):  # a report of its own (School)
         click.echo(f"{chosen.title}: {chosen.outcome} by policy")
@@ -577,7 +571,7 @@ def simulate(ctx: click.Context, game: str, params: tuple[str, ...], policy_name
             with engine.connect() as connection:
                 result = monte_carlo(connection, chosen, values, policy_name, games, seed, progress)
     if as_json:
-        _print_json(result)
+        print_json(result)
         return
     click.echo(f"{chosen.title}, {policy_name}: {games:,} games (seed {seed})")
     click.echo(f"  estimate  {result['estimate']:.6f} +- {result['stderr']:.6f} (standard error)")
@@ -642,7 +636,7 @@ def export(ctx: click.Context, graph: str, params: tuple[str, ...], output: Path
         result = draw_diagram(connection, row, diagram, output, max_nodes=None if force else max_nodes,
                               renderer=renderer, dpi=dpi)
     if as_json:
-        _print_json(result)
+        print_json(result)
     else:
         click.echo(f"wrote {output} ({result['view']} view: {result['nodes']:,} nodes, {result['edges']:,} edges; "
                    f"drawn by {result['renderer']} in {result['seconds']:.2f} s)")
@@ -673,7 +667,7 @@ def query(ctx: click.Context, sql: str, write: bool, limit: int | None, timeout:
         raise click.BadParameter("no SQL statement given", param_hint="SQL")
     columns, rows = run_query(_engine(ctx, read_only=not write), sql, write=write, limit=limit, timeout=timeout or None)
     if as_json:
-        _print_json([dict(zip(columns, row)) for row in rows])
+        print_json([dict(zip(columns, row)) for row in rows])
     elif columns:
         click.echo(table(columns, rows))
 
@@ -700,7 +694,7 @@ def show(ctx: click.Context, graph: str, params: tuple[str, ...], key: str, as_j
         described = describe_position(connection, row.id, key)
         unevaluated = [p["name"] for p in list_policies(connection, row.id) if p["value"] is None]
     if as_json:
-        _print_json({**described, "not_evaluated": unevaluated})
+        print_json({**described, "not_evaluated": unevaluated})
         return
     click.echo(f"{described['kind']} node {described['key']!r} ({described['label']}), layer {described['layer']}")
     click.echo(table(["policy", "value", "reach"],

@@ -64,9 +64,17 @@ def parse_params(pairs: Sequence[str]) -> dict[str, str]:
     return given
 
 
+def print_json(data: Any) -> None:
+    """Print ``data`` as indented JSON (what ``--json`` prints everywhere)."""
+    click.echo(json.dumps(data, indent=2, default=str))
+
+
 def emit(data: Any, lines: Sequence[str], as_json: bool) -> None:
     """Print ``data`` as JSON with ``--json``, else the human-readable ``lines``."""
-    click.echo(json.dumps(data, indent=2, default=str) if as_json else "\n".join(lines))
+    if as_json:
+        print_json(data)
+    else:
+        click.echo("\n".join(lines))
 
 
 def table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:

@@ -175,8 +175,8 @@ class _Vertex:
 def _vertices(rules: Rules) -> dict[str, _Vertex]:
     """Return every node reachable from the starts, keyed, with its outgoing edges (in streaming order)."""
     found: dict[str, _Vertex] = {}
-    pending = [rules.key(start) for start in rules.starts()]
     position_of = {rules.key(start): start for start in rules.starts()}
+    pending = list(position_of)
 
     def reach(position: Position) -> str:
         key = rules.key(position)

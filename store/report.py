@@ -113,12 +113,14 @@ def game_report(
 
 
 def prepare_game(engine: sa.Engine, game: Game, params: Mapping[str, Any],
-                 on_build: Callable[[BuildResult], None] | None = None, progress: Progress | None = None) -> BuildResult:
+                 on_build: Callable[[BuildResult], None] | None = None, progress: Progress | None = None,
+                 building: Progress | None = None) -> BuildResult:
     """Build the game's graph if needed and, for a game with a report of its own, solve it; return the build.
 
-    ``progress`` counts the solve's steps, :func:`solve_steps` of them.
+    ``progress`` counts the solve's steps, :func:`solve_steps` of them;
+    ``building`` the edges loaded while building.
     """
-    built = build_graph(engine, game, params)
+    built = build_graph(engine, game, params, progress=building)
     if on_build is not None:
         on_build(built)
     if stores_turn_once(game):

@@ -41,14 +41,17 @@ value of ``U + c`` when ``c`` is open in ``U``, and is not there otherwise.
 from __future__ import annotations
 
 import functools
-import itertools
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
-from graphs.dice import FACES, sorted_rolls
+from graphs import five_dice
+from graphs.dice import FACES
 from graphs.errors import BadParameter, DicegraphError
-from graphs.protocol import CHANCE, DECISION, MOVE, ROLL, TERMINAL, Edge, Node, Param, Row
+from graphs.five_dice import (  # noqa: F401  (School's dice and decision bytes are the family's)
+    CROSS_OUT, DICE, KEEPS, NO_DECISION, OUTCOME_INDEX, OUTCOMES, REROLL, ROLLS, SCORE, decode_decision, dice_text,
+    encode_decision, keep_byte, outcome_code, parse_roll, reroll_mask, rerolls, sub_multisets, turn_key, turn_rows)
+from graphs.protocol import DECISION, MOVE, TERMINAL, Edge, Node, Param, Row
 
 name = "school"
 title = "School"
@@ -57,8 +60,6 @@ version = 1
 objective = "max"
 outcome = "expected final score"
 
-DICE = 5
-ROLLS = 3
 COMBINATIONS = (
     "Grade 1", "Grade 2", "Grade 3", "Grade 4", "Grade 5", "Grade 6",
     "Pair", "Set", "Two pairs", "Full", "Care", "Little straight", "Big straight", "Poker", "Trash",
@@ -222,67 +223,7 @@ def parse_used(text: str) -> int:
         raise BadParameter("every combination is used: the game is over")
     return used
 
-
-# --- dice --------------------------------------------------------------------------------------------------
-
-OUTCOMES = tuple(roll for roll, _ in sorted_rolls(DICE))  # the 252 sorted rolls of five dice
-OUTCOME_INDEX = {roll: index for index, roll in enumerate(OUTCOMES)}
-KEEPS = tuple(keep for size in range(DICE) for keep in itertools.combinations_with_replacement(range(1, FACES + 1), size))
-
-
-def dice_text(dice: Sequence[int]) -> str:
-    """Return dice as text, ``'12245'`` (``'-'`` for none), as the seed names its files."""
-    return "".join(str(face) for face in dice) or "-"
-
-
-def parse_roll(text: str) -> tuple[int, ...]:
-    """Return five dice from ``'1,2,2,4,5'`` or ``'12245'``, sorted; raise BadParameter otherwise.
-
-    >>> parse_roll("5,2,2,4,1")
-    (1, 2, 2, 4, 5)
-    """
-    faces = [part for part in text.replace(",", " ").split()] if "," in text or " " in text else list(text.strip())
-    if len(faces) != DICE or not all(face.isdigit() and 1 <= int(face) <= FACES for face in faces):
-        raise BadParameter(f"a roll is five dice showing 1..6, e.g. 1,2,2,4,5 (not {text!r})")
-    return tuple(sorted(int(face) for face in faces))
-
-
-def sub_multisets(dice: Sequence[int]) -> Iterator[tuple[int, ...]]:
-    """Yield every sub-multiset of the sorted ``dice`` once, largest first.
-
-    >>> list(sub_multisets((2, 2)))
-    [(2, 2), (2,), ()]
-    """
-    counts = sorted(Counter(dice).items())
-    chosen = [
-        tuple(face for face, times in zip((face for face, _ in counts), take) for _ in range(times))
-        for take in itertools.product(*(range(count, -1, -1) for _, count in counts))
-    ]
-    yield from sorted(chosen, key=len, reverse=True)
-
-
-def rerolls(keep: Sequence[int]) -> Iterator[tuple[tuple[int, ...], int]]:
-    """Yield each outcome (sorted five dice) of keeping ``keep`` and rolling the rest, with its weight over ``6**rest``."""
-    for rolled, weight in sorted_rolls(DICE - len(keep)):
-        yield tuple(sorted(keep + rolled)), weight
-
-
 # --- the graph ---------------------------------------------------------------------------------------------
-
-
-def turn_key(stage: str, dice: Sequence[int] | str = ()) -> str:
-    """Return the key of a node of the turn.
-
-    ``'roll1'`` (the first roll), ``'r2:12245'`` (decision after roll 2),
-    ``'h3:122'`` (choosing the dice to keep for roll 3, 1-2-2 kept so far),
-    ``'k3:122'`` (1-2-2 kept, the rest about to be rolled), ``'end:Pair'``.
-    """
-    return stage if stage == "roll1" else f"{stage}:{dice if isinstance(dice, str) else dice_text(dice)}"
-
-
-def decision_layer(roll: int) -> int:
-    """Return the layer of the decisions after roll ``roll`` (1..3)."""
-    return TURN_LAYER + 1 + (DICE + 2) * (roll - 1)
 
 
 def build(params: Mapping[str, Any]) -> Iterator[Row]:
@@ -298,124 +239,19 @@ def build(params: Mapping[str, Any]) -> Iterator[Row]:
         for used in states:
             for c in open_combinations(used):
                 yield Edge(ids[state_key(used)], ids[state_key(used | 1 << c)], MOVE, COMBINATIONS[c])
-    yield from _turn(params, ids)
+    yield from turn_rows(ids, TURN_LAYER, functools.partial(_score_moves, params), stop_after=(2,), ends=[
+        (turn_key("end", combination), f"the turn ends with {combination}") for combination in COMBINATIONS])
 
 
-def _without(dice: tuple[int, ...], face: int) -> tuple[int, ...]:
-    at = dice.index(face)
-    return dice[:at] + dice[at + 1:]
-
-
-def _turn(params: Mapping[str, Any], ids: dict[str, int]) -> Iterator[Row]:
-    """The turn: rolls with multinomial weights; keeps chosen one die at a time (``reroll a 4``, then ``roll 2 dice``)."""
-    def node_id(key: str) -> int:
-        return ids.setdefault(key, len(ids))
-
-    def score_edges(dice: tuple[int, ...], src: int, first_roll: bool) -> Iterator[Edge]:
-        for c, combination in enumerate(COMBINATIONS):
-            worth = points(c, dice, first_roll, params["straights"], params["grades"])
-            verb = "score" if c < GRADES or worth else "cross out"
-            yield Edge(src, node_id(turn_key("end", combination)), MOVE, f"{verb} {combination}", reward=float(worth))
-
-    def put_backs(dice: tuple[int, ...], src: int, stage: int) -> Iterator[Edge]:
-        for face in sorted(set(dice)):
-            yield Edge(src, node_id(turn_key(f"h{stage}", _without(dice, face))), MOVE, f"reroll a {face}")
-
-    yield Node(node_id("roll1"), "roll1", TURN_LAYER, CHANCE, "first roll", denom=FACES**DICE)
-    for dice, weight in sorted_rolls(DICE):
-        yield Edge(ids["roll1"], node_id(turn_key("r1", dice)), ROLL, f"roll {dice_text(dice)}", weight=weight)
-    for roll in range(1, ROLLS + 1):
-        layer = decision_layer(roll)
-        for dice in OUTCOMES:
-            yield Node(node_id(turn_key(f"r{roll}", dice)), turn_key(f"r{roll}", dice), layer, DECISION,
-                       f"roll {roll} shows {dice_text(dice)}")
-        for dice in OUTCOMES:
-            src = ids[turn_key(f"r{roll}", dice)]
-            if roll == 2:
-                yield Edge(src, node_id(turn_key("r3", dice)), MOVE, "stop")  # score now, as after the third roll
-            else:
-                yield from score_edges(dice, src, first_roll=roll == 1)
-            if roll < ROLLS:
-                yield from put_backs(dice, src, roll + 1)
-        if roll == ROLLS:
-            break
-        stage = roll + 1
-        for size in range(DICE - 1, -1, -1):  # choosing the keep: dice kept so far, one layer per size
-            layer += 1
-            kept_sets = list(itertools.combinations_with_replacement(range(1, FACES + 1), size))
-            for kept in kept_sets:
-                key = turn_key(f"h{stage}", kept)
-                yield Node(node_id(key), key, layer, DECISION, f"keeping {dice_text(kept)}, choosing more to reroll")
-            for kept in kept_sets:
-                src = ids[turn_key(f"h{stage}", kept)]
-                yield Edge(src, node_id(turn_key(f"k{stage}", kept)), MOVE, f"roll {DICE - size}")
-                yield from put_backs(kept, src, stage)
-        layer += 1
-        for keep in KEEPS:
-            key = turn_key(f"k{stage}", keep)
-            yield Node(node_id(key), key, layer, CHANCE, f"keep {dice_text(keep)}, roll {DICE - len(keep)}",
-                       denom=FACES ** (DICE - len(keep)))
-        for keep in KEEPS:
-            for dice, weight in rerolls(keep):
-                yield Edge(ids[turn_key(f"k{stage}", keep)], node_id(turn_key(f"r{stage}", dice)), ROLL,
-                           f"roll {dice_text(dice)}", weight=weight)
-    for combination in COMBINATIONS:
-        key = turn_key("end", combination)
-        yield Node(node_id(key), key, decision_layer(ROLLS) + 1, TERMINAL, f"the turn ends with {combination}",
-                   payoff=0.0)  # the turn's points are on its edges; the rest of the game is joined in
+def _score_moves(params: Mapping[str, Any], dice: tuple[int, ...], roll: int) -> Iterator[tuple[str, str, float]]:
+    """Yield the scoring moves after roll ``roll`` showing ``dice``: every combination, doubled on the first roll."""
+    for c, combination in enumerate(COMBINATIONS):
+        worth = points(c, dice, roll == 1, params["straights"], params["grades"])
+        verb = "score" if c < GRADES or worth else "cross out"
+        yield f"{verb} {combination}", turn_key("end", combination), float(worth)
 
 
 # --- decisions, one byte each (the seed's layout) ------------------------------------------------------------
-
-NO_DECISION, REROLL, SCORE, CROSS_OUT = 0, 1, 2, 3
-DECISION_KINDS = {REROLL: "reroll", SCORE: "score", CROSS_OUT: "cross out"}
-
-
-def encode_decision(kind: int, payload: int) -> int:
-    """Return the byte of a decision: ``kind`` in bits 6-7, ``payload`` in bits 0-4.
-
-    For a reroll the payload says which of the five sorted dice are rolled
-    again (bit ``j``: die ``j``, lowest first); for a score or a cross-out it is
-    the combination's number, 1..15.
-
-    >>> encode_decision(SCORE, 7), decode_decision(0x87)
-    (135, (2, 7))
-    """
-    return kind << 6 | payload
-
-
-def decode_decision(byte: int) -> tuple[int, int]:
-    """Return ``(kind, payload)`` of a decision byte."""
-    return byte >> 6, byte & 0x1F
-
-
-def reroll_mask(dice: Sequence[int], keep: Sequence[int]) -> int:
-    """Return the bits of the sorted ``dice`` rolled again when ``keep`` is kept (the first matching dice are kept).
-
-    >>> bin(reroll_mask((1, 2, 2, 4, 5), (2, 2)))
-    '0b11001'
-    """
-    left = Counter(keep)
-    mask = 0
-    for position, face in enumerate(dice):
-        if left[face]:
-            left[face] -= 1
-        else:
-            mask |= 1 << position
-    return mask
-
-
-def describe_decision(byte: int, dice: Sequence[int]) -> str:
-    """Return a decision byte in words, e.g. ``'reroll 1-4-5 (keep 2-2)'`` or ``'score Pair'``."""
-    kind, payload = decode_decision(byte)
-    if kind == REROLL:
-        rolled = [face for position, face in enumerate(dice) if payload >> position & 1]
-        kept = [face for position, face in enumerate(dice) if not payload >> position & 1]
-        return f"reroll {'-'.join(map(str, rolled))} (keep {'-'.join(map(str, kept)) or 'nothing'})"
-    if kind in (SCORE, CROSS_OUT):
-        return f"{DECISION_KINDS[kind]} {COMBINATIONS[payload - 1]}"
-    return "no decision"
-
 
 def score_byte(label: str) -> int:
     """Return the decision byte of a scoring move of the turn graph, ``'score Pair'`` or ``'cross out Poker'``.
@@ -428,13 +264,9 @@ def score_byte(label: str) -> int:
     return encode_decision(SCORE, combination_index(label.removeprefix("score ")) + 1)
 
 
-def keep_byte(dice: Sequence[int], kept: Sequence[int]) -> int:
-    """Return the decision byte of keeping ``kept`` of the sorted ``dice`` and rolling the rest.
-
-    >>> keep_byte((1, 2, 2, 4, 5), (2, 2)) == encode_decision(REROLL, 0b11001)
-    True
-    """
-    return encode_decision(REROLL, reroll_mask(dice, kept))
+def describe_decision(byte: int, dice: Sequence[int]) -> str:
+    """Return a decision byte in words, e.g. ``'reroll 1-4-5 (keep 2-2)'`` or ``'score Pair'``."""
+    return five_dice.describe_decision(byte, dice, COMBINATIONS)
 
 
 def decision_file(dice: Sequence[int], rerolls_left: int) -> str:
@@ -471,7 +303,7 @@ def simulator(params: Mapping[str, Any], policy: Any) -> Callable[[int, Any], An
     table = points_table(params["straights"], params["grades"])
     counts_to_outcome = np.full(6**DICE, -1, dtype=np.int64)
     for index, dice in enumerate(OUTCOMES):
-        counts_to_outcome[_outcome_code(dice)] = index
+        counts_to_outcome[outcome_code(dice)] = index
     legal = np.zeros((ALL_USED + 1, len(COMBINATIONS)), dtype=bool)
     for used in STATES:
         legal[used, list(open_combinations(used))] = True
@@ -502,10 +334,6 @@ def simulator(params: Mapping[str, Any], policy: Any) -> Callable[[int, Any], An
         return total
 
     return play
-
-
-def _outcome_code(dice: Sequence[int]) -> int:
-    return sum((face - 1) * 6 ** (DICE - 1 - position) for position, face in enumerate(dice))
 
 
 # --- the decision archive (seed 001's layout) ----------------------------------------------------------------

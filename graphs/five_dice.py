@@ -1,0 +1,321 @@
+"""Five dice, up to three rolls, any dice kept between rolls: the turn School and Yahtzee share.
+
+A game of this family scores its turn in a box (a combination) chosen after
+any roll. This module has the dice, the turn graph and the decision bytes;
+the game says what each box scores (:func:`turn_rows` ``score_moves``).
+
+**The turn graph** (:func:`turn_rows`): the first roll (252 sorted outcomes,
+multinomial weights over 7,776); after each roll a decision: score a box
+(an edge to one of the game's *ends*, the points as its reward), ``stop``
+(go on to the third roll's decision with the same dice, for games where a
+box scores the same after any roll), or choose dice to reroll. A keep, a
+sub-multiset of the dice shown, is chosen one die at a time: ``reroll a 4``
+leads to a node ``h`` holding the other four, which may ``reroll a ...``
+again or ``roll n`` (a chance node ``k`` over the outcomes of the n dice).
+Each keep is one node per roll, reached from all the rolls containing it.
+
+**Decision bytes** (:class:`DecisionBytes`): one byte per (outcome, rerolls
+left), 756 a turn state, kind << 6 | payload (:func:`encode_decision`).
+
+>>> len(OUTCOMES), len(KEEPS), sum(1 for _ in sub_multisets((1, 2, 2)))
+(252, 210, 6)
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections import Counter
+from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
+from typing import Any
+
+from graphs.dice import FACES, sorted_rolls
+from graphs.errors import BadParameter
+from graphs.protocol import CHANCE, DECISION, MOVE, ROLL, TERMINAL, Edge, Node, Row
+
+DICE = 5
+ROLLS = 3
+OUTCOMES = tuple(roll for roll, _ in sorted_rolls(DICE))  # the 252 sorted rolls of five dice
+OUTCOME_INDEX = {roll: index for index, roll in enumerate(OUTCOMES)}
+KEEPS = tuple(keep for size in range(DICE) for keep in itertools.combinations_with_replacement(range(1, FACES + 1), size))
+POSITIONS = len(OUTCOMES) * ROLLS  # decision bytes per turn state: position ``outcome * ROLLS + rerolls left``
+
+
+# --- dice --------------------------------------------------------------------------------------------------
+
+
+def dice_text(dice: Sequence[int]) -> str:
+    """Return dice as text, ``'12245'`` (``'-'`` for none), as seed 001 names its files."""
+    return "".join(str(face) for face in dice) or "-"
+
+
+def parse_roll(text: str) -> tuple[int, ...]:
+    """Return five dice from ``'1,2,2,4,5'`` or ``'12245'``, sorted; raise BadParameter otherwise.
+
+    >>> parse_roll("5,2,2,4,1")
+    (1, 2, 2, 4, 5)
+    """
+    faces = [part for part in text.replace(",", " ").split()] if "," in text or " " in text else list(text.strip())
+    if len(faces) != DICE or not all(face.isdigit() and 1 <= int(face) <= FACES for face in faces):
+        raise BadParameter(f"a roll is five dice showing 1..6, e.g. 1,2,2,4,5 (not {text!r})")
+    return tuple(sorted(int(face) for face in faces))
+
+
+def sub_multisets(dice: Sequence[int]) -> Iterator[tuple[int, ...]]:
+    """Yield every sub-multiset of the sorted ``dice`` once, largest first.
+
+    >>> list(sub_multisets((2, 2)))
+    [(2, 2), (2,), ()]
+    """
+    counts = sorted(Counter(dice).items())
+    chosen = [
+        tuple(face for face, times in zip((face for face, _ in counts), take) for _ in range(times))
+        for take in itertools.product(*(range(count, -1, -1) for _, count in counts))
+    ]
+    yield from sorted(chosen, key=len, reverse=True)
+
+
+def rerolls(keep: Sequence[int]) -> Iterator[tuple[tuple[int, ...], int]]:
+    """Yield each outcome (sorted five dice) of keeping ``keep`` and rolling the rest, with its weight over ``6**rest``."""
+    for rolled, weight in sorted_rolls(DICE - len(keep)):
+        yield tuple(sorted(tuple(keep) + rolled)), weight
+
+
+def outcome_code(dice: Sequence[int]) -> int:
+    """Return five dice read as a base-6 number (faces 1..6 as digits 0..5): a simulator's index of a roll."""
+    return sum((face - 1) * 6 ** (DICE - 1 - position) for position, face in enumerate(dice))
+
+
+# --- the turn graph ----------------------------------------------------------------------------------------
+
+
+def turn_key(stage: str, dice: Sequence[int] | str = ()) -> str:
+    """Return the key of a node of the turn.
+
+    ``'roll1'`` (the first roll), ``'r2:12245'`` (decision after roll 2),
+    ``'h3:122'`` (choosing the dice to keep for roll 3, 1-2-2 kept so far),
+    ``'k3:122'`` (1-2-2 kept, the rest about to be rolled), ``'end:Pair'``.
+    """
+    return stage if stage == "roll1" else f"{stage}:{dice if isinstance(dice, str) else dice_text(dice)}"
+
+
+def decision_layer(first_layer: int, roll: int) -> int:
+    """Return the layer of the decisions after roll ``roll`` (1..3) of a turn whose first roll is in ``first_layer``."""
+    return first_layer + 1 + (DICE + 2) * (roll - 1)
+
+
+def _without(dice: tuple[int, ...], face: int) -> tuple[int, ...]:
+    at = dice.index(face)
+    return dice[:at] + dice[at + 1:]
+
+
+ScoreMoves = Callable[[tuple[int, ...], int], Iterable[tuple[str, str, float]]]
+
+
+def turn_rows(ids: dict[str, int], first_layer: int, score_moves: ScoreMoves, stop_after: Collection[int],
+              ends: Sequence[tuple[str, str]]) -> Iterator[Row]:
+    """Yield the turn's rows, its first roll in layer ``first_layer``; new nodes get the next ids of ``ids``.
+
+    ``score_moves(dice, roll)`` yields the scoring moves after roll ``roll``
+    (1..3) showing ``dice``: (label, end key, points). After the rolls in
+    ``stop_after`` the only move besides rerolling is ``stop`` (score as
+    after the third roll). ``ends`` are the turn's terminals (key, label),
+    worth 0: the rest of the game is joined in by the store.
+    """
+    def node_id(key: str) -> int:
+        return ids.setdefault(key, len(ids))
+
+    def put_backs(dice: tuple[int, ...], src: int, stage: int) -> Iterator[Edge]:
+        for face in sorted(set(dice)):
+            yield Edge(src, node_id(turn_key(f"h{stage}", _without(dice, face))), MOVE, f"reroll a {face}")
+
+    yield Node(node_id("roll1"), "roll1", first_layer, CHANCE, "first roll", denom=FACES**DICE)
+    for dice, weight in sorted_rolls(DICE):
+        yield Edge(ids["roll1"], node_id(turn_key("r1", dice)), ROLL, f"roll {dice_text(dice)}", weight=weight)
+    for roll in range(1, ROLLS + 1):
+        layer = decision_layer(first_layer, roll)
+        for dice in OUTCOMES:
+            yield Node(node_id(turn_key(f"r{roll}", dice)), turn_key(f"r{roll}", dice), layer, DECISION,
+                       f"roll {roll} shows {dice_text(dice)}")
+        for dice in OUTCOMES:
+            src = ids[turn_key(f"r{roll}", dice)]
+            if roll in stop_after:
+                yield Edge(src, node_id(turn_key(f"r{ROLLS}", dice)), MOVE, "stop")
+            else:
+                for label, end, points in score_moves(dice, roll):
+                    yield Edge(src, node_id(end), MOVE, label, reward=float(points))
+            if roll < ROLLS:
+                yield from put_backs(dice, src, roll + 1)
+        if roll == ROLLS:
+            break
+        stage = roll + 1
+        for size in range(DICE - 1, -1, -1):  # choosing the keep: dice kept so far, one layer per size
+            layer += 1
+            kept_sets = list(itertools.combinations_with_replacement(range(1, FACES + 1), size))
+            for kept in kept_sets:
+                key = turn_key(f"h{stage}", kept)
+                yield Node(node_id(key), key, layer, DECISION, f"keeping {dice_text(kept)}, choosing more to reroll")
+            for kept in kept_sets:
+                src = ids[turn_key(f"h{stage}", kept)]
+                yield Edge(src, node_id(turn_key(f"k{stage}", kept)), MOVE, f"roll {DICE - size}")
+                yield from put_backs(kept, src, stage)
+        layer += 1
+        for keep in KEEPS:
+            key = turn_key(f"k{stage}", keep)
+            yield Node(node_id(key), key, layer, CHANCE, f"keep {dice_text(keep)}, roll {DICE - len(keep)}",
+                       denom=FACES ** (DICE - len(keep)))
+        for keep in KEEPS:
+            for dice, weight in rerolls(keep):
+                yield Edge(ids[turn_key(f"k{stage}", keep)], node_id(turn_key(f"r{stage}", dice)), ROLL,
+                           f"roll {dice_text(dice)}", weight=weight)
+    for key, label in ends:
+        yield Node(node_id(key), key, decision_layer(first_layer, ROLLS) + 1, TERMINAL, label, payoff=0.0)
+
+
+# --- decisions, one byte each ------------------------------------------------------------------------------
+
+NO_DECISION, REROLL, SCORE, CROSS_OUT = 0, 1, 2, 3
+DECISION_KINDS = {REROLL: "reroll", SCORE: "score", CROSS_OUT: "cross out"}
+
+
+def encode_decision(kind: int, payload: int) -> int:
+    """Return the byte of a decision: ``kind`` in bits 6-7, ``payload`` in bits 0-4.
+
+    For a reroll the payload says which of the five sorted dice are rolled
+    again (bit ``j``: die ``j``, lowest first); for a score or a cross-out it is
+    the box's number, from 1.
+
+    >>> encode_decision(SCORE, 7), decode_decision(0x87)
+    (135, (2, 7))
+    """
+    return kind << 6 | payload
+
+
+def decode_decision(byte: int) -> tuple[int, int]:
+    """Return ``(kind, payload)`` of a decision byte."""
+    return byte >> 6, byte & 0x1F
+
+
+def reroll_mask(dice: Sequence[int], keep: Sequence[int]) -> int:
+    """Return the bits of the sorted ``dice`` rolled again when ``keep`` is kept (the first matching dice are kept).
+
+    >>> bin(reroll_mask((1, 2, 2, 4, 5), (2, 2)))
+    '0b11001'
+    """
+    left = Counter(keep)
+    mask = 0
+    for position, face in enumerate(dice):
+        if left[face]:
+            left[face] -= 1
+        else:
+            mask |= 1 << position
+    return mask
+
+
+def keep_byte(dice: Sequence[int], kept: Sequence[int]) -> int:
+    """Return the decision byte of keeping ``kept`` of the sorted ``dice`` and rolling the rest.
+
+    >>> keep_byte((1, 2, 2, 4, 5), (2, 2)) == encode_decision(REROLL, 0b11001)
+    True
+    """
+    return encode_decision(REROLL, reroll_mask(dice, kept))
+
+
+def describe_decision(byte: int, dice: Sequence[int], boxes: Sequence[str]) -> str:
+    """Return a decision byte in words, e.g. ``'reroll 1-4-5 (keep 2-2)'`` or ``'score Pair'`` (``boxes``: names from 1)."""
+    kind, payload = decode_decision(byte)
+    if kind == REROLL:
+        rolled = [face for position, face in enumerate(dice) if payload >> position & 1]
+        kept = [face for position, face in enumerate(dice) if not payload >> position & 1]
+        return f"reroll {'-'.join(map(str, rolled))} (keep {'-'.join(map(str, kept)) or 'nothing'})"
+    if kind in (SCORE, CROSS_OUT):
+        return f"{DECISION_KINDS[kind]} {boxes[payload - 1]}"
+    return "no decision"
+
+
+STOP = 255  # the move "stop": its byte is the third roll's decision with the same dice
+
+
+class DecisionBytes:
+    """Turns the chosen moves of a turn solve into each state's 756 decision bytes (a :class:`DecisionEncoder`).
+
+    A decision's move is a score (its byte from :meth:`score_byte`, which a
+    game defines), ``stop`` (the third roll's decision with the same dice) or
+    ``reroll a d``; the last is followed through the keep's choices
+    (``reroll a d`` again, until ``roll n``) to the dice kept.
+    """
+
+    SCORE, STOP, PUT_BACK, ROLL_NOW = range(4)
+
+    def score_byte(self, label: str) -> int:
+        """Return the decision byte of the scoring move labelled ``label`` (each game says)."""
+        raise NotImplementedError
+
+    def __init__(self, nodes: Sequence[tuple[int, str]], moves: Sequence[tuple[int, int, int, str]]):
+        import numpy as np
+
+        self.local: dict[int, int] = {}
+        decisions = []  # (local index, position, outcome)
+        keep_index = {keep: k for k, keep in enumerate(KEEPS)}
+        dice_of: dict[int, tuple[int, ...]] = {}
+        for node_id, key in nodes:
+            if key[0] not in "rh" or key == "roll1":
+                continue
+            self.local[node_id] = len(self.local)
+            stage, text = key.split(":")
+            dice = () if text == "-" else tuple(int(f) for f in text)
+            dice_of[node_id] = dice
+            if stage[0] == "r":
+                outcome = OUTCOME_INDEX[dice]
+                decisions.append((self.local[node_id], outcome * ROLLS + ROLLS - int(stage[1]), outcome))
+        self.decisions = np.array(sorted(decisions), dtype=np.int64).reshape(-1, 3)
+        size = max(offset for offset, *_ in moves) + 1
+        self.kind, self.byte = np.zeros(size, dtype=np.int64), np.zeros(size, dtype=np.int64)
+        self.target, self.keep = np.zeros(size, dtype=np.int64), np.zeros(size, dtype=np.int64)
+        self.src = np.zeros(size, dtype=np.int64)
+        for at, src, dst, label in moves:
+            if src not in self.local:
+                continue
+            self.src[at] = self.local[src]
+            if label == "stop":
+                self.kind[at] = self.STOP
+            elif label.startswith("reroll a "):
+                self.kind[at], self.target[at] = self.PUT_BACK, self.local[dst]
+            elif label.startswith("roll "):
+                self.kind[at], self.keep[at] = self.ROLL_NOW, keep_index[dice_of[src]]
+            else:
+                self.kind[at], self.byte[at] = self.SCORE, self.score_byte(label)
+        self.mask = np.zeros((len(OUTCOMES), len(KEEPS)), dtype=np.int64)
+        for outcome, dice in enumerate(OUTCOMES):
+            for kept in sub_multisets(dice):
+                if len(kept) < DICE:
+                    self.mask[outcome, keep_index[kept]] = reroll_mask(dice, kept)
+
+    def pack(self, states: Any, moves: Any) -> dict[int, bytes]:
+        """Return state -> its decision bytes, from arrays of (state, chosen move's offset)."""
+        import numpy as np
+
+        states, state_row = np.unique(states, return_inverse=True)
+        chosen = np.full((len(states), len(self.local)), -1, dtype=np.int64)
+        chosen[state_row, self.src[moves]] = moves
+        every = np.arange(len(states))[:, None]
+        moves = chosen[:, self.decisions[:, 0]]  # [state, decision]
+        kinds = self.kind[moves]
+        packed = np.where(kinds == self.SCORE, self.byte[moves], 0)
+        current, kept = moves.copy(), np.full(moves.shape, -1, dtype=np.int64)
+        for _ in range(DICE + 1):  # follow the keep's choices to "roll n"
+            following = (kinds == self.PUT_BACK) & (kept < 0)
+            if not following.any():
+                break
+            current = np.where(following, chosen[every, self.target[current]], current)
+            done = following & (self.kind[current] == self.ROLL_NOW)
+            kept = np.where(done, self.keep[current], kept)
+        rerolled = kinds == self.PUT_BACK
+        outcomes = np.broadcast_to(self.decisions[:, 2], moves.shape)
+        packed = np.where(rerolled, encode_decision(REROLL, 0) | self.mask[outcomes, np.maximum(kept, 0)], packed)
+        by_position = np.zeros((len(states), POSITIONS), dtype=np.int64)
+        by_position[:, self.decisions[:, 1]] = np.where(kinds == self.STOP, STOP, packed)
+        last = np.arange(len(OUTCOMES)) * ROLLS  # rerolls left 0: the third roll's decision
+        for left in range(1, ROLLS):  # "stop" plays the third roll's move
+            at = last + left
+            by_position[:, at] = np.where(by_position[:, at] == STOP, by_position[:, last], by_position[:, at])
+        return {int(state): by_position[i].astype(np.uint8).tobytes() for i, state in enumerate(states)}

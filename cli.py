@@ -182,7 +182,7 @@ class CommandSession:
         """
         engine = open_database(self.url, create=True, on_wait=lambda message: click.echo(message, err=True))
         with _activity(f"building {what}, edges") as building, \
-                _progress(f"solving {what} (first use only), steps", solve_steps(game)) as steps:
+                _progress(f"solving {what} (first use only), steps", solve_steps(game, params)) as steps:
             built = prepare_game(engine, game, params, progress=steps, building=building)
         with _activity(f"solving {what}, layers") as solving, engine.begin() as connection:
             ensure_evaluated(connection, built.graph_id, game, solving)
@@ -507,7 +507,7 @@ def report(ctx: click.Context, game: str, params: tuple[str, ...], simulated_gam
 
     games_to_play = simulated_games * len(policy_names(chosen, values)) if can_simulate(chosen) else 0
     engine = _engine(ctx, create=True)
-    with _progress("solving", solve_steps(chosen)) as solving:
+    with _progress("solving", solve_steps(chosen, values)) as solving:
         prepare_game(engine, chosen, values, on_build=announce, progress=solving)
     with _progress("simulating", games_to_play) as progress:
         data = game_report(engine, chosen, values, simulated_games=simulated_games, seed=seed, progress=progress)

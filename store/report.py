@@ -10,7 +10,7 @@ from typing import Any
 import sqlalchemy as sa
 
 from graphs.montecarlo import Progress, can_simulate
-from graphs.protocol import Game, resolve_params
+from graphs.protocol import Game
 from store import turns
 from store.catalog import find_policy, list_policies
 from store.load import BuildResult, build_graph, canonical_params, find_graph
@@ -137,11 +137,11 @@ def policy_names(game: Game, params: Mapping[str, Any]) -> list[str]:
     return [*game.agents(params), OPTIMAL, *getattr(game, "solves", {})]
 
 
-def solve_steps(game: Game) -> int:
-    """Return how many steps :func:`prepare_game` reports to its progress callback (0: no progress to show)."""
+def solve_steps(game: Game, params: Mapping[str, Any]) -> int:
+    """Return how many steps :func:`prepare_game` reports to its progress callback for ``params`` (0: no progress to show)."""
     if not stores_turn_once(game):
         return 0
-    structure = game.turn(resolve_params(game, {}))  # type: ignore[attr-defined]
+    structure = game.turn(params)  # type: ignore[attr-defined]
     return len(structure.policies) * structure.states
 
 

@@ -1,0 +1,124 @@
+"""Yahtzee (solitaire, the rules of the published optimum; shared/RULES.md): thirteen turns, thirteen boxes.
+
+Five dice, up to three rolls a turn keeping any dice; a turn ends by scoring
+one open box (0 when the dice don't fit). With ``bonuses=on`` (the default):
+the upper bonus (35 once Aces..Sixes total 63), the Yahtzee bonus (100 for
+each further Yahtzee once the Yahtzee box holds 50) and the free-choice
+joker (a Yahtzee rolled with the Yahtzee box filled may go in any open box,
+Full House and the straights then scoring their full value). With
+``bonuses=upper`` the upper bonus alone (the rules of Glenn's 245.87, and of
+``yatzy-solver``'s ``american+no-bonus``); with ``bonuses=off`` none.
+
+The graph is School's shape (:mod:`graphs.five_dice`), joined when solving
+(``store/turns.py``, by :mod:`graphs.yahtzee.turn`):
+
+* **Turn states** (layers 0..13, layer = boxes filled): the filled boxes
+  (13 bits, bit ``i`` is :data:`BOXES` ``[i]``) and, with bonuses, the upper
+  total so far capped at 63 and whether the Yahtzee box holds 50:
+  536,448 states (357,632 with the upper bonus alone, 8,192 without bonuses).
+* **The turn**, the same for every state. A box scores the same after any
+  roll, so the first two rolls offer ``stop`` (score as after the third)
+  and only the third roll's decision has the 13 scoring moves. Each leads to
+  an *end* saying what the state needs to know: the box, and with bonuses
+  the upper points scored (``end:Threes 9``) or whether the dice were a
+  Yahtzee (``end:Chance with a Yahtzee``): 56 ends with every bonus, 43 with the
+  upper bonus alone, 13 without.
+* **State moves**, one per open box and end: the next state, and as reward
+  what the state adds to the turn's points: the upper bonus when the upper
+  total crosses 63, the Yahtzee bonus, the joker's Full House and straights.
+
+The rules (boxes, scoring, states, ends) are :mod:`graphs.yahtzee.boxes`;
+Monte Carlo is :mod:`graphs.yahtzee.play`.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+from graphs.five_dice import turn_rows
+from graphs.protocol import DECISION, MOVE, TERMINAL, Edge, Node, Param, Row
+from graphs.yahtzee.boxes import (
+    ALL_FILLED, BONUSES, BOXES, UPPER, YAHTZEE, State, box_points, end_key, end_label, end_labels, open_boxes,
+    state_key, state_moves, state_text, states, tracks_upper, tracks_yahtzees, upper_totals)
+from graphs.yahtzee.play import simulator  # noqa: F401  (the game's Monte Carlo)
+
+name = "yahtzee"
+title = "Yahtzee"
+summary = "Solitaire Yahtzee, 13 boxes, with or without bonuses and joker; policies optimal, greedy, above-average."
+version = 1
+objective = "max"
+outcome = "expected final score"
+TURN_LAYER = len(BOXES) + 1  # the turn part starts here
+
+
+def _bonuses(text: str) -> str | None:
+    text = {"true": "on", "1": "on", "false": "off", "0": "off"}.get(text.strip().lower(), text.strip().lower())
+    return text if text in BONUSES else None
+
+
+params = (
+    Param("bonuses", "on", _bonuses, "on: upper bonus, Yahtzee bonus and free-choice joker; upper: the upper bonus "
+          "alone (Glenn's 245.87); off: none", check=lambda value: value in BONUSES, accepted="on, upper or off"),
+)
+small_params = {"bonuses": "off"}
+POLICIES = ("optimal", "greedy", "above-average")
+
+
+def agents(params: Mapping[str, Any]) -> tuple[str, ...]:
+    """Return no edge-level agents: the heuristics decide per turn state, see :mod:`graphs.yahtzee.turn`."""
+    return ()
+
+
+# --- the graph ---------------------------------------------------------------------------------------------
+
+
+def build(params: Mapping[str, Any]) -> Iterator[Row]:
+    """Yield the turn states with their moves, then the turn: nodes of a layer before its edges."""
+    bonuses = params["bonuses"]
+    every = states(bonuses)
+    ids = {state_key(state, bonuses): index for index, state in enumerate(every)}
+    by_layer: dict[int, list[State]] = {}
+    for state in every:
+        by_layer.setdefault(bin(state.filled).count("1"), []).append(state)
+    for layer, in_layer in sorted(by_layer.items()):
+        for state in in_layer:
+            key = state_key(state, bonuses)
+            kind, payoff = (TERMINAL, 0.0) if state.filled == ALL_FILLED else (DECISION, None)
+            yield Node(ids[key], key, layer, kind, state_text(state, bonuses), payoff=payoff)
+        for state in in_layer:
+            src = ids[state_key(state, bonuses)]
+            for move in state_moves(state, bonuses):
+                yield Edge(src, ids[state_key(move.next, bonuses)], MOVE, move.label, reward=float(move.reward))
+    ends = [(end_key(label), f"the turn ends: {label}") for label in end_labels(bonuses)]
+    yield from turn_rows(ids, TURN_LAYER, functools.partial(_score_moves, bonuses), stop_after=(1, 2), ends=ends)
+
+
+def _score_moves(bonuses: str, dice: tuple[int, ...], roll: int) -> Iterator[tuple[str, str, float]]:
+    """Yield the third roll's scoring moves: each box, its printed points (bonuses and joker are the state's)."""
+    for box, name_ in enumerate(BOXES):
+        yield f"score {name_}", end_key(end_label(box, dice, bonuses)), float(box_points(box, dice))
+
+
+def estimated_edges(params: Mapping[str, Any]) -> int:
+    """Return the graph's edges before building it: the state moves (counted per mask) and the turn's."""
+    bonuses = params["bonuses"]
+    moves = 0
+    for filled in range(ALL_FILLED):
+        if not tracks_upper(bonuses):
+            moves += len(open_boxes(filled))
+        elif not tracks_yahtzees(bonuses):
+            per_state = sum(6 if box < UPPER else 1 for box in open_boxes(filled))
+            moves += per_state * len(upper_totals(filled & (1 << UPPER) - 1))
+        else:
+            per_state = sum(7 if box < UPPER else 2 for box in open_boxes(filled))
+            moves += per_state * len(upper_totals(filled & (1 << UPPER) - 1)) * (2 if filled >> YAHTZEE & 1 else 1)
+    return moves + _turn_edges(bonuses)
+
+
+@functools.cache
+def _turn_edges(bonuses: str) -> int:
+    ends = [(end_key(label), "") for label in end_labels(bonuses)]
+    rows = turn_rows({}, TURN_LAYER, functools.partial(_score_moves, bonuses), stop_after=(1, 2), ends=ends)
+    return sum(1 for row in rows if isinstance(row, Edge))

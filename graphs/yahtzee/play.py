@@ -1,0 +1,88 @@
+"""Monte Carlo of whole Yahtzee games, played from the rules with a stored policy's decision bytes."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from graphs.dice import FACES
+from graphs.errors import DicegraphError
+from graphs.five_dice import DICE, OUTCOMES, REROLL, ROLLS, SCORE, outcome_code
+from graphs.yahtzee import boxes as rules
+
+
+def simulator(params: Mapping[str, Any], policy: Any) -> Callable[[int, Any], Any]:
+    """Return a function playing ``games`` whole games with a numpy generator; their final scores.
+
+    ``policy`` is a stored policy's decisions, a uint8 array ``[state index,
+    outcome, rerolls left]`` (:func:`graphs.yahtzee.turn.decision_array`).
+    The scoring, the bonuses and the joker are applied here, from the rules;
+    a decision the rules don't allow is an error.
+    """
+    import numpy as np
+
+    if isinstance(policy, str):
+        raise DicegraphError(f"yahtzee plays stored policies only (see dicegraph report yahtzee), not {policy!r}")
+    bonuses = params["bonuses"]
+    decisions = np.asarray(policy, dtype=np.uint8)
+    every = rules.states(bonuses)
+    if len(decisions) != len(every):
+        raise DicegraphError(f"the decisions hold {len(decisions):,} states, the game with bonuses={bonuses} "
+                             f"has {len(every):,}")
+    state_index = np.full((rules.ALL_FILLED + 1, rules.UPPER_BONUS_AT + 1, 2), -1, dtype=np.int64)
+    for i, state in enumerate(every):
+        state_index[state.filled, state.upper, int(state.yahtzee_50)] = i
+    points = np.array([[rules.box_points(box, dice) for box in range(len(rules.BOXES))] for dice in OUTCOMES])
+    joker = np.array([[rules.joker_points(box, dice) for box in range(len(rules.BOXES))] for dice in OUTCOMES])
+    yahtzee = np.array([rules.is_yahtzee(dice) for dice in OUTCOMES])
+    counts_to_outcome = np.full(6**DICE, -1, dtype=np.int64)
+    for index, dice in enumerate(OUTCOMES):
+        counts_to_outcome[outcome_code(dice)] = index
+    powers = 6 ** np.arange(DICE - 1, -1, -1)
+
+    def score(filled: Any, upper: Any, y50: Any, outcome: Any, box: Any) -> tuple[Any, Any, Any, Any]:
+        """Return the points of scoring ``box`` and the next (filled, upper, y50), for arrays of games."""
+        gained = points[outcome, box]
+        if rules.tracks_yahtzees(bonuses):
+            rolled = yahtzee[outcome]
+            is_joker = rolled & (filled >> rules.YAHTZEE & 1 == 1)
+            gained = np.where(is_joker, joker[outcome, box], gained)
+            gained = gained + np.where(rolled & y50, rules.YAHTZEE_BONUS, 0)
+            y50 = y50 | ((box == rules.YAHTZEE) & rolled)
+        if not rules.tracks_upper(bonuses):
+            return gained, filled | 1 << box, upper, y50
+        in_upper = box < rules.UPPER
+        new_upper = np.minimum(rules.UPPER_BONUS_AT, upper + np.where(in_upper, points[outcome, box], 0))
+        gained = gained + np.where((upper < rules.UPPER_BONUS_AT) & (new_upper >= rules.UPPER_BONUS_AT),
+                                   rules.UPPER_BONUS, 0)
+        return gained, filled | 1 << box, new_upper, y50
+
+    def play(games: int, rng: Any) -> Any:
+        filled = np.zeros(games, dtype=np.int64)
+        upper = np.zeros(games, dtype=np.int64)
+        y50 = np.zeros(games, dtype=bool)
+        total = np.zeros(games)
+        for _ in rules.BOXES:
+            dice = np.sort(rng.integers(1, FACES + 1, size=(games, DICE)), axis=1)
+            playing = np.arange(games)
+            for roll in range(1, ROLLS + 1):
+                outcome = counts_to_outcome[(dice[playing] - 1) @ powers]
+                at = state_index[filled[playing], upper[playing], y50[playing].astype(np.int64)]
+                byte = decisions[at, outcome, ROLLS - roll]
+                kind, payload = byte >> 6, (byte & 0x1F).astype(np.int64)
+                again = kind == REROLL
+                if not ((kind == SCORE) | again).all() or (roll == ROLLS and again.any()):
+                    raise DicegraphError("the stored decisions leave a reachable position without a legal decision")
+                ending, box = playing[~again], payload[~again] - 1
+                if (filled[ending] >> box & 1).any():
+                    raise DicegraphError("the stored decisions score a box that is filled already")
+                gained, filled[ending], upper[ending], y50[ending] = score(
+                    filled[ending], upper[ending], y50[ending], outcome[~again], box)
+                total[ending] += gained
+                playing, payload = playing[again], payload[again]
+                bits = (payload[:, None] >> np.arange(DICE)) & 1
+                fresh = rng.integers(1, FACES + 1, size=(len(playing), DICE))
+                dice[playing] = np.sort(np.where(bits == 1, fresh, dice[playing]), axis=1)
+        return total
+
+    return play

@@ -99,8 +99,12 @@ def turn_key(stage: str, dice: Sequence[int] | str = ()) -> str:
 
 
 def decision_layer(first_layer: int, roll: int) -> int:
-    """Return the layer of the decisions after roll ``roll`` (1..3) of a turn whose first roll is in ``first_layer``."""
-    return first_layer + 1 + (DICE + 2) * (roll - 1)
+    """Return the layer of the decisions after roll ``roll`` (1..3) of a turn whose first roll is in ``first_layer``.
+
+    Between two rolls' decisions: a layer per number of dice kept while
+    choosing the keep, and one per number of dice held while rolling the rest.
+    """
+    return first_layer + 1 + (2 * DICE + 1) * (roll - 1)
 
 
 def _without(dice: tuple[int, ...], face: int) -> tuple[int, ...]:
@@ -158,15 +162,17 @@ def turn_rows(ids: dict[str, int], first_layer: int, score_moves: ScoreMoves, st
                 src = ids[turn_key(f"h{stage}", kept)]
                 yield Edge(src, node_id(turn_key(f"k{stage}", kept)), MOVE, f"roll {DICE - size}")
                 yield from put_backs(kept, src, stage)
-        layer += 1
-        for keep in KEEPS:
-            key = turn_key(f"k{stage}", keep)
-            yield Node(node_id(key), key, layer, CHANCE, f"keep {dice_text(keep)}, roll {DICE - len(keep)}",
-                       denom=FACES ** (DICE - len(keep)))
-        for keep in KEEPS:
-            for dice, weight in rerolls(keep):
-                yield Edge(ids[turn_key(f"k{stage}", keep)], node_id(turn_key(f"r{stage}", dice)), ROLL,
-                           f"roll {dice_text(dice)}", weight=weight)
+        for size in range(DICE):  # rolling the rest one die at a time: keeps of 0..4 dice, one layer per size
+            layer += 1
+            keeps = list(itertools.combinations_with_replacement(range(1, FACES + 1), size))
+            for keep in keeps:
+                key = turn_key(f"k{stage}", keep)
+                yield Node(node_id(key), key, layer, CHANCE, f"keep {dice_text(keep)}, roll {DICE - size}", denom=FACES)
+            for keep in keeps:
+                for face in range(1, FACES + 1):
+                    more = tuple(sorted(keep + (face,)))
+                    dst = turn_key(f"r{stage}" if len(more) == DICE else f"k{stage}", more)
+                    yield Edge(ids[turn_key(f"k{stage}", keep)], node_id(dst), ROLL, f"roll {face}")
     for key, label in ends:
         yield Node(node_id(key), key, decision_layer(first_layer, ROLLS) + 1, TERMINAL, label, payoff=0.0)
 

@@ -13,19 +13,21 @@ The graph has two parts, built once and joined when solving (``store/turns.py``,
   21,526 of them. Layer = combinations used. A move edge ``U -> U + c`` is
   labelled with the combination ``c`` the turn ends with; the points it brings
   depend on the dice, so they are on the turn part's edges.
-* **The turn** (layers 16..32), the same for every state: the first roll
-  (252 sorted outcomes, multinomial weights over 7,776); after each roll a
-  decision: score a combination (the edge's reward is the points, doubled on
-  the first roll for non-grades; ``cross out`` when the dice don't make it),
-  or choose dice to reroll. A keep, a sub-multiset of the dice shown, is
-  chosen one die at a time: ``reroll a 4`` leads to a node ``h`` holding the
-  other four, which may ``reroll a ...`` again or ``roll n`` (a chance node
-  ``k`` over the outcomes of the n dice, multinomial weights again). Each keep
-  is then one node per roll, reached from all the rolls containing it, and
-  the graph has 19,236 turn edges instead of the 24,528 a move per keep
-  would need (every keep offered from every roll). After the second roll the
-  player may ``stop``: go to the third-roll decision with the same dice, where
-  the only moves are scores. 15 terminals ``end:<c>``: the turn ends with c.
+* **The turn** (layers 16..40), the same for every state, the five-dice
+  turn of :mod:`graphs.five_dice`: the first roll (252 sorted outcomes,
+  multinomial weights over 7,776); after each roll a decision: score a
+  combination (the edge's reward is the points, doubled on the first roll
+  for non-grades; ``cross out`` when the dice don't make it), or choose dice
+  to reroll. A keep is chosen one die at a time (``reroll a 4`` leads to a
+  node ``h`` holding the other four, which may ``reroll a ...`` again or
+  ``roll n``) and the rest is rolled one die at a time (chance nodes ``k``
+  holding 0..4 dice, six edges each). Each keep is then one node per roll,
+  reached from all the rolls containing it, and the turn has 13,524 edges
+  (19,236 with the rest rolled at once, an edge per outcome; 24,528 with a
+  move per keep as well).
+  After the second roll the player may ``stop``: go to the third-roll
+  decision with the same dice, where the only moves are scores. 15
+  terminals ``end:<c>``: the turn ends with c.
 
 A state's value joins the two: the turn's terminal ``end:<c>`` is worth the
 value of ``U + c`` when ``c`` is open in ``U``, and is not there otherwise.

@@ -78,6 +78,19 @@ def box_points(box: int, dice: Sequence[int]) -> int:
     return (FIXED_POINTS.get(box, sum(dice))) if made else 0
 
 
+def is_joker(filled: int, face: int) -> bool:
+    """Return whether a Yahtzee of ``face`` is a joker: the Yahtzee box and the upper box of ``face`` are filled.
+
+    Then Full House and the straights score their full value (the rule of
+    the published optimum: Verhoeff 1999, Glenn 2006; ``yatzy-solver``'s
+    ``american``). It may go in any open box either way.
+
+    >>> is_joker(1 << YAHTZEE | 1 << 4, 5), is_joker(1 << YAHTZEE, 5)
+    (True, False)
+    """
+    return bool(filled >> YAHTZEE & 1 and filled >> (face - 1) & 1)
+
+
 def joker_points(box: int, dice: Sequence[int]) -> int:
     """Return what a Yahtzee scores in ``box`` as a joker: Full House and the straights their full value.
 
@@ -188,15 +201,20 @@ def end_label(box: int, dice: Sequence[int], bonuses: str) -> str:
     """Return the end a turn scoring ``dice`` in ``box`` reaches, as the state moves name it.
 
     The box, and what the state needs to know besides: an upper box's points
-    when the upper total counts; whether the dice were a Yahtzee when the
-    Yahtzee bonus and the joker count.
+    when the upper total counts; when the Yahtzee bonus and the joker count,
+    whether the dice were a Yahtzee, and for the joker's boxes (Full house,
+    the straights) its face: the joker needs that face's upper box filled.
 
-    >>> end_label(2, (3, 3, 3, 1, 2), "on"), end_label(12, (4,) * 5, "on"), end_label(12, (4,) * 5, "upper")
-    ('Threes 9', 'Chance with a Yahtzee', 'Chance')
+    >>> end_label(2, (3, 3, 3, 1, 2), "on"), end_label(12, (4,) * 5, "on"), end_label(8, (4,) * 5, "on")
+    ('Threes 9', 'Chance with a Yahtzee', 'Full house with a Yahtzee of 4s')
+    >>> end_label(12, (4,) * 5, "upper")
+    'Chance'
     """
     if tracks_yahtzees(bonuses):
         if box == YAHTZEE:
             return f"Yahtzee {box_points(box, dice)}"
+        if is_yahtzee(dice) and box in JOKER_BOXES:
+            return f"{BOXES[box]} with a Yahtzee of {dice[0]}s"
         if is_yahtzee(dice) and not (box < UPPER and dice[0] == box + 1):
             return f"{BOXES[box]} with a Yahtzee"
     if box < UPPER and tracks_upper(bonuses):
@@ -208,7 +226,7 @@ def end_labels(bonuses: str) -> tuple[str, ...]:
     """Return every end of the turn, in the order of the boxes.
 
     >>> [len(end_labels(bonuses)) for bonuses in BONUSES]
-    [56, 43, 13]
+    [71, 43, 13]
     """
     return tuple(dict.fromkeys(end_label(box, dice, bonuses) for box in range(len(BOXES)) for dice in OUTCOMES))
 
@@ -249,6 +267,10 @@ def state_moves(state: State, bonuses: str) -> Iterator[StateMove]:
                                 crossed + (bonus if count == 5 else 0))
         else:
             yield StateMove(BOXES[box], State(filled, state.upper, state.yahtzee_50), 0)
-        if yahtzees:
-            joker = FIXED_POINTS[box] if box in JOKER_BOXES and state.filled >> YAHTZEE & 1 else 0
-            yield StateMove(f"{BOXES[box]} with a Yahtzee", State(filled, state.upper, state.yahtzee_50), joker + bonus)
+        if yahtzees and box in JOKER_BOXES:
+            for face in range(1, 7):
+                joker = FIXED_POINTS[box] if is_joker(state.filled, face) else 0
+                yield StateMove(f"{BOXES[box]} with a Yahtzee of {face}s", State(filled, state.upper, state.yahtzee_50),
+                                joker + bonus)
+        elif yahtzees:
+            yield StateMove(f"{BOXES[box]} with a Yahtzee", State(filled, state.upper, state.yahtzee_50), bonus)

@@ -4,8 +4,9 @@ Five dice, up to three rolls a turn keeping any dice; a turn ends by scoring
 one open box (0 when the dice don't fit). With ``bonuses=on`` (the default):
 the upper bonus (35 once Aces..Sixes total 63), the Yahtzee bonus (100 for
 each further Yahtzee once the Yahtzee box holds 50) and the free-choice
-joker (a Yahtzee rolled with the Yahtzee box filled may go in any open box,
-Full House and the straights then scoring their full value). With
+joker (a Yahtzee may go in any open box; with the Yahtzee box and the upper
+box of its face filled, Full House and the straights then score their full
+value: the rule of the published optimum, see :func:`graphs.yahtzee.boxes.is_joker`). With
 ``bonuses=upper`` the upper bonus alone (the rules of Glenn's 245.87, and of
 ``yatzy-solver``'s ``american+no-bonus``); with ``bonuses=off`` none.
 
@@ -21,8 +22,8 @@ The graph is School's shape (:mod:`graphs.five_dice`), joined when solving
   and only the third roll's decision has the 13 scoring moves. Each leads to
   an *end* saying what the state needs to know: the box, and with bonuses
   the upper points scored (``end:Threes 9``) or whether the dice were a
-  Yahtzee (``end:Chance with a Yahtzee``): 56 ends with every bonus, 43 with the
-  upper bonus alone, 13 without.
+  Yahtzee and of which face (``end:Full house with a Yahtzee of 4s``): 71 ends
+  with every bonus, 43 with the upper bonus alone, 13 without.
 * **State moves**, one per open box and end: the next state, and as reward
   what the state adds to the turn's points: the upper bonus when the upper
   total crosses 63, the Yahtzee bonus, the joker's Full House and straights.
@@ -40,7 +41,7 @@ from typing import Any
 from graphs.five_dice import turn_rows
 from graphs.protocol import DECISION, MOVE, TERMINAL, Edge, Node, Param, Row
 from graphs.yahtzee.boxes import (
-    ALL_FILLED, BONUSES, BOXES, UPPER, YAHTZEE, State, box_points, end_key, end_label, end_labels, open_boxes,
+    ALL_FILLED, BONUSES, BOXES, JOKER_BOXES, UPPER, YAHTZEE, State, box_points, end_key, end_label, end_labels, open_boxes,
     state_key, state_moves, state_text, states, tracks_upper, tracks_yahtzees, upper_totals)
 from graphs.yahtzee.play import simulator  # noqa: F401  (the game's Monte Carlo)
 
@@ -112,7 +113,7 @@ def estimated_edges(params: Mapping[str, Any]) -> int:
             per_state = sum(6 if box < UPPER else 1 for box in open_boxes(filled))
             moves += per_state * len(upper_totals(filled & (1 << UPPER) - 1))
         else:
-            per_state = sum(7 if box < UPPER else 2 for box in open_boxes(filled))
+            per_state = sum(7 if box < UPPER else 7 if box in JOKER_BOXES else 2 for box in open_boxes(filled))
             moves += per_state * len(upper_totals(filled & (1 << UPPER) - 1)) * (2 if filled >> YAHTZEE & 1 else 1)
     return moves + _turn_edges(bonuses)
 

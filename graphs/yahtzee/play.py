@@ -35,6 +35,7 @@ def simulator(params: Mapping[str, Any], policy: Any) -> Callable[[int, Any], An
     points = np.array([[rules.box_points(box, dice) for box in range(len(rules.BOXES))] for dice in OUTCOMES])
     joker = np.array([[rules.joker_points(box, dice) for box in range(len(rules.BOXES))] for dice in OUTCOMES])
     yahtzee = np.array([rules.is_yahtzee(dice) for dice in OUTCOMES])
+    face = np.array([dice[0] for dice in OUTCOMES])
     counts_to_outcome = np.full(6**DICE, -1, dtype=np.int64)
     for index, dice in enumerate(OUTCOMES):
         counts_to_outcome[outcome_code(dice)] = index
@@ -45,7 +46,7 @@ def simulator(params: Mapping[str, Any], policy: Any) -> Callable[[int, Any], An
         gained = points[outcome, box]
         if rules.tracks_yahtzees(bonuses):
             rolled = yahtzee[outcome]
-            is_joker = rolled & (filled >> rules.YAHTZEE & 1 == 1)
+            is_joker = rolled & (filled >> rules.YAHTZEE & 1 == 1) & (filled >> (face[outcome] - 1) & 1 == 1)
             gained = np.where(is_joker, joker[outcome, box], gained)
             gained = gained + np.where(rolled & y50, rules.YAHTZEE_BONUS, 0)
             y50 = y50 | ((box == rules.YAHTZEE) & rolled)

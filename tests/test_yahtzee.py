@@ -1,0 +1,210 @@
+"""Yahtzee: scoring and bonuses against a scorer written here, the SQL solve against exact fractions and an
+independent numpy solver, the whole game without bonuses through the CLI (report, Monte Carlo).
+
+The game with bonuses (536,448 turn states) is solved in tests/bench/bench_yahtzee.py, against the
+published optimum (Verhoeff 1999; Glenn 2006) and the ``yatzy-solver`` package.
+"""
+
+from __future__ import annotations
+
+import functools
+import itertools
+import json
+import math
+import random
+from collections import Counter
+from fractions import Fraction
+
+import pytest
+import sqlalchemy as sa
+from click.testing import CliRunner
+
+from cli import main
+from graphs import get_game
+from graphs.yahtzee import boxes
+from graphs.yahtzee.turn import last_state
+from store import turns
+from store.db import open_database
+from store.load import build_graph
+from tests.yahtzee_numpy import optimal_score
+
+OFF = {"bonuses": "off"}
+RELATIVE = 1e-12
+
+
+# --- a scorer written from RULES.md, apart from graphs/yahtzee ------------------------------------------------
+
+
+def printed_points(box: str, dice: tuple[int, ...]) -> int:
+    """What the dice score in a box by the printed rules (no joker)."""
+    counts = sorted(Counter(dice).values())
+    faces = set(dice)
+    upper = ["Aces", "Twos", "Threes", "Fours", "Fives", "Sixes"]
+    if box in upper:
+        face = upper.index(box) + 1
+        return face * dice.count(face)
+    runs4 = [set(range(start, start + 4)) for start in (1, 2, 3)]
+    return {
+        "Three of a kind": sum(dice) if counts[-1] >= 3 else 0,
+        "Four of a kind": sum(dice) if counts[-1] >= 4 else 0,
+        "Full house": 25 if counts == [2, 3] else 0,
+        "Small straight": 30 if any(run <= faces for run in runs4) else 0,
+        "Large straight": 40 if faces in ({1, 2, 3, 4, 5}, {2, 3, 4, 5, 6}) else 0,
+        "Yahtzee": 50 if counts == [5] else 0,
+        "Chance": sum(dice),
+    }[box]
+
+
+def score_turn(state: boxes.State, box: int, dice: tuple[int, ...], bonuses: str) -> tuple[int, boxes.State]:
+    """The points of scoring ``dice`` in ``box`` from ``state`` (bonuses and joker included) and the next state."""
+    name = boxes.BOXES[box]
+    points = printed_points(name, dice)
+    yahtzee = len(set(dice)) == 1
+    filled = state.filled | 1 << box
+    upper, fifty = state.upper, state.yahtzee_50
+    if bonuses == "on" and yahtzee:
+        yahtzee_box_filled = state.filled >> 11 & 1
+        own_upper_filled = state.filled >> (dice[0] - 1) & 1
+        if yahtzee_box_filled and own_upper_filled and name in ("Full house", "Small straight", "Large straight"):
+            points = {"Full house": 25, "Small straight": 30, "Large straight": 40}[name]
+        if state.yahtzee_50:
+            points += 100
+        if name == "Yahtzee":
+            fifty = True
+    if bonuses != "off" and box < 6:
+        total = state.upper + printed_points(name, dice)
+        points += 35 if state.upper < 63 <= total else 0
+        upper = min(total, 63)
+    return points, boxes.State(filled, upper, fifty)
+
+
+def test_scoring_by_the_rules() -> None:
+    for dice in boxes.OUTCOMES:
+        for box, name in enumerate(boxes.BOXES):
+            assert boxes.box_points(box, dice) == printed_points(name, dice), (name, dice)
+    assert printed_points("Small straight", (1, 2, 3, 4, 4)) == 30 and printed_points("Full house", (2, 2, 2, 2, 2)) == 0
+
+
+@pytest.mark.parametrize("bonuses", boxes.BONUSES)
+def test_the_turns_points_and_state_moves_score_by_the_rules(bonuses: str) -> None:
+    """Every end a turn reaches, joined with the state's move through it, scores what the rules say."""
+    every = boxes.states(bonuses)
+    sample = random.Random(5).sample(every, 300) + [s for s in every if s.yahtzee_50][:50]
+    for state in sample:
+        if state.filled == boxes.ALL_FILLED:
+            continue
+        moves = {move.label: move for move in boxes.state_moves(state, bonuses)}
+        for box in boxes.open_boxes(state.filled):
+            for dice in boxes.OUTCOMES:
+                move = moves[boxes.end_label(box, dice, bonuses)]  # the end exists for every open box
+                expected = score_turn(state, box, dice, bonuses)
+                assert (boxes.box_points(box, dice) + move.reward, move.next) == expected, (state, box, dice)
+
+
+def test_the_number_of_states() -> None:
+    """536,448 turn states with every bonus (the issue's count), from the upper totals each set of upper boxes allows."""
+    per_upper_set = []
+    for upper_filled in range(64):
+        totals = {0}
+        for face in range(1, 7):
+            if upper_filled >> (face - 1) & 1:
+                totals = {min(63, total + face * count) for total in totals for count in range(6)}
+        per_upper_set.append(len(totals))
+    lower = 2**6  # the six lower boxes besides Yahtzee, filled or not
+    assert len(boxes.states("on")) == sum(per_upper_set) * lower * 3 == 536_448  # Yahtzee box: open, 0, 50
+    assert len(boxes.states("upper")) == sum(per_upper_set) * lower * 2
+    assert len(boxes.states("off")) == 2**13
+    assert len(set(boxes.states("on"))) == len(boxes.states("on"))
+
+
+def test_bad_bonuses_say_what_is_accepted(runner: CliRunner) -> None:
+    result = runner.invoke(main, ["--db", "sqlite://", "build", "yahtzee", "-p", "bonuses=maybe"])
+    assert result.exit_code != 0 and "on, upper or off" in result.output
+
+
+# --- the SQL solve in exact fractions: the last boxes ---------------------------------------------------------
+
+
+def exact_turn(value_after: dict[int, Fraction], bonuses: str = "off") -> Fraction:
+    """The optimal value of a turn in fractions: ``value_after[box]`` is the game's value once ``box`` is filled.
+
+    Every keep is a sub-multiset of the dice, every roll an ordered roll.
+    """
+    @functools.cache
+    def decide(dice: tuple[int, ...], rolls_left: int) -> Fraction:
+        best = max(printed_points(boxes.BOXES[box], dice) + rest for box, rest in value_after.items())
+        if rolls_left:
+            keeps = {tuple(sorted(sub)) for size in range(5) for sub in itertools.combinations(dice, size)}
+            best = max(best, *(chance(keep, rolls_left - 1) for keep in keeps))
+        return best
+
+    @functools.cache
+    def chance(kept: tuple[int, ...], rolls_left: int) -> Fraction:
+        rolled = Counter(tuple(sorted(kept + roll)) for roll in itertools.product(range(1, 7), repeat=5 - len(kept)))
+        return sum((count * decide(dice, rolls_left) for dice, count in rolled.items()), Fraction(0)) / 6 ** (5 - len(kept))
+
+    return chance((), 2)
+
+
+@pytest.fixture(scope="module")
+def endgame(tmp_path_factory: pytest.TempPathFactory) -> dict[str, float]:
+    """SQLite: the optimum without bonuses, solved for the states with one and two boxes open."""
+    engine = open_database(f"sqlite:///{tmp_path_factory.mktemp('yahtzee') / 'endgame.db'}", create=True)
+    game = get_game("yahtzee")
+    built = build_graph(engine, game, OFF)
+    with engine.begin() as connection:
+        graph = turns.TurnGraph.load(connection, built.graph_id, game.turn(OFF))
+        policy_id = turns.solve_policy(connection, graph, "optimal", down_to=11)
+        keys = [boxes.state_key(s, "off") for s in boxes.states("off") if bin(s.filled).count("1") >= 11]
+        return {key: turns.state_result(connection, built.graph_id, policy_id, key).value
+                for key in keys if not key.endswith(f":{boxes.ALL_FILLED}")}
+
+
+def test_one_box_left_equals_exact_fractions(endgame: dict[str, float]) -> None:
+    for box in range(len(boxes.BOXES)):
+        exact = exact_turn({box: Fraction(0)})
+        assert math.isclose(endgame[last_state(box, "off")], exact, rel_tol=RELATIVE), boxes.BOXES[box]
+
+
+def test_two_boxes_left_equal_exact_fractions(endgame: dict[str, float]) -> None:
+    alone = {box: exact_turn({box: Fraction(0)}) for box in range(len(boxes.BOXES))}
+    for first, second in [(0, 12), (8, 11), (5, 9), (6, 7)]:
+        exact = exact_turn({first: alone[second], second: alone[first]})
+        key = boxes.state_key(boxes.State(boxes.ALL_FILLED ^ 1 << first ^ 1 << second), "off")
+        assert math.isclose(endgame[key], exact, rel_tol=RELATIVE), (boxes.BOXES[first], boxes.BOXES[second])
+
+
+# --- the whole game without bonuses (DuckDB) ----------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def whole_game(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, dict]:
+    """DuckDB: ``report yahtzee -p bonuses=off`` with Monte Carlo, as a user runs it: (database URL, its JSON)."""
+    url = f"duckdb:///{tmp_path_factory.mktemp('yahtzee') / 'yahtzee.duckdb'}"
+    result = CliRunner().invoke(main, ["--db", url, "report", "yahtzee", "-p", "bonuses=off", "-n", "40000", "--json"])
+    assert result.exit_code == 0, result.output
+    return url, json.loads(result.stdout)
+
+
+def test_whole_game_equals_the_numpy_solver(whole_game: tuple[str, dict]) -> None:
+    optimal = whole_game[1]["policies"][0]
+    assert optimal["name"] == "optimal"
+    assert math.isclose(optimal["expected_score"], optimal_score("off"), rel_tol=RELATIVE)
+
+
+def test_report_json(whole_game: tuple[str, dict]) -> None:
+    data = whole_game[1]
+    assert [p["name"] for p in data["policies"]] == ["optimal", "greedy", "above-average"]
+    optimal = data["policies"][0]
+    for row in data["policies"]:
+        assert row["sd"] > 0 and abs(row["monte_carlo"]["z"]) < 4, row
+        assert math.isclose(row["loss"], optimal["expected_score"] - row["expected_score"], rel_tol=RELATIVE)
+        assert row is optimal or row["loss"] > 0
+    assert data["published_optimum"] is None  # nothing is published for the game without any bonus
+    assert data["graph"]["turn_states"] == 2**13 and set(data["average_table"]) == set(boxes.BOXES)
+
+
+def test_report_text(whole_game: tuple[str, dict], runner: CliRunner) -> None:
+    result = runner.invoke(main, ["--db", whole_game[0], "report", "yahtzee", "-p", "bonuses=off", "-n", "0"])
+    assert result.exit_code == 0, result.output
+    assert "no bonuses, no joker" in result.stdout and "above-average" in result.stdout and "loses" in result.stdout

@@ -96,32 +96,43 @@ def chance_values(connection: sa.Connection, work: sa.Table, span: sa.Row, keys:
     connection.execute(sa.insert(work).from_select([*keys, "node_id", "value"], rows))
 
 
-def best_move_rows(after: sa.FromClause, worth: str, span: sa.Row, objective: str, keys: Sequence[str] = ()) -> sa.Select:
+def best_move_rows(after: sa.FromClause, worth: str | Sequence[str], span: sa.Row, objective: str,
+                   keys: Sequence[str] = ()) -> sa.Select:
     """Return the SELECT of ``(*keys, src, best, edge_id)``: each decision node's best move in the layer ``span``.
 
     A move is worth ``reward + after.<worth>`` of the node it leads to
     (``after.node_id``, one row per value of ``keys``). The best comes from a
     window over the node's moves; the move taken is the lowest edge id within
     :data:`TIE_TOLERANCE` of it, in the same statement.
+
+    With several worths (columns of ``after``, each a policy's), one window
+    and one grouping serve them all: the columns are ``(*keys, src, best_0,
+    edge_id_0, best_1, edge_id_1, ...)``.
     """
+    worths = [worth] if isinstance(worth, str) else list(worth)
     best_of = sa.func.max if objective == "max" else sa.func.min
     extra = [after.c[key] for key in keys]
-    q = edge.c.reward + after.c[worth]
+    qs = [(edge.c.reward + after.c[column]).label(f"q{i}") for i, column in enumerate(worths)]
     moves = (
-        sa.select(*extra, edge.c.src, edge.c.id, q.label("q"),
-                  best_of(q).over(partition_by=(*extra, edge.c.src)).label("best"))
+        sa.select(*extra, edge.c.src, edge.c.id, *qs,
+                  *(best_of(q.element).over(partition_by=(*extra, edge.c.src)).label(f"best{i}") for i, q in enumerate(qs)))
         .select_from(edge.join(after, after.c.node_id == edge.c.dst))
         .where(edges_of(span, "move"))
         .subquery()
     )
-    slack = TIE_TOLERANCE * (1 + sa.func.abs(moves.c.best))
-    near_best = moves.c.q >= moves.c.best - slack if objective == "max" else moves.c.q <= moves.c.best + slack
     outer = [moves.c[key] for key in keys]
-    return (
-        sa.select(*outer, moves.c.src, sa.func.max(moves.c.best), sa.func.min(moves.c.id))
-        .where(near_best)
-        .group_by(*outer, moves.c.src)
-    )
+
+    def near_best(i: int) -> sa.ColumnElement[bool]:
+        best, q = moves.c[f"best{i}"], moves.c[f"q{i}"]
+        slack = TIE_TOLERANCE * (1 + sa.func.abs(best))
+        return q >= best - slack if objective == "max" else q <= best + slack
+
+    if len(worths) == 1:  # keep only the near-best rows
+        picked = [sa.func.max(moves.c.best0), sa.func.min(moves.c.id)]
+        return sa.select(*outer, moves.c.src, *picked).where(near_best(0)).group_by(*outer, moves.c.src)
+    picked = [column for i in range(len(worths))
+              for column in (sa.func.max(moves.c[f"best{i}"]), sa.func.min(sa.case((near_best(i), moves.c.id))))]
+    return sa.select(*outer, moves.c.src, *picked).group_by(*outer, moves.c.src)
 
 
 def best_moves(connection: sa.Connection, work: sa.Table, span: sa.Row, objective: str, keys: Sequence[str] = ()) -> None:

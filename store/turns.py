@@ -50,25 +50,31 @@ BATCH_STATES = {"sqlite": 256, "default": 2048}
 
 @dataclass
 class _Work:
-    """The temporary tables of one solve."""
+    """The temporary tables of one solve of ``policies`` policies together (columns numbered 0, 1, ...)."""
 
-    state: sa.Table  # turn state -> v1, v2 (solved layers)
-    turn: sa.Table  # (turn node, state) -> p, v1, v2 (the state layer being solved)
-    chosen: sa.Table  # (decision node, state) -> edge taken, best p
-    ends: sa.Table  # end node -> the label of the state moves through it, the policy's profit
+    policies: int
+    state: sa.Table  # turn state -> v1_i, v2_i (solved layers)
+    turn: sa.Table  # (turn node, state) -> p_i, v1_i, v2_i (the state layer being solved)
+    chosen: sa.Table  # (decision node, state) -> best p_i, edge_i taken
+    ends: sa.Table  # end node -> the label of the state moves through it, each policy's own profit (or null)
+
+    def columns(self, table: sa.Table, name: str) -> list[sa.Column]:
+        """Return the columns ``name`` of every policy, in order (``name`` is ``p``, ``v1_``, ``edge``...)."""
+        return [table.c[f"{name}{i}"] for i in range(self.policies)]
 
 
-def _work_tables(connection: sa.Connection) -> _Work:
-    number = sa.Double
+def _work_tables(connection: sa.Connection, policies: int) -> _Work:
+    def numbers(*names: str, nullable: bool = False) -> list[sa.Column]:
+        return [sa.Column(f"{name}{i}", sa.Double, nullable=nullable) for i in range(policies) for name in names]
+
+    edges = [sa.Column(f"edge{i}", sa.BigInteger, nullable=False) for i in range(policies)]
     return _Work(
-        state=temporary_table(connection, "turn_state", sa.Column("v1", number, nullable=False),
-                              sa.Column("v2", number, nullable=False)),
-        turn=turn_work_table(connection, "turn_value", sa.Column("p", number, nullable=False),
-                             sa.Column("v1", number, nullable=False), sa.Column("v2", number, nullable=False)),
-        chosen=turn_work_table(connection, "turn_chosen", sa.Column("edge_id", sa.BigInteger, nullable=False),
-                               sa.Column("p", number, nullable=False)),
+        policies=policies,
+        state=temporary_table(connection, "turn_state", *numbers("v1_", "v2_")),
+        turn=turn_work_table(connection, "turn_value", *numbers("p", "v1_", "v2_")),
+        chosen=turn_work_table(connection, "turn_chosen", *edges, *numbers("p")),
         ends=temporary_table(connection, "turn_end", sa.Column("label", sa.Text, nullable=False),
-                             sa.Column("profit", number)),
+                             *numbers("profit", nullable=True)),
     )
 
 
@@ -117,16 +123,20 @@ class TurnGraph:
         raise BadParameter(f"unknown policy {name!r} (known: {known})")
 
 
-def _policy_work(connection: sa.Connection, graph: TurnGraph, profits: dict[str, float] | None) -> _Work:
-    """Return new work tables holding the turn's ends (with the policy's profits, if it has its own) and the terminal states."""
-    work = _work_tables(connection)
+def _policy_work(connection: sa.Connection, graph: TurnGraph, profits: Sequence[dict[str, float] | None]) -> _Work:
+    """Return new work tables for the policies whose own end profits (None: none) are ``profits``: the turn's ends
+    with those profits, and the terminal states."""
+    work = _work_tables(connection, len(profits))
     connection.execute(sa.insert(work.ends), [
-        {"node_id": node_id, "label": graph.structure.ends[key], "profit": None if profits is None else profits[key]}
+        {"node_id": node_id, "label": graph.structure.ends[key],
+         **{f"profit{i}": None if own is None else own[key] for i, own in enumerate(profits)}}
         for key, node_id in graph.ends.items()])
     root_layer = graph.turn_spans[0].layer
-    over = sa.select(node.c.id, node.c.payoff, node.c.payoff * node.c.payoff).where(
+    payoff = node.c.payoff
+    over = sa.select(node.c.id, *[column for _ in profits for column in (payoff, payoff * payoff)]).where(
         node.c.graph_id == graph.graph_id, node.c.kind == "terminal", node.c.layer < root_layer)
-    connection.execute(sa.insert(work.state).from_select(["node_id", "v1", "v2"], over))  # the game is over there
+    names = [name for i in range(len(profits)) for name in (f"v1_{i}", f"v2_{i}")]
+    connection.execute(sa.insert(work.state).from_select(["node_id", *names], over))  # the game is over there
     return work
 
 
@@ -135,51 +145,68 @@ def _drop(connection: sa.Connection, work: _Work) -> None:
         table.drop(connection)
 
 
+def _moment(reward: sa.ColumnElement[float], v1: sa.ColumnElement[float], v2: sa.ColumnElement[float]) -> sa.ColumnElement[float]:
+    """Return the second moment of ``reward`` plus a value of mean ``v1`` and second moment ``v2``."""
+    return reward * reward + 2 * reward * v1 + v2
+
+
 def _turn_statements(connection: sa.Connection, graph: TurnGraph, work: _Work) -> None:
-    """Solve the turn for every state whose end rows are in the turn table (deepest turn layer first)."""
+    """Solve the turn for every state whose end rows are in the turn table (deepest turn layer first), all policies at once."""
     turn, chosen = work.turn, work.chosen
     after = turn.alias("after")
+    numbered = [name for i in range(work.policies) for name in (f"p{i}", f"v1_{i}", f"v2_{i}")]
     for span in reversed(graph.turn_spans):
         if span.rolls:
             weight = sa.func.sum(edge.c.weight)
+            means = [sa.func.sum(edge.c.weight * after.c[name]) / weight for name in numbered]
             rows = (
-                sa.select(edge.c.src, after.c.state, sa.func.sum(edge.c.weight * after.c.p) / weight,
-                          sa.func.sum(edge.c.weight * after.c.v1) / weight, sa.func.sum(edge.c.weight * after.c.v2) / weight)
+                sa.select(edge.c.src, after.c.state, *means)
                 .select_from(edge.join(after, after.c.node_id == edge.c.dst))
                 .where(edges_of(span, "roll")).group_by(edge.c.src, after.c.state)
             )
-            connection.execute(sa.insert(turn).from_select(["node_id", "state", "p", "v1", "v2"], rows))
+            connection.execute(sa.insert(turn).from_select(["node_id", "state", *numbered], rows))
             continue
-        picked = best_move_rows(after, "p", span, "max", keys=("state",))
-        connection.execute(sa.insert(chosen).from_select(["state", "node_id", "p", "edge_id"], picked))
-        reward = edge.c.reward
-        values = (
-            sa.select(chosen.c.node_id, chosen.c.state, chosen.c.p, reward + after.c.v1,
-                      reward * reward + 2 * reward * after.c.v1 + after.c.v2)
-            .select_from(
-                chosen.join(edge, edge.c.id == chosen.c.edge_id)
-                .join(after, sa.and_(after.c.node_id == edge.c.dst, after.c.state == chosen.c.state))
-            )
-            .where(chosen.c.node_id.between(*graph.turn_sources[span.layer]),
-                   chosen.c.edge_id.between(span.first_edge, span.last_edge))
-        )
-        connection.execute(sa.insert(turn).from_select(["node_id", "state", "p", "v1", "v2"], values))
+        picked = best_move_rows(after, [f"p{i}" for i in range(work.policies)], span, "max", keys=("state",))
+        best_and_edge = [name for i in range(work.policies) for name in (f"p{i}", f"edge{i}")]
+        connection.execute(sa.insert(chosen).from_select(["state", "node_id", *best_and_edge], picked))
+        parts = []
+        for i in range(work.policies):  # each policy's move and its value, joined on (node, state) afterwards
+            move = edge.alias(f"move{i}")
+            reward, then_v1, then_v2 = move.c.reward, after.c[f"v1_{i}"], after.c[f"v2_{i}"]
+            parts.append(
+                sa.select(chosen.c.node_id, chosen.c.state, chosen.c[f"p{i}"].label(f"p{i}"),
+                          (reward + then_v1).label(f"v1_{i}"), _moment(reward, then_v1, then_v2).label(f"v2_{i}"))
+                .select_from(chosen.join(move, move.c.id == chosen.c[f"edge{i}"])
+                             .join(after, sa.and_(after.c.node_id == move.c.dst, after.c.state == chosen.c.state)))
+                .where(chosen.c.node_id.between(*graph.turn_sources[span.layer]),
+                       chosen.c.edge0.between(span.first_edge, span.last_edge))
+                .subquery(f"policy{i}"))
+        joined: sa.FromClause = parts[0]
+        for part in parts[1:]:
+            joined = joined.join(part, sa.and_(part.c.node_id == parts[0].c.node_id, part.c.state == parts[0].c.state))
+        columns = [part.c[name] for i, part in enumerate(parts) for name in (f"p{i}", f"v1_{i}", f"v2_{i}")]
+        rows = sa.select(parts[0].c.node_id, parts[0].c.state, *columns).select_from(joined)
+        connection.execute(sa.insert(turn).from_select(["node_id", "state", *numbered], rows))
 
 
 def _start_turns(connection: sa.Connection, graph: TurnGraph, work: _Work, game_layer: int,
-                 states: tuple[int, int], own_profits: bool) -> None:
+                 states: tuple[int, int], own_profits: Sequence[bool]) -> None:
     """Put the end rows of the states of ``game_layer`` with node ids in ``states`` (first, last) in the turn table.
 
-    An end is worth the state move's reward plus the value of the state it leads to.
+    An end is worth the state move's reward plus the value of the state it
+    leads to; a policy with its own profits ranks it by its profit instead.
     """
     nxt, ends = work.state, work.ends
     reward = edge.c.reward
-    profit = ends.c.profit if own_profits else reward + nxt.c.v1
+    columns = []
+    for i, own in enumerate(own_profits):
+        v1, v2 = nxt.c[f"v1_{i}"], nxt.c[f"v2_{i}"]
+        columns += [ends.c[f"profit{i}"] if own else reward + v1, reward + v1, _moment(reward, v1, v2)]
     moves = edge.join(nxt, nxt.c.node_id == edge.c.dst).join(ends, ends.c.label == edge.c.label)
     where = [edges_of(graph.game_spans[game_layer], "move"), edge.c.src.between(*states)]
-    rows = sa.select(ends.c.node_id, edge.c.src, profit, reward + nxt.c.v1,
-                     reward * reward + 2 * reward * nxt.c.v1 + nxt.c.v2).select_from(moves).where(*where)
-    connection.execute(sa.insert(work.turn).from_select(["node_id", "state", "p", "v1", "v2"], rows))
+    rows = sa.select(ends.c.node_id, edge.c.src, *columns).select_from(moves).where(*where)
+    numbered = [name for i in range(work.policies) for name in (f"p{i}", f"v1_{i}", f"v2_{i}")]
+    connection.execute(sa.insert(work.turn).from_select(["node_id", "state", *numbered], rows))
 
 
 def _clear(connection: sa.Connection, work: _Work) -> None:
@@ -237,9 +264,10 @@ def _profits(connection: sa.Connection, graph: TurnGraph, declared: TurnPolicy) 
     optimal = next(p.name for p in graph.structure.policies if p.end_profits is None)
     optimal_id = ensure_policy(connection, graph, optimal)
     needed = {key: find_node(connection, graph.graph_id, key) for key in declared.needs}
-    lowest = min((row.layer for row in needed.values()), default=max(graph.layer_ids))
-    if not is_solved(connection, optimal_id, lowest):
-        solve_policy(connection, graph, optimal, down_to=lowest)
+    if needed:
+        lowest = min(row.layer for row in needed.values())
+        if not is_solved(connection, optimal_id, lowest):
+            solve_policies(connection, graph, [optimal], down_to=lowest)
     return dict(declared.end_profits({key: state_result(connection, graph.graph_id, optimal_id, key).value
                                       for key in needed}))
 
@@ -247,65 +275,100 @@ def _profits(connection: sa.Connection, graph: TurnGraph, declared: TurnPolicy) 
 def solve_policy(connection: sa.Connection, graph: TurnGraph, name: str, down_to: int = 0,
                  progress: StatesDone | None = None, batch_states: int | None = None,
                  commit_layers: bool = False) -> int:
-    """Compute and store turn policy ``name`` from the last state layer down to ``down_to``; return its id.
+    """Compute and store turn policy ``name`` (see :func:`solve_policies`); return its id."""
+    return solve_policies(connection, graph, [name], down_to, progress, batch_states, commit_layers)[name]
 
-    A policy with its own end profits needs the optimum's values of some
-    states first (solved when missing). A layer's states go through the turn
-    in batches of ``batch_states`` (:data:`BATCH_STATES` by default): one set
-    of statements per batch. ``progress`` is called with the number of turn
-    states done after each batch (and once with those already stored when resuming).
+
+def solve_policies(connection: sa.Connection, graph: TurnGraph, names: Sequence[str], down_to: int = 0,
+                   progress: StatesDone | None = None, batch_states: int | None = None,
+                   commit_layers: bool = False) -> dict[str, int]:
+    """Compute and store the turn policies ``names`` from the last state layer down to ``down_to``; return their ids.
+
+    The policies go through the turn together: every statement carries a
+    column per policy, so a join and a window serve them all. A policy with
+    its own end profits needs the optimum's values of some states first
+    (solved when missing). A layer's states go through the turn in batches of
+    ``batch_states`` (:data:`BATCH_STATES` by default): one set of statements
+    per batch. ``progress`` is called with the number of (policy, turn state)
+    solves done after each batch (and once with those already stored when resuming).
 
     With ``commit_layers`` each state layer is committed as it is stored, and
-    a solve that was interrupted resumes after the last layer it committed;
-    the policy is listed (``unfinished_since`` cleared) only when it reaches layer 0.
-    Without it the caller's transaction holds everything.
+    a solve that was interrupted resumes after the last layer it committed
+    (policies stored down to different layers catch up one by one, then go
+    on together); a policy is listed (``unfinished_since`` cleared) only when
+    it reaches layer 0. Without it the caller's transaction holds everything.
     """
-    policy_id = ensure_policy(connection, graph, name)
-    profits = _profits(connection, graph, graph.policy(name))
-    work = _policy_work(connection, graph, profits)
+    ids = {name: ensure_policy(connection, graph, name) for name in names}
+    profits = {name: _profits(connection, graph, graph.policy(name)) for name in names}
     top = max(graph.layer_ids)
-    stored = _lowest_stored_layer(connection, policy_id) if commit_layers else None
-    if stored is None:
-        connection.execute(sa.delete(turn_policy).where(turn_policy.c.policy_id == policy_id))
-        start = top
-    else:  # resume: the stored layers are the next layer's values
-        rows = sa.select(turn_policy.c.node_id, turn_policy.c.value, turn_policy.c.moment2).where(
-            turn_policy.c.policy_id == policy_id)
-        connection.execute(sa.insert(work.state).from_select(["node_id", "v1", "v2"], rows))
-        start = stored - 1
-        if progress is not None:
-            progress(sum(last - first + 1 for layer, (first, last) in graph.layer_ids.items() if stored <= layer <= top))
+    next_layer = {}
+    for name in names:
+        stored = _lowest_stored_layer(connection, ids[name]) if commit_layers else None
+        if stored is None:
+            connection.execute(sa.delete(turn_policy).where(turn_policy.c.policy_id == ids[name]))
+            next_layer[name] = top
+        else:
+            next_layer[name] = stored - 1
+            if progress is not None:
+                progress(sum(last - first + 1 for layer, (first, last) in graph.layer_ids.items() if layer >= stored))
+    while pending := [name for name in names if next_layer[name] >= down_to]:
+        start = max(next_layer[name] for name in pending)
+        group = [name for name in pending if next_layer[name] == start]
+        stop = max([down_to, *(next_layer[name] + 1 for name in pending if next_layer[name] < start)])
+        _solve_together(connection, graph, [(ids[name], profits[name]) for name in group], start, stop, progress,
+                        batch_states, commit_layers)
+        for name in group:
+            next_layer[name] = stop - 1
+    return ids
+
+
+def _solve_together(connection: sa.Connection, graph: TurnGraph, policies: Sequence[tuple[int, dict[str, float] | None]],
+                    start: int, stop: int, progress: StatesDone | None, batch_states: int | None,
+                    commit_layers: bool) -> None:
+    """Solve the policies ``(id, own profits)``, stored above state layer ``start``, from ``start`` down to ``stop``."""
+    work = _policy_work(connection, graph, [own for _, own in policies])
+    stored = [turn_policy.alias(f"stored{i}") for i in range(len(policies))]
+    joined: sa.FromClause = stored[0]
+    for other in stored[1:]:
+        joined = joined.join(other, other.c.node_id == stored[0].c.node_id)
+    rows = (sa.select(stored[0].c.node_id, *[column for table in stored for column in (table.c.value, table.c.moment2)])
+            .select_from(joined).where(*[table.c.policy_id == policy_id for table, (policy_id, _) in zip(stored, policies)]))
+    names = [name for i in range(len(policies)) for name in (f"v1_{i}", f"v2_{i}")]
+    connection.execute(sa.insert(work.state).from_select(["node_id", *names], rows))  # the layers stored above
     encoder, first_edge = _encoder(connection, graph)
     batch = batch_states or BATCH_STATES.get(connection.dialect.name, BATCH_STATES["default"])
-    for game_layer in range(start, down_to - 1, -1):
+    own_profits = [own is not None for _, own in policies]
+    for game_layer in range(start, stop - 1, -1):
         plan_whole_layers(connection)
         first, last = graph.layer_ids[game_layer]
         for start_id in range(first, last + 1, batch):
-            _start_turns(connection, graph, work, game_layer, (start_id, min(start_id + batch - 1, last)),
-                         profits is not None)
+            _start_turns(connection, graph, work, game_layer, (start_id, min(start_id + batch - 1, last)), own_profits)
             _turn_statements(connection, graph, work)
-            roots = sa.select(work.turn.c.state, work.turn.c.v1, work.turn.c.v2).where(work.turn.c.node_id == graph.root)
-            connection.execute(sa.insert(work.state).from_select(["node_id", "v1", "v2"], roots))
-            _store_batch(connection, work, encoder, first_edge, policy_id, graph.root)
+            roots = sa.select(work.turn.c.state, *[work.turn.c[name] for name in names]).where(
+                work.turn.c.node_id == graph.root)
+            connection.execute(sa.insert(work.state).from_select(["node_id", *names], roots))
+            for i, (policy_id, _) in enumerate(policies):
+                _store_batch(connection, work, i, encoder, first_edge, policy_id, graph.root)
             _clear(connection, work)
             if progress is not None:
-                progress(min(start_id + batch - 1, last) - start_id + 1)
-        if down_to == 0 and game_layer == 0:
-            connection.execute(sa.update(policy).where(policy.c.id == policy_id).values(unfinished_since=None))
+                progress(len(policies) * (min(start_id + batch - 1, last) - start_id + 1))
+        if game_layer == 0:
+            connection.execute(sa.update(policy).where(policy.c.id.in_([policy_id for policy_id, _ in policies]))
+                               .values(unfinished_since=None))
         if commit_layers:
             connection.commit()
     _drop(connection, work)
-    return policy_id
 
 
-def chosen_moves(work: _Work, first_edge: int) -> sa.Select:
-    """Return the SELECT of each state's chosen moves: ``(state, 'offset,offset,...')``, offsets from ``first_edge``.
+def chosen_moves(work: _Work, policy: int, first_edge: int) -> sa.Select:
+    """Return the SELECT of each state's chosen moves under the solve's policy number ``policy``:
+    ``(state, 'offset,offset,...')``, offsets from ``first_edge``.
 
     One row and one string per state rather than a row per move: fetching a
     batch's million moves row by row costs more than solving them
     (measured on DuckDB: 2.7 s for 1.2 million rows, 0.45 s as strings).
     """
-    offsets = sa.cast(work.chosen.c.edge_id - first_edge, sa.Text)
+    offsets = sa.cast(work.chosen.c[f"edge{policy}"] - first_edge, sa.Text)
     return sa.select(work.chosen.c.state, sa.func.aggregate_strings(offsets, ",")).group_by(work.chosen.c.state)
 
 
@@ -319,11 +382,13 @@ def _decoded(rows: Sequence[tuple[int, str]]) -> tuple[object, object] | None:
     return states, np.concatenate(moves)
 
 
-def _store_batch(connection: sa.Connection, work: _Work, encoder: DecisionEncoder, first_edge: int, policy_id: int,
-                 root: int) -> None:
-    chosen = _decoded(connection.execute(chosen_moves(work, first_edge)).all())
+def _store_batch(connection: sa.Connection, work: _Work, number: int, encoder: DecisionEncoder, first_edge: int,
+                 policy_id: int, root: int) -> None:
+    """Store the batch's values and decisions of the solve's policy ``number`` as ``policy_id``'s."""
+    chosen = _decoded(connection.execute(chosen_moves(work, number, first_edge)).all())
     packed = {} if chosen is None else encoder.pack(*chosen)
-    values = sa.select(work.turn.c.state, work.turn.c.v1, work.turn.c.v2).where(work.turn.c.node_id == root)
+    values = sa.select(work.turn.c.state, work.turn.c[f"v1_{number}"], work.turn.c[f"v2_{number}"]).where(
+        work.turn.c.node_id == root)
     rows = [{"policy_id": policy_id, "node_id": state, "value": v1, "moment2": v2, "decisions": packed.get(state, b"")}
             for state, v1, v2 in connection.execute(values)]
     if rows:
@@ -331,18 +396,21 @@ def _store_batch(connection: sa.Connection, work: _Work, encoder: DecisionEncode
 
 
 def ensure_solved(connection: sa.Connection, graph: TurnGraph, progress: StatesDone | None = None) -> None:
-    """Solve every turn policy over the whole game unless stored (``progress``: turn states done).
+    """Solve every turn policy over the whole game unless stored, together (``progress``: policy-states done).
 
     Each state layer is committed as it is stored, so an interrupted solve
     resumes where it stopped; ``connection`` must not be inside a ``begin()`` block.
     """
+    missing = []
     for declared in graph.structure.policies:
         policy_id = ensure_policy(connection, graph, declared.name)
         connection.commit()
         if not is_solved(connection, policy_id):
-            solve_policy(connection, graph, declared.name, progress=progress, commit_layers=True)
+            missing.append(declared.name)
         elif progress is not None:
             progress(graph.structure.states)
+    if missing:
+        solve_policies(connection, graph, missing, progress=progress, commit_layers=True)
 
 
 def state_result(connection: sa.Connection, graph_id: int, policy_id: int, key: str) -> sa.Row:
@@ -375,15 +443,15 @@ def turn_worths(connection: sa.Connection, graph: TurnGraph, name: str, key: str
     if not is_solved(connection, policy_id, state.layer + 1):
         raise NotFound(f"policy {name!r} is not solved past {key} (run: dicegraph report GAME)")
     profits = _profits(connection, graph, graph.policy(name))
-    work = _policy_work(connection, graph, profits)
+    work = _policy_work(connection, graph, [profits])
     following = (sa.select(turn_policy.c.node_id, turn_policy.c.value, turn_policy.c.moment2)
                  .select_from(turn_policy.join(node, node.c.id == turn_policy.c.node_id))
                  .where(turn_policy.c.policy_id == policy_id, node.c.graph_id == graph.graph_id,
                         node.c.layer > state.layer))
-    connection.execute(sa.insert(work.state).from_select(["node_id", "v1", "v2"], following))
-    _start_turns(connection, graph, work, state.layer, (state.id, state.id), profits is not None)
+    connection.execute(sa.insert(work.state).from_select(["node_id", "v1_0", "v2_0"], following))
+    _start_turns(connection, graph, work, state.layer, (state.id, state.id), [profits is not None])
     _turn_statements(connection, graph, work)
-    query = (sa.select(node.c.key, work.turn.c.p, work.turn.c.v1)
+    query = (sa.select(node.c.key, work.turn.c.p0, work.turn.c.v1_0)
              .select_from(work.turn.join(node, sa.and_(node.c.graph_id == graph.graph_id, node.c.id == work.turn.c.node_id)))
              .where(work.turn.c.state == state.id))
     worths = {turn_key: (p, v1) for turn_key, p, v1 in connection.execute(query)}

@@ -101,6 +101,17 @@ def test_the_turns_points_and_state_moves_score_by_the_rules(bonuses: str) -> No
                 assert (boxes.box_points(box, dice) + move.reward, move.next) == expected, (state, box, dice)
 
 
+@pytest.mark.parametrize("bonuses", boxes.BONUSES)
+def test_the_turn_structure_names_every_end_once(bonuses: str) -> None:
+    structure = get_game("yahtzee").turn({"bonuses": bonuses})
+    assert sorted(structure.ends.values()) == sorted(boxes.end_labels(bonuses))
+    assert structure.states == len(boxes.states(bonuses))
+    above_average = next(p for p in structure.policies if p.name == "above-average")
+    profits = above_average.end_profits({key: float(i) for i, key in enumerate(above_average.needs)})
+    assert set(profits) == set(structure.ends)
+    assert profits[boxes.end_key("Chance")] == -float(len(boxes.BOXES) - 1)  # minus the average of Chance alone
+
+
 def test_the_number_of_states() -> None:
     """536,448 turn states with every bonus (the issue's count), from the upper totals each set of upper boxes allows."""
     per_upper_set = []

@@ -231,6 +231,15 @@ def end_labels(bonuses: str) -> tuple[str, ...]:
     return tuple(dict.fromkeys(end_label(box, dice, bonuses) for box in range(len(BOXES)) for dice in OUTCOMES))
 
 
+def end_boxes(bonuses: str) -> dict[str, int]:
+    """Return each end of the turn -> the box it fills.
+
+    >>> end_boxes("on")["Full house with a Yahtzee of 3s"], end_boxes("off")["Chance"]
+    (8, 12)
+    """
+    return {end_label(box, dice, bonuses): box for box in range(len(BOXES)) for dice in OUTCOMES}
+
+
 def end_key(label: str) -> str:
     """Return the key of the turn's end ``label``."""
     return turn_key("end", label)

@@ -44,8 +44,7 @@ def turn(params: Mapping[str, Any]) -> TurnStructure:
     """Return Yahtzee's turn structure for ``params`` (the ends depend on ``bonuses``)."""
     bonuses = params["bonuses"]
     ends = {rules.end_key(label): label for label in rules.end_labels(bonuses)}
-    box_of_end = {key: rules.box_index(label.removesuffix(" with a Yahtzee").rstrip("0123456789 "))
-                  for key, label in ends.items()}
+    box_of_end = {rules.end_key(label): box for label, box in rules.end_boxes(bonuses).items()}
 
     def above_average(optimal: Mapping[str, float]) -> dict[str, float]:
         return {key: -optimal[last_state(box, bonuses)] for key, box in box_of_end.items()}

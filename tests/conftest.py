@@ -1,4 +1,4 @@
-"""Shared fixtures: a fresh database per test; a solved Jackpot and a solved School shared per session."""
+"""Shared fixtures: a fresh database per test; a solved Jackpot, School and Yahtzee shared per session."""
 
 from __future__ import annotations
 
@@ -42,6 +42,14 @@ def whole_game(tmp_path_factory: pytest.TempPathFactory) -> str:
     """
     url = f"duckdb:///{tmp_path_factory.mktemp('school') / 'school.duckdb'}"
     prepare_game(open_database(url, create=True), get_game("school"), {"straights": (15, 20), "grades": "negative"})
+    return url
+
+
+@pytest.fixture(scope="session")
+def yahtzee_game(tmp_path_factory: pytest.TempPathFactory) -> str:
+    """URL of a DuckDB database holding Yahtzee without bonuses solved: its three policies over whole games."""
+    url = f"duckdb:///{tmp_path_factory.mktemp('yahtzee') / 'yahtzee.duckdb'}"
+    prepare_game(open_database(url, create=True), get_game("yahtzee"), {"bonuses": "off"})
     return url
 
 

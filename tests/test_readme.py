@@ -113,6 +113,11 @@ def test_readme_school_report_and_advice_are_what_they_print(runner: CliRunner, 
     assert advice.stdout.strip() in README
 
 
+def test_readme_yahtzee_report_is_what_report_prints(runner: CliRunner, yahtzee_game: str) -> None:
+    printed = runner.invoke(main, ["--db", yahtzee_game, "report", "yahtzee", "-p", "bonuses=off", "-n", "20000"]).stdout
+    assert printed.strip() in README
+
+
 def test_readme_turn_policy_query_is_what_query_prints(runner: CliRunner, whole_game: str) -> None:
     block = README.split('$ dicegraph query "SELECT policy.name')[1].split("```")[0]
     sql = "SELECT policy.name" + block.split('"\n')[0]

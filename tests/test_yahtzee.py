@@ -16,7 +16,6 @@ from collections import Counter
 from fractions import Fraction
 
 import pytest
-import sqlalchemy as sa
 from click.testing import CliRunner
 
 from cli import main
@@ -171,16 +170,20 @@ def endgame(tmp_path_factory: pytest.TempPathFactory) -> dict[str, float]:
                 for key in keys if not key.endswith(f":{boxes.ALL_FILLED}")}
 
 
+@functools.cache
+def alone(box: int) -> Fraction:
+    """The exact optimal score of ``box`` when it is the last one open."""
+    return exact_turn({box: Fraction(0)})
+
+
 def test_one_box_left_equals_exact_fractions(endgame: dict[str, float]) -> None:
     for box in range(len(boxes.BOXES)):
-        exact = exact_turn({box: Fraction(0)})
-        assert math.isclose(endgame[last_state(box, "off")], exact, rel_tol=RELATIVE), boxes.BOXES[box]
+        assert math.isclose(endgame[last_state(box, "off")], alone(box), rel_tol=RELATIVE), boxes.BOXES[box]
 
 
 def test_two_boxes_left_equal_exact_fractions(endgame: dict[str, float]) -> None:
-    alone = {box: exact_turn({box: Fraction(0)}) for box in range(len(boxes.BOXES))}
     for first, second in [(0, 12), (8, 11), (5, 9), (6, 7)]:
-        exact = exact_turn({first: alone[second], second: alone[first]})
+        exact = exact_turn({first: alone(second), second: alone(first)})
         key = boxes.state_key(boxes.State(boxes.ALL_FILLED ^ 1 << first ^ 1 << second), "off")
         assert math.isclose(endgame[key], exact, rel_tol=RELATIVE), (boxes.BOXES[first], boxes.BOXES[second])
 
@@ -189,12 +192,12 @@ def test_two_boxes_left_equal_exact_fractions(endgame: dict[str, float]) -> None
 
 
 @pytest.fixture(scope="module")
-def whole_game(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, dict]:
-    """DuckDB: ``report yahtzee -p bonuses=off`` with Monte Carlo, as a user runs it: (database URL, its JSON)."""
-    url = f"duckdb:///{tmp_path_factory.mktemp('yahtzee') / 'yahtzee.duckdb'}"
-    result = CliRunner().invoke(main, ["--db", url, "report", "yahtzee", "-p", "bonuses=off", "-n", "40000", "--json"])
+def whole_game(yahtzee_game: str) -> tuple[str, dict]:
+    """``report yahtzee -p bonuses=off --json`` with Monte Carlo on the solved game: (database URL, its JSON)."""
+    result = CliRunner().invoke(main, ["--db", yahtzee_game, "report", "yahtzee", "-p", "bonuses=off", "-n", "40000",
+                                       "--json"])
     assert result.exit_code == 0, result.output
-    return url, json.loads(result.stdout)
+    return yahtzee_game, json.loads(result.stdout)
 
 
 def test_whole_game_equals_the_numpy_solver(whole_game: tuple[str, dict]) -> None:

@@ -17,7 +17,9 @@ states: no loop over states in Python, no key read.
 A policy chooses by a *profit* ``p`` and is worth ``v1`` (expected points
 still to come) with second moment ``v2``: the optimum has ``p = v1``; a
 policy with ``end_profits`` (a heuristic) ranks the ends by those, and
-``v1``, ``v2`` follow its choices.
+``v1``, ``v2`` follow its choices. Policies solved together go through the
+same statements, a column of each (``p0, v1_0, v2_0, p1, ...``): one join
+and one window per turn layer serve them all.
 
 Ties: the first move streamed among those within :data:`store.solve.TIE_TOLERANCE`
 of the best. Results go to ``turn_policy``: per state ``v1``, ``v2`` and its
@@ -58,9 +60,9 @@ class _Work:
     chosen: sa.Table  # (decision node, state) -> best p_i, edge_i taken
     ends: sa.Table  # end node -> the label of the state moves through it, each policy's own profit (or null)
 
-    def columns(self, table: sa.Table, name: str) -> list[sa.Column]:
-        """Return the columns ``name`` of every policy, in order (``name`` is ``p``, ``v1_``, ``edge``...)."""
-        return [table.c[f"{name}{i}"] for i in range(self.policies)]
+    def names(self, *prefixes: str) -> list[str]:
+        """Return the column names with ``prefixes``, policy by policy: ``names("v1_", "v2_")`` is v1_0, v2_0, v1_1, ..."""
+        return [f"{prefix}{i}" for i in range(self.policies) for prefix in prefixes]
 
 
 def _work_tables(connection: sa.Connection, policies: int) -> _Work:
@@ -135,8 +137,7 @@ def _policy_work(connection: sa.Connection, graph: TurnGraph, profits: Sequence[
     payoff = node.c.payoff
     over = sa.select(node.c.id, *[column for _ in profits for column in (payoff, payoff * payoff)]).where(
         node.c.graph_id == graph.graph_id, node.c.kind == "terminal", node.c.layer < root_layer)
-    names = [name for i in range(len(profits)) for name in (f"v1_{i}", f"v2_{i}")]
-    connection.execute(sa.insert(work.state).from_select(["node_id", *names], over))  # the game is over there
+    connection.execute(sa.insert(work.state).from_select(["node_id", *work.names("v1_", "v2_")], over))  # the game is over there
     return work
 
 
@@ -154,7 +155,7 @@ def _turn_statements(connection: sa.Connection, graph: TurnGraph, work: _Work) -
     """Solve the turn for every state whose end rows are in the turn table (deepest turn layer first), all policies at once."""
     turn, chosen = work.turn, work.chosen
     after = turn.alias("after")
-    numbered = [name for i in range(work.policies) for name in (f"p{i}", f"v1_{i}", f"v2_{i}")]
+    numbered = work.names("p", "v1_", "v2_")
     for span in reversed(graph.turn_spans):
         if span.rolls:
             weight = sa.func.sum(edge.c.weight)
@@ -166,9 +167,8 @@ def _turn_statements(connection: sa.Connection, graph: TurnGraph, work: _Work) -
             )
             connection.execute(sa.insert(turn).from_select(["node_id", "state", *numbered], rows))
             continue
-        picked = best_move_rows(after, [f"p{i}" for i in range(work.policies)], span, "max", keys=("state",))
-        best_and_edge = [name for i in range(work.policies) for name in (f"p{i}", f"edge{i}")]
-        connection.execute(sa.insert(chosen).from_select(["state", "node_id", *best_and_edge], picked))
+        picked = best_move_rows(after, work.names("p"), span, "max", keys=("state",))
+        connection.execute(sa.insert(chosen).from_select(["state", "node_id", *work.names("p", "edge")], picked))
         parts = []
         for i in range(work.policies):  # each policy's move and its value, joined on (node, state) afterwards
             move = edge.alias(f"move{i}")
@@ -205,7 +205,7 @@ def _start_turns(connection: sa.Connection, graph: TurnGraph, work: _Work, game_
     moves = edge.join(nxt, nxt.c.node_id == edge.c.dst).join(ends, ends.c.label == edge.c.label)
     where = [edges_of(graph.game_spans[game_layer], "move"), edge.c.src.between(*states)]
     rows = sa.select(ends.c.node_id, edge.c.src, *columns).select_from(moves).where(*where)
-    numbered = [name for i in range(work.policies) for name in (f"p{i}", f"v1_{i}", f"v2_{i}")]
+    numbered = work.names("p", "v1_", "v2_")
     connection.execute(sa.insert(work.turn).from_select(["node_id", "state", *numbered], rows))
 
 
@@ -333,7 +333,7 @@ def _solve_together(connection: sa.Connection, graph: TurnGraph, policies: Seque
         joined = joined.join(other, other.c.node_id == stored[0].c.node_id)
     rows = (sa.select(stored[0].c.node_id, *[column for table in stored for column in (table.c.value, table.c.moment2)])
             .select_from(joined).where(*[table.c.policy_id == policy_id for table, (policy_id, _) in zip(stored, policies)]))
-    names = [name for i in range(len(policies)) for name in (f"v1_{i}", f"v2_{i}")]
+    names = work.names("v1_", "v2_")
     connection.execute(sa.insert(work.state).from_select(["node_id", *names], rows))  # the layers stored above
     encoder, first_edge = _encoder(connection, graph)
     batch = batch_states or BATCH_STATES.get(connection.dialect.name, BATCH_STATES["default"])

@@ -7,9 +7,11 @@ fractions (over the rules for a game written at the rules level, over the
 built rows otherwise), every agent deciding at every decision, Monte Carlo
 within 4 standard errors of the exact value, DuckDB equal to SQLite.
 
-A game solved by a store module of its own (School, see
-its ``turn`` hook, ``store/turns.py``) has no generic layered solve to compare: its solve is
-checked in ``tests/test_school.py``.
+A game whose turn is stored once (its ``turn`` hook, ``store/turns.py``: School,
+Yahtzee) is solved by the turn-joined solve instead: its optimum on the last
+layer of turn states is checked against an exact recursion over the built rows
+(the turn played from each state, its ends worth the state's moves), and its
+whole games in the game's own tests.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from graphs.check import StreamChecker
 from graphs.montecarlo import can_simulate, simulate
 from graphs.protocol import CHANCE, DECISION, TERMINAL, Edge, Game, Node, Param, Row, resolve_params, value_text
 from graphs.rules import exact_value
+from store import turns
 from store.db import open_database
 from store.load import build_graph
 from store.report import ensure_evaluated
@@ -56,6 +59,7 @@ def games(condition: Any = lambda game: True) -> list[Any]:
 
 
 SOLVED_BY_THE_STORE = games(lambda game: not stores_turn_once(game))
+TURN_GAMES = games(stores_turn_once)
 
 
 @pytest.mark.parametrize("game", games())
@@ -192,3 +196,55 @@ def test_duckdb_equals_sqlite(game: Game, stored: Any) -> None:
     assert sqlite.keys() == duckdb.keys()
     for key, expected in sqlite.items():
         assert duckdb[key] == pytest.approx(expected, rel=1e-12, abs=1e-12), key
+
+
+def exact_last_turns(game: Game) -> dict[str, Fraction]:
+    """Return, for each state of the last layer of turn states, its optimal value in fractions, from the built rows.
+
+    The turn (the nodes from the turn's root on) is played from each state:
+    an end is worth the reward of the state's move labelled like it plus the
+    payoff of the terminal state that move reaches, and is missing when the
+    state has no such move (a decision then goes without the moves to it).
+    """
+    params = small_params(game)
+    structure = game.turn(params)  # type: ignore[attr-defined]
+    rows = built_rows(game)
+    nodes = {row.id: row for row in rows if isinstance(row, Node)}
+    out: dict[int, list[Edge]] = {}
+    for row in rows:
+        if isinstance(row, Edge):
+            out.setdefault(row.src, []).append(row)
+    root = next(row for row in nodes.values() if row.key == structure.root)
+    end_of_label = {label: key for key, label in structure.ends.items()}
+    turn = sorted((row for row in nodes.values() if row.layer >= root.layer), key=lambda row: -row.layer)
+    last = max(row.layer for row in nodes.values() if row.layer < root.layer and row.kind != TERMINAL)
+    results = {}
+    for state in (row for row in nodes.values() if row.layer == last and row.kind != TERMINAL):
+        ends = {end_of_label[e.label]: Fraction(e.reward) + Fraction(nodes[e.dst].payoff) for e in out[state.id]}
+        worth: dict[int, Fraction | None] = {}
+        for row in turn:
+            if row.kind == TERMINAL:
+                worth[row.id] = ends.get(row.key)
+            elif row.kind == CHANCE:
+                worth[row.id] = sum((Fraction(e.weight, row.denom) * (Fraction(e.reward) + worth[e.dst])
+                                     for e in out[row.id]), Fraction(0))
+            else:
+                open_moves = [Fraction(e.reward) + worth[e.dst] for e in out[row.id] if worth[e.dst] is not None]
+                worth[row.id] = max(open_moves) if open_moves else None
+        results[state.key] = worth[root.id]
+    return results
+
+
+@pytest.mark.parametrize("game", TURN_GAMES)
+def test_turn_solve_of_the_last_states_equals_an_exact_recursion(game: Game, tmp_path_factory: pytest.TempPathFactory) -> None:
+    params = small_params(game)
+    exact = exact_last_turns(game)
+    engine = open_database(f"sqlite:///{tmp_path_factory.mktemp('turns') / 'turns.db'}", create=True)
+    built = build_graph(engine, game, params)
+    with engine.begin() as connection:
+        graph = turns.TurnGraph.load(connection, built.graph_id, game.turn(params))  # type: ignore[attr-defined]
+        policy_id = turns.solve_policy(connection, graph, "optimal", down_to=max(graph.layer_ids))
+        for key, expected in exact.items():
+            stored = turns.state_result(connection, built.graph_id, policy_id, key).value
+            assert stored == pytest.approx(float(expected), rel=1e-12), key
+    assert len(exact) >= 10

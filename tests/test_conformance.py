@@ -16,7 +16,7 @@ whole games in the game's own tests.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from fractions import Fraction
 from typing import Any
 

@@ -11,7 +11,7 @@ decision bytes (:class:`DecisionBytes`; 756 positions a state, position
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any
 
 from graphs import five_dice

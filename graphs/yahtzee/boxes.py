@@ -31,7 +31,8 @@ JOKER_BOXES = (FULL_HOUSE, SMALL_STRAIGHT, LARGE_STRAIGHT)  # full value for a Y
 ALL_FILLED = (1 << len(BOXES)) - 1
 UPPER_BONUS_AT, UPPER_BONUS = 63, 35
 YAHTZEE_BONUS = 100
-TURN_LAYER = len(BOXES) + 1  # the turn part starts here
+
+
 # --- scoring -----------------------------------------------------------------------------------------------
 
 

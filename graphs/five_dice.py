@@ -23,13 +23,14 @@ left), 756 a turn state, kind << 6 | payload (:func:`encode_decision`).
 
 from __future__ import annotations
 
+import functools
 import itertools
 from collections import Counter
 from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from typing import Any
 
 from graphs.dice import FACES, sorted_rolls
-from graphs.errors import BadParameter
+from graphs.errors import BadParameter, DicegraphError
 from graphs.protocol import CHANCE, DECISION, MOVE, ROLL, TERMINAL, Edge, Node, Row
 
 DICE = 5
@@ -83,6 +84,23 @@ def rerolls(keep: Sequence[int]) -> Iterator[tuple[tuple[int, ...], int]]:
 def outcome_code(dice: Sequence[int]) -> int:
     """Return five dice read as a base-6 number (faces 1..6 as digits 0..5): a simulator's index of a roll."""
     return sum((face - 1) * 6 ** (DICE - 1 - position) for position, face in enumerate(dice))
+
+
+def box_index(text: str, boxes: Sequence[str], noun: str = "box") -> int:
+    """Return the index of a box named ``text`` among ``boxes`` (case and spaces forgiven); raise BadParameter.
+
+    >>> box_index("two  PAIRS", ("Pair", "Two pairs"))
+    1
+    >>> box_index("x", ("Pair",), "combination")
+    Traceback (most recent call last):
+    ...
+    graphs.errors.BadParameter: unknown combination 'x' (known: Pair)
+    """
+    wanted = " ".join(text.split()).lower()
+    for index, box in enumerate(boxes):
+        if box.lower() == wanted:
+            return index
+    raise BadParameter(f"unknown {noun} {text.strip()!r} (known: {', '.join(boxes)})")
 
 
 # --- the turn graph ----------------------------------------------------------------------------------------
@@ -236,6 +254,57 @@ def describe_decision(byte: int, dice: Sequence[int], boxes: Sequence[str]) -> s
     if kind in (SCORE, CROSS_OUT):
         return f"{DECISION_KINDS[kind]} {boxes[payload - 1]}"
     return "no decision"
+
+
+# --- playing turns by decision bytes (Monte Carlo) -------------------------------------------------------------
+
+Decide = Callable[[Any, Any, int], Any]  # (games still rolling, their outcomes, rerolls left) -> their bytes
+Score = Callable[[Any, Any, Any, int], None]  # (games ending their turn, their outcomes, boxes, roll) -> None
+
+
+@functools.cache
+def _outcome_of_code() -> Any:
+    """Return :func:`outcome_code` -> index in :data:`OUTCOMES`, as a numpy array (-1 for unsorted dice)."""
+    import numpy as np
+
+    table = np.full(6**DICE, -1, dtype=np.int64)
+    for index, dice in enumerate(OUTCOMES):
+        table[outcome_code(dice)] = index
+    return table
+
+
+def play_turns(games: int, turns: int, rng: Any, decide: Decide, score: Score,
+               scoring_kinds: Collection[int] = (SCORE, CROSS_OUT)) -> None:
+    """Play ``turns`` turns of ``games`` games at once with the numpy generator ``rng``, by decision bytes.
+
+    Each turn rolls five dice. After each roll ``decide(playing, outcome,
+    rerolls_left)`` gives the decision byte of every game still rolling
+    (``playing``: their numbers; ``outcome``: their roll's index in
+    :data:`OUTCOMES`). A reroll rolls the dice its payload names again; any
+    other byte ends the game's turn: ``score(ending, outcome, box, roll)``,
+    ``box`` the payload minus 1, keeps the caller's score and state. A byte of
+    a kind not in ``scoring_kinds``, or a reroll after the last roll, is an error.
+    """
+    import numpy as np
+
+    outcome_of_code = _outcome_of_code()
+    powers = 6 ** np.arange(DICE - 1, -1, -1)
+    kinds = np.array(sorted(scoring_kinds))
+    for _ in range(turns):
+        dice = np.sort(rng.integers(1, FACES + 1, size=(games, DICE)), axis=1)
+        playing = np.arange(games)
+        for roll in range(1, ROLLS + 1):
+            outcome = outcome_of_code[(dice[playing] - 1) @ powers]
+            byte = decide(playing, outcome, ROLLS - roll)
+            kind, payload = byte >> 6, (byte & 0x1F).astype(np.int64)
+            again = kind == REROLL
+            if not (np.isin(kind, kinds) | again).all() or (roll == ROLLS and again.any()):
+                raise DicegraphError("the stored decisions leave a reachable position without a legal decision")
+            score(playing[~again], outcome[~again], payload[~again] - 1, roll)
+            playing, payload = playing[again], payload[again]
+            bits = (payload[:, None] >> np.arange(DICE)) & 1
+            fresh = rng.integers(1, FACES + 1, size=(len(playing), DICE))
+            dice[playing] = np.sort(np.where(bits == 1, fresh, dice[playing]), axis=1)
 
 
 STOP = 255  # the move "stop": its byte is the third roll's decision with the same dice

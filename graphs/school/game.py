@@ -48,11 +48,10 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 from graphs import five_dice
-from graphs.dice import FACES
 from graphs.errors import BadParameter, DicegraphError
 from graphs.five_dice import (  # noqa: F401  (School's dice and decision bytes are the family's)
     CROSS_OUT, DICE, KEEPS, NO_DECISION, OUTCOME_INDEX, OUTCOMES, REROLL, ROLLS, SCORE, decode_decision, dice_text,
-    encode_decision, keep_byte, outcome_code, parse_roll, reroll_mask, rerolls, sub_multisets, turn_key, turn_rows)
+    encode_decision, keep_byte, parse_roll, reroll_mask, rerolls, sub_multisets, turn_key, turn_rows)
 from graphs.protocol import DECISION, MOVE, TERMINAL, Edge, Node, Param, Row
 
 name = "school"
@@ -116,11 +115,7 @@ def combination_index(text: str) -> int:
     >>> combination_index("two pairs"), combination_index("Grade 6")
     (8, 5)
     """
-    wanted = " ".join(text.split()).lower()
-    for index, combination in enumerate(COMBINATIONS):
-        if combination.lower() == wanted:
-            return index
-    raise BadParameter(f"unknown combination {text.strip()!r} (known: {', '.join(COMBINATIONS)})")
+    return five_dice.box_index(text, COMBINATIONS, "combination")
 
 
 def points(combination: int, dice: Sequence[int], first_roll: bool = False,
@@ -303,36 +298,24 @@ def simulator(params: Mapping[str, Any], policy: Any) -> Callable[[int, Any], An
         raise DicegraphError(f"school plays stored policies only ({', '.join(POLICIES)}), not {policy!r}")
     decisions = np.asarray(policy, dtype=np.uint8)
     table = points_table(params["straights"], params["grades"])
-    counts_to_outcome = np.full(6**DICE, -1, dtype=np.int64)
-    for index, dice in enumerate(OUTCOMES):
-        counts_to_outcome[outcome_code(dice)] = index
     legal = np.zeros((ALL_USED + 1, len(COMBINATIONS)), dtype=bool)
     for used in STATES:
         legal[used, list(open_combinations(used))] = True
-    powers = 6 ** np.arange(DICE - 1, -1, -1)
 
     def play(games: int, rng: Any) -> Any:
         used = np.zeros(games, dtype=np.int64)
         total = np.zeros(games)
-        for _ in COMBINATIONS:
-            dice = np.sort(rng.integers(1, FACES + 1, size=(games, DICE)), axis=1)
-            playing = np.arange(games)
-            for roll in range(1, ROLLS + 1):
-                outcome = counts_to_outcome[(dice[playing] - 1) @ powers]
-                byte = decisions[ALL_USED ^ used[playing], outcome, ROLLS - roll]
-                kind, payload = byte >> 6, (byte & 0x1F).astype(np.int64)
-                again = kind == REROLL
-                if (kind == NO_DECISION).any() or (roll == ROLLS and again.any()):
-                    raise DicegraphError("the stored decisions leave a reachable position without a legal decision")
-                ending, chosen = playing[~again], payload[~again] - 1
-                if not legal[used[ending], chosen].all():
-                    raise DicegraphError("the stored decisions score a combination the rules don't open")
-                total[ending] += table[outcome[~again], chosen, int(roll == 1)]
-                used[ending] |= 1 << chosen
-                playing, payload = playing[again], payload[again]
-                bits = (payload[:, None] >> np.arange(DICE)) & 1
-                fresh = rng.integers(1, FACES + 1, size=(len(playing), DICE))
-                dice[playing] = np.sort(np.where(bits == 1, fresh, dice[playing]), axis=1)
+
+        def decide(playing: Any, outcome: Any, rerolls_left: int) -> Any:
+            return decisions[ALL_USED ^ used[playing], outcome, rerolls_left]
+
+        def score(ending: Any, outcome: Any, chosen: Any, roll: int) -> None:
+            if not legal[used[ending], chosen].all():
+                raise DicegraphError("the stored decisions score a combination the rules don't open")
+            total[ending] += table[outcome, chosen, int(roll == 1)]
+            used[ending] |= 1 << chosen
+
+        five_dice.play_turns(games, len(COMBINATIONS), rng, decide, score)
         return total
 
     return play

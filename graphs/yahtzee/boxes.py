@@ -16,7 +16,7 @@ from collections import Counter
 from collections.abc import Iterator, Sequence
 from typing import NamedTuple
 
-from graphs.errors import BadParameter
+from graphs import five_dice
 from graphs.five_dice import OUTCOMES, turn_key
 
 BOXES = (
@@ -42,11 +42,7 @@ def box_index(text: str) -> int:
     >>> box_index("full House"), box_index("sixes")
     (8, 5)
     """
-    wanted = " ".join(text.split()).lower()
-    for index, box in enumerate(BOXES):
-        if box.lower() == wanted:
-            return index
-    raise BadParameter(f"unknown box {text.strip()!r} (known: {', '.join(BOXES)})")
+    return five_dice.box_index(text, BOXES)
 
 
 def is_yahtzee(dice: Sequence[int]) -> bool:

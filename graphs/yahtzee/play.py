@@ -5,9 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from graphs.dice import FACES
 from graphs.errors import DicegraphError
-from graphs.five_dice import DICE, OUTCOMES, REROLL, ROLLS, SCORE, outcome_code
+from graphs.five_dice import OUTCOMES, SCORE, play_turns
 from graphs.yahtzee import boxes as rules
 
 
@@ -36,10 +35,6 @@ def simulator(params: Mapping[str, Any], policy: Any) -> Callable[[int, Any], An
     joker = np.array([[rules.joker_points(box, dice) for box in range(len(rules.BOXES))] for dice in OUTCOMES])
     yahtzee = np.array([rules.is_yahtzee(dice) for dice in OUTCOMES])
     face = np.array([dice[0] for dice in OUTCOMES])
-    counts_to_outcome = np.full(6**DICE, -1, dtype=np.int64)
-    for index, dice in enumerate(OUTCOMES):
-        counts_to_outcome[outcome_code(dice)] = index
-    powers = 6 ** np.arange(DICE - 1, -1, -1)
 
     def score(filled: Any, upper: Any, y50: Any, outcome: Any, box: Any) -> tuple[Any, Any, Any, Any]:
         """Return the points of scoring ``box`` and the next (filled, upper, y50), for arrays of games."""
@@ -63,27 +58,19 @@ def simulator(params: Mapping[str, Any], policy: Any) -> Callable[[int, Any], An
         upper = np.zeros(games, dtype=np.int64)
         y50 = np.zeros(games, dtype=bool)
         total = np.zeros(games)
-        for _ in rules.BOXES:
-            dice = np.sort(rng.integers(1, FACES + 1, size=(games, DICE)), axis=1)
-            playing = np.arange(games)
-            for roll in range(1, ROLLS + 1):
-                outcome = counts_to_outcome[(dice[playing] - 1) @ powers]
-                at = state_index[filled[playing], upper[playing], y50[playing].astype(np.int64)]
-                byte = decisions[at, outcome, ROLLS - roll]
-                kind, payload = byte >> 6, (byte & 0x1F).astype(np.int64)
-                again = kind == REROLL
-                if not ((kind == SCORE) | again).all() or (roll == ROLLS and again.any()):
-                    raise DicegraphError("the stored decisions leave a reachable position without a legal decision")
-                ending, box = playing[~again], payload[~again] - 1
-                if (filled[ending] >> box & 1).any():
-                    raise DicegraphError("the stored decisions score a box that is filled already")
-                gained, filled[ending], upper[ending], y50[ending] = score(
-                    filled[ending], upper[ending], y50[ending], outcome[~again], box)
-                total[ending] += gained
-                playing, payload = playing[again], payload[again]
-                bits = (payload[:, None] >> np.arange(DICE)) & 1
-                fresh = rng.integers(1, FACES + 1, size=(len(playing), DICE))
-                dice[playing] = np.sort(np.where(bits == 1, fresh, dice[playing]), axis=1)
+
+        def decide(playing: Any, outcome: Any, rerolls_left: int) -> Any:
+            at = state_index[filled[playing], upper[playing], y50[playing].astype(np.int64)]
+            return decisions[at, outcome, rerolls_left]
+
+        def score_box(ending: Any, outcome: Any, box: Any, roll: int) -> None:
+            if (filled[ending] >> box & 1).any():
+                raise DicegraphError("the stored decisions score a box that is filled already")
+            gained, filled[ending], upper[ending], y50[ending] = score(
+                filled[ending], upper[ending], y50[ending], outcome, box)
+            total[ending] += gained
+
+        play_turns(games, len(rules.BOXES), rng, decide, score_box, scoring_kinds=(SCORE,))
         return total
 
     return play

@@ -21,12 +21,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from graphs.errors import InvalidGraph
-from graphs.protocol import CHANCE, DECISION, MOVE, NODE_KINDS, ROLL, TERMINAL, Edge, Node
+from graphs.protocol import CHANCE, DECISION, MOVE, NODE_KINDS, ROLL, TERMINAL, CyclicLayers, Edge, Node
 
 
 @dataclass
 class LayerStats:
-    """Counts of one layer: its nodes, the roll and move edges leaving it, their id range."""
+    """Counts of one layer: its nodes, the roll and move edges leaving it, their id range, its cyclic component."""
 
     layer: int
     nodes: int = 0
@@ -34,6 +34,7 @@ class LayerStats:
     moves: int = 0
     first_edge: int | None = None
     last_edge: int | None = None
+    cycle_start: int | None = None  # the first layer of the cyclic component the layer is in
 
 
 class StreamChecker:
@@ -50,6 +51,34 @@ class StreamChecker:
         self.layers: dict[int, LayerStats] = {}
         self.edge_layer = -1
         self.choices: Counter[str] = Counter()
+        self.cycle_end: dict[int, int] = {}  # first layer of a cyclic component -> its last
+
+    def check(self, rows: Iterable[Node | Edge | CyclicLayers]) -> tuple[list[LayerStats], dict[str, Any]]:
+        """Check a whole stream of rows without a database (edges numbered from 0); return :meth:`finish`'s."""
+        edge_id = 0
+        for row in rows:
+            if isinstance(row, Node):
+                self.node(row)
+            elif isinstance(row, CyclicLayers):
+                self.cyclic(row)
+            else:
+                self.edge(row, edge_id)
+                edge_id += 1
+        return self.finish()
+
+    def cyclic(self, component: CyclicLayers) -> None:
+        """Record a cyclic component; raise InvalidGraph if it overlaps another or comes after its nodes."""
+        first, last = component
+        if not 0 <= first <= last:
+            raise InvalidGraph(f"cyclic layers {first}..{last}: need 0 <= first <= last")
+        for layer in range(first, last + 1):
+            stats = self.layers.setdefault(layer, LayerStats(layer))
+            if stats.cycle_start is not None:
+                raise InvalidGraph(f"cyclic layers {first}..{last} overlap those from layer {stats.cycle_start}")
+            if stats.nodes:
+                raise InvalidGraph(f"cyclic layers {first}..{last} declared after nodes of layer {layer}")
+            stats.cycle_start = first
+        self.cycle_end[first] = last
 
     def _grow(self, node_id: int) -> None:
         """Make room for ``node_id`` (doubling, so that growing costs little per node)."""
@@ -95,10 +124,12 @@ class StreamChecker:
         known = len(layer_of)
         source_layers = []
         moves = []
-        for offset, (src, dst, kind, _label, weight, _reward, chosen_by) in enumerate(edges):
+        for offset, (src, dst, kind, _label, weight, _reward, chosen_by, sign) in enumerate(edges):
             layer = layer_of[src] if 0 <= src < known else None
             if layer is None:
                 raise InvalidGraph(f"edge {first_id + offset} leaves node {src} before that node was streamed")
+            if sign != 1:
+                self._check_pass(first_id + offset, layer, sign)
             source_kind = kind_of[src]
             if kind == ROLL and source_kind == CHANCE and weight > 0:
                 weight_out[src] += weight
@@ -124,6 +155,15 @@ class StreamChecker:
             stats.last_edge = first_id + len(edges) - 1
         self._count_edges(source_layers, moves)
         return source_layers
+
+    def _check_pass(self, edge_id: int, layer: int, sign: int) -> None:
+        """An edge of sign -1 (the turn passes) must leave a cyclic layer, which the cyclic solver values."""
+        if sign != -1:
+            raise InvalidGraph(f"edge {edge_id} has sign {sign}: an edge's sign is 1, or -1 where the turn passes")
+        stats = self.layers.get(layer)
+        if stats is None or stats.cycle_start is None:
+            raise InvalidGraph(f"edge {edge_id} passes the turn (sign -1) from layer {layer}, which is in no cyclic "
+                               "component: declare the layers with CyclicLayers")
 
     def _count_choices(self, chosen_by: tuple[str, ...], edge_id: int) -> None:
         for agent in chosen_by:
@@ -157,9 +197,10 @@ class StreamChecker:
             if layer is None:
                 raise InvalidGraph(f"node id {node_id} is used by an edge but was never streamed (ids must be 0..n-1)")
             kind = self.kind_of[node_id]
-            if layer <= self.deepest_source_into[node_id]:
-                raise InvalidGraph(f"node {node_id} in layer {layer} is entered from layer "
-                                   f"{self.deepest_source_into[node_id]}: edges must go to higher layers")
+            entered_from = self.deepest_source_into[node_id]
+            if layer <= entered_from and not entered_from <= self.cycle_end.get(layer, -1):
+                raise InvalidGraph(f"node {node_id} in layer {layer} is entered from layer {entered_from}: edges must "
+                                   "go to higher layers (or back to the first layer of their cyclic component)")
             if kind == CHANCE and self.weight_out[node_id] != self.denom_of[node_id]:
                 raise InvalidGraph(f"chance node {node_id}: roll weights add up to {self.weight_out[node_id]}, "
                                    f"not its denom {self.denom_of[node_id]}")

@@ -10,6 +10,12 @@ The graph is *layered*: every edge goes from a lower layer to a higher one, so
 set-based SQL can process one layer per statement. Two rules of streaming make
 that cheap: a node comes before the edges leaving it, and edges come layer by
 layer (the layers of their sources never decrease).
+
+Games whose rules loop (in a race a bust hands the turn over with the scores
+unchanged) declare *cyclic layers* with a :class:`CyclicLayers` row: edges
+leaving layers ``first .. last`` may also go back to layer ``first``, whose
+nodes (the component's *anchors*, a race's turn starts) the solver values
+exactly by Newton's method (``store/cycles.py``).
 """
 
 from __future__ import annotations
@@ -46,7 +52,11 @@ class Edge(NamedTuple):
 
     ``weight`` counts outcomes over the source's ``denom`` (1 on moves);
     ``reward`` is earned by taking the edge; ``chosen_by`` names the builder's
-    agents that take this move.
+    agents that take this move. The edge is worth ``reward + sign * value(dst)``:
+    ``sign`` is -1 where the turn passes to the opponent of a two-player
+    zero-sum game, whose nodes are seen from the player to move (with win
+    probabilities, ``reward=1, sign=-1``: the mover wins when the opponent
+    does not).
     """
 
     src: int
@@ -56,9 +66,21 @@ class Edge(NamedTuple):
     weight: int = 1
     reward: float = 0.0
     chosen_by: tuple[str, ...] = ()
+    sign: int = 1
 
 
-Row = Union[Node, Edge]
+class CyclicLayers(NamedTuple):
+    """Layers ``first .. last`` form one cyclic component: their edges may also go back to layer ``first``.
+
+    Streamed before any node of those layers. Components do not overlap, and
+    every edge leaving one goes to a higher layer or back to its first.
+    """
+
+    first: int
+    last: int
+
+
+Row = Union[Node, Edge, CyclicLayers]
 
 
 @dataclass(frozen=True)

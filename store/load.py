@@ -23,7 +23,7 @@ import sqlalchemy as sa
 
 from graphs.check import StreamChecker
 from graphs.errors import InvalidGraph, TooLarge
-from graphs.protocol import Edge, Game, Node, Row
+from graphs.protocol import CyclicLayers, Edge, Game, Node, Row
 from store.schema import choice, edge, graph, graph_edge_span, layer, node, policy, turn_policy, value
 
 BATCH_ROWS = 20_000
@@ -231,7 +231,7 @@ def _insert_agent_policies(
 
 
 NODE_COLUMNS = ("graph_id", "id", "key", "layer", "kind", "label", "denom", "payoff")
-EDGE_COLUMNS = ("id", "graph_id", "src", "dst", "kind", "src_layer", "label", "weight", "reward")
+EDGE_COLUMNS = ("id", "graph_id", "src", "dst", "kind", "src_layer", "label", "weight", "reward", "sign")
 
 
 def _insert_rows(
@@ -252,8 +252,8 @@ def _insert_rows(
         nonlocal next_edge, pending
         source_layers = checker.edges(pending, next_edge)
         edges.extend([
-            (edge_id, graph_id, src, dst, kind, src_layer, label, weight, reward)
-            for edge_id, (src, dst, kind, label, weight, reward, _), src_layer in zip(
+            (edge_id, graph_id, src, dst, kind, src_layer, label, weight, reward, sign)
+            for edge_id, (src, dst, kind, label, weight, reward, _, sign), src_layer in zip(
                 itertools.count(next_edge), pending, source_layers
             )
         ])
@@ -274,8 +274,10 @@ def _insert_rows(
             elif type(row) is Node:
                 checker.node(row)
                 nodes.add((graph_id, *row))
+            elif type(row) is CyclicLayers:
+                checker.cyclic(row)
             else:
-                raise InvalidGraph(f"builder yielded {type(row).__name__}, not a Node or Edge")
+                raise InvalidGraph(f"builder yielded {type(row).__name__}, not a Node, Edge or CyclicLayers")
         load_pending()
         nodes.flush()
         choices.flush()

@@ -56,6 +56,7 @@ layer = Table(
     Column("moves", BigInteger, nullable=False, comment="move edges leaving the layer"),
     Column("first_edge", EdgeId, comment="id range of the edges leaving the layer"),
     Column("last_edge", EdgeId),
+    Column("cycle_start", Integer, comment="layers of a cyclic component: its first layer, which its edges may go back to"),
 )
 
 node = Table(
@@ -85,6 +86,8 @@ edge = Table(
     Column("label", Text, nullable=False),
     Column("weight", Integer, nullable=False, comment="roll edges: outcomes over the source's denom"),
     Column("reward", Double, nullable=False),
+    Column("sign", sa.SmallInteger, nullable=False, server_default="1",
+           comment="-1 where the turn passes to the opponent: the edge is worth reward + sign * value(dst)"),
 )
 
 policy = Table(
@@ -99,6 +102,7 @@ policy = Table(
     Column("goal", String(32), comment="what a terminal is worth to a solve: NULL its payoff, else a test such as 'payoff = 0' (1 when it holds)"),
     Column("unfinished_since", DateTime(timezone=True),
            comment="set while a solve committed in steps is unfinished (it resumes; nothing lists it)"),
+    Column("convergence", Text, comment="graphs with cycles: how the solve converged (JSON: method, passes, residual)"),
     sa.UniqueConstraint("graph_id", "name"),
 )
 
@@ -117,7 +121,7 @@ value = Table(
     Column("policy_id", Integer, ForeignKey("policy.id"), primary_key=True),
     Column("node_id", Integer, primary_key=True, autoincrement=False),
     Column("value", Double, nullable=False, comment="expected payoff from the node under the policy"),
-    Column("reach", Double, nullable=False, comment="probability of reaching the node from the root"),
+    Column("reach", Double, comment="probability of reaching the node from the root (NULL in graphs with cycles)"),
     sqlite_with_rowid=False,
 )
 

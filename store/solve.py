@@ -31,6 +31,7 @@ from dataclasses import dataclass
 
 import sqlalchemy as sa
 
+from store import cycles
 from store.catalog import root_value
 from store.errors import NotFound
 from store.load import next_id, now
@@ -197,6 +198,9 @@ def _run(
     """Compute and store values, reach and (when solving) choices of one policy."""
     policy_id, graph_id = policy_row.id, policy_row.graph_id
     goal = None if policy_row.goal is None else Goal.parse(policy_row.goal)
+    if cycles.has_cycles(connection, graph_id):
+        _run_cyclic(connection, policy_row, solving, goal, progress)
+        return
     connection.execute(sa.delete(value).where(value.c.policy_id == policy_id))
     if solving:
         connection.execute(sa.delete(choice).where(choice.c.policy_id == policy_id))
@@ -214,6 +218,29 @@ def _run(
     connection.execute(sa.insert(value).from_select(["policy_id", "node_id", "value", "reach"], rows))
     for table in (work, reach):
         table.drop(connection)
+
+
+def _run_cyclic(connection: sa.Connection, policy_row: sa.Row, solving: bool, goal: Goal | None,
+                progress: LayerProgress | None) -> None:
+    """Store the values (reach unknown: a position may recur) and choices of a policy of a graph with cycles,
+    in self-play, and how its cyclic components converged."""
+    if goal is not None or policy_row.objective != "max":
+        raise NotFound("graphs with cycles are solved for their payoff, maximised (no --goal, no min)")
+    policy_id = policy_row.id
+    for table in (value, choice) if solving else (value,):
+        connection.execute(sa.delete(table).where(table.c.policy_id == policy_id))
+    seat = cycles.Seat(None if solving else policy_id, after_pass=0)
+    tables, convergence = cycles.run(connection, policy_row.graph_id, [seat], progress)
+    values = cycles.values_of(tables).subquery()
+    connection.execute(sa.insert(value).from_select(
+        ["policy_id", "node_id", "value", "reach"],
+        sa.select(sa.literal(policy_id), values.c.node_id, values.c.coeff, sa.null())))
+    if solving:
+        moves = cycles.moves_of(tables).subquery()
+        connection.execute(sa.insert(choice).from_select(
+            ["policy_id", "node_id", "edge_id"], sa.select(sa.literal(policy_id), moves.c.node_id, moves.c.edge_id)))
+    connection.execute(sa.update(policy).where(policy.c.id == policy_id).values(convergence=convergence.record()))
+    tables.drop(connection)
 
 
 def solved_outcomes(connection: sa.Connection, graph_id: int, objective: str, goal: Goal | None = None) -> dict[float, float]:

@@ -4,7 +4,8 @@ Each game is checked on its ``small_params`` (its defaults when it names
 none): metadata valid, two builds identical, the streaming rules, the SQL
 solve and every agent's SQL evaluation equal to an exact recursion in
 fractions (over the rules for a game written at the rules level, over the
-built rows otherwise), every agent deciding at every decision, Monte Carlo
+built rows otherwise; by policy iteration and exact linear solves where the
+graph has cycles), every agent deciding at every decision, Monte Carlo
 within 4 standard errors of the exact value, DuckDB equal to SQLite.
 
 A game whose turn is stored once (its ``turn`` hook, ``store/turns.py``: School,
@@ -29,7 +30,7 @@ import sqlalchemy as sa
 from graphs import GAMES
 from graphs.check import StreamChecker
 from graphs.montecarlo import can_simulate, simulate
-from graphs.protocol import CHANCE, DECISION, TERMINAL, Edge, Game, Node, Param, Row, resolve_params, value_text
+from graphs.protocol import CHANCE, DECISION, TERMINAL, CyclicLayers, Edge, Game, Node, Param, Row, resolve_params, value_text
 from graphs.rules import exact_value
 from store import turns
 from store.db import open_database
@@ -38,6 +39,7 @@ from store.report import ensure_evaluated
 from store.solve import solve
 from store.report import stores_turn_once
 from store.schema import node, policy, value
+from tests.exact_linear import RHS, solve_sparse
 
 MONTE_CARLO_GAMES = 40_000
 
@@ -85,21 +87,16 @@ def test_two_builds_are_identical_and_stream_by_the_rules(game: Game) -> None:
     params = small_params(game)
     rows = built_rows(game)
     assert rows == list(game.build(params))
-    checker = StreamChecker(game.agents(params))
-    edge_id = 0
-    for row in rows:
-        if isinstance(row, Node):
-            checker.node(row)
-        else:
-            checker.edge(row, edge_id=edge_id)
-            edge_id += 1
-    layers, totals = checker.finish()
-    assert layers[0].nodes == 1 and rows[0].id == 0  # the root, alone in the lowest layer
+    layers, totals = StreamChecker(game.agents(params)).check(rows)
+    first_node = next(row for row in rows if isinstance(row, Node))
+    assert layers[0].nodes == 1 and first_node.id == 0  # the root, alone in the lowest layer
     assert totals["nodes"] == sum(1 for row in rows if isinstance(row, Node))
 
 
 def exact_by_rows(rows: Iterable[Row], objective: str, agent: str | None = None) -> Fraction:
     """Return the root's exact value by recursion over built rows, in fractions (deepest layer first)."""
+    if any(isinstance(row, CyclicLayers) for row in rows):
+        return exact_cyclic_by_rows(rows, objective, agent)
     nodes = {row.id: row for row in rows if isinstance(row, Node)}
     out: dict[int, list[Edge]] = {}
     for row in rows:
@@ -118,6 +115,55 @@ def exact_by_rows(rows: Iterable[Row], objective: str, agent: str | None = None)
             taken = [e for e in edges if agent in e.chosen_by] if agent else edges
             worth[row.id] = best(Fraction(e.reward) + worth[e.dst] for e in taken)
     return worth[0]
+
+
+def exact_cyclic_by_rows(rows: Iterable[Row], objective: str, agent: str | None = None) -> Fraction:
+    """Return the root's exact value in a graph with cycles, from the built rows, in fractions.
+
+    A policy's values solve a linear system (each edge worth ``reward + sign *
+    value(dst)``); the optimum comes from policy iteration, certified by the
+    Bellman equations holding exactly.
+    """
+    assert objective == "max"
+    rows = list(rows)
+    nodes = {row.id: row for row in rows if isinstance(row, Node)}
+    out: dict[int, list[Edge]] = {}
+    for row in rows:
+        if isinstance(row, Edge):
+            out.setdefault(row.src, []).append(row)
+    playing = sorted((row for row in nodes.values() if row.kind != TERMINAL), key=lambda row: (-row.layer, row.id))
+
+    def values(moves: dict[int, Edge]) -> dict[int, Fraction]:
+        system = {}
+        for row in playing:
+            equation = {row.id: Fraction(1), RHS: Fraction(0)}
+            taken = out[row.id] if row.kind == CHANCE else [moves[row.id]]
+            for e in taken:
+                probability = Fraction(e.weight, row.denom) if row.kind == CHANCE else Fraction(1)
+                equation[RHS] += probability * Fraction(e.reward)
+                if nodes[e.dst].kind == TERMINAL:
+                    equation[RHS] += probability * e.sign * Fraction(nodes[e.dst].payoff)
+                else:
+                    equation[e.dst] = equation.get(e.dst, Fraction(0)) - probability * e.sign
+            system[row.id] = equation
+        solved = solve_sparse(system, [row.id for row in playing])
+        return solved | {row.id: Fraction(row.payoff) for row in nodes.values() if row.kind == TERMINAL}
+
+    def worth(e: Edge, found: dict[int, Fraction]) -> Fraction:
+        return Fraction(e.reward) + e.sign * found[e.dst]
+
+    decisions = [row.id for row in playing if row.kind == DECISION]
+    if agent is not None:
+        return values({n: next(e for e in out[n] if agent in e.chosen_by) for n in decisions})[0]
+    moves = {n: out[n][0] for n in decisions}
+    for _ in range(100):
+        found = values(moves)
+        better = {n: max(out[n], key=lambda e: (worth(e, found), e is moves[n])) for n in decisions}
+        if all(better[n] is moves[n] for n in decisions):
+            assert all(worth(moves[n], found) == max(worth(e, found) for e in out[n]) for n in decisions)
+            return found[0]
+        moves = better
+    raise AssertionError("policy iteration did not settle")
 
 
 BACKENDS = {"sqlite": "sqlite:///{}/game.db", "duckdb": "duckdb:///{}/game.duckdb"}

@@ -1,0 +1,171 @@
+"""Pig, two players racing to a target with one die (Neller and Presser 2004; rules: shared/RULES.md).
+
+On a turn the player rolls: a 1 loses the turn total and passes the turn;
+2..6 add the face to it. Before each roll the player may hold instead: the
+turn total is banked and the turn passes. The first to bank the target wins.
+
+The graph is seen from the player to move, so one graph serves both seats:
+a decision ``(a, b, k)`` is "my score ``a``, the opponent's ``b``, turn total
+``k``", worth the probability that I win. Holding and busting hand the turn
+over (edges of sign -1 and reward 1: I win when the opponent, then to move
+from ``(b, a')``, does not). A roll that brings ``a + k`` to the target
+wins at once (nobody rolls on past a win), so decisions have ``a + k <
+target``.
+
+Busting leads back to ``(b, a, 0)``, the same score sum, so the graph has
+cycles: the positions of one score sum ``s = a + b`` form a cyclic component
+whose anchors are its turn starts ``(a, b, 0)``. Components come in order
+of increasing ``s`` (banking raises it); inside one, layer ``j`` holds the
+decisions of turn total ``j`` and the rolls of turn total ``j - 1``.
+
+>>> sizes(10)
+{'decisions': 342, 'rolls': 342, 'edges': 1908, 'components': 18}
+>>> hold_at(20)((30, 10, 22)), hold_at(20)((30, 10, 8))
+('hold', 'roll')
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Mapping
+from typing import Any
+
+from graphs.protocol import CHANCE, DECISION, MOVE, ROLL, TERMINAL, CyclicLayers, Edge, Node, NodeIds, Param, Row
+
+name = "pig"
+title = "Pig"
+summary = "Two players, one die: roll to add to the turn total or hold to bank it; a 1 loses it. First to 100 wins."
+version = 1
+objective = "max"
+outcome = "probability that the player to move wins"
+params = (
+    Param("target", 100, int, "the score that wins", check=lambda target: 2 <= target <= 200, accepted="2..200"),
+    Param("holds", (20, 25), lambda text: tuple(sorted({int(n) for n in text.split(",")})),
+          "turn totals N of the hold-at-N agents (comma-separated)",
+          check=lambda holds: all(1 <= n <= 200 for n in holds), accepted="whole numbers 1..200, comma-separated"),
+)
+small_params = {"target": 8, "holds": (4,)}
+
+WIN = "win"
+Position = tuple[int, int, int]  # (my score, the opponent's, turn total)
+Agent = Callable[[Position], str]
+
+
+def scores(target: int) -> list[int]:
+    """Return the banked scores a player can have below ``target``: 0 and 2.. (a bank is at least 2).
+
+    >>> scores(5)
+    [0, 2, 3, 4]
+    """
+    return [0, *range(2, target)]
+
+
+def turn_totals(target: int, mine: int) -> list[int]:
+    """Return the turn totals a decision can have with score ``mine``: 0 and 2.. up to ``target - mine - 1``."""
+    return [0, *range(2, target - mine)]
+
+
+def _is_turn_total(total: int, mine: int, target: int) -> bool:
+    """Return whether ``total`` is in :func:`turn_totals` (``target``, ``mine``), without building the list."""
+    return total == 0 or 2 <= total < target - mine
+
+
+def hold_at(limit: int) -> Agent:
+    """Return the agent that holds once the turn total reaches ``limit`` (and rolls at a turn's start)."""
+    def decide(position: Position) -> str:
+        return "hold" if position[2] >= limit else "roll"
+    return decide
+
+
+def agents(params: Mapping[str, Any]) -> tuple[str, ...]:
+    """Return the hold-at-N agents the parameters name, e.g. ``('hold-at-20', 'hold-at-25')``."""
+    return tuple(f"hold-at-{limit}" for limit in params["holds"])
+
+
+def _pairs_by_sum(target: int) -> dict[int, list[tuple[int, int]]]:
+    found: dict[int, list[tuple[int, int]]] = {}
+    for mine in scores(target):
+        for theirs in scores(target):
+            found.setdefault(mine + theirs, []).append((mine, theirs))
+    return found
+
+
+def decision_key(mine: int, theirs: int, total: int) -> str:
+    """Return a decision's key, e.g. ``'30-10 +22'``."""
+    return f"{mine}-{theirs} +{total}"
+
+
+def _label(mine: int, theirs: int, total: int) -> str:
+    return f"me {mine}, opponent {theirs}, turn total {total}"
+
+
+def build(params: Mapping[str, Any]) -> Iterator[Row]:
+    """Yield Pig's graph for ``params['target']``: components by score sum, the win terminal last."""
+    target = params["target"]
+    policies = {name_: hold_at(limit) for name_, limit in zip(agents(params), params["holds"])}
+    ids = NodeIds()
+    ids[decision_key(0, 0, 0)]  # the root
+    base = 0
+    for _, pairs in sorted(_pairs_by_sum(target).items()):
+        depth = max(turn_totals(target, mine)[-1] for mine, _ in pairs) + 1  # the rolls of the largest total
+        yield CyclicLayers(base, base + depth)
+        for sub in range(depth + 1):
+            edges: list[Edge] = []
+            for mine, theirs in pairs:
+                if _is_turn_total(sub, mine, target):
+                    yield from _decision(ids, base + sub, mine, theirs, sub, target, policies, edges)
+                if _is_turn_total(sub - 1, mine, target):
+                    yield from _chance(ids, base + sub, mine, theirs, sub - 1, target, edges)
+            yield from edges
+        base += depth + 1
+    yield Node(ids[WIN], WIN, base, TERMINAL, "the player to move has won", payoff=1.0)
+
+
+def _decision(ids: NodeIds, layer: int, mine: int, theirs: int, total: int, target: int,
+              policies: Mapping[str, Agent], edges: list[Edge]) -> Iterator[Node]:
+    key = decision_key(mine, theirs, total)
+    yield Node(ids[key], key, layer, DECISION, _label(mine, theirs, total))
+    choices = {name_: agent((mine, theirs, total)) for name_, agent in policies.items()}
+    chosen = {move: tuple(n for n, c in choices.items() if c == move) for move in ("roll", "hold")}
+    edges.append(Edge(ids[key], ids[key + " roll"], MOVE, "roll", chosen_by=chosen["roll"]))
+    banked = decision_key(theirs, mine + total, 0)
+    edges.append(Edge(ids[key], ids[banked], MOVE, "hold", reward=1.0, sign=-1, chosen_by=chosen["hold"]))
+
+
+def _chance(ids: NodeIds, layer: int, mine: int, theirs: int, total: int, target: int,
+            edges: list[Edge]) -> Iterator[Node]:
+    key = decision_key(mine, theirs, total) + " roll"
+    yield Node(ids[key], key, layer, CHANCE, _label(mine, theirs, total) + ", rolling", denom=6)
+    source = ids[key]
+    edges.append(Edge(source, ids[decision_key(theirs, mine, 0)], ROLL, "1: bust", reward=1.0, sign=-1))
+    winning = [face for face in range(2, 7) if mine + total + face >= target]
+    for face in range(2, 7):
+        if face not in winning:
+            edges.append(Edge(source, ids[decision_key(mine, theirs, total + face)], ROLL, f"{face}"))
+    if winning:
+        faces = ",".join(map(str, winning))
+        edges.append(Edge(source, ids[WIN], ROLL, f"{faces}: wins", weight=len(winning)))
+
+
+def estimated_edges(params: Mapping[str, Any]) -> int:
+    """Return the number of edges :func:`build` streams, counted without building (``2`` moves a decision;
+    a roll node's bust, its faces that do not win, and one edge for those that do).
+
+    >>> estimated_edges({"target": 10}) == sizes(10)["edges"]
+    True
+    """
+    target = params["target"]
+    count = 0
+    for mine in scores(target):
+        for total in turn_totals(target, mine):
+            short = sum(1 for face in range(2, 7) if mine + total + face < target)
+            count += 2 + 1 + short + (short < 5)
+    return count * len(scores(target))
+
+
+def sizes(target: int) -> dict[str, int]:
+    """Return the graph's counts for ``target``: decisions, roll nodes, edges and cyclic components."""
+    rows = list(build({"target": target, "holds": ()}))
+    nodes = [row for row in rows if isinstance(row, Node)]
+    return {"decisions": sum(n.kind == DECISION for n in nodes), "rolls": sum(n.kind == CHANCE for n in nodes),
+            "edges": sum(isinstance(row, Edge) for row in rows),
+            "components": sum(isinstance(row, CyclicLayers) for row in rows)}

@@ -1,0 +1,458 @@
+"""Graphs with cycles solved exactly: each cyclic component by Newton's method on its anchors' values.
+
+A game whose rules loop declares cyclic layers (:class:`graphs.protocol.CyclicLayers`):
+edges leaving layers ``first .. last`` may also go back to layer ``first``,
+whose nodes are the component's *anchors* (a race's turn starts). Components
+are solved from the deepest layer up, like acyclic layers, and each one
+exactly:
+
+* Given a guess ``x`` of the anchors' values, the component is acyclic: one
+  pass of set-based statements, deepest layer first, gives every node's move
+  and its value as an affine function of ``x`` along the moves taken: rows
+  ``(node, anchor, coefficient)``, with the constant and the value at ``x``
+  as two more pseudo-anchors, carried through the same statements.
+* The anchors' own rows give ``T(x) = c + M x``, exact for the moves taken
+  at ``x``. The next guess solves ``x = c + M x`` (a small dense system, one
+  unknown per anchor): Newton's method on ``T(x) - x``, whose pieces are
+  linear. At that solution every node's value follows from its coefficients
+  in one statement, and one more checks that no move beats the one taken;
+  if none does, the solution is exact and the component is done (the
+  *residual* records the largest gap and the linear system's error).
+  Otherwise it is the next pass's guess. With the previous component's mean
+  value as the first guess, Pig to 100 takes one pass per component.
+
+A node's value is per *seat*: in a two-player zero-sum game stored from the
+mover's view (edges of ``sign`` -1 hand the turn over), seat ``i`` is "the
+mover plays policy ``i``", and a pass leads to the seat of the other player.
+Self-play has one seat; a head-to-head match has two, each following its own
+policy, and the same passes give the exact probability that the first wins.
+A seat either follows a stored policy (its ``choice`` rows) or maximises.
+
+Acyclic layers are components without anchors: one pass each.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+import sqlalchemy as sa
+
+from graphs.errors import DicegraphError
+from store.catalog import find_policy
+from store.schema import EdgeId, choice, edge, layer, node
+from store.scratch import hashed_joins, keyed_pair_table, temporary_table
+
+TIE_TOLERANCE = 1e-12  # as store.solve's: the first move streamed within it of the best
+RESIDUAL_TOLERANCE = 1e-12  # relative: |T(x) - x| at which a component is solved
+MAX_PASSES = 60
+ComponentsDone = Callable[[int], None]
+
+
+class NotConverged(DicegraphError):
+    """A cyclic component did not settle within :data:`MAX_PASSES` passes."""
+
+
+@dataclass(frozen=True)
+class Component:
+    """Layers ``first .. last`` (a lone acyclic layer has ``cyclic`` False) and the id range of their edges."""
+
+    first: int
+    last: int
+    cyclic: bool
+    spans: tuple[sa.Row, ...]  # its layers with edges, lowest first
+
+
+@dataclass
+class Convergence:
+    """How the components were solved: what ``solve`` prints and the policy's record keeps."""
+
+    method: str = "newton"
+    components: int = 0
+    passes: int = 0
+    most_passes: int = 0
+    residual: float = 0.0
+    fallbacks: int = 0  # passes that took a value-iteration step (a singular Newton system)
+    details: list[dict] = field(default_factory=list)
+
+    def add(self, passes: int, residual: float, fallbacks: int) -> None:
+        """Count one cyclic component that took ``passes`` passes and ended at ``residual``."""
+        self.components += 1
+        self.passes += passes
+        self.most_passes = max(self.most_passes, passes)
+        self.residual = max(self.residual, residual)
+        self.fallbacks += fallbacks
+
+    def record(self) -> str:
+        """Return the JSON text stored in ``policy.convergence``."""
+        return json.dumps({"method": self.method, "cyclic_components": self.components, "passes": self.passes,
+                           "most_passes": self.most_passes, "residual": self.residual,
+                           "value_iteration_steps": self.fallbacks})
+
+    def text(self) -> str:
+        """Return one line for people, e.g. ``199 cyclic components by Newton: 2.6 passes on average ...``."""
+        if not self.components:
+            return "no cyclic components"
+        return (f"{self.components} cyclic components by Newton's method: {self.passes / self.components:.2f} passes "
+                f"on average, at most {self.most_passes}; largest residual {self.residual:.1e}")
+
+
+def has_cycles(connection: sa.Connection, graph_id: int) -> bool:
+    """Return whether the graph declares cyclic layers."""
+    query = sa.select(sa.func.count()).select_from(layer).where(layer.c.graph_id == graph_id,
+                                                                 layer.c.cycle_start.is_not(None))
+    return connection.execute(query).scalar_one() > 0
+
+
+def components(connection: sa.Connection, graph_id: int) -> list[Component]:
+    """Return the graph's components with edges, deepest first: cyclic ones, and each other layer alone."""
+    rows = connection.execute(
+        sa.select(layer.c.layer, layer.c.rolls, layer.c.moves, layer.c.first_edge, layer.c.last_edge, layer.c.cycle_start)
+        .where(layer.c.graph_id == graph_id).order_by(layer.c.layer)).all()
+    found: dict[int, list[sa.Row]] = {}
+    last: dict[int, int] = {}
+    for row in rows:
+        start = row.layer if row.cycle_start is None else row.cycle_start
+        found.setdefault(start, [])
+        last[start] = row.layer
+        if row.rolls + row.moves:
+            found[start].append(row)
+    parts = [Component(start, last[start], any(r.cycle_start is not None for r in rows if r.layer == start),
+                       tuple(spans)) for start, spans in found.items() if spans]
+    return sorted(parts, key=lambda part: -part.first)
+
+
+@dataclass(frozen=True)
+class Seat:
+    """One seat of a play: follows the stored policy ``policy_id``, or maximises when it is None.
+
+    ``after_pass`` is the seat that moves after an edge of sign -1 (itself in self-play).
+    """
+
+    policy_id: int | None
+    after_pass: int
+
+
+VALUE, ONE = -1, -2  # the pseudo-anchors of a node's terms: its value at the guess, and its constant
+
+
+class _Tables:
+    """The temporary tables of one run.
+
+    ``term(node_id, seat, anchor, coeff)``: a node's value as an affine
+    function of its component's anchors: ``anchor`` :data:`ONE` holds the
+    constant, ``anchor_node * seats + anchor_seat`` a coefficient, and
+    :data:`VALUE` the value at the current guess (the sum, kept so that
+    moves can be compared in one join). A solved node keeps VALUE and ONE.
+    """
+
+    def __init__(self, connection: sa.Connection, seats: Sequence[Seat]):
+        keyed = not hashed_joins(connection)
+
+        def terms(name: str) -> sa.Table:
+            table = sa.Table(name, sa.MetaData(),
+                             *(sa.Column(column, sa.Integer, primary_key=keyed, autoincrement=False, nullable=False)
+                               for column in ("node_id", "seat", "anchor")),
+                             sa.Column("coeff", sa.Double, nullable=False), prefixes=["TEMPORARY"],
+                             sqlite_with_rowid=not keyed)
+            table.drop(connection, checkfirst=True)
+            table.create(connection)
+            return table
+
+        self.term = terms("cyc_term")
+        self.new = terms("cyc_new")
+        self.pick = keyed_pair_table(connection, "cyc_pick", "seat", sa.Column("edge_id", EdgeId, nullable=False))
+        self.solved = keyed_pair_table(connection, "cyc_solved", "seat", sa.Column("value", sa.Double, nullable=False))
+        self.guess = temporary_table(connection, "cyc_guess", sa.Column("x", sa.Double, nullable=False))  # node_id: anchor
+        self.seat_map = temporary_table(connection, "cyc_seat_map", sa.Column("sign", sa.Integer, nullable=False),
+                                        sa.Column("to_seat", sa.Integer, nullable=False),
+                                        sa.Column("policy_id", sa.Integer), indexed=False)
+        # node_id of the seat map is the seat a row is valued for; to_seat the seat its edge leads to
+        connection.execute(sa.insert(self.seat_map), [
+            {"node_id": number, "sign": sign, "to_seat": number if sign == 1 else seat.after_pass,
+             "policy_id": seat.policy_id}
+            for number, seat in enumerate(seats) for sign in (1, -1)])
+        self.seats = len(seats)
+        self.maximising = any(seat.policy_id is None for seat in seats)
+        self.following = any(seat.policy_id is not None for seat in seats)
+        self.all = (self.term, self.new, self.pick, self.solved, self.guess, self.seat_map)
+
+    def drop(self, connection: sa.Connection) -> None:
+        """Drop the tables."""
+        for table in self.all:
+            table.drop(connection)
+
+
+FIRST, LAST = sa.bindparam("first_edge", type_=EdgeId), sa.bindparam("last_edge", type_=EdgeId)
+
+
+def _edges(kind: str | None = None) -> sa.ColumnElement[bool]:
+    """Return the condition selecting the (``kind``) edges of the id range the statement is given."""
+    in_range = edge.c.id.between(FIRST, LAST)
+    return in_range if kind is None else sa.and_(in_range, edge.c.kind == kind)
+
+
+class _Statements:
+    """The statements of a run, built once and executed with each layer's (or component's) edge range.
+
+    Built once because building a statement costs SQLAlchemy more than
+    SQLite takes to run one of a small layer.
+    """
+
+    def __init__(self, t: _Tables):
+        self.t = t
+        self.chance = {into.name: self._chance(into) for into in (t.term, t.new)}
+        self.best, self.follow = self._picks()
+        self.decide = {into.name: self._decide(into) for into in (t.term, t.new)}
+
+    def _after(self, seats: sa.Table) -> sa.ColumnElement[bool]:
+        """Return the join condition of an edge's destination terms, in the seat the edge leads to."""
+        term = self.t.term
+        return sa.and_(term.c.node_id == edge.c.dst, term.c.seat == seats.c.to_seat)
+
+    def _term_of_edge(self) -> sa.ColumnElement[float]:
+        """Return an edge's share of a destination term: its reward goes to the value and the constant."""
+        term = self.t.term
+        return sa.case((term.c.anchor < 0, edge.c.reward), else_=0.0) + edge.c.sign * term.c.coeff
+
+    def _chance(self, into: sa.Table) -> sa.Insert:
+        seats, term = self.t.seat_map, self.t.term
+        denoms = (sa.select(edge.c.src, sa.func.sum(edge.c.weight).label("denom"))
+                  .where(_edges("roll")).group_by(edge.c.src).subquery("denoms"))
+        joined = (edge.join(seats, seats.c.sign == edge.c.sign).join(term, self._after(seats))
+                  .join(denoms, denoms.c.src == edge.c.src))
+        rows = (sa.select(edge.c.src, seats.c.node_id, term.c.anchor,
+                          sa.func.sum(edge.c.weight * self._term_of_edge()) / sa.func.max(denoms.c.denom))
+                .select_from(joined).where(_edges("roll")).group_by(edge.c.src, seats.c.node_id, term.c.anchor))
+        return sa.insert(into).from_select(["node_id", "seat", "anchor", "coeff"], rows)
+
+    def _picks(self) -> tuple[sa.Insert, sa.Insert]:
+        """Return the statements choosing each seat's move: the best for a maximising seat, its policy's."""
+        seats, term, pick = self.t.seat_map, self.t.term, self.t.pick
+        q = edge.c.reward + edge.c.sign * term.c.coeff
+        moves = (sa.select(edge.c.src, seats.c.node_id.label("seat"), edge.c.id, q.label("q"),
+                           sa.func.max(q).over(partition_by=(edge.c.src, seats.c.node_id)).label("best"))
+                 .select_from(edge.join(seats, sa.and_(seats.c.sign == edge.c.sign, seats.c.policy_id.is_(None)))
+                              .join(term, sa.and_(self._after(seats), term.c.anchor == VALUE)))
+                 .where(_edges("move")).subquery())
+        near = moves.c.q >= moves.c.best - TIE_TOLERANCE * (1 + sa.func.abs(moves.c.best))
+        best = (sa.select(moves.c.src, moves.c.seat, sa.func.min(moves.c.id)).where(near)
+                .group_by(moves.c.src, moves.c.seat))
+        followed = (sa.select(edge.c.src, seats.c.node_id, edge.c.id)
+                    .select_from(edge.join(choice, sa.and_(choice.c.node_id == edge.c.src, choice.c.edge_id == edge.c.id))
+                                 .join(seats, sa.and_(seats.c.policy_id == choice.c.policy_id, seats.c.sign == 1)))
+                    .where(_edges("move")))
+        columns = ["node_id", "seat", "edge_id"]
+        return sa.insert(pick).from_select(columns, best), sa.insert(pick).from_select(columns, followed)
+
+    def _decide(self, into: sa.Table) -> sa.Insert:
+        seats, term, pick = self.t.seat_map, self.t.term, self.t.pick
+        taken = (edge.join(pick, sa.and_(pick.c.node_id == edge.c.src, pick.c.edge_id == edge.c.id))
+                 .join(seats, sa.and_(seats.c.node_id == pick.c.seat, seats.c.sign == edge.c.sign))
+                 .join(term, self._after(seats)))
+        rows = (sa.select(pick.c.node_id, pick.c.seat, term.c.anchor, self._term_of_edge())
+                .select_from(taken).where(_edges("move")))
+        return sa.insert(into).from_select(["node_id", "seat", "anchor", "coeff"], rows)
+
+    def layer(self, connection: sa.Connection, span: sa.Row, anchors: bool) -> None:
+        """Value the layer ``span``; an anchor layer's rows go to the ``new`` table."""
+        t = self.t
+        into = t.new.name if anchors else t.term.name
+        bounds = {"first_edge": span.first_edge, "last_edge": span.last_edge}
+        if span.rolls:
+            connection.execute(self.chance[into], bounds)
+        if span.moves:
+            if t.maximising:
+                connection.execute(self.best, bounds)
+            if t.following:
+                connection.execute(self.follow, bounds)
+            connection.execute(self.decide[into], bounds)
+
+
+def _pass(connection: sa.Connection, statements: _Statements, part: Component) -> None:
+    """Value the component's layers, deepest first; its anchors' rows go to the ``new`` table."""
+    for span in reversed(part.spans):
+        statements.layer(connection, span, part.cyclic and span.layer == part.first)
+
+
+class _Component:
+    """The statements that solve one cyclic component around its passes (Newton's method on the anchors)."""
+
+    def __init__(self, connection: sa.Connection, statements: _Statements, part: Component):
+        self.connection, self.statements, self.part, self.t = connection, statements, part, statements.t
+        first, last = part.spans[0].first_edge, part.spans[-1].last_edge
+        self.bounds = {"first_edge": first, "last_edge": last}
+        self.inside = sa.select(edge.c.src).where(edge.c.id.between(first, last))
+        anchor_span = part.spans[0]
+        self.anchors = [row[0] for row in connection.execute(
+            sa.select(edge.c.src).where(edge.c.id.between(anchor_span.first_edge, anchor_span.last_edge))
+            .distinct().order_by(edge.c.src))]
+        seats = self.t.seats
+        self.variables = [anchor * seats + seat for anchor in self.anchors for seat in range(seats)]
+        self.index = {variable: i for i, variable in enumerate(self.variables)}
+
+    def start_pass(self, guess: Sequence[float]) -> None:
+        """Forget the component's terms and moves; put the anchors' guesses in."""
+        t, seats = self.t, self.t.seats
+        self.connection.execute(sa.delete(t.term).where(t.term.c.node_id.in_(self.inside)))
+        self.connection.execute(sa.delete(t.pick).where(t.pick.c.node_id.in_(self.inside)))
+        self.connection.execute(sa.delete(t.new))
+        rows = []
+        for variable, x in zip(self.variables, guess):
+            anchor, seat = divmod(variable, seats)
+            rows += [{"node_id": anchor, "seat": seat, "anchor": VALUE, "coeff": float(x)},
+                     {"node_id": anchor, "seat": seat, "anchor": ONE, "coeff": 0.0},
+                     {"node_id": anchor, "seat": seat, "anchor": variable, "coeff": 1.0}]
+        self.connection.execute(sa.insert(t.term), rows)
+
+    def anchor_map(self) -> tuple[object, object, object]:
+        """Return the pass's ``T(x)``, ``c`` and ``M`` (``T(x) = c + M x`` along the moves taken)."""
+        import numpy as np
+
+        size, seats = len(self.variables), self.t.seats
+        values, constants, matrix = np.zeros(size), np.zeros(size), np.zeros((size, size))
+        new = self.t.new
+        for node_id, seat, anchor, coeff in self.connection.execute(
+                sa.select(new.c.node_id, new.c.seat, new.c.anchor, new.c.coeff)):
+            row = self.index[node_id * seats + seat]
+            if anchor == VALUE:
+                values[row] = coeff
+            elif anchor == ONE:
+                constants[row] = coeff
+            else:
+                matrix[row, self.index[anchor]] += coeff
+        return values, constants, matrix
+
+    def value_at(self, solution: Sequence[float]) -> None:
+        """Put in ``solved`` each node's value when the anchors are worth ``solution``."""
+        t = self.t
+        self.connection.execute(sa.delete(t.guess))
+        self.connection.execute(sa.insert(t.guess), [{"node_id": ONE, "x": 1.0}] + [
+            {"node_id": variable, "x": float(x)} for variable, x in zip(self.variables, solution)])
+        self.connection.execute(sa.delete(t.solved))
+        rows = (sa.select(t.term.c.node_id, t.term.c.seat, sa.func.sum(t.term.c.coeff * t.guess.c.x))
+                .select_from(t.term.join(t.guess, t.guess.c.node_id == t.term.c.anchor))
+                .where(t.term.c.node_id.in_(self.inside)).group_by(t.term.c.node_id, t.term.c.seat))
+        self.connection.execute(sa.insert(t.solved).from_select(["node_id", "seat", "value"], rows))
+
+    def gap(self) -> float:
+        """Return by how much the best move beats the one taken, at most, at the solved values (0 when the
+        moves taken are best, which makes the solved values the component's exact solution)."""
+        if not self.t.maximising:
+            return 0.0
+        t = self.t
+        seats, solved, term, pick = t.seat_map, t.solved, t.term, t.pick
+        worth = sa.func.coalesce(solved.c.value, term.c.coeff)
+        q = edge.c.reward + edge.c.sign * worth
+        moves = (sa.select(edge.c.src, seats.c.node_id.label("seat"), edge.c.id, q.label("q"),
+                           sa.func.max(q).over(partition_by=(edge.c.src, seats.c.node_id)).label("best"))
+                 .select_from(edge.join(seats, sa.and_(seats.c.sign == edge.c.sign, seats.c.policy_id.is_(None)))
+                              .outerjoin(solved, sa.and_(solved.c.node_id == edge.c.dst, solved.c.seat == seats.c.to_seat))
+                              .outerjoin(term, sa.and_(term.c.node_id == edge.c.dst, term.c.seat == seats.c.to_seat,
+                                                       term.c.anchor == VALUE)))
+                 .where(_edges("move")).subquery())
+        taken = moves.join(pick, sa.and_(pick.c.node_id == moves.c.src, pick.c.seat == moves.c.seat,
+                                         pick.c.edge_id == moves.c.id))
+        found = self.connection.execute(sa.select(sa.func.max(moves.c.best - moves.c.q)).select_from(taken),
+                                        self.bounds).scalar_one()
+        return float(found or 0.0)
+
+    def keep_solved(self) -> None:
+        """Replace the component's terms by its solved values (VALUE and ONE, as any solved node)."""
+        t = self.t
+        self.connection.execute(sa.delete(t.term).where(t.term.c.node_id.in_(self.inside)))
+        for anchor in (VALUE, ONE):
+            rows = sa.select(t.solved.c.node_id, t.solved.c.seat, sa.literal(anchor), t.solved.c.value)
+            self.connection.execute(sa.insert(t.term).from_select(["node_id", "seat", "anchor", "coeff"], rows))
+
+
+def _solve_component(connection: sa.Connection, statements: _Statements, part: Component, start: float,
+                     convergence: Convergence) -> float:
+    """Solve one cyclic component exactly; return the mean of its anchors' values (the next one's first guess).
+
+    Each pass values the component at the guess; the next guess solves the
+    anchors' linear system for the moves taken. When, at that solution, no
+    move beats the one taken, it is the component's exact solution (the
+    values are the moves' own, linear in the anchors) and no further pass is
+    needed; otherwise it is the next guess.
+    """
+    import numpy as np
+
+    work = _Component(connection, statements, part)
+    size = len(work.variables)
+    guess = np.full(size, start)
+    fallbacks = 0
+    for passes in range(1, MAX_PASSES + 1):
+        work.start_pass(guess)
+        _pass(connection, statements, part)
+        values, constants, matrix = work.anchor_map()
+        try:
+            solution = np.linalg.solve(np.eye(size) - matrix, constants)
+            if not np.all(np.isfinite(solution)):
+                raise np.linalg.LinAlgError("not finite")
+        except np.linalg.LinAlgError:  # the moves taken never leave the component: a value-iteration step
+            guess = values
+            fallbacks += 1
+            continue
+        work.value_at(solution)
+        residual = max(work.gap(), float(np.max(np.abs(constants + matrix @ solution - solution))) if size else 0.0)
+        if residual <= RESIDUAL_TOLERANCE * (1 + float(np.max(np.abs(solution), initial=0.0))):
+            break
+        guess = solution
+    else:
+        raise NotConverged(f"cyclic layers {part.first}..{part.last} did not settle in {MAX_PASSES} passes")
+    work.keep_solved()
+    convergence.add(passes, residual, fallbacks)
+    return float(np.mean(solution)) if size else start
+
+
+def run(connection: sa.Connection, graph_id: int, seats: Sequence[Seat],
+        progress: ComponentsDone | None = None) -> tuple[_Tables, Convergence]:
+    """Value every node of the graph for each seat; return the tables (``term`` rows of anchor
+    :data:`VALUE` hold the values, ``pick`` the moves taken) and how the components converged."""
+    t = _Tables(connection, seats)
+    for anchor in (VALUE, ONE):
+        terminals = sa.select(node.c.id, t.seat_map.c.node_id, sa.literal(anchor), node.c.payoff).select_from(
+            node.join(t.seat_map, t.seat_map.c.sign == 1)).where(node.c.graph_id == graph_id, node.c.kind == "terminal")
+        connection.execute(sa.insert(t.term).from_select(["node_id", "seat", "anchor", "coeff"], terminals))
+    average = sa.select(sa.func.avg(node.c.payoff)).where(node.c.graph_id == graph_id, node.c.kind == "terminal")
+    start = connection.execute(average).scalar_one() or 0.0
+    convergence = Convergence()
+    statements = _Statements(t)
+    for part in components(connection, graph_id):
+        if part.cyclic:
+            start = _solve_component(connection, statements, part, start, convergence)
+        else:
+            _pass(connection, statements, part)
+        if progress is not None:
+            progress(len(part.spans))
+    return t, convergence
+
+
+def values_of(t: _Tables, seat: int = 0) -> sa.Select:
+    """Return the SELECT of ``(node_id, value)`` for ``seat`` after :func:`run`."""
+    return sa.select(t.term.c.node_id, t.term.c.coeff).where(t.term.c.seat == seat, t.term.c.anchor == VALUE)
+
+
+def moves_of(t: _Tables, seat: int = 0) -> sa.Select:
+    """Return the SELECT of ``(node_id, edge_id)``, the moves ``seat`` takes, after :func:`run`."""
+    return sa.select(t.pick.c.node_id, t.pick.c.edge_id).where(t.pick.c.seat == seat)
+
+
+def root_values(connection: sa.Connection, graph_id: int, seats: Sequence[Seat]) -> list[float]:
+    """Return the root's value for each seat (nothing is stored): for a match of two policies, the first
+    entry is the probability that the first seat, moving first, wins."""
+    t, _ = run(connection, graph_id, seats)
+    found = dict(connection.execute(sa.select(t.term.c.seat, t.term.c.coeff)
+                                    .where(t.term.c.node_id == 0, t.term.c.anchor == VALUE)).all())
+    t.drop(connection)
+    return [found[seat] for seat in range(len(seats))]
+
+
+def head_to_head(connection: sa.Connection, graph_id: int, first: str, second: str) -> float:
+    """Return the exact probability that a player following stored policy ``first``, moving first, beats one
+    following ``second`` (in a two-player zero-sum graph seen from the mover; nothing is stored)."""
+    seats = [Seat(find_policy(connection, graph_id, first).id, after_pass=1),
+             Seat(find_policy(connection, graph_id, second).id, after_pass=0)]
+    return root_values(connection, graph_id, seats)[0]

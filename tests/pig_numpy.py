@@ -1,0 +1,77 @@
+"""Pig solved in memory with numpy, from the rules: the reference the SQL solve is timed and checked against.
+
+Positions are seen from the player to move: ``win[a, b, k]`` is the
+probability that the player with score ``a`` against ``b`` and turn total
+``k`` wins, playing best (both players). Score sums are solved from the
+highest down; within one, the turns of every pair ``(a, b)`` are valued
+together, turn total from the highest down, as functions of the opponent's
+turn-start value ``x = win[b, a, 0]`` (a bust or a hold at 0 hands the turn
+over to it): each is worth ``c + d * (1 - x)`` along the moves taken. Newton's
+method on the pairs ``(a, b), (b, a)`` then takes a few passes a sum, as in
+``store/cycles.py``, but written again from the rules with arrays.
+
+    python tests/pig_numpy.py [TARGET]    # prints P(first player wins) and the time
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+
+import numpy as np
+
+FACES = range(2, 7)
+
+
+def solve(target: int = 100, tolerance: float = 1e-15) -> tuple[np.ndarray, int]:
+    """Return ``win`` (shape ``target x target x target``; entries with ``a + k >= target`` are 1) and the
+    largest number of Newton passes a score sum took."""
+    win = np.ones((target, target, target))
+    hold_first = np.zeros((target, target, target), dtype=bool)
+    most = 0
+    scores = np.array([0, *range(2, target)])
+    for total in range(2 * target - 2, -1, -1):
+        a = scores[(total - scores >= 0) & np.isin(total - scores, scores)]
+        if not len(a):
+            continue
+        b = total - a
+        x = np.full(len(a), 0.5)  # the guess of win[a, b, 0] for each pair
+        opponent = np.array([np.nonzero(a == bb)[0][0] for bb in b])  # the index of the pair (b, a)
+        for passes in range(1, 60):
+            y = x[opponent]  # the opponent's turn-start value
+            value = np.ones((len(a), target + 6))  # value[i, k] at turn total k; a + k >= target wins
+            slope = np.zeros((len(a), target + 6))  # d value / d y along the moves taken
+            for k in range(target - 1, -1, -1):
+                alive = a + k < target
+                if k == 1 or not alive.any():
+                    continue
+                roll = (1 - y) / 6 + value[:, k + 2:k + 7].sum(axis=1) / 6
+                roll_slope = -1 / 6 + slope[:, k + 2:k + 7].sum(axis=1) / 6
+                if k == 0:
+                    hold, hold_slope = 1 - y, -np.ones(len(a))
+                else:
+                    banked = np.minimum(a + k, target - 1)
+                    hold = np.where(a + k < target, 1 - win[b, banked, 0], 1.0)
+                    hold_slope = np.zeros(len(a))
+                holds = hold > roll + 1e-12 * (1 + np.abs(roll))
+                value[:, k] = np.where(alive, np.where(holds, hold, roll), 1.0)
+                slope[:, k] = np.where(alive, np.where(holds, hold_slope, roll_slope), 0.0)
+                hold_first[a[alive], b[alive], k] = holds[alive]
+            new, d = value[:, 0], slope[:, 0]
+            if np.max(np.abs(new - x)) <= tolerance:
+                break
+            c = new - d * y  # x_ab = c_ab + d_ab * x_ba
+            x = (c + d * c[opponent]) / (1 - d * d[opponent])
+        most = max(most, passes)
+        for k in [0, *range(2, target)]:
+            alive = a + k < target
+            win[a[alive], b[alive], k] = value[alive, k]
+    return win, most
+
+
+if __name__ == "__main__":
+    target = int(sys.argv[1]) if len(sys.argv) > 1 else 100
+    started = time.perf_counter()
+    win, most = solve(target)
+    print(f"Pig to {target}: P(first player wins) = {win[0, 0, 0]:.12f}, at most {most} Newton passes a score sum, "
+          f"{time.perf_counter() - started:.2f} s")

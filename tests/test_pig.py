@@ -1,0 +1,116 @@
+"""Pig: cyclic components solved in SQL by Newton's method, against exact rationals from the rules."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from fractions import Fraction
+
+import pytest
+import sqlalchemy as sa
+
+from graphs import get_game, pig
+from graphs.errors import InvalidGraph
+from graphs.protocol import CHANCE, DECISION, MOVE, ROLL, TERMINAL, CyclicLayers, Edge, Node, Row
+from store import cycles
+from store.catalog import find_policy
+from store.load import build_graph
+from store.schema import node, policy, value
+from store.solve import evaluate, solve
+from tests import pig_exact
+
+
+def stored_values(connection: sa.Connection, policy_id: int) -> dict[str, float]:
+    query = (sa.select(node.c.key, value.c.value).select_from(value.join(node, node.c.id == value.c.node_id))
+             .where(value.c.policy_id == policy_id, node.c.kind == "decision"))
+    return dict(connection.execute(query).all())
+
+
+def key(position: pig_exact.Position) -> str:
+    return pig.decision_key(*position)
+
+
+def close(x: float, exact: Fraction) -> bool:
+    return abs(x - float(exact)) <= 1e-12 * max(1.0, abs(float(exact)))
+
+
+@pytest.mark.parametrize("target", [2, 5, 8])
+def test_sql_optimum_equals_exact_policy_iteration(engine: sa.Engine, target: int) -> None:
+    game = get_game("pig")
+    graph_id = build_graph(engine, game, {"target": target, "holds": (4,)}).graph_id
+    with engine.begin() as connection:
+        policy_id = solve(connection, graph_id)
+        found = stored_values(connection, policy_id)
+    exact, _ = pig_exact.optimum(target)
+    assert set(found) == {key(p) for p in exact}
+    wrong = {key(p): (found[key(p)], float(v)) for p, v in exact.items() if not close(found[key(p)], v)}
+    assert not wrong
+
+
+def test_agents_and_matches_equal_exact_linear_solves(engine: sa.Engine) -> None:
+    target = 9
+    graph_id = build_graph(engine, get_game("pig"), {"target": target, "holds": (3, 5)}).graph_id
+    with engine.begin() as connection:
+        for name in ("hold-at-3", "hold-at-5"):
+            evaluate(connection, find_policy(connection, graph_id, name).id)
+        solve(connection, graph_id)
+        selfplay = stored_values(connection, find_policy(connection, graph_id, "hold-at-3").id)
+        match = cycles.head_to_head(connection, graph_id, "hold-at-3", "hold-at-5")
+        against_optimum = cycles.head_to_head(connection, graph_id, "optimal", "hold-at-5")
+    hold3, hold5 = pig.hold_at(3), pig.hold_at(5)
+    exact_selfplay = pig_exact.evaluate(target, hold3, hold3)
+    assert all(close(selfplay[key(p)], v) for (seat, p), v in exact_selfplay.items() if seat == 0)
+    assert close(match, pig_exact.evaluate(target, hold3, hold5)[0, (0, 0, 0)])
+    _, best = pig_exact.optimum(target)
+    assert close(against_optimum, pig_exact.evaluate(target, best.__getitem__, hold5)[0, (0, 0, 0)])
+    assert against_optimum > 0.5  # moving first and playing best beats hold-at-5
+
+
+def test_solve_records_how_the_components_converged(engine: sa.Engine) -> None:
+    graph_id = build_graph(engine, get_game("pig"), {"target": 12, "holds": (20,)}).graph_id
+    with engine.begin() as connection:
+        policy_id = solve(connection, graph_id)
+        record = connection.execute(sa.select(policy.c.convergence).where(policy.c.id == policy_id)).scalar_one()
+    import json
+
+    converged = json.loads(record)
+    assert converged["method"] == "newton"
+    assert converged["cyclic_components"] == len(pig._pairs_by_sum(12))
+    assert converged["residual"] <= 1e-12
+    assert converged["most_passes"] <= 5
+
+
+def _rows(back_from_layer: int, declare: bool, sign: int = 1) -> Iterator[Row]:
+    if declare:
+        yield CyclicLayers(0, 1)
+    yield Node(0, "start", 0, DECISION, "start")
+    yield Edge(0, 1, MOVE, "go")
+    yield Edge(0, 2, MOVE, "stop", sign=sign, reward=1.0 if sign < 0 else 0.0)
+    yield Node(1, "roll", 1, CHANCE, "roll", denom=2)
+    yield Edge(1, 0 if back_from_layer == 1 else 2, ROLL, "back", weight=1)
+    yield Edge(1, 2, ROLL, "end", weight=1)
+    yield Node(2, "end", 2, TERMINAL, "end", payoff=1.0)
+
+
+def test_edges_back_and_passes_need_a_declared_cyclic_component(engine: sa.Engine) -> None:
+    class Tiny:
+        name, title, summary, version, objective, outcome, params = "tiny", "Tiny", "", 1, "max", "", ()
+        rows = None
+
+        def agents(self, params):  # noqa: ANN001, ANN201
+            return ()
+
+        def build(self, params):  # noqa: ANN001, ANN201
+            return self.rows
+
+    tiny = Tiny()
+    tiny.rows = _rows(back_from_layer=1, declare=False)
+    with pytest.raises(InvalidGraph, match="back to the first layer of their cyclic component"):
+        build_graph(engine, tiny, {})
+    tiny.rows = _rows(back_from_layer=2, declare=False, sign=-1)
+    with pytest.raises(InvalidGraph, match="declare the layers with CyclicLayers"):
+        build_graph(engine, tiny, {}, replace=True)
+    tiny.rows = _rows(back_from_layer=1, declare=True)
+    graph_id = build_graph(engine, tiny, {}, replace=True).graph_id
+    with engine.begin() as connection:
+        policy_id = solve(connection, graph_id)
+        assert stored_values(connection, policy_id) == {"start": 1.0}

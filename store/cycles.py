@@ -217,13 +217,14 @@ class _Statements:
         return sa.case((term.c.anchor < 0, edge.c.reward), else_=0.0) + edge.c.sign * term.c.coeff
 
     def _chance(self, into: sa.Table) -> sa.Insert:
+        """A chance node's terms: the weighted sums over its rolls, divided by its total weight (the weight
+        of its constant's terms, which every destination has), taken by a window over the grouped rows."""
         seats, term = self.t.seat_map, self.t.term
-        denoms = (sa.select(edge.c.src, sa.func.sum(edge.c.weight).label("denom"))
-                  .where(_edges("roll")).group_by(edge.c.src).subquery("denoms"))
-        joined = (edge.join(seats, seats.c.sign == edge.c.sign).join(term, self._after(seats))
-                  .join(denoms, denoms.c.src == edge.c.src))
+        joined = edge.join(seats, seats.c.sign == edge.c.sign).join(term, self._after(seats))
+        total = sa.func.sum(sa.case((term.c.anchor == ONE, edge.c.weight), else_=0))
+        denom = sa.func.max(total).over(partition_by=(edge.c.src, seats.c.node_id))
         rows = (sa.select(edge.c.src, seats.c.node_id, term.c.anchor,
-                          sa.func.sum(edge.c.weight * self._term_of_edge()) / sa.func.max(denoms.c.denom))
+                          sa.func.sum(edge.c.weight * self._term_of_edge()) / denom)
                 .select_from(joined).where(_edges("roll")).group_by(edge.c.src, seats.c.node_id, term.c.anchor))
         return sa.insert(into).from_select(["node_id", "seat", "anchor", "coeff"], rows)
 

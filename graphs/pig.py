@@ -29,7 +29,9 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
-from graphs.protocol import CHANCE, DECISION, MOVE, ROLL, TERMINAL, CyclicLayers, Edge, Node, NodeIds, Param, Row
+from graphs.errors import BadParameter
+from graphs.protocol import (CHANCE, DECISION, MOVE, ROLL, TERMINAL, CyclicLayers, Edge, Node, NodeIds, Param, Row,
+                             StoredGraph)
 
 name = "pig"
 title = "Pig"
@@ -39,13 +41,17 @@ objective = "max"
 outcome = "probability that the player to move wins"
 params = (
     Param("target", 100, int, "the score that wins", check=lambda target: 2 <= target <= 200, accepted="2..200"),
-    Param("holds", (20, 25), lambda text: tuple(sorted({int(n) for n in text.split(",")})),
+    Param("holds", (20,), lambda text: tuple(sorted({int(n) for n in text.split(",")})),
           "turn totals N of the hold-at-N agents (comma-separated)",
           check=lambda holds: all(1 <= n <= 200 for n in holds), accepted="whole numbers 1..200, comma-separated"),
 )
 small_params = {"target": 8, "holds": (4,)}
+# Neller and Presser, "Optimal Play of the Dice Game Pig", UMAP Journal 25(1), 2004: to 100, four digits
+PUBLISHED_P_FIRST_WINS = {100: 0.5306}
 
 WIN = "win"
+OPTIMAL = "optimal"
+MATCH_SEED = 1  # the seed of the report's Monte Carlo matches
 Position = tuple[int, int, int]  # (my score, the opponent's, turn total)
 Agent = Callable[[Position], str]
 
@@ -144,6 +150,113 @@ def _chance(ids: NodeIds, layer: int, mine: int, theirs: int, total: int, target
     if winning:
         faces = ",".join(map(str, winning))
         edges.append(Edge(source, ids[WIN], ROLL, f"{faces}: wins", weight=len(winning)))
+
+
+def hold_table(params: Mapping[str, Any], policy: str | Mapping[str, str]) -> Any:
+    """Return a boolean numpy array ``hold[a, b, k]``: whether ``policy`` (a hold-at-N agent's name, or a stored
+    policy's moves: decision key -> move label) holds at ``(a, b, k)``; unused entries are False."""
+    import numpy as np
+
+    target = params["target"]
+    hold = np.zeros((target, target, target), dtype=bool)
+    if isinstance(policy, str):
+        limits = {name_: limit for name_, limit in zip(agents(params), params["holds"])}
+        if policy not in limits:
+            raise BadParameter(f"unknown Pig agent {policy!r} (known: {', '.join(limits)})")
+        hold[:, :, limits[policy]:] = True
+        return hold
+    for key, move in policy.items():
+        if move == "hold":
+            scores_, total = key.split(" +")
+            mine, theirs = scores_.split("-")
+            hold[int(mine), int(theirs), int(total)] = True
+    return hold
+
+
+def play_matches(params: Mapping[str, Any], first: Any, second: Any, games: int, rng: Any) -> Any:
+    """Play ``games`` games from the rules, the first player holding where ``first[a, b, k]`` is True (tables of
+    :func:`hold_table`), the second where ``second`` is; return 1.0 where the first player won, else 0.0."""
+    import numpy as np
+
+    target = params["target"]
+    score = np.zeros((games, 2), dtype=np.int64)
+    total = np.zeros(games, dtype=np.int64)
+    mover = np.zeros(games, dtype=np.int64)
+    winner = np.full(games, -1)
+    tables = np.stack([first, second])
+    playing = np.arange(games)
+    while len(playing):
+        me, them = mover[playing], 1 - mover[playing]
+        mine, theirs, turn = score[playing, me], score[playing, them], total[playing]
+        holds = tables[me, mine, theirs, turn]
+        faces = rng.integers(1, 7, size=len(playing))
+        banked = np.where(holds, mine + turn, mine)
+        score[playing, me] = banked
+        busted = ~holds & (faces == 1)
+        total[playing] = np.where(holds | busted, 0, turn + faces)
+        won = ~holds & ~busted & (mine + turn + faces >= target)
+        winner[playing[won]] = me[won]
+        passes = (holds | busted) & ~won
+        mover[playing[passes]] = them[passes]
+        playing = playing[~won]
+    return (winner == 0).astype(np.float64)
+
+
+def simulator(params: Mapping[str, Any], policy: str | Mapping[str, str]) -> Callable[[int, Any], Any]:
+    """Return a function playing ``games`` games of ``policy`` against itself: 1.0 where the first player won."""
+    hold = hold_table(params, policy)
+    return lambda games, rng: play_matches(params, hold, hold, games, rng)
+
+
+def analyse(graph: StoredGraph, params: Mapping[str, Any], report: Mapping[str, Any]) -> dict[str, Any]:
+    """Return ``p_first_wins`` (both optimal), ``matches`` (each agent against the optimum in both seats,
+    and the agents against each other: ``{first, second, p_first_wins}``), ``published`` and ``convergence``."""
+    values = {row["name"]: row["value"] for row in report["policies"]}
+    names = [*agents(params), OPTIMAL]
+    pairs = [(first, second) for first in names for second in names if first != second]
+    matches = [{"first": first, "second": second, "p_first_wins": graph.match(first, second)} for first, second in pairs]
+    games = next((row["monte_carlo"]["games"] for row in report["policies"] if "monte_carlo" in row), 0)
+    if games:  # the report was asked for Monte Carlo: play the matches too, from the rules
+        import numpy as np
+
+        tables = {name_: hold_table(params, name_ if name_ != OPTIMAL else
+                                    {k: move.label for k, move in graph.choices(OPTIMAL).items()}) for name_ in names}
+        rng = np.random.default_rng(MATCH_SEED)
+        for match in matches:
+            wins = play_matches(params, tables[match["first"]], tables[match["second"]], games, rng)
+            stderr = float(wins.std(ddof=1)) / games**0.5
+            match["monte_carlo"] = {"games": games, "estimate": float(wins.mean()), "stderr": stderr,
+                                    "z": (float(wins.mean()) - match["p_first_wins"]) / stderr if stderr else 0.0}
+    published = PUBLISHED_P_FIRST_WINS.get(params["target"])
+    return {
+        "p_first_wins": values[OPTIMAL],
+        "published": None if published is None else {
+            "p_first_wins": published, "source": "Neller and Presser 2004",
+            "agrees": abs(values[OPTIMAL] - published) < 0.5e-4},
+        "matches": matches,
+        "convergence": graph.convergence(OPTIMAL),
+    }
+
+
+def describe(report: Mapping[str, Any]) -> list[str]:
+    """Return the report's answers in sentences: who wins, and what the agents give away."""
+    lines = [f"Both playing optimally, the first player wins with probability {report['p_first_wins']:.10f}."]
+    published = report["published"]
+    if published is not None:
+        verdict = "agrees" if published["agrees"] else "DISAGREES"
+        lines.append(f"{published['source']} give {published['p_first_wins']}: this {verdict} to their four digits.")
+    for match in report["matches"]:
+        simulated = match.get("monte_carlo")
+        checked = (f" (Monte Carlo of {simulated['games']:,} games: {simulated['estimate']:.4f}, z = {simulated['z']:+.2f})"
+                   if simulated else "")
+        lines.append(f"{match['first']} moving first against {match['second']}: "
+                     f"the first wins with probability {match['p_first_wins']:.10f}{checked}.")
+    converged = report["convergence"]
+    if converged is not None:
+        lines.append(f"Solved by {converged['method']} over {converged['cyclic_components']} cyclic components: "
+                     f"{converged['passes']} passes, at most {converged['most_passes']} a component, largest residual "
+                     f"{converged['residual']:.1e}.")
+    return lines
 
 
 def estimated_edges(params: Mapping[str, Any]) -> int:

@@ -235,6 +235,15 @@ class StoredGraph(Protocol):
         """Return a turn game's sizes: turn_states, state_edges, turn_nodes, turn_edges, copied_edges."""
         ...
 
+    def match(self, first: str, second: str) -> float:
+        """Return, in a two-player zero-sum graph seen from the mover, the exact probability that a player
+        following policy ``first``, moving first, beats one following ``second``."""
+        ...
+
+    def convergence(self, policy: str) -> dict[str, Any] | None:
+        """Return how a graph with cycles was solved for the policy (method, passes, residual), else None."""
+        ...
+
     def other(self, params: Mapping[str, Any]) -> StoredGraph:
         """Return the same game's graph for other parameters, one the game's ``report_graphs`` named."""
         ...

@@ -26,13 +26,13 @@ import sqlalchemy as sa
 
 from graphs import get_game
 from graphs.protocol import ChosenMove
-from store import turns
+from store import cycles, turns
 from store.catalog import find_policy
 from store.errors import NotFound
 from store.load import canonical_params, find_graph
 from store.positions import describe_position
 from store.propagate import outcome_distribution
-from store.schema import choice, edge, graph, node, value
+from store.schema import choice, edge, graph, node, policy, value
 from store.solve import Goal
 from store.sweep import sweep_outcomes
 
@@ -120,6 +120,16 @@ class GraphView:
     def turn_sizes(self) -> dict[str, int]:
         """Return a turn game's sizes: turn_states, state_edges, turn_nodes, turn_edges, copied_edges."""
         return turns.turn_sizes(self.connection, self._turn())
+
+    def match(self, first: str, second: str) -> float:
+        """Return the probability that policy ``first``, moving first, beats ``second`` (``store/cycles.py``)."""
+        return cycles.head_to_head(self.connection, self.graph_id, first, second)
+
+    def convergence(self, policy_name: str) -> dict[str, Any] | None:
+        """Return the policy's record of how its cyclic components converged (None without cycles)."""
+        text = self.connection.execute(sa.select(policy.c.convergence).where(
+            policy.c.id == self._policy(policy_name))).scalar_one()
+        return None if text is None else json.loads(text)
 
     def other(self, params: Mapping[str, Any]) -> GraphView:
         """Return the same game's stored graph for ``params`` (built by the report first: ``report_graphs``)."""

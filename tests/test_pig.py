@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from fractions import Fraction
 
@@ -114,3 +115,55 @@ def test_edges_back_and_passes_need_a_declared_cyclic_component(engine: sa.Engin
     with engine.begin() as connection:
         policy_id = solve(connection, graph_id)
         assert stored_values(connection, policy_id) == {"start": 1.0}
+
+
+def test_report_gives_the_matches_exactly(runner, tmp_path) -> None:  # noqa: ANN001
+    from cli import main
+
+    target = 10
+    db = f"sqlite:///{tmp_path / 'pig.db'}"
+    result = runner.invoke(main, ["--db", db, "report", "pig", "-p", f"target={target}", "-p", "holds=4", "-n", "4000",
+                                  "--json"])
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.stdout)
+    _, best = pig_exact.optimum(target)
+    seats = {"optimal": best.__getitem__, "hold-at-4": pig.hold_at(4)}
+    assert close(report["p_first_wins"], pig_exact.evaluate(target, best.__getitem__, best.__getitem__)[0, (0, 0, 0)])
+    assert {(m["first"], m["second"]) for m in report["matches"]} == {("optimal", "hold-at-4"), ("hold-at-4", "optimal")}
+    for match in report["matches"]:
+        exact = pig_exact.evaluate(target, seats[match["first"]], seats[match["second"]])[0, (0, 0, 0)]
+        assert close(match["p_first_wins"], exact), match
+        assert match["monte_carlo"]["games"] == 4000 and abs(match["monte_carlo"]["z"]) < 4
+    assert report["published"] is None and report["convergence"]["residual"] <= 1e-12
+    text = runner.invoke(main, ["--db", db, "report", "pig", "-p", f"target={target}", "-p", "holds=4"])
+    assert f"{report['p_first_wins']:.10f}" in text.output
+
+
+def test_numpy_reference_reproduces_neller_and_presser() -> None:
+    """The in-memory reference (tests/pig_numpy.py) equals the exact rationals at a small target and gives
+    Neller and Presser's 0.5306 (UMAP Journal 2004) for the race to 100; the SQL solve of that race is timed
+    and compared with it in tests/bench/bench_pig.py."""
+    from tests import pig_numpy
+
+    win, _ = pig_numpy.solve(9)
+    exact, _ = pig_exact.optimum(9)
+    assert all(close(float(win[p]), v) for p, v in exact.items())
+    win, most = pig_numpy.solve(100)
+    assert round(float(win[0, 0, 0]), 4) == pig.PUBLISHED_P_FIRST_WINS[100]
+    assert most <= 5
+
+
+def test_monte_carlo_of_whole_matches_agrees_with_the_exact_numbers() -> None:
+    """Games played from the rules (pig.play_matches), optimal against hold-at-4, within 4 standard errors."""
+    import numpy as np
+
+    target, games = 10, 40_000
+    params = {"target": target, "holds": (4,)}
+    _, best = pig_exact.optimum(target)
+    optimal = pig.hold_table(params, {key(p): move for p, move in best.items()})
+    agent = pig.hold_table(params, "hold-at-4")
+    for first, second, play_first, play_second in ((optimal, agent, best.__getitem__, pig.hold_at(4)),
+                                                   (agent, optimal, pig.hold_at(4), best.__getitem__)):
+        wins = pig.play_matches(params, first, second, games, np.random.default_rng(3))
+        exact = float(pig_exact.evaluate(target, play_first, play_second)[0, (0, 0, 0)])
+        assert abs(wins.mean() - exact) < 4 * wins.std(ddof=1) / np.sqrt(games)

@@ -51,7 +51,7 @@ PUBLISHED_P_FIRST_WINS = {100: 0.5306}
 
 WIN = "win"
 OPTIMAL = "optimal"
-MATCH_SEED = 1  # the seed of the report's Monte Carlo matches
+MATCH_SEED = 1  # the seed of the report's Monte Carlo matches (match number n plays the stream [1, n])
 Position = tuple[int, int, int]  # (my score, the opponent's, turn total)
 Agent = Callable[[Position], str]
 
@@ -221,8 +221,8 @@ def analyse(graph: StoredGraph, params: Mapping[str, Any], report: Mapping[str, 
 
         tables = {name_: hold_table(params, name_ if name_ != OPTIMAL else
                                     {k: move.label for k, move in graph.choices(OPTIMAL).items()}) for name_ in names}
-        rng = np.random.default_rng(MATCH_SEED)
-        for match in matches:
+        for number, match in enumerate(matches):
+            rng = np.random.default_rng([MATCH_SEED, number])  # a stream of its own: the same whatever is added
             wins = play_matches(params, tables[match["first"]], tables[match["second"]], games, rng)
             stderr = float(wins.std(ddof=1)) / games**0.5
             match["monte_carlo"] = {"games": games, "estimate": float(wins.mean()), "stderr": stderr,

@@ -18,8 +18,8 @@ exactly:
   in one statement, and one more checks that no move beats the one taken;
   if none does, the solution is exact and the component is done (the
   *residual* records the largest gap and the linear system's error).
-  Otherwise it is the next pass's guess. With the previous component's mean
-  value as the first guess, Pig to 100 takes one pass per component.
+  Otherwise it is the next pass's guess; the first guess is the mean of the
+  anchors' values in the component solved before.
 
 A node's value is per *seat*: in a two-player zero-sum game stored from the
 mover's view (edges of ``sign`` -1 hand the turn over), seat ``i`` is "the

@@ -175,3 +175,10 @@ def test_own_game_passes_the_conformance_checks(own_game: Any) -> None:
     conformance.test_two_builds_are_identical_and_stream_by_the_rules(own_game)
     conformance.test_every_agent_decides_at_every_decision(own_game)
     conformance.test_monte_carlo_within_four_standard_errors(own_game)
+
+
+def test_readme_pig_report_is_what_report_prints(runner: CliRunner, tmp_path: Path) -> None:
+    """The race to 30 in the README, built and solved afresh (a minute on SQLite)."""
+    url = f"sqlite:///{tmp_path / 'pig.db'}"
+    printed = runner.invoke(main, ["--db", url, "report", "pig", "-p", "target=30", "-n", "20000"]).stdout
+    assert printed.strip() in README

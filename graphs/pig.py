@@ -208,9 +208,29 @@ def simulator(params: Mapping[str, Any], policy: str | Mapping[str, str]) -> Cal
     return lambda games, rng: play_matches(params, hold, hold, games, rng)
 
 
+def hold_boundary(hold: Any, target: int, step: int | None = None) -> list[dict[str, Any]]:
+    """Return, on a grid of score situations (every ``step`` points, a tenth of the target by default), the
+    turn total from which the policy ``hold`` (a :func:`hold_table`) holds: ``{mine, theirs, hold_at}``,
+    ``hold_at`` None where it rolls on until it wins or busts (what Neller and Presser draw as a surface).
+
+    >>> import numpy as np
+    >>> table = np.zeros((10, 10, 10), dtype=bool); table[:, :, 4:] = True
+    >>> hold_boundary(table, 10, step=5)[:2]
+    [{'mine': 0, 'theirs': 0, 'hold_at': 4}, {'mine': 0, 'theirs': 5, 'hold_at': 4}]
+    """
+    step = step or max(1, target // 10)
+    found = []
+    for mine in range(0, target, step):
+        for theirs in range(0, target, step):
+            totals = [total for total in range(2, target - mine) if hold[mine, theirs, total]]
+            found.append({"mine": mine, "theirs": theirs, "hold_at": totals[0] if totals else None})
+    return found
+
+
 def analyse(graph: StoredGraph, params: Mapping[str, Any], report: Mapping[str, Any]) -> dict[str, Any]:
     """Return ``p_first_wins`` (both optimal), ``matches`` (each agent against the optimum in both seats,
-    and the agents against each other: ``{first, second, p_first_wins}``), ``published`` and ``convergence``."""
+    and the agents against each other: ``{first, second, p_first_wins}``, with ``monte_carlo`` when the
+    report plays games), the optimum's ``hold_boundary``, ``published`` and ``convergence``."""
     values = {row["name"]: row["value"] for row in report["policies"]}
     names = [*agents(params), OPTIMAL]
     pairs = [(first, second) for first in names for second in names if first != second]
@@ -228,7 +248,9 @@ def analyse(graph: StoredGraph, params: Mapping[str, Any], report: Mapping[str, 
             match["monte_carlo"] = {"games": games, "estimate": float(wins.mean()), "stderr": stderr,
                                     "z": (float(wins.mean()) - match["p_first_wins"]) / stderr if stderr else 0.0}
     published = PUBLISHED_P_FIRST_WINS.get(params["target"])
+    optimal = hold_table(params, {k: move.label for k, move in graph.choices(OPTIMAL).items()})
     return {
+        "hold_boundary": hold_boundary(optimal, params["target"]),
         "p_first_wins": values[OPTIMAL],
         "published": None if published is None else {
             "p_first_wins": published, "source": "Neller and Presser 2004",
@@ -251,6 +273,14 @@ def describe(report: Mapping[str, Any]) -> list[str]:
                    if simulated else "")
         lines.append(f"{match['first']} moving first against {match['second']}: "
                      f"the first wins with probability {match['p_first_wins']:.10f}{checked}.")
+    lines.append("The optimum holds from this turn total on (rows: my score; columns: the opponent's; "
+                 "- where it rolls on until it wins or busts):")
+    grid = report["hold_boundary"]
+    columns = sorted({cell["theirs"] for cell in grid})
+    lines.append("        " + "".join(f"{theirs:>5}" for theirs in columns))
+    for mine in sorted({cell["mine"] for cell in grid}):
+        row = {cell["theirs"]: cell["hold_at"] for cell in grid if cell["mine"] == mine}
+        lines.append(f"  {mine:>5} " + "".join(f"{'-' if row[t] is None else row[t]:>5}" for t in columns))
     converged = report["convergence"]
     if converged is not None:
         lines.append(f"Solved by {converged['method']} over {converged['cyclic_components']} cyclic components: "

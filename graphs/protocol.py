@@ -235,9 +235,9 @@ class StoredGraph(Protocol):
         """Return a turn game's sizes: turn_states, state_edges, turn_nodes, turn_edges, copied_edges."""
         ...
 
-    def match(self, first: str, second: str) -> float:
-        """Return, in a two-player zero-sum graph seen from the mover, the exact probability that a player
-        following policy ``first``, moving first, beats one following ``second``."""
+    def match(self, first: str, second: str) -> tuple[float, float]:
+        """Return, in a two-player zero-sum graph seen from the mover, the exact probabilities that a player
+        following policy ``first``, moving first, beats one following ``second``, and the other way round."""
         ...
 
     def convergence(self, policy: str) -> dict[str, Any] | None:

@@ -451,9 +451,12 @@ def root_values(connection: sa.Connection, graph_id: int, seats: Sequence[Seat])
     return [found[seat] for seat in range(len(seats))]
 
 
-def head_to_head(connection: sa.Connection, graph_id: int, first: str, second: str) -> float:
-    """Return the exact probability that a player following stored policy ``first``, moving first, beats one
-    following ``second`` (in a two-player zero-sum graph seen from the mover; nothing is stored)."""
+def head_to_head(connection: sa.Connection, graph_id: int, first: str, second: str) -> tuple[float, float]:
+    """Return the exact probabilities that a player following stored policy ``first``, moving first, beats one
+    following ``second``, and that ``second``, moving first, beats ``first`` (in a two-player zero-sum graph
+    seen from the mover; one run, nothing stored): each seat is one player to move, and a pass leads to the
+    other's."""
     seats = [Seat(find_policy(connection, graph_id, first).id, after_pass=1),
              Seat(find_policy(connection, graph_id, second).id, after_pass=0)]
-    return root_values(connection, graph_id, seats)[0]
+    first_moves, second_moves = root_values(connection, graph_id, seats)
+    return first_moves, second_moves

@@ -121,8 +121,9 @@ class GraphView:
         """Return a turn game's sizes: turn_states, state_edges, turn_nodes, turn_edges, copied_edges."""
         return turns.turn_sizes(self.connection, self._turn())
 
-    def match(self, first: str, second: str) -> float:
-        """Return the probability that policy ``first``, moving first, beats ``second`` (``store/cycles.py``)."""
+    def match(self, first: str, second: str) -> tuple[float, float]:
+        """Return the probabilities that policy ``first``, moving first, beats ``second``, and the other way
+        round (``store/cycles.py``, one run for both)."""
         return cycles.head_to_head(self.connection, self.graph_id, first, second)
 
     def convergence(self, policy_name: str) -> dict[str, Any] | None:

@@ -55,12 +55,13 @@ def test_agents_and_matches_equal_exact_linear_solves(engine: sa.Engine) -> None
             evaluate(connection, find_policy(connection, graph_id, name).id)
         solve(connection, graph_id)
         selfplay = stored_values(connection, find_policy(connection, graph_id, "hold-at-3").id)
-        match = cycles.head_to_head(connection, graph_id, "hold-at-3", "hold-at-5")
-        against_optimum = cycles.head_to_head(connection, graph_id, "optimal", "hold-at-5")
+        match, reverse = cycles.head_to_head(connection, graph_id, "hold-at-3", "hold-at-5")
+        against_optimum, _ = cycles.head_to_head(connection, graph_id, "optimal", "hold-at-5")
     hold3, hold5 = pig.hold_at(3), pig.hold_at(5)
     exact_selfplay = pig_exact.evaluate(target, hold3, hold3)
     assert all(close(selfplay[key(p)], v) for (seat, p), v in exact_selfplay.items() if seat == 0)
     assert close(match, pig_exact.evaluate(target, hold3, hold5)[0, (0, 0, 0)])
+    assert close(reverse, pig_exact.evaluate(target, hold5, hold3)[0, (0, 0, 0)])
     _, best = pig_exact.optimum(target)
     assert close(against_optimum, pig_exact.evaluate(target, best.__getitem__, hold5)[0, (0, 0, 0)])
     assert against_optimum > 0.5  # moving first and playing best beats hold-at-5
@@ -75,7 +76,7 @@ def test_solve_records_how_the_components_converged(engine: sa.Engine) -> None:
 
     converged = json.loads(record)
     assert converged["method"] == "newton"
-    assert converged["cyclic_components"] == len(pig._pairs_by_sum(12))
+    assert converged["cyclic_components"] == len(pig._components(12))
     assert converged["residual"] <= 1e-12
     assert converged["most_passes"] <= 5
 

@@ -145,6 +145,7 @@ class _Tables:
     constant, ``anchor_node * seats + anchor_seat`` a coefficient, and
     :data:`VALUE` the value at the current guess (the sum, kept so that
     moves can be compared in one join). A solved node keeps VALUE and ONE.
+    A decision node's rows carry the move taken (``edge_id``).
     """
 
     def __init__(self, connection: sa.Connection, seats: Sequence[Seat]):
@@ -154,7 +155,8 @@ class _Tables:
             table = sa.Table(name, sa.MetaData(),
                              *(sa.Column(column, sa.Integer, primary_key=keyed, autoincrement=False, nullable=False)
                                for column in ("node_id", "seat", "anchor")),
-                             sa.Column("coeff", sa.Double, nullable=False), prefixes=["TEMPORARY"],
+                             sa.Column("coeff", sa.Double, nullable=False), sa.Column("edge_id", EdgeId),
+                             prefixes=["TEMPORARY"],
                              sqlite_with_rowid=not keyed)
             table.drop(connection, checkfirst=True)
             table.create(connection)
@@ -162,8 +164,8 @@ class _Tables:
 
         self.term = terms("cyc_term")
         self.new = terms("cyc_new")
-        self.pick = keyed_pair_table(connection, "cyc_pick", "seat", sa.Column("edge_id", EdgeId, nullable=False))
-        self.solved = keyed_pair_table(connection, "cyc_solved", "seat", sa.Column("value", sa.Double, nullable=False))
+        self.solved = keyed_pair_table(connection, "cyc_solved", "seat", sa.Column("value", sa.Double, nullable=False),
+                                       sa.Column("edge_id", EdgeId))
         self.guess = temporary_table(connection, "cyc_guess", sa.Column("x", sa.Double, nullable=False))  # node_id: anchor
         self.seat_map = temporary_table(connection, "cyc_seat_map", sa.Column("sign", sa.Integer, nullable=False),
                                         sa.Column("to_seat", sa.Integer, nullable=False),
@@ -176,7 +178,7 @@ class _Tables:
         self.seats = len(seats)
         self.maximising = any(seat.policy_id is None for seat in seats)
         self.following = any(seat.policy_id is not None for seat in seats)
-        self.all = (self.term, self.new, self.pick, self.solved, self.guess, self.seat_map)
+        self.all = (self.term, self.new, self.solved, self.guess, self.seat_map)
 
     def drop(self, connection: sa.Connection) -> None:
         """Drop the tables."""
@@ -203,7 +205,6 @@ class _Statements:
     def __init__(self, t: _Tables):
         self.t = t
         self.chance = {into.name: self._chance(into) for into in (t.term, t.new)}
-        self.best, self.follow = self._picks()
         self.decide = {into.name: self._decide(into) for into in (t.term, t.new)}
 
     def _after(self, seats: sa.Table) -> sa.ColumnElement[bool]:
@@ -228,33 +229,33 @@ class _Statements:
                 .select_from(joined).where(_edges("roll")).group_by(edge.c.src, seats.c.node_id, term.c.anchor))
         return sa.insert(into).from_select(["node_id", "seat", "anchor", "coeff"], rows)
 
-    def _picks(self) -> tuple[sa.Insert, sa.Insert]:
-        """Return the statements choosing each seat's move: the best for a maximising seat, its policy's."""
-        seats, term, pick = self.t.seat_map, self.t.term, self.t.pick
+    def _decide(self, into: sa.Table) -> sa.Insert:
+        """A decision node's terms: those of the move each seat takes (the best for a maximising seat, the
+        first streamed within the tolerance; its policy's otherwise), with the move, in one statement."""
+        seats, term = self.t.seat_map, self.t.term
         q = edge.c.reward + edge.c.sign * term.c.coeff
         moves = (sa.select(edge.c.src, seats.c.node_id.label("seat"), edge.c.id, q.label("q"),
                            sa.func.max(q).over(partition_by=(edge.c.src, seats.c.node_id)).label("best"))
                  .select_from(edge.join(seats, sa.and_(seats.c.sign == edge.c.sign, seats.c.policy_id.is_(None)))
                               .join(term, sa.and_(self._after(seats), term.c.anchor == VALUE)))
-                 .where(_edges("move")).subquery())
+                 .where(_edges("move")).subquery("moves"))
         near = moves.c.q >= moves.c.best - TIE_TOLERANCE * (1 + sa.func.abs(moves.c.best))
-        best = (sa.select(moves.c.src, moves.c.seat, sa.func.min(moves.c.id)).where(near)
+        best = (sa.select(moves.c.src, moves.c.seat, sa.func.min(moves.c.id).label("edge_id")).where(near)
                 .group_by(moves.c.src, moves.c.seat))
-        followed = (sa.select(edge.c.src, seats.c.node_id, edge.c.id)
+        followed = (sa.select(edge.c.src, seats.c.node_id.label("seat"), edge.c.id.label("edge_id"))
                     .select_from(edge.join(choice, sa.and_(choice.c.node_id == edge.c.src, choice.c.edge_id == edge.c.id))
                                  .join(seats, sa.and_(seats.c.policy_id == choice.c.policy_id, seats.c.sign == 1)))
                     .where(_edges("move")))
-        columns = ["node_id", "seat", "edge_id"]
-        return sa.insert(pick).from_select(columns, best), sa.insert(pick).from_select(columns, followed)
-
-    def _decide(self, into: sa.Table) -> sa.Insert:
-        seats, term, pick = self.t.seat_map, self.t.term, self.t.pick
-        taken = (edge.join(pick, sa.and_(pick.c.node_id == edge.c.src, pick.c.edge_id == edge.c.id))
-                 .join(seats, sa.and_(seats.c.node_id == pick.c.seat, seats.c.sign == edge.c.sign))
-                 .join(term, self._after(seats)))
-        rows = (sa.select(pick.c.node_id, pick.c.seat, term.c.anchor, self._term_of_edge())
-                .select_from(taken).where(_edges("move")))
-        return sa.insert(into).from_select(["node_id", "seat", "anchor", "coeff"], rows)
+        parts = [part for part, wanted in ((best, self.t.maximising), (followed, self.t.following)) if wanted]
+        picked = (sa.union_all(*parts) if len(parts) > 1 else parts[0]).subquery("picked")
+        taken, to = edge.alias("taken"), seats.alias("to")
+        after = term.alias("after")
+        share = sa.case((after.c.anchor < 0, taken.c.reward), else_=0.0) + taken.c.sign * after.c.coeff
+        joined = (picked.join(taken, sa.and_(taken.c.id == picked.c.edge_id, taken.c.id.between(FIRST, LAST)))
+                  .join(to, sa.and_(to.c.node_id == picked.c.seat, to.c.sign == taken.c.sign))
+                  .join(after, sa.and_(after.c.node_id == taken.c.dst, after.c.seat == to.c.to_seat)))
+        rows = sa.select(picked.c.src, picked.c.seat, after.c.anchor, share, picked.c.edge_id).select_from(joined)
+        return sa.insert(into).from_select(["node_id", "seat", "anchor", "coeff", "edge_id"], rows)
 
     def layer(self, connection: sa.Connection, span: sa.Row, anchors: bool) -> None:
         """Value the layer ``span``; an anchor layer's rows go to the ``new`` table."""
@@ -264,10 +265,6 @@ class _Statements:
         if span.rolls:
             connection.execute(self.chance[into], bounds)
         if span.moves:
-            if t.maximising:
-                connection.execute(self.best, bounds)
-            if t.following:
-                connection.execute(self.follow, bounds)
             connection.execute(self.decide[into], bounds)
 
 
@@ -297,7 +294,6 @@ class _Component:
         """Forget the component's terms and moves; put the anchors' guesses in."""
         t, seats = self.t, self.t.seats
         self.connection.execute(sa.delete(t.term).where(t.term.c.node_id.in_(self.inside)))
-        self.connection.execute(sa.delete(t.pick).where(t.pick.c.node_id.in_(self.inside)))
         self.connection.execute(sa.delete(t.new))
         rows = []
         for variable, x in zip(self.variables, guess):
@@ -332,10 +328,13 @@ class _Component:
         self.connection.execute(sa.insert(t.guess), [{"node_id": ONE, "x": 1.0}] + [
             {"node_id": variable, "x": float(x)} for variable, x in zip(self.variables, solution)])
         self.connection.execute(sa.delete(t.solved))
-        rows = (sa.select(t.term.c.node_id, t.term.c.seat, sa.func.sum(t.term.c.coeff * t.guess.c.x))
-                .select_from(t.term.join(t.guess, t.guess.c.node_id == t.term.c.anchor))
-                .where(t.term.c.node_id.in_(self.inside)).group_by(t.term.c.node_id, t.term.c.seat))
-        self.connection.execute(sa.insert(t.solved).from_select(["node_id", "seat", "value"], rows))
+        for terms, which in ((t.term, t.term.c.node_id.in_(self.inside) & t.term.c.node_id.not_in(self.anchors)),
+                             (t.new, sa.true())):  # the anchors' own terms, with their moves, are in ``new``
+            rows = (sa.select(terms.c.node_id, terms.c.seat, sa.func.sum(terms.c.coeff * t.guess.c.x),
+                              sa.func.max(terms.c.edge_id))
+                    .select_from(terms.join(t.guess, t.guess.c.node_id == terms.c.anchor))
+                    .where(which).group_by(terms.c.node_id, terms.c.seat))
+            self.connection.execute(sa.insert(t.solved).from_select(["node_id", "seat", "value", "edge_id"], rows))
 
     def gap(self) -> float:
         """Return by how much the best move beats the one taken, at most, at the solved values (0 when the
@@ -343,7 +342,7 @@ class _Component:
         if not self.t.maximising:
             return 0.0
         t = self.t
-        seats, solved, term, pick = t.seat_map, t.solved, t.term, t.pick
+        seats, solved, term = t.seat_map, t.solved, t.term
         worth = sa.func.coalesce(solved.c.value, term.c.coeff)
         q = edge.c.reward + edge.c.sign * worth
         moves = (sa.select(edge.c.src, seats.c.node_id.label("seat"), edge.c.id, q.label("q"),
@@ -353,8 +352,8 @@ class _Component:
                               .outerjoin(term, sa.and_(term.c.node_id == edge.c.dst, term.c.seat == seats.c.to_seat,
                                                        term.c.anchor == VALUE)))
                  .where(_edges("move")).subquery())
-        taken = moves.join(pick, sa.and_(pick.c.node_id == moves.c.src, pick.c.seat == moves.c.seat,
-                                         pick.c.edge_id == moves.c.id))
+        taken = moves.join(solved, sa.and_(solved.c.node_id == moves.c.src, solved.c.seat == moves.c.seat,
+                                           solved.c.edge_id == moves.c.id))
         found = self.connection.execute(sa.select(sa.func.max(moves.c.best - moves.c.q)).select_from(taken),
                                         self.bounds).scalar_one()
         return float(found or 0.0)
@@ -364,8 +363,10 @@ class _Component:
         t = self.t
         self.connection.execute(sa.delete(t.term).where(t.term.c.node_id.in_(self.inside)))
         for anchor in (VALUE, ONE):
-            rows = sa.select(t.solved.c.node_id, t.solved.c.seat, sa.literal(anchor), t.solved.c.value)
-            self.connection.execute(sa.insert(t.term).from_select(["node_id", "seat", "anchor", "coeff"], rows))
+            rows = sa.select(t.solved.c.node_id, t.solved.c.seat, sa.literal(anchor), t.solved.c.value,
+                             t.solved.c.edge_id if anchor == VALUE else sa.null())
+            self.connection.execute(sa.insert(t.term).from_select(["node_id", "seat", "anchor", "coeff", "edge_id"],
+                                                                  rows))
 
 
 def _solve_component(connection: sa.Connection, statements: _Statements, part: Component, start: float,
@@ -411,7 +412,7 @@ def _solve_component(connection: sa.Connection, statements: _Statements, part: C
 def run(connection: sa.Connection, graph_id: int, seats: Sequence[Seat],
         progress: ComponentsDone | None = None) -> tuple[_Tables, Convergence]:
     """Value every node of the graph for each seat; return the tables (``term`` rows of anchor
-    :data:`VALUE` hold the values, ``pick`` the moves taken) and how the components converged."""
+    :data:`VALUE` hold the values and, at decision nodes, the moves taken) and how the components converged."""
     t = _Tables(connection, seats)
     for anchor in (VALUE, ONE):
         terminals = sa.select(node.c.id, t.seat_map.c.node_id, sa.literal(anchor), node.c.payoff).select_from(
@@ -438,7 +439,8 @@ def values_of(t: _Tables, seat: int = 0) -> sa.Select:
 
 def moves_of(t: _Tables, seat: int = 0) -> sa.Select:
     """Return the SELECT of ``(node_id, edge_id)``, the moves ``seat`` takes, after :func:`run`."""
-    return sa.select(t.pick.c.node_id, t.pick.c.edge_id).where(t.pick.c.seat == seat)
+    return sa.select(t.term.c.node_id, t.term.c.edge_id).where(t.term.c.seat == seat, t.term.c.anchor == VALUE,
+                                                              t.term.c.edge_id.is_not(None))
 
 
 def root_values(connection: sa.Connection, graph_id: int, seats: Sequence[Seat]) -> list[float]:

@@ -15,7 +15,7 @@ from graphs.protocol import CHANCE, DECISION, MOVE, ROLL, TERMINAL, CyclicLayers
 from store import cycles
 from store.catalog import find_policy
 from store.load import build_graph
-from store.schema import node, policy, value
+from store.schema import choice, edge, node, policy, value
 from store.solve import evaluate, solve
 from tests import pig_exact
 
@@ -41,7 +41,12 @@ def test_sql_optimum_equals_exact_policy_iteration(engine: sa.Engine, target: in
     with engine.begin() as connection:
         policy_id = solve(connection, graph_id)
         found = stored_values(connection, policy_id)
-    exact, _ = pig_exact.optimum(target)
+        moves = dict(connection.execute(
+            sa.select(node.c.key, edge.c.label).select_from(
+                choice.join(node, node.c.id == choice.c.node_id).join(edge, edge.c.id == choice.c.edge_id))
+            .where(choice.c.policy_id == policy_id, node.c.graph_id == graph_id)).all())
+    exact, best = pig_exact.optimum(target)
+    assert moves == {key(p): move for p, move in best.items()}  # a move at every decision, the turn starts too
     assert set(found) == {key(p) for p in exact}
     wrong = {key(p): (found[key(p)], float(v)) for p, v in exact.items() if not close(found[key(p)], v)}
     assert not wrong

@@ -93,15 +93,21 @@ def test_two_builds_are_identical_and_stream_by_the_rules(game: Game) -> None:
     assert totals["nodes"] == sum(1 for row in rows if isinstance(row, Node))
 
 
-def exact_by_rows(rows: Iterable[Row], objective: str, agent: str | None = None) -> Fraction:
-    """Return the root's exact value by recursion over built rows, in fractions (deepest layer first)."""
-    if any(isinstance(row, CyclicLayers) for row in rows):
-        return exact_cyclic_by_rows(rows, objective, agent)
-    nodes = {row.id: row for row in rows if isinstance(row, Node)}
+def nodes_and_edges(rows: Iterable[Row]) -> tuple[dict[int, Node], dict[int, list[Edge]]]:
+    """Return the built rows as node id -> node and node id -> the edges leaving it, in streaming order."""
+    rows = list(rows)
     out: dict[int, list[Edge]] = {}
     for row in rows:
         if isinstance(row, Edge):
             out.setdefault(row.src, []).append(row)
+    return {row.id: row for row in rows if isinstance(row, Node)}, out
+
+
+def exact_by_rows(rows: Iterable[Row], objective: str, agent: str | None = None) -> Fraction:
+    """Return the root's exact value by recursion over built rows, in fractions (deepest layer first)."""
+    if any(isinstance(row, CyclicLayers) for row in rows):
+        return exact_cyclic_by_rows(rows, objective, agent)
+    nodes, out = nodes_and_edges(rows)
     worth: dict[int, Fraction] = {}
     best = max if objective == "max" else min
     for row in sorted(nodes.values(), key=lambda row: -row.layer):
@@ -126,11 +132,7 @@ def exact_cyclic_by_rows(rows: Iterable[Row], objective: str, agent: str | None 
     """
     assert objective == "max"
     rows = list(rows)
-    nodes = {row.id: row for row in rows if isinstance(row, Node)}
-    out: dict[int, list[Edge]] = {}
-    for row in rows:
-        if isinstance(row, Edge):
-            out.setdefault(row.src, []).append(row)
+    nodes, out = nodes_and_edges(rows)
     playing = sorted((row for row in nodes.values() if row.kind != TERMINAL), key=lambda row: (-row.layer, row.id))
 
     def values(moves: dict[int, Edge]) -> dict[int, Fraction]:
@@ -255,11 +257,7 @@ def exact_last_turns(game: Game) -> dict[str, Fraction]:
     params = small_params(game)
     structure = game.turn(params)  # type: ignore[attr-defined]
     rows = built_rows(game)
-    nodes = {row.id: row for row in rows if isinstance(row, Node)}
-    out: dict[int, list[Edge]] = {}
-    for row in rows:
-        if isinstance(row, Edge):
-            out.setdefault(row.src, []).append(row)
+    nodes, out = nodes_and_edges(rows)
     root = next(row for row in nodes.values() if row.key == structure.root)
     end_of_label = {label: key for key, label in structure.ends.items()}
     turn = sorted((row for row in nodes.values() if row.layer >= root.layer), key=lambda row: -row.layer)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import sys
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -21,7 +21,7 @@ from graphs.commands import JSON_OPTION, PARAM_OPTION, SESSION, mounted, parse_p
 from graphs.errors import DicegraphError
 from graphs.montecarlo import can_simulate
 from graphs.protocol import Game, StoredGraph, resolve_params, value_text
-from store.catalog import evaluated_policy, list_policies, resolve_graph
+from store.catalog import evaluated_policy, list_policies, policy_convergence, resolve_graph
 from store.compare import compare_policies
 from store.db import DEFAULT_URL, ENV_VAR, database_exists, open_database, schema_revision
 from store.load import MAX_EDGES, BuildResult, build_graph
@@ -368,13 +368,19 @@ def solve_command(ctx: click.Context, graph: str, params: tuple[str, ...], objec
         evaluated = evaluate_stored(connection, row.id)
         seconds = time.perf_counter() - started
         root = next(p["value"] for p in list_policies(connection, row.id) if p["name"] == name)
+        converged = policy_convergence(connection, policy_id)
     result = {"graph": row.id, "policy": name, "policy_id": policy_id, "objective": objective, "value": root,
-              "evaluated": evaluated, "seconds": seconds, "edges_per_second": row.edges / seconds if seconds else None}
+              "evaluated": evaluated, "seconds": seconds, "edges_per_second": row.edges / seconds if seconds else None,
+              "convergence": converged}
     if as_json:
         print_json(result)
     else:
         click.echo(f"solved graph {row.id} ({row.game}) for {objective} in {seconds:.2f} s: "
                    f"policy {name!r}, value {root:.12g}")
+        if converged is not None:
+            click.echo(f"cycles: {converged['cyclic_components']} cyclic components by {converged['method'].capitalize()}'s method, "
+                       f"{converged['passes']} passes (at most {converged['most_passes']} a component), "
+                       f"largest residual {converged['residual']:.1e}")
         if evaluated:
             click.echo(f"evaluated the stored policies {', '.join(evaluated)}")
 

@@ -110,6 +110,13 @@ def list_policies(connection: sa.Connection, graph_id: int) -> list[dict[str, An
     return [dict(row._mapping) for row in connection.execute(query)]
 
 
+def policy_convergence(connection: sa.Connection, policy_id: int) -> dict[str, Any] | None:
+    """Return how a graph with cycles was solved for the policy (``method``, ``cyclic_components``, ``passes``,
+    ``most_passes``, ``residual``, ``value_iteration_steps``), or None for a graph without cycles."""
+    text = connection.execute(sa.select(policy.c.convergence).where(policy.c.id == policy_id)).scalar_one()
+    return None if text is None else json.loads(text)
+
+
 def find_node(connection: sa.Connection, graph_id: int, key: str) -> sa.Row:
     """Return the node row with ``key`` in the graph, or raise NotFound."""
     row = connection.execute(sa.select(node).where(node.c.graph_id == graph_id, node.c.key == key)).first()

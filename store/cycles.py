@@ -90,13 +90,6 @@ class Convergence:
                            "most_passes": self.most_passes, "residual": self.residual,
                            "value_iteration_steps": self.fallbacks})
 
-    def text(self) -> str:
-        """Return one line for people, e.g. ``199 cyclic components by Newton: 2.6 passes on average ...``."""
-        if not self.components:
-            return "no cyclic components"
-        return (f"{self.components} cyclic components by Newton's method: {self.passes / self.components:.2f} passes "
-                f"on average, at most {self.most_passes}; largest residual {self.residual:.1e}")
-
 
 def has_cycles(connection: sa.Connection, graph_id: int) -> bool:
     """Return whether the graph declares cyclic layers."""

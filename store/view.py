@@ -27,12 +27,12 @@ import sqlalchemy as sa
 from graphs import get_game
 from graphs.protocol import ChosenMove
 from store import cycles, turns
-from store.catalog import find_policy
+from store.catalog import find_policy, policy_convergence
 from store.errors import NotFound
 from store.load import canonical_params, find_graph
 from store.positions import describe_position
 from store.propagate import outcome_distribution
-from store.schema import choice, edge, graph, node, policy, value
+from store.schema import choice, edge, graph, node, value
 from store.solve import Goal
 from store.sweep import sweep_outcomes
 
@@ -128,9 +128,7 @@ class GraphView:
 
     def convergence(self, policy_name: str) -> dict[str, Any] | None:
         """Return the policy's record of how its cyclic components converged (None without cycles)."""
-        text = self.connection.execute(sa.select(policy.c.convergence).where(
-            policy.c.id == self._policy(policy_name))).scalar_one()
-        return None if text is None else json.loads(text)
+        return policy_convergence(self.connection, self._policy(policy_name))
 
     def other(self, params: Mapping[str, Any]) -> GraphView:
         """Return the same game's stored graph for ``params`` (built by the report first: ``report_graphs``)."""

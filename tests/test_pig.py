@@ -173,3 +173,15 @@ def test_monte_carlo_of_whole_matches_agrees_with_the_exact_numbers() -> None:
         wins = pig.play_matches(params, first, second, games, np.random.default_rng(3))
         exact = float(pig_exact.evaluate(target, play_first, play_second)[0, (0, 0, 0)])
         assert abs(wins.mean() - exact) < 4 * wins.std(ddof=1) / np.sqrt(games)
+
+
+def test_solve_prints_how_the_cycles_converged(runner, tmp_path) -> None:  # noqa: ANN001
+    from cli import main
+
+    db = f"sqlite:///{tmp_path / 'pig.db'}"
+    assert runner.invoke(main, ["--db", db, "build", "pig", "-p", "target=6"]).exit_code == 0
+    printed = runner.invoke(main, ["--db", db, "solve", "pig", "-p", "target=6"])
+    assert printed.exit_code == 0 and "cyclic components by Newton's method" in printed.stdout
+    result = json.loads(runner.invoke(main, ["--db", db, "solve", "pig", "-p", "target=6", "--json"]).stdout)
+    assert result["convergence"]["cyclic_components"] == len(pig._components(6))
+    assert result["convergence"]["residual"] <= 1e-12

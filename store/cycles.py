@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import sqlalchemy as sa
 
@@ -74,7 +74,6 @@ class Convergence:
     most_passes: int = 0
     residual: float = 0.0
     fallbacks: int = 0  # passes that took a value-iteration step (a singular Newton system)
-    details: list[dict] = field(default_factory=list)
 
     def add(self, passes: int, residual: float, fallbacks: int) -> None:
         """Count one cyclic component that took ``passes`` passes and ended at ``residual``."""
@@ -105,14 +104,16 @@ def components(connection: sa.Connection, graph_id: int) -> list[Component]:
         .where(layer.c.graph_id == graph_id).order_by(layer.c.layer)).all()
     found: dict[int, list[sa.Row]] = {}
     last: dict[int, int] = {}
+    cyclic: set[int] = set()
     for row in rows:
         start = row.layer if row.cycle_start is None else row.cycle_start
         found.setdefault(start, [])
         last[start] = row.layer
+        if row.cycle_start is not None:
+            cyclic.add(start)
         if row.rolls + row.moves:
             found[start].append(row)
-    parts = [Component(start, last[start], any(r.cycle_start is not None for r in rows if r.layer == start),
-                       tuple(spans)) for start, spans in found.items() if spans]
+    parts = [Component(start, last[start], start in cyclic, tuple(spans)) for start, spans in found.items() if spans]
     return sorted(parts, key=lambda part: -part.first)
 
 

@@ -1,7 +1,7 @@
 """How a policy's moves compare with a reference policy's continuation values.
 
 For every decision node with at least two moves, each move is worth
-``reward + value(dst)`` under the *reference* policy (usually a solve, so these
+``reward + sign * value(dst)`` under the *reference* policy (usually a solve, so these
 are optimal continuation values). A policy's move is *worse* where it is worth
 less than the best move beyond the solver's tie tolerance; a node is *tied*
 where more than one move is best. The cost of a deviation is what it loses
@@ -30,7 +30,7 @@ def compare_policies(
     first, last = graph_edge_span(connection, graph_id)
     maximise = reference.objective == "max"
     q = (
-        sa.select(edge.c.id, edge.c.src, edge.c.label, (edge.c.reward + value.c.value).label("q"))
+        sa.select(edge.c.id, edge.c.src, edge.c.label, (edge.c.reward + edge.c.sign * value.c.value).label("q"))
         .select_from(edge.join(value, sa.and_(value.c.policy_id == reference.id, value.c.node_id == edge.c.dst)))
         .where(edge.c.id.between(first, last), edge.c.kind == "move")
         .cte("q")

@@ -37,7 +37,7 @@ def _out_edges(connection: sa.Connection, graph_id: int, source: sa.Row) -> list
     )
     query = (
         sa.select(
-            edge.c.id, edge.c.kind, edge.c.label, edge.c.weight, edge.c.reward, edge.c.dst,
+            edge.c.id, edge.c.kind, edge.c.label, edge.c.weight, edge.c.reward, edge.c.sign, edge.c.dst,
             node.c.key.label("to_key"), node.c.label.label("to_label"), node.c.kind.label("to_kind"),
             chosen_by.label("chosen_by"),
         )
@@ -74,7 +74,8 @@ def _describe(connection: sa.Connection, graph_id: int, row: sa.Row, depth: int)
             "weight": out["weight"], "reward": out["reward"],
             "probability": out["weight"] / row.denom if out["kind"] == "roll" else None,
             "chosen_by": sorted(out["chosen_by"].split(",")) if out["chosen_by"] else [],
-            "values": {name: out["reward"] + scores["value"] for name, scores in values[out["dst"]].items()},
+            "values": {name: out["reward"] + out["sign"] * scores["value"]  # sign -1: the turn passes
+                       for name, scores in values[out["dst"]].items()},
         }
         if depth > 1 and out["to_kind"] == "decision":
             child = connection.execute(sa.select(node).where(node.c.graph_id == graph_id, node.c.id == out["dst"])).one()

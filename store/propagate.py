@@ -15,6 +15,8 @@ from collections.abc import Sequence
 import sqlalchemy as sa
 from sqlalchemy.dialects import postgresql, sqlite
 
+from store.cycles import has_cycles
+from store.errors import NotFound
 from store.schema import edge, edges_of, node, value
 from store.scratch import reach_table
 
@@ -76,9 +78,13 @@ def outcome_distribution(connection: sa.Connection, policy_id: int, graph_id: in
     """Return terminal payoff -> probability of ending there under the (evaluated) policy.
 
     Terminals of equal payoff are added up; payoffs never reached are left out.
+    A graph with cycles has no reach (a position may recur): NotFound says so.
     A probability is at most 1: a sum of reaches that rounding takes a few ulps
     past 1 (every game ends there) is given as 1.
     """
+    if has_cycles(connection, graph_id):
+        raise NotFound(f"graph {graph_id} has cycles, so no outcome distribution is propagated (a position can "
+                       "recur); its report gives the win probabilities")
     query = (
         sa.select(node.c.payoff, sa.func.sum(value.c.reach))
         .select_from(value.join(node, sa.and_(node.c.graph_id == graph_id, node.c.id == value.c.node_id)))

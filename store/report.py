@@ -12,6 +12,7 @@ import sqlalchemy as sa
 from graphs.montecarlo import Progress, can_simulate
 from graphs.protocol import Game
 from store import turns
+from store.cycles import has_cycles
 from store.catalog import find_policy, list_policies
 from store.load import BuildResult, build_graph, canonical_params, find_graph
 from store.propagate import mean_payoff, outcome_distribution
@@ -100,7 +101,8 @@ def game_report(
                 row["value"] = mean_payoff(connection, find_policy(connection, built.graph_id, row["name"]).id,
                                            built.graph_id)
         optimal = find_policy(connection, built.graph_id, OPTIMAL)
-        distribution = outcome_distribution(connection, optimal.id, built.graph_id)
+        distribution = {} if has_cycles(connection, built.graph_id) else outcome_distribution(
+            connection, optimal.id, built.graph_id)
         if simulated_games and can_simulate(game):
             for row in policies:
                 estimate = monte_carlo(connection, game, params, row["name"], simulated_games, seed, progress)

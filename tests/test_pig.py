@@ -185,3 +185,17 @@ def test_solve_prints_how_the_cycles_converged(runner, tmp_path) -> None:  # noq
     result = json.loads(runner.invoke(main, ["--db", db, "solve", "pig", "-p", "target=6", "--json"]).stdout)
     assert result["convergence"]["cyclic_components"] == len(pig._components(6))
     assert result["convergence"]["residual"] <= 1e-12
+
+
+def test_viewing_a_graph_with_cycles(runner, tmp_path) -> None:  # noqa: ANN001
+    """show values a move that hands the turn over as 1 - the opponent's value; propagate says why it cannot."""
+    from cli import main
+
+    db = f"sqlite:///{tmp_path / 'pig.db'}"
+    assert runner.invoke(main, ["--db", db, "report", "pig", "-p", "target=6", "-n", "0"]).exit_code == 0
+    shown = json.loads(runner.invoke(main, ["--db", db, "show", "pig", "2-0 +0", "-p", "target=6", "--json"]).stdout)
+    hold = next(e for e in shown["edges"] if e["label"] == "hold")
+    exact, _ = pig_exact.optimum(6)
+    assert close(hold["values"]["optimal"], 1 - exact[0, 2, 0])
+    refused = runner.invoke(main, ["--db", db, "propagate", "pig", "-p", "target=6"])
+    assert refused.exit_code == 1 and "has cycles" in refused.stderr

@@ -541,7 +541,8 @@ def report(ctx: click.Context, game: str, params: tuple[str, ...], simulated_gam
     for line in describe_analysis(chosen, data):
         click.echo(line)
     for drawn in data.get("diagrams", []):
-        click.echo(f"wrote {drawn['file']} ({drawn['nodes']:,} nodes, {drawn['edges']:,} edges)", err=True)
+        size = f" ({drawn['nodes']:,} nodes, {drawn['edges']:,} edges)" if "nodes" in drawn else ""
+        click.echo(f"wrote {drawn['file']}{size}", err=True)
 
 
 @main.command()

@@ -29,6 +29,7 @@ turn total ``j`` and the rolls of turn total ``j - 1``.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping
+from pathlib import Path
 from typing import Any
 
 from graphs.errors import BadParameter
@@ -305,6 +306,38 @@ def describe(report: Mapping[str, Any]) -> list[str]:
                      f"{converged['passes']} passes, at most {converged['most_passes']} a component, largest residual "
                      f"{converged['residual']:.1e}.")
     return lines
+
+
+def charts(graph: StoredGraph, params: Mapping[str, Any], directory: Path) -> list[dict[str, Any]]:
+    """Draw the optimum's hold boundary as a heat map (``pig-hold-boundary.png`` in ``directory``): for each
+    score pair, the turn total from which the player to move holds (like Neller and Presser's figures);
+    return ``[{"file", "title"}]``."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import numpy as np
+
+    target = params["target"]
+    hold = hold_table(params, {k: move.label for k, move in graph.choices(OPTIMAL).items()})
+    boundary = np.full((target, target), np.nan)
+    for mine in scores(target):
+        for theirs in scores(target):
+            totals = np.nonzero(hold[mine, theirs, 2:target - mine])[0]
+            if len(totals):
+                boundary[mine, theirs] = totals[0] + 2
+    title = (f"Pig to {target}: the turn total from which the optimum holds\n"
+             "(blank: it rolls on until it wins or busts, or the scores cannot occur)")
+    figure, axes = plt.subplots(figsize=(7.5, 6.5))
+    image = axes.imshow(boundary, origin="lower", cmap="viridis", interpolation="nearest")
+    figure.colorbar(image, ax=axes, label="turn total at which to hold")
+    axes.set_xlabel("the opponent's score")
+    axes.set_ylabel("my score")
+    axes.set_title(title, fontsize=9)
+    path = directory / f"{name}-hold-boundary.png"
+    figure.savefig(path, dpi=110, bbox_inches="tight")
+    plt.close(figure)
+    return [{"file": str(path), "title": title}]
 
 
 def estimated_edges(params: Mapping[str, Any]) -> int:

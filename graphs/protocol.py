@@ -270,6 +270,9 @@ class Game(Protocol):
     * ``solves: dict[name, (objective, goal text)]``: solves besides
       ``optimal``, e.g. ``{"optimal-shut": ("max", "payoff = 0")}``.
     * ``diagrams: dict[name, options]``: the pictures ``report --diagrams`` draws.
+    * ``charts(graph: StoredGraph, params, directory) -> list[dict]``: charts drawn
+      from the game's numbers by ``report --diagrams DIR`` (PNGs in ``directory``,
+      each ``{"file": path, "title": ...}``), e.g. Pig's hold boundary.
     * ``simulator(params, policy) -> play(games, rng)``: Monte Carlo from the
       rules (:mod:`graphs.montecarlo`).
     * ``report_graphs(params) -> list[params]``: further graphs of the game

@@ -172,7 +172,8 @@ def _generic_report(
 def draw_game_diagrams(
     engine: sa.Engine, game: Game, params: Mapping[str, Any], directory: Path, renderer: str = "auto"
 ) -> list[dict[str, Any]]:
-    """Draw the diagrams the game names (its ``diagrams`` dict) as PNGs in ``directory``; return what was drawn.
+    """Draw the game's charts (its ``charts`` hook) and the diagrams it names (its ``diagrams`` dict) as PNGs in
+    ``directory``; return what was drawn.
 
     Files are called ``<game>-<name>.png``. A diagram drawn from a graph with
     other parameters names them (``"params": {...}``); that graph is built and
@@ -182,6 +183,12 @@ def draw_game_diagrams(
 
     directory.mkdir(parents=True, exist_ok=True)
     drawn = []
+    charts = getattr(game, "charts", None)
+    if charts is not None:  # drawn from the game's own numbers
+        built = build_graph(engine, game, params)
+        with engine.begin() as connection:
+            ensure_evaluated(connection, built.graph_id, game)
+            drawn += charts(GraphView(connection, built.graph_id), params, directory)
     for name, options in getattr(game, "diagrams", {}).items():
         options = dict(options)
         graph_params = {**params, **options.pop("params", {})}

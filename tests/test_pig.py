@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from fractions import Fraction
+from pathlib import Path
 
 import pytest
 import sqlalchemy as sa
@@ -199,3 +200,16 @@ def test_viewing_a_graph_with_cycles(runner, tmp_path) -> None:  # noqa: ANN001
     assert close(hold["values"]["optimal"], 1 - exact[0, 2, 0])
     refused = runner.invoke(main, ["--db", db, "propagate", "pig", "-p", "target=6"])
     assert refused.exit_code == 1 and "has cycles" in refused.stderr
+
+
+def test_report_draws_the_hold_boundary(runner, tmp_path) -> None:  # noqa: ANN001
+    """report --diagrams draws the optimum's hold boundary as a PNG heat map (matplotlib, the png extra)."""
+    from cli import main
+
+    db = f"sqlite:///{tmp_path / 'pig.db'}"
+    result = runner.invoke(main, ["--db", db, "report", "pig", "-p", "target=12", "-n", "0", "--diagrams",
+                                  str(tmp_path / "charts"), "--json"])
+    assert result.exit_code == 0, result.output
+    drawn = json.loads(result.stdout)["diagrams"]
+    assert [Path(d["file"]).name for d in drawn] == ["pig-hold-boundary.png"]
+    assert Path(drawn[0]["file"]).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

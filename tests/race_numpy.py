@@ -1,0 +1,128 @@
+"""5000 as a race solved in memory with numpy, from the rules: the reference the SQL solve is timed and checked against.
+
+Scores are in steps of 50 (``target // 50`` steps win). ``win[a, b]`` is the
+probability that the player to move, with ``a`` steps banked against ``b``,
+wins when both play best. Score-sum diagonals are solved from the highest
+down. On one diagonal the turns of every pair ``(a, b)`` are valued together,
+turn total from the highest down, as functions of ``y = win[b, a]``, the
+opponent's value after a bust: each turn node is worth ``c + d * (1 - y)``
+along the moves taken. Newton's method on the pairs ``(a, b), (b, a)`` then
+takes a few passes a diagonal; the first guess of ``win[a, b]`` is the mean of
+``win[a + 1, b]`` and ``win[a, b + 1]`` on the diagonal above. It shares
+with the SQL solve only the one-turn scoring of ``graphs/five_thousand``.
+
+    python tests/race_numpy.py [TARGET]    # P(first player wins), Newton passes, time
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from dataclasses import dataclass
+
+import numpy as np
+
+from graphs.dice import sorted_rolls
+from graphs.five_thousand.game import DICE, STEP, score, selections
+
+TIE = 1e-12  # relative: banking is taken when rolling on is not better by more
+
+
+@dataclass(frozen=True)
+class TurnTables:
+    """Every scoring option of a roll, flattened: roll ``i`` (of ``dice[i]`` dice, probability ``p[i]``)
+    has options ``starts[i] .. starts[i+1]-1``, each setting aside ``gain`` steps and rolling ``after`` dice on."""
+
+    dice: np.ndarray
+    p: np.ndarray
+    starts: np.ndarray
+    gain: np.ndarray
+    after: np.ndarray
+    bust: np.ndarray  # bust[n]: P(n dice score nothing)
+
+    @classmethod
+    def make(cls) -> TurnTables:
+        """Return the tables of the five-dice turn."""
+        dice, p, starts, gain, after, bust = [], [], [], [], [], np.zeros(DICE + 1)
+        for n in range(1, DICE + 1):
+            for roll, weight in sorted_rolls(n):
+                if not score(roll):
+                    bust[n] += weight / 6**n
+                    continue
+                dice.append(n)
+                p.append(weight / 6**n)
+                starts.append(len(gain))
+                for kept in selections(roll):
+                    gain.append(score(kept) // STEP)
+                    after.append((n - len(kept)) or DICE)
+        starts.append(len(gain))
+        return cls(np.array(dice), np.array(p), np.array(starts), np.array(gain), np.array(after), bust)
+
+
+def solve(target: int = 5000, tolerance: float = 1e-14) -> tuple[np.ndarray, list[int]]:
+    """Return ``win`` (``steps x steps``, steps = target // 50) and the Newton passes each diagonal took."""
+    steps = target // STEP
+    tables = TurnTables.make()
+    most_gain = int(tables.gain.max())
+    width = steps + most_gain + 1  # turn totals 0 .. steps - 1 are played; beyond, every bank wins
+    win = np.zeros((steps + 1, steps + 1))
+    win[steps, :] = 1.0  # a player who reached the target has won
+    # per roll of n dice: which row of the (dice, total) table its options read, and the sum of its n's rows
+    to_roll = np.zeros((DICE + 1, len(tables.p)))
+    to_roll[tables.dice, np.arange(len(tables.p))] = tables.p
+    passes_by_diagonal = []
+    for total in range(2 * steps - 2, -1, -1):
+        a = np.arange(max(0, total - steps + 1), min(total, steps - 1) + 1)
+        b = total - a
+        swap = b - a[0]  # the index of the pair (b, a)
+        # bank[t, i]: banking a turn total of t steps from pair i (a win once a + t reaches the target)
+        t_range = np.arange(width)
+        reached = np.minimum(a[None, :] + t_range[:, None], steps)
+        bank = 1.0 - win[b[None, :], reached]
+        bank[reached >= steps] = 1.0
+        guess = 0.5 * (win[a + 1, b] + win[a, np.minimum(b + 1, steps)])
+        for passes in range(1, 60):
+            y = guess[swap]
+            value, slope = _turn(tables, to_roll, bank, 1.0 - y, steps - a, width)
+            if np.max(np.abs(value - guess)) <= tolerance:
+                break
+            c = value + slope * y  # value = c - slope * y along the moves taken: x_ab = c_ab - d_ab * x_ba
+            guess = (c - slope * c[swap]) / (1.0 - slope * slope[swap])
+        passes_by_diagonal.append(passes)
+        win[a, b] = value
+    return win[:steps, :steps], passes_by_diagonal
+
+
+def _turn(tables: TurnTables, to_roll: np.ndarray, bank: np.ndarray, bust_value: np.ndarray, left: np.ndarray,
+          width: int) -> tuple[np.ndarray, np.ndarray]:
+    """Return each pair's turn value from five dice at total 0 and its slope in ``bust_value``.
+
+    Pair ``i`` plays turn totals below ``left[i]`` (descending: the pairs still playing at a total are a prefix);
+    past them it has won, and its entries stay 0 (below any bank, which wins there).
+    """
+    pairs = len(bust_value)
+    value = np.zeros((DICE + 1, width, pairs))  # rolling n dice at total t
+    slope = np.zeros((DICE + 1, width, pairs))
+    for t in range(int(left[0]) - 1, -1, -1):
+        k = int(np.count_nonzero(left > t))
+        reach = np.minimum(t + tables.gain, width - 1)
+        on_value = value[tables.after, reach, :k]
+        on_slope = slope[tables.after, reach, :k]
+        banked = bank[reach, :k]
+        rolls_on = on_value > banked + TIE * (1 + np.abs(banked))
+        option = np.where(rolls_on, on_value, banked)
+        option_slope = np.where(rolls_on, on_slope, 0.0)
+        best = np.maximum.reduceat(option, tables.starts[:-1], axis=0)
+        is_best = option >= np.repeat(best, np.diff(tables.starts), axis=0) - TIE * (1 + np.abs(option))
+        best_slope = np.maximum.reduceat(np.where(is_best, option_slope, -np.inf), tables.starts[:-1], axis=0)
+        value[:, t, :k] = to_roll @ best + tables.bust[:, None] * bust_value[None, :k]
+        slope[:, t, :k] = to_roll @ best_slope + tables.bust[:, None]
+    return value[DICE, 0], slope[DICE, 0]
+
+
+if __name__ == "__main__":
+    target = int(sys.argv[1]) if len(sys.argv) > 1 else 5000
+    started = time.perf_counter()
+    win, passes = solve(target)
+    print(f"5000-race to {target}: P(first player wins) = {win[0, 0]:.12f}, Newton passes per diagonal: "
+          f"at most {max(passes)}, {sum(passes)} in all over {len(passes)} diagonals, {time.perf_counter() - started:.2f} s")

@@ -25,7 +25,7 @@ from cli import main
 from graphs import get_game
 from store.db import open_database
 from store.load import build_graph
-from tests.processes import dicegraph, spawn, stopped_query
+from tests.processes import dicegraph, spawn, stopped_query, wait_for_driver
 
 ENDLESS = "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT COUNT(*) FROM c"
 
@@ -257,7 +257,10 @@ def big_graph(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def killed_after(seconds: float, *args: str) -> subprocess.CompletedProcess:
+    """Run ``dicegraph ARGS`` and kill it ``seconds`` after it has loaded its database driver (however loaded the
+    machine is, the work has started by then, and nothing of it has been committed yet)."""
     process = spawn(*args)
+    wait_for_driver(process, args[args.index("--db") + 1])
     time.sleep(seconds)
     process.send_signal(signal.SIGKILL)
     stdout, stderr = process.communicate(timeout=30)
@@ -283,7 +286,7 @@ def test_kill_9_during_a_solve_leaves_no_policy_and_the_next_solve_works(big_gra
     copy = tmp_path / "solve.db"
     copy.write_bytes(big_graph.read_bytes())
     url = f"sqlite:///{copy}"
-    killed = killed_after(2.5, "--db", url, "solve", "1")
+    killed = killed_after(0.5, "--db", url, "solve", "1")  # the solve takes 1.6 s on an idle machine
     assert killed.returncode == -signal.SIGKILL, "the solve ended before it could be killed: make the graph larger"
     assert intact(copy)
     listing = json.loads(subprocess.run(dicegraph("--db", url, "policies", "1", "--json"), capture_output=True,

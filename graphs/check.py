@@ -16,7 +16,7 @@ the insert, and it gathers the per-layer counts the store records.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -40,8 +40,12 @@ class LayerStats:
 class StreamChecker:
     """Validates nodes and edges as they stream by; :meth:`finish` checks what needs the whole graph."""
 
-    def __init__(self, agents: Iterable[str]):
+    def __init__(self, agents: Iterable[str], turn_root: str | None = None):
         self.agents = tuple(agents)
+        # a game whose turn is stored once: its agents choose in the turn (from the layer of the node
+        # ``turn_root`` on), never at the turn states, whose moves the turn's ends take
+        self.turn_root = turn_root
+        self.turn_layer: int | None = None
         self.layer_of: list[int | None] = []
         self.kind_of: list[str | None] = []
         self.denom_of: list[int | None] = []
@@ -104,6 +108,8 @@ class StreamChecker:
             raise InvalidGraph(f"node {node.key!r} has kind {node.kind!r}, not one of {', '.join(NODE_KINDS)}")
         if (node.kind == CHANCE) != (node.denom is not None) or (node.kind == TERMINAL) != (node.payoff is not None):
             raise InvalidGraph(f"node {node.key!r}: chance nodes and only they have a denom, terminals a payoff")
+        if node.key == self.turn_root:
+            self.turn_layer = node.layer
         self.layer_of[node.id] = node.layer
         self.kind_of[node.id] = node.kind
         self.denom_of[node.id] = node.denom
@@ -166,6 +172,9 @@ class StreamChecker:
                                "component: declare the layers with CyclicLayers")
 
     def _count_choices(self, chosen_by: tuple[str, ...], edge_id: int) -> None:
+        if self.turn_root is not None and self.turn_layer is None:
+            raise InvalidGraph(f"edge {edge_id} leaves a turn state and is chosen by {', '.join(chosen_by)}: agents "
+                               f"choose in the turn (from {self.turn_root!r} on), the turn's ends take the states' moves")
         for agent in chosen_by:
             if agent not in self.agents:
                 raise InvalidGraph(f"edge {edge_id} is chosen by {agent!r}, not one of the agents {self.agents}")
@@ -209,7 +218,13 @@ class StreamChecker:
         lowest = min(self.layers)
         if self.layer_of[0] != lowest or self.layers[lowest].nodes != 1:
             raise InvalidGraph("the graph needs exactly one root: node 0, alone in the lowest layer")
-        decisions = self.kind_of.count(DECISION)
+        if self.turn_root is None:
+            decisions = self.kind_of.count(DECISION)
+        elif self.turn_layer is None:
+            raise InvalidGraph(f"the turn's root {self.turn_root!r} was never streamed")
+        else:
+            decisions = sum(1 for kind, layer in zip(self.kind_of, self.layer_of)
+                            if kind == DECISION and layer is not None and layer >= self.turn_layer)
         for agent in self.agents:
             if self.choices[agent] != decisions:
                 raise InvalidGraph(f"agent {agent!r} chooses {self.choices[agent]} moves at {decisions} decision nodes: "
@@ -217,3 +232,9 @@ class StreamChecker:
         stats = [self.layers[layer] for layer in sorted(self.layers)]
         edges = sum(layer.rolls + layer.moves for layer in stats)
         return stats, {"nodes": used, "edges": edges, "layers": max(self.layers) + 1}
+
+
+def checker_for(game: Any, params: Mapping[str, Any]) -> StreamChecker:
+    """Return the checker of ``game``'s build for ``params``: its agents, and its turn's root if the turn is stored once."""
+    turn = getattr(game, "turn", None)
+    return StreamChecker(game.agents(params), turn_root=turn(params).root if callable(turn) else None)

@@ -21,7 +21,7 @@ from typing import Any
 
 import sqlalchemy as sa
 
-from graphs.check import StreamChecker
+from graphs.check import StreamChecker, checker_for
 from graphs.errors import InvalidGraph, TooLarge
 from graphs.protocol import CyclicLayers, Edge, Game, Node, Row
 from store.schema import choice, edge, graph, graph_edge_span, layer, node, policy, turn_policy, value
@@ -203,7 +203,7 @@ def build_graph(
         )
         agents = game.agents(params)
         policy_ids = _insert_agent_policies(connection, graph_id, agents, game.objective)
-        checker = StreamChecker(agents)
+        checker = checker_for(game, params)
         _insert_rows(connection, graph_id, game.build(params), checker, policy_ids, progress)
         layers, totals = checker.finish()
         connection.execute(

@@ -12,7 +12,10 @@ A game whose turn is stored once (its ``turn`` hook, ``store/turns.py``: School,
 Yahtzee) is solved by the turn-joined solve instead: its optimum on the last
 layer of turn states is checked against an exact recursion over the built rows
 (the turn played from each state, its ends worth the state's moves), and its
-whole games in the game's own tests.
+whole games in the game's own tests; its agents choose at every decision of
+the turn. When its turn states loop (a race, ``store/turn_cycles.py``), every
+state's optimum is checked against policy iteration in fractions on the graph
+with the turn copied into each state, on SQLite and DuckDB.
 """
 
 from __future__ import annotations
@@ -28,11 +31,11 @@ import pytest
 import sqlalchemy as sa
 
 from graphs import GAMES
-from graphs.check import StreamChecker
+from graphs.check import checker_for
 from graphs.montecarlo import can_simulate, simulate
 from graphs.protocol import CHANCE, DECISION, TERMINAL, CyclicLayers, Edge, Game, Node, Param, Row, resolve_params, value_text
 from graphs.rules import exact_value
-from store import turns
+from store import turn_cycles, turns
 from store.db import open_database
 from store.load import build_graph
 from store.report import ensure_evaluated
@@ -61,7 +64,15 @@ def games(condition: Any = lambda game: True) -> list[Any]:
 
 
 SOLVED_BY_THE_STORE = games(lambda game: not stores_turn_once(game))
-TURN_GAMES = games(stores_turn_once)
+
+
+def loops_between_states(game: Game) -> bool:
+    """Return whether the game's turn is stored once and its turn states loop (cyclic layers below the turn)."""
+    return stores_turn_once(game) and any(isinstance(row, CyclicLayers) for row in built_rows(game))
+
+
+TURN_GAMES = games(lambda game: stores_turn_once(game) and not loops_between_states(game))
+CYCLIC_TURN_GAMES = games(loops_between_states)
 
 
 @pytest.mark.parametrize("game", games())
@@ -87,7 +98,7 @@ def test_two_builds_are_identical_and_stream_by_the_rules(game: Game) -> None:
     params = small_params(game)
     rows = built_rows(game)
     assert rows == list(game.build(params))
-    layers, totals = StreamChecker(game.agents(params)).check(rows)
+    layers, totals = checker_for(game, params).check(rows)
     first_node = next(row for row in rows if isinstance(row, Node))
     assert layers[0].nodes == 1 and first_node.id == 0  # the root, alone in the lowest layer
     assert totals["nodes"] == sum(1 for row in rows if isinstance(row, Node))
@@ -124,7 +135,12 @@ def exact_by_rows(rows: Iterable[Row], objective: str, agent: str | None = None)
 
 
 def exact_cyclic_by_rows(rows: Iterable[Row], objective: str, agent: str | None = None) -> Fraction:
-    """Return the root's exact value in a graph with cycles, from the built rows, in fractions.
+    """Return the root's exact value in a graph with cycles, from the built rows, in fractions (see :func:`exact_cyclic_values`)."""
+    return exact_cyclic_values(rows, objective, agent)[0]
+
+
+def exact_cyclic_values(rows: Iterable[Row], objective: str, agent: str | None = None) -> dict[int, Fraction]:
+    """Return every node's exact value in a graph with cycles, from the built rows, in fractions.
 
     A policy's values solve a linear system (each edge worth ``reward + sign *
     value(dst)``); the optimum comes from policy iteration, certified by the
@@ -156,14 +172,14 @@ def exact_cyclic_by_rows(rows: Iterable[Row], objective: str, agent: str | None 
 
     decisions = [row.id for row in playing if row.kind == DECISION]
     if agent is not None:
-        return values({n: next(e for e in out[n] if agent in e.chosen_by) for n in decisions})[0]
+        return values({n: next(e for e in out[n] if agent in e.chosen_by) for n in decisions})
     moves = {n: out[n][0] for n in decisions}
     for _ in range(100):
         found = values(moves)
         better = {n: max(out[n], key=lambda e: (worth(e, found), e is moves[n])) for n in decisions}
         if all(better[n] is moves[n] for n in decisions):
             assert all(worth(moves[n], found) == max(worth(e, found) for e in out[n]) for n in decisions)
-            return found[0]
+            return found
         moves = better
     raise AssertionError("policy iteration did not settle")
 
@@ -222,7 +238,11 @@ def test_sql_solve_and_agents_equal_an_exact_recursion(game: Game, stored: Any) 
 def test_every_agent_decides_at_every_decision(game: Game) -> None:
     params = small_params(game)
     rows = built_rows(game)
-    decisions = {row.id for row in rows if isinstance(row, Node) and row.kind == DECISION}
+    lowest = 0  # a turn game's agents choose in its turn
+    if stores_turn_once(game):
+        root = game.turn(params).root  # type: ignore[attr-defined]
+        lowest = next(row.layer for row in rows if isinstance(row, Node) and row.key == root)
+    decisions = {row.id for row in rows if isinstance(row, Node) and row.kind == DECISION and row.layer >= lowest}
     for agent in game.agents(params):
         chosen = [row.src for row in rows if isinstance(row, Edge) and agent in row.chosen_by]
         assert sorted(chosen) == sorted(decisions), agent
@@ -292,3 +312,66 @@ def test_turn_solve_of_the_last_states_equals_an_exact_recursion(game: Game, tmp
             stored = turns.state_result(connection, built.graph_id, policy_id, key).value
             assert stored == pytest.approx(float(expected), rel=1e-12), key
     assert len(exact) >= 10
+
+
+def copied_turns(game: Game, params: dict[str, Any]) -> tuple[list[Row], dict[str, int]]:
+    """Return the rows of the game with its turn copied into each turn state, and state key -> node id there.
+
+    A state becomes a decision with one move, to its copy of the turn's root;
+    each copied end a decision with one move, the state's move labelled like
+    it (its reward and sign). Nothing of the store's is used.
+    """
+    structure = game.turn(params)  # type: ignore[attr-defined]
+    rows = built_rows(game)
+    nodes, out = nodes_and_edges(rows)
+    root = next(row for row in nodes.values() if row.key == structure.root)
+    states = [row for row in nodes.values() if row.layer < root.layer]
+    turn = [row for row in nodes.values() if row.layer >= root.layer]
+    ids: dict[tuple[int, int], int] = {}
+    copied: list[Row] = []
+    for row in states:
+        ids[row.id, -1] = len(ids)
+    for state in states:
+        if state.kind == TERMINAL:
+            continue
+        for row in turn:
+            ids[row.id, state.id] = len(ids)
+    for state in states:
+        copied.append(state._replace(id=ids[state.id, -1]))
+        if state.kind == TERMINAL:
+            continue
+        copied.append(Edge(ids[state.id, -1], ids[root.id, state.id], "move", "play the turn"))
+        by_label = {e.label: e for e in out[state.id]}
+        for row in turn:
+            me = ids[row.id, state.id]
+            if row.kind == TERMINAL:
+                move = by_label[structure.ends[row.key]]
+                copied.append(Node(me, f"{state.key}|{row.key}", row.layer, DECISION, row.label))
+                copied.append(Edge(me, ids[move.dst, -1], "move", move.label, reward=move.reward, sign=move.sign))
+                continue
+            copied.append(row._replace(id=me, key=f"{state.key}|{row.key}"))
+            copied.extend(e._replace(src=me, dst=ids[e.dst, state.id]) for e in out.get(row.id, []))
+    return copied, {row.key: ids[row.id, -1] for row in states}
+
+
+@pytest.mark.parametrize("backend", sorted(BACKENDS))
+@pytest.mark.parametrize("game", CYCLIC_TURN_GAMES)
+def test_cyclic_turn_solve_equals_policy_iteration_on_the_copied_turns(game: Game, backend: str,
+                                                                       tmp_path_factory: pytest.TempPathFactory) -> None:
+    params = small_params(game)
+    rows, state_ids = copied_turns(game, params)
+    exact_values = exact_cyclic_values(rows, game.objective)
+    engine = open_database(BACKENDS[backend].format(tmp_path_factory.mktemp(backend)), create=True)
+    built = build_graph(engine, game, params)
+    with engine.connect() as connection:
+        graph = turns.TurnGraph.load(connection, built.graph_id, game.turn(params))  # type: ignore[attr-defined]
+        assert turn_cycles.has_cyclic_states(connection, graph)
+        turn_cycles.ensure_solved(connection, graph)
+        policy_id = turns.ensure_policy(connection, graph, "optimal")
+        playing = {key: node_id for key, node_id in state_ids.items()
+                   if next(row for row in rows if isinstance(row, Node) and row.id == node_id).kind != TERMINAL}
+        for key, node_id in playing.items():
+            stored = turns.state_result(connection, built.graph_id, policy_id, key).value
+            assert stored == pytest.approx(float(exact_values[node_id]), rel=1e-12, abs=1e-15), key
+    engine.dispose()
+    assert len(playing) >= 4

@@ -235,6 +235,14 @@ class StoredGraph(Protocol):
         """Return a turn game's sizes: turn_states, state_edges, turn_nodes, turn_edges, copied_edges."""
         ...
 
+    def turn_state_values(self, policy: str) -> dict[str, float]:
+        """Return a turn game's policy values: turn state key -> its value."""
+        ...
+
+    def turn_node_values(self, keys: Sequence[str]) -> dict[str, dict[str, float]]:
+        """Return, for each turn state ``keys`` of a race, its turn's rolling nodes and ends -> their optimal value."""
+        ...
+
     def match(self, first: str, second: str) -> tuple[float, float]:
         """Return, in a two-player zero-sum graph seen from the mover, the exact probabilities that a player
         following policy ``first``, moving first, beats one following ``second``, and the other way round."""

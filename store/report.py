@@ -11,7 +11,7 @@ import sqlalchemy as sa
 
 from graphs.montecarlo import Progress, can_simulate
 from graphs.protocol import Game
-from store import turns
+from store import turn_cycles, turns
 from store.cycles import has_cycles
 from store.catalog import find_policy, list_policies
 from store.load import BuildResult, build_graph, canonical_params, find_graph
@@ -128,7 +128,11 @@ def prepare_game(engine: sa.Engine, game: Game, params: Mapping[str, Any],
     if stores_turn_once(game):
         with engine.connect() as connection:  # the solve commits as it goes: an interrupted one resumes
             structure = game.turn(params)  # type: ignore[attr-defined]
-            turns.ensure_solved(connection, turns.TurnGraph.load(connection, built.graph_id, structure), progress)
+            graph = turns.TurnGraph.load(connection, built.graph_id, structure)
+            if turn_cycles.has_cyclic_states(connection, graph):  # a race: Newton's method per state layer
+                turn_cycles.ensure_solved(connection, graph, progress)
+            else:
+                turns.ensure_solved(connection, graph, progress)
     return built
 
 

@@ -432,6 +432,14 @@ def stored_decisions(connection: sa.Connection, graph_id: int, policy_id: int) -
     return dict(connection.execute(query).all())
 
 
+def stored_values(connection: sa.Connection, graph_id: int, policy_id: int) -> dict[str, float]:
+    """Return the policy's values: turn state key -> its value."""
+    query = (sa.select(node.c.key, turn_policy.c.value)
+             .select_from(turn_policy.join(node, sa.and_(node.c.id == turn_policy.c.node_id, node.c.graph_id == graph_id)))
+             .where(turn_policy.c.policy_id == policy_id))
+    return dict(connection.execute(query).all())
+
+
 def turn_worths(connection: sa.Connection, graph: TurnGraph, name: str, key: str) -> dict[str, tuple[float, float]]:
     """Return, for the turn state ``key``, every turn node's key -> (profit, value) under policy ``name``.
 

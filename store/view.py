@@ -26,8 +26,8 @@ import sqlalchemy as sa
 
 from graphs import get_game
 from graphs.protocol import ChosenMove
-from store import cycles, turns
-from store.catalog import find_policy, policy_convergence
+from store import cycles, turn_cycles, turns
+from store.catalog import find_node, find_policy, policy_convergence
 from store.errors import NotFound
 from store.load import canonical_params, find_graph
 from store.positions import describe_position
@@ -121,9 +121,24 @@ class GraphView:
         """Return a turn game's sizes: turn_states, state_edges, turn_nodes, turn_edges, copied_edges."""
         return turns.turn_sizes(self.connection, self._turn())
 
+    def turn_state_values(self, policy: str) -> dict[str, float]:
+        """Return a turn game's policy values: turn state key -> its value."""
+        return turns.stored_values(self.connection, self.graph_id, self._turn_policy(policy))
+
+    def turn_node_values(self, keys: Sequence[str]) -> dict[str, dict[str, float]]:
+        """Return, for each turn state ``keys`` of a race, its turn's rolling nodes and ends (keys) -> their value
+        under the optimum (``store/turn_cycles.py``)."""
+        ids = {key: find_node(self.connection, self.graph_id, key).id for key in keys}
+        found = turn_cycles.turn_node_values(self.connection, self._turn(), list(ids.values()))
+        names = dict(self.connection.execute(sa.select(node.c.id, node.c.key).where(
+            node.c.graph_id == self.graph_id, node.c.layer >= self._turn().turn_spans[0].layer)).all())
+        return {key: {names[node_id]: v for node_id, v in found[state].items()} for key, state in ids.items()}
+
     def match(self, first: str, second: str) -> tuple[float, float]:
         """Return the probabilities that policy ``first``, moving first, beats ``second``, and the other way
-        round (``store/cycles.py``, one run for both)."""
+        round (one run for both: ``store/turn_cycles.py`` for a race whose turn is stored once, else ``store/cycles.py``)."""
+        if callable(getattr(get_game(self.game), "turn", None)):
+            return turn_cycles.match(self.connection, self._turn(), first, second)
         return cycles.head_to_head(self.connection, self.graph_id, first, second)
 
     def convergence(self, policy_name: str) -> dict[str, Any] | None:

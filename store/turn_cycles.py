@@ -1,0 +1,395 @@
+"""Turn games whose turn states loop, solved exactly: the turn stored once, Newton's method per cyclic state layer.
+
+A race is a turn game (``store/turns.py``: the turn stored once, joined with
+the turn states) whose state moves may hand the turn over (``sign`` -1, the
+state seen from the other player) and may lead back into their own state
+layer (a bust leaves the scores as they were): each such layer is a cyclic
+component (:class:`graphs.protocol.CyclicLayers`). Layers are solved from the
+last down, each exactly:
+
+* Given a guess ``x`` of its states' values, one pass plays the turn from
+  every state of the layer at once, as ``store/turns.py`` does: per (turn
+  node, state) the value ``v`` and its derivative ``d`` in the value of the
+  state the turn loops back to (each state's moves into its own layer must
+  all lead to one state: the solver checks it). A state's turn is then worth
+  ``T(x) = c + d x[loop]``, exactly, for the moves taken at ``x``.
+* The next guess solves ``x = c + d x[loop]`` (a small linear system, one
+  unknown per state and seat): Newton's method on ``T(x) - x``, whose pieces
+  are linear, so a few passes find the moves that are best at their own
+  values; a layer is done when ``T(x)`` reproduces ``x`` (the *residual*).
+  The first guess is the mean value of the layer solved before.
+
+*Seats*, as in ``store/cycles.py``: seat ``i`` is "the player to move plays
+seat ``i``'s way"; a pass leads to seat ``after_pass``. A seat maximises
+(the optimum), ranks moves by a stored solve's values (the optimum's own
+moves, played against another policy), or follows a stored agent's choices,
+except that an agent takes a move that wins at once (ends the game at its
+highest payoff) whenever it has one: nobody plays on past a win. Self-play
+has one seat; a match of two policies two, and its passes give the exact
+probability that the first wins.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import sqlalchemy as sa
+
+from graphs.errors import DicegraphError, InvalidGraph
+from store.catalog import find_policy
+from store.cycles import MAX_PASSES, RESIDUAL_TOLERANCE, TIE_TOLERANCE, Convergence, NotConverged, components
+from store.schema import EdgeId, choice, edge, node, policy, turn_policy
+from store.scratch import plan_whole_layers, temporary_table, turn_work_table
+from store.turns import TurnGraph, ensure_policy
+
+StatesDone = Callable[[int], None]
+MAXIMISE, RANK, FOLLOW = "max", "rank", "follow"
+
+
+@dataclass(frozen=True)
+class TurnSeat:
+    """One seat: ``kind`` :data:`MAXIMISE`, :data:`RANK` (the moves best for the stored solve ``policy_id``'s
+    values) or :data:`FOLLOW` (stored agent ``policy_id``'s choices); ``after_pass`` is the seat moving next."""
+
+    kind: str
+    policy_id: int | None
+    after_pass: int
+
+
+def has_cyclic_states(connection: sa.Connection, graph: TurnGraph) -> bool:
+    """Return whether some state layer of the turn game is a cyclic component."""
+    root_layer = graph.turn_spans[0].layer
+    return any(part.cyclic and part.first < root_layer for part in components(connection, graph.graph_id))
+
+
+class _Work:
+    """The temporary tables and statements of one run (seats as columns ``p_i, v_i, d_i``)."""
+
+    def __init__(self, connection: sa.Connection, graph: TurnGraph, seats: Sequence[TurnSeat]):
+        self.graph, self.seats = graph, list(seats)
+        numbers = range(len(seats))
+        self.state = temporary_table(connection, "tcy_state", *(sa.Column(f"v{i}", sa.Double) for i in numbers),
+                                     sa.Column("rank", sa.Double), sa.Column("sure", sa.Double, nullable=False))
+        self.turn = turn_work_table(connection, "tcy_turn", *(sa.Column(f"{name}{i}", sa.Double, nullable=False)
+                                                             for i in numbers for name in ("p", "v", "d")))
+        self.ends = temporary_table(connection, "tcy_end", sa.Column("label", sa.Text, nullable=False))
+        connection.execute(sa.insert(self.ends), [{"node_id": node_id, "label": graph.structure.ends[key]}
+                                                  for key, node_id in graph.ends.items()])
+        root_layer = graph.turn_spans[0].layer
+        top = sa.select(sa.func.max(node.c.payoff)).where(node.c.graph_id == graph.graph_id, node.c.kind == "terminal",
+                                                          node.c.layer < root_layer).scalar_subquery()
+        over = sa.select(node.c.id, *(node.c.payoff.label(f"v{i}") for i in numbers), node.c.payoff.label("rank"),
+                         sa.case((node.c.payoff >= top, 1.0), else_=0.0).label("sure")).where(
+            node.c.graph_id == graph.graph_id, node.c.kind == "terminal", node.c.layer < root_layer)
+        connection.execute(sa.insert(self.state).from_select(
+            ["node_id", *(f"v{i}" for i in numbers), "rank", "sure"], over))
+        self.chance = self._chance()
+        self.decide = self._decide()
+
+    def drop(self, connection: sa.Connection) -> None:
+        """Drop the tables."""
+        for table in (self.state, self.turn, self.ends):
+            table.drop(connection)
+
+    def _profit(self, i: int, reward: sa.ColumnElement[float], after: sa.FromClause) -> sa.ColumnElement[float]:
+        """Return what seat ``i`` ranks a step by: its value, the ranking solve's, or (an agent) whether it wins at once."""
+        return after.c[f"p{i}"] if self.seats[i].kind == FOLLOW else reward + after.c[f"p{i}"]
+
+    def start(self, connection: sa.Connection, which: sa.ColumnElement[bool], states: tuple[int, int]) -> None:
+        """Put in the turn table each end of each state whose moves ``which`` selects (a state layer's: node ids
+        ``states``): the state's move through it is worth its reward plus (``sign`` times) the value of where it
+        leads, for the seat then to move; its derivative is the sign when it leads back into the layer."""
+        st = self.state
+        looping = edge.c.dst.between(*states)
+        columns = []
+        for i, seat in enumerate(self.seats):
+            then = sa.case((edge.c.sign == 1, st.c[f"v{i}"]), else_=st.c[f"v{seat.after_pass}"])
+            value = edge.c.reward + edge.c.sign * then
+            if seat.kind == MAXIMISE:
+                profit = value
+            elif seat.kind == RANK:
+                profit = edge.c.reward + edge.c.sign * st.c.rank
+            else:
+                profit = sa.case((edge.c.sign == 1, st.c.sure), else_=0.0)
+            columns += [profit, value, sa.case((looping, sa.cast(edge.c.sign, sa.Double)), else_=0.0)]
+        rows = (sa.select(self.ends.c.node_id, edge.c.src, *columns)
+                .select_from(edge.join(st, st.c.node_id == edge.c.dst).join(self.ends, self.ends.c.label == edge.c.label))
+                .where(which, edge.c.kind == "move"))
+        connection.execute(sa.insert(self.turn).from_select(["node_id", "state", *self._names()], rows))
+
+    def _names(self) -> list[str]:
+        return [f"{name}{i}" for i in range(len(self.seats)) for name in ("p", "v", "d")]
+
+    def _chance(self) -> sa.Insert:
+        after = self.turn.alias("after")
+        weight = sa.func.sum(edge.c.weight)
+        columns = []
+        for i in range(len(self.seats)):
+            columns += [sa.func.sum(edge.c.weight * self._profit(i, edge.c.reward, after)) / weight,
+                        sa.func.sum(edge.c.weight * (edge.c.reward + after.c[f"v{i}"])) / weight,
+                        sa.func.sum(edge.c.weight * after.c[f"d{i}"]) / weight]
+        rows = (sa.select(edge.c.src, after.c.state, *columns)
+                .select_from(edge.join(after, after.c.node_id == edge.c.dst))
+                .where(edge.c.id.between(FIRST, LAST), edge.c.kind == "roll").group_by(edge.c.src, after.c.state))
+        return sa.insert(self.turn).from_select(["node_id", "state", *self._names()], rows)
+
+    def _decide(self) -> sa.Insert:
+        """Each seat's move at each (decision node, state), and its columns, in one statement: the best profit by a
+        window over the node's moves (the first streamed within the tolerance), or the agent's choice."""
+        after = self.turn.alias("after")
+        columns, joins = [], edge.join(after, after.c.node_id == edge.c.dst)
+        for i, seat in enumerate(self.seats):
+            q = self._profit(i, edge.c.reward, after)
+            columns += [q.label(f"q{i}"), sa.func.max(q).over(partition_by=(edge.c.src, after.c.state)).label(f"best{i}")]
+            if seat.kind == FOLLOW:
+                agent = choice.alias(f"agent{i}")
+                joins = joins.outerjoin(agent, sa.and_(agent.c.policy_id == seat.policy_id, agent.c.node_id == edge.c.src,
+                                                       agent.c.edge_id == edge.c.id))
+                columns.append(agent.c.edge_id.label(f"own{i}"))
+        moves = (sa.select(edge.c.src, after.c.state, edge.c.id, *columns).select_from(joins)
+                 .where(edge.c.id.between(FIRST, LAST), edge.c.kind == "move").subquery("moves"))
+        picks = []
+        for i, seat in enumerate(self.seats):
+            q, best = moves.c[f"q{i}"], moves.c[f"best{i}"]
+            if seat.kind == FOLLOW:
+                wins = sa.func.min(sa.case((q >= 1.0, moves.c.id)))
+                picks.append(sa.case((sa.func.max(best) >= 1.0, wins), else_=sa.func.max(moves.c[f"own{i}"])).label(f"edge{i}"))
+            else:
+                near = q >= best - TIE_TOLERANCE * (1 + sa.func.abs(best))
+                picks.append(sa.func.min(sa.case((near, moves.c.id))).label(f"edge{i}"))
+        picked = (sa.select(moves.c.src, moves.c.state, *picks).group_by(moves.c.src, moves.c.state).subquery("picked"))
+        joined: sa.FromClause = picked
+        columns = []
+        for i in range(len(self.seats)):
+            move, then = edge.alias(f"move{i}"), self.turn.alias(f"then{i}")
+            joined = joined.join(move, move.c.id == picked.c[f"edge{i}"]).join(
+                then, sa.and_(then.c.node_id == move.c.dst, then.c.state == picked.c.state))
+            columns += [self._profit(i, move.c.reward, then), move.c.reward + then.c[f"v{i}"], then.c[f"d{i}"]]
+        rows = sa.select(picked.c.src, picked.c.state, *columns).select_from(joined)
+        return sa.insert(self.turn).from_select(["node_id", "state", *self._names()], rows)
+
+    def play(self, connection: sa.Connection, span: sa.Row, states: tuple[int, int]) -> dict[int, list[tuple[float, float]]]:
+        """Play the turn from every state of the layer ``span`` at the values in the state table; return
+        state -> per seat (value, derivative in its loop state's value)."""
+        self.start(connection, edge.c.id.between(span.first_edge, span.last_edge), states)
+        self.play_turn(connection)
+        columns = [self.turn.c[f"{name}{i}"] for i in range(len(self.seats)) for name in ("v", "d")]
+        found = {row[0]: [(row[1 + 2 * i], row[2 + 2 * i]) for i in range(len(self.seats))]
+                 for row in connection.execute(sa.select(self.turn.c.state, *columns)
+                                               .where(self.turn.c.node_id == self.graph.root))}
+        connection.execute(sa.delete(self.turn))
+        return found
+
+    def play_turn(self, connection: sa.Connection) -> None:
+        """Value the turn's nodes, deepest layer first, for the states whose ends are in the turn table."""
+        for turn_span in reversed(self.graph.turn_spans):
+            bounds = {"first_edge": turn_span.first_edge, "last_edge": turn_span.last_edge}
+            if turn_span.rolls:
+                connection.execute(self.chance, bounds)
+            if turn_span.moves:
+                connection.execute(self.decide, bounds)
+
+    def set_values(self, connection: sa.Connection, states: tuple[int, int], values: dict[int, list[float]],
+                   rank: dict[int, float]) -> None:
+        """Replace the state table's rows of the layer's states (node ids ``states``) by ``values`` (per seat)."""
+        connection.execute(sa.delete(self.state).where(self.state.c.node_id.between(*states)))
+        connection.execute(sa.insert(self.state), [
+            {"node_id": state, **{f"v{i}": float(x) for i, x in enumerate(xs)}, "rank": rank.get(state), "sure": 0.0}
+            for state, xs in values.items()])
+
+
+FIRST, LAST = sa.bindparam("first_edge", type_=EdgeId), sa.bindparam("last_edge", type_=EdgeId)
+
+
+def _loops(connection: sa.Connection, span: sa.Row, states: tuple[int, int]) -> dict[int, tuple[int, int]]:
+    """Return state -> (the state of its own layer its moves lead back to, the sign of those moves); raise
+    InvalidGraph when a state's moves lead back to two states (the solver needs one)."""
+    rows = connection.execute(sa.select(edge.c.src, edge.c.dst, edge.c.sign).distinct().where(
+        edge.c.id.between(span.first_edge, span.last_edge), edge.c.kind == "move", edge.c.dst.between(*states))).all()
+    found: dict[int, tuple[int, int]] = {}
+    for src, dst, sign in rows:
+        if src in found and found[src] != (dst, sign):
+            raise InvalidGraph(f"turn state {src} loops back to two states of its layer ({found[src][0]} and {dst}): "
+                               "the cyclic turn solve needs one")
+        found[src] = (dst, sign)
+    return found
+
+
+def _solve_layer(connection: sa.Connection, work: _Work, layer: int, guess_value: list[float],
+                 rank: dict[int, float], convergence: Convergence) -> dict[int, list[float]]:
+    """Solve the cyclic state layer ``layer`` exactly; return state -> its value per seat."""
+    import numpy as np
+
+    graph, seats = work.graph, work.seats
+    span, states = graph.game_spans[layer], graph.layer_ids[layer]
+    loops = _loops(connection, span, states)
+    ids = list(range(states[0], states[1] + 1))
+    size = len(ids) * len(seats)
+    index = {(state, i): k * len(seats) + i for k, state in enumerate(ids) for i in range(len(seats))}
+    guess = np.array([guess_value[i] for _ in ids for i in range(len(seats))])
+    maximising = any(seat.kind == MAXIMISE for seat in seats)
+    for passes in range(1, MAX_PASSES + 1):
+        work.set_values(connection, states, {state: [guess[index[state, i]] for i in range(len(seats))] for state in ids},
+                        rank)
+        played = work.play(connection, span, states)
+        values, matrix, constants = np.zeros(size), np.zeros((size, size)), np.zeros(size)
+        for state in ids:
+            loop = loops.get(state)
+            for i, (v, d) in enumerate(played[state]):
+                row = index[state, i]
+                values[row] = v
+                constants[row] = v
+                if loop is not None and d:
+                    column = index[loop[0], i if loop[1] == 1 else seats[i].after_pass]
+                    matrix[row, column] += d
+                    constants[row] -= d * guess[column]
+        residual = float(np.max(np.abs(values - guess)))
+        if maximising and residual <= RESIDUAL_TOLERANCE * (1 + float(np.max(np.abs(guess)))):
+            solution = values
+            break
+        solution = np.linalg.solve(np.eye(size) - matrix, constants)
+        if not maximising:  # the moves do not depend on the values: the linear solution is exact
+            residual = float(np.max(np.abs(constants + matrix @ solution - solution)))
+            break
+        guess = solution
+    else:
+        raise NotConverged(f"turn states of layer {layer} did not settle in {MAX_PASSES} passes")
+    convergence.add(passes, residual, 0)
+    return {state: [float(solution[index[state, i]]) for i in range(len(seats))] for state in ids}
+
+
+def run(connection: sa.Connection, graph: TurnGraph, seats: Sequence[TurnSeat], rank_policy: int | None = None,
+        keep: Callable[[int, dict[int, list[float]], Convergence], None] | None = None, down_to: int = 0,
+        solved: dict[int, list[float]] | None = None) -> tuple[dict[int, list[float]], Convergence]:
+    """Value every turn state from the last state layer down to ``down_to`` for each seat; return state ->
+    values per seat, and how the layers converged.
+
+    ``rank_policy``: the stored solve whose values :data:`RANK` seats rank by.
+    ``keep(layer, values, convergence)`` is called after each layer (to store and commit it); ``solved``
+    gives the values of layers solved before (resuming), which are not solved again.
+    """
+    if any(seat.kind == RANK for seat in seats) and rank_policy is None:
+        raise DicegraphError("a seat ranks moves by a stored solve: name it (rank_policy)")
+    plan_whole_layers(connection)
+    work = _Work(connection, graph, seats)
+    rank: dict[int, float] = {}
+    if rank_policy is not None:
+        rank = dict(connection.execute(sa.select(turn_policy.c.node_id, turn_policy.c.value)
+                                       .where(turn_policy.c.policy_id == rank_policy)).all())
+    values: dict[int, list[float]] = dict(solved or {})
+    convergence = Convergence()
+    payoffs = graph_payoffs(connection, graph)
+    start = [sum(payoffs) / max(len(payoffs), 1)] * len(seats)
+    for layer in sorted(graph.layer_ids, reverse=True):
+        if layer < down_to:
+            break
+        states = graph.layer_ids[layer]
+        if states[0] in values:
+            work.set_values(connection, states, {s: values[s] for s in range(states[0], states[1] + 1)}, rank)
+            continue
+        found = _solve_layer(connection, work, layer, start, rank, convergence)
+        work.set_values(connection, states, found, rank)
+        values.update(found)
+        start = [sum(xs[i] for xs in found.values()) / len(found) for i in range(len(seats))]
+        if keep is not None:
+            keep(layer, found, convergence)
+    work.drop(connection)
+    return values, convergence
+
+
+def graph_payoffs(connection: sa.Connection, graph: TurnGraph) -> list[float]:
+    """Return the payoffs of the terminal turn states (where the game is over)."""
+    root_layer = graph.turn_spans[0].layer
+    return [row[0] for row in connection.execute(sa.select(node.c.payoff).where(
+        node.c.graph_id == graph.graph_id, node.c.kind == "terminal", node.c.layer < root_layer))]
+
+
+def ensure_solved(connection: sa.Connection, graph: TurnGraph, progress: StatesDone | None = None) -> None:
+    """Solve and store the optimum (the game's one maximising turn policy) unless stored, a state layer at a time.
+
+    Each layer is committed as it is stored, with the convergence so far in
+    the policy's record, so an interrupted solve resumes at the next layer;
+    ``connection`` must not be inside a ``begin()`` block.
+    """
+    optimal = next(p.name for p in graph.structure.policies if p.end_profits is None)
+    policy_id = ensure_policy(connection, graph, optimal)
+    connection.commit()
+    stored = dict(connection.execute(sa.select(turn_policy.c.node_id, turn_policy.c.value)
+                                     .where(turn_policy.c.policy_id == policy_id)).all())
+    if progress is not None and stored:
+        progress(len(stored))
+    if not connection.execute(sa.select(policy.c.unfinished_since).where(policy.c.id == policy_id)).scalar_one():
+        return
+    record = connection.execute(sa.select(policy.c.convergence).where(policy.c.id == policy_id)).scalar_one()
+    earlier = json.loads(record) if record else None
+
+    def keep(layer: int, found: dict[int, list[float]], convergence: Convergence) -> None:
+        connection.execute(sa.insert(turn_policy), [
+            {"policy_id": policy_id, "node_id": state, "value": xs[0], "moment2": xs[0], "decisions": b""}
+            for state, xs in found.items()])
+        done = layer == min(graph.layer_ids)
+        connection.execute(sa.update(policy).where(policy.c.id == policy_id).values(
+            convergence=_merged(earlier, convergence), **({"unfinished_since": None} if done else {})))
+        connection.commit()
+        if progress is not None:
+            progress(len(found))
+
+    run(connection, graph, [TurnSeat(MAXIMISE, None, 0)], keep=keep,
+        solved={state: [value] for state, value in stored.items()})
+
+
+def _merged(earlier: dict | None, convergence: Convergence) -> str:
+    """Return the convergence record of a solve resumed after ``earlier`` (its record before the interruption)."""
+    if not earlier:
+        return convergence.record()
+    total = Convergence(components=earlier["cyclic_components"] + convergence.components,
+                        passes=earlier["passes"] + convergence.passes,
+                        most_passes=max(earlier["most_passes"], convergence.most_passes),
+                        residual=max(earlier["residual"], convergence.residual),
+                        fallbacks=earlier["value_iteration_steps"] + convergence.fallbacks)
+    return total.record()
+
+
+def match(connection: sa.Connection, graph: TurnGraph, first: str, second: str) -> tuple[float, float]:
+    """Return the exact probabilities that a player of policy ``first``, moving first, beats one of ``second``,
+    and the other way round (nothing stored). The optimum plays its own moves (ranked by its stored values);
+    an agent its stored choices."""
+    optimal = next(p.name for p in graph.structure.policies if p.end_profits is None)
+    optimal_id = ensure_policy(connection, graph, optimal)
+
+    def seat(name: str, after_pass: int) -> TurnSeat:
+        if name == optimal:
+            return TurnSeat(RANK, optimal_id, after_pass)
+        return TurnSeat(FOLLOW, find_policy(connection, graph.graph_id, name).id, after_pass)
+
+    values, _ = run(connection, graph, [seat(first, 1), seat(second, 0)], rank_policy=optimal_id)
+    return values[0][0], values[0][1]  # node 0, the root, is the first turn state
+
+
+def turn_node_values(connection: sa.Connection, graph: TurnGraph, states: Sequence[int], kinds: Sequence[str] = ("chance", "terminal")) -> dict[int, dict[int, float]]:
+    """Return, for each turn state of ``states`` (node ids), its turn's nodes of ``kinds`` -> their value under
+    the stored optimum (the turn played once from each, all together; nothing stored). The ends' values are
+    what the state's moves through them are worth."""
+    optimal = next(p.name for p in graph.structure.policies if p.end_profits is None)
+    optimal_id = ensure_policy(connection, graph, optimal)
+    work = _Work(connection, graph, [TurnSeat(MAXIMISE, None, 0)])
+    stored = sa.select(turn_policy.c.node_id, turn_policy.c.value.label("v0"), turn_policy.c.value.label("rank"),
+                       sa.literal(0.0).label("sure")).where(
+        turn_policy.c.policy_id == optimal_id)
+    connection.execute(sa.insert(work.state).from_select(["node_id", "v0", "rank", "sure"], stored))
+    root_layer = graph.turn_spans[0].layer
+    wanted = temporary_table(connection, "tcy_wanted")
+    connection.execute(sa.insert(wanted), [{"node_id": state} for state in states])
+    work.start(connection, sa.and_(edge.c.src.in_(sa.select(wanted.c.node_id)), edge.c.src_layer < root_layer), (-1, -1))
+    work.play_turn(connection)
+    rows = (sa.select(work.turn.c.state, work.turn.c.node_id, work.turn.c.v0)
+            .select_from(work.turn.join(node, sa.and_(node.c.graph_id == graph.graph_id, node.c.id == work.turn.c.node_id)))
+            .where(node.c.kind.in_(list(kinds))))
+    found: dict[int, dict[int, float]] = {state: {} for state in states}
+    for state, node_id, v in connection.execute(rows):
+        found[state][node_id] = v
+    work.drop(connection)
+    wanted.drop(connection)
+    return found

@@ -1,18 +1,18 @@
 """Registry of the games dicegraph can build: name -> game module.
 
 >>> sorted(GAMES)
-['5000', 'cant-stop', 'cant-stop-board', 'jackpot', 'pig', 'school', 'shut-the-box', 'synthetic', 'yahtzee']
+['5000', '5000-race', 'cant-stop', 'cant-stop-board', 'jackpot', 'pig', 'school', 'shut-the-box', 'synthetic', 'yahtzee']
 >>> get_game("jackpot").title
 'Jackpot'
 """
 
 from __future__ import annotations
 
-from graphs import cant_stop, cant_stop_board, five_thousand, jackpot, pig, school, shut_the_box, synthetic, yahtzee
+from graphs import cant_stop, cant_stop_board, five_thousand, five_thousand_race, jackpot, pig, school, shut_the_box, synthetic, yahtzee
 from graphs.errors import DicegraphError, UnknownGame
 from graphs.protocol import Game
 
-GAMES: dict[str, Game] = {module.name: module for module in (jackpot, shut_the_box, cant_stop, cant_stop_board, five_thousand, school, synthetic, yahtzee, pig)}  # type: ignore[misc]
+GAMES: dict[str, Game] = {module.name: module for module in (jackpot, shut_the_box, cant_stop, cant_stop_board, five_thousand, school, synthetic, yahtzee, pig, five_thousand_race)}  # type: ignore[misc]
 
 
 def register(game: Game) -> Game:

@@ -14,7 +14,7 @@ from fractions import Fraction
 from functools import lru_cache
 
 from graphs.dice import sorted_rolls
-from graphs.five_thousand.game import DICE, STEP, score, selections
+from graphs.five_thousand.game import DICE, STEP, score, selections, threshold_move
 
 
 @lru_cache(maxsize=None)
@@ -50,6 +50,7 @@ def _turn(a: int, b: int, steps: int, win: dict[tuple[int, int], Fraction],
     return values[DICE, 0]
 
 
+@lru_cache(maxsize=None)
 def solve(target: int) -> dict[tuple[int, int], Fraction]:
     """Return (a, b) in steps -> the exact probability that the player to move wins, both playing best."""
     steps = target // STEP
@@ -67,3 +68,119 @@ def solve(target: int) -> dict[tuple[int, int], Fraction]:
                      for a, b in pairs}
         win.update(guess)
     return win
+
+
+def _one_turn_points(highest: int) -> dict[tuple[int, int], Fraction]:
+    """Return (dice, total in steps) -> the expected points (in steps) of the one-turn optimum rolling there,
+    for totals up to ``highest`` steps and beyond the bank bound (where banking is best)."""
+    top = highest + 60  # 5000's bank bound is 2793 points, under 60 steps
+    worth: dict[tuple[int, int], Fraction] = {}
+    for total in range(top, -1, -1):
+        for dice in range(1, DICE + 1):
+            expected = Fraction(0)
+            for p, options in _rolls(dice):
+                best = Fraction(0)
+                for gain, after in options:
+                    best = max(best, Fraction(total + gain), worth.get((after, total + gain), Fraction(0)))
+                expected += p * best
+            worth[dice, total] = expected
+    return worth
+
+
+def _turn_values(a: int, b: int, steps: int, win: dict[tuple[int, int], Fraction]) -> dict[tuple[int, int], Fraction]:
+    """Return (dice, total) -> the optimum's value rolling there from ``(a, b)`` (both playing best)."""
+    values: dict[tuple[int, int], Fraction] = {}
+    bust = 1 - win[b, a]
+    for total in range(steps - a - 1, -1, -1):
+        for dice in range(1, DICE + 1):
+            value = Fraction(0)
+            for p, options in _rolls(dice):
+                if not options:
+                    value += p * bust
+                    continue
+                value += p * max(max(_banked(a, b, total + gain, steps, win),
+                                     values.get((after, total + gain), Fraction(-1))) for gain, after in options)
+            values[dice, total] = value
+    return values
+
+
+def _banked(a: int, b: int, total: int, steps: int, win: dict[tuple[int, int], Fraction]) -> Fraction:
+    return Fraction(1) if a + total >= steps else 1 - win[b, a + total]
+
+
+def strategy(name: str, steps: int, win: dict[tuple[int, int], Fraction]):
+    """Return strategy ``name`` as ``choose(a, b, dice, total, options) -> (option index, rolls on)``: ``optimal``
+    (the best move at the optimum's values, banking first on ties), ``threshold-T`` or ``turn-optimal``. A fixed
+    strategy banks the first option that reaches the target when there is one."""
+    if name == "optimal":
+        tables: dict[tuple[int, int], dict] = {}
+
+        def best(a, b, dice, total, options):
+            if (a, b) not in tables:
+                tables[a, b] = _turn_values(a, b, steps, win)
+            values = tables[a, b]
+            ranked = []
+            for index, (gain, after) in enumerate(options):
+                ranked.append((_banked(a, b, total + gain, steps, win), -2 * index, index, False))
+                if a + total + gain < steps and (after, total + gain) in values:
+                    ranked.append((values[after, total + gain], -2 * index - 1, index, True))
+            _, _, index, rolls_on = max(ranked)
+            return index, rolls_on
+        return best
+    points = _one_turn_points(steps) if name == "turn-optimal" else None
+
+    def fixed(a, b, dice, total, options):
+        for index, (gain, _) in enumerate(options):
+            if a + total + gain >= steps:
+                return index, False
+        if points is None:  # keep every scoring die (the first option); roll on with at least T dice left
+            gain, after = options[0]
+            kept = dice if after == DICE else dice - after
+            return 0, threshold_move(int(name.split("-")[1]), dice, kept) == "roll" and total + gain < steps
+        ranked = []
+        for index, (gain, after) in enumerate(options):
+            ranked.append((Fraction(total + gain), -2 * index, index, False))
+            if total + gain < steps:
+                ranked.append((points[after, total + gain], -2 * index - 1, index, True))
+        _, _, index, rolls_on = max(ranked)
+        return index, rolls_on
+    return fixed
+
+
+def _fixed_turn(a: int, b: int, steps: int, choose, later: dict[tuple[int, int], Fraction]) -> tuple[Fraction, Fraction]:
+    """Return the mover's turn from ``(a, b)`` playing ``choose``: (value when a bust is worth 0, P(bust)); a bank
+    at ``t`` is worth ``1 - later[b, a + t]`` (the opponent's value there, of the other seat)."""
+    values: dict[tuple[int, int], tuple[Fraction, Fraction]] = {}
+    for total in range(steps - a - 1, -1, -1):
+        for dice in range(1, DICE + 1):
+            value, busts = Fraction(0), Fraction(0)
+            for p, options in _rolls(dice):
+                if not options:
+                    busts += p
+                    continue
+                index, rolls_on = choose(a, b, dice, total, options)
+                gain, after = options[index]
+                if rolls_on:
+                    v, q = values[after, total + gain]
+                    value, busts = value + p * v, busts + p * q
+                else:
+                    value += p * (Fraction(1) if a + total + gain >= steps else 1 - later[b, a + total + gain])
+            values[dice, total] = (value, busts)
+    return values[DICE, 0]
+
+
+def match(target: int, first: str, second: str) -> tuple[Fraction, Fraction]:
+    """Return the exact probabilities that ``first``, moving first, beats ``second``, and the other way round."""
+    steps = target // STEP
+    optimum = solve(target)
+    plays = [strategy(first, steps, optimum), strategy(second, steps, optimum)]
+    seat: list[dict[tuple[int, int], Fraction]] = [{}, {}]  # seat i: the mover plays plays[i]
+    for total in range(2 * steps - 2, -1, -1):
+        pairs = [(a, total - a) for a in range(max(0, total - steps + 1), min(total, steps - 1) + 1)]
+        turns = {(i, pair): _fixed_turn(*pair, steps, plays[i], seat[1 - i]) for i in (0, 1) for pair in pairs}
+        for a, b in pairs:  # x = c + q (1 - y), y = c' + q' (1 - x): the mover at (a, b) and the other at (b, a)
+            for i in (0, 1):
+                c, q = turns[i, (a, b)]
+                c2, q2 = turns[1 - i, (b, a)]
+                seat[i][a, b] = (c + q * (1 - c2 - q2)) / (1 - q * q2)
+    return seat[0][0, 0], seat[1][0, 0]

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import math
+from fractions import Fraction
 
 import pytest
 
+from graphs.five_thousand_race.game import _reachable
 from tests import race_exact, race_numpy
 
 
@@ -17,3 +19,55 @@ def test_numpy_reference_matches_exact_rationals(target):
         assert math.isclose(win[a, b], float(value), rel_tol=1e-12, abs_tol=1e-15)
     assert 0.5 < exact[0, 0] < 1  # moving first is an advantage
     assert max(passes) <= 4
+
+
+@pytest.fixture(scope="module")
+def report_200(tmp_path_factory):
+    from graphs import get_game
+    from store.db import open_database
+    from store.report import game_report
+
+    engine = open_database(f"sqlite:///{tmp_path_factory.mktemp('race') / 'race.db'}", create=True)
+    data = game_report(engine, get_game("5000-race"), {"target": 200})
+    engine.dispose()
+    return data
+
+
+def test_report_answers_exactly(report_200):
+    exact = race_exact.solve(200)
+    assert math.isclose(report_200["p_first_wins"], exact[0, 0], rel_tol=1e-12)
+    head_starts = {points: exact[0, points // 50] for points in range(0, 200, 50)}
+    fair = min(head_starts, key=lambda points: abs(head_starts[points] - Fraction(1, 2)))
+    assert report_200["fair_head_start"]["points"] == fair
+    assert math.isclose(report_200["fair_head_start"]["p_first_wins"], head_starts[fair], rel_tol=1e-12)
+    assert report_200["convergence"]["method"] == "newton" and report_200["convergence"]["residual"] < 1e-12
+
+
+def test_every_match_equals_the_exact_one(report_200):
+    """Each fixed strategy against the optimum in both seats and against each other: 7 + 21 pairs, both orders."""
+    rows = report_200["matches"]
+    assert len({(row["first"], row["second"]) for row in rows}) == len(rows) == 2 * (7 + 21)
+    for row, back in zip(rows[::2], rows[1::2]):  # each pair in both orders
+        assert (back["first"], back["second"]) == (row["second"], row["first"])
+        forward, backward = race_exact.match(200, row["first"], row["second"])
+        assert math.isclose(row["p_first_wins"], forward, rel_tol=1e-12), row
+        assert math.isclose(back["p_first_wins"], backward, rel_tol=1e-12), back
+
+
+def test_bank_rules_follow_the_turn_values(report_200):
+    """The banking rule the report gives for each situation is the exact optimum's: banking at a total is at
+    least as good as rolling on there, rolling on better below the boundary."""
+    exact = race_exact.solve(200)
+    steps = 4
+    rolled_at = set(_reachable(200))  # (dice, total) the turn rolls from
+    for situation in report_200["bank_rules"]:
+        a, b = situation["mine"] // 50, situation["opponent"] // 50
+        assert math.isclose(situation["value"], exact[a, b], rel_tol=1e-12)
+        values = race_exact._turn_values(a, b, steps, exact)
+        for dice, rule in situation["dice"].items():
+            for total in range(1, steps - a):
+                if (int(dice), total * 50) not in rolled_at:
+                    continue
+                banks = race_exact._banked(a, b, total, steps, exact) >= values[int(dice), total]
+                at_or_above = rule["banks_from"] is not None and total * 50 >= rule["banks_from"]
+                assert banks == (at_or_above and total * 50 not in rule["rolls_at"]), (situation, dice, total)

@@ -1,0 +1,307 @@
+"""5000 as a race (seed 004): two players take turns of 5000 until one banks the target (rules: shared/RULES.md).
+
+Each turn is the one-turn game of :mod:`graphs.five_thousand` (same scoring,
+set-aside and hot-dice rules); banking adds the turn total to the mover's
+score, a bust leaves the scores and passes the turn, and the first to bank
+the target wins at once. Scores are multiples of 50; positions are seen from
+the player to move and are worth the probability that this player wins.
+
+The turn is the same for every pair of scores but for what its ends are
+worth, so it is stored once and joined with the score pairs when solving
+(``store/turns.py`` and, for the cycles, ``store/turn_cycles.py``):
+
+* **Turn states** (layers ``0 .. 2s - 2`` for ``s = target / 50``): the score
+  pairs ``(a, b)``, key ``'1500-350'`` (mine, then the opponent's), layer
+  ``(a + b) / 50``. Their moves are labelled like the turn's ends: ``bust``
+  leads to ``(b, a)``, ``bank t`` to ``(b, a + t)`` (both hand the turn over:
+  ``sign`` -1, reward 1, as the mover wins when the opponent does not), or
+  to the terminal ``won`` when ``a + t`` reaches the target. A bust keeps the
+  score sum, so each layer is a cyclic component (a ``CyclicLayers`` row);
+  a bank raises the sum, so the components come in order.
+* **The turn** (from layer ``2s`` on): rolling ``n`` dice at turn total
+  ``t`` (key ``'3d/250'``), the decision after a roll (``'3d/250/1-5-6'``),
+  and the ends ``bust``, ``bank/<t>`` and ``bank/win`` (a total of the target
+  or more, a win from any score). Turn totals go up to ``target - 50``.
+
+Agents: the seed's ``threshold-1`` .. ``threshold-6`` and ``turn-optimal``
+(the move that maximises the turn's expected points, ties towards banking),
+recorded on the turn's moves; in a game every one of them banks whenever
+banking reaches the target (the solver's rule for agents: a move that wins
+at once is taken).
+
+>>> sizes(150)
+{'pairs': 9, 'state_edges': 36, 'turn_nodes': 498, 'turn_edges': 1875}
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any
+
+from graphs.dice import sorted_rolls
+from graphs.errors import BadParameter
+from graphs.five_thousand.game import DICE, STEP, bank_bound, roll_text, score, selections, threshold_move
+from graphs.protocol import (CHANCE, DECISION, MOVE, ROLL, TERMINAL, CyclicLayers, Edge, Node, NodeIds,
+                             Param, Row, TurnPolicy, TurnStructure)
+
+name = "5000-race"
+title = "5000 (race)"
+summary = "Two players take turns of 5000 until one banks the target (default 5000): the probability of winning."
+version = 1
+objective = "max"
+outcome = "probability that the player to move wins"
+params = (
+    Param("target", 5000, int, "the score that wins (a multiple of 50)",
+          check=lambda target: 100 <= target <= 10000 and target % STEP == 0, accepted="multiples of 50, 100..10000"),
+)
+small_params = {"target": 150}
+THRESHOLDS = tuple(range(1, 7))
+TURN_OPTIMAL = "turn-optimal"
+OPTIMAL = "optimal"
+WON = "won"
+ROOT = f"{DICE}d/0"
+BUST_END, WIN_END = "bust", "bank/win"
+
+
+def agents(params: Mapping[str, Any]) -> tuple[str, ...]:
+    """Return the fixed strategies stored with the graph: ``threshold-1`` .. ``threshold-6`` and ``turn-optimal``."""
+    return (*(f"threshold-{t}" for t in THRESHOLDS), TURN_OPTIMAL)
+
+
+def state_key(mine: int, theirs: int) -> str:
+    """Return a turn state's key from scores in points, e.g. ``'1500-350'``."""
+    return f"{mine}-{theirs}"
+
+
+def chance_key(dice: int, total: int) -> str:
+    """Return the key of rolling ``dice`` dice at turn total ``total`` (points), e.g. ``'3d/250'``."""
+    return f"{dice}d/{total}"
+
+
+def bank_end(total: int, target: int) -> str:
+    """Return the key of the turn's end banking ``total`` points (``bank/win`` from the target on)."""
+    return WIN_END if total >= target else f"bank/{total}"
+
+
+def end_label(end: str) -> str:
+    """Return the label of the state moves through the end ``end``: ``'bust'``, ``'bank 350'`` or ``'win'``."""
+    if end == BUST_END:
+        return "bust"
+    return "win" if end == WIN_END else "bank " + end.removeprefix("bank/")
+
+
+def ends(target: int) -> dict[str, str]:
+    """Return the turn's ends: key -> the label of the state moves through it."""
+    keys = [BUST_END, *(bank_end(total, target) for total in range(STEP, target, STEP)), WIN_END]
+    return {key: end_label(key) for key in keys}
+
+
+@functools.lru_cache(maxsize=None)
+def _options(dice: int) -> tuple[tuple[tuple[int, ...], int, tuple[tuple[tuple[int, ...], int, int], ...]], ...]:
+    """Return each roll of ``dice`` dice: (roll, weight, ((kept, points, dice rolled next), ...)); a bust has none."""
+    return tuple((roll, weight, tuple((kept, score(kept), (dice - len(kept)) or DICE) for kept in selections(roll)))
+                 for roll, weight in sorted_rolls(dice))
+
+
+@functools.lru_cache(maxsize=None)
+def turn_points(highest: int) -> dict[tuple[int, int], float]:
+    """Return (dice, total) -> the expected points of the turn played to maximise them, rolling ``dice`` at ``total``,
+    for totals up to ``highest`` (the one-turn optimum; past the bank bound banking is best).
+
+    >>> round(turn_points(0)[5, 0], 4)
+    293.6009
+    """
+    top = max(highest, int(bank_bound()) // STEP * STEP + STEP)
+    worth: dict[tuple[int, int], float] = {}
+    for total in range(top, -1, -STEP):
+        for dice in range(1, DICE + 1):
+            expected = 0.0
+            for _, weight, options in _options(dice):
+                best = 0.0
+                for _, points, after in options:
+                    reached = total + points
+                    best = max(best, reached, worth.get((after, reached), 0.0))
+                expected += weight * best
+            worth[dice, total] = expected / 6**dice
+    return worth
+
+
+def _rolls_on(worth: Mapping[tuple[int, int], float], after: int, reached: int) -> bool:
+    """Return whether the one-turn optimum rolls ``after`` dice on at ``reached`` rather than bank (ties: bank)."""
+    on = worth.get((after, reached))
+    return on is not None and on > reached * (1 + 1e-12)
+
+
+def _decide(agent: str, dice: int, total: int, options: Sequence[tuple[tuple[int, ...], int, int]], target: int,
+            worth: Mapping[tuple[int, int], float]) -> tuple[int, bool]:
+    """Return (index of the kept dice in ``options``, rolls on) for ``agent`` after a roll at ``total``."""
+    if agent == TURN_OPTIMAL:
+        best, pick = -1.0, (0, False)
+        for index, (_, points, after) in enumerate(options):
+            reached = total + points
+            for rolls_on in (False, True):
+                if rolls_on and (reached >= target or not _rolls_on(worth, after, reached)):
+                    continue
+                value = worth[after, reached] if rolls_on else float(reached)
+                if value > best * (1 + 1e-12) + 1e-12:
+                    best, pick = value, (index, rolls_on)
+        return pick
+    kept, points, _ = options[0]  # a threshold agent keeps every scoring die
+    rolls_on = threshold_move(int(agent.split("-")[1]), dice, len(kept)) == "roll"
+    return 0, rolls_on and total + points < target
+
+
+def _reachable(target: int) -> list[tuple[int, int]]:
+    """Return the (dice, total) pairs the turn rolls from, totals below ``target``, in order of total (five dice first)."""
+    found = {(DICE, 0)}
+    for total in range(0, target, STEP):
+        for dice in range(DICE, 0, -1):
+            if (dice, total) in found:
+                found.update((after, total + points) for _, _, options in _options(dice)
+                             for _, points, after in options if total + points < target)
+    return sorted(found, key=lambda at: (at[1], -at[0]))
+
+
+def build(params: Mapping[str, Any]) -> Iterator[Row]:
+    """Yield the score pairs (cyclic layers, one per score sum), the ``won`` terminal, then the turn.
+
+    Node ids go layer by layer: every pair is numbered before any edge names it.
+    """
+    target = params["target"]
+    steps = target // STEP
+    ids = NodeIds()
+    diagonals = [[(a, total - a) for a in range(max(0, total - steps + 1), min(total, steps - 1) + 1)]
+                 for total in range(2 * steps - 1)]
+    for pairs in diagonals:
+        for a, b in pairs:
+            ids[state_key(a * STEP, b * STEP)]
+    for total, pairs in enumerate(diagonals):
+        yield CyclicLayers(total, total)
+        for a, b in pairs:
+            key = state_key(a * STEP, b * STEP)
+            yield Node(ids[key], key, total, DECISION, f"me {a * STEP}, opponent {b * STEP}")
+        for a, b in pairs:
+            source = ids[state_key(a * STEP, b * STEP)]
+            yield Edge(source, ids[state_key(b * STEP, a * STEP)], MOVE, "bust", reward=1.0, sign=-1)
+            for gained in range(1, steps):
+                label = f"bank {gained * STEP}"
+                if a + gained >= steps:
+                    yield Edge(source, ids[WON], MOVE, label)
+                else:
+                    yield Edge(source, ids[state_key(b * STEP, (a + gained) * STEP)], MOVE, label, reward=1.0, sign=-1)
+            yield Edge(source, ids[WON], MOVE, "win")
+    yield Node(ids[WON], WON, 2 * steps - 1, TERMINAL, "the player to move has won", payoff=1.0)
+    yield from _turn_rows(ids, 2 * steps, target)
+
+
+def _turn_rows(ids: NodeIds, base: int, target: int) -> Iterator[Row]:
+    """Yield the turn: rolling at total ``t`` in layer ``base + 2t/50``, the decisions after it one layer up, the ends last."""
+    worth = turn_points(target)
+    names = agents({"target": target})
+    at = _reachable(target)
+    for total in range(0, target, STEP):  # ids layer by layer
+        rolling = [dice for dice, reached in at if reached == total]
+        for dice in rolling:
+            ids[chance_key(dice, total)]
+        for dice in rolling:
+            for roll, _, options in _options(dice):
+                if options:
+                    ids[f"{chance_key(dice, total)}/{roll_text(roll)}"]
+    for key in ends(target):
+        ids[key]
+    top = base + 2 * (target // STEP)
+    for total in range(0, target, STEP):
+        layer = base + 2 * (total // STEP)
+        rolling = [dice for dice, reached in at if reached == total]
+        for dice in rolling:
+            key = chance_key(dice, total)
+            yield Node(ids[key], key, layer, CHANCE, f"total {total}, rolling {dice}", denom=6**dice)
+        decisions: list[Row] = []
+        moves: list[Row] = []
+        for dice in rolling:
+            key = chance_key(dice, total)
+            busts = sum(weight for _, weight, options in _options(dice) if not options)
+            yield Edge(ids[key], ids[BUST_END], ROLL, "roll nothing that scores", weight=busts)
+            for roll, weight, options in _options(dice):
+                if not options:
+                    continue
+                decision = f"{key}/{roll_text(roll)}"
+                yield Edge(ids[key], ids[decision], ROLL, f"roll {roll_text(roll)}", weight=weight)
+                decisions.append(Node(ids[decision], decision, layer + 1, DECISION,
+                                      f"total {total}, rolled {roll_text(roll)}"))
+                moves += _moves(ids, ids[decision], dice, total, options, target, worth, names)
+        yield from decisions
+        yield from moves
+    for key, label in ends(target).items():
+        yield Node(ids[key], key, top, TERMINAL, f"the turn ends: {label}", payoff=0.0)
+
+
+def _moves(ids: NodeIds, source: int, dice: int, total: int, options: Sequence[tuple[tuple[int, ...], int, int]], target: int,
+           worth: Mapping[tuple[int, int], float], names: Sequence[str]) -> list[Edge]:
+    """Return a decision's moves: per choice of dice kept, bank (a win from the target on), then roll on."""
+    picks = {agent: _decide(agent, dice, total, options, target, worth) for agent in names}
+    found = []
+    for index, (kept, points, after) in enumerate(options):
+        reached = total + points
+        keep = f"keep {roll_text(kept)}"
+        banks = tuple(agent for agent, pick in picks.items() if pick == (index, False))
+        if reached >= target:
+            found.append(Edge(source, ids[bank_end(reached, target)], MOVE, f"{keep}, bank {reached} (wins)", chosen_by=banks))
+            continue
+        rolls = tuple(agent for agent, pick in picks.items() if pick == (index, True))
+        found.append(Edge(source, ids[bank_end(reached, target)], MOVE, f"{keep}, bank {reached}", chosen_by=banks))
+        found.append(Edge(source, ids[chance_key(after, reached)], MOVE, f"{keep}, roll {after}", chosen_by=rolls))
+    return found
+
+
+def turn(params: Mapping[str, Any]) -> TurnStructure:
+    """Return the race's turn structure: the root ``5d/0``, its ends, the optimum (the probability of winning)."""
+    target = params["target"]
+    steps = target // STEP
+    return TurnStructure(root=ROOT, ends=ends(target), policies=(TurnPolicy(OPTIMAL),), encoder=NoDecisions,
+                         states=steps * steps)
+
+
+class NoDecisions:
+    """The race keeps no decision bytes per score pair: its moves are recomputed from the stored values on demand."""
+
+    def __init__(self, nodes: Sequence[tuple[int, str]], moves: Sequence[tuple[int, int, int, str]]):
+        pass
+
+    def pack(self, states: Any, moves: Any) -> dict[int, bytes]:
+        """Return no bytes for any state."""
+        return {}
+
+
+def check_params(values: Mapping[str, Any]) -> None:
+    """Accept every target the parameter check lets through (kept for symmetry with the other games)."""
+    if values["target"] % STEP:
+        raise BadParameter(f"target must be a multiple of {STEP}")
+
+
+def estimated_edges(params: Mapping[str, Any]) -> int:
+    """Return the number of edges :func:`build` streams: ``steps + 1`` moves per score pair, and the turn's.
+
+    >>> estimated_edges({"target": 300}) == sum(sizes(300)[k] for k in ("state_edges", "turn_edges"))
+    True
+    """
+    target = params["target"]
+    steps = target // STEP
+    turn_edges = sum(1 + sum(1 + sum(1 if total + points >= target else 2 for _, points, _ in options)
+                             for _, _, options in _options(dice) if options)
+                     for dice, total in _reachable(target))
+    return steps * steps * (steps + 1) + turn_edges
+
+
+def sizes(target: int) -> dict[str, int]:
+    """Return the graph's counts for ``target``: score pairs, their edges, the turn's nodes and edges."""
+    rows = list(build({"target": target}))
+    root = next(row.layer for row in rows if isinstance(row, Node) and row.key == ROOT)
+    nodes = [row for row in rows if isinstance(row, Node)]
+    layer_of = {row.id: row.layer for row in nodes}
+    edges = [row for row in rows if isinstance(row, Edge)]
+    return {"pairs": sum(row.layer < root and row.kind != TERMINAL for row in nodes),
+            "state_edges": sum(layer_of[row.src] < root for row in edges),
+            "turn_nodes": sum(row.layer >= root for row in nodes),
+            "turn_edges": sum(layer_of[row.src] >= root for row in edges)}

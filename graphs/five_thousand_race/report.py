@@ -1,0 +1,175 @@
+"""The report of 5000 as a race: who wins, the fair head start, strategies head to head, and when to bank."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from graphs.five_thousand.game import DICE, STEP
+from graphs.five_thousand_race.game import OPTIMAL, agents, bank_end, chance_key, name, state_key
+from graphs.protocol import StoredGraph
+
+TIE = 1e-12  # the optimum banks when rolling on is not better by more (it streams banking first)
+
+
+def situations(target: int) -> list[tuple[int, int]]:
+    """Return the score pairs (mine, the opponent's) whose banking rule the report gives: the start, even
+    halfway, and one player near the end.
+
+    >>> situations(5000)
+    [(0, 0), (2500, 2500), (0, 4000), (4000, 0), (4000, 4000)]
+    """
+    half, late = _step(target // 2), _step(target * 4 // 5)
+    return [(0, 0), (half, half), (0, late), (late, 0), (late, late)]
+
+
+def _step(points: int) -> int:
+    return points // STEP * STEP
+
+
+def bank_rule(values: Mapping[str, float], mine: int, target: int) -> dict[int, dict[str, Any]]:
+    """Return, for each number of dice left to roll, the optimum's choice at each turn total (from the turn's
+    values for one score pair): ``{dice: {"banks_from": lowest total it banks at, "rolls_at": totals above it
+    where it rolls on anyway}}``; ``banks_from`` is None when it never banks before winning."""
+    rule = {}
+    for dice in range(1, DICE + 1):
+        banks, rolls = [], []
+        for total in range(STEP, target - mine, STEP):
+            on = values.get(chance_key(dice, total))
+            if on is None:
+                continue  # the turn never has that many dice at that total
+            banked = values[bank_end(total, target)]
+            (banks if banked >= on - TIE * (1 + abs(on)) else rolls).append(total)
+        first = min(banks) if banks else None
+        rule[dice] = {"banks_from": first, "rolls_at": [t for t in rolls if first is not None and t > first]}
+    return rule
+
+
+def matches(graph: StoredGraph, params: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """Return every fixed strategy against the optimum, in both seats, and against each other: ``[{"first",
+    "second", "p_first_wins"}]``, exact (one cyclic run per pair gives both orders)."""
+    fixed = list(agents(params))
+    pairs = [(strategy, OPTIMAL) for strategy in fixed]
+    pairs += [(one, other) for i, one in enumerate(fixed) for other in fixed[i + 1:]]
+    found = []
+    for first, second in pairs:
+        forward, backward = graph.match(first, second)
+        found += [{"first": first, "second": second, "p_first_wins": forward},
+                  {"first": second, "second": first, "p_first_wins": backward}]
+    return found
+
+
+def turn_report(graph: StoredGraph, params: Mapping[str, Any], simulated_games: int = 0, seed: int = 1,
+                progress: Any = None) -> dict[str, Any]:
+    """Return the race's report: ``p_first_wins`` (both optimal), ``fair_head_start``, ``matches``, the
+    optimum's banking rule in a few ``situations``, how the cycles converged and the graph's sizes."""
+    target = params["target"]
+    values = graph.turn_state_values(OPTIMAL)
+    head_starts = {points: values[state_key(0, points)] for points in range(0, target, STEP)}
+    fair = min(head_starts, key=lambda points: (abs(head_starts[points] - 0.5), points))
+    keys = [state_key(mine, theirs) for mine, theirs in situations(target)]
+    turns = graph.turn_node_values(keys)
+    return {
+        "game": name,
+        "graph_id": graph.graph_id,
+        "params": json.loads(json.dumps(dict(params))),
+        "p_first_wins": values[state_key(0, 0)],
+        "fair_head_start": {"points": fair, "p_first_wins": head_starts[fair]},
+        "matches": matches(graph, params),
+        "bank_rules": [{"mine": mine, "opponent": theirs, "value": values[key],
+                        "dice": {str(dice): rule for dice, rule in bank_rule(turns[key], mine, target).items()}}
+                       for (mine, theirs), key in zip(situations(target), keys)],
+        "convergence": graph.convergence(OPTIMAL),
+        "graph": graph.turn_sizes(),
+    }
+
+
+def describe(data: Mapping[str, Any]) -> list[str]:
+    """Return the human-readable report's lines."""
+    target = data["params"]["target"]
+    fair = data["fair_head_start"]
+    lines = [f"race to {target}, both playing to win: the first player wins with probability {data['p_first_wins']:.10f}",
+             f"fair head start: {fair['points']} points to the second player (the first then wins with "
+             f"{fair['p_first_wins']:.6f})", "",
+             "head to head, exact: P(the row's player, moving first, beats the column's):"]
+    lines += _match_table(data)
+    lines += ["", "the optimum's banking rule: the turn total from which it banks, by dice left to roll:"]
+    for situation in data["bank_rules"]:
+        rule = ", ".join(f"{dice}: {_text(entry)}" for dice, entry in situation["dice"].items())
+        lines.append(f"  me {situation['mine']}, opponent {situation['opponent']} (wins {situation['value']:.4f}): {rule}")
+    convergence = data["convergence"] or {}
+    if convergence:
+        lines += ["", f"cycles: {convergence['cyclic_components']} score sums solved by Newton's method, "
+                  f"{convergence['passes']} passes (at most {convergence['most_passes']} for one), "
+                  f"residual {convergence['residual']:.1e}"]
+    sizes = data["graph"]
+    lines.append(f"graph: {sizes['turn_states'] - 1:,} score pairs and the win ({sizes['state_edges']:,} edges), one turn of "
+                 f"{sizes['turn_edges']:,} edges stored once (copied into every pair: {sizes['copied_edges']:,})")
+    return lines
+
+
+def _match_table(data: Mapping[str, Any]) -> list[str]:
+    found = {(row["first"], row["second"]): row["p_first_wins"] for row in data["matches"]}
+    found[OPTIMAL, OPTIMAL] = data["p_first_wins"]
+    names = [OPTIMAL, *dict.fromkeys(row["first"] for row in data["matches"] if row["first"] != OPTIMAL)]
+    short = {name_: name_.replace("threshold-", "T") for name_ in names}
+    lines = ["  " + " " * 13 + "".join(f"{short[column]:>14}" for column in names)]
+    for row in names:
+        cells = "".join(f"{found[row, column]:>14.6f}" if (row, column) in found else f"{'-':>14}" for column in names)
+        lines.append(f"  {short[row]:<13}{cells}")
+    return lines
+
+
+def _text(entry: Mapping[str, Any]) -> str:
+    if entry["banks_from"] is None:
+        return "never"
+    extra = f" (rolls at {', '.join(map(str, entry['rolls_at'][:3]))}{'...' if len(entry['rolls_at']) > 3 else ''})" \
+        if entry["rolls_at"] else ""
+    return f"{entry['banks_from']}{extra}"
+
+
+def charts(graph: StoredGraph, params: Mapping[str, Any], directory: Path) -> list[dict[str, Any]]:
+    """Draw when the optimum banks as a heat map (``5000-race-bank-boundary.png``): for three opponent scores
+    (rows) and each number of dice left to roll (columns), own score across and turn total up, banking dark;
+    return ``[{"file", "title"}]``."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import numpy as np
+
+    target = params["target"]
+    steps = target // STEP
+    opponents = [0, _step(target // 2), _step(target * 4 // 5)]
+    figure, axes = plt.subplots(len(opponents), DICE, figsize=(3 * DICE, 3 * len(opponents)), squeeze=False)
+    for row, theirs in enumerate(opponents):
+        keys = [state_key(mine * STEP, theirs) for mine in range(steps)]
+        turns = graph.turn_node_values(keys)
+        for dice in range(1, DICE + 1):
+            grid = np.full((steps, steps), np.nan)  # [turn total, my score]
+            for mine, key in enumerate(keys):
+                values = turns[key]
+                for total in range(1, steps - mine):
+                    on = values.get(chance_key(dice, total * STEP))
+                    if on is not None:
+                        banked = values[bank_end(total * STEP, target)]
+                        grid[total, mine] = 1.0 if banked >= on - TIE * (1 + abs(on)) else 0.0
+            axes_ = axes[row][DICE - dice]
+            axes_.imshow(grid, origin="lower", cmap="Greys", vmin=-0.2, vmax=1.2, interpolation="nearest",
+                         extent=(0, target, 0, target), aspect="auto")
+            axes_.set_title(f"opponent {theirs}, {dice} dice left", fontsize=8)
+            axes_.tick_params(labelsize=6)
+            if row == len(opponents) - 1:
+                axes_.set_xlabel("my score", fontsize=7)
+            if dice == DICE:
+                axes_.set_ylabel("turn total", fontsize=7)
+    title = (f"5000 as a race to {target}: where the optimum banks (dark) or rolls on (light);\n"
+             "blank: the total cannot occur with that many dice, or banking it wins")
+    figure.suptitle(title, fontsize=10)
+    path = directory / f"{name}-bank-boundary.png"
+    figure.savefig(path, dpi=100, bbox_inches="tight")
+    plt.close(figure)
+    return [{"file": str(path), "title": title}]
+

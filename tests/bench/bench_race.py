@@ -1,0 +1,93 @@
+"""Benchmark of 5000 as a race solved through SQL (not part of the test run).
+
+    .venv/bin/python tests/bench/bench_race.py [--targets 500,1000] [BACKEND ...]
+
+For each target and backend named (default: sqlite duckdb): build the race
+into an empty database (score pairs as turn states, the turn stored once),
+solve the optimum (``store/turn_cycles.py``: Newton's method per score sum),
+play threshold-2 against it in both seats, and print the sizes (score pairs,
+(pair, turn node) combinations, joined edges per pass), each phase's time,
+the peak memory of the process and the Newton passes. The answer is compared
+with the in-memory numpy solver of ``tests/race_numpy.py`` (the reference:
+its time, its passes and the ratio are printed). The issue's targets: the race
+to 5000 under 10 minutes on DuckDB and under an hour on SQLite; numpy under 20 s.
+"""
+
+from __future__ import annotations
+
+import argparse
+import resource
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT))
+
+from graphs import get_game  # noqa: E402
+from graphs.five_thousand_race.game import sizes  # noqa: E402
+from store import turn_cycles, turns  # noqa: E402
+from store.catalog import policy_convergence  # noqa: E402
+from store.db import open_database  # noqa: E402
+from store.load import build_graph  # noqa: E402
+from tests import race_numpy  # noqa: E402
+from tests.bench.phases import bench_database  # noqa: E402
+
+
+def peak_mib() -> float:
+    """Return the peak resident memory of this process so far, in MiB."""
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def bench(backend: str, target: int, reference: float, reference_seconds: float) -> None:
+    """Build, solve and match on ``backend``; print the figures."""
+    game = get_game("5000-race")
+    params = {"target": target}
+    with bench_database(backend) as url:
+        engine = open_database(url, create=True)
+        started = time.perf_counter()
+        built = build_graph(engine, game, params)
+        times = {"build": time.perf_counter() - started}
+        with engine.connect() as connection:
+            graph = turns.TurnGraph.load(connection, built.graph_id, game.turn(params))
+            step = time.perf_counter()
+            turn_cycles.ensure_solved(connection, graph)
+            times["solve optimal"] = time.perf_counter() - step
+            value = turns.state_result(connection, built.graph_id, turns.ensure_policy(connection, graph, "optimal"),
+                                       "0-0").value
+            record = policy_convergence(connection, turns.ensure_policy(connection, graph, "optimal"))
+            step = time.perf_counter()
+            forward, backward = turn_cycles.match(connection, graph, "threshold-2", "optimal")
+            times["match threshold-2 / optimal"] = time.perf_counter() - step
+        engine.dispose()
+    phases = ", ".join(f"{name} {seconds:.1f} s" for name, seconds in times.items())
+    print(f"  {backend}: {phases}; peak {peak_mib():.0f} MiB")
+    print(f"    P(first wins) {value:.12f} (numpy {reference:.12f}, |diff| {abs(value - reference):.1e}); "
+          f"{record['passes']} passes, at most {record['most_passes']} for a score sum; "
+          f"solve / numpy = {times['solve optimal'] / reference_seconds:.0f}")
+    print(f"    threshold-2 first {forward:.10f}, optimal first {backward:.10f}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--targets", default="500,1000", help="comma-separated targets (multiples of 50)")
+    parser.add_argument("backends", nargs="*", default=["sqlite", "duckdb"])
+    options = parser.parse_args()
+    for target in (int(text) for text in options.targets.split(",")):
+        started = time.perf_counter()
+        win, passes = race_numpy.solve(target)
+        seconds = time.perf_counter() - started
+        size = sizes(target)
+        steps = target // 50
+        combos = sum((steps - a) * steps for a in range(steps))  # (pair, turn total) with a + t below the target
+        print(f"race to {target}: {size['pairs']:,} score pairs, turn of {size['turn_nodes']:,} nodes and "
+              f"{size['turn_edges']:,} edges; a pass joins every pair with the whole turn "
+              f"({size['pairs'] * size['turn_edges']:,} joined edges; {combos:,} (pair, turn total) pairs play)")
+        print(f"  numpy: P(first wins) {win[0, 0]:.12f} in {seconds:.2f} s, {sum(passes)} passes "
+              f"(at most {max(passes)} for a score sum)")
+        for backend in options.backends:
+            bench(backend, target, float(win[0, 0]), seconds)
+
+
+if __name__ == "__main__":
+    main()

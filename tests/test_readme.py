@@ -182,3 +182,10 @@ def test_readme_pig_report_is_what_report_prints(runner: CliRunner, tmp_path: Pa
     url = f"sqlite:///{tmp_path / 'pig.db'}"
     printed = runner.invoke(main, ["--db", url, "report", "pig", "-p", "target=30", "-n", "20000"]).stdout
     assert printed.strip() in README
+
+
+def test_readme_race_report_is_what_report_prints(runner: CliRunner, tmp_path: Path) -> None:
+    """The race to 300: its exact numbers, matches and banking rules, as ``report`` prints them."""
+    url = f"sqlite:///{tmp_path / 'race.db'}"
+    printed = runner.invoke(main, ["--db", url, "report", "5000-race", "-p", "target=300"]).stdout
+    assert printed.strip() in README

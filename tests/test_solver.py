@@ -12,7 +12,7 @@ import pytest
 import sqlalchemy as sa
 
 from graphs import GAMES, get_game, synthetic
-from graphs.check import StreamChecker
+from graphs.check import checker_for
 from graphs.errors import InvalidGraph
 from graphs.protocol import Edge, Node, resolve_params
 from store.catalog import find_policy
@@ -128,7 +128,7 @@ def test_every_game_streams_a_valid_graph(name: str) -> None:
     estimate = getattr(game, "estimated_edges", None)
     if estimate is not None and estimate(params) > STREAMED_EDGES:
         params = params | dict(game.small_params)  # type: ignore[attr-defined]
-    layers, totals = StreamChecker(game.agents(params)).check(game.build(params))
+    layers, totals = checker_for(game, params).check(game.build(params))
     assert totals["nodes"] > 0
     assert layers[0].nodes == 1
 

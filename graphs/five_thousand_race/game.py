@@ -40,7 +40,6 @@ from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 from graphs.dice import sorted_rolls
-from graphs.errors import BadParameter
 from graphs.five_thousand.game import DICE, STEP, bank_bound, roll_text, score, selections, threshold_move
 from graphs.protocol import (CHANCE, DECISION, MOVE, ROLL, TERMINAL, CyclicLayers, Edge, Node, NodeIds,
                              Param, Row, TurnPolicy, TurnStructure)
@@ -272,12 +271,6 @@ class NoDecisions:
     def pack(self, states: Any, moves: Any) -> dict[int, bytes]:
         """Return no bytes for any state."""
         return {}
-
-
-def check_params(values: Mapping[str, Any]) -> None:
-    """Accept every target the parameter check lets through (kept for symmetry with the other games)."""
-    if values["target"] % STEP:
-        raise BadParameter(f"target must be a multiple of {STEP}")
 
 
 def estimated_edges(params: Mapping[str, Any]) -> int:

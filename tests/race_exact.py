@@ -25,9 +25,15 @@ def _rolls(dice: int) -> tuple[tuple[Fraction, tuple[tuple[int, int], ...]], ...
                  for roll, weight in sorted_rolls(dice))
 
 
-def _turn(a: int, b: int, steps: int, win: dict[tuple[int, int], Fraction],
-          bust: Fraction) -> tuple[Fraction, Fraction]:
-    """Return the best turn value of the mover at ``(a, b)`` and its slope in ``bust`` (the value of busting)."""
+def _banked(a: int, b: int, total: int, steps: int, win: dict[tuple[int, int], Fraction]) -> Fraction:
+    """Return what banking ``total`` steps is worth to the mover at ``(a, b)``: a win, or the opponent's loss after."""
+    return Fraction(1) if a + total >= steps else 1 - win[b, a + total]
+
+
+def _turn_table(a: int, b: int, steps: int, win: dict[tuple[int, int], Fraction],
+                bust: Fraction) -> dict[tuple[int, int], tuple[Fraction, Fraction]]:
+    """Return (dice, total) -> the best value of rolling there from ``(a, b)`` and its slope in ``bust`` (the value
+    of busting); rolling on is taken only when it beats banking."""
     values: dict[tuple[int, int], tuple[Fraction, Fraction]] = {}
     for total in range(steps - a - 1, -1, -1):
         for dice in range(1, DICE + 1):
@@ -38,16 +44,20 @@ def _turn(a: int, b: int, steps: int, win: dict[tuple[int, int], Fraction],
                     continue
                 best = None
                 for gain, after in options:
-                    reached = a + total + gain
-                    banked = Fraction(1) if reached >= steps else 1 - win[b, reached]
-                    choice = (banked, Fraction(0))
-                    if reached < steps and values[after, total + gain][0] > banked:
+                    choice = (_banked(a, b, total + gain, steps, win), Fraction(0))
+                    if a + total + gain < steps and values[after, total + gain][0] > choice[0]:
                         choice = values[after, total + gain]
                     if best is None or choice[0] > best[0]:
                         best = choice
                 value, slope = value + p * best[0], slope + p * best[1]
             values[dice, total] = (value, slope)
-    return values[DICE, 0]
+    return values
+
+
+def _turn(a: int, b: int, steps: int, win: dict[tuple[int, int], Fraction],
+          bust: Fraction) -> tuple[Fraction, Fraction]:
+    """Return the best turn value of the mover at ``(a, b)`` and its slope in ``bust`` (the value of busting)."""
+    return _turn_table(a, b, steps, win, bust)[DICE, 0]
 
 
 @lru_cache(maxsize=None)
@@ -89,23 +99,7 @@ def _one_turn_points(highest: int) -> dict[tuple[int, int], Fraction]:
 
 def _turn_values(a: int, b: int, steps: int, win: dict[tuple[int, int], Fraction]) -> dict[tuple[int, int], Fraction]:
     """Return (dice, total) -> the optimum's value rolling there from ``(a, b)`` (both playing best)."""
-    values: dict[tuple[int, int], Fraction] = {}
-    bust = 1 - win[b, a]
-    for total in range(steps - a - 1, -1, -1):
-        for dice in range(1, DICE + 1):
-            value = Fraction(0)
-            for p, options in _rolls(dice):
-                if not options:
-                    value += p * bust
-                    continue
-                value += p * max(max(_banked(a, b, total + gain, steps, win),
-                                     values.get((after, total + gain), Fraction(-1))) for gain, after in options)
-            values[dice, total] = value
-    return values
-
-
-def _banked(a: int, b: int, total: int, steps: int, win: dict[tuple[int, int], Fraction]) -> Fraction:
-    return Fraction(1) if a + total >= steps else 1 - win[b, a + total]
+    return {at: value for at, (value, _) in _turn_table(a, b, steps, win, 1 - win[b, a]).items()}
 
 
 def strategy(name: str, steps: int, win: dict[tuple[int, int], Fraction]):

@@ -368,8 +368,8 @@ def test_cyclic_turn_solve_equals_policy_iteration_on_the_copied_turns(game: Gam
         assert turn_cycles.has_cyclic_states(connection, graph)
         turn_cycles.ensure_solved(connection, graph)
         policy_id = turns.ensure_policy(connection, graph, "optimal")
-        playing = {key: node_id for key, node_id in state_ids.items()
-                   if next(row for row in rows if isinstance(row, Node) and row.id == node_id).kind != TERMINAL}
+        kinds = {row.id: row.kind for row in rows if isinstance(row, Node)}
+        playing = {key: node_id for key, node_id in state_ids.items() if kinds[node_id] != TERMINAL}
         for key, node_id in playing.items():
             stored = turns.state_result(connection, built.graph_id, policy_id, key).value
             assert stored == pytest.approx(float(exact_values[node_id]), rel=1e-12, abs=1e-15), key

@@ -19,7 +19,6 @@ import sqlalchemy as sa
 from graphs import GAMES, get_game
 from graphs.commands import JSON_OPTION, PARAM_OPTION, SESSION, mounted, parse_params, print_json, table
 from graphs.errors import DicegraphError
-from graphs.montecarlo import can_simulate
 from graphs.protocol import Game, StoredGraph, resolve_params, value_text
 from store.catalog import evaluated_policy, list_policies, policy_convergence, resolve_graph
 from store.compare import compare_policies
@@ -32,7 +31,7 @@ from store.output import check_directory, check_file
 from store.render import DEFAULT_DPI, MAX_NODES, RENDERERS, diagram_format
 from store.report import (
     DEFAULT_SEED, OPTIMAL, describe_analysis, draw_game_diagrams, ensure_evaluated, evaluate_stored, game_report,
-    policy_names, prepare_game, solve_steps, stores_turn_once,
+    policy_names, prepare_game, report_simulations, solve_steps, stores_turn_once,
 )
 from store.schema import graph as graph_table
 from store.simulation import monte_carlo
@@ -511,7 +510,7 @@ def report(ctx: click.Context, game: str, params: tuple[str, ...], simulated_gam
         if not as_json:
             click.echo(_build_message(result, game), err=True)
 
-    games_to_play = simulated_games * len(policy_names(chosen, values)) if can_simulate(chosen) else 0
+    games_to_play = simulated_games * report_simulations(chosen, values)
     engine = _engine(ctx, create=True)
     with _progress("solving", solve_steps(chosen, values)) as solving:
         prepare_game(engine, chosen, values, on_build=announce, progress=solving)

@@ -283,6 +283,8 @@ class Game(Protocol):
       each ``{"file": path, "title": ...}``), e.g. Pig's hold boundary.
     * ``simulator(params, policy) -> play(games, rng)``: Monte Carlo from the
       rules (:mod:`graphs.montecarlo`).
+    * ``simulated_runs(params) -> int``: how many runs of ``-n`` games the
+      report plays (default: one per policy with a simulator), for its progress.
     * ``report_graphs(params) -> list[params]``: further graphs of the game
       that its report reads; built and solved before ``analyse``.
     * ``analyse(graph: StoredGraph, params, report) -> dict``: keys the game

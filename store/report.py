@@ -143,6 +143,15 @@ def policy_names(game: Game, params: Mapping[str, Any]) -> list[str]:
     return [*game.agents(params), OPTIMAL, *getattr(game, "solves", {})]
 
 
+def report_simulations(game: Game, params: Mapping[str, Any]) -> int:
+    """Return how many runs of ``simulated_games`` games the game's report plays: its ``simulated_runs`` hook,
+    else one per policy when it has a simulator, else 0."""
+    runs = getattr(game, "simulated_runs", None)
+    if runs is not None:
+        return runs(params)
+    return len(policy_names(game, params)) if can_simulate(game) else 0
+
+
 def solve_steps(game: Game, params: Mapping[str, Any]) -> int:
     """Return how many steps :func:`prepare_game` reports to its progress callback for ``params`` (0: no progress to show)."""
     if not stores_turn_once(game):

@@ -21,6 +21,9 @@ def test_numpy_reference_matches_exact_rationals(target):
     assert max(passes) <= 4
 
 
+GAMES = 4000  # races a match in the report's Monte Carlo
+
+
 @pytest.fixture(scope="module")
 def report_200(tmp_path_factory):
     from graphs import get_game
@@ -28,7 +31,7 @@ def report_200(tmp_path_factory):
     from store.report import game_report
 
     engine = open_database(f"sqlite:///{tmp_path_factory.mktemp('race') / 'race.db'}", create=True)
-    data = game_report(engine, get_game("5000-race"), {"target": 200})
+    data = game_report(engine, get_game("5000-race"), {"target": 200}, simulated_games=GAMES)
     engine.dispose()
     return data
 
@@ -52,6 +55,17 @@ def test_every_match_equals_the_exact_one(report_200):
         forward, backward = race_exact.match(200, row["first"], row["second"])
         assert math.isclose(row["p_first_wins"], forward, rel_tol=1e-12), row
         assert math.isclose(back["p_first_wins"], backward, rel_tol=1e-12), back
+
+
+def test_monte_carlo_of_whole_races_agrees_with_every_exact_number(report_200):
+    """Races played from the rules, each strategy by its own moves (the optimum by its stored turn values), land
+    within 4 standard errors of the exact number: the optimum against itself and all 56 matches."""
+    rows = [report_200["self_play"], *report_200["matches"]]
+    assert math.isclose(report_200["self_play"]["p_first_wins"], race_exact.solve(200)[0, 0], rel_tol=1e-12)
+    for row in rows:
+        simulated = row["monte_carlo"]
+        assert simulated["games"] == GAMES and 0 < simulated["stderr"] < 0.01, row
+        assert abs(simulated["estimate"] - row["p_first_wins"]) < 4 * simulated["stderr"], row
 
 
 def test_bank_rules_follow_the_turn_values(report_200):

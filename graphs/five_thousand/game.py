@@ -301,6 +301,32 @@ def parse_move(label: str) -> tuple[tuple[int, ...], bool]:
     return tuple(int(d) for d in keep.removeprefix("keep ").split("-")), action.startswith("roll")
 
 
+def roller() -> tuple[list[tuple[int, tuple[int, ...]]], Callable[[Any, Any], Any]]:
+    """Return every outcome ``(dice, sorted roll)`` of rolling 1 to 5 dice, and a function rolling dice with a numpy
+    generator: ``roll(rng, dice)`` rolls ``dice[i]`` dice for each i and returns the outcomes' indices.
+
+    >>> import numpy as np
+    >>> outcomes, roll = roller()
+    >>> [outcomes[i][0] for i in roll(np.random.default_rng(1), np.array([5, 1, 3]))]
+    [5, 1, 3]
+    """
+    import numpy as np
+
+    outcomes = [(n, roll) for n in range(1, DICE + 1) for roll, _ in sorted_rolls(n)]
+    powers = 8 ** np.arange(DICE)
+    lookup = np.full(6 * 8**DICE, -1, dtype=np.int32)
+    for index, (n, roll) in enumerate(outcomes):
+        lookup[sum(d * 8**i for i, d in enumerate(tuple(roll) + (7,) * (DICE - n))) + n * 8**DICE] = index
+
+    def roll_dice(rng: Any, dice: Any) -> Any:
+        raw = rng.integers(1, 7, size=(len(dice), DICE))
+        raw = np.where(np.arange(DICE) < dice[:, None], raw, 7)  # 7: no die
+        raw.sort(axis=1)
+        return lookup[(raw * powers).sum(axis=1) + dice * 8**DICE]
+
+    return outcomes, roll_dice
+
+
 def simulator(params: Mapping[str, Any], policy: str | Mapping[str, str]) -> Callable[[int, Any], Any]:
     """Return a function playing ``games`` random turns with a numpy generator; their scores.
 
@@ -310,11 +336,7 @@ def simulator(params: Mapping[str, Any], policy: str | Mapping[str, str]) -> Cal
     """
     import numpy as np
 
-    outcomes = [(n, roll) for n in range(1, DICE + 1) for roll, _ in sorted_rolls(n)]
-    powers = 8 ** np.arange(DICE)
-    lookup = np.full(6 * 8**DICE, -1, dtype=np.int32)
-    for index, (n, roll) in enumerate(outcomes):
-        lookup[sum(d * 8**i for i, d in enumerate(tuple(roll) + (7,) * (DICE - n))) + n * 8**DICE] = index
+    outcomes, roll_dice = roller()
     rows = 1 if isinstance(policy, str) else int(bank_bound()) // STEP + params["slack"] + 1
     gain = np.zeros((rows, len(outcomes)), dtype=np.int64)  # 0: bust
     then = np.zeros((rows, len(outcomes)), dtype=np.int64)  # dice rolled next, 0: bank
@@ -341,11 +363,7 @@ def simulator(params: Mapping[str, Any], policy: str | Mapping[str, str]) -> Cal
         final = np.full(games, -1.0)
         active = np.arange(games)
         while active.size:
-            n = dice[active]
-            raw = rng.integers(1, 7, size=(active.size, DICE))
-            raw = np.where(np.arange(DICE) < n[:, None], raw, 7)
-            raw.sort(axis=1)
-            outcome = lookup[(raw * powers).sum(axis=1) + n * 8**DICE]
+            outcome = roll_dice(rng, dice[active])
             row = 0 if rows == 1 else total[active] // STEP
             points, next_dice = gain[row, outcome], then[row, outcome]
             ended = (points == 0) | (next_dice == 0)

@@ -4,4 +4,4 @@ from graphs.five_thousand_race.game import *  # noqa: F401,F403  (the game's att
 from graphs.five_thousand_race.game import __doc__ as _game_doc
 
 __doc__ = _game_doc
-from graphs.five_thousand_race.report import charts, describe, turn_report  # noqa: F401
+from graphs.five_thousand_race.report import charts, describe, simulated_runs, turn_report  # noqa: F401

@@ -97,7 +97,7 @@ def ends(target: int) -> dict[str, str]:
 
 
 @functools.lru_cache(maxsize=None)
-def _options(dice: int) -> tuple[tuple[tuple[int, ...], int, tuple[tuple[tuple[int, ...], int, int], ...]], ...]:
+def roll_options(dice: int) -> tuple[tuple[tuple[int, ...], int, tuple[tuple[tuple[int, ...], int, int], ...]], ...]:
     """Return each roll of ``dice`` dice: (roll, weight, ((kept, points, dice rolled next), ...)); a bust has none."""
     return tuple((roll, weight, tuple((kept, score(kept), (dice - len(kept)) or DICE) for kept in selections(roll)))
                  for roll, weight in sorted_rolls(dice))
@@ -116,7 +116,7 @@ def turn_points(highest: int) -> dict[tuple[int, int], float]:
     for total in range(top, -1, -STEP):
         for dice in range(1, DICE + 1):
             expected = 0.0
-            for _, weight, options in _options(dice):
+            for _, weight, options in roll_options(dice):
                 best = 0.0
                 for _, points, after in options:
                     reached = total + points
@@ -132,9 +132,10 @@ def _rolls_on(worth: Mapping[tuple[int, int], float], after: int, reached: int) 
     return on is not None and on > reached * (1 + 1e-12)
 
 
-def _decide(agent: str, dice: int, total: int, options: Sequence[tuple[tuple[int, ...], int, int]], target: int,
-            worth: Mapping[tuple[int, int], float]) -> tuple[int, bool]:
-    """Return (index of the kept dice in ``options``, rolls on) for ``agent`` after a roll at ``total``."""
+def agent_move(agent: str, dice: int, total: int, options: Sequence[tuple[tuple[int, ...], int, int]], target: int,
+               worth: Mapping[tuple[int, int], float]) -> tuple[int, bool]:
+    """Return (index of the kept dice in ``options``, rolls on): what the fixed strategy ``agent`` does after a roll
+    at turn total ``total`` (``worth``: :func:`turn_points`, which ``turn-optimal`` needs)."""
     if agent == TURN_OPTIMAL:
         best, pick = -1.0, (0, False)
         for index, (_, points, after) in enumerate(options):
@@ -157,7 +158,7 @@ def _reachable(target: int) -> list[tuple[int, int]]:
     for total in range(0, target, STEP):
         for dice in range(DICE, 0, -1):
             if (dice, total) in found:
-                found.update((after, total + points) for _, _, options in _options(dice)
+                found.update((after, total + points) for _, _, options in roll_options(dice)
                              for _, points, after in options if total + points < target)
     return sorted(found, key=lambda at: (at[1], -at[0]))
 
@@ -204,7 +205,7 @@ def _turn_rows(ids: NodeIds, base: int, target: int) -> Iterator[Row]:
         for dice in rolling:
             ids[chance_key(dice, total)]
         for dice in rolling:
-            for roll, _, options in _options(dice):
+            for roll, _, options in roll_options(dice):
                 if options:
                     ids[f"{chance_key(dice, total)}/{roll_text(roll)}"]
     for key in ends(target):
@@ -220,9 +221,9 @@ def _turn_rows(ids: NodeIds, base: int, target: int) -> Iterator[Row]:
         moves: list[Row] = []
         for dice in rolling:
             key = chance_key(dice, total)
-            busts = sum(weight for _, weight, options in _options(dice) if not options)
+            busts = sum(weight for _, weight, options in roll_options(dice) if not options)
             yield Edge(ids[key], ids[BUST_END], ROLL, "roll nothing that scores", weight=busts)
-            for roll, weight, options in _options(dice):
+            for roll, weight, options in roll_options(dice):
                 if not options:
                     continue
                 decision = f"{key}/{roll_text(roll)}"
@@ -239,7 +240,7 @@ def _turn_rows(ids: NodeIds, base: int, target: int) -> Iterator[Row]:
 def _moves(ids: NodeIds, source: int, dice: int, total: int, options: Sequence[tuple[tuple[int, ...], int, int]], target: int,
            worth: Mapping[tuple[int, int], float], names: Sequence[str]) -> list[Edge]:
     """Return a decision's moves: per choice of dice kept, bank (a win from the target on), then roll on."""
-    picks = {agent: _decide(agent, dice, total, options, target, worth) for agent in names}
+    picks = {agent: agent_move(agent, dice, total, options, target, worth) for agent in names}
     found = []
     for index, (kept, points, after) in enumerate(options):
         reached = total + points
@@ -282,7 +283,7 @@ def estimated_edges(params: Mapping[str, Any]) -> int:
     target = params["target"]
     steps = target // STEP
     turn_edges = sum(1 + sum(1 + sum(1 if total + points >= target else 2 for _, points, _ in options)
-                             for _, _, options in _options(dice) if options)
+                             for _, _, options in roll_options(dice) if options)
                      for dice, total in _reachable(target))
     return steps * steps * (steps + 1) + turn_edges
 

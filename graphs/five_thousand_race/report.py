@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from graphs.five_thousand.game import DICE, STEP
+from graphs.five_thousand_race import simulate
 from graphs.five_thousand_race.game import OPTIMAL, agents, bank_end, chance_key, name, state_key
+from graphs.montecarlo import Estimate, Progress
 from graphs.protocol import StoredGraph
 
 TIE = 1e-12  # the optimum banks when rolling on is not better by more (it streams banking first)
@@ -61,23 +63,55 @@ def matches(graph: StoredGraph, params: Mapping[str, Any]) -> list[dict[str, Any
     return found
 
 
+def simulated_runs(params: Mapping[str, Any]) -> int:
+    """Return how many runs of ``-n`` games the report plays when asked to: the optimum against itself, and each match."""
+    fixed = len(agents(params))
+    return 1 + 2 * (fixed + fixed * (fixed - 1) // 2)
+
+
+def simulate_matches(graph: StoredGraph, params: Mapping[str, Any], rows: Sequence[dict[str, Any]], games: int,
+                     seed: int, progress: Progress | None = None) -> None:
+    """Add to each row (``{"first", "second", "p_first_wins"}``) a ``monte_carlo`` estimate: ``games`` races
+    played from the rules (:mod:`graphs.five_thousand_race.simulate`), row ``n`` with the random stream
+    ``[seed, n]``, and its z-score against the exact ``p_first_wins``; ``progress`` counts the games."""
+    import numpy as np
+
+    target = params["target"]
+    tables = {strategy: simulate.agent_table(target, strategy) for strategy in agents(params)}
+    keys = [state_key(mine * STEP, theirs * STEP) for mine in range(target // STEP) for theirs in range(target // STEP)]
+    tables[OPTIMAL] = simulate.optimal_table(target, graph.turn_node_values(keys))
+    for number, row in enumerate(rows):
+        wins = simulate.play(target, tables[row["first"]], tables[row["second"]], games, np.random.default_rng([seed, number]))
+        estimate = Estimate(games, float(wins.mean()), float(wins.std(ddof=1)) / games**0.5)
+        row["monte_carlo"] = {"games": games, "estimate": estimate.mean, "stderr": estimate.stderr,
+                              "z": estimate.z(row["p_first_wins"])}
+        if progress is not None:
+            progress(games)
+
+
 def turn_report(graph: StoredGraph, params: Mapping[str, Any], simulated_games: int = 0, seed: int = 1,
-                progress: Any = None) -> dict[str, Any]:
+                progress: Progress | None = None) -> dict[str, Any]:
     """Return the race's report: ``p_first_wins`` (both optimal), ``fair_head_start``, ``matches``, the
-    optimum's banking rule in a few ``situations``, how the cycles converged and the graph's sizes."""
+    optimum's banking rule in a few ``situations``, how the cycles converged and the graph's sizes. With
+    ``simulated_games``, ``self_play`` (the optimum against itself) and each match get a ``monte_carlo`` check."""
     target = params["target"]
     values = graph.turn_state_values(OPTIMAL)
     head_starts = {points: values[state_key(0, points)] for points in range(0, target, STEP)}
     fair = min(head_starts, key=lambda points: (abs(head_starts[points] - 0.5), points))
     keys = [state_key(mine, theirs) for mine, theirs in situations(target)]
     turns = graph.turn_node_values(keys)
+    self_play = {"first": OPTIMAL, "second": OPTIMAL, "p_first_wins": values[state_key(0, 0)]}
+    played = matches(graph, params)
+    if simulated_games:
+        simulate_matches(graph, params, [self_play, *played], simulated_games, seed, progress)
     return {
         "game": name,
         "graph_id": graph.graph_id,
         "params": json.loads(json.dumps(dict(params))),
         "p_first_wins": values[state_key(0, 0)],
+        "self_play": self_play,
         "fair_head_start": {"points": fair, "p_first_wins": head_starts[fair]},
-        "matches": matches(graph, params),
+        "matches": played,
         "bank_rules": [{"mine": mine, "opponent": theirs, "value": values[key],
                         "dice": {str(dice): rule for dice, rule in bank_rule(turns[key], mine, target).items()}}
                        for (mine, theirs), key in zip(situations(target), keys)],
@@ -94,7 +128,12 @@ def describe(data: Mapping[str, Any]) -> list[str]:
              f"fair head start: {fair['points']} points to the second player (the first then wins with "
              f"{fair['p_first_wins']:.6f})", "",
              "head to head, exact: P(the row's player, moving first, beats the column's):"]
-    lines += _match_table(data)
+    lines += _match_table(data, lambda row: f"{row['p_first_wins']:>14.6f}")
+    simulated = data["self_play"].get("monte_carlo")
+    if simulated:
+        lines += ["", f"Monte Carlo, {simulated['games']:,} races a match played from the rules: both optimal, the first "
+                  f"wins {simulated['estimate']:.4f} (z = {simulated['z']:+.2f}); z = (estimate - exact) / standard error:"]
+        lines += _match_table(data, lambda row: f"{row['monte_carlo']['z']:>+14.2f}")
     lines += ["", "the optimum's banking rule: the turn total from which it banks, by dice left to roll:"]
     for situation in data["bank_rules"]:
         rule = ", ".join(f"{dice}: {_text(entry)}" for dice, entry in situation["dice"].items())
@@ -110,14 +149,14 @@ def describe(data: Mapping[str, Any]) -> list[str]:
     return lines
 
 
-def _match_table(data: Mapping[str, Any]) -> list[str]:
-    found = {(row["first"], row["second"]): row["p_first_wins"] for row in data["matches"]}
-    found[OPTIMAL, OPTIMAL] = data["p_first_wins"]
+def _match_table(data: Mapping[str, Any], cell: Callable[[Mapping[str, Any]], str]) -> list[str]:
+    """Return the matches as a table, the first player's strategy down and the second's across, each ``cell(row)``."""
+    found = {(row["first"], row["second"]): row for row in [data["self_play"], *data["matches"]]}
     names = [OPTIMAL, *dict.fromkeys(row["first"] for row in data["matches"] if row["first"] != OPTIMAL)]
     short = {name_: name_.replace("threshold-", "T") for name_ in names}
     lines = ["  " + " " * 13 + "".join(f"{short[column]:>14}" for column in names)]
     for row in names:
-        cells = "".join(f"{found[row, column]:>14.6f}" if (row, column) in found else f"{'-':>14}" for column in names)
+        cells = "".join(cell(found[row, column]) if (row, column) in found else f"{'-':>14}" for column in names)
         lines.append(f"  {short[row]:<13}{cells}")
     return lines
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import math
 from fractions import Fraction
 
@@ -85,3 +86,19 @@ def test_bank_rules_follow_the_turn_values(report_200):
                 banks = race_exact._banked(a, b, total, steps, exact) >= values[int(dice), total]
                 at_or_above = rule["banks_from"] is not None and total * 50 >= rule["banks_from"]
                 assert banks == (at_or_above and total * 50 not in rule["rolls_at"]), (situation, dice, total)
+
+
+def test_past_its_limit_the_monte_carlo_plays_only_the_fixed_strategies(runner, tmp_path, monkeypatch):
+    """Above SIMULATED_OPTIMUM_UP_TO the optimum's move table is not built: its rows say so, the others are played."""
+    from cli import main
+    from graphs.five_thousand_race import report
+
+    monkeypatch.setattr(report, "SIMULATED_OPTIMUM_UP_TO", 100)
+    url = f"sqlite:///{tmp_path / 'race.db'}"
+    data = json.loads(runner.invoke(main, ["--db", url, "report", "5000-race", "-p", "target=150", "-n", "500",
+                                           "--json"]).stdout)
+    rows = [data["self_play"], *data["matches"]]
+    assert all(("monte_carlo" in row) == (report.OPTIMAL not in (row["first"], row["second"])) for row in rows)
+    assert report.simulated_runs({"target": 150}) == sum("monte_carlo" in row for row in rows) == 42
+    printed = runner.invoke(main, ["--db", url, "report", "5000-race", "-p", "target=150", "-n", "500"]).stdout
+    assert "(the optimum's up to a target of 100)" in printed

@@ -63,24 +63,39 @@ def matches(graph: StoredGraph, params: Mapping[str, Any]) -> list[dict[str, Any
     return found
 
 
+# The optimum's moves in a simulation come from its turn values at every score pair: a table of pairs x totals x
+# rolls that takes, to 1000 (400 pairs), 23 s of SQL and 15 MB, and grows with the cube of the target past it.
+SIMULATED_OPTIMUM_UP_TO = 1000
+
+
+def simulates_optimum(params: Mapping[str, Any]) -> bool:
+    """Return whether the report's Monte Carlo plays the optimum too (targets up to :data:`SIMULATED_OPTIMUM_UP_TO`)."""
+    return params["target"] <= SIMULATED_OPTIMUM_UP_TO
+
+
 def simulated_runs(params: Mapping[str, Any]) -> int:
-    """Return how many runs of ``-n`` games the report plays when asked to: the optimum against itself, and each match."""
+    """Return how many runs of ``-n`` games the report plays when asked to: the optimum against itself, and each
+    match (without the optimum's beyond :data:`SIMULATED_OPTIMUM_UP_TO`)."""
     fixed = len(agents(params))
-    return 1 + 2 * (fixed + fixed * (fixed - 1) // 2)
+    return 2 * fixed * (fixed - 1) // 2 + (1 + 2 * fixed if simulates_optimum(params) else 0)
 
 
 def simulate_matches(graph: StoredGraph, params: Mapping[str, Any], rows: Sequence[dict[str, Any]], games: int,
                      seed: int, progress: Progress | None = None) -> None:
-    """Add to each row (``{"first", "second", "p_first_wins"}``) a ``monte_carlo`` estimate: ``games`` races
-    played from the rules (:mod:`graphs.five_thousand_race.simulate`), row ``n`` with the random stream
+    """Add to each row (``{"first", "second", "p_first_wins"}``) a ``monte_carlo`` estimate (the optimum's only
+    when :func:`simulates_optimum`): ``games`` races played from the rules (:mod:`graphs.five_thousand_race.simulate`), row ``n`` with the random stream
     ``[seed, n]``, and its z-score against the exact ``p_first_wins``; ``progress`` counts the games."""
     import numpy as np
 
     target = params["target"]
     tables = {strategy: simulate.agent_table(target, strategy) for strategy in agents(params)}
-    keys = [state_key(mine * STEP, theirs * STEP) for mine in range(target // STEP) for theirs in range(target // STEP)]
-    tables[OPTIMAL] = simulate.optimal_table(target, graph.turn_node_values(keys))
+    if simulates_optimum(params):
+        steps = target // STEP
+        keys = [state_key(mine * STEP, theirs * STEP) for mine in range(steps) for theirs in range(steps)]
+        tables[OPTIMAL] = simulate.optimal_table(target, graph.turn_node_values(keys))
     for number, row in enumerate(rows):
+        if row["first"] not in tables or row["second"] not in tables:
+            continue
         wins = simulate.play(target, tables[row["first"]], tables[row["second"]], games, np.random.default_rng([seed, number]))
         estimate = Estimate(games, float(wins.mean()), float(wins.std(ddof=1)) / games**0.5)
         row["monte_carlo"] = {"games": games, "estimate": estimate.mean, "stderr": estimate.stderr,
@@ -129,11 +144,14 @@ def describe(data: Mapping[str, Any]) -> list[str]:
              f"{fair['p_first_wins']:.6f})", "",
              "head to head, exact: P(the row's player, moving first, beats the column's):"]
     lines += _match_table(data, lambda row: f"{row['p_first_wins']:>14.6f}")
-    simulated = data["self_play"].get("monte_carlo")
+    simulated = [row["monte_carlo"] for row in [data["self_play"], *data["matches"]] if "monte_carlo" in row]
     if simulated:
-        lines += ["", f"Monte Carlo, {simulated['games']:,} races a match played from the rules: both optimal, the first "
-                  f"wins {simulated['estimate']:.4f} (z = {simulated['z']:+.2f}); z = (estimate - exact) / standard error:"]
-        lines += _match_table(data, lambda row: f"{row['monte_carlo']['z']:>+14.2f}")
+        optimum = data["self_play"].get("monte_carlo")
+        lines += ["", f"Monte Carlo, {simulated[0]['games']:,} races a match played from the rules"
+                  + (f": both optimal, the first wins {optimum['estimate']:.4f} (z = {optimum['z']:+.2f})" if optimum else
+                     f" (the optimum's up to a target of {SIMULATED_OPTIMUM_UP_TO})")
+                  + "; z = (estimate - exact) / standard error:"]
+        lines += _match_table(data, lambda row: f"{row['monte_carlo']['z']:>+14.2f}" if "monte_carlo" in row else f"{'-':>14}")
     lines += ["", "the optimum's banking rule: the turn total from which it banks, by dice left to roll:"]
     for situation in data["bank_rules"]:
         rule = ", ".join(f"{dice}: {_text(entry)}" for dice, entry in situation["dice"].items())

@@ -19,7 +19,8 @@ import sqlalchemy as sa
 from graphs import GAMES, get_game
 from graphs.commands import JSON_OPTION, PARAM_OPTION, SESSION, mounted, parse_params, print_json, table
 from graphs.errors import DicegraphError
-from graphs.protocol import Game, StoredGraph, resolve_params, value_text
+from graphs.protocol import Game, StoredGraph, resolve_params
+from store.browse import game_listing, stored_graphs
 from store.catalog import evaluated_policy, list_policies, policy_convergence, resolve_graph
 from store.compare import compare_policies
 from store.db import DEFAULT_URL, ENV_VAR, database_exists, open_database, schema_revision
@@ -31,9 +32,8 @@ from store.output import check_directory, check_file
 from store.render import DEFAULT_DPI, MAX_NODES, RENDERERS, diagram_format
 from store.report import (
     DEFAULT_SEED, OPTIMAL, describe_analysis, draw_game_diagrams, ensure_evaluated, evaluate_stored, game_report,
-    policy_names, prepare_game, report_simulations, solve_steps, stores_turn_once,
+    prepare_game, report_simulations, solve_steps, stores_turn_once,
 )
-from store.schema import graph as graph_table
 from store.simulation import monte_carlo
 from store.solve import OBJECTIVES, solve
 from store.view import GraphView
@@ -226,21 +226,7 @@ def games(as_json: bool) -> None:
     Example:
       dicegraph games --json
     """
-    listing = []
-    for game in GAMES.values():
-        defaults = {p.name: p.default for p in game.params}
-        policies = policy_names(game, defaults)
-        listing.append({
-            "name": game.name,
-            "title": game.title,
-            "summary": game.summary,
-            "objective": game.objective,
-            "outcome": game.outcome,
-            "params": [{"name": p.name, "default": value_text(p.default), "help": p.help, "accepted": p.accepted}
-                       for p in game.params],
-            "agents": [name for name in policies if name != OPTIMAL and name not in getattr(game, "solves", {})],
-            "policies": policies,
-        })
+    listing = game_listing()
     if as_json:
         print_json(listing)
         return
@@ -263,7 +249,7 @@ def graphs(ctx: click.Context, as_json: bool) -> None:
       dicegraph graphs
     """
     with _engine(ctx, read_only=True).connect() as connection:
-        rows = [dict(row._mapping) for row in connection.execute(sa.select(graph_table).order_by(graph_table.c.id))]
+        rows = stored_graphs(connection)
     if as_json:
         print_json(rows)
         return

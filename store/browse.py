@@ -1,0 +1,77 @@
+"""What there is to look at: the games that can be built, the graphs stored, their layers, positions by text.
+
+The ``games`` and ``graphs`` commands and the explorer (``web/``) list the
+same things through these functions.
+
+>>> from store.db import open_database
+>>> from store.load import build_graph
+>>> from graphs import get_game
+>>> engine = open_database("sqlite://", create=True)
+>>> graph_id = build_graph(engine, get_game("jackpot"), {"cells": 4}).graph_id
+>>> with engine.connect() as connection:
+...     [(found["key"], found["label"]) for found in search_positions(connection, graph_id, "1", limit=2)]
+[('1', 'up 1'), ('0/1-1', 'none up; roll 1-1')]
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import sqlalchemy as sa
+
+from graphs import GAMES
+from graphs.protocol import value_text
+from store.catalog import list_policies
+from store.report import OPTIMAL, policy_names
+from store.schema import graph, layer, node
+
+
+def game_listing() -> list[dict[str, Any]]:
+    """Return each game that can be built: ``name``, ``title``, ``summary``, ``objective``, ``outcome``,
+    ``params`` (``name``, ``default``, ``help``, ``accepted``), ``agents`` and the ``policies`` a report evaluates."""
+    listing = []
+    for game in GAMES.values():
+        defaults = {p.name: p.default for p in game.params}
+        policies = policy_names(game, defaults)
+        listing.append({
+            "name": game.name,
+            "title": game.title,
+            "summary": game.summary,
+            "objective": game.objective,
+            "outcome": game.outcome,
+            "params": [{"name": p.name, "default": value_text(p.default), "help": p.help, "accepted": p.accepted}
+                       for p in game.params],
+            "agents": [name for name in policies if name != OPTIMAL and name not in getattr(game, "solves", {})],
+            "policies": policies,
+        })
+    return listing
+
+
+def stored_graphs(connection: sa.Connection, with_policies: bool = False) -> list[dict[str, Any]]:
+    """Return the stored graphs, oldest first: their ``graph`` table row as a dict, and with ``with_policies``
+    their ``policies`` (:func:`store.catalog.list_policies`: name, objective, method, goal, root value)."""
+    rows = [dict(row._mapping) for row in connection.execute(sa.select(graph).order_by(graph.c.id))]
+    if with_policies:
+        for row in rows:
+            row["policies"] = list_policies(connection, row["id"])
+    return rows
+
+
+def graph_layers(connection: sa.Connection, graph_id: int) -> list[dict[str, Any]]:
+    """Return the graph's layers in order: ``layer``, ``nodes``, ``rolls``, ``moves`` (edges leaving it) and
+    ``cycle_start`` (the first layer of its cyclic component, None outside cycles)."""
+    query = (sa.select(layer.c.layer, layer.c.nodes, layer.c.rolls, layer.c.moves, layer.c.cycle_start)
+             .where(layer.c.graph_id == graph_id).order_by(layer.c.layer))
+    return [dict(row._mapping) for row in connection.execute(query)]
+
+
+def search_positions(connection: sa.Connection, graph_id: int, text: str, limit: int = 50) -> list[dict[str, Any]]:
+    """Return up to ``limit`` positions whose key or label contains ``text`` (case-insensitive), exact key first:
+    ``key``, ``label``, ``kind``, ``layer``."""
+    pattern = "%" + text.lower().replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+    query = (sa.select(node.c.key, node.c.label, node.c.kind, node.c.layer)
+             .where(node.c.graph_id == graph_id,
+                    sa.or_(sa.func.lower(node.c.key).like(pattern, escape="\\"),
+                           sa.func.lower(node.c.label).like(pattern, escape="\\")))
+             .order_by(sa.case((node.c.key == text, 0), else_=1), node.c.layer, node.c.id).limit(limit))
+    return [dict(row._mapping) for row in connection.execute(query)]

@@ -99,6 +99,7 @@ def main(ctx: click.Context, db_url: str) -> None:
       dicegraph compare jackpot hilo       where HiLo loses against the optimum
       dicegraph show jackpot 0             the first position, roll by roll
       dicegraph query "SELECT * FROM positions WHERE policy = 'optimal' LIMIT 5"
+      dicegraph serve                      browse every position at http://127.0.0.1:8000
     """
     ctx.obj = db_url
     ctx.meta[SESSION] = CommandSession(db_url)
@@ -662,6 +663,38 @@ def query(ctx: click.Context, sql: str, write: bool, limit: int | None, timeout:
         print_json([dict(zip(columns, row)) for row in rows])
     elif columns:
         click.echo(table(columns, rows))
+
+
+@main.command()
+@click.option("--host", default="127.0.0.1", show_default=True,
+              help="Address to listen on (another than 127.0.0.1 lets other machines browse the database).")
+@click.option("--port", type=click.IntRange(min=0, max=65535), default=8000, show_default=True, help="Port to listen on.")
+@click.option("--threads", type=click.IntRange(min=1, max=64), default=8, show_default=True,
+              help="Requests served at once.")
+@click.pass_context
+def serve(ctx: click.Context, host: str, port: int, threads: int) -> None:
+    """Browse the stored graphs in a web browser: every position, roll, move and value, and SQL.
+
+    The database is opened read-only. Every page is also JSON at its address
+    plus .json. Stop with Ctrl-C.
+
+    \b
+    Examples:
+      dicegraph serve
+      dicegraph --db duckdb:///games.duckdb serve --port 8080
+    """
+    try:
+        import waitress
+
+        from web.app import create_app
+    except ImportError as error:
+        raise click.ClickException(f"the explorer needs {error.name}: pip install -e '.[web]'") from None
+    app = create_app(_engine(ctx, read_only=True))
+    click.echo(f"dicegraph explorer on http://{host}:{port}/ (read-only; Ctrl-C stops it)", err=True)
+    try:
+        waitress.serve(app, host=host, port=port, threads=threads, ident="dicegraph", _quiet=True)
+    except OSError as error:
+        raise click.ClickException(f"cannot listen on {host}:{port}: {error.strerror or error} (try another --port)") from None
 
 
 @main.command()

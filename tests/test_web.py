@@ -1,0 +1,216 @@
+"""The explorer (``dicegraph serve``): every page through Flask's test client, HTML and JSON, on SQLite and DuckDB.
+
+The numbers a page shows are checked against what the store computed (policy
+values, probabilities as exact fractions, what each move gives up); bad input
+gets a helpful page and never a traceback; browsing writes nothing.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from fractions import Fraction
+from pathlib import Path
+from urllib.parse import quote
+
+import pytest
+import sqlalchemy as sa
+
+from cli import main
+from graphs import get_game
+from store.db import open_database
+from store.report import game_report
+from store.schema import node
+
+if importlib.util.find_spec("flask") is None:  # CI installs the web extra with the test extra: there, a missing one fails
+    if os.environ.get("CI"):
+        raise RuntimeError("CI must test the explorer: the test extra brings the web extra")
+    pytest.skip("the explorer needs the web extra: pip install -e '.[web]'", allow_module_level=True)
+
+from flask.testing import FlaskClient  # noqa: E402
+
+from web.app import create_app  # noqa: E402
+
+GAMES = {"jackpot": {"cells": 4}, "pig": {"target": 6, "holds": (3,)}}
+
+
+@pytest.fixture(scope="module", params=["sqlite", "duckdb"])
+def database(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path]]:
+    """URL and file of a database holding Jackpot to 4 cells (graph 1) and Pig to 6 (graph 2), every policy evaluated."""
+    path = tmp_path_factory.mktemp(request.param) / f"explore.{request.param}"
+    url = f"{request.param}:///{path}"
+    engine = open_database(url, create=True)
+    for name, params in GAMES.items():
+        game_report(engine, get_game(name), params)
+    engine.dispose()
+    yield url, path
+
+
+@pytest.fixture(scope="module")
+def client(database: tuple[str, Path]) -> Iterator[FlaskClient]:
+    engine = open_database(database[0], read_only=True)
+    yield create_app(engine).test_client()
+    engine.dispose()
+
+
+def page(client: FlaskClient, url: str, status: int = 200) -> tuple[str, dict]:
+    """Return the HTML at ``url`` and the JSON at ``url`` plus ``.json`` (before its query string), both ``status``."""
+    path, _, query = url.partition("?")
+    html = client.get(url)
+    data = client.get(f"{path}.json" + (f"?{query}" if query else ""))
+    assert html.status_code == data.status_code == status, (url, html.status_code, data.status_code)
+    text = html.get_data(as_text=True)
+    assert "Traceback" not in text and html.mimetype == "text/html" and data.mimetype == "application/json"
+    return text, data.get_json()
+
+
+def position_url(graph_id: int, key: str) -> str:
+    """Return the address of a position, its key percent-encoded (slashes kept, as the pages write them)."""
+    return f"/graphs/{graph_id}/positions/{quote(key, safe='/')}"
+
+
+def test_home_lists_the_games_and_the_graphs_with_their_values(client) -> None:
+    html, data = page(client, "/")
+    assert {game["name"] for game in data["games"]} >= set(GAMES)
+    assert [graph["game"] for graph in data["graphs"]] == list(GAMES)
+    for graph in data["graphs"]:
+        assert f'href="/graphs/{graph["id"]}"' in html
+        optimal = next(p for p in graph["policies"] if p["name"] == "optimal")
+        assert f"{optimal['value']:.6g}" in html
+    assert "hold-at-20" in html  # Pig's default agents, among the games to build
+
+
+def test_graph_page_gives_layers_policies_and_a_comparison(client) -> None:
+    html, data = page(client, "/graphs/1?policy=first&reference=optimal")
+    assert data["graph"]["game"] == "jackpot" and len(data["layers"]) == data["graph"]["layers"]
+    assert sum(layer["nodes"] for layer in data["layers"]) == data["graph"]["nodes"]
+    values = {p["name"]: p["value"] for p in data["policies"]}
+    compared = data["comparison"]
+    assert compared["expected_loss"] == pytest.approx(values["optimal"] - values["first"], rel=1e-12, abs=1e-15)
+    assert compared["deviations"]
+    for deviation in compared["deviations"]:
+        assert f'href="{position_url(1, deviation["key"])}"' in html
+    _, refused = page(client, "/graphs/1?policy=nobody&reference=optimal")
+    assert "nobody" in refused["comparison_error"] and "comparison" not in refused
+
+
+def test_a_decision_shows_each_moves_value_the_best_and_what_the_others_give_up(client) -> None:
+    html, data = page(client, position_url(1, "0/1-2"))  # roll 1-2 with nothing up: flip 1, 2 or 3
+    worth = {edge["label"]: edge["values"]["optimal"] for edge in data["edges"]}
+    best = max(worth.values())
+    assert data["policies"]["optimal"]["value"] == pytest.approx(best, rel=1e-12)
+    assert worth[data["best"]] == best and 'class="best"' in html
+    for edge in data["edges"]:
+        assert edge["gives_up"] == pytest.approx(best - edge["values"]["optimal"], abs=1e-15)
+        assert page(client, position_url(1, edge["to"]))[1]["key"] == edge["to"]  # every move is a working link
+
+
+def test_a_roll_gives_exact_probabilities_that_add_up(client) -> None:
+    html, data = page(client, "/graphs/1/positions/0")
+    assert data["kind"] == "chance"
+    assert sum(Fraction(edge["weight"], data["denom"]) for edge in data["edges"]) == 1
+    assert f"{data['edges'][0]['weight']}/{data['denom']}" in html
+    chance = sum(Fraction(e["weight"], data["denom"]) * Fraction(e["values"]["optimal"]) for e in data["edges"])
+    assert float(chance) == pytest.approx(data["policies"]["optimal"]["value"], rel=1e-12)
+    assert data["likely"] == max(data["edges"], key=lambda edge: edge["weight"])["to"]
+
+
+def test_keys_with_spaces_and_plus_signs_are_addressable(client) -> None:
+    """Pig's keys ('2-0 +3') percent-encoded; a bust hands the turn over, so its value is the complement."""
+    html, data = page(client, position_url(2, "2-0 +3"))
+    assert data["label"] == "me 2, opponent 0, turn total 3"
+    hold = next(edge for edge in data["edges"] if edge["label"] == "hold")
+    _, after = page(client, position_url(2, hold["to"]))
+    assert hold["values"]["optimal"] == pytest.approx(1 - after["policies"]["optimal"]["value"], rel=1e-12)
+
+
+def test_search_finds_positions_by_key_or_label(client) -> None:
+    html, data = page(client, "/graphs/2/search?q=opponent 0, turn total 3")
+    assert "2-0 +3" in [found["key"] for found in data["positions"]]
+    assert f'href="{position_url(2, "2-0 +3")}"' in html
+
+
+def test_sql_console_shows_rows_and_links_keys(client) -> None:
+    sql = "SELECT graph, key, policy, value FROM positions WHERE graph = 1 AND policy = 'optimal' ORDER BY node LIMIT 3"
+    html, data = page(client, f"/sql?sql={quote(sql)}")
+    assert data["columns"] == ["graph", "key", "policy", "value"] and len(data["rows"]) == 3
+    assert data["links"][0] == {"key": [1, data["rows"][0][1]]}
+    assert 'href="/graphs/1/positions/0"' in html
+
+
+def test_bad_input_gets_a_page_that_helps_and_no_traceback(client, database) -> None:
+    _, missing_graph = page(client, "/graphs/99", status=404)
+    assert missing_graph["error"] == "no graph 99 in the database"
+    html, missing_key = page(client, position_url(1, "no such key"), status=404)
+    assert "no position with key 'no such key'" in missing_key["error"]
+    assert 'action="/graphs/1/search"' in html  # a search of the graph instead
+    page(client, "/nowhere", status=404)
+    html, malformed = page(client, f"/sql?sql={quote('SELEC 1')}", status=400)
+    assert malformed["error"].startswith("SQL error") and "SQL error" in html
+    with open_database(database[0], read_only=True).connect() as connection:
+        nodes = connection.execute(sa.select(sa.func.count()).select_from(node)).scalar()
+    html, refused = page(client, f"/sql?sql={quote('DELETE FROM node')}", status=403)
+    assert refused["refused"] and "only reads" in html
+    with open_database(database[0], read_only=True).connect() as connection:
+        assert connection.execute(sa.select(sa.func.count()).select_from(node)).scalar() == nodes
+
+
+def test_an_unexpected_failure_is_a_page_without_its_traceback(database, monkeypatch) -> None:
+    from web import pages
+
+    def broken(connection):  # noqa: ANN001, ANN202
+        raise ZeroDivisionError("deep inside")
+
+    monkeypatch.setattr(pages, "home_page", broken)
+    engine = open_database(database[0], read_only=True)
+    client = create_app(engine).test_client()
+    response = client.get("/")
+    assert response.status_code == 500 and "deep inside" not in response.get_data(as_text=True)
+    assert "Traceback" not in response.get_data(as_text=True)
+    assert client.get("/.json").get_json()["status"] == 500
+    engine.dispose()
+
+
+def test_browsing_writes_nothing(client, database) -> None:
+    before = hashlib.sha256(database[1].read_bytes()).hexdigest()
+    for url in ["/", "/graphs/1", "/graphs/2", "/graphs/1/positions/0", position_url(2, "0-0 +0"), "/graphs/1/search?q=up"]:
+        page(client, url)
+    assert hashlib.sha256(database[1].read_bytes()).hexdigest() == before
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def test_serve_answers_on_127_0_0_1_and_says_when_the_port_is_taken(database, runner) -> None:
+    url, _ = database
+    port = _free_port()
+    command = [str(Path(sys.executable).parent / "dicegraph"), "--db", url, "serve", "--port", str(port)]
+    server = subprocess.Popen(command, stderr=subprocess.PIPE, text=True)
+    try:
+        for _ in range(100):
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/.json", timeout=5) as answer:
+                    listed = json.load(answer)
+                break
+            except OSError:
+                time.sleep(0.1)
+        else:
+            pytest.fail(f"the server did not answer: {server.stderr.read() if server.poll() is not None else ''}")
+        assert [graph["game"] for graph in listed["graphs"]] == list(GAMES)
+        if url.startswith("sqlite"):  # DuckDB lets one process hold the file: the second server waits for it
+            taken = runner.invoke(main, ["--db", url, "serve", "--port", str(port)])
+            assert taken.exit_code != 0 and f"cannot listen on 127.0.0.1:{port}" in taken.stderr
+    finally:
+        server.terminate()
+        server.wait(timeout=10)

@@ -1,0 +1,127 @@
+"""The explorer's Flask application: URLs, HTML or JSON, and errors as pages (never a traceback).
+
+Each route renders one function of :mod:`web.pages`; the same URL with
+``.json`` appended gives that function's dict as JSON.
+
+>>> from store.db import open_database
+>>> client = create_app(open_database("sqlite://", create=True)).test_client()
+>>> client.get("/.json").get_json()["graphs"]
+[]
+>>> client.get("/graphs/7").status_code
+404
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import Any
+
+import sqlalchemy as sa
+from flask import Flask, Response, jsonify, render_template, request
+from werkzeug.exceptions import HTTPException
+
+from graphs.errors import DicegraphError
+from store.errors import NotFound, ReadOnly
+from web import pages
+
+
+def create_app(engine: sa.Engine) -> Flask:
+    """Return the explorer over ``engine`` (open it read-only: the pages only read, and ``/sql`` refuses writes)."""
+    app = Flask(__name__)
+    app.json.sort_keys = False  # type: ignore[attr-defined]
+
+    def show(template: str, as_json: bool, build: Callable[[sa.Connection], dict[str, Any]], status: int = 200) -> Any:
+        with engine.connect() as connection:
+            data = build(connection)
+        if as_json:
+            return jsonify(_plain(data)), status
+        return render_template(template, **data), status
+
+    @app.get("/")
+    @app.get("/.json")
+    def home() -> Any:
+        return show("home.html", request.path.endswith(".json"), pages.home_page)
+
+    @app.get("/graphs/<int:graph_id>")
+    @app.get("/graphs/<int:graph_id>.json")
+    def graph(graph_id: int) -> Any:
+        policy, reference = request.args.get("policy"), request.args.get("reference")
+        return show("graph.html", request.path.endswith(".json"),
+                    lambda connection: pages.graph_page(connection, graph_id, policy, reference))
+
+    @app.get("/graphs/<int:graph_id>/positions/<path:key>")
+    def position(graph_id: int, key: str) -> Any:
+        as_json = key.endswith(".json")  # no game's key ends so
+        key = key.removesuffix(".json") if as_json else key
+        return show("position.html", as_json, lambda connection: pages.position_page(connection, graph_id, key))
+
+    @app.get("/graphs/<int:graph_id>/search")
+    @app.get("/graphs/<int:graph_id>/search.json")
+    def search(graph_id: int) -> Any:
+        text = request.args.get("q", "")
+        return show("search.html", request.path.endswith(".json"),
+                    lambda connection: pages.search_page(connection, graph_id, text))
+
+    @app.get("/sql")
+    @app.get("/sql.json")
+    def sql() -> Any:
+        statement = request.args.get("sql", "")
+        as_json = request.path.endswith(".json")
+        try:
+            data, status = pages.sql_page(engine, statement), 200
+        except DicegraphError as error:
+            refused = isinstance(error, ReadOnly)
+            data = {"sql": statement, "columns": [], "rows": [], "links": [], "truncated": False,
+                    "error": pages.READ_ONLY if refused else str(error), "refused": refused}
+            status = 403 if refused else 400
+        if as_json:
+            return jsonify(_plain(data)), status
+        return render_template("sql.html", **data), status
+
+    @app.errorhandler(NotFound)
+    def not_found(error: NotFound) -> Any:
+        return _error_page(404, str(error), _graph_in(request.path))
+
+    @app.errorhandler(DicegraphError)
+    def bad_request(error: DicegraphError) -> Any:
+        return _error_page(400, str(error), _graph_in(request.path))
+
+    @app.errorhandler(HTTPException)
+    def http_error(error: HTTPException) -> Any:
+        return _error_page(error.code or 500, error.description or error.name, _graph_in(request.path))
+
+    @app.errorhandler(Exception)
+    def internal_error(error: Exception) -> Any:
+        app.logger.exception("unexpected error on %s", request.path)
+        return _error_page(500, f"the explorer failed on this page ({type(error).__name__}); the server's log has the details",
+                           None)
+
+    return app
+
+
+def _error_page(status: int, message: str, graph_id: int | None) -> tuple[Response | str, int]:
+    """Return the error as JSON (for a ``.json`` URL) or as a page that helps on: a search of the graph named in the URL."""
+    if request.path.endswith(".json"):
+        return jsonify({"error": message, "status": status}), status
+    return render_template("error.html", status=status, message=message, graph_id=graph_id), status
+
+
+def _graph_in(path: str) -> int | None:
+    """Return the graph id a URL names (``/graphs/3/...`` -> 3), or None."""
+    parts = path.split("/")
+    if len(parts) > 2 and parts[1] == "graphs":
+        number = parts[2].removesuffix(".json")
+        return int(number) if number.isdigit() else None
+    return None
+
+
+def _plain(data: Any) -> Any:
+    """Return ``data`` with what JSON cannot hold made plain: NaN and infinities become None."""
+    if isinstance(data, dict):
+        return {key: _plain(value) for key, value in data.items()}
+    if isinstance(data, (list, tuple)):
+        return [_plain(value) for value in data]
+    if isinstance(data, float) and not math.isfinite(data):
+        return None
+    return data

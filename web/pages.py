@@ -1,0 +1,134 @@
+"""The explorer's pages as data: each function returns what one page shows, the same dict its ``.json`` gives.
+
+The functions only read: they call the store's functions on a connection and
+add what a reader needs beside them (links, the best move, what each move
+gives up).
+
+>>> from store.db import open_database
+>>> from store.load import build_graph
+>>> from store.solve import solve
+>>> from graphs import get_game
+>>> engine = open_database("sqlite://", create=True)
+>>> graph_id = build_graph(engine, get_game("jackpot"), {"cells": 4}).graph_id
+>>> with engine.begin() as connection:
+...     _ = solve(connection, graph_id)
+...     page = position_page(connection, graph_id, "0/1-2")
+>>> page["kind"], page["best"], [(move["label"], round(move["gives_up"], 4)) for move in page["edges"]]
+('decision', 'flip 1', [('flip 1', 0.0), ('flip 2', 0.0117), ('flip 3', 0.0214)])
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import sqlalchemy as sa
+
+from graphs import get_game
+from store.browse import game_listing, graph_layers, search_positions, stored_graphs
+from store.catalog import find_policy, list_policies
+from store.compare import compare_policies
+from store.errors import NotFound
+from store.positions import describe_position
+from store.query import DEFAULT_TIMEOUT, run_query
+from store.report import OPTIMAL
+from store.schema import graph
+
+ROOT_KEY_SQL = sa.text("SELECT key FROM node WHERE graph_id = :graph_id AND id = 0")
+MAX_ROWS = 1000  # rows the SQL page shows
+KEY_COLUMNS = ("key", "from_key", "to_key")  # columns of the positions and moves views that name a position
+GRAPH_COLUMNS = ("graph", "graph_id")  # the views' column naming the graph, and the tables'
+READ_ONLY = "refused: the explorer only reads (statements that write, attach or touch files are not run)"
+
+
+def home_page(connection: sa.Connection) -> dict[str, Any]:
+    """Return the home page: ``games`` that can be built (:func:`store.browse.game_listing`) and ``graphs``
+    stored, each with its policies and their root values."""
+    graphs = stored_graphs(connection, with_policies=True)
+    for row in graphs:
+        row["created_at"] = str(row["created_at"])
+        row["root"] = connection.execute(ROOT_KEY_SQL, {"graph_id": row["id"]}).scalar()
+    return {"games": game_listing(), "graphs": graphs}
+
+
+def _graph_row(connection: sa.Connection, graph_id: int) -> dict[str, Any]:
+    row = connection.execute(sa.select(graph).where(graph.c.id == graph_id)).first()
+    if row is None:
+        raise NotFound(f"no graph {graph_id} in the database")
+    found = dict(row._mapping)
+    found["created_at"] = str(found["created_at"])
+    return found
+
+
+def graph_page(connection: sa.Connection, graph_id: int, policy: str | None = None,
+               reference: str | None = None, top: int = 10) -> dict[str, Any]:
+    """Return a graph's page: the ``graph`` row, its ``root`` key, ``layers``, ``policies`` with their values,
+    and with ``policy`` and ``reference`` a ``comparison`` (:func:`store.compare.compare_policies`: expected
+    loss and the ``top`` costliest deviations) when both are evaluated, else ``comparison_error``."""
+    page: dict[str, Any] = {
+        "graph": _graph_row(connection, graph_id),
+        "root": connection.execute(ROOT_KEY_SQL, {"graph_id": graph_id}).scalar(),
+        "layers": graph_layers(connection, graph_id),
+        "policies": list_policies(connection, graph_id),
+    }
+    if policy and reference:
+        values = {row["name"]: row["value"] for row in page["policies"]}
+        missing = [name for name in (policy, reference) if values.get(name) is None]
+        if missing:
+            page["comparison_error"] = (f"cannot compare: {', '.join(missing)} "
+                                        f"{'is' if len(missing) == 1 else 'are'} not an evaluated policy of this graph")
+        else:
+            page["comparison"] = {"policy": policy, "reference": reference, **compare_policies(
+                connection, graph_id, find_policy(connection, graph_id, policy),
+                find_policy(connection, graph_id, reference), top)}
+    return page
+
+
+def position_page(connection: sa.Connection, graph_id: int, key: str) -> dict[str, Any]:
+    """Return a position's page: :func:`store.positions.describe_position` one level deep, with ``graph``,
+    ``best`` (a decision's optimal move by the game's objective, None before a solve), each edge's
+    ``gives_up`` (how much less than the best it is worth to the optimum) and ``likely`` (the edge the
+    most likely path takes: the optimum's move, or the most probable roll)."""
+    row = _graph_row(connection, graph_id)
+    page = describe_position(connection, graph_id, key, depth=1)
+    page["graph"] = row
+    sign = -1.0 if get_game(row["game"]).objective == "min" else 1.0
+    worth = [edge["values"].get(OPTIMAL) for edge in page["edges"]]
+    known = [value for value in worth if value is not None]
+    best_value = max(known, key=lambda value: sign * value) if known and page["kind"] == "decision" else None
+    page["best"] = None
+    for edge, value in zip(page["edges"], worth):
+        edge["gives_up"] = None if best_value is None or value is None else sign * (best_value - value)
+        if page["best"] is None and best_value is not None and OPTIMAL in edge["chosen_by"]:
+            page["best"] = edge["label"]
+    if page["kind"] == "chance":
+        likely = max(page["edges"], key=lambda edge: edge["probability"], default=None)
+    else:
+        likely = next((edge for edge in page["edges"] if OPTIMAL in edge["chosen_by"]), None)
+    page["likely"] = None if likely is None else likely["to"]
+    return page
+
+
+def search_page(connection: sa.Connection, graph_id: int, text: str) -> dict[str, Any]:
+    """Return the positions of a graph whose key or label contains ``text`` (:func:`store.browse.search_positions`)."""
+    return {"graph": _graph_row(connection, graph_id), "q": text,
+            "positions": search_positions(connection, graph_id, text) if text else []}
+
+
+def sql_page(engine: sa.Engine, sql: str, timeout: float = DEFAULT_TIMEOUT) -> dict[str, Any]:
+    """Return the SQL console's page for ``sql``: ``columns`` and up to :data:`MAX_ROWS` ``rows`` of the statement
+    run read-only within ``timeout`` seconds (:func:`store.query.run_query`), and ``links``: per row, the
+    position each key column names (``{column: [graph id, key]}``) when the row has a ``graph`` (or ``graph_id``)
+    column, as the views ``positions`` and ``moves`` have. A refused
+    or failing statement raises, as ``run_query`` does."""
+    if not sql.strip():
+        return {"sql": sql, "columns": [], "rows": [], "links": [], "truncated": False}
+    columns, rows = run_query(engine, sql, limit=MAX_ROWS + 1, timeout=timeout)
+    truncated = len(rows) > MAX_ROWS
+    rows = [list(row) for row in rows[:MAX_ROWS]]
+    links = []
+    graph_column = next((name for name in GRAPH_COLUMNS if name in columns), None)
+    if graph_column is not None:
+        at = columns.index(graph_column)
+        linked = [(index, name) for index, name in enumerate(columns) if name in KEY_COLUMNS]
+        links = [{name: [row[at], row[index]] for index, name in linked if row[index] is not None} for row in rows]
+    return {"sql": sql, "columns": columns, "rows": rows, "links": links, "truncated": truncated}

@@ -6,6 +6,8 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -50,3 +52,36 @@ def stopped_query(db_url: str, sql: str, how: str, after: float = 2) -> tuple[in
         process.send_signal(signal.SIGINT)
     _, stderr = process.communicate(timeout=60)
     return process.returncode, stderr, time.monotonic() - started
+
+
+def free_port() -> int:
+    """Return a TCP port of 127.0.0.1 that nothing listens on now."""
+    import socket
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+@contextmanager
+def served(db_url: str, limit: float = 60) -> Iterator[str]:
+    """Run ``dicegraph serve`` on ``db_url`` at a free port; yield its address once it answers, stop it after."""
+    import urllib.request
+
+    port = free_port()
+    server = spawn("--db", db_url, "serve", "--port", str(port))
+    address = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + limit
+        while True:
+            try:
+                with urllib.request.urlopen(f"{address}/.json", timeout=5):
+                    break
+            except OSError:
+                if server.poll() is not None or time.monotonic() > deadline:
+                    raise RuntimeError(f"dicegraph serve did not answer: {server.communicate()[1].strip()}") from None
+                time.sleep(0.1)
+        yield address
+    finally:
+        server.terminate()
+        server.communicate(timeout=10)

@@ -11,10 +11,6 @@ import hashlib
 import importlib.util
 import json
 import os
-import socket
-import subprocess
-import sys
-import time
 import urllib.request
 from collections.abc import Iterator
 from fractions import Fraction
@@ -37,6 +33,7 @@ if importlib.util.find_spec("flask") is None:  # CI installs the web extra with 
 
 from flask.testing import FlaskClient  # noqa: E402
 
+from tests.processes import served  # noqa: E402
 from web.app import create_app  # noqa: E402
 
 GAMES = {"jackpot": {"cells": 4}, "pig": {"target": 6, "holds": (3,)}}
@@ -186,31 +183,14 @@ def test_browsing_writes_nothing(client, database) -> None:
     assert hashlib.sha256(database[1].read_bytes()).hexdigest() == before
 
 
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
 def test_serve_answers_on_127_0_0_1_and_says_when_the_port_is_taken(database, runner) -> None:
     url, _ = database
-    port = _free_port()
-    command = [str(Path(sys.executable).parent / "dicegraph"), "--db", url, "serve", "--port", str(port)]
-    server = subprocess.Popen(command, stderr=subprocess.PIPE, text=True)
-    try:
-        for _ in range(100):
-            try:
-                with urllib.request.urlopen(f"http://127.0.0.1:{port}/.json", timeout=5) as answer:
-                    listed = json.load(answer)
-                break
-            except OSError:
-                time.sleep(0.1)
-        else:
-            pytest.fail(f"the server did not answer: {server.stderr.read() if server.poll() is not None else ''}")
+    with served(url) as address:
+        with urllib.request.urlopen(f"{address}/.json", timeout=10) as answer:
+            listed = json.load(answer)
+        assert address.startswith("http://127.0.0.1:")
         assert [graph["game"] for graph in listed["graphs"]] == list(GAMES)
-        if url.startswith("sqlite"):  # DuckDB lets one process hold the file: the second server waits for it
-            taken = runner.invoke(main, ["--db", url, "serve", "--port", str(port)])
+        if url.startswith("sqlite"):  # DuckDB lets one process hold the file: a second server would wait for it
+            port = address.rsplit(":", 1)[1]
+            taken = runner.invoke(main, ["--db", url, "serve", "--port", port])
             assert taken.exit_code != 0 and f"cannot listen on 127.0.0.1:{port}" in taken.stderr
-    finally:
-        server.terminate()
-        server.wait(timeout=10)

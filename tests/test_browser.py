@@ -1,0 +1,136 @@
+"""The explorer in a real browser: Debian's Chromium, headless, driven by Selenium through Debian's chromedriver.
+
+A person's path: the home page, a graph, its start, a roll, a decision whose
+best move is highlighted, a click on a move. The values on screen are checked
+against the page's JSON. Screenshots go to the test's folder, or to
+``$DICEGRAPH_SCREENSHOTS`` (the README's come from there: ``docs/``).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import shutil
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from graphs import get_game
+from store.db import open_database
+from store.report import game_report
+from tests.processes import served
+
+CHROMIUM, CHROMEDRIVER = "/usr/bin/chromium", "/usr/bin/chromedriver"
+_missing = [what for what, there in (("selenium", importlib.util.find_spec("selenium") is not None),
+                                     ("flask", importlib.util.find_spec("flask") is not None),
+                                     (CHROMIUM, Path(CHROMIUM).exists()), (CHROMEDRIVER, Path(CHROMEDRIVER).exists()))
+            if not there]
+if _missing:  # CI installs Chromium and its driver (.ci/run) and the test extra: there, a missing one fails
+    if os.environ.get("CI"):
+        raise RuntimeError(f"CI must test the explorer in a browser; missing: {', '.join(_missing)}")
+    pytest.skip(f"the browser tests need {', '.join(_missing)} (apt-get install chromium chromium-driver; "
+                "pip install -e '.[test]')", allow_module_level=True)
+
+from selenium import webdriver  # noqa: E402
+from selenium.webdriver.common.by import By  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def address(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """The address of ``dicegraph serve`` over a database holding Jackpot (6 cells), every policy evaluated."""
+    url = f"sqlite:///{tmp_path_factory.mktemp('browse') / 'browse.db'}"
+    engine = open_database(url, create=True)
+    game_report(engine, get_game("jackpot"), {"cells": 6})
+    engine.dispose()
+    with served(url) as found:
+        yield found
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[webdriver.Chrome]:
+    options = webdriver.ChromeOptions()
+    options.binary_location = CHROMIUM
+    for argument in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--window-size=1280,800"):
+        options.add_argument(argument)
+    driver = webdriver.Chrome(options=options, service=webdriver.ChromeService(executable_path=CHROMEDRIVER))
+    driver.implicitly_wait(5)
+    yield driver
+    driver.quit()
+
+
+@pytest.fixture(scope="module")
+def shots(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Where the screenshots go."""
+    chosen = os.environ.get("DICEGRAPH_SCREENSHOTS")
+    folder = Path(chosen) if chosen else tmp_path_factory.mktemp("screenshots")
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
+
+
+def as_json(url: str) -> dict:
+    """Return the JSON of the page at ``url`` (its address plus ``.json``)."""
+    path, _, query = url.partition("?")
+    with urllib.request.urlopen(f"{path}.json" + (f"?{query}" if query else ""), timeout=10) as answer:
+        return json.load(answer)
+
+
+def test_a_person_goes_from_the_home_page_to_a_move_and_sees_its_values(address, browser, shots) -> None:
+    browser.get(address + "/")
+    assert "Graphs stored" in browser.page_source
+    browser.save_screenshot(str(shots / "explorer-home.png"))
+    browser.find_element(By.CSS_SELECTOR, "#graphs a[href='/graphs/1']").click()
+    graph = as_json(browser.current_url)
+    optimal = next(p for p in graph["policies"] if p["name"] == "optimal")
+    rows = {row.find_elements(By.TAG_NAME, "td")[0].text: row.find_elements(By.TAG_NAME, "td")[3].text
+            for row in browser.find_elements(By.CSS_SELECTOR, "#policies tr")[1:]}
+    assert rows["optimal"] == f"{optimal['value']:.10g}"
+
+    browser.find_element(By.ID, "root").click()
+    start = as_json(browser.current_url)
+    assert start["kind"] == "chance"
+    roll = next(edge for edge in start["edges"] if edge["label"] == "roll 1-2")
+    browser.find_element(By.LINK_TEXT, roll["to_label"]).click()
+    decision = as_json(browser.current_url)
+    assert decision["key"] == roll["to"] and decision["kind"] == "decision"
+    best = browser.find_element(By.CSS_SELECTOR, "#edges tr.best")
+    cells = best.find_elements(By.TAG_NAME, "td")
+    assert cells[0].text == decision["best"]
+    best_edge = next(edge for edge in decision["edges"] if edge["label"] == decision["best"])
+    assert f"{best_edge['values']['optimal']:.6g}" in [cell.text for cell in cells]
+    browser.save_screenshot(str(shots / "explorer-position.png"))
+
+    worse = next(edge for edge in decision["edges"] if edge["label"] != decision["best"])
+    browser.find_element(By.LINK_TEXT, worse["to_label"]).click()
+    landed = as_json(browser.current_url)
+    assert landed["key"] == worse["to"]
+    assert landed["policies"]["optimal"]["value"] == pytest.approx(worse["values"]["optimal"], rel=1e-12)
+
+
+def test_a_missing_position_offers_a_search_that_finds_it(address, browser) -> None:
+    browser.get(address + "/graphs/1/positions/nowhere")
+    assert "no position with key 'nowhere'" in browser.find_element(By.ID, "message").text
+    box = browser.find_element(By.NAME, "q")
+    box.send_keys("roll 1-2")
+    box.submit()
+    found = browser.find_elements(By.CSS_SELECTOR, "#found a")
+    assert found and all("roll 1-2" in link.find_element(By.XPATH, "../..").text for link in found)
+
+
+def test_the_sql_console_runs_a_statement_typed_in_the_page(address, browser) -> None:
+    browser.get(address + "/sql")
+    area = browser.find_element(By.NAME, "sql")
+    area.send_keys("SELECT graph, key, value FROM positions WHERE policy = 'optimal' AND layer = 0")
+    browser.find_element(By.TAG_NAME, "button").click()
+    links = browser.find_elements(By.CSS_SELECTOR, "#rows a")
+    assert [link.text for link in links] == ["0"]
+    links[0].click()
+    assert browser.current_url.endswith("/graphs/1/positions/0")
+
+
+def test_chromium_is_the_systems(browser) -> None:
+    """No browser was downloaded: the one driven is Debian's."""
+    assert shutil.which("chromium") == CHROMIUM
+    assert browser.capabilities["browserName"] in ("chrome", "chromium")

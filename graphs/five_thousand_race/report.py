@@ -83,8 +83,9 @@ def simulated_runs(params: Mapping[str, Any]) -> int:
 def simulate_matches(graph: StoredGraph, params: Mapping[str, Any], rows: Sequence[dict[str, Any]], games: int,
                      seed: int, progress: Progress | None = None) -> None:
     """Add to each row (``{"first", "second", "p_first_wins"}``) a ``monte_carlo`` estimate (the optimum's only
-    when :func:`simulates_optimum`): ``games`` races played from the rules (:mod:`graphs.five_thousand_race.simulate`), row ``n`` with the random stream
-    ``[seed, n]``, and its z-score against the exact ``p_first_wins``; ``progress`` counts the games."""
+    when :func:`simulates_optimum`): ``games`` races played from the rules (:mod:`graphs.five_thousand_race.simulate`),
+    row ``n`` with the random stream ``[seed, n]``, and its z-score against the exact ``p_first_wins``;
+    ``progress`` counts the games."""
     import numpy as np
 
     target = params["target"]

@@ -42,7 +42,7 @@ import sqlalchemy as sa
 from graphs.errors import DicegraphError
 from store.catalog import find_policy
 from store.schema import EdgeId, choice, edge, layer, node
-from store.scratch import hashed_joins, keyed_pair_table, temporary_table
+from store.scratch import create_afresh, hashed_joins, keyed_pair_table, temporary_table
 
 TIE_TOLERANCE = 1e-12  # as store.solve's: the first move streamed within it of the best
 RESIDUAL_TOLERANCE = 1e-12  # relative: |T(x) - x| at which a component is solved
@@ -152,9 +152,7 @@ class _Tables:
                              sa.Column("coeff", sa.Double, nullable=False), sa.Column("edge_id", EdgeId),
                              prefixes=["TEMPORARY"],
                              sqlite_with_rowid=not keyed)
-            table.drop(connection, checkfirst=True)
-            table.create(connection)
-            return table
+            return create_afresh(connection, table)
 
         self.term = terms("cyc_term")
         self.new = terms("cyc_new")

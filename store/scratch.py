@@ -12,6 +12,18 @@ import sqlalchemy as sa
 from store.schema import EdgeId
 
 
+def create_afresh(connection: sa.Connection, table: sa.Table) -> sa.Table:
+    """Drop ``table`` if it exists, create it, and return it.
+
+    DROP ... IF EXISTS rather than SQLAlchemy's checkfirst: DuckDB's has_table does
+    not see temporary tables, and one left by a run whose connection rolled its
+    DROP back (the pool keeps DuckDB's connection) would make CREATE fail.
+    """
+    connection.execute(sa.schema.DropTable(table, if_exists=True))
+    table.create(connection)
+    return table
+
+
 def temporary_table(connection: sa.Connection, name: str, *columns: sa.Column, indexed: bool = True) -> sa.Table:
     """Create (afresh) and return a temporary table ``name(node_id INTEGER PRIMARY KEY, *columns)``.
 
@@ -24,9 +36,7 @@ def temporary_table(connection: sa.Connection, name: str, *columns: sa.Column, i
         *columns,
         prefixes=["TEMPORARY"],
     )
-    table.drop(connection, checkfirst=True)
-    table.create(connection)
-    return table
+    return create_afresh(connection, table)
 
 
 def hashed_joins(connection: sa.Connection) -> bool:
@@ -87,9 +97,7 @@ def keyed_pair_table(connection: sa.Connection, name: str, second_key: str, *col
         prefixes=["TEMPORARY"],
         sqlite_with_rowid=not keyed,
     )
-    table.drop(connection, checkfirst=True)
-    table.create(connection)
-    return table
+    return create_afresh(connection, table)
 
 
 def sweep_table(connection: sa.Connection, name: str, *columns: sa.Column) -> sa.Table:

@@ -92,15 +92,17 @@ def list_policy_names(connection: sa.Connection, graph_id: int) -> list[str]:
 
 
 def list_policies(connection: sa.Connection, graph_id: int) -> list[dict[str, Any]]:
-    """Return each policy of the graph with its root value (None until evaluated).
+    """Return each policy of the graph with its root value (None until evaluated; a game whose turn is stored
+    once: the first turn state's).
 
     The root value is the expected payoff of the whole game under the policy
     (for a policy solved for a ``goal``, the probability of reaching it).
     """
-    root_value = (
-        sa.select(value.c.value)
-        .where(value.c.policy_id == policy.c.id, value.c.node_id == 0)
-        .scalar_subquery()
+    root_value = sa.func.coalesce(
+        sa.select(value.c.value).where(value.c.policy_id == policy.c.id, value.c.node_id == 0).scalar_subquery(),
+        # a game whose turn is stored once: the first turn state's value
+        sa.select(turn_policy.c.value).where(turn_policy.c.policy_id == policy.c.id, turn_policy.c.node_id == 0)
+        .scalar_subquery(),
     )
     query = (
         sa.select(policy.c.name, policy.c.objective, policy.c.method, policy.c.goal, root_value.label("value"))

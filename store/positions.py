@@ -6,7 +6,7 @@ from typing import Any
 
 import sqlalchemy as sa
 
-from store.schema import choice, edge, layer, node, policy, value
+from store.schema import choice, edge, layer, node, policy, turn_policy, value
 
 
 def _values(connection: sa.Connection, graph_id: int, node_ids: list[int]) -> dict[int, dict[str, dict[str, float]]]:
@@ -17,9 +17,16 @@ def _values(connection: sa.Connection, graph_id: int, node_ids: list[int]) -> di
         .where(policy.c.graph_id == graph_id, value.c.node_id.in_(node_ids))
         .order_by(policy.c.id)
     )
+    per_turn_state = (  # a game whose turn is stored once keeps its turn states' values apart, without reach
+        sa.select(turn_policy.c.node_id, policy.c.name, turn_policy.c.value, sa.null())
+        .select_from(turn_policy.join(policy, policy.c.id == turn_policy.c.policy_id))
+        .where(policy.c.graph_id == graph_id, turn_policy.c.node_id.in_(node_ids))
+        .order_by(policy.c.id)
+    )
     found: dict[int, dict[str, dict[str, float]]] = {node_id: {} for node_id in node_ids}
-    for node_id, name, node_value, reach in connection.execute(query):
-        found[node_id][name] = {"value": node_value, "reach": reach}
+    for rows in (query, per_turn_state):
+        for node_id, name, node_value, reach in connection.execute(rows):
+            found[node_id][name] = {"value": node_value, "reach": reach}
     return found
 
 

@@ -36,23 +36,23 @@ from flask.testing import FlaskClient  # noqa: E402
 from tests.processes import served  # noqa: E402
 from web.app import create_app  # noqa: E402
 
-GAMES = {"jackpot": {"cells": 4}, "pig": {"target": 6, "holds": (3,)}}
+GAMES = {"jackpot": {"cells": 4}, "pig": {"target": 6, "holds": (3,)}, "5000-race": {"target": 150}}
 
 
 @pytest.fixture(scope="module", params=["sqlite", "duckdb"])
-def database(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path]]:
-    """URL and file of a database holding Jackpot to 4 cells (graph 1) and Pig to 6 (graph 2), every policy evaluated."""
+def database(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path, dict]]:
+    """URL and file of a database holding Jackpot to 4 cells (graph 1), Pig to 6 (graph 2) and the 5000 race to 150
+    (graph 3, its turn stored once), every policy evaluated; and the race's report."""
     path = tmp_path_factory.mktemp(request.param) / f"explore.{request.param}"
     url = f"{request.param}:///{path}"
     engine = open_database(url, create=True)
-    for name, params in GAMES.items():
-        game_report(engine, get_game(name), params)
+    reports = {name: game_report(engine, get_game(name), params) for name, params in GAMES.items()}
     engine.dispose()
-    yield url, path
+    yield url, path, reports["5000-race"]
 
 
 @pytest.fixture(scope="module")
-def client(database: tuple[str, Path]) -> Iterator[FlaskClient]:
+def client(database: tuple[str, Path, dict]) -> Iterator[FlaskClient]:
     engine = open_database(database[0], read_only=True)
     yield create_app(engine).test_client()
     engine.dispose()
@@ -129,6 +129,19 @@ def test_keys_with_spaces_and_plus_signs_are_addressable(client) -> None:
     assert hold["values"]["optimal"] == pytest.approx(1 - after["policies"]["optimal"]["value"], rel=1e-12)
 
 
+def test_a_turn_state_of_a_race_shows_its_value_and_what_each_turn_end_is_worth(client, database) -> None:
+    """The race's turn states keep their values per state (the turn stored once): the start is worth the report's
+    p_first_wins; a bust hands the same scores to the opponent, so it is worth the complement."""
+    html, data = page(client, position_url(3, "0-0"))
+    report = database[2]
+    assert data["policies"]["optimal"]["value"] == pytest.approx(report["p_first_wins"], rel=1e-12)
+    bust = next(edge for edge in data["edges"] if edge["label"] == "bust")
+    assert bust["values"]["optimal"] == pytest.approx(1 - report["p_first_wins"], rel=1e-12)
+    _, home = page(client, "/")
+    race = next(graph for graph in home["graphs"] if graph["id"] == 3)
+    assert next(p["value"] for p in race["policies"] if p["name"] == "optimal") == pytest.approx(report["p_first_wins"])
+
+
 def test_search_finds_positions_by_key_or_label(client) -> None:
     html, data = page(client, "/graphs/2/search?q=opponent 0, turn total 3")
     assert "2-0 +3" in [found["key"] for found in data["positions"]]
@@ -184,7 +197,7 @@ def test_browsing_writes_nothing(client, database) -> None:
 
 
 def test_serve_answers_on_127_0_0_1_and_says_when_the_port_is_taken(database, runner) -> None:
-    url, _ = database
+    url = database[0]
     with served(url) as address:
         with urllib.request.urlopen(f"{address}/.json", timeout=10) as answer:
             listed = json.load(answer)

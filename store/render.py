@@ -22,6 +22,7 @@ from __future__ import annotations
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
+from collections.abc import Callable
 from typing import Any
 
 from typing import TYPE_CHECKING
@@ -56,12 +57,14 @@ class RendererMissing(RenderError):
 
 @dataclass(frozen=True)
 class Style:
-    """How a view is drawn: layer boxes, edge labels, node values, a title."""
+    """How a view is drawn: layer boxes, edge labels, node values, a title, and ``link`` (node key -> the address
+    its node links to in an SVG, opened in the whole window; None: no links)."""
 
     layers: bool = False
     move_labels: bool = False
     values: bool = False
     title: str = ""
+    link: Callable[[str], str] | None = None
 
 
 def _node_label(data: dict[str, Any], values: bool) -> str:
@@ -118,7 +121,8 @@ def to_dot(view: nx.DiGraph, style: Style = Style()) -> pydot.Dot:
     for name, data in view.nodes(data=True):
         drawn.add_node(_dot_id(name), label=_node_label(data, style.values), shape=SHAPES[data["kind"]],
                        tooltip=f"key {data['key']}",
-                       **({"peripheries": 2} if data["kind"] == "terminal" else {}))
+                       **({"peripheries": 2} if data["kind"] == "terminal" else {}),
+                       **({"URL": style.link(data["key"]), "target": "_top"} if style.link else {}))
     for source, target, data in view.edges(data=True):
         attributes = _policy_edge(data, style) if "moves" in data else _full_edge(data)
         drawn.add_edge(_dot_id(source), _dot_id(target), **attributes)

@@ -110,6 +110,18 @@ def test_a_decision_shows_each_moves_value_the_best_and_what_the_others_give_up(
         assert page(client, position_url(1, edge["to"]))[1]["key"] == edge["to"]  # every move is a working link
 
 
+def test_the_local_diagram_links_each_position_it_draws(client) -> None:
+    """``.svg`` after a position's address: the position and those one step on, each a link to its page."""
+    html, data = page(client, position_url(1, "0/1-2"))
+    assert f'data="{position_url(1, "0/1-2")}.svg"' in html
+    answer = client.get(position_url(1, "0/1-2") + ".svg")
+    assert answer.status_code == 200 and answer.mimetype == "image/svg+xml"
+    svg = answer.get_data(as_text=True)
+    for key in [data["key"], *(edge["to"] for edge in data["edges"])]:
+        assert f'xlink:href="{position_url(1, key)}"' in svg
+    assert client.get(position_url(1, "no such key") + ".svg").status_code == 404
+
+
 def test_a_roll_gives_exact_probabilities_that_add_up(client) -> None:
     html, data = page(client, "/graphs/1/positions/0")
     assert data["kind"] == "chance"

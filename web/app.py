@@ -14,6 +14,7 @@ Each route renders one function of :mod:`web.pages`; the same URL with
 from __future__ import annotations
 
 import math
+from urllib.parse import quote
 from collections.abc import Callable
 from typing import Any
 
@@ -52,7 +53,12 @@ def create_app(engine: sa.Engine) -> Flask:
 
     @app.get("/graphs/<int:graph_id>/positions/<path:key>")
     def position(graph_id: int, key: str) -> Any:
-        as_json = key.endswith(".json")  # no game's key ends so
+        if key.endswith(".svg"):  # the local diagram (no game's key ends so, nor with .json)
+            with engine.connect() as connection:
+                svg = pages.position_diagram(connection, graph_id, key.removesuffix(".svg"),
+                                             lambda target: position_address(graph_id, target))
+            return Response(svg, mimetype="image/svg+xml")
+        as_json = key.endswith(".json")
         key = key.removesuffix(".json") if as_json else key
         return show("position.html", as_json, lambda connection: pages.position_page(connection, graph_id, key))
 
@@ -98,6 +104,15 @@ def create_app(engine: sa.Engine) -> Flask:
                            None)
 
     return app
+
+
+def position_address(graph_id: int, key: str) -> str:
+    """Return the address of a position's page, its key percent-encoded (slashes kept).
+
+    >>> position_address(2, "30-10 +22")
+    '/graphs/2/positions/30-10%20%2B22'
+    """
+    return f"/graphs/{graph_id}/positions/{quote(key, safe='/')}"
 
 
 def _error_page(status: int, message: str, graph_id: int | None) -> tuple[Response | str, int]:

@@ -19,6 +19,7 @@ gives up).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import sqlalchemy as sa
@@ -28,13 +29,16 @@ from store.browse import game_listing, graph_layers, search_positions, stored_gr
 from store.catalog import find_policy, list_policies
 from store.compare import compare_policies
 from store.errors import NotFound
+from store.export import neighbourhood
 from store.positions import describe_position
 from store.query import DEFAULT_TIMEOUT, run_query
+from store.render import Style, render, to_dot
 from store.report import OPTIMAL
 from store.schema import graph
 
 ROOT_KEY_SQL = sa.text("SELECT key FROM node WHERE graph_id = :graph_id AND id = 0")
 MAX_ROWS = 1000  # rows the SQL page shows
+DIAGRAM_NODES = 60  # the most positions a position's local diagram draws (a roll of five dice leads to 252)
 KEY_COLUMNS = ("key", "from_key", "to_key")  # columns of the positions and moves views that name a position
 GRAPH_COLUMNS = ("graph", "graph_id")  # the views' column naming the graph, and the tables'
 READ_ONLY = "refused: the explorer only reads (statements that write, attach or touch files are not run)"
@@ -106,6 +110,17 @@ def position_page(connection: sa.Connection, graph_id: int, key: str) -> dict[st
         likely = next((edge for edge in page["edges"] if OPTIMAL in edge["chosen_by"]), None)
     page["likely"] = None if likely is None else likely["to"]
     return page
+
+
+def position_diagram(connection: sa.Connection, graph_id: int, key: str, link: Callable[[str], str]) -> bytes:
+    """Return an SVG of the position ``key`` and the positions one step from it (:func:`store.export.neighbourhood`,
+    the optimum's moves drawn bold when it is solved), each node linking to ``link(its key)``. Raises TooLarge
+    past :data:`DIAGRAM_NODES` nodes."""
+    optimal = next((row["name"] for row in list_policies(connection, graph_id) if row["name"] == OPTIMAL), None)
+    policy_id = find_policy(connection, graph_id, optimal).id if optimal else None
+    view = neighbourhood(connection, graph_id, key, depth=1, policy_id=policy_id, max_nodes=DIAGRAM_NODES)
+    svg, _ = render(to_dot(view, Style(link=link)), "svg")
+    return svg
 
 
 def search_page(connection: sa.Connection, graph_id: int, text: str) -> dict[str, Any]:

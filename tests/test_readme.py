@@ -75,12 +75,16 @@ def test_readme_queries_print_the_same_once_the_tour_has_run(runner: CliRunner, 
 
 
 def test_readme_pictures_are_the_ones_report_draws() -> None:
-    """The committed PNGs are named as ``report --diagrams`` names them, one per diagram a game declares."""
+    """The committed PNGs are named as ``report --diagrams`` names them, one per diagram a game declares, and the
+    explorer's screenshots as ``tests/test_browser.py`` names them."""
     from graphs import GAMES
 
     pictures = re.findall(r"!\[[^\]]*\]\((docs/[^)]+\.png)\)", README)
     declared = [f"docs/{game.name}-{name}.png" for game in GAMES.values() for name in getattr(game, "diagrams", {})]
-    assert sorted(pictures) == sorted(declared)
+    taken = (ROOT / "tests/test_browser.py").read_text()
+    screenshots = [f"docs/{name}" for name in re.findall(r'shots / "([a-z-]+\.png)"', taken)]
+    assert len(screenshots) == 2
+    assert sorted(pictures) == sorted(declared + screenshots)
     for picture in pictures:
         assert (ROOT / picture).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 

@@ -99,6 +99,26 @@ def test_graph_page_gives_layers_policies_and_a_comparison(client) -> None:
     assert "nobody" in refused["comparison_error"] and "comparison" not in refused
 
 
+def test_graph_page_charts_each_policys_value_and_outcome_distribution(client) -> None:
+    """Jackpot pays 1 for a win: each policy's distribution adds up to 1 and its mean is the policy's value.
+    Pig's graph has cycles: no distribution, and its chart's address says why."""
+    html, data = page(client, "/graphs/1")
+    values = {p["name"]: p["value"] for p in data["policies"]}
+    assert set(data["distributions"]) == set(values)
+    for name, rows in data["distributions"].items():
+        assert sum(row["probability"] for row in rows) == pytest.approx(1, rel=1e-12)
+        assert sum(row["payoff"] * row["probability"] for row in rows) == pytest.approx(values[name], rel=1e-12)
+    for chart in ("values", "distribution"):
+        assert f'src="/graphs/1/{chart}.svg"' in html
+        answer = client.get(f"/graphs/1/{chart}.svg")
+        assert answer.status_code == 200 and answer.mimetype == "image/svg+xml"
+        assert all(name in answer.get_data(as_text=True) for name in values)
+    _, pig = page(client, "/graphs/2")
+    assert pig["distributions"] == {}
+    assert client.get("/graphs/2/values.svg").status_code == 200
+    assert client.get("/graphs/2/distribution.svg").status_code == 404
+
+
 def test_a_decision_shows_each_moves_value_the_best_and_what_the_others_give_up(client) -> None:
     html, data = page(client, position_url(1, "0/1-2"))  # roll 1-2 with nothing up: flip 1, 2 or 3
     worth = {edge["label"]: edge["values"]["optimal"] for edge in data["edges"]}

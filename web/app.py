@@ -24,7 +24,8 @@ from werkzeug.exceptions import HTTPException
 
 from graphs.errors import DicegraphError
 from store.errors import NotFound, ReadOnly
-from web import pages
+from graphs import get_game
+from web import charts, pages
 
 
 def create_app(engine: sa.Engine) -> Flask:
@@ -50,6 +51,21 @@ def create_app(engine: sa.Engine) -> Flask:
         policy, reference = request.args.get("policy"), request.args.get("reference")
         return show("graph.html", request.path.endswith(".json"),
                     lambda connection: pages.graph_page(connection, graph_id, policy, reference))
+
+    @app.get("/graphs/<int:graph_id>/values.svg")
+    def values_chart(graph_id: int) -> Any:
+        with engine.connect() as connection:
+            page = pages.graph_page(connection, graph_id)
+        return Response(charts.values_chart(page["policies"], get_game(page["graph"]["game"]).outcome),
+                        mimetype="image/svg+xml")
+
+    @app.get("/graphs/<int:graph_id>/distribution.svg")
+    def distribution_chart(graph_id: int) -> Any:
+        with engine.connect() as connection:
+            page = pages.graph_page(connection, graph_id)
+        if not page["distributions"]:
+            raise NotFound(f"graph {graph_id} has no outcome distribution (cycles, or its turn is stored once)")
+        return Response(charts.distribution_chart(page["distributions"]), mimetype="image/svg+xml")
 
     @app.get("/graphs/<int:graph_id>/positions/<path:key>")
     def position(graph_id: int, key: str) -> Any:

@@ -29,7 +29,9 @@ from store.browse import game_listing, graph_layers, search_positions, stored_gr
 from store.catalog import find_policy, list_policies
 from store.compare import compare_policies
 from store.errors import NotFound
+from store.cycles import has_cycles
 from store.export import neighbourhood
+from store.propagate import outcome_distribution
 from store.positions import describe_position
 from store.query import DEFAULT_TIMEOUT, run_query
 from store.render import Style, render, to_dot
@@ -66,7 +68,7 @@ def _graph_row(connection: sa.Connection, graph_id: int) -> dict[str, Any]:
 def graph_page(connection: sa.Connection, graph_id: int, policy: str | None = None,
                reference: str | None = None, top: int = 10) -> dict[str, Any]:
     """Return a graph's page: the ``graph`` row, its ``root`` key, ``layers``, ``policies`` with their values,
-    and with ``policy`` and ``reference`` a ``comparison`` (:func:`store.compare.compare_policies`: expected
+    their ``distributions`` (:func:`outcome_distributions`), and with ``policy`` and ``reference`` a ``comparison`` (:func:`store.compare.compare_policies`: expected
     loss and the ``top`` costliest deviations) when both are evaluated, else ``comparison_error``."""
     page: dict[str, Any] = {
         "graph": _graph_row(connection, graph_id),
@@ -74,6 +76,7 @@ def graph_page(connection: sa.Connection, graph_id: int, policy: str | None = No
         "layers": graph_layers(connection, graph_id),
         "policies": list_policies(connection, graph_id),
     }
+    page["distributions"] = outcome_distributions(connection, graph_id, page["policies"])
     if policy and reference:
         values = {row["name"]: row["value"] for row in page["policies"]}
         missing = [name for name in (policy, reference) if values.get(name) is None]
@@ -85,6 +88,22 @@ def graph_page(connection: sa.Connection, graph_id: int, policy: str | None = No
                 connection, graph_id, find_policy(connection, graph_id, policy),
                 find_policy(connection, graph_id, reference), top)}
     return page
+
+
+def outcome_distributions(connection: sa.Connection, graph_id: int,
+                          policies: list[dict[str, Any]]) -> dict[str, list[dict[str, float]]]:
+    """Return each evaluated policy's exact outcome distribution (:func:`store.propagate.outcome_distribution`):
+    policy -> ``[{"payoff", "probability"}]``; empty for a graph with cycles, or whose turn is stored once."""
+    if has_cycles(connection, graph_id):
+        return {}
+    found = {}
+    for row in policies:
+        if row["value"] is None:
+            continue
+        spread = outcome_distribution(connection, find_policy(connection, graph_id, row["name"]).id, graph_id)
+        if spread:
+            found[row["name"]] = [{"payoff": payoff, "probability": p} for payoff, p in spread.items()]
+    return found
 
 
 def position_page(connection: sa.Connection, graph_id: int, key: str) -> dict[str, Any]:

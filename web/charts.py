@@ -1,0 +1,58 @@
+"""The explorer's charts, drawn on the server with matplotlib as SVG (text kept as text, so it can be searched).
+
+>>> svg = values_chart([{"name": "hilo", "value": 0.08}, {"name": "optimal", "value": 0.0799}], "win probability")
+>>> svg.startswith(b"<?xml") and b"optimal" in svg
+True
+"""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+
+def _figure(width: float, height: float) -> tuple[Any, Any]:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    plt.rcParams["svg.fonttype"] = "none"
+    return plt.subplots(figsize=(width, height))
+
+
+def _svg(figure: Any) -> bytes:
+    import matplotlib.pyplot as plt
+
+    buffer = io.BytesIO()
+    figure.savefig(buffer, format="svg", bbox_inches="tight")
+    plt.close(figure)
+    return buffer.getvalue()
+
+
+def values_chart(policies: Sequence[Mapping[str, Any]], outcome: str) -> bytes:
+    """Return an SVG bar chart of each evaluated policy's value at the start (``{"name", "value"}`` rows)."""
+    shown = [row for row in policies if row["value"] is not None]
+    figure, axes = _figure(6.5, 0.45 * len(shown) + 1.2)
+    names = [row["name"] for row in shown]
+    values = [row["value"] for row in shown]
+    bars = axes.barh(names, values, color=["#2b7a2b" if name == "optimal" else "#7a9cc6" for name in names])
+    axes.bar_label(bars, labels=[f"{value:.6g}" for value in values], padding=3, fontsize=8)
+    axes.invert_yaxis()
+    axes.set_xlabel(outcome)
+    axes.margins(x=0.2)
+    return _svg(figure)
+
+
+def distribution_chart(distributions: Mapping[str, Sequence[Mapping[str, float]]]) -> bytes:
+    """Return an SVG of each policy's exact outcome distribution (policy -> ``[{"payoff", "probability"}]``),
+    one line of markers a policy."""
+    figure, axes = _figure(7.5, 3.8)
+    for name, rows in distributions.items():
+        axes.plot([row["payoff"] for row in rows], [row["probability"] for row in rows], marker="o", markersize=3,
+                  linewidth=2.2 if name == "optimal" else 1, label=name)
+    axes.set_xlabel("payoff at the end")
+    axes.set_ylabel("probability")
+    axes.legend(fontsize=8)
+    return _svg(figure)

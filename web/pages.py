@@ -68,8 +68,9 @@ def _graph_row(connection: sa.Connection, graph_id: int) -> dict[str, Any]:
 def graph_page(connection: sa.Connection, graph_id: int, policy: str | None = None,
                reference: str | None = None, top: int = 10) -> dict[str, Any]:
     """Return a graph's page: the ``graph`` row, its ``root`` key, ``layers``, ``policies`` with their values,
-    their ``distributions`` (:func:`outcome_distributions`), and with ``policy`` and ``reference`` a ``comparison`` (:func:`store.compare.compare_policies`: expected
-    loss and the ``top`` costliest deviations) when both are evaluated, else ``comparison_error``."""
+    their ``distributions`` (:func:`outcome_distributions`), and with ``policy`` and ``reference`` a
+    ``comparison`` (:func:`store.compare.compare_policies`: expected loss and the ``top`` costliest deviations)
+    when both are evaluated, else ``comparison_error``."""
     page: dict[str, Any] = {
         "graph": _graph_row(connection, graph_id),
         "root": connection.execute(ROOT_KEY_SQL, {"graph_id": graph_id}).scalar(),

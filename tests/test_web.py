@@ -119,6 +119,24 @@ def test_graph_page_charts_each_policys_value_and_outcome_distribution(client) -
     assert client.get("/graphs/2/distribution.svg").status_code == 404
 
 
+def test_the_reports_pictures_are_drawn_on_demand(client) -> None:
+    """Pig's hold boundary comes from its charts hook, as a PNG; Jackpot draws none; the race's need work tables,
+    which a read-only SQLite database refuses: it says so (DuckDB makes them in memory and draws)."""
+    html, data = page(client, "/graphs/2/charts")
+    assert [picture["file"] for picture in data["pictures"]] == ["pig-hold-boundary.png"] and data["error"] is None
+    assert 'src="/graphs/2/charts/pig-hold-boundary.png"' in html
+    image = client.get("/graphs/2/charts/pig-hold-boundary.png")
+    assert image.status_code == 200 and image.get_data()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert 'id="charts"' in page(client, "/graphs/2")[0] and 'id="charts"' not in page(client, "/graphs/1")[0]
+    assert "draws no charts" in page(client, "/graphs/1/charts")[1]["error"]
+    _, race = page(client, "/graphs/3/charts")
+    if race["error"] is None:
+        assert [picture["file"] for picture in race["pictures"]] == ["5000-race-bank-boundary.png"]
+    else:
+        assert "read-only" in race["error"] and race["pictures"] == []
+    assert client.get("/graphs/2/charts/nothing.png").status_code == 404
+
+
 def test_a_decision_shows_each_moves_value_the_best_and_what_the_others_give_up(client) -> None:
     html, data = page(client, position_url(1, "0/1-2"))  # roll 1-2 with nothing up: flip 1, 2 or 3
     worth = {edge["label"]: edge["values"]["optimal"] for edge in data["edges"]}

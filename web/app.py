@@ -14,12 +14,15 @@ Each route renders one function of :mod:`web.pages`; the same URL with
 from __future__ import annotations
 
 import math
+import tempfile
+import threading
+from pathlib import Path
 from urllib.parse import quote
 from collections.abc import Callable
 from typing import Any
 
 import sqlalchemy as sa
-from flask import Flask, Response, jsonify, render_template, request
+from flask import Flask, Response, jsonify, render_template, request, send_from_directory
 from werkzeug.exceptions import HTTPException
 
 from graphs.errors import DicegraphError
@@ -51,6 +54,20 @@ def create_app(engine: sa.Engine) -> Flask:
         policy, reference = request.args.get("policy"), request.args.get("reference")
         return show("graph.html", request.path.endswith(".json"),
                     lambda connection: pages.graph_page(connection, graph_id, policy, reference))
+
+    pictures = Path(tempfile.mkdtemp(prefix="dicegraph-explorer-"))  # the games' charts, drawn on first view
+    drawing = threading.Lock()
+
+    @app.get("/graphs/<int:graph_id>/charts")
+    @app.get("/graphs/<int:graph_id>/charts.json")
+    def charts_page(graph_id: int) -> Any:
+        with drawing:
+            return show("charts.html", request.path.endswith(".json"),
+                        lambda connection: pages.game_pictures(connection, graph_id, pictures / str(graph_id)))
+
+    @app.get("/graphs/<int:graph_id>/charts/<name>")
+    def chart_file(graph_id: int, name: str) -> Any:
+        return send_from_directory(pictures / str(graph_id), name)
 
     @app.get("/graphs/<int:graph_id>/values.svg")
     def values_chart(graph_id: int) -> Any:

@@ -20,6 +20,7 @@ gives up).
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import sqlalchemy as sa
@@ -36,6 +37,7 @@ from store.positions import describe_position
 from store.query import DEFAULT_TIMEOUT, run_query
 from store.render import Style, render, to_dot
 from store.report import OPTIMAL
+from store.view import GraphView
 from store.schema import graph
 
 ROOT_KEY_SQL = sa.text("SELECT key FROM node WHERE graph_id = :graph_id AND id = 0")
@@ -67,12 +69,15 @@ def _graph_row(connection: sa.Connection, graph_id: int) -> dict[str, Any]:
 
 def graph_page(connection: sa.Connection, graph_id: int, policy: str | None = None,
                reference: str | None = None, top: int = 10) -> dict[str, Any]:
-    """Return a graph's page: the ``graph`` row, its ``root`` key, ``layers``, ``policies`` with their values,
+    """Return a graph's page: the ``graph`` row, whether its game draws ``charts`` (:func:`game_pictures`), its
+    ``root`` key, ``layers``, ``policies`` with their values,
     their ``distributions`` (:func:`outcome_distributions`), and with ``policy`` and ``reference`` a
     ``comparison`` (:func:`store.compare.compare_policies`: expected loss and the ``top`` costliest deviations)
     when both are evaluated, else ``comparison_error``."""
+    row = _graph_row(connection, graph_id)
     page: dict[str, Any] = {
-        "graph": _graph_row(connection, graph_id),
+        "graph": row,
+        "charts": callable(getattr(get_game(row["game"]), "charts", None)),
         "root": connection.execute(ROOT_KEY_SQL, {"graph_id": graph_id}).scalar(),
         "layers": graph_layers(connection, graph_id),
         "policies": list_policies(connection, graph_id),
@@ -105,6 +110,29 @@ def outcome_distributions(connection: sa.Connection, graph_id: int,
         if spread:
             found[row["name"]] = [{"payoff": payoff, "probability": p} for payoff, p in spread.items()]
     return found
+
+
+def game_pictures(connection: sa.Connection, graph_id: int, directory: Path) -> dict[str, Any]:
+    """Return the pictures the game's report draws from this graph (its ``charts`` hook, PNGs written to
+    ``directory``, never to the database): ``{"graph", "pictures": [{"file", "title"}], "error"}``; ``error``
+    says why none could be drawn (a game without charts, or one whose charts need work tables, which a
+    read-only database refuses)."""
+    row = _graph_row(connection, graph_id)
+    draw = getattr(get_game(row["game"]), "charts", None)
+    page: dict[str, Any] = {"graph": row, "pictures": [], "error": None}
+    if draw is None:
+        page["error"] = f"{row['game']} draws no charts of its own"
+        return page
+    directory.mkdir(parents=True, exist_ok=True)
+    view = GraphView(connection, graph_id)
+    try:
+        drawn = draw(view, view.params, directory)
+    except sa.exc.OperationalError:
+        page["error"] = (f"{row['game']}'s charts need work tables, which the read-only explorer does not make: "
+                         f"draw them with dicegraph report {row['game']} --diagrams DIR")
+        return page
+    page["pictures"] = [{"file": Path(found["file"]).name, "title": found["title"]} for found in drawn]
+    return page
 
 
 def position_page(connection: sa.Connection, graph_id: int, key: str) -> dict[str, Any]:

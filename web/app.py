@@ -13,7 +13,9 @@ Each route renders one function of :mod:`web.pages`; the same URL with
 
 from __future__ import annotations
 
+import atexit
 import math
+import shutil
 import tempfile
 import threading
 from pathlib import Path
@@ -55,7 +57,8 @@ def create_app(engine: sa.Engine) -> Flask:
         return show("graph.html", request.path.endswith(".json"),
                     lambda connection: pages.graph_page(connection, graph_id, policy, reference))
 
-    pictures = Path(tempfile.mkdtemp(prefix="dicegraph-explorer-"))  # the games' charts, drawn on first view
+    pictures = Path(tempfile.mkdtemp(prefix="dicegraph-explorer-"))  # the games' charts, drawn when their page is viewed
+    atexit.register(shutil.rmtree, pictures, ignore_errors=True)
     drawing = threading.Lock()
 
     @app.get("/graphs/<int:graph_id>/charts")

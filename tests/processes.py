@@ -68,20 +68,26 @@ def served(db_url: str, limit: float = 60) -> Iterator[str]:
     """Run ``dicegraph serve`` on ``db_url`` at a free port; yield its address once it answers, stop it after."""
     import urllib.request
 
+    import tempfile
+
     port = free_port()
-    server = spawn("--db", db_url, "serve", "--port", str(port))
     address = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + limit
-        while True:
-            try:
-                with urllib.request.urlopen(f"{address}/.json", timeout=5):
-                    break
-            except OSError:
-                if server.poll() is not None or time.monotonic() > deadline:
-                    raise RuntimeError(f"dicegraph serve did not answer: {server.communicate()[1].strip()}") from None
-                time.sleep(0.1)
-        yield address
-    finally:
-        server.terminate()
-        server.communicate(timeout=10)
+    # its output goes to a file, not a pipe: a pipe nobody reads fills up and stops the server mid-write
+    with tempfile.TemporaryFile("w+") as log:
+        server = subprocess.Popen(dicegraph("--db", db_url, "serve", "--port", str(port)), stdout=log, stderr=log,
+                                  text=True, cwd=ROOT)
+        try:
+            deadline = time.monotonic() + limit
+            while True:
+                try:
+                    with urllib.request.urlopen(f"{address}/.json", timeout=5):
+                        break
+                except OSError:
+                    if server.poll() is not None or time.monotonic() > deadline:
+                        log.seek(0)
+                        raise RuntimeError(f"dicegraph serve did not answer: {log.read().strip()}") from None
+                    time.sleep(0.1)
+            yield address
+        finally:
+            server.terminate()
+            server.wait(timeout=10)

@@ -22,6 +22,7 @@ import sqlalchemy as sa
 from graphs import GAMES
 from graphs.protocol import value_text
 from store.catalog import list_policies
+from store.errors import NotFound
 from store.report import OPTIMAL, policy_names
 from store.schema import graph, layer, node
 
@@ -55,6 +56,19 @@ def stored_graphs(connection: sa.Connection, with_policies: bool = False) -> lis
         for row in rows:
             row["policies"] = list_policies(connection, row["id"])
     return rows
+
+
+def stored_graph(connection: sa.Connection, graph_id: int) -> dict[str, Any]:
+    """Return the ``graph`` table row of graph ``graph_id`` as a dict, or raise NotFound."""
+    row = connection.execute(sa.select(graph).where(graph.c.id == graph_id)).first()
+    if row is None:
+        raise NotFound(f"no graph {graph_id} in the database")
+    return dict(row._mapping)
+
+
+def root_key(connection: sa.Connection, graph_id: int) -> str | None:
+    """Return the key of the graph's first position (node 0), None for a graph without nodes."""
+    return connection.execute(sa.select(node.c.key).where(node.c.graph_id == graph_id, node.c.id == 0)).scalar()
 
 
 def graph_layers(connection: sa.Connection, graph_id: int) -> list[dict[str, Any]]:

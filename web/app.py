@@ -18,20 +18,21 @@ import math
 import shutil
 import tempfile
 import threading
-from pathlib import Path
-from urllib.parse import quote
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 import sqlalchemy as sa
 from flask import Flask, Response, jsonify, render_template, request, send_from_directory
 from werkzeug.exceptions import HTTPException
 
-from graphs.errors import DicegraphError
-from store.errors import NotFound, ReadOnly
 from graphs import get_game
+from graphs.errors import DicegraphError
+from store.browse import stored_graph
+from store.catalog import list_policies
+from store.errors import NotFound
 from web import charts, pages
-
 
 def create_app(engine: sa.Engine) -> Flask:
     """Return the explorer over ``engine`` (open it read-only: the pages only read, and ``/sql`` refuses writes)."""
@@ -75,17 +76,18 @@ def create_app(engine: sa.Engine) -> Flask:
     @app.get("/graphs/<int:graph_id>/values.svg")
     def values_chart(graph_id: int) -> Any:
         with engine.connect() as connection:
-            page = pages.graph_page(connection, graph_id)
-        return Response(charts.values_chart(page["policies"], get_game(page["graph"]["game"]).outcome),
-                        mimetype="image/svg+xml")
+            game = get_game(stored_graph(connection, graph_id)["game"])
+            policies = list_policies(connection, graph_id)
+        return Response(charts.values_chart(policies, game.outcome), mimetype="image/svg+xml")
 
     @app.get("/graphs/<int:graph_id>/distribution.svg")
     def distribution_chart(graph_id: int) -> Any:
         with engine.connect() as connection:
-            page = pages.graph_page(connection, graph_id)
-        if not page["distributions"]:
+            stored_graph(connection, graph_id)  # NotFound for an unknown graph
+            spread = pages.outcome_distributions(connection, graph_id, list_policies(connection, graph_id))
+        if not spread:
             raise NotFound(f"graph {graph_id} has no outcome distribution (cycles, or its turn is stored once)")
-        return Response(charts.distribution_chart(page["distributions"]), mimetype="image/svg+xml")
+        return Response(charts.distribution_chart(spread), mimetype="image/svg+xml")
 
     @app.get("/graphs/<int:graph_id>/positions/<path:key>")
     def position(graph_id: int, key: str) -> Any:
@@ -108,16 +110,9 @@ def create_app(engine: sa.Engine) -> Flask:
     @app.get("/sql")
     @app.get("/sql.json")
     def sql() -> Any:
-        statement = request.args.get("sql", "")
-        as_json = request.path.endswith(".json")
-        try:
-            data, status = pages.sql_page(engine, statement), 200
-        except DicegraphError as error:
-            refused = isinstance(error, ReadOnly)
-            data = {"sql": statement, "columns": [], "rows": [], "links": [], "truncated": False,
-                    "error": pages.READ_ONLY if refused else str(error), "refused": refused}
-            status = 403 if refused else 400
-        if as_json:
+        data = pages.sql_page(engine, request.args.get("sql", ""))
+        status = 403 if data.get("refused") else 400 if data.get("error") else 200
+        if request.path.endswith(".json"):
             return jsonify(_plain(data)), status
         return render_template("sql.html", **data), status
 

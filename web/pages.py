@@ -26,21 +26,20 @@ from typing import Any
 import sqlalchemy as sa
 
 from graphs import get_game
-from store.browse import game_listing, graph_layers, search_positions, stored_graphs
-from store.catalog import find_policy, list_policies
+from graphs.errors import DicegraphError
+from store.browse import game_listing, graph_layers, root_key, search_positions, stored_graph, stored_graphs
+from store.catalog import find_policy, list_policies, list_policy_names
 from store.compare import compare_policies
-from store.errors import NotFound
 from store.cycles import has_cycles
+from store.errors import ReadOnly
 from store.export import neighbourhood
-from store.propagate import outcome_distribution
 from store.positions import describe_position
+from store.propagate import outcome_distribution
 from store.query import DEFAULT_TIMEOUT, run_query
 from store.render import Style, render, to_dot
 from store.report import OPTIMAL
 from store.view import GraphView
-from store.schema import graph
 
-ROOT_KEY_SQL = sa.text("SELECT key FROM node WHERE graph_id = :graph_id AND id = 0")
 MAX_ROWS = 1000  # rows the SQL page shows
 DIAGRAM_NODES = 60  # the most positions a position's local diagram draws (a roll of five dice leads to 252)
 KEY_COLUMNS = ("key", "from_key", "to_key")  # columns of the positions and moves views that name a position
@@ -50,21 +49,19 @@ READ_ONLY = "refused: the explorer only reads (statements that write, attach or 
 
 def home_page(connection: sa.Connection) -> dict[str, Any]:
     """Return the home page: ``games`` that can be built (:func:`store.browse.game_listing`) and ``graphs``
-    stored, each with its policies and their root values."""
-    graphs = stored_graphs(connection, with_policies=True)
-    for row in graphs:
-        row["created_at"] = str(row["created_at"])
-        row["root"] = connection.execute(ROOT_KEY_SQL, {"graph_id": row["id"]}).scalar()
+    stored, each with its first position's key (``root``), its policies and their root values."""
+    graphs = [_readable(row, connection) for row in stored_graphs(connection, with_policies=True)]
     return {"games": game_listing(), "graphs": graphs}
 
 
 def _graph_row(connection: sa.Connection, graph_id: int) -> dict[str, Any]:
-    row = connection.execute(sa.select(graph).where(graph.c.id == graph_id)).first()
-    if row is None:
-        raise NotFound(f"no graph {graph_id} in the database")
-    found = dict(row._mapping)
-    found["created_at"] = str(found["created_at"])
-    return found
+    """Return the graph's row as a page shows it (:func:`_readable`); NotFound for an unknown graph."""
+    return _readable(stored_graph(connection, graph_id), connection)
+
+
+def _readable(row: dict[str, Any], connection: sa.Connection) -> dict[str, Any]:
+    """Return a stored graph's row with its creation time as text and its first position's key (``root``)."""
+    return {**row, "created_at": str(row["created_at"]), "root": root_key(connection, row["id"])}
 
 
 def graph_page(connection: sa.Connection, graph_id: int, policy: str | None = None,
@@ -78,7 +75,7 @@ def graph_page(connection: sa.Connection, graph_id: int, policy: str | None = No
     page: dict[str, Any] = {
         "graph": row,
         "charts": callable(getattr(get_game(row["game"]), "charts", None)),
-        "root": connection.execute(ROOT_KEY_SQL, {"graph_id": graph_id}).scalar(),
+        "root": row["root"],
         "layers": graph_layers(connection, graph_id),
         "policies": list_policies(connection, graph_id),
     }
@@ -164,8 +161,8 @@ def position_diagram(connection: sa.Connection, graph_id: int, key: str, link: C
     """Return an SVG of the position ``key`` and the positions one step from it (:func:`store.export.neighbourhood`,
     the optimum's moves drawn bold when it is solved), each node linking to ``link(its key)``. Raises TooLarge
     past :data:`DIAGRAM_NODES` nodes."""
-    optimal = next((row["name"] for row in list_policies(connection, graph_id) if row["name"] == OPTIMAL), None)
-    policy_id = find_policy(connection, graph_id, optimal).id if optimal else None
+    solved = OPTIMAL in list_policy_names(connection, graph_id)
+    policy_id = find_policy(connection, graph_id, OPTIMAL).id if solved else None
     view = neighbourhood(connection, graph_id, key, depth=1, policy_id=policy_id, max_nodes=DIAGRAM_NODES)
     svg, _ = render(to_dot(view, Style(link=link)), "svg")
     return svg
@@ -181,11 +178,16 @@ def sql_page(engine: sa.Engine, sql: str, timeout: float = DEFAULT_TIMEOUT) -> d
     """Return the SQL console's page for ``sql``: ``columns`` and up to :data:`MAX_ROWS` ``rows`` of the statement
     run read-only within ``timeout`` seconds (:func:`store.query.run_query`), and ``links``: per row, the
     position each key column names (``{column: [graph id, key]}``) when the row has a ``graph`` (or ``graph_id``)
-    column, as the views ``positions`` and ``moves`` have. A refused
-    or failing statement raises, as ``run_query`` does."""
+    column, as the views ``positions`` and ``moves`` have. A statement refused as a write, or failing, gives no
+    rows, its ``error`` (one line) and whether it was ``refused``."""
+    page: dict[str, Any] = {"sql": sql, "columns": [], "rows": [], "links": [], "truncated": False}
     if not sql.strip():
-        return {"sql": sql, "columns": [], "rows": [], "links": [], "truncated": False}
-    columns, rows = run_query(engine, sql, limit=MAX_ROWS + 1, timeout=timeout)
+        return page
+    try:
+        columns, rows = run_query(engine, sql, limit=MAX_ROWS + 1, timeout=timeout)
+    except DicegraphError as error:
+        refused = isinstance(error, ReadOnly)
+        return {**page, "error": READ_ONLY if refused else str(error), "refused": refused}
     truncated = len(rows) > MAX_ROWS
     rows = [list(row) for row in rows[:MAX_ROWS]]
     links = []
@@ -194,4 +196,4 @@ def sql_page(engine: sa.Engine, sql: str, timeout: float = DEFAULT_TIMEOUT) -> d
         at = columns.index(graph_column)
         linked = [(index, name) for index, name in enumerate(columns) if name in KEY_COLUMNS]
         links = [{name: [row[at], row[index]] for index, name in linked if row[index] is not None} for row in rows]
-    return {"sql": sql, "columns": columns, "rows": rows, "links": links, "truncated": truncated}
+    return {**page, "columns": columns, "rows": rows, "links": links, "truncated": truncated}

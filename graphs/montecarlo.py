@@ -40,6 +40,21 @@ class Estimate:
     mean: float
     stderr: float
 
+    @classmethod
+    def of(cls, payoffs: Any) -> Estimate:
+        """Return the estimate from the payoffs of the games played (a numpy array).
+
+        >>> import numpy as np
+        >>> estimate = Estimate.of(np.array([0.0, 1.0, 1.0, 0.0]))
+        >>> estimate.games, estimate.mean, round(estimate.stderr, 6)
+        (4, 0.5, 0.288675)
+        """
+        return cls(len(payoffs), float(payoffs.mean()), float(payoffs.std(ddof=1)) / len(payoffs) ** 0.5)
+
+    def against(self, exact: float) -> dict[str, float]:
+        """Return ``{"games", "estimate", "stderr", "z"}``: the estimate as a report gives it beside ``exact``."""
+        return {"games": self.games, "estimate": self.mean, "stderr": self.stderr, "z": self.z(exact)}
+
     def z(self, exact: float) -> float:
         """Return the z-score of the estimate against ``exact`` (0 when both agree exactly).
 

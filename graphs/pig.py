@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from graphs.errors import BadParameter
+from graphs.montecarlo import Estimate
 from graphs.protocol import (CHANCE, DECISION, MOVE, ROLL, TERMINAL, CyclicLayers, Edge, Node, NodeIds, Param, Row,
                              StoredGraph)
 
@@ -263,9 +264,7 @@ def analyse(graph: StoredGraph, params: Mapping[str, Any], report: Mapping[str, 
         for number, match in enumerate(matches):
             rng = np.random.default_rng([MATCH_SEED, number])  # a stream of its own: the same whatever is added
             wins = play_matches(params, tables[match["first"]], tables[match["second"]], games, rng)
-            stderr = float(wins.std(ddof=1)) / games**0.5
-            match["monte_carlo"] = {"games": games, "estimate": float(wins.mean()), "stderr": stderr,
-                                    "z": (float(wins.mean()) - match["p_first_wins"]) / stderr if stderr else 0.0}
+            match["monte_carlo"] = Estimate.of(wins).against(match["p_first_wins"])
     published = PUBLISHED_P_FIRST_WINS.get(params["target"])
     optimal = hold_table(params, {k: move.label for k, move in graph.choices(OPTIMAL).items()})
     return {

@@ -98,9 +98,7 @@ def simulate_matches(graph: StoredGraph, params: Mapping[str, Any], rows: Sequen
         if row["first"] not in tables or row["second"] not in tables:
             continue
         wins = simulate.play(target, tables[row["first"]], tables[row["second"]], games, np.random.default_rng([seed, number]))
-        estimate = Estimate(games, float(wins.mean()), float(wins.std(ddof=1)) / games**0.5)
-        row["monte_carlo"] = {"games": games, "estimate": estimate.mean, "stderr": estimate.stderr,
-                              "z": estimate.z(row["p_first_wins"])}
+        row["monte_carlo"] = Estimate.of(wins).against(row["p_first_wins"])
         if progress is not None:
             progress(games)
 

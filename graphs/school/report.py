@@ -39,8 +39,7 @@ def turn_report(graph: StoredGraph, params: Mapping[str, Any], simulated_games: 
         decisions[name] = decision_array(graph.turn_decisions(name))
         if simulated_games:
             estimate = simulate(rules, params, decisions[name], simulated_games, seed, progress)
-            row["monte_carlo"] = {"games": simulated_games, "estimate": estimate.mean, "stderr": estimate.stderr,
-                                  "z": estimate.z(expected)}
+            row["monte_carlo"] = estimate.against(expected)
         policies.append(row)
     optimal, bob = decisions["optimal"], decisions["bob"]
     decided = optimal > 0

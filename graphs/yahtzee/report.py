@@ -43,8 +43,7 @@ def turn_report(graph: StoredGraph, params: Mapping[str, Any], simulated_games: 
         if simulated_games:
             decisions = decision_array(graph.turn_decisions(name))
             estimate = simulate(rules, params, decisions, simulated_games, seed, progress)
-            row["monte_carlo"] = {"games": simulated_games, "estimate": estimate.mean, "stderr": estimate.stderr,
-                                  "z": estimate.z(expected)}
+            row["monte_carlo"] = estimate.against(expected)
         policies.append(row)
     return {
         "game": rules.name,

@@ -14,6 +14,7 @@ import uuid
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import sqlalchemy as sa
 from alembic import command
@@ -76,6 +77,9 @@ def _database_file(url: sa.URL) -> Path | None:
 def _configure_sqlite(engine: sa.Engine, read_only: bool, on_wait: Waiting | None) -> None:
     """Exact transactions, WAL, a busy timeout, pragmas, optional read-only.
 
+    A read-only engine on a file opens it in SQLite's read-only mode (see
+    :func:`_read_only_sqlite`); on anything else it sets ``query_only``.
+
     BEGIN covers DDL and reads too. A writing engine keeps the file in WAL
     mode, so readers never block a writer's commit nor a writer a reader,
     and begins every transaction with ``BEGIN IMMEDIATE``: it takes the write
@@ -90,9 +94,9 @@ def _configure_sqlite(engine: sa.Engine, read_only: bool, on_wait: Waiting | Non
         cursor = dbapi_connection.cursor()
         for pragma in SQLITE_PRAGMAS + (f"busy_timeout = {BUSY_TIMEOUT_MS}",):
             cursor.execute(f"PRAGMA {pragma}")
-        if read_only:
-            cursor.execute("PRAGMA query_only = ON")
-        else:
+        if read_only and engine.url.database and engine.url.database.startswith("file:"):
+            cursor.execute("PRAGMA query_only = ON")  # a URI the user wrote: keep it as it is, refuse writes
+        elif not read_only:
             try:
                 cursor.execute("PRAGMA journal_mode = WAL")
             except sqlite3.OperationalError:
@@ -116,6 +120,18 @@ def _configure_sqlite(engine: sa.Engine, read_only: bool, on_wait: Waiting | Non
                     on_wait(f"another process is writing to {engine.url.database}; "
                             "waiting for it to finish (Ctrl-C to give up)")
                 told = True
+
+
+def _read_only_sqlite(path: Path) -> Callable[[], sqlite3.Connection]:
+    """Return a function opening ``path`` in SQLite's read-only mode (``mode=ro``).
+
+    The file itself cannot be written through such a connection, yet the
+    algorithms may still work in temporary tables (an advisor solving one
+    turn), which ``PRAGMA query_only`` would refuse. ``run_query`` adds
+    ``query_only`` for a user's statement.
+    """
+    address = f"{path.resolve().as_uri()}?mode=ro"
+    return lambda: sqlite3.connect(address, uri=True, check_same_thread=False)
 
 
 def database_exists(url: str | None = None) -> bool:
@@ -156,7 +172,9 @@ def open_database(url: str | None = None, *, create: bool = False, read_only: bo
     if backend not in BACKENDS:
         raise DatabaseError(f"dicegraph does not run on {backend!r} databases; {SUPPORTED}")
     # SQLite: query runs a statement in a worker thread (to stop it at a time limit); never two at once
-    options = {"connect_args": {"check_same_thread": False}} if backend == "sqlite" else {}
+    options: dict[str, Any] = {"connect_args": {"check_same_thread": False}} if backend == "sqlite" else {}
+    if backend == "sqlite" and read_only and path is not None:
+        options["creator"] = _read_only_sqlite(path)
     try:
         engine = sa.create_engine(parsed, **options)
     except ImportError as error:

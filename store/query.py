@@ -38,8 +38,8 @@ def run_query(engine: sa.Engine, sql: str, *, write: bool = False, limit: int | 
     """Run one SQL statement; return its column names and rows (at most ``limit``).
 
     Without ``write`` nothing is ever committed, and a statement that writes
-    or touches files is refused: SQLite's ``query_only`` (set when the engine
-    was opened read-only) and an authorizer refusing ATTACH (and so VACUUM
+    or touches files is refused: SQLite's ``query_only`` (for the statement,
+    on a file opened read-only by a read-only engine) and an authorizer refusing ATTACH (and so VACUUM
     INTO), PostgreSQL's read-only transaction, DuckDB's own parse of the
     statement; statements that read or write files (COPY, ATTACH, ...) are
     refused on every backend. ``timeout`` seconds (None: no limit) bound the
@@ -142,6 +142,7 @@ def _refuse_writes(connection: sa.Connection, sql: str) -> None:
     if FILE_STATEMENT.match(sql):
         raise ReadOnly(READ_ONLY_MESSAGE)
     if connection.dialect.name == "sqlite":
+        connection.exec_driver_sql("PRAGMA query_only = ON")  # not even temporary tables
         connection.connection.driver_connection.set_authorizer(_refuse_files)  # type: ignore[union-attr]
     elif connection.dialect.name == "postgresql":
         connection.exec_driver_sql("SET TRANSACTION READ ONLY")
@@ -157,6 +158,10 @@ def _refuse_writes(connection: sa.Connection, sql: str) -> None:
 
 
 def _allow_files(connection: sa.Connection) -> None:
-    """Take the SQLite authorizer off again before the connection goes back to the pool."""
+    """Take the SQLite authorizer and ``query_only`` off again before the connection goes back to the pool.
+
+    (A connection of a read-only engine still cannot write its file: :func:`store.db.open_database`.)
+    """
     if connection.dialect.name == "sqlite":
         connection.connection.driver_connection.set_authorizer(None)  # type: ignore[union-attr]
+        connection.exec_driver_sql("PRAGMA query_only = OFF")

@@ -12,7 +12,8 @@ from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
 
 from store.db import alembic_config, head_revision, open_database, schema_revision, upgrade
-from store.errors import DatabaseError
+from store.errors import DatabaseError, ReadOnly
+from store.query import run_query
 from store.schema import VIEWS, metadata
 
 
@@ -76,3 +77,19 @@ def test_foreign_database_is_refused(tmp_path: Path) -> None:
         connection.execute(sa.text("CREATE TABLE notes (body TEXT)"))
     with pytest.raises(DatabaseError, match="no dicegraph schema"):
         open_database(url)
+
+
+def test_read_only_engine_cannot_write_its_file_but_may_work_in_temporary_tables(engine: sa.Engine, db_url: str) -> None:
+    """What the explorer relies on: an advisor's work tables are allowed, writing the file is not, and a
+    user's statement may not even make a temporary table."""
+    reader = open_database(db_url, read_only=True)
+    with reader.connect() as connection:
+        connection.execute(sa.text("CREATE TEMPORARY TABLE work (x INTEGER)"))
+        connection.execute(sa.text("INSERT INTO work SELECT count(*) FROM graph"))
+        assert connection.execute(sa.text("SELECT x FROM work")).scalar_one() == 0
+        with pytest.raises(sa.exc.OperationalError, match="readonly"):
+            connection.execute(sa.text("CREATE TABLE kept (x INTEGER)"))
+    with pytest.raises(ReadOnly):
+        run_query(reader, "CREATE TEMPORARY TABLE sneaky (x INTEGER)")
+    assert run_query(reader, "SELECT count(*) FROM graph") == (["count(*)"], [(0,)])
+    assert "kept" not in sa.inspect(engine).get_table_names()

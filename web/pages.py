@@ -112,8 +112,7 @@ def outcome_distributions(connection: sa.Connection, graph_id: int,
 def game_pictures(connection: sa.Connection, graph_id: int, directory: Path) -> dict[str, Any]:
     """Return the pictures the game's report draws from this graph (its ``charts`` hook, PNGs written to
     ``directory``, never to the database): ``{"graph", "pictures": [{"file", "title"}], "error"}``; ``error``
-    says why none could be drawn (a game without charts, or one whose charts need work tables, which a
-    read-only database refuses)."""
+    says why none could be drawn (a game without charts)."""
     row = _graph_row(connection, graph_id)
     draw = getattr(get_game(row["game"]), "charts", None)
     page: dict[str, Any] = {"graph": row, "pictures": [], "error": None}
@@ -122,12 +121,7 @@ def game_pictures(connection: sa.Connection, graph_id: int, directory: Path) -> 
         return page
     directory.mkdir(parents=True, exist_ok=True)
     view = GraphView(connection, graph_id)
-    try:
-        drawn = draw(view, view.params, directory)
-    except sa.exc.OperationalError:
-        page["error"] = (f"{row['game']}'s charts need work tables, which the read-only explorer does not make: "
-                         f"draw them with dicegraph report {row['game']} --diagrams DIR")
-        return page
+    drawn = draw(view, view.params, directory)
     page["pictures"] = [{"file": Path(found["file"]).name, "title": found["title"]} for found in drawn]
     return page
 

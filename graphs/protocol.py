@@ -296,6 +296,10 @@ class Game(Protocol):
       report is its ``turn_report(graph, params, simulated_games, seed, progress)``
       and its simulator plays ``play_turns(decisions)``, built from the stored
       decision bytes (turn state key -> bytes).
+    * ``advisor: graphs.advice.Advisor``: what the advice page of ``dicegraph
+      serve`` asks about a moment of play and how the game answers from a
+      solved graph (School: the dice and rerolls left; Can't Stop: a roll on
+      the graph's board).
     * ``commands: click.Group``: commands of the game's own (advisors, exports),
       mounted by ``cli.py``; they reach the store through :mod:`graphs.commands`.
     """

@@ -16,16 +16,19 @@ import urllib.request
 from collections.abc import Iterator
 from fractions import Fraction
 from pathlib import Path
-from urllib.parse import quote
+from urllib.parse import quote, urlencode
 
+import numpy as np
 import pytest
 import sqlalchemy as sa
 
 from cli import main
 from graphs import get_game
+from graphs import school as school_rules
 from store.db import open_database
 from store.report import game_report
-from store.schema import node
+from store.schema import graph as graph_table, node
+from tests import school_store as school
 
 if importlib.util.find_spec("flask") is None:  # CI installs the web extra with the test extra: there, a missing one fails
     if os.environ.get("CI"):
@@ -37,13 +40,16 @@ from flask.testing import FlaskClient  # noqa: E402
 from tests.processes import served  # noqa: E402
 from web.app import create_app  # noqa: E402
 
-GAMES = {"jackpot": {"cells": 4}, "pig": {"target": 6, "holds": (3,)}, "5000-race": {"target": 150}}
+BOARD = "6:4>8,7:9>10,8:>8,12:x"  # three runners placed, column 12 claimed: a small turn graph (272 nodes)
+GAMES = {"jackpot": {"cells": 4}, "pig": {"target": 6, "holds": (3,)}, "5000-race": {"target": 150},
+         "cant-stop-board": {"board": BOARD, "objective": "progress", "prune": True}}
 
 
 @pytest.fixture(scope="module", params=["sqlite", "duckdb"])
 def database(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path, dict]]:
-    """URL and file of a database holding Jackpot to 4 cells (graph 1), Pig to 6 (graph 2) and the 5000 race to 150
-    (graph 3, its turn stored once), every policy evaluated; and the race's report."""
+    """URL and file of a database holding Jackpot to 4 cells (graph 1), Pig to 6 (graph 2), the 5000 race to 150
+    (graph 3, its turn stored once) and a turn of Can't Stop on a board (graph 4), every policy evaluated; and
+    the race's report."""
     path = tmp_path_factory.mktemp(request.param) / f"explore.{request.param}"
     url = f"{request.param}:///{path}"
     engine = open_database(url, create=True)
@@ -190,6 +196,67 @@ def test_a_turn_state_of_a_race_shows_its_value_and_what_each_turn_end_is_worth(
     assert next(p["value"] for p in race["policies"] if p["name"] == "optimal") == pytest.approx(report["p_first_wins"])
 
 
+def test_the_advisor_plays_a_roll_on_the_graphs_board_as_the_graph_values_it(client) -> None:
+    """Can't Stop's advisor (its game's hook): a first visit shows the form; a roll gets every way to play it,
+    each valued as the graph's decision node values it, best first with what the others give up; the board is drawn."""
+    html, first = page(client, "/graphs/4/advise")
+    assert first["advice"] is None and first["error"] is None and [q["name"] for q in first["questions"]] == ["roll"]
+    assert 'id="ask"' in html and 'id="advisor"' in page(client, "/graphs/4")[0]
+    html, data = page(client, "/graphs/4/advise?roll=3,3,4,5")
+    advice = data["advice"]
+    _, node = page(client, position_url(4, advice["position"]))
+    assert node["kind"] == "decision"
+    graph_values = {edge["label"]: edge["values"]["optimal"] for edge in node["edges"]}
+    assert {a["move"]: a["value"] for a in advice["alternatives"]} == graph_values
+    best = max(graph_values.values())
+    assert advice["decision"] == advice["alternatives"][0]["move"] and advice["alternatives"][0]["value"] == best
+    for alternative in advice["alternatives"]:
+        assert alternative["gives_up"] == pytest.approx(best - alternative["value"], abs=1e-15)
+    assert "3-3-4-5" in advice["situation"] and 'class="best"' in html and 'class="claimed"' in advice["picture"]
+    assert '<svg' in html and f'href="{position_url(4, advice["position"])}"' in html
+    _, before = page(client, "/graphs/4/advise?roll=")  # no roll: stop now, or roll and play on?
+    start = page(client, position_url(4, before["advice"]["position"]))[1]["policies"]["optimal"]["value"]
+    assert {a["move"] for a in before["advice"]["alternatives"]} == {"stop", "roll"}
+    assert next(a["value"] for a in before["advice"]["alternatives"] if a["move"] == "roll") == start
+
+
+def test_the_advisor_says_what_to_type_and_is_there_only_for_games_with_one(client) -> None:
+    html, bad = page(client, "/graphs/4/advise?roll=1,2,3", status=400)
+    assert "four dice" in bad["error"] and bad["advice"] is None and 'id="ask"' in html and 'value="1,2,3"' in html
+    _, none = page(client, "/graphs/1/advise", status=404)
+    assert "jackpot has no advisor" in none["error"] and "school" in none["error"]
+    assert 'id="advisor"' not in page(client, "/graphs/1")[0]
+
+
+def test_schools_advisor_names_each_policys_move_and_values_every_alternative(whole_game: str) -> None:
+    """School's advisor on the whole solved game (its turn stored once, solved for the one state asked about):
+    where Bob and the optimum disagree, found in their stored decision bytes, the page names both moves; with
+    one combination left and no reroll, scoring it is worth its points under the rules."""
+    with open_database(whole_game).connect() as connection:
+        graph_id = connection.execute(sa.select(graph_table.c.id).where(graph_table.c.game == "school")).scalar_one()
+        optimal, bob = (school.decision_array(connection, graph_id, school.ensure_policy(connection, graph_id, name))
+                        for name in ("optimal", "bob"))
+    engine = open_database(whole_game, read_only=True)
+    client = create_app(engine).test_client()
+    unused, outcome, left = (int(i[0]) for i in np.nonzero((optimal != bob) & (optimal > 0)))
+    dice = school_rules.OUTCOMES[outcome]
+    used = ",".join(c for i, c in enumerate(school_rules.COMBINATIONS) if not unused >> i & 1)
+    asked = urlencode({"roll": ",".join(map(str, dice)), "rolls_left": left, "used": used, "policy": "bob"})
+    html, data = page(client, f"/graphs/{graph_id}/advise?{asked}")
+    advice = data["advice"]
+    assert advice["decision"] == school_rules.describe_decision(int(bob[unused, outcome, left]), dice)
+    assert advice["others"] == {"optimal": school_rules.describe_decision(int(optimal[unused, outcome, left]), dice)}
+    assert "Bob's profit" in advice["alternatives"][0] and "Bob&#39;s profit" in html
+    poker = school_rules.COMBINATIONS.index("Poker")
+    used = ",".join(c for i, c in enumerate(school_rules.COMBINATIONS) if i != poker)
+    _, last = page(client, f"/graphs/{graph_id}/advise?{urlencode({'roll': '6,6,6,6,6', 'rolls_left': 0, 'used': used})}")
+    assert last["advice"]["decision"] == "score Poker"
+    assert last["advice"]["alternatives"][0]["value"] == school_rules.points(poker, (6, 6, 6, 6, 6))
+    _, bad = page(client, f"/graphs/{graph_id}/advise?roll=1,2,3&rolls_left=2", status=400)
+    assert "five dice" in bad["error"]
+    engine.dispose()
+
+
 def test_search_finds_positions_by_key_or_label(client) -> None:
     html, data = page(client, "/graphs/2/search?q=opponent 0, turn total 3")
     assert "2-0 +3" in [found["key"] for found in data["positions"]]
@@ -239,7 +306,8 @@ def test_an_unexpected_failure_is_a_page_without_its_traceback(database, monkeyp
 
 def test_browsing_writes_nothing(client, database) -> None:
     before = hashlib.sha256(database[1].read_bytes()).hexdigest()
-    for url in ["/", "/graphs/1", "/graphs/2", "/graphs/1/positions/0", position_url(2, "0-0 +0"), "/graphs/1/search?q=up"]:
+    for url in ["/", "/graphs/1", "/graphs/2", "/graphs/1/positions/0", position_url(2, "0-0 +0"), "/graphs/1/search?q=up",
+                "/graphs/3/charts", "/graphs/4/advise?roll=3,3,4,5"]:  # the last two work in temporary tables
         page(client, url)
     assert hashlib.sha256(database[1].read_bytes()).hexdigest() == before
 

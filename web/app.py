@@ -73,6 +73,16 @@ def create_app(engine: sa.Engine) -> Flask:
     def chart_file(graph_id: int, name: str) -> Any:
         return send_from_directory(pictures / str(graph_id), name)
 
+    @app.get("/graphs/<int:graph_id>/advise")
+    @app.get("/graphs/<int:graph_id>/advise.json")
+    def advise(graph_id: int) -> Any:
+        with engine.connect() as connection:
+            data = pages.advice_page(connection, graph_id, request.args)
+        status = 400 if data["error"] else 200
+        if request.path.endswith(".json"):
+            return jsonify(_plain(data)), status
+        return render_template("advise.html", **data), status
+
     @app.get("/graphs/<int:graph_id>/values.svg")
     def values_chart(graph_id: int) -> Any:
         with engine.connect() as connection:

@@ -19,19 +19,19 @@ gives up).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
 import sqlalchemy as sa
 
-from graphs import get_game
+from graphs import GAMES, get_game
 from graphs.errors import DicegraphError
 from store.browse import game_listing, graph_layers, root_key, search_positions, stored_graph, stored_graphs
 from store.catalog import find_policy, list_policies, list_policy_names
 from store.compare import compare_policies
 from store.cycles import has_cycles
-from store.errors import ReadOnly
+from store.errors import NotFound, ReadOnly
 from store.export import neighbourhood
 from store.positions import describe_position
 from store.propagate import outcome_distribution
@@ -67,6 +67,7 @@ def _readable(row: dict[str, Any], connection: sa.Connection) -> dict[str, Any]:
 def graph_page(connection: sa.Connection, graph_id: int, policy: str | None = None,
                reference: str | None = None, top: int = 10) -> dict[str, Any]:
     """Return a graph's page: the ``graph`` row, whether its game draws ``charts`` (:func:`game_pictures`), its
+    ``advisor``'s title (:func:`advice_page`) if it has one, its
     ``root`` key, ``layers``, ``policies`` with their values,
     their ``distributions`` (:func:`outcome_distributions`), and with ``policy`` and ``reference`` a
     ``comparison`` (:func:`store.compare.compare_policies`: expected loss and the ``top`` costliest deviations)
@@ -75,6 +76,7 @@ def graph_page(connection: sa.Connection, graph_id: int, policy: str | None = No
     page: dict[str, Any] = {
         "graph": row,
         "charts": callable(getattr(get_game(row["game"]), "charts", None)),
+        "advisor": getattr(getattr(get_game(row["game"]), "advisor", None), "title", None),
         "root": row["root"],
         "layers": graph_layers(connection, graph_id),
         "policies": list_policies(connection, graph_id),
@@ -123,6 +125,31 @@ def game_pictures(connection: sa.Connection, graph_id: int, directory: Path) -> 
     view = GraphView(connection, graph_id)
     drawn = draw(view, view.params, directory)
     page["pictures"] = [{"file": Path(found["file"]).name, "title": found["title"]} for found in drawn]
+    return page
+
+
+def advice_page(connection: sa.Connection, graph_id: int, given: Mapping[str, str]) -> dict[str, Any]:
+    """Return the game's advice page for a graph (its ``advisor`` hook, :mod:`graphs.advice`): the ``graph`` row,
+    the ``advisor``'s ``title``, ``questions`` and what its ``values`` mean, the ``answers`` as given (defaults filled in), and, once
+    anything is asked, the ``advice`` (:meth:`graphs.advice.Advice.as_dict`) or the ``error`` that says what
+    to type instead. NotFound for a game without an advisor."""
+    row = _graph_row(connection, graph_id)
+    advisor = getattr(get_game(row["game"]), "advisor", None)
+    if advisor is None:
+        raise NotFound(f"{row['game']} has no advisor (the games with one: "
+                       f"{', '.join(game.name for game in GAMES.values() if getattr(game, 'advisor', None))})")
+    page: dict[str, Any] = {
+        "graph": row, "title": advisor.title, "values": advisor.values,
+        "questions": [{"name": q.name, "label": q.label, "example": q.example, "help": q.help, "required": q.required,
+                       "choices": list(q.choices)} for q in advisor.questions],
+        "answers": {q.name: given.get(q.name) or q.default for q in advisor.questions},
+        "advice": None, "error": None,
+    }
+    if advisor.asked(given):
+        try:
+            page["advice"] = advisor.answer(GraphView(connection, graph_id), given).as_dict()
+        except DicegraphError as error:
+            page["error"] = str(error)
     return page
 
 

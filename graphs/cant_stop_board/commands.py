@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from graphs.cant_stop_board import game as rules
-from graphs.cant_stop_board.advise import advise, graph_params
+from graphs.cant_stop_board.advise import advise, graph_params, parse_roll
 from graphs.commands import JSON_OPTION, emit, session, table
 
 
@@ -18,18 +18,6 @@ def commands() -> None:
       dicegraph cant-stop advise --board '6:>1,7:>1,8:>1' --roll 2,3,5,6
       dicegraph cant-stop advise --board '7:3>5,8:>2,12:x' --objective claim --json
     """
-
-
-def _dice(text: str | None) -> tuple[int, ...] | None:
-    if text is None:
-        return None
-    try:
-        dice = tuple(int(part) for part in text.split(","))
-    except ValueError:
-        dice = ()
-    if len(dice) != 4 or not all(1 <= d <= 6 for d in dice):
-        raise click.BadParameter(f"{text!r} is not four dice 1..6, e.g. 2,3,5,6", param_hint="--roll")
-    return dice
 
 
 @commands.command("advise")
@@ -48,7 +36,7 @@ def advise_command(board: str, roll_text: str | None, objective: str, as_json: b
       dicegraph cant-stop advise --board '6:>1,7:>1,8:>1' --roll 2,3,5,6
       dicegraph cant-stop advise --board '7:3>5,8:>2,12:x' --objective claim
     """
-    roll = _dice(roll_text)
+    roll = parse_roll(roll_text) if roll_text is not None else None
     params = graph_params(board, objective)
     with session().solved(rules, params, f"the turn graph of board {board or '(empty)'}") as graph:
         result = advise(graph, board, objective, roll)

@@ -24,12 +24,12 @@ from graphs import get_game
 from graphs import school as school_rules
 from graphs.protocol import resolve_params
 from tests import school_store as school
+from tests.postgres import postgres_server
 from store.db import open_database, scratch_database
 from store.load import build_graph
 from store.report import game_report
 from store.report import stores_turn_once
 
-POSTGRES_ENV = "DICEGRAPH_TEST_POSTGRES"
 # every game the generic solver reports on (School, solved by its own module, has its own test below;
 # the synthetic graph is the benchmarks')
 GAMES = sorted(name for name, game in ALL_GAMES.items() if not stores_turn_once(game) and name != "synthetic")
@@ -46,14 +46,9 @@ def backend_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]
     if request.param == "duckdb":
         yield f"duckdb:///{tmp_path / 'test.duckdb'}"
         return
-    server = os.environ.get(POSTGRES_ENV)
-    if not server:
-        if os.environ.get("CI"):
-            raise RuntimeError(f"CI must test PostgreSQL: .ci/run sets ${POSTGRES_ENV}")
-        pytest.skip(f"PostgreSQL tests need a server: set ${POSTGRES_ENV} to a database URL "
-                    "(postgresql+psycopg://user@host:port/db, user allowed to create databases)")
-    with scratch_database(server, "dicegraph_test") as url:
+    with scratch_database(postgres_server(), "dicegraph_test") as url:
         yield url
+
 
 
 REPORTED_EDGES = 1_000_000  # a default graph larger than this (Pig to 100) is compared on its small parameters

@@ -1,4 +1,5 @@
-"""The explorer (``dicegraph serve``): every page through Flask's test client, HTML and JSON, on SQLite and DuckDB.
+"""The explorer (``dicegraph serve``): every page through Flask's test client, HTML and JSON, on SQLite, DuckDB and
+PostgreSQL (a database of its own on the test server, tests/postgres.py).
 
 The numbers a page shows are checked against what the store computed (policy
 values, probabilities as exact fractions, what each move gives up); bad input
@@ -14,6 +15,7 @@ import os
 import shutil
 import urllib.request
 from collections.abc import Iterator
+from contextlib import ExitStack
 from fractions import Fraction
 from pathlib import Path
 from urllib.parse import quote, urlencode
@@ -25,10 +27,11 @@ import sqlalchemy as sa
 from cli import main
 from graphs import get_game
 from graphs import school as school_rules
-from store.db import open_database
+from store.db import open_database, scratch_database
 from store.report import game_report
 from store.schema import graph as graph_table, node
 from tests import school_store as school
+from tests.postgres import postgres_server
 
 if importlib.util.find_spec("flask") is None:  # CI installs the web extra with the test extra: there, a missing one fails
     if os.environ.get("CI"):
@@ -45,17 +48,21 @@ GAMES = {"jackpot": {"cells": 4}, "pig": {"target": 6, "holds": (3,)}, "5000-rac
          "cant-stop-board": {"board": BOARD, "objective": "progress", "prune": True}}
 
 
-@pytest.fixture(scope="module", params=["sqlite", "duckdb"])
-def database(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path, dict]]:
-    """URL and file of a database holding Jackpot to 4 cells (graph 1), Pig to 6 (graph 2), the 5000 race to 150
-    (graph 3, its turn stored once) and a turn of Can't Stop on a board (graph 4), every policy evaluated; and
-    the race's report."""
-    path = tmp_path_factory.mktemp(request.param) / f"explore.{request.param}"
-    url = f"{request.param}:///{path}"
-    engine = open_database(url, create=True)
-    reports = {name: game_report(engine, get_game(name), params) for name, params in GAMES.items()}
-    engine.dispose()
-    yield url, path, reports["5000-race"]
+@pytest.fixture(scope="module", params=["sqlite", "duckdb", "postgresql"])
+def database(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path | None, dict]]:
+    """URL and file (None on a server) of a database holding Jackpot to 4 cells (graph 1), Pig to 6 (graph 2), the
+    5000 race to 150 (graph 3, its turn stored once) and a turn of Can't Stop on a board (graph 4), every policy
+    evaluated; and the race's report. PostgreSQL: a database of its own on ``$DICEGRAPH_TEST_POSTGRES``'s server."""
+    with ExitStack() as stack:
+        if request.param == "postgresql":
+            path, url = None, stack.enter_context(scratch_database(postgres_server(), "dicegraph_web"))
+        else:
+            path = tmp_path_factory.mktemp(request.param) / f"explore.{request.param}"
+            url = f"{request.param}:///{path}"
+        engine = open_database(url, create=True)
+        reports = {name: game_report(engine, get_game(name), params) for name, params in GAMES.items()}
+        engine.dispose()
+        yield url, path, reports["5000-race"]
 
 
 @pytest.fixture(scope="module")
@@ -304,12 +311,24 @@ def test_an_unexpected_failure_is_a_page_without_its_traceback(database, monkeyp
     engine.dispose()
 
 
+def stored_state(url: str, path: Path | None) -> str:
+    """Return a fingerprint of what the database holds: its file's hash, or on a server each table's rows."""
+    if path is not None:
+        return hashlib.sha256(path.read_bytes()).hexdigest()
+    engine = open_database(url, read_only=True)
+    with engine.connect() as connection:
+        tables = sorted(sa.inspect(connection).get_table_names())
+        counted = {name: connection.execute(sa.text(f'SELECT count(*) FROM "{name}"')).scalar() for name in tables}
+    engine.dispose()
+    return json.dumps(counted)
+
+
 def test_browsing_writes_nothing(client, database) -> None:
-    before = hashlib.sha256(database[1].read_bytes()).hexdigest()
+    before = stored_state(database[0], database[1])
     for url in ["/", "/graphs/1", "/graphs/2", "/graphs/1/positions/0", position_url(2, "0-0 +0"), "/graphs/1/search?q=up",
                 "/graphs/3/charts", "/graphs/4/advise?roll=3,3,4,5"]:  # the last two work in temporary tables
         page(client, url)
-    assert hashlib.sha256(database[1].read_bytes()).hexdigest() == before
+    assert stored_state(database[0], database[1]) == before
 
 
 def test_serve_answers_on_127_0_0_1_and_says_when_the_port_is_taken(database, runner, tmp_path) -> None:

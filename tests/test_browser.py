@@ -1,8 +1,9 @@
 """The explorer in a real browser: Debian's Chromium, headless, driven by Selenium through Debian's chromedriver.
 
 A person's path: the home page, a graph, its start, a roll, a decision whose
-best move is highlighted, a click on a move. The values on screen are checked
-against the page's JSON. Screenshots go to the test's folder, or to
+best move is highlighted, a click on a move; and Can't Stop's advisor: a roll
+typed into the form, the board drawn, the best way to play it. The values on
+screen are checked against the page's JSON. Screenshots go to the test's folder, or to
 ``$DICEGRAPH_SCREENSHOTS`` (the README's come from there: ``docs/``).
 """
 
@@ -24,6 +25,7 @@ from store.report import game_report
 from tests.processes import served
 
 CHROMIUM, CHROMEDRIVER = "/usr/bin/chromium", "/usr/bin/chromedriver"
+BOARD = "2:x,4:3,6:4>6,7:6>8,9:>5,12:x"  # runners in 7, 9 and 6, two columns claimed (1.4 s to build and solve)
 _missing = [what for what, there in (("selenium", importlib.util.find_spec("selenium") is not None),
                                      ("flask", importlib.util.find_spec("flask") is not None),
                                      (CHROMIUM, Path(CHROMIUM).exists()), (CHROMEDRIVER, Path(CHROMEDRIVER).exists()))
@@ -40,10 +42,12 @@ from selenium.webdriver.common.by import By  # noqa: E402
 
 @pytest.fixture(scope="module")
 def address(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """The address of ``dicegraph serve`` over a database holding Jackpot (6 cells), every policy evaluated."""
+    """The address of ``dicegraph serve`` over a database holding Jackpot (6 cells, graph 1) and a turn of Can't
+    Stop on a board (graph 2), every policy evaluated."""
     url = f"sqlite:///{tmp_path_factory.mktemp('browse') / 'browse.db'}"
     engine = open_database(url, create=True)
     game_report(engine, get_game("jackpot"), {"cells": 6})
+    game_report(engine, get_game("cant-stop-board"), {"board": BOARD, "objective": "progress", "prune": True})
     engine.dispose()
     with served(url) as found:
         yield found
@@ -109,6 +113,22 @@ def test_a_person_goes_from_the_home_page_to_a_move_and_sees_its_values(address,
     assert landed["policies"]["optimal"]["value"] == pytest.approx(worse["values"]["optimal"], rel=1e-12)
 
 
+def test_a_person_asks_the_advisor_how_to_play_a_roll_on_the_board(address, browser, shots) -> None:
+    browser.get(address + "/graphs/2")
+    browser.find_element(By.ID, "advisor").click()
+    browser.find_element(By.ID, "roll").send_keys("1,2,5,6")
+    browser.find_element(By.ID, "advise").click()
+    advice = as_json(browser.current_url)["advice"]
+    assert browser.find_element(By.ID, "situation").text == advice["situation"]
+    assert browser.find_element(By.CSS_SELECTOR, "#picture svg title").get_attribute("textContent").endswith(BOARD)
+    best = browser.find_element(By.CSS_SELECTOR, "#alternatives tr.best").find_elements(By.TAG_NAME, "td")
+    assert [cell.text for cell in best[:2]] == [advice["decision"], f"{advice['alternatives'][0]['value']:.6f}"]
+    browser.save_screenshot(str(shots / "explorer-advice.png"))
+    browser.find_element(By.ID, "position").click()
+    node = as_json(browser.current_url)
+    assert node["key"] == advice["position"] and node["best"] == advice["decision"]
+
+
 def test_a_missing_position_offers_a_search_that_finds_it(address, browser) -> None:
     browser.get(address + "/graphs/1/positions/nowhere")
     assert "no position with key 'nowhere'" in browser.find_element(By.ID, "message").text
@@ -122,7 +142,7 @@ def test_a_missing_position_offers_a_search_that_finds_it(address, browser) -> N
 def test_the_sql_console_runs_a_statement_typed_in_the_page(address, browser) -> None:
     browser.get(address + "/sql")
     area = browser.find_element(By.NAME, "sql")
-    area.send_keys("SELECT graph, key, value FROM positions WHERE policy = 'optimal' AND layer = 0")
+    area.send_keys("SELECT graph, key, value FROM positions WHERE graph = 1 AND policy = 'optimal' AND layer = 0")
     browser.find_element(By.TAG_NAME, "button").click()
     links = browser.find_elements(By.CSS_SELECTOR, "#rows a")
     assert [link.text for link in links] == ["0"]

@@ -1,13 +1,17 @@
 """Benchmark of the explorer, ``dicegraph serve`` (not part of the test run).
 
-    .venv/bin/python tests/bench/bench_web.py [--db URL] [--pages 300] [--clients 20] [--seconds 60]
+    .venv/bin/python tests/bench/bench_web.py [--db URL] [--turn-games] [--pages 300] [--clients 20] [--seconds 60]
 
-Without ``--db`` it first writes the reports of the games that report in
-seconds into a new SQLite file (Jackpot, Shut The Box, 5000, Can't Stop, Pig to
-30, the race to 300); give ``--db`` a database holding every game's report,
-School included, for the issue's figure. It then times, server-side (Flask's
+When ``--db`` names no database yet (default: a new SQLite file), it first
+writes the reports of the games that report in seconds (Jackpot, Shut The Box,
+5000, Can't Stop and a board of it, Pig to 30, the race to 300), and with
+``--turn-games`` School's and Yahtzee's without bonuses too (minutes on DuckDB:
+give ``--db duckdb:///FILE``), for the issue's figure on a database holding
+every game's report, School included. It then times, server-side (Flask's
 test client, no network), the home page and ``--pages`` position pages of keys
-drawn at random from every graph (median, 95th percentile, slowest), and last
+drawn at random from every graph (median, 95th percentile, slowest), the
+advisors' pages (Can't Stop's, and School's, which solves the turn asked
+about), and last
 runs ``dicegraph serve`` and lets ``--clients`` threads browse random positions
 over HTTP for ``--seconds``, counting pages served and errors. The issue's
 targets: a position page under 100 ms, the home page under 300 ms, no error
@@ -35,20 +39,22 @@ import sqlalchemy as sa  # noqa: E402
 
 from graphs import get_game  # noqa: E402
 from graphs.protocol import resolve_params  # noqa: E402
-from store.db import open_database  # noqa: E402
+from store.db import database_exists, open_database  # noqa: E402
 from store.report import game_report  # noqa: E402
-from store.schema import node  # noqa: E402
+from store.schema import graph, node  # noqa: E402
 from tests.processes import served  # noqa: E402
 from web.app import create_app  # noqa: E402
 
 QUICK_REPORTS = {"jackpot": {}, "shut-the-box": {}, "5000": {}, "cant-stop": {"columns": "6,7,8"},
-                 "pig": {"target": "30"}, "5000-race": {"target": "300"}}  # parameters as given with -p
+                 "cant-stop-board": {}, "pig": {"target": "30"}, "5000-race": {"target": "300"}}  # as given with -p
+TURN_REPORTS = {"school": {}, "yahtzee": {"bonuses": "off"}}
+ADVICE = {"cant-stop-board": "roll=2,3,5,6", "school": "roll=1,2,2,4,5&rolls_left=2"}  # an advisor's question
 
 
-def write_reports(url: str) -> None:
-    """Write the quick games' reports into ``url``."""
+def write_reports(url: str, reports: dict[str, dict[str, str]]) -> None:
+    """Write the games' ``reports`` (name -> parameters as given with -p) into ``url``."""
     engine = open_database(url, create=True)
-    for name, given in QUICK_REPORTS.items():
+    for name, given in reports.items():
         game = get_game(name)
         params = resolve_params(game, given)
         started = time.perf_counter()
@@ -111,16 +117,16 @@ def browse(address: str, urls: list[str], seconds: float, clients: int) -> tuple
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--db", help="a database holding the reports (default: write the quick ones to a new file)")
+    parser.add_argument("--db", help="a database holding the reports, or where to write them (default: a new SQLite file)")
+    parser.add_argument("--turn-games", action="store_true", help="also write School's and Yahtzee's reports")
     parser.add_argument("--pages", type=int, default=300)
     parser.add_argument("--clients", type=int, default=20)
     parser.add_argument("--seconds", type=float, default=60)
     args = parser.parse_args()
-    url = args.db
-    if url is None:
-        url = f"sqlite:///{Path(tempfile.mkdtemp()) / 'explore.db'}"
-        print(f"writing the quick reports into {url}", flush=True)
-        write_reports(url)
+    url = args.db or f"sqlite:///{Path(tempfile.mkdtemp()) / 'explore.db'}"
+    if not database_exists(url):
+        print(f"writing the reports into {url}", flush=True)
+        write_reports(url, QUICK_REPORTS | (TURN_REPORTS if args.turn_games else {}))
     engine = open_database(url, read_only=True)
     client = create_app(engine).test_client()
     timed(client, "/")  # the first request loads the templates
@@ -129,11 +135,17 @@ def main() -> None:
     urls = sample_positions(engine, args.pages, random.Random(1))
     pages = [timed(client, page) for page in urls]
     print(f"position pages ({len(urls)} random, every graph): {summary(pages)}")
+    with engine.connect() as connection:
+        graphs = connection.execute(sa.select(graph.c.id, graph.c.game)).all()
+    for graph_id, game in graphs:
+        if game in ADVICE:
+            advice = [timed(client, f"/graphs/{graph_id}/advise?{ADVICE[game]}") for _ in range(5)]
+            print(f"{game}'s advice page, graph {graph_id} ({ADVICE[game]}, 5 requests): {summary(advice)}")
+    engine.dispose()  # DuckDB lets one process hold the file: the server's
     with served(url) as address:
         count, errors = browse(address, urls, args.seconds, args.clients)
     print(f"{args.clients} clients for {args.seconds:.0f} s over HTTP: {count:,} pages ({count / args.seconds:.0f} a second), "
           f"{len(errors)} errors" + (f"; first: {errors[0]}" if errors else ""))
-    engine.dispose()
 
 
 if __name__ == "__main__":

@@ -11,7 +11,7 @@ from __future__ import annotations
 import xml.etree.ElementTree as ET
 
 from graphs.cant_stop import LENGTHS
-from graphs.cant_stop_board.game import Board, State
+from graphs.cant_stop_board.game import Board
 
 CELL = 24  # pixels a step takes
 MARGIN = 20
@@ -19,12 +19,12 @@ TALLEST = max(LENGTHS.values())
 COLOURS = {"cell": "#f4f1e8", "claimed": "#bbbbbb", "marker": "#1f5fa8", "runner": "#ffffff", "line": "#555555"}
 
 
-def board_svg(board: Board, runners: State | None = None) -> str:
-    """Return an SVG of ``board`` (its runners, or ``runners`` when given): columns 2..12 from the bottom up.
+def board_svg(board: Board) -> str:
+    """Return an SVG of ``board``: columns 2..12, steps from the bottom up.
 
     Your marker is a filled disc, a runner an open one, a claimed column grey.
     """
-    placed = dict(board.runners if runners is None else runners)
+    placed = dict(board.runners)
     width, height = 2 * MARGIN + len(LENGTHS) * CELL, 2 * MARGIN + (TALLEST + 1) * CELL
     svg = ET.Element("svg", xmlns="http://www.w3.org/2000/svg", width=str(width), height=str(height),
                      viewBox=f"0 0 {width} {height}", role="img")

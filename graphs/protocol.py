@@ -298,8 +298,8 @@ class Game(Protocol):
       decision bytes (turn state key -> bytes).
     * ``advisor: graphs.advice.Advisor``: what the advice page of ``dicegraph
       serve`` asks about a moment of play and how the game answers from a
-      solved graph (School: the dice and rerolls left; Can't Stop: a roll on
-      the graph's board).
+      solved graph (School and Yahtzee: the dice, rerolls left and the boxes
+      used; Can't Stop: a roll on the graph's board).
     * ``commands: click.Group``: commands of the game's own (advisors, exports),
       mounted by ``cli.py``; they reach the store through :mod:`graphs.commands`.
     """

@@ -83,7 +83,7 @@ def test_readme_pictures_are_the_ones_report_draws() -> None:
     declared = [f"docs/{game.name}-{name}.png" for game in GAMES.values() for name in getattr(game, "diagrams", {})]
     taken = (ROOT / "tests/test_browser.py").read_text()
     screenshots = [f"docs/{name}" for name in re.findall(r'shots / "([a-z-]+\.png)"', taken)]
-    assert len(screenshots) == 2
+    assert len(screenshots) >= 2  # the issue asks the README to show at least two
     assert sorted(pictures) == sorted(declared + screenshots)
     for picture in pictures:
         assert (ROOT / picture).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

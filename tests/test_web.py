@@ -8,8 +8,10 @@ gets a helpful page and never a traceback; browsing writes nothing.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import importlib.util
+import itertools
 import json
 import os
 import shutil
@@ -27,6 +29,8 @@ import sqlalchemy as sa
 from cli import main
 from graphs import get_game
 from graphs import school as school_rules
+from graphs.five_dice import describe_decision, keep_byte, sub_multisets
+from graphs.yahtzee.boxes import BOXES
 from store.db import open_database, scratch_database
 from store.report import game_report
 from store.schema import graph as graph_table, node
@@ -261,6 +265,47 @@ def test_schools_advisor_names_each_policys_move_and_values_every_alternative(wh
     assert last["advice"]["alternatives"][0]["value"] == school_rules.points(poker, (6, 6, 6, 6, 6))
     _, bad = page(client, f"/graphs/{graph_id}/advise?roll=1,2,3&rolls_left=2", status=400)
     assert "five dice" in bad["error"]
+    engine.dispose()
+
+
+def chance_alone(dice: tuple[int, ...], rerolls_left: int) -> Fraction:
+    """Return the exact expected score of Yahtzee's Chance box alone, from ``dice`` with ``rerolls_left``, played
+    best: score the sum now, or keep some dice and roll the rest (a recursion over the rules, in fractions)."""
+    if rerolls_left == 0:
+        return Fraction(sum(dice))
+    return max([Fraction(sum(dice))] + [chance_keep(kept, rerolls_left) for kept in set(sub_multisets(dice))
+                                        if len(kept) < len(dice)])
+
+
+@functools.cache
+def chance_keep(kept: tuple[int, ...], rerolls_left: int) -> Fraction:
+    """Return the exact worth of keeping ``kept`` and rolling the other dice (Chance alone open)."""
+    rolled = list(itertools.product(range(1, 7), repeat=5 - len(kept)))
+    return sum((chance_alone(tuple(sorted(kept + more)), rerolls_left - 1) for more in rolled), Fraction(0)) / len(rolled)
+
+
+def test_yahtzees_advisor_uses_the_same_hook_and_values_each_move_as_the_rules_do(yahtzee_game: str) -> None:
+    """Yahtzee (without bonuses), a game added after School, advises through the same hook and five-dice advice:
+    with Chance alone open, every alternative's value equals an exact recursion over the rules."""
+    engine = open_database(yahtzee_game, read_only=True)
+    client = create_app(engine).test_client()
+    graph_id = next(g["id"] for g in page(client, "/")[1]["graphs"] if g["game"] == "yahtzee")
+    dice = (1, 2, 2, 4, 5)
+    filled = ",".join(box for box in BOXES if box != "Chance")
+    for left in (2, 1, 0):
+        asked = urlencode({"roll": ",".join(map(str, dice)), "rolls_left": left, "filled": filled})
+        html, data = page(client, f"/graphs/{graph_id}/advise?{asked}")
+        advice = data["advice"]
+        keeps = {describe_decision(keep_byte(dice, kept), dice, ()): kept for kept in sub_multisets(dice) if len(kept) < 5}
+        exact = {"score Chance": Fraction(sum(dice))} | {move: chance_keep(kept, left) for move, kept in keeps.items()
+                                                         if left}
+        assert {a["move"] for a in advice["alternatives"]} == set(exact)
+        for alternative in advice["alternatives"]:
+            assert alternative["value"] == pytest.approx(float(exact[alternative["move"]]), rel=1e-12)
+        assert advice["alternatives"][0]["value"] == pytest.approx(float(chance_alone(dice, left)), rel=1e-12)
+        assert set(advice["others"]) == {"greedy", "above-average"} and 'class="best"' in html
+    _, twice = page(client, f"/graphs/{graph_id}/advise?roll=1,2,2,4,5&filled=Aces,aces", status=400)
+    assert "named twice" in twice["error"]
     engine.dispose()
 
 

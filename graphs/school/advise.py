@@ -3,45 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 
 from graphs.advice import Advice, Advisor, Alternative as Move, Question, dice_faces, parse_int
 from graphs.errors import BadParameter
+from graphs.five_dice_advice import advise_turn
 from graphs.protocol import StoredGraph
 from graphs.school import game as rules
-
-
-@dataclass(frozen=True)
-class Alternative:
-    """One thing the player may do at a turn position, with what it is worth."""
-
-    move: str  # e.g. "keep 22", "score Pair", "cross out Poker"
-    byte: int  # its decision byte
-    value: float  # expected points still to come (this turn's included) under the policy
-    profit: float  # what the policy ranks moves by (the value for optimal; Bob's profit for bob)
-
-
-def alternatives(graph: StoredGraph, name: str, used: int, dice: tuple[int, ...], rerolls_left: int) -> list[Alternative]:
-    """Return every alternative at a turn position under policy ``name``, best (by its profit) first.
-
-    The turn of the one state ``used`` is solved by the store from the stored
-    values of the states after it.
-    """
-    if not 0 <= rerolls_left < rules.ROLLS:
-        raise BadParameter(f"--rolls-left must be 0..{rules.ROLLS - 1} (not {rerolls_left})")
-    worth = graph.turn_worths(name, rules.state_key(used))
-    roll = rules.ROLLS - rerolls_left
-    scoring = graph.position(rules.turn_key(f"r{3 if roll == 2 else roll}", dice), depth=1)
-    found = [Alternative(move["label"], rules.score_byte(move["label"]), move["reward"] + worth[move["to"]][1],
-                         move["reward"] + worth[move["to"]][0])
-             for move in scoring["edges"] if not move["label"].startswith("reroll a ") and move["to"] in worth]
-    if roll < rules.ROLLS:
-        for kept in rules.sub_multisets(dice):
-            if len(kept) < rules.DICE:
-                profit, value = worth[rules.turn_key(f"k{roll + 1}", kept)]
-                found.append(Alternative(f"keep {rules.dice_text(kept)}", rules.keep_byte(dice, kept), value, profit))
-    return sorted(found, key=lambda a: -a.profit)  # stable: the first streamed among equals stays first
 
 
 def advise(graph: StoredGraph, name: str, used: int, dice: tuple[int, ...], rerolls_left: int) -> dict[str, Any]:
@@ -49,22 +17,17 @@ def advise(graph: StoredGraph, name: str, used: int, dice: tuple[int, ...], rero
 
     ``{"used", "roll", "rerolls_left", "policy", "decision", "alternatives": [{"move", "value", "profit"}],
     "others": {policy: decision}, "agree"}``. Values are expected points still to come, this turn's
-    included, in the graph's scoring convention; ``profit`` is what the policy ranks moves by.
+    included, in the graph's scoring convention; ``profit`` is what the policy ranks moves by
+    (:func:`graphs.five_dice_advice.advise_turn`).
     """
-    position = rules.OUTCOME_INDEX[dice] * rules.ROLLS + rerolls_left
-    key = rules.state_key(used)
-    decided = {policy_name: graph.turn_values(policy_name, key)[2][position] for policy_name in rules.POLICIES}
-    found = alternatives(graph, name, used, dice, rerolls_left)
+    if not 0 <= rerolls_left < rules.ROLLS:
+        raise BadParameter(f"--rolls-left must be 0..{rules.ROLLS - 1} (not {rerolls_left})")
     return {
         "used": [c for i, c in enumerate(rules.COMBINATIONS) if used >> i & 1],
         "roll": list(dice),
         "rerolls_left": rerolls_left,
         "policy": name,
-        "decision": rules.describe_decision(decided[name], dice),
-        "alternatives": [{"move": rules.describe_decision(a.byte, dice), "value": a.value, "profit": a.profit}
-                         for a in found],
-        "others": {other: rules.describe_decision(byte, dice) for other, byte in decided.items() if other != name},
-        "agree": len(set(decided.values())) == 1,
+        **advise_turn(graph, name, rules.POLICIES, rules.state_key(used), dice, rerolls_left, rules.COMBINATIONS),
     }
 
 

@@ -48,7 +48,8 @@ from web.app import create_app  # noqa: E402
 QUICK_REPORTS = {"jackpot": {}, "shut-the-box": {}, "5000": {}, "cant-stop": {"columns": "6,7,8"},
                  "cant-stop-board": {}, "pig": {"target": "30"}, "5000-race": {"target": "300"}}  # as given with -p
 TURN_REPORTS = {"school": {}, "yahtzee": {"bonuses": "off"}}
-ADVICE = {"cant-stop-board": "roll=2,3,5,6", "school": "roll=1,2,2,4,5&rolls_left=2"}  # an advisor's question
+ADVICE = {"cant-stop-board": "roll=2,3,5,6", "school": "roll=1,2,2,4,5&rolls_left=2",
+          "yahtzee": "roll=1,2,2,4,5&rolls_left=2"}  # an advisor's question
 
 
 def write_reports(url: str, reports: dict[str, dict[str, str]]) -> None:

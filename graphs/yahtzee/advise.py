@@ -1,0 +1,70 @@
+"""Yahtzee's advisor: at a moment of a turn, every alternative's worth under a policy, and each policy's choice.
+
+It asks for the boxes filled and, as the graph's bonuses need, the upper
+total so far and whether the Yahtzee box holds 50; the dice and the rerolls
+left; and the policy. The advice is :mod:`graphs.five_dice_advice`'s, as for School.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from graphs.advice import Advice, Advisor, Alternative, Question, dice_faces, parse_int
+from graphs.errors import BadParameter
+from graphs.five_dice import ROLLS, parse_roll
+from graphs.five_dice_advice import advise_turn
+from graphs.protocol import StoredGraph
+from graphs.yahtzee import boxes as rules
+from graphs.yahtzee.game import POLICIES
+
+
+def parse_state(answers: Mapping[str, str], bonuses: str) -> rules.State:
+    """Return the turn state the answers name (``filled``, ``upper``, ``yahtzee_50``); BadParameter if unreachable.
+
+    >>> parse_state({"filled": "Aces, chance", "upper": "3", "yahtzee_50": "no"}, "upper")
+    State(filled=4097, upper=3, yahtzee_50=False)
+    """
+    filled = 0
+    for name in (part for part in answers.get("filled", "").split(",") if part.strip()):
+        bit = 1 << rules.box_index(name)
+        if filled & bit:
+            raise BadParameter(f"{name.strip()!r} is named twice: each box is filled once")
+        filled |= bit
+    if filled == rules.ALL_FILLED:
+        raise BadParameter("every box is filled: the game is over")
+    upper = parse_int(answers, "upper", 0, rules.UPPER_BONUS_AT) if rules.tracks_upper(bonuses) else 0
+    state = rules.State(filled, upper, rules.tracks_yahtzees(bonuses) and answers.get("yahtzee_50") == "yes")
+    if state not in rules.states(bonuses):
+        raise BadParameter(f"no game reaches {rules.state_text(state, bonuses)!r}: the upper total must be one the "
+                           "filled upper boxes can score (capped at 63), and the Yahtzee box holds 50 only once filled")
+    return state
+
+
+def _advice(graph: StoredGraph, answers: Mapping[str, str]) -> Advice:
+    """Return the advice at the moment the answers describe, on the graph's bonuses."""
+    bonuses = graph.params["bonuses"]
+    state, dice = parse_state(answers, bonuses), parse_roll(answers["roll"])
+    left = parse_int(answers, "rolls_left", 0, ROLLS - 1)
+    found: dict[str, Any] = advise_turn(graph, answers["policy"], POLICIES, rules.state_key(state, bonuses), dice,
+                                        left, rules.BOXES)
+    notes = (lambda a: {}) if answers["policy"] == "optimal" else (lambda a: {f"{answers['policy']}'s profit": a["profit"]})
+    rerolls = f"{left} reroll{'' if left == 1 else 's'} left"
+    return Advice(f"roll {dice_faces(dice)} ({'-'.join(map(str, dice))}), {rerolls}; {rules.state_text(state, bonuses)}",
+                  answers["policy"], [Alternative(a["move"], a["value"], notes=notes(a)) for a in found["alternatives"]],
+                  decision=found["decision"], others=found["others"])
+
+
+# The game's ``advisor`` hook (the explorer's advice page).
+advisor = Advisor(
+    "What to do with this roll",
+    (Question("roll", "Dice showing", "1,2,2,4,5", "five dice, 1..6"),
+     Question("rolls_left", "Rerolls left", "2", "2 after the first roll, 0 after the third", choices=("2", "1", "0"),
+              default="2"),
+     Question("filled", "Boxes filled", "Aces,Chance", "comma-separated box names, blank for none", required=False),
+     Question("upper", "Upper total so far", "3", "Aces..Sixes scored so far, 0..63 (with the upper bonus)",
+              required=False, default="0"),
+     Question("yahtzee_50", "Yahtzee box holds 50", "no", "with every bonus: whether a Yahtzee was scored 50",
+              choices=("no", "yes"), default="no"),
+     Question("policy", "Advised by", "optimal", "the policy to follow", choices=POLICIES, default="optimal")),
+    _advice, "expected points still to come, this turn's included (bonuses as the graph plays them)")

@@ -7,15 +7,16 @@ the same for every game. The answers arrive as text, as a person typed them
 :class:`graphs.errors.BadParameter` with a message that says what to type,
 and returns an :class:`Advice` computed from the stored, solved graph.
 
->>> from graphs.errors import BadParameter
+>>> from types import SimpleNamespace
 >>> def double(graph, answers):
 ...     number = parse_int(answers, "n", 0, 3)
 ...     return Advice(f"n = {number}", "optimal", [Alternative("double", 2 * number), Alternative("keep", number)])
 >>> doubling = Advisor("Double or keep", (Question("n", "a number", "2", "0..3"),), double, "what you end with")
->>> advice = doubling.answer(None, {"n": "2"})
+>>> graph = SimpleNamespace(params={})  # a stored graph, as far as the advisor looks
+>>> advice = doubling.answer(graph, {"n": "2"})
 >>> advice.decision, [(a.move, float(a.gives_up)) for a in advice.ranked()]
 ('double', [('double', 0.0), ('keep', 2.0)])
->>> doubling.answer(None, {"n": "7"})
+>>> doubling.answer(graph, {"n": "7"})
 Traceback (most recent call last):
 ...
 graphs.errors.BadParameter: n must be a whole number 0..3 (not '7')
@@ -41,6 +42,7 @@ class Question:
     required: bool = True
     choices: tuple[str, ...] = ()  # the answers allowed (a menu), if only a few are
     default: str = ""  # the answer when none is given
+    when: Callable[[Mapping[str, Any]], bool] | None = None  # asked only where the graph's parameters pass this
 
 
 @dataclass(frozen=True)
@@ -100,13 +102,18 @@ class Advisor:
     advise: Callable[[Any, Mapping[str, str]], Advice]  # (StoredGraph, answers by question name)
     values: str = "the policy's value after the move"  # what a move's value means, for a reader
 
+    def questions_for(self, params: Mapping[str, Any]) -> tuple[Question, ...]:
+        """Return the questions asked about a graph with parameters ``params`` (those whose ``when`` they pass)."""
+        return tuple(q for q in self.questions if q.when is None or q.when(params))
+
     def answer(self, graph: Any, given: Mapping[str, str]) -> Advice:
         """Return the advice for the answers ``given`` (text by question name), defaults filled in.
 
-        Raises BadParameter for a required question left blank or an answer not among its choices.
+        Only the questions asked of this graph are read (:meth:`questions_for`). Raises BadParameter for a
+        required question left blank or an answer not among its choices.
         """
         answers = {}
-        for question in self.questions:
+        for question in self.questions_for(graph.params):
             text = (given.get(question.name) or question.default).strip()
             if question.required and not text:
                 raise BadParameter(f"{question.label.lower()} is needed ({question.help}), e.g. {question.example}")

@@ -290,6 +290,8 @@ def test_yahtzees_advisor_uses_the_same_hook_and_values_each_move_as_the_rules_d
     engine = open_database(yahtzee_game, read_only=True)
     client = create_app(engine).test_client()
     graph_id = next(g["id"] for g in page(client, "/")[1]["graphs"] if g["game"] == "yahtzee")
+    asked = [q["name"] for q in page(client, f"/graphs/{graph_id}/advise")[1]["questions"]]
+    assert asked == ["roll", "rolls_left", "filled", "policy"]  # no upper total, no Yahtzee bonus: bonuses are off
     dice = (1, 2, 2, 4, 5)
     filled = ",".join(box for box in BOXES if box != "Chance")
     for left in (2, 1, 0):

@@ -130,24 +130,27 @@ def game_pictures(connection: sa.Connection, graph_id: int, directory: Path) -> 
 
 def advice_page(connection: sa.Connection, graph_id: int, given: Mapping[str, str]) -> dict[str, Any]:
     """Return the game's advice page for a graph (its ``advisor`` hook, :mod:`graphs.advice`): the ``graph`` row,
-    the ``advisor``'s ``title``, ``questions`` and what its ``values`` mean, the ``answers`` as given (defaults filled in), and, once
-    anything is asked, the ``advice`` (:meth:`graphs.advice.Advice.as_dict`) or the ``error`` that says what
-    to type instead. NotFound for a game without an advisor."""
+    the advisor's ``title``, the ``questions`` it asks of this graph, what its ``values`` mean, the ``answers``
+    as given (defaults filled in), and, once anything is asked, the ``advice``
+    (:meth:`graphs.advice.Advice.as_dict`) or the ``error`` that says what to type instead. NotFound for a
+    game without an advisor."""
     row = _graph_row(connection, graph_id)
     advisor = getattr(get_game(row["game"]), "advisor", None)
     if advisor is None:
         raise NotFound(f"{row['game']} has no advisor (the games with one: "
                        f"{', '.join(game.name for game in GAMES.values() if getattr(game, 'advisor', None))})")
+    view = GraphView(connection, graph_id)
+    questions = advisor.questions_for(view.params)
     page: dict[str, Any] = {
         "graph": row, "title": advisor.title, "values": advisor.values,
         "questions": [{"name": q.name, "label": q.label, "example": q.example, "help": q.help, "required": q.required,
-                       "choices": list(q.choices)} for q in advisor.questions],
-        "answers": {q.name: given.get(q.name) or q.default for q in advisor.questions},
+                       "choices": list(q.choices)} for q in questions],
+        "answers": {q.name: given.get(q.name) or q.default for q in questions},
         "advice": None, "error": None,
     }
     if advisor.asked(given):
         try:
-            page["advice"] = advisor.answer(GraphView(connection, graph_id), given).as_dict()
+            page["advice"] = advisor.answer(view, given).as_dict()
         except DicegraphError as error:
             page["error"] = str(error)
     return page

@@ -1,7 +1,7 @@
 """Yahtzee's advisor: at a moment of a turn, every alternative's worth under a policy, and each policy's choice.
 
-It asks for the boxes filled and, as the graph's bonuses need, the upper
-total so far and whether the Yahtzee box holds 50; the dice and the rerolls
+It asks for the boxes filled and, where the graph's bonuses need them, the
+upper total so far and whether the Yahtzee box holds 50; the dice and the rerolls
 left; and the policy. The advice is :mod:`graphs.five_dice_advice`'s, as for School.
 """
 
@@ -62,9 +62,9 @@ advisor = Advisor(
      Question("rolls_left", "Rerolls left", "2", "2 after the first roll, 0 after the third", choices=("2", "1", "0"),
               default="2"),
      Question("filled", "Boxes filled", "Aces,Chance", "comma-separated box names, blank for none", required=False),
-     Question("upper", "Upper total so far", "3", "Aces..Sixes scored so far, 0..63 (with the upper bonus)",
-              required=False, default="0"),
-     Question("yahtzee_50", "Yahtzee box holds 50", "no", "with every bonus: whether a Yahtzee was scored 50",
-              choices=("no", "yes"), default="no"),
+     Question("upper", "Upper total so far", "3", "Aces..Sixes scored so far, 0..63 (capped)", default="0",
+              when=lambda params: rules.tracks_upper(params["bonuses"])),
+     Question("yahtzee_50", "Yahtzee box holds 50", "no", "whether a Yahtzee was scored 50", choices=("no", "yes"),
+              default="no", when=lambda params: rules.tracks_yahtzees(params["bonuses"])),
      Question("policy", "Advised by", "optimal", "the policy to follow", choices=POLICIES, default="optimal")),
     _advice, "expected points still to come, this turn's included (bonuses as the graph plays them)")

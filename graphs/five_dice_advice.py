@@ -10,11 +10,19 @@ rest; a keep is worth what its ``k`` node is worth.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any, NamedTuple
 
 from graphs import five_dice
+from graphs.advice import Advice, Alternative, Question, dice_faces, parse_int
 from graphs.errors import BadParameter
 from graphs.protocol import StoredGraph
+
+ROLL_QUESTIONS = (  # what every five-dice advisor asks first
+    Question("roll", "Dice showing", "1,2,2,4,5", "five dice, 1..6"),
+    Question("rolls_left", "Rerolls left", "2", "2 after the first roll, 0 after the third", choices=("2", "1", "0"),
+             default="2"),
+)
 
 
 class Worth(NamedTuple):
@@ -67,3 +75,23 @@ def advise_turn(graph: StoredGraph, policy: str, policies: tuple[str, ...], stat
         "others": {other: move for other, move in decided.items() if other != policy},
         "agree": len(set(decided.values())) == 1,
     }
+
+
+def policy_question(policies: tuple[str, ...]) -> Question:
+    """Return the question of which stored policy advises (the first of ``policies`` by default)."""
+    return Question("policy", "Advised by", policies[0], "the policy to follow", choices=policies, default=policies[0])
+
+
+def turn_advice(graph: StoredGraph, answers: Mapping[str, str], policies: tuple[str, ...], state: str,
+                state_text: str, boxes: tuple[str, ...]) -> Advice:
+    """Return the explorer's advice at turn state ``state`` (described as ``state_text``) for the answers to
+    :data:`ROLL_QUESTIONS` and :func:`policy_question`: an agent's own profit gets a column of its own."""
+    dice = five_dice.parse_roll(answers["roll"])
+    left = parse_int(answers, "rolls_left", 0, five_dice.ROLLS - 1)
+    policy = answers["policy"]
+    found = advise_turn(graph, policy, policies, state, dice, left, boxes)
+    notes = (lambda a: {}) if policy == policies[0] else (lambda a: {f"{policy}'s profit": a["profit"]})
+    rerolls = f"{left} reroll{'' if left == 1 else 's'} left"
+    return Advice(f"roll {dice_faces(dice)} ({'-'.join(map(str, dice))}), {rerolls}; {state_text}", policy,
+                  [Alternative(a["move"], a["value"], notes=notes(a)) for a in found["alternatives"]],
+                  decision=found["decision"], others=found["others"])

@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from graphs.advice import Advice, Advisor, Alternative as Move, Question, dice_faces, parse_int
+from graphs.advice import Advice, Advisor, Question
 from graphs.errors import BadParameter
-from graphs.five_dice_advice import advise_turn
+from graphs.five_dice_advice import ROLL_QUESTIONS, advise_turn, policy_question, turn_advice
 from graphs.protocol import StoredGraph
 from graphs.school import game as rules
 
@@ -32,24 +32,17 @@ def advise(graph: StoredGraph, name: str, used: int, dice: tuple[int, ...], rero
 
 
 def _advice(graph: StoredGraph, answers: Mapping[str, str]) -> Advice:
-    """Return :func:`advise`'s answer as the explorer's advice (answers: used, roll, rolls_left, policy)."""
-    used, dice = rules.parse_used(answers["used"]), rules.parse_roll(answers["roll"])
-    left = parse_int(answers, "rolls_left", 0, rules.ROLLS - 1)
-    found = advise(graph, answers["policy"], used, dice, left)
-    notes = (lambda a: {"Bob's profit": a["profit"]}) if answers["policy"] == "bob" else (lambda a: {})
-    rerolls = f"{left} reroll{'' if left == 1 else 's'} left"
-    return Advice(f"roll {dice_faces(dice)} ({'-'.join(map(str, dice))}), {rerolls}; used: {', '.join(found['used']) or 'nothing yet'}",
-                  answers["policy"], [Move(a["move"], a["value"], notes=notes(a)) for a in found["alternatives"]],
-                  decision=found["decision"], others=found["others"])
+    """Return the explorer's advice for the answers (used, roll, rolls_left, policy)."""
+    used = rules.parse_used(answers["used"])
+    text = f"used: {', '.join(c for i, c in enumerate(rules.COMBINATIONS) if used >> i & 1) or 'nothing yet'}"
+    return turn_advice(graph, answers, rules.POLICIES, rules.state_key(used), text, rules.COMBINATIONS)
 
 
 # The game's ``advisor`` hook (the explorer's advice page): the optimal move or Bob's, every alternative's value.
 advisor = Advisor(
     "What to do with this roll",
-    (Question("roll", "Dice showing", "1,2,2,4,5", "five dice, 1..6"),
-     Question("rolls_left", "Rerolls left", "2", "2 after the first roll, 0 after the third", choices=("2", "1", "0"),
-              default="2"),
+    (*ROLL_QUESTIONS,
      Question("used", "Combinations used", "Grade 1,Pair", "comma-separated names from RULES.md, blank for none",
               required=False),
-     Question("policy", "Advised by", "optimal", "the policy to follow", choices=rules.POLICIES, default="optimal")),
+     policy_question(rules.POLICIES)),
     _advice, "expected points still to come, this turn's included, scored as the graph's rules say (grades)")

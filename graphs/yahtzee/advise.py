@@ -8,12 +8,10 @@ left; and the policy. The advice is :mod:`graphs.five_dice_advice`'s, as for Sch
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
 
-from graphs.advice import Advice, Advisor, Alternative, Question, dice_faces, parse_int
+from graphs.advice import Advice, Advisor, Question, parse_int
 from graphs.errors import BadParameter
-from graphs.five_dice import ROLLS, parse_roll
-from graphs.five_dice_advice import advise_turn
+from graphs.five_dice_advice import ROLL_QUESTIONS, policy_question, turn_advice
 from graphs.protocol import StoredGraph
 from graphs.yahtzee import boxes as rules
 from graphs.yahtzee.game import POLICIES
@@ -42,29 +40,21 @@ def parse_state(answers: Mapping[str, str], bonuses: str) -> rules.State:
 
 
 def _advice(graph: StoredGraph, answers: Mapping[str, str]) -> Advice:
-    """Return the advice at the moment the answers describe, on the graph's bonuses."""
+    """Return the explorer's advice at the moment the answers describe, on the graph's bonuses."""
     bonuses = graph.params["bonuses"]
-    state, dice = parse_state(answers, bonuses), parse_roll(answers["roll"])
-    left = parse_int(answers, "rolls_left", 0, ROLLS - 1)
-    found: dict[str, Any] = advise_turn(graph, answers["policy"], POLICIES, rules.state_key(state, bonuses), dice,
-                                        left, rules.BOXES)
-    notes = (lambda a: {}) if answers["policy"] == "optimal" else (lambda a: {f"{answers['policy']}'s profit": a["profit"]})
-    rerolls = f"{left} reroll{'' if left == 1 else 's'} left"
-    return Advice(f"roll {dice_faces(dice)} ({'-'.join(map(str, dice))}), {rerolls}; {rules.state_text(state, bonuses)}",
-                  answers["policy"], [Alternative(a["move"], a["value"], notes=notes(a)) for a in found["alternatives"]],
-                  decision=found["decision"], others=found["others"])
+    state = parse_state(answers, bonuses)
+    return turn_advice(graph, answers, POLICIES, rules.state_key(state, bonuses), rules.state_text(state, bonuses),
+                       rules.BOXES)
 
 
 # The game's ``advisor`` hook (the explorer's advice page).
 advisor = Advisor(
     "What to do with this roll",
-    (Question("roll", "Dice showing", "1,2,2,4,5", "five dice, 1..6"),
-     Question("rolls_left", "Rerolls left", "2", "2 after the first roll, 0 after the third", choices=("2", "1", "0"),
-              default="2"),
+    (*ROLL_QUESTIONS,
      Question("filled", "Boxes filled", "Aces,Chance", "comma-separated box names, blank for none", required=False),
      Question("upper", "Upper total so far", "3", "Aces..Sixes scored so far, 0..63 (capped)", default="0",
               when=lambda params: rules.tracks_upper(params["bonuses"])),
      Question("yahtzee_50", "Yahtzee box holds 50", "no", "whether a Yahtzee was scored 50", choices=("no", "yes"),
               default="no", when=lambda params: rules.tracks_yahtzees(params["bonuses"])),
-     Question("policy", "Advised by", "optimal", "the policy to follow", choices=POLICIES, default="optimal")),
+     policy_question(POLICIES)),
     _advice, "expected points still to come, this turn's included (bonuses as the graph plays them)")

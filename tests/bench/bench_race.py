@@ -1,13 +1,14 @@
 """Benchmark of 5000 as a race solved through SQL (not part of the test run).
 
-    .venv/bin/python tests/bench/bench_race.py [--targets 500,1000] [BACKEND ...]
+    .venv/bin/python tests/bench/bench_race.py [--targets 500,1000] [--solve-only] [BACKEND ...]
 
 For each target and backend named (default: sqlite duckdb): build the race
 into an empty database (score pairs as turn states, the turn stored once),
 solve the optimum (``store/turn_cycles.py``: Newton's method per score sum),
-play threshold-2 against it in both seats, and print the sizes (score pairs,
+play threshold-2 against it in both seats (not with ``--solve-only``), and print the sizes (score pairs,
 (pair, turn node) combinations, joined edges per pass), each phase's time,
-the peak memory of the process and the Newton passes. The answer is compared
+the peak memory of the process so far (run one backend and target a process
+for each one's own) and the Newton passes. The answer is compared
 with the in-memory numpy solver of ``tests/race_numpy.py`` (the reference:
 its time, its passes and the ratio are printed). The issue's targets: the race
 to 5000 under 10 minutes on DuckDB and under an hour on SQLite; numpy under 20 s.
@@ -39,8 +40,8 @@ def peak_mib() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
-def bench(backend: str, target: int, reference: float, reference_seconds: float) -> None:
-    """Build, solve and match on ``backend``; print the figures."""
+def bench(backend: str, target: int, reference: float, reference_seconds: float, match: bool = True) -> None:
+    """Build, solve and (with ``match``) match on ``backend``; print the figures."""
     game = get_game("5000-race")
     params = {"target": target}
     with bench_database(backend) as url:
@@ -56,21 +57,24 @@ def bench(backend: str, target: int, reference: float, reference_seconds: float)
             value = turns.state_result(connection, built.graph_id, turns.ensure_policy(connection, graph, "optimal"),
                                        "0-0").value
             record = policy_convergence(connection, turns.ensure_policy(connection, graph, "optimal"))
-            step = time.perf_counter()
-            forward, backward = turn_cycles.match(connection, graph, "threshold-2", "optimal")
-            times["match threshold-2 / optimal"] = time.perf_counter() - step
+            if match:
+                step = time.perf_counter()
+                forward, backward = turn_cycles.match(connection, graph, "threshold-2", "optimal")
+                times["match threshold-2 / optimal"] = time.perf_counter() - step
         engine.dispose()
     phases = ", ".join(f"{name} {seconds:.1f} s" for name, seconds in times.items())
     print(f"  {backend}: {phases}; peak {peak_mib():.0f} MiB")
     print(f"    P(first wins) {value:.12f} (numpy {reference:.12f}, |diff| {abs(value - reference):.1e}); "
           f"{record['passes']} passes, at most {record['most_passes']} for a score sum; "
           f"solve / numpy = {times['solve optimal'] / reference_seconds:.0f}")
-    print(f"    threshold-2 first {forward:.10f}, optimal first {backward:.10f}")
+    if match:
+        print(f"    threshold-2 first {forward:.10f}, optimal first {backward:.10f}")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--targets", default="500,1000", help="comma-separated targets (multiples of 50)")
+    parser.add_argument("--solve-only", action="store_true", help="skip the match (the growth curve needs the solve)")
     parser.add_argument("backends", nargs="*", default=["sqlite", "duckdb"])
     options = parser.parse_args()
     for target in (int(text) for text in options.targets.split(",")):
@@ -86,7 +90,7 @@ def main() -> None:
         print(f"  numpy: P(first wins) {win[0, 0]:.12f} in {seconds:.2f} s, {sum(passes)} passes "
               f"(at most {max(passes)} for a score sum)")
         for backend in options.backends:
-            bench(backend, target, float(win[0, 0]), seconds)
+            bench(backend, target, float(win[0, 0]), seconds, match=not options.solve_only)
 
 
 if __name__ == "__main__":

@@ -103,6 +103,22 @@ def box_index(text: str, boxes: Sequence[str], noun: str = "box") -> int:
     raise BadParameter(f"unknown {noun} {text.strip()!r} (known: {', '.join(boxes)})")
 
 
+def box_mask(text: str, boxes: Sequence[str], noun: str = "box", verb: str = "filled") -> int:
+    """Return the mask of the comma-separated ``boxes`` named in ``text`` (bit ``i``: ``boxes[i]``); raise
+    BadParameter for an unknown name or one named twice (each ``noun`` is ``verb`` once).
+
+    >>> box_mask("Pair, two pairs", ("Pair", "Full", "Two pairs"))
+    5
+    """
+    mask = 0
+    for part in (p for p in text.split(",") if p.strip()):
+        bit = 1 << box_index(part, boxes, noun)
+        if mask & bit:
+            raise BadParameter(f"{part.strip()!r} is named twice: each {noun} is {verb} once")
+        mask |= bit
+    return mask
+
+
 # --- the turn graph ----------------------------------------------------------------------------------------
 
 

@@ -42,9 +42,7 @@ def create_app(engine: sa.Engine) -> Flask:
     def show(template: str, as_json: bool, build: Callable[[sa.Connection], dict[str, Any]], status: int = 200) -> Any:
         with engine.connect() as connection:
             data = build(connection)
-        if as_json:
-            return jsonify(_plain(data)), status
-        return render_template(template, **data), status
+        return _answer(template, data, as_json, status)
 
     @app.get("/")
     @app.get("/.json")
@@ -78,10 +76,7 @@ def create_app(engine: sa.Engine) -> Flask:
     def advise(graph_id: int) -> Any:
         with engine.connect() as connection:
             data = pages.advice_page(connection, graph_id, request.args)
-        status = 400 if data["error"] else 200
-        if request.path.endswith(".json"):
-            return jsonify(_plain(data)), status
-        return render_template("advise.html", **data), status
+        return _answer("advise.html", data, request.path.endswith(".json"), 400 if data["error"] else 200)
 
     @app.get("/graphs/<int:graph_id>/values.svg")
     def values_chart(graph_id: int) -> Any:
@@ -122,9 +117,7 @@ def create_app(engine: sa.Engine) -> Flask:
     def sql() -> Any:
         data = pages.sql_page(engine, request.args.get("sql", ""))
         status = 403 if data.get("refused") else 400 if data.get("error") else 200
-        if request.path.endswith(".json"):
-            return jsonify(_plain(data)), status
-        return render_template("sql.html", **data), status
+        return _answer("sql.html", data, request.path.endswith(".json"), status)
 
     @app.errorhandler(NotFound)
     def not_found(error: NotFound) -> Any:
@@ -154,6 +147,13 @@ def position_address(graph_id: int, key: str) -> str:
     '/graphs/2/positions/30-10%20%2B22'
     """
     return f"/graphs/{graph_id}/positions/{quote(key, safe='/')}"
+
+
+def _answer(template: str, data: dict[str, Any], as_json: bool, status: int) -> tuple[Response | str, int]:
+    """Return a page's ``data`` as JSON, or rendered by ``template``, with ``status``."""
+    if as_json:
+        return jsonify(_plain(data)), status
+    return render_template(template, **data), status
 
 
 def _error_page(status: int, message: str, graph_id: int | None) -> tuple[Response | str, int]:

@@ -207,12 +207,7 @@ def parse_used(text: str) -> int:
     >>> parse_used("Grade 1, grade 2")
     3
     """
-    used = 0
-    for part in (p for p in text.split(",") if p.strip()):
-        bit = 1 << combination_index(part)
-        if used & bit:
-            raise BadParameter(f"{part.strip()!r} is named twice: each combination is used once")
-        used |= bit
+    used = five_dice.box_mask(text, COMBINATIONS, "combination", "used")
     if not is_reachable(used):
         raise BadParameter(f"the school phase never reaches {used_text(used)!r}: "
                            f"no other combination is scored before {SCHOOL_PHASE_GRADES} grades")

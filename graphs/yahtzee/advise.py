@@ -11,6 +11,7 @@ from collections.abc import Mapping
 
 from graphs.advice import Advice, Advisor, Question, parse_int
 from graphs.errors import BadParameter
+from graphs.five_dice import box_mask
 from graphs.five_dice_advice import ROLL_QUESTIONS, policy_question, turn_advice
 from graphs.protocol import StoredGraph
 from graphs.yahtzee import boxes as rules
@@ -23,12 +24,7 @@ def parse_state(answers: Mapping[str, str], bonuses: str) -> rules.State:
     >>> parse_state({"filled": "Aces, chance", "upper": "3", "yahtzee_50": "no"}, "upper")
     State(filled=4097, upper=3, yahtzee_50=False)
     """
-    filled = 0
-    for name in (part for part in answers.get("filled", "").split(",") if part.strip()):
-        bit = 1 << rules.box_index(name)
-        if filled & bit:
-            raise BadParameter(f"{name.strip()!r} is named twice: each box is filled once")
-        filled |= bit
+    filled = box_mask(answers.get("filled", ""), rules.BOXES)
     if filled == rules.ALL_FILLED:
         raise BadParameter("every box is filled: the game is over")
     upper = parse_int(answers, "upper", 0, rules.UPPER_BONUS_AT) if rules.tracks_upper(bonuses) else 0

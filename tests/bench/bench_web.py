@@ -10,7 +10,7 @@ give ``--db duckdb:///FILE``), for the issue's figure on a database holding
 every game's report, School included. It then times, server-side (Flask's
 test client, no network), the home page and ``--pages`` position pages of keys
 drawn at random from every graph (median, 95th percentile, slowest), the
-advisors' pages (Can't Stop's, and School's, which solves the turn asked
+advisors' pages (Can't Stop's, and School's and Yahtzee's, which solve the turn asked
 about), and last
 runs ``dicegraph serve`` and lets ``--clients`` threads browse random positions
 over HTTP for ``--seconds``, counting pages served and errors. The issue's

@@ -93,7 +93,6 @@ class TurnGraph:
     ends: dict[str, int]  # end key -> node id
     layer_ids: dict[int, tuple[int, int]]  # state layer -> first and last id of its non-terminal states (contiguous)
     turn_sources: dict[int, tuple[int, int]]  # turn layer -> lowest and highest node id its edges leave
-    turn_targets: dict[int, tuple[int, int]]  # turn layer -> lowest and highest node id its edges reach
 
     @classmethod
     def load(cls, connection: sa.Connection, graph_id: int, structure: TurnStructure) -> TurnGraph:
@@ -105,10 +104,8 @@ class TurnGraph:
                .where(node.c.graph_id == graph_id, node.c.layer < root.layer, node.c.kind != "terminal")
                .group_by(node.c.layer))
         turn_edges = edge.c.id.between(min(s.first_edge for s in spans if s.layer >= root.layer), spans[-1].last_edge)
-        ranges = (sa.select(edge.c.src_layer, sa.func.min(edge.c.src), sa.func.max(edge.c.src), sa.func.min(edge.c.dst),
-                          sa.func.max(edge.c.dst))
-                  .where(edge.c.graph_id == graph_id, turn_edges).group_by(edge.c.src_layer))
-        turn_ranges = connection.execute(ranges).all()
+        sources = (sa.select(edge.c.src_layer, sa.func.min(edge.c.src), sa.func.max(edge.c.src))
+                   .where(edge.c.graph_id == graph_id, turn_edges).group_by(edge.c.src_layer))
         return cls(
             graph_id=graph_id,
             structure=structure,
@@ -117,8 +114,7 @@ class TurnGraph:
             root=root.id,
             ends=dict(connection.execute(ends).all()),
             layer_ids={layer: (first, last) for layer, first, last in connection.execute(ids)},
-            turn_sources={layer: (first, last) for layer, first, last, *_ in turn_ranges},
-            turn_targets={layer: (first, last) for layer, _, _, first, last in turn_ranges},
+            turn_sources={layer: (first, last) for layer, first, last in connection.execute(sources)},
         )
 
     def policy(self, name: str) -> TurnPolicy:
@@ -159,11 +155,9 @@ def _moment(reward: sa.ColumnElement[float], v1: sa.ColumnElement[float], v2: sa
 def _turn_statements(connection: sa.Connection, graph: TurnGraph, work: _Work) -> None:
     """Solve the turn for every state whose end rows are in the turn table (deepest turn layer first), all policies at once."""
     turn, chosen = work.turn, work.chosen
+    after = turn.alias("after")
     numbered = work.names("p", "v1_", "v2_")
     for span in reversed(graph.turn_spans):
-        # the rows of the nodes the layer's edges reach: a range of ids, inserted together, which DuckDB finds
-        # by its blocks' minimum and maximum instead of reading the whole turn table
-        after = sa.select(turn).where(turn.c.node_id.between(*graph.turn_targets[span.layer])).subquery("after")
         if span.rolls:
             weight = sa.func.sum(edge.c.weight)
             means = [sa.func.sum(edge.c.weight * after.c[name]) / weight for name in numbered]

@@ -10,9 +10,11 @@ So the states are solved from the last layer down, and for each layer *all*
 its states go through the turn together: every statement joins the turn's
 edges of one turn layer with a work table keyed by (turn node, state). Per
 state layer that is one statement for each chance layer of the turn and two
-for each decision layer (the best profit, by a window over the node's moves,
-with the move chosen; then that move's value), whatever the number of
-states: no loop over states in Python, no key read.
+for each decision layer (the best profit, by a window over the node's moves
+or, on DuckDB, a GROUP BY joined back to them, with the move chosen; then that
+move's value), whatever the number of states: no loop over states in Python,
+no key read. Python only packs each batch's chosen moves into the game's
+decision bytes, in a worker thread while the next batch is solved.
 
 A policy chooses by a *profit* ``p`` and is worth ``v1`` (expected points
 still to come) with second moment ``v2``: the optimum has ``p = v1``; a
@@ -356,8 +358,8 @@ def _solve_together(connection: sa.Connection, graph: TurnGraph, policies: Seque
                 _clear(connection, work)
                 if progress is not None:
                     progress(len(policies) * (min(start_id + batch - 1, last) - start_id + 1))
-            for rows in packing:
-                if rows := rows.result():
+            for packed in packing:  # stored in the layer's transaction, before it commits
+                if rows := packed.result():
                     connection.execute(sa.insert(turn_policy), rows)
             if game_layer == 0:
                 connection.execute(sa.update(policy).where(policy.c.id.in_([policy_id for policy_id, _ in policies]))

@@ -18,8 +18,9 @@ exactly:
   in one statement, and one more checks that no move beats the one taken;
   if none does, the solution is exact and the component is done (the
   *residual* records the largest gap and the linear system's error).
-  Otherwise it is the next pass's guess; the first guess is the mean of the
-  anchors' values in the component solved before.
+  Otherwise it is the next pass's guess. The first guess of an anchor is the
+  value of the solved position its game's ``first_guess`` hook names, else
+  the mean of the anchors' values in the component solved before.
 
 A node's value is per *seat*: in a two-player zero-sum game stored from the
 mover's view (edges of ``sign`` -1 hand the turn over), seat ``i`` is "the
@@ -39,15 +40,17 @@ from dataclasses import dataclass
 
 import sqlalchemy as sa
 
+from graphs import GAMES
 from graphs.errors import DicegraphError
 from store.catalog import find_policy
-from store.schema import EdgeId, choice, edge, layer, node
+from store.schema import EdgeId, choice, edge, graph, layer, node
 from store.scratch import create_afresh, hashed_joins, keyed_pair_table, temporary_table
 
 TIE_TOLERANCE = 1e-12  # as store.solve's: the first move streamed within it of the best
 RESIDUAL_TOLERANCE = 1e-12  # relative: |T(x) - x| at which a component is solved
 MAX_PASSES = 60
 ComponentsDone = Callable[[int], None]
+Guess = Callable[[str], "str | None"]  # an anchor's key -> the key of a solved position whose value guesses its own
 
 
 class NotConverged(DicegraphError):
@@ -269,8 +272,9 @@ def _pass(connection: sa.Connection, statements: _Statements, part: Component) -
 class _Component:
     """The statements that solve one cyclic component around its passes (Newton's method on the anchors)."""
 
-    def __init__(self, connection: sa.Connection, statements: _Statements, part: Component):
+    def __init__(self, connection: sa.Connection, statements: _Statements, part: Component, graph_id: int):
         self.connection, self.statements, self.part, self.t = connection, statements, part, statements.t
+        self.graph_id = graph_id
         first, last = part.spans[0].first_edge, part.spans[-1].last_edge
         self.bounds = {"first_edge": first, "last_edge": last}
         self.inside = sa.select(edge.c.src).where(edge.c.id.between(first, last))
@@ -281,6 +285,29 @@ class _Component:
         seats = self.t.seats
         self.variables = [anchor * seats + seat for anchor in self.anchors for seat in range(seats)]
         self.index = {variable: i for i, variable in enumerate(self.variables)}
+
+    def first_guess(self, start: float, guess: Guess | None) -> object:
+        """Return the first guess of each variable: the value, for the same seat, of the solved position that
+        ``guess`` names for its anchor, else ``start``."""
+        import numpy as np
+
+        seats = self.t.seats
+        found = np.full(len(self.variables), start)
+        if guess is None or not self.anchors:
+            return found
+        keys = self.connection.execute(sa.select(node.c.id, node.c.key).where(
+            node.c.graph_id == self.graph_id, node.c.id.in_(self.anchors))).all()
+        named = {node_id: guess(key) for node_id, key in keys}
+        ids = dict(self.connection.execute(sa.select(node.c.key, node.c.id).where(
+            node.c.graph_id == self.graph_id, node.c.key.in_({key for key in named.values() if key is not None}))).all())
+        term = self.t.term
+        solved = sa.select(term.c.node_id, term.c.seat, term.c.coeff).where(term.c.node_id.in_(ids.values()),
+                                                                            term.c.anchor == VALUE)
+        values = {(node_id, seat): value for node_id, seat, value in self.connection.execute(solved)}
+        for i, variable in enumerate(self.variables):
+            anchor, seat = divmod(variable, seats)
+            found[i] = values.get((ids.get(named[anchor]), seat), start)
+        return found
 
     def start_pass(self, guess: Sequence[float]) -> None:
         """Forget the component's terms and moves; put the anchors' guesses in."""
@@ -362,7 +389,7 @@ class _Component:
 
 
 def _solve_component(connection: sa.Connection, statements: _Statements, part: Component, start: float,
-                     convergence: Convergence) -> float:
+                     convergence: Convergence, graph_id: int, first_guess: Guess | None = None) -> float:
     """Solve one cyclic component exactly; return the mean of its anchors' values (the next one's first guess).
 
     Each pass values the component at the guess; the next guess solves the
@@ -373,9 +400,9 @@ def _solve_component(connection: sa.Connection, statements: _Statements, part: C
     """
     import numpy as np
 
-    work = _Component(connection, statements, part)
+    work = _Component(connection, statements, part, graph_id)
     size = len(work.variables)
-    guess = np.full(size, start)
+    guess = work.first_guess(start, first_guess)
     fallbacks = 0
     for passes in range(1, MAX_PASSES + 1):
         work.start_pass(guess)
@@ -401,10 +428,21 @@ def _solve_component(connection: sa.Connection, statements: _Statements, part: C
     return float(np.mean(solution)) if size else start
 
 
+def game_guess(connection: sa.Connection, graph_id: int) -> Guess | None:
+    """Return the graph's game's ``first_guess`` hook on the graph's parameters (None when it has none)."""
+    row = connection.execute(sa.select(graph.c.game, graph.c.params).where(graph.c.id == graph_id)).one()
+    hook = getattr(GAMES.get(row.game), "first_guess", None)
+    if hook is None:
+        return None
+    params = json.loads(row.params)
+    return lambda key: hook(params, key)
+
+
 def run(connection: sa.Connection, graph_id: int, seats: Sequence[Seat],
         progress: ComponentsDone | None = None) -> tuple[_Tables, Convergence]:
     """Value every node of the graph for each seat; return the tables (``term`` rows of anchor
     :data:`VALUE` hold the values and, at decision nodes, the moves taken) and how the components converged."""
+    guess = game_guess(connection, graph_id)
     t = _Tables(connection, seats)
     for anchor in (VALUE, ONE):
         terminals = sa.select(node.c.id, t.seat_map.c.node_id, sa.literal(anchor), node.c.payoff).select_from(
@@ -416,7 +454,7 @@ def run(connection: sa.Connection, graph_id: int, seats: Sequence[Seat],
     statements = _Statements(t)
     for part in components(connection, graph_id):
         if part.cyclic:
-            start = _solve_component(connection, statements, part, start, convergence)
+            start = _solve_component(connection, statements, part, start, convergence, graph_id, guess)
         else:
             _pass(connection, statements, part)
         if progress is not None:

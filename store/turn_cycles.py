@@ -17,7 +17,8 @@ last down, each exactly:
   unknown per state and seat): Newton's method on ``T(x) - x``, whose pieces
   are linear, so a few passes find the moves that are best at their own
   values; a layer is done when ``T(x)`` reproduces ``x`` (the *residual*).
-  The first guess is the mean value of the layer solved before.
+  The first guess of a state is the value of the solved state its game's
+  ``first_guess`` hook names, else the mean value of the layer solved before.
 
 *Seats*, as in ``store/cycles.py``: seat ``i`` is "the player to move plays
 seat ``i``'s way"; a pass leads to seat ``after_pass``. A seat maximises
@@ -39,7 +40,8 @@ import sqlalchemy as sa
 
 from graphs.errors import DicegraphError, InvalidGraph
 from store.catalog import find_policy
-from store.cycles import MAX_PASSES, RESIDUAL_TOLERANCE, TIE_TOLERANCE, Convergence, NotConverged, components
+from store.cycles import (MAX_PASSES, RESIDUAL_TOLERANCE, TIE_TOLERANCE, Convergence, Guess, NotConverged, components,
+                          game_guess)
 from store.schema import EdgeId, choice, edge, node, policy, turn_policy
 from store.scratch import plan_whole_layers, temporary_table, turn_work_table
 from store.turns import TurnGraph, ensure_policy
@@ -217,9 +219,25 @@ def _loops(connection: sa.Connection, span: sa.Row, states: tuple[int, int]) -> 
     return found
 
 
-def _solve_layer(connection: sa.Connection, work: _Work, layer: int, guess_value: list[float],
+def _first_guesses(connection: sa.Connection, graph: TurnGraph, states: tuple[int, int], guess: Guess | None,
+                   solved: dict[int, list[float]], start: list[float]) -> dict[int, list[float]]:
+    """Return the first guess of each state of a layer (node ids ``states``), per seat: the values of the solved
+    state that ``guess`` names for it, else ``start``."""
+    ids = range(states[0], states[1] + 1)
+    if guess is None:
+        return {state: start for state in ids}
+    keys = connection.execute(sa.select(node.c.id, node.c.key).where(node.c.graph_id == graph.graph_id,
+                                                                     node.c.id.between(*states))).all()
+    named = {state: guess(key) for state, key in keys}
+    found = dict(connection.execute(sa.select(node.c.key, node.c.id).where(
+        node.c.graph_id == graph.graph_id, node.c.key.in_({key for key in named.values() if key is not None}))).all())
+    return {state: solved.get(found.get(named.get(state)), start) for state in ids}
+
+
+def _solve_layer(connection: sa.Connection, work: _Work, layer: int, first_guesses: dict[int, list[float]],
                  rank: dict[int, float], convergence: Convergence) -> dict[int, list[float]]:
-    """Solve the cyclic state layer ``layer`` exactly; return state -> its value per seat."""
+    """Solve the cyclic state layer ``layer`` exactly from ``first_guesses`` (state -> a value per seat); return
+    state -> its value per seat."""
     import numpy as np
 
     graph, seats = work.graph, work.seats
@@ -228,7 +246,7 @@ def _solve_layer(connection: sa.Connection, work: _Work, layer: int, guess_value
     ids = list(range(states[0], states[1] + 1))
     size = len(ids) * len(seats)
     index = {(state, i): k * len(seats) + i for k, state in enumerate(ids) for i in range(len(seats))}
-    guess = np.array([guess_value[i] for _ in ids for i in range(len(seats))])
+    guess = np.array([first_guesses[state][i] for state in ids for i in range(len(seats))])
     maximising = any(seat.kind == MAXIMISE for seat in seats)
     for passes in range(1, MAX_PASSES + 1):
         work.set_values(connection, states, {state: [guess[index[state, i]] for i in range(len(seats))] for state in ids},
@@ -282,6 +300,7 @@ def run(connection: sa.Connection, graph: TurnGraph, seats: Sequence[TurnSeat], 
     convergence = Convergence()
     payoffs = graph_payoffs(connection, graph)
     start = [sum(payoffs) / max(len(payoffs), 1)] * len(seats)
+    guess = game_guess(connection, graph.graph_id)
     for layer in sorted(graph.layer_ids, reverse=True):
         if layer < down_to:
             break
@@ -289,7 +308,8 @@ def run(connection: sa.Connection, graph: TurnGraph, seats: Sequence[TurnSeat], 
         if states[0] in values:
             work.set_values(connection, states, {s: values[s] for s in range(states[0], states[1] + 1)}, rank)
             continue
-        found = _solve_layer(connection, work, layer, start, rank, convergence)
+        first_guesses = _first_guesses(connection, graph, states, guess, values, start)
+        found = _solve_layer(connection, work, layer, first_guesses, rank, convergence)
         work.set_values(connection, states, found, rank)
         values.update(found)
         start = [sum(xs[i] for xs in found.values()) / len(found) for i in range(len(seats))]

@@ -104,6 +104,21 @@ def test_two_builds_are_identical_and_stream_by_the_rules(game: Game) -> None:
     assert totals["nodes"] == sum(1 for row in rows if isinstance(row, Node))
 
 
+@pytest.mark.parametrize("game", games(lambda game: hasattr(game, "first_guess")))
+def test_first_guesses_name_positions_of_components_solved_before(game: Game) -> None:
+    params = small_params(game)
+    rows = built_rows(game)
+    layer_of = {row.key: row.layer for row in rows if isinstance(row, Node)}
+    components = [row for row in rows if isinstance(row, CyclicLayers)]
+    anchors = [(row.key, part) for part in components for row in rows
+               if isinstance(row, Node) and row.layer == part.first and row.kind != TERMINAL]
+    named = {key: game.first_guess(params, key) for key, _ in anchors}
+    assert any(named.values())
+    for key, part in anchors:
+        if named[key] is not None:  # solved before: in a component deeper down, as the solver goes
+            assert layer_of[named[key]] > part.last, (key, named[key])
+
+
 def nodes_and_edges(rows: Iterable[Row]) -> tuple[dict[int, Node], dict[int, list[Edge]]]:
     """Return the built rows as node id -> node and node id -> the edges leaving it, in streaming order."""
     rows = list(rows)

@@ -87,6 +87,24 @@ def test_solve_records_how_the_components_converged(engine: sa.Engine) -> None:
     assert converged["most_passes"] <= 5
 
 
+def test_the_games_first_guess_saves_passes_and_changes_no_value(engine: sa.Engine,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    graph_id = build_graph(engine, get_game("pig"), {"target": 38, "holds": (20,)}).graph_id  # (to 37 one pass does)
+    solved = {}
+    for hinted in (True, False):
+        if not hinted:  # every anchor starts from the mean of the component solved before
+            monkeypatch.setattr(cycles, "game_guess", lambda connection, graph_id: None)
+        with engine.begin() as connection:
+            policy_id = solve(connection, graph_id)
+            record = json.loads(connection.execute(sa.select(policy.c.convergence)
+                                                   .where(policy.c.id == policy_id)).scalar_one())
+            solved[hinted] = stored_values(connection, policy_id), record["passes"]
+    (guessed, fewer), (plain, more) = solved[True], solved[False]
+    assert fewer < more
+    assert guessed.keys() == plain.keys()
+    assert all(abs(guessed[k] - plain[k]) <= 1e-12 * max(1.0, abs(plain[k])) for k in plain)
+
+
 def _rows(back_from_layer: int, declare: bool, sign: int = 1) -> Iterator[Row]:
     if declare:
         yield CyclicLayers(0, 1)

@@ -73,6 +73,20 @@ def state_key(mine: int, theirs: int) -> str:
     return f"{mine}-{theirs}"
 
 
+def first_guess(params: Mapping[str, Any], key: str) -> str | None:
+    """Return the key of the score pair whose value guesses the pair ``key``'s best, from a score sum solved
+    before: the opponent 50 points further on, else me (None at the top; only Newton's passes change).
+
+    >>> [first_guess({"target": 5000}, key) for key in ("1500-350", "1500-4950", "4950-4950")]
+    ['1500-400', '1550-4950', None]
+    """
+    mine, theirs = (int(score) for score in key.split("-"))
+    target = params["target"]
+    if theirs + STEP < target:
+        return state_key(mine, theirs + STEP)
+    return state_key(mine + STEP, theirs) if mine + STEP < target else None
+
+
 def chance_key(dice: int, total: int) -> str:
     """Return the key of rolling ``dice`` dice at turn total ``total`` (points), e.g. ``'3d/250'``."""
     return f"{dice}d/{total}"

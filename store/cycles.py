@@ -295,18 +295,14 @@ class _Component:
         found = np.full(len(self.variables), start)
         if guess is None or not self.anchors:
             return found
-        keys = self.connection.execute(sa.select(node.c.id, node.c.key).where(
-            node.c.graph_id == self.graph_id, node.c.id.in_(self.anchors))).all()
-        named = {node_id: guess(key) for node_id, key in keys}
-        ids = dict(self.connection.execute(sa.select(node.c.key, node.c.id).where(
-            node.c.graph_id == self.graph_id, node.c.key.in_({key for key in named.values() if key is not None}))).all())
+        named = named_positions(self.connection, self.graph_id, guess, node.c.id.in_(self.anchors))
         term = self.t.term
-        solved = sa.select(term.c.node_id, term.c.seat, term.c.coeff).where(term.c.node_id.in_(ids.values()),
+        solved = sa.select(term.c.node_id, term.c.seat, term.c.coeff).where(term.c.node_id.in_(named.values()),
                                                                             term.c.anchor == VALUE)
         values = {(node_id, seat): value for node_id, seat, value in self.connection.execute(solved)}
         for i, variable in enumerate(self.variables):
             anchor, seat = divmod(variable, seats)
-            found[i] = values.get((ids.get(named[anchor]), seat), start)
+            found[i] = values.get((named.get(anchor), seat), start)
         return found
 
     def start_pass(self, guess: Sequence[float]) -> None:
@@ -436,6 +432,17 @@ def game_guess(connection: sa.Connection, graph_id: int) -> Guess | None:
         return None
     params = json.loads(row.params)
     return lambda key: hook(params, key)
+
+
+def named_positions(connection: sa.Connection, graph_id: int, guess: Guess,
+                    which: sa.ColumnElement[bool]) -> dict[int, int]:
+    """Return node id -> the id of the position ``guess`` names for it, for the graph's nodes that ``which``
+    selects (a node left out has none, or one the graph does not hold)."""
+    keys = connection.execute(sa.select(node.c.id, node.c.key).where(node.c.graph_id == graph_id, which)).all()
+    named = {node_id: guess(key) for node_id, key in keys}
+    ids = dict(connection.execute(sa.select(node.c.key, node.c.id).where(
+        node.c.graph_id == graph_id, node.c.key.in_({key for key in named.values() if key is not None}))).all())
+    return {node_id: ids[key] for node_id, key in named.items() if key in ids}
 
 
 def run(connection: sa.Connection, graph_id: int, seats: Sequence[Seat],

@@ -41,7 +41,7 @@ import sqlalchemy as sa
 from graphs.errors import DicegraphError, InvalidGraph
 from store.catalog import find_policy
 from store.cycles import (MAX_PASSES, RESIDUAL_TOLERANCE, TIE_TOLERANCE, Convergence, Guess, NotConverged, components,
-                          game_guess)
+                          game_guess, named_positions)
 from store.schema import EdgeId, choice, edge, node, policy, turn_policy
 from store.scratch import plan_whole_layers, temporary_table, turn_work_table
 from store.turns import TurnGraph, ensure_policy
@@ -224,14 +224,8 @@ def _first_guesses(connection: sa.Connection, graph: TurnGraph, states: tuple[in
     """Return the first guess of each state of a layer (node ids ``states``), per seat: the values of the solved
     state that ``guess`` names for it, else ``start``."""
     ids = range(states[0], states[1] + 1)
-    if guess is None:
-        return {state: start for state in ids}
-    keys = connection.execute(sa.select(node.c.id, node.c.key).where(node.c.graph_id == graph.graph_id,
-                                                                     node.c.id.between(*states))).all()
-    named = {state: guess(key) for state, key in keys}
-    found = dict(connection.execute(sa.select(node.c.key, node.c.id).where(
-        node.c.graph_id == graph.graph_id, node.c.key.in_({key for key in named.values() if key is not None}))).all())
-    return {state: solved.get(found.get(named.get(state)), start) for state in ids}
+    named = {} if guess is None else named_positions(connection, graph.graph_id, guess, node.c.id.between(*states))
+    return {state: solved.get(named.get(state), start) for state in ids}
 
 
 def _solve_layer(connection: sa.Connection, work: _Work, layer: int, first_guesses: dict[int, list[float]],

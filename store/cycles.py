@@ -449,8 +449,8 @@ def run(connection: sa.Connection, graph_id: int, seats: Sequence[Seat],
         progress: ComponentsDone | None = None) -> tuple[_Tables, Convergence]:
     """Value every node of the graph for each seat; return the tables (``term`` rows of anchor
     :data:`VALUE` hold the values and, at decision nodes, the moves taken) and how the components converged."""
-    guess = game_guess(connection, graph_id)
     t = _Tables(connection, seats)
+    guess = game_guess(connection, graph_id) if t.maximising else None  # fixed moves: one pass from any guess
     for anchor in (VALUE, ONE):
         terminals = sa.select(node.c.id, t.seat_map.c.node_id, sa.literal(anchor), node.c.payoff).select_from(
             node.join(t.seat_map, t.seat_map.c.sign == 1)).where(node.c.graph_id == graph_id, node.c.kind == "terminal")

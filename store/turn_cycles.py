@@ -294,7 +294,8 @@ def run(connection: sa.Connection, graph: TurnGraph, seats: Sequence[TurnSeat], 
     convergence = Convergence()
     payoffs = graph_payoffs(connection, graph)
     start = [sum(payoffs) / max(len(payoffs), 1)] * len(seats)
-    guess = game_guess(connection, graph.graph_id)
+    maximising = any(seat.kind == MAXIMISE for seat in seats)  # fixed moves: one pass from any guess
+    guess = game_guess(connection, graph.graph_id) if maximising else None
     for layer in sorted(graph.layer_ids, reverse=True):
         if layer < down_to:
             break

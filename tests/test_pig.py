@@ -14,7 +14,7 @@ from graphs import get_game, pig
 from graphs.errors import InvalidGraph
 from graphs.protocol import CHANCE, DECISION, MOVE, ROLL, TERMINAL, CyclicLayers, Edge, Node, Row
 from store import cycles
-from store.catalog import find_policy
+from store.catalog import find_policy, policy_convergence
 from store.load import build_graph
 from store.schema import choice, edge, node, policy, value
 from store.solve import evaluate, solve
@@ -96,9 +96,7 @@ def test_the_games_first_guess_saves_passes_and_changes_no_value(engine: sa.Engi
             monkeypatch.setattr(cycles, "game_guess", lambda connection, graph_id: None)
         with engine.begin() as connection:
             policy_id = solve(connection, graph_id)
-            record = json.loads(connection.execute(sa.select(policy.c.convergence)
-                                                   .where(policy.c.id == policy_id)).scalar_one())
-            solved[hinted] = stored_values(connection, policy_id), record["passes"]
+            solved[hinted] = stored_values(connection, policy_id), policy_convergence(connection, policy_id)["passes"]
     (guessed, fewer), (plain, more) = solved[True], solved[False]
     assert fewer < more
     assert guessed.keys() == plain.keys()

@@ -195,6 +195,40 @@ def open_database(url: str | None = None, *, create: bool = False, read_only: bo
     return engine
 
 
+@contextmanager
+def side_connections(connection: sa.Connection, count: int) -> Iterator[list[sa.Connection]]:
+    """Yield up to ``count`` more connections to ``connection``'s database, for work in other threads; close them after.
+
+    They see what ``connection`` has committed, not its open transaction,
+    and write only temporary tables of their own. On SQLite they open the
+    file read-only (the writing engine's BEGIN IMMEDIATE would wait for
+    ``connection``'s write lock); DuckDB's share its database in this
+    process. None where a database lives in one connection's memory.
+
+    >>> engine = open_database("sqlite://", create=True)
+    >>> with engine.connect() as connection, side_connections(connection, 2) as others:
+    ...     others
+    []
+    """
+    url = connection.engine.url
+    backend = url.get_backend_name()
+    if count < 1 or (backend != "postgresql" and _database_file(url) is None):
+        yield []
+        return
+    engine = open_database(url.render_as_string(hide_password=False), read_only=True) if backend == "sqlite" \
+        else connection.engine
+    opened: list[sa.Connection] = []
+    try:
+        for _ in range(count):
+            opened.append(engine.connect())
+        yield opened
+    finally:
+        for other in opened:
+            other.close()
+        if engine is not connection.engine:
+            engine.dispose()
+
+
 def _wait_for_file(engine: sa.Engine, on_wait: Waiting | None) -> None:
     """Connect once, waiting while another process holds a DuckDB file (DuckDB lets one process open it)."""
     told = False

@@ -31,8 +31,11 @@ decisions packed by the game's :class:`graphs.protocol.DecisionEncoder`.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
+import os
+import queue
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from contextlib import closing
 from dataclasses import dataclass
 
 import sqlalchemy as sa
@@ -40,6 +43,7 @@ import sqlalchemy as sa
 from graphs.errors import BadParameter
 from graphs.protocol import DecisionEncoder, TurnPolicy, TurnStructure
 from store.catalog import find_node
+from store.db import side_connections
 from store.errors import NotFound
 from store.load import next_id, now
 from store.schema import edge, edges_of, layer, layer_ranges, node, policy, turn_policy
@@ -277,14 +281,14 @@ def _profits(connection: sa.Connection, graph: TurnGraph, declared: TurnPolicy) 
 
 def solve_policy(connection: sa.Connection, graph: TurnGraph, name: str, down_to: int = 0,
                  progress: StatesDone | None = None, batch_states: int | None = None,
-                 commit_layers: bool = False) -> int:
+                 commit_layers: bool = False, workers: int | None = None) -> int:
     """Compute and store turn policy ``name`` (see :func:`solve_policies`); return its id."""
-    return solve_policies(connection, graph, [name], down_to, progress, batch_states, commit_layers)[name]
+    return solve_policies(connection, graph, [name], down_to, progress, batch_states, commit_layers, workers)[name]
 
 
 def solve_policies(connection: sa.Connection, graph: TurnGraph, names: Sequence[str], down_to: int = 0,
                    progress: StatesDone | None = None, batch_states: int | None = None,
-                   commit_layers: bool = False) -> dict[str, int]:
+                   commit_layers: bool = False, workers: int | None = None) -> dict[str, int]:
     """Compute and store the turn policies ``names`` from the last state layer down to ``down_to``; return their ids.
 
     The policies go through the turn together: every statement carries a
@@ -300,6 +304,9 @@ def solve_policies(connection: sa.Connection, graph: TurnGraph, names: Sequence[
     (policies stored down to different layers catch up one by one, then go
     on together); a policy is listed (``unfinished_since`` cleared) only when
     it reaches layer 0. Without it the caller's transaction holds everything.
+    Committed layer by layer, a layer's batches are solved ``workers``
+    (:func:`solve_workers` by default) at a time, each on a connection of
+    its own; the caller's transaction is solved on alone.
     """
     ids = {name: ensure_policy(connection, graph, name) for name in names}
     profits = {name: _profits(connection, graph, graph.policy(name)) for name in names}
@@ -319,54 +326,133 @@ def solve_policies(connection: sa.Connection, graph: TurnGraph, names: Sequence[
         group = [name for name in pending if next_layer[name] == start]
         stop = max([down_to, *(next_layer[name] + 1 for name in pending if next_layer[name] < start)])
         _solve_together(connection, graph, [(ids[name], profits[name]) for name in group], start, stop, progress,
-                        batch_states, commit_layers)
+                        batch_states, commit_layers, workers)
         for name in group:
             next_layer[name] = stop - 1
     return ids
 
 
-def _solve_together(connection: sa.Connection, graph: TurnGraph, policies: Sequence[tuple[int, dict[str, float] | None]],
-                    start: int, stop: int, progress: StatesDone | None, batch_states: int | None,
-                    commit_layers: bool) -> None:
-    """Solve the policies ``(id, own profits)``, stored above state layer ``start``, from ``start`` down to ``stop``."""
-    work = _policy_work(connection, graph, [own for _, own in policies])
-    stored = [turn_policy.alias(f"stored{i}") for i in range(len(policies))]
+def _load_solved(connection: sa.Connection, work: _Work, policy_ids: Sequence[int],
+                 states: tuple[int, int] | None = None) -> None:
+    """Put the policies' stored values in the work's state table: of every stored state, or of the node ids in
+    ``states`` (first, last)."""
+    stored = [turn_policy.alias(f"stored{i}") for i in range(len(policy_ids))]
     joined: sa.FromClause = stored[0]
     for other in stored[1:]:
         joined = joined.join(other, other.c.node_id == stored[0].c.node_id)
     rows = (sa.select(stored[0].c.node_id, *[column for table in stored for column in (table.c.value, table.c.moment2)])
-            .select_from(joined).where(*[table.c.policy_id == policy_id for table, (policy_id, _) in zip(stored, policies)]))
-    names = work.names("v1_", "v2_")
-    connection.execute(sa.insert(work.state).from_select(["node_id", *names], rows))  # the layers stored above
+            .select_from(joined).where(*[table.c.policy_id == policy_id for table, policy_id in zip(stored, policy_ids)]))
+    if states is not None:
+        rows = rows.where(stored[0].c.node_id.between(*states))
+    connection.execute(sa.insert(work.state).from_select(["node_id", *work.names("v1_", "v2_")], rows))
+
+
+@dataclass(frozen=True)
+class _Batch:
+    """What one batch of turn states needs to go through the turn: its game layer and node ids (first, last)."""
+
+    graph: TurnGraph
+    game_layer: int
+    states: tuple[int, int]
+    own_profits: tuple[bool, ...]
+    first_edge: int
+
+    @property
+    def size(self) -> int:
+        """Return the number of turn states in the batch."""
+        return self.states[1] - self.states[0] + 1
+
+
+def _solve_batch(free: queue.SimpleQueue[tuple[sa.Connection, _Work]], batch: _Batch) -> list[tuple[list, list]]:
+    """Solve a batch on a connection taken from ``free`` (given back after); return each policy's
+    :func:`_fetch_batch`."""
+    connection, work = free.get()
+    try:
+        plan_whole_layers(connection)
+        _start_turns(connection, batch.graph, work, batch.game_layer, batch.states, batch.own_profits)
+        _turn_statements(connection, batch.graph, work)
+        fetched = [_fetch_batch(connection, work, i, batch.first_edge, batch.graph.root) for i in range(work.policies)]
+        _clear(connection, work)
+        return fetched
+    finally:
+        free.put((connection, work))
+
+
+def _solved(solvers: ThreadPoolExecutor | None, free: queue.SimpleQueue[tuple[sa.Connection, _Work]],
+            batches: Sequence[_Batch]) -> Iterator[tuple[_Batch, list[tuple[list, list]]]]:
+    """Yield each batch with its :func:`_solve_batch` results as it is solved: in this thread, or by ``solvers``
+    (those not started are cancelled when the generator is closed early)."""
+    if solvers is None:
+        for one in batches:
+            yield one, _solve_batch(free, one)
+        return
+    solving = {solvers.submit(_solve_batch, free, one): one for one in batches}
+    try:
+        for done in as_completed(solving):
+            yield solving[done], done.result()
+    finally:
+        for future in solving:
+            future.cancel()
+
+
+def _solve_together(connection: sa.Connection, graph: TurnGraph, policies: Sequence[tuple[int, dict[str, float] | None]],
+                    start: int, stop: int, progress: StatesDone | None, batch_states: int | None,
+                    commit_layers: bool, workers: int | None = None) -> None:
+    """Solve the policies ``(id, own profits)``, stored above state layer ``start``, from ``start`` down to ``stop``.
+
+    With ``commit_layers`` the batches of a layer are spread over ``workers``
+    connections (:func:`solve_workers` by default), each in a thread of its
+    own with its own work tables, so the database runs their statements at
+    the same time; each reads a layer's values from ``turn_policy`` once it
+    is committed.
+    """
+    if commit_layers:
+        connection.commit()  # what the other connections read
+    policy_ids = [policy_id for policy_id, _ in policies]
+    own_profits = tuple(own is not None for _, own in policies)
     encoder, first_edge = _encoder(connection, graph)
     batch = batch_states or BATCH_STATES.get(connection.dialect.name, BATCH_STATES["default"])
-    own_profits = [own is not None for _, own in policies]
-    with ThreadPoolExecutor(max_workers=1) as packer:  # packs a batch's decisions while the next one is solved
-        for game_layer in range(start, stop - 1, -1):
-            plan_whole_layers(connection)
-            first, last = graph.layer_ids[game_layer]
-            packing = []
-            for start_id in range(first, last + 1, batch):
-                _start_turns(connection, graph, work, game_layer, (start_id, min(start_id + batch - 1, last)), own_profits)
-                _turn_statements(connection, graph, work)
-                roots = sa.select(work.turn.c.state, *[work.turn.c[name] for name in names]).where(
-                    work.turn.c.node_id == graph.root)
-                connection.execute(sa.insert(work.state).from_select(["node_id", *names], roots))
-                for i, (policy_id, _) in enumerate(policies):
-                    fetched = _fetch_batch(connection, work, i, first_edge, graph.root)
-                    packing.append(packer.submit(_policy_rows, policy_id, encoder, *fetched))
-                _clear(connection, work)
-                if progress is not None:
-                    progress(len(policies) * (min(start_id + batch - 1, last) - start_id + 1))
-            for packed in packing:  # stored in the layer's transaction, before it commits
-                if rows := packed.result():
-                    connection.execute(sa.insert(turn_policy), rows)
-            if game_layer == 0:
-                connection.execute(sa.update(policy).where(policy.c.id.in_([policy_id for policy_id, _ in policies]))
-                                   .values(unfinished_since=None))
-            if commit_layers:
-                connection.commit()
-    _drop(connection, work)
+    spread = (workers or solve_workers()) if commit_layers else 1
+    with side_connections(connection, spread - 1) as others:
+        free: queue.SimpleQueue[tuple[sa.Connection, _Work]] = queue.SimpleQueue()
+        connections = []
+        for worker in [connection, *others]:
+            work = _policy_work(worker, graph, [own for _, own in policies])
+            _load_solved(worker, work, policy_ids)  # the layers stored above
+            connections.append((worker, work))
+            free.put((worker, work))
+        with ThreadPoolExecutor(max_workers=1) as packer, ThreadPoolExecutor(max_workers=len(connections)) as solvers:
+            for game_layer in range(start, stop - 1, -1):
+                first, last = graph.layer_ids[game_layer]
+                batches = [_Batch(graph, game_layer, (start_id, min(start_id + batch - 1, last)), own_profits, first_edge)
+                           for start_id in range(first, last + 1, batch)]
+                packing = []
+                with closing(_solved(solvers if len(connections) > 1 else None, free, batches)) as solved:
+                    for one, fetched in solved:
+                        for policy_id, results in zip(policy_ids, fetched):
+                            packing.append(packer.submit(_policy_rows, policy_id, encoder, *results))
+                        if progress is not None:
+                            progress(len(policies) * one.size)
+                for packed in packing:  # stored in the layer's transaction, before it commits
+                    if rows := packed.result():
+                        connection.execute(sa.insert(turn_policy), rows)
+                if game_layer == 0:
+                    connection.execute(sa.update(policy).where(policy.c.id.in_(policy_ids)).values(unfinished_since=None))
+                if commit_layers:
+                    connection.commit()
+                for worker, work in connections:
+                    if worker is not connection:
+                        worker.commit()  # a new snapshot, holding the layer just committed
+                    _load_solved(worker, work, policy_ids, (first, last))
+        for worker, work in connections:
+            _drop(worker, work)
+
+
+def solve_workers() -> int:
+    """Return how many connections solve a committed turn game's batches at once: the processor count
+    (``$DICEGRAPH_WORKERS`` overrides it; 1 solves on the caller's connection alone)."""
+    configured = os.environ.get("DICEGRAPH_WORKERS", "")
+    return max(1, int(configured)) if configured.isdigit() else (os.cpu_count() or 1)
 
 
 def chosen_moves(work: _Work, policy: int, first_edge: int) -> sa.Select:

@@ -329,6 +329,34 @@ def test_turn_solve_of_the_last_states_equals_an_exact_recursion(game: Game, tmp
     assert len(exact) >= 10
 
 
+@pytest.mark.parametrize("backend", sorted(BACKENDS))
+@pytest.mark.parametrize("game", TURN_GAMES)
+def test_a_solve_spread_over_connections_stores_what_one_connection_stores(game: Game, backend: str,
+                                                                          tmp_path_factory: pytest.TempPathFactory) -> None:
+    """Committed layer by layer, a layer's batches go to two connections at once: what one connection stores alone."""
+    params = small_params(game)
+    engine = open_database(BACKENDS[backend].format(tmp_path_factory.mktemp(backend)), create=True)
+    built = build_graph(engine, game, params)
+    solved = []
+    with engine.connect() as connection:
+        graph = turns.TurnGraph.load(connection, built.graph_id, game.turn(params))  # type: ignore[attr-defined]
+        names = [declared.name for declared in graph.structure.policies]
+        top = max(graph.layer_ids)
+        for options in ({"commit_layers": True, "workers": 2}, {}):  # the second solves afresh in one transaction
+            ids = turns.solve_policies(connection, graph, names, down_to=top, batch_states=4, **options)
+            solved.append({name: (turns.stored_values(connection, built.graph_id, ids[name]),
+                                  turns.stored_decisions(connection, built.graph_id, ids[name])) for name in names})
+        first, last = graph.layer_ids[top]
+    engine.dispose()
+    assert last - first + 1 > 4  # several batches
+    spread, alone = solved
+    for name, (values, decisions) in alone.items():
+        assert spread[name][1] == decisions, name
+        assert values.keys() == spread[name][0].keys() and len(values) == last - first + 1
+        for key, expected in values.items():
+            assert spread[name][0][key] == pytest.approx(expected, rel=1e-12), (name, key)
+
+
 def copied_turns(game: Game, params: dict[str, Any]) -> tuple[list[Row], dict[str, int]]:
     """Return the rows of the game with its turn copied into each turn state, and state key -> node id there.
 

@@ -395,6 +395,22 @@ def _solved(solvers: ThreadPoolExecutor | None, free: queue.SimpleQueue[tuple[sa
             future.cancel()
 
 
+def even_batches(first: int, last: int, most: int, workers: int) -> list[tuple[int, int]]:
+    """Return the id ranges ``(first, last)`` of batches of at most ``most`` ids covering ``first .. last``: as few
+    as can be, in a multiple of ``workers``, of sizes differing by one at most (so no worker waits for a last small one).
+
+    >>> even_batches(1, 10, 4, 1)
+    [(1, 3), (4, 6), (7, 10)]
+    >>> even_batches(1, 10, 4, 2)
+    [(1, 2), (3, 5), (6, 7), (8, 10)]
+    """
+    size = last - first + 1
+    count = -(-size // most)
+    count = min(size, -(-count // workers) * workers)
+    bounds = [first + size * i // count for i in range(count + 1)]
+    return [(low, high - 1) for low, high in zip(bounds, bounds[1:])]
+
+
 def _solve_together(connection: sa.Connection, graph: TurnGraph, policies: Sequence[tuple[int, dict[str, float] | None]],
                     start: int, stop: int, progress: StatesDone | None, batch_states: int | None,
                     commit_layers: bool, workers: int | None = None) -> None:
@@ -424,8 +440,8 @@ def _solve_together(connection: sa.Connection, graph: TurnGraph, policies: Seque
         with ThreadPoolExecutor(max_workers=1) as packer, ThreadPoolExecutor(max_workers=len(connections)) as solvers:
             for game_layer in range(start, stop - 1, -1):
                 first, last = graph.layer_ids[game_layer]
-                batches = [_Batch(graph, game_layer, (start_id, min(start_id + batch - 1, last)), own_profits, first_edge)
-                           for start_id in range(first, last + 1, batch)]
+                batches = [_Batch(graph, game_layer, ids, own_profits, first_edge)
+                           for ids in even_batches(first, last, batch, len(connections))]
                 packing = []
                 with closing(_solved(solvers if len(connections) > 1 else None, free, batches)) as solved:
                     for one, fetched in solved:

@@ -14,7 +14,10 @@ for each decision layer (the best profit, by a window over the node's moves
 or, on DuckDB, a GROUP BY joined back to them, with the move chosen; then that
 move's value), whatever the number of states: no loop over states in Python,
 no key read. Python only packs each batch's chosen moves into the game's
-decision bytes, in a worker thread while the next batch is solved.
+decision bytes, in a worker thread while the next batch is solved. A solve
+committed layer by layer spreads each layer's batches over a connection per
+processor (:func:`solve_workers`), threads whose statements the database
+runs at the same time.
 
 A policy chooses by a *profit* ``p`` and is worth ``v1`` (expected points
 still to come) with second moment ``v2``: the optimum has ``p = v1``; a
@@ -55,6 +58,7 @@ StatesDone = Callable[[int], None]
 # its sorts stay in memory (and fast) for a few hundred states; DuckDB
 # runs a batch in parallel, and batches bound its memory
 BATCH_STATES = {"sqlite": 256, "default": 2048}
+WORKERS_VARIABLE = "DICEGRAPH_WORKERS"  # how many connections solve at once (default: one per processor)
 
 
 @dataclass
@@ -465,10 +469,16 @@ def _solve_together(connection: sa.Connection, graph: TurnGraph, policies: Seque
 
 
 def solve_workers() -> int:
-    """Return how many connections solve a committed turn game's batches at once: the processor count
-    (``$DICEGRAPH_WORKERS`` overrides it; 1 solves on the caller's connection alone)."""
-    configured = os.environ.get("DICEGRAPH_WORKERS", "")
-    return max(1, int(configured)) if configured.isdigit() else (os.cpu_count() or 1)
+    """Return how many connections solve a committed turn game's batches at once: the processor count, unless
+    ``$DICEGRAPH_WORKERS`` names another (1: the caller's connection alone); raise BadParameter if it is not
+    a positive whole number."""
+    configured = os.environ.get(WORKERS_VARIABLE, "").strip()
+    if not configured:
+        return os.cpu_count() or 1
+    if not configured.isdigit() or int(configured) < 1:
+        raise BadParameter(f"${WORKERS_VARIABLE} is how many connections solve at once, a whole number from 1 "
+                           f"(not {configured!r}); unset it to use one per processor")
+    return int(configured)
 
 
 def chosen_moves(work: _Work, policy: int, first_edge: int) -> sa.Select:

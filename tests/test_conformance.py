@@ -32,6 +32,7 @@ import sqlalchemy as sa
 
 from graphs import GAMES
 from graphs.check import checker_for
+from graphs.errors import BadParameter
 from graphs.montecarlo import can_simulate, simulate
 from graphs.protocol import CHANCE, DECISION, TERMINAL, CyclicLayers, Edge, Game, Node, Param, Row, resolve_params, value_text
 from graphs.rules import exact_value
@@ -355,6 +356,15 @@ def test_a_solve_spread_over_connections_stores_what_one_connection_stores(game:
         assert values.keys() == spread[name][0].keys() and len(values) == last - first + 1
         for key, expected in values.items():
             assert spread[name][0][key] == pytest.approx(expected, rel=1e-12), (name, key)
+
+
+def test_dicegraph_workers_must_be_a_positive_whole_number(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(turns.WORKERS_VARIABLE, "3")
+    assert turns.solve_workers() == 3
+    for wrong in ("0", "two", "-1"):
+        monkeypatch.setenv(turns.WORKERS_VARIABLE, wrong)
+        with pytest.raises(BadParameter, match="whole number from 1"):
+            turns.solve_workers()
 
 
 def copied_turns(game: Game, params: dict[str, Any]) -> tuple[list[Row], dict[str, int]]:

@@ -71,6 +71,7 @@ class _Work:
 
     def __init__(self, connection: sa.Connection, graph: TurnGraph, seats: Sequence[TurnSeat]):
         self.graph, self.seats = graph, list(seats)
+        self.maximising = any(seat.kind == MAXIMISE for seat in seats)  # else the moves are fixed: one pass from any guess
         numbers = range(len(seats))
         self.state = temporary_table(connection, "tcy_state", *(sa.Column(f"v{i}", sa.Double) for i in numbers),
                                      sa.Column("rank", sa.Double), sa.Column("sure", sa.Double, nullable=False))
@@ -241,7 +242,7 @@ def _solve_layer(connection: sa.Connection, work: _Work, layer: int, first_guess
     size = len(ids) * len(seats)
     index = {(state, i): k * len(seats) + i for k, state in enumerate(ids) for i in range(len(seats))}
     guess = np.array([first_guesses[state][i] for state in ids for i in range(len(seats))])
-    maximising = any(seat.kind == MAXIMISE for seat in seats)
+    maximising = work.maximising
     for passes in range(1, MAX_PASSES + 1):
         work.set_values(connection, states, {state: [guess[index[state, i]] for i in range(len(seats))] for state in ids},
                         rank)
@@ -294,8 +295,7 @@ def run(connection: sa.Connection, graph: TurnGraph, seats: Sequence[TurnSeat], 
     convergence = Convergence()
     payoffs = graph_payoffs(connection, graph)
     start = [sum(payoffs) / max(len(payoffs), 1)] * len(seats)
-    maximising = any(seat.kind == MAXIMISE for seat in seats)  # fixed moves: one pass from any guess
-    guess = game_guess(connection, graph.graph_id) if maximising else None
+    guess = game_guess(connection, graph.graph_id) if work.maximising else None
     for layer in sorted(graph.layer_ids, reverse=True):
         if layer < down_to:
             break

@@ -460,7 +460,9 @@ def _solve_together(connection: sa.Connection, graph: TurnGraph, policies: Seque
                     connection.execute(sa.update(policy).where(policy.c.id.in_(policy_ids)).values(unfinished_since=None))
                 if commit_layers:
                     connection.commit()
-                for worker, work in connections:
+                if game_layer == stop:
+                    break
+                for worker, work in connections:  # the next layer reads this one
                     if worker is not connection:
                         worker.commit()  # a new snapshot, holding the layer just committed
                     _load_solved(worker, work, policy_ids, (first, last))

@@ -42,7 +42,7 @@ import sqlalchemy as sa
 
 from graphs import GAMES
 from graphs.errors import DicegraphError
-from store.catalog import find_policy
+from store.catalog import find_policy, node_ids
 from store.schema import EdgeId, choice, edge, graph, layer, node
 from store.scratch import create_afresh, hashed_joins, keyed_pair_table, temporary_table
 
@@ -440,8 +440,7 @@ def named_positions(connection: sa.Connection, graph_id: int, guess: Guess,
     selects (a node left out has none, or one the graph does not hold)."""
     keys = connection.execute(sa.select(node.c.id, node.c.key).where(node.c.graph_id == graph_id, which)).all()
     named = {node_id: guess(key) for node_id, key in keys}
-    ids = dict(connection.execute(sa.select(node.c.key, node.c.id).where(
-        node.c.graph_id == graph_id, node.c.key.in_({key for key in named.values() if key is not None}))).all())
+    ids = node_ids(connection, graph_id, (key for key in named.values() if key is not None))
     return {node_id: ids[key] for node_id, key in named.items() if key in ids}
 
 

@@ -45,7 +45,7 @@ import sqlalchemy as sa
 
 from graphs.errors import BadParameter
 from graphs.protocol import DecisionEncoder, TurnPolicy, TurnStructure
-from store.catalog import find_node
+from store.catalog import find_node, node_ids
 from store.db import side_connections
 from store.errors import NotFound
 from store.load import next_id, now
@@ -109,7 +109,6 @@ class TurnGraph:
         """Return the parts of the turn game's graph ``graph_id``."""
         spans = layer_ranges(connection, graph_id)
         root = find_node(connection, graph_id, structure.root)
-        ends = sa.select(node.c.key, node.c.id).where(node.c.graph_id == graph_id, node.c.key.in_(list(structure.ends)))
         ids = (sa.select(node.c.layer, sa.func.min(node.c.id), sa.func.max(node.c.id))
                .where(node.c.graph_id == graph_id, node.c.layer < root.layer, node.c.kind != "terminal")
                .group_by(node.c.layer))
@@ -122,7 +121,7 @@ class TurnGraph:
             game_spans={span.layer: span for span in spans if span.layer < root.layer},
             turn_spans=[span for span in spans if span.layer >= root.layer],
             root=root.id,
-            ends=dict(connection.execute(ends).all()),
+            ends=node_ids(connection, graph_id, structure.ends),
             layer_ids={layer: (first, last) for layer, first, last in connection.execute(ids)},
             turn_sources={layer: (first, last) for layer, first, last in connection.execute(sources)},
         )

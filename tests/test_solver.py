@@ -15,6 +15,7 @@ from graphs import GAMES, get_game, synthetic
 from graphs.check import checker_for
 from graphs.errors import InvalidGraph
 from graphs.protocol import Edge, Node, resolve_params
+from store import catalog
 from store.catalog import find_policy
 from store.load import BATCH_ROWS, build_graph
 from store.schema import choice, edge, graph, node, value
@@ -92,6 +93,18 @@ def test_reach_follows_the_policy_exactly(engine: sa.Engine) -> None:
     assert len(taken) == sum(1 for n in nodes.values() if n.kind == "decision")
     for node_id in nodes:
         assert math.isclose(stored[node_id], float(reach[node_id]), rel_tol=1e-12, abs_tol=1e-15)
+
+
+def test_node_ids_finds_every_key_the_graph_holds_in_statements_of_any_size(engine: sa.Engine,
+                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    graph_id = build_graph(engine, synthetic, SMALL).graph_id
+    with engine.connect() as connection:
+        stored = dict(connection.execute(sa.select(node.c.key, node.c.id).where(node.c.graph_id == graph_id)).all())
+        monkeypatch.setattr(catalog, "KEYS_A_STATEMENT", 3)  # several statements, the last one short
+        assert len(stored) > 7
+        asked = [*stored, "no such key", next(iter(stored))]
+        assert catalog.node_ids(connection, graph_id, asked) == stored
+        assert catalog.node_ids(connection, graph_id, []) == {}
 
 
 def test_ties_go_to_the_first_streamed_move(engine: sa.Engine) -> None:

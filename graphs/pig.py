@@ -118,16 +118,18 @@ def decision_key(mine: int, theirs: int, total: int) -> str:
 
 def first_guess(params: Mapping[str, Any], key: str) -> str | None:
     """Return the key of the turn start whose value guesses the turn start ``key``'s best, from a score sum
-    solved before: the opponent two points further on, else me (None at the top; only Newton's passes change).
+    solved before: both scores one point further on (the same lead), else two, else the opponent two points
+    further on, else me (None at the top; only Newton's passes change).
 
-    >>> [first_guess({"target": 100}, key) for key in ("30-10 +0", "30-98 +0", "98-99 +0")]
-    ['30-12 +0', '32-98 +0', None]
+    >>> [first_guess({"target": 100}, key) for key in ("30-10 +0", "0-10 +0", "30-99 +0", "98-99 +0")]
+    ['31-11 +0', '2-12 +0', '32-99 +0', None]
     """
     mine, theirs = (int(score) for score in key.removesuffix(" +0").split("-"))
-    target = params["target"]
-    if theirs + 2 < target:
-        return decision_key(mine, theirs + 2, 0)
-    return decision_key(mine + 2, theirs, 0) if mine + 2 < target else None
+    banked = set(scores(params["target"]))
+    for mine_then, theirs_then in ((mine + 1, theirs + 1), (mine + 2, theirs + 2), (mine, theirs + 2), (mine + 2, theirs)):
+        if mine_then in banked and theirs_then in banked:
+            return decision_key(mine_then, theirs_then, 0)
+    return None
 
 
 def _label(mine: int, theirs: int, total: int) -> str:

@@ -48,6 +48,12 @@ def hashed_joins(connection: sa.Connection) -> bool:
     return connection.dialect.name == "duckdb"
 
 
+def has_arg_min(connection: sa.Connection) -> bool:
+    """Return whether the backend has the aggregate ``arg_min(value, key)``: the value at the row of the least
+    non-null key (DuckDB; SQLite and PostgreSQL have none)."""
+    return connection.dialect.name == "duckdb"
+
+
 def plan_whole_layers(connection: sa.Connection) -> None:
     """On PostgreSQL, have the rest of the transaction join work tables by hashing, not by nested loops.
 

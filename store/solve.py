@@ -98,7 +98,8 @@ def chance_values(connection: sa.Connection, work: sa.Table, span: sa.Row, keys:
 
 
 def best_move_rows(after: sa.FromClause, worth: str | Sequence[str], span: sa.Row, objective: str,
-                   keys: Sequence[str] = (), grouped: bool = False) -> sa.Select:
+                   keys: Sequence[str] = (), grouped: bool = False,
+                   carried: Sequence[Sequence[sa.ColumnElement[float]]] = ()) -> sa.Select:
     """Return the SELECT of ``(*keys, src, best, edge_id)``: each decision node's best move in the layer ``span``.
 
     A move is worth ``reward + after.<worth>`` of the node it leads to
@@ -111,13 +112,21 @@ def best_move_rows(after: sa.FromClause, worth: str | Sequence[str], span: sa.Ro
 
     With several worths (columns of ``after``, each a policy's), one window
     and one grouping serve them all: the columns are ``(*keys, src, best_0,
-    edge_id_0, best_1, edge_id_1, ...)``.
+    edge_id_0, best_1, edge_id_1, ...)``. The last grouping only sees the
+    moves near the best of some worth (half of them, in a layer of School's turn).
+
+    ``carried`` (with ``grouped``, on DuckDB, which has ``arg_min``) gives, for
+    each worth, expressions over ``edge`` and ``after`` to take from the move
+    chosen: they follow as more columns, worth by worth, so no second
+    statement joins the chosen moves back to the values they lead to.
     """
     worths = [worth] if isinstance(worth, str) else list(worth)
     best_of = sa.func.max if objective == "max" else sa.func.min
     extra = [after.c[key] for key in keys]
     qs = [(edge.c.reward + after.c[column]).label(f"q{i}") for i, column in enumerate(worths)]
-    scored = (sa.select(*extra, edge.c.src, edge.c.id, *qs)
+    carry = [(expression.label(f"carried{i}_{j}"), i) for i, expressions in enumerate(carried)
+             for j, expression in enumerate(expressions)]
+    scored = (sa.select(*extra, edge.c.src, edge.c.id, *qs, *(column for column, _ in carry))
               .select_from(edge.join(after, after.c.node_id == edge.c.dst)).where(edges_of(span, "move")))
     if grouped:
         moves_cte = scored.cte("moves")
@@ -126,10 +135,13 @@ def best_move_rows(after: sa.FromClause, worth: str | Sequence[str], span: sa.Ro
             .group_by(*group).subquery("bests")
         moves: sa.FromClause = (
             sa.select(*group, moves_cte.c.id, *(moves_cte.c[f"q{i}"] for i in range(len(qs))),
+                      *(moves_cte.c[column.name] for column, _ in carry),
                       *(bests.c[f"best{i}"] for i in range(len(qs))))
             .select_from(moves_cte.join(bests, sa.and_(*(bests.c[c.name] == c for c in group))))
             .subquery())
     else:
+        if carry:
+            raise ValueError("carried columns need the grouped form (and a backend with arg_min)")
         moves = scored.add_columns(
             *(best_of(q.element).over(partition_by=(*extra, edge.c.src)).label(f"best{i}") for i, q in enumerate(qs))
         ).subquery()
@@ -140,12 +152,14 @@ def best_move_rows(after: sa.FromClause, worth: str | Sequence[str], span: sa.Ro
         slack = TIE_TOLERANCE * (1 + sa.func.abs(best))
         return q >= best - slack if objective == "max" else q <= best + slack
 
-    if len(worths) == 1:  # keep only the near-best rows
+    near_some = sa.or_(*(near_best(i) for i in range(len(worths))))  # what the grouping below needs of a node's moves
+    if len(worths) == 1 and not carry:
         picked = [sa.func.max(moves.c.best0), sa.func.min(moves.c.id)]
-        return sa.select(*outer, moves.c.src, *picked).where(near_best(0)).group_by(*outer, moves.c.src)
-    picked = [column for i in range(len(worths))
-              for column in (sa.func.max(moves.c[f"best{i}"]), sa.func.min(sa.case((near_best(i), moves.c.id))))]
-    return sa.select(*outer, moves.c.src, *picked).group_by(*outer, moves.c.src)
+        return sa.select(*outer, moves.c.src, *picked).where(near_some).group_by(*outer, moves.c.src)
+    chosen = [sa.case((near_best(i), moves.c.id)) for i in range(len(worths))]  # the lowest one is the move taken
+    picked = [column for i in range(len(worths)) for column in (sa.func.max(moves.c[f"best{i}"]), sa.func.min(chosen[i]))]
+    picked += [sa.func.arg_min(moves.c[column.name], chosen[i]) for column, i in carry]
+    return sa.select(*outer, moves.c.src, *picked).where(near_some).group_by(*outer, moves.c.src)
 
 
 def best_moves(connection: sa.Connection, work: sa.Table, span: sa.Row, objective: str, keys: Sequence[str] = ()) -> None:

@@ -12,7 +12,8 @@ edges of one turn layer with a work table keyed by (turn node, state). Per
 state layer that is one statement for each chance layer of the turn and two
 for each decision layer (the best profit, by a window over the node's moves
 or, on DuckDB, a GROUP BY joined back to them, with the move chosen; then that
-move's value), whatever the number of states: no loop over states in Python,
+move's value, which DuckDB's ``arg_min`` takes in the first statement, leaving
+a plain copy), whatever the number of states: no loop over states in Python,
 no key read. Python only packs each batch's chosen moves into the game's
 decision bytes, in a worker thread while the next batch is solved. A solve
 committed layer by layer spreads each layer's batches over a connection per
@@ -50,7 +51,7 @@ from store.db import side_connections
 from store.errors import NotFound
 from store.load import next_id, now
 from store.schema import edge, edges_of, layer, layer_ranges, node, policy, turn_policy
-from store.scratch import hashed_joins, plan_whole_layers, temporary_table, turn_work_table
+from store.scratch import has_arg_min, hashed_joins, plan_whole_layers, temporary_table, turn_work_table
 from store.solve import best_move_rows
 
 StatesDone = Callable[[int], None]
@@ -68,7 +69,8 @@ class _Work:
     policies: int
     state: sa.Table  # turn state -> v1_i, v2_i (solved layers)
     turn: sa.Table  # (turn node, state) -> p_i, v1_i, v2_i (the state layer being solved)
-    chosen: sa.Table  # (decision node, state) -> best p_i, edge_i taken
+    chosen: sa.Table  # (decision node, state) -> best p_i, edge_i taken (and, carried, that move's v1_i, v2_i)
+    carried: bool  # the chosen moves' values are taken in the statement that chooses them (:func:`has_arg_min`)
     ends: sa.Table  # end node -> the label of the state moves through it, each policy's own profit (or null)
 
     def names(self, *prefixes: str) -> list[str]:
@@ -81,11 +83,13 @@ def _work_tables(connection: sa.Connection, policies: int) -> _Work:
         return [sa.Column(f"{name}{i}", sa.Double, nullable=nullable) for i in range(policies) for name in names]
 
     edges = [sa.Column(f"edge{i}", sa.BigInteger, nullable=False) for i in range(policies)]
+    carried = has_arg_min(connection)
     return _Work(
         policies=policies,
         state=temporary_table(connection, "turn_state", *numbers("v1_", "v2_")),
         turn=turn_work_table(connection, "turn_value", *numbers("p", "v1_", "v2_")),
-        chosen=turn_work_table(connection, "turn_chosen", *edges, *numbers("p")),
+        chosen=turn_work_table(connection, "turn_chosen", *edges, *numbers("p", *(("v1_", "v2_") if carried else ()))),
+        carried=carried,
         ends=temporary_table(connection, "turn_end", sa.Column("label", sa.Text, nullable=False),
                              *numbers("profit", nullable=True)),
     )
@@ -177,6 +181,17 @@ def _turn_statements(connection: sa.Connection, graph: TurnGraph, work: _Work) -
             )
             connection.execute(sa.insert(turn).from_select(["node_id", "state", *numbered], rows))
             continue
+        this_layer = (chosen.c.node_id.between(*graph.turn_sources[span.layer]),
+                      chosen.c.edge0.between(span.first_edge, span.last_edge))
+        if work.carried:  # the move's values come with it: copy them
+            carried = [(edge.c.reward + after.c[f"v1_{i}"], _moment(edge.c.reward, after.c[f"v1_{i}"], after.c[f"v2_{i}"]))
+                       for i in range(work.policies)]
+            picked = best_move_rows(after, work.names("p"), span, "max", keys=("state",), grouped=True, carried=carried)
+            connection.execute(sa.insert(chosen).from_select(
+                ["state", "node_id", *work.names("p", "edge"), *work.names("v1_", "v2_")], picked))
+            copied = sa.select(chosen.c.node_id, chosen.c.state, *(chosen.c[name] for name in numbered)).where(*this_layer)
+            connection.execute(sa.insert(turn).from_select(["node_id", "state", *numbered], copied))
+            continue
         picked = best_move_rows(after, work.names("p"), span, "max", keys=("state",), grouped=hashed_joins(connection))
         connection.execute(sa.insert(chosen).from_select(["state", "node_id", *work.names("p", "edge")], picked))
         parts = []
@@ -188,9 +203,7 @@ def _turn_statements(connection: sa.Connection, graph: TurnGraph, work: _Work) -
                           (reward + then_v1).label(f"v1_{i}"), _moment(reward, then_v1, then_v2).label(f"v2_{i}"))
                 .select_from(chosen.join(move, move.c.id == chosen.c[f"edge{i}"])
                              .join(after, sa.and_(after.c.node_id == move.c.dst, after.c.state == chosen.c.state)))
-                .where(chosen.c.node_id.between(*graph.turn_sources[span.layer]),
-                       chosen.c.edge0.between(span.first_edge, span.last_edge))
-                .subquery(f"policy{i}"))
+                .where(*this_layer).subquery(f"policy{i}"))
         joined: sa.FromClause = parts[0]
         for part in parts[1:]:
             joined = joined.join(part, sa.and_(part.c.node_id == parts[0].c.node_id, part.c.state == parts[0].c.state))

@@ -43,7 +43,7 @@ from store.catalog import find_policy
 from store.cycles import (MAX_PASSES, RESIDUAL_TOLERANCE, TIE_TOLERANCE, Convergence, Guess, NotConverged, components,
                           game_guess, named_positions)
 from store.schema import EdgeId, choice, edge, node, policy, turn_policy
-from store.scratch import plan_whole_layers, temporary_table, turn_work_table
+from store.scratch import has_arg_min, plan_whole_layers, temporary_table, turn_work_table
 from store.turns import TurnGraph, ensure_policy
 
 StatesDone = Callable[[int], None]
@@ -72,6 +72,7 @@ class _Work:
     def __init__(self, connection: sa.Connection, graph: TurnGraph, seats: Sequence[TurnSeat]):
         self.graph, self.seats = graph, list(seats)
         self.maximising = any(seat.kind == MAXIMISE for seat in seats)  # else the moves are fixed: one pass from any guess
+        self.carried = has_arg_min(connection)  # the move's columns are taken where it is chosen, not joined back
         numbers = range(len(seats))
         self.state = temporary_table(connection, "tcy_state", *(sa.Column(f"v{i}", sa.Double) for i in numbers),
                                      sa.Column("rank", sa.Double), sa.Column("sure", sa.Double, nullable=False))
@@ -140,12 +141,19 @@ class _Work:
 
     def _decide(self) -> sa.Insert:
         """Each seat's move at each (decision node, state), and its columns, in one statement: the best profit by a
-        window over the node's moves (the first streamed within the tolerance), or the agent's choice."""
+        window over the node's moves (the first streamed within the tolerance), or the agent's choice.
+
+        Only the moves that some seat may take reach the grouping. With
+        ``arg_min`` (DuckDB) the grouping takes the move's columns too;
+        elsewhere the moves chosen are joined back to the edges and values.
+        """
         after = self.turn.alias("after")
         columns, joins = [], edge.join(after, after.c.node_id == edge.c.dst)
         for i, seat in enumerate(self.seats):
             q = self._profit(i, edge.c.reward, after)
             columns += [q.label(f"q{i}"), sa.func.max(q).over(partition_by=(edge.c.src, after.c.state)).label(f"best{i}")]
+            if self.carried:
+                columns += [(edge.c.reward + after.c[f"v{i}"]).label(f"v{i}"), after.c[f"d{i}"].label(f"d{i}")]
             if seat.kind == FOLLOW:
                 agent = choice.alias(f"agent{i}")
                 joins = joins.outerjoin(agent, sa.and_(agent.c.policy_id == seat.policy_id, agent.c.node_id == edge.c.src,
@@ -153,16 +161,30 @@ class _Work:
                 columns.append(agent.c.edge_id.label(f"own{i}"))
         moves = (sa.select(edge.c.src, after.c.state, edge.c.id, *columns).select_from(joins)
                  .where(edge.c.id.between(FIRST, LAST), edge.c.kind == "move").subquery("moves"))
-        picks = []
+        picks, candidates = [], []
         for i, seat in enumerate(self.seats):
             q, best = moves.c[f"q{i}"], moves.c[f"best{i}"]
-            if seat.kind == FOLLOW:
-                wins = sa.func.min(sa.case((q >= 1.0, moves.c.id)))
-                picks.append(sa.case((sa.func.max(best) >= 1.0, wins), else_=sa.func.max(moves.c[f"own{i}"])).label(f"edge{i}"))
+            if seat.kind == FOLLOW:  # a move that wins at once, else the agent's own
+                wins, own = sa.case((q >= 1.0, moves.c.id)), moves.c[f"own{i}"]
+                candidates.append(sa.or_(q >= 1.0, own.is_not(None)))
+                if self.carried:
+                    picks += [sa.case((sa.func.max(best) >= 1.0, sa.func.arg_min(moves.c[name], wins)),
+                                      else_=sa.func.arg_min(moves.c[name], own)) for name in (f"q{i}", f"v{i}", f"d{i}")]
+                else:
+                    picks.append(sa.case((sa.func.max(best) >= 1.0, sa.func.min(wins)), else_=sa.func.max(own)).label(f"edge{i}"))
             else:
                 near = q >= best - TIE_TOLERANCE * (1 + sa.func.abs(best))
-                picks.append(sa.func.min(sa.case((near, moves.c.id))).label(f"edge{i}"))
-        picked = (sa.select(moves.c.src, moves.c.state, *picks).group_by(moves.c.src, moves.c.state).subquery("picked"))
+                candidates.append(near)
+                taken = sa.case((near, moves.c.id))
+                if self.carried:
+                    picks += [sa.func.arg_min(moves.c[name], taken) for name in (f"q{i}", f"v{i}", f"d{i}")]
+                else:
+                    picks.append(sa.func.min(taken).label(f"edge{i}"))
+        picked = (sa.select(moves.c.src, moves.c.state, *picks).where(sa.or_(*candidates))
+                  .group_by(moves.c.src, moves.c.state))
+        if self.carried:
+            return sa.insert(self.turn).from_select(["node_id", "state", *self._names()], picked)
+        picked = picked.subquery("picked")
         joined: sa.FromClause = picked
         columns = []
         for i in range(len(self.seats)):

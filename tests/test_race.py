@@ -102,3 +102,28 @@ def test_past_its_limit_the_monte_carlo_plays_only_the_fixed_strategies(runner, 
     assert report.simulated_runs({"target": 150}) == sum("monte_carlo" in row for row in rows) == 42
     printed = runner.invoke(main, ["--db", url, "report", "5000-race", "-p", "target=150", "-n", "500"]).stdout
     assert "(the optimum's up to a target of 100)" in printed
+
+
+def test_duckdb_solves_and_matches_exactly(tmp_path):
+    """On DuckDB the decisions take each seat's columns by ``arg_min`` where they are chosen (SQLite joins the moves
+    back): the optimum, an agent against it in both seats, and two agents against each other, against exact rationals."""
+    from graphs import get_game
+    from store import turn_cycles, turns
+    from store.db import open_database
+    from store.load import build_graph
+    from store.scratch import has_arg_min
+
+    game, params = get_game("5000-race"), {"target": 200}
+    engine = open_database(f"duckdb:///{tmp_path / 'race.duckdb'}", create=True)
+    built = build_graph(engine, game, params)
+    with engine.connect() as connection:
+        assert has_arg_min(connection)
+        graph = turns.TurnGraph.load(connection, built.graph_id, game.turn(params))
+        turn_cycles.ensure_solved(connection, graph)
+        optimal = turns.state_result(connection, built.graph_id, turns.ensure_policy(connection, graph, "optimal"), "0-0")
+        assert math.isclose(optimal.value, race_exact.solve(200)[0, 0], rel_tol=1e-12)
+        for first, second in (("threshold-2", "optimal"), ("turn-optimal", "threshold-5")):
+            got = turn_cycles.match(connection, graph, first, second)
+            for value, exact in zip(got, race_exact.match(200, first, second)):
+                assert math.isclose(value, exact, rel_tol=1e-12), (first, second)
+    engine.dispose()

@@ -195,6 +195,18 @@ def open_database(url: str | None = None, *, create: bool = False, read_only: bo
     return engine
 
 
+def sqlite_file_url(connection: sa.Connection) -> str | None:
+    """Return the URL by which another process opens ``connection``'s database when it is a SQLite file; else None.
+
+    >>> sqlite_file_url(open_database("sqlite://", create=True).connect()) is None
+    True
+    """
+    url = connection.engine.url
+    if url.get_backend_name() != "sqlite" or _database_file(url) is None:
+        return None
+    return url.render_as_string(hide_password=False)
+
+
 @contextmanager
 def side_connections(connection: sa.Connection, count: int) -> Iterator[list[sa.Connection]]:
     """Yield up to ``count`` more connections to ``connection``'s database, for work in other threads; close them after.

@@ -17,8 +17,8 @@ a plain copy), whatever the number of states: no loop over states in Python,
 no key read. Python only packs each batch's chosen moves into the game's
 decision bytes, in a worker thread while the next batch is solved. A solve
 committed layer by layer spreads each layer's batches over a connection per
-processor (:func:`solve_workers`), threads whose statements the database
-runs at the same time.
+processor (:func:`solve_workers`), whose statements the database runs at
+the same time: threads, or on a large SQLite solve worker processes.
 
 A policy chooses by a *profit* ``p`` and is worth ``v1`` (expected points
 still to come) with second moment ``v2``: the optimum has ``p = v1``; a
@@ -34,12 +34,15 @@ decisions packed by the game's :class:`graphs.protocol.DecisionEncoder`.
 
 from __future__ import annotations
 
+import dataclasses
 import math
+import multiprocessing
 import os
 import queue
+import signal
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import ThreadPoolExecutor, as_completed
-from contextlib import closing
+from concurrent.futures import Future, ProcessPoolExecutor, ThreadPoolExecutor, as_completed
+from contextlib import closing, contextmanager
 from dataclasses import dataclass
 
 import sqlalchemy as sa
@@ -47,7 +50,7 @@ import sqlalchemy as sa
 from graphs.errors import BadParameter
 from graphs.protocol import DecisionEncoder, TurnPolicy, TurnStructure
 from store.catalog import find_node, node_ids
-from store.db import side_connections
+from store.db import open_database, side_connections, sqlite_file_url
 from store.errors import NotFound
 from store.load import next_id, now
 from store.schema import edge, edges_of, layer, layer_ranges, node, policy, turn_policy
@@ -379,30 +382,73 @@ class _Batch:
         return self.states[1] - self.states[0] + 1
 
 
+def _solve_on(connection: sa.Connection, work: _Work, batch: _Batch) -> list[tuple[list, list]]:
+    """Solve a batch with ``work``'s tables (emptied after); return each policy's :func:`_fetch_batch`, as tuples."""
+    plan_whole_layers(connection)
+    _start_turns(connection, batch.graph, work, batch.game_layer, batch.states, batch.own_profits)
+    _turn_statements(connection, batch.graph, work)
+    fetched = [_fetch_batch(connection, work, i, batch.first_edge, batch.graph.root) for i in range(work.policies)]
+    _clear(connection, work)
+    return [([tuple(row) for row in chosen], [tuple(row) for row in values]) for chosen, values in fetched]
+
+
 def _solve_batch(free: queue.SimpleQueue[tuple[sa.Connection, _Work]], batch: _Batch) -> list[tuple[list, list]]:
-    """Solve a batch on a connection taken from ``free`` (given back after); return each policy's
-    :func:`_fetch_batch`."""
+    """Solve a batch on a connection taken from ``free`` (given back after); return :func:`_solve_on`'s results."""
     connection, work = free.get()
     try:
-        plan_whole_layers(connection)
-        _start_turns(connection, batch.graph, work, batch.game_layer, batch.states, batch.own_profits)
-        _turn_statements(connection, batch.graph, work)
-        fetched = [_fetch_batch(connection, work, i, batch.first_edge, batch.graph.root) for i in range(work.policies)]
-        _clear(connection, work)
-        return fetched
+        return _solve_on(connection, work, batch)
     finally:
         free.put((connection, work))
 
 
-def _solved(solvers: ThreadPoolExecutor | None, free: queue.SimpleQueue[tuple[sa.Connection, _Work]],
+@dataclass
+class _SolvingProcess:
+    """What a worker process keeps between batches: its connection, its work tables, and the lowest state
+    layer whose values its state table holds (the layers above it too)."""
+
+    connection: sa.Connection
+    work: _Work
+    policy_ids: tuple[int, ...]
+    loaded_from: int
+
+
+_solving_process: _SolvingProcess | None = None  # set in a worker process by _start_process
+
+
+def _start_process(url: str, graph: TurnGraph, policy_ids: tuple[int, ...],
+                   profits: Sequence[dict[str, float] | None], loaded_from: int) -> None:
+    """Set up a worker process: open the database read-only, make the work tables, read the stored layers
+    (those from ``loaded_from`` up). Interrupts go to the parent, which stops the solve."""
+    global _solving_process
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    connection = open_database(url, read_only=True).connect()
+    work = _policy_work(connection, graph, profits)
+    _load_solved(connection, work, policy_ids)
+    _solving_process = _SolvingProcess(connection, work, policy_ids, loaded_from)
+
+
+def _solve_in_process(batch: _Batch) -> list[tuple[list, list]]:
+    """Solve a batch in this worker process (after reading the layers committed since its last batch); return
+    :func:`_solve_on`'s results."""
+    worker = _solving_process
+    assert worker is not None, "_start_process sets up a worker process"
+    if batch.game_layer + 1 < worker.loaded_from:
+        worker.connection.commit()  # a new snapshot, holding the layers committed since
+        for game_layer in range(batch.game_layer + 1, worker.loaded_from):
+            _load_solved(worker.connection, worker.work, worker.policy_ids, batch.graph.layer_ids[game_layer])
+        worker.loaded_from = batch.game_layer + 1
+    return _solve_on(worker.connection, worker.work, batch)
+
+
+def _solved(submit: Callable[[_Batch], Future] | None, solve: Callable[[_Batch], list[tuple[list, list]]],
             batches: Sequence[_Batch]) -> Iterator[tuple[_Batch, list[tuple[list, list]]]]:
-    """Yield each batch with its :func:`_solve_batch` results as it is solved: in this thread, or by ``solvers``
-    (those not started are cancelled when the generator is closed early)."""
-    if solvers is None:
+    """Yield each batch with its results as it is solved: by ``solve`` in this thread, or by the futures
+    ``submit`` gives (those not started are cancelled when the generator is closed early)."""
+    if submit is None:
         for one in batches:
-            yield one, _solve_batch(free, one)
+            yield one, solve(one)
         return
-    solving = {solvers.submit(_solve_batch, free, one): one for one in batches}
+    solving = {submit(one): one for one in batches}
     try:
         for done in as_completed(solving):
             yield solving[done], done.result()
@@ -427,24 +473,24 @@ def even_batches(first: int, last: int, most: int, workers: int) -> list[tuple[i
     return [(low, high - 1) for low, high in zip(bounds, bounds[1:])]
 
 
-def _solve_together(connection: sa.Connection, graph: TurnGraph, policies: Sequence[tuple[int, dict[str, float] | None]],
-                    start: int, stop: int, progress: StatesDone | None, batch_states: int | None,
-                    commit_layers: bool, workers: int | None = None) -> None:
-    """Solve the policies ``(id, own profits)``, stored above state layer ``start``, from ``start`` down to ``stop``.
+@dataclass
+class _Solvers:
+    """Where a layer's batches are solved: ``count`` at once through ``submit`` (None: one after another by
+    ``solve``), from batches of ``graph``; ``layer_done(states)`` is told the node ids of each layer committed."""
 
-    With ``commit_layers`` the batches of a layer are spread over ``workers``
-    connections (:func:`solve_workers` by default), each in a thread of its
-    own with its own work tables, so the database runs their statements at
-    the same time; each reads a layer's values from ``turn_policy`` once it
-    is committed.
-    """
-    if commit_layers:
-        connection.commit()  # what the other connections read
+    count: int
+    graph: TurnGraph
+    submit: Callable[[_Batch], Future] | None
+    solve: Callable[[_Batch], list[tuple[list, list]]]
+    layer_done: Callable[[tuple[int, int]], None]
+
+
+@contextmanager
+def _connection_solvers(connection: sa.Connection, graph: TurnGraph, policies: Sequence[tuple[int, dict[str, float] | None]],
+                        spread: int) -> Iterator[_Solvers]:
+    """Yield solvers on ``connection`` and up to ``spread - 1`` more connections (:func:`store.db.side_connections`),
+    each used by one thread at a time, with work tables of its own; drop the tables after."""
     policy_ids = [policy_id for policy_id, _ in policies]
-    own_profits = tuple(own is not None for _, own in policies)
-    encoder, first_edge = _encoder(connection, graph)
-    batch = batch_states or BATCH_STATES.get(connection.dialect.name, BATCH_STATES["default"])
-    spread = (workers or solve_workers()) if commit_layers else 1
     with side_connections(connection, spread - 1) as others:
         free: queue.SimpleQueue[tuple[sa.Connection, _Work]] = queue.SimpleQueue()
         connections = []
@@ -453,33 +499,89 @@ def _solve_together(connection: sa.Connection, graph: TurnGraph, policies: Seque
             _load_solved(worker, work, policy_ids)  # the layers stored above
             connections.append((worker, work))
             free.put((worker, work))
-        with ThreadPoolExecutor(max_workers=1) as packer, ThreadPoolExecutor(max_workers=len(connections)) as solvers:
-            for game_layer in range(start, stop - 1, -1):
-                first, last = graph.layer_ids[game_layer]
-                batches = [_Batch(graph, game_layer, ids, own_profits, first_edge)
-                           for ids in even_batches(first, last, batch, len(connections))]
-                packing = []
-                with closing(_solved(solvers if len(connections) > 1 else None, free, batches)) as solved:
-                    for one, fetched in solved:
-                        for policy_id, results in zip(policy_ids, fetched):
-                            packing.append(packer.submit(_policy_rows, policy_id, encoder, *results))
-                        if progress is not None:
-                            progress(len(policies) * one.size)
-                for packed in packing:  # stored in the layer's transaction, before it commits
-                    if rows := packed.result():
-                        connection.execute(sa.insert(turn_policy), rows)
-                if game_layer == 0:
-                    connection.execute(sa.update(policy).where(policy.c.id.in_(policy_ids)).values(unfinished_since=None))
-                if commit_layers:
-                    connection.commit()
-                if game_layer == stop:
-                    break
-                for worker, work in connections:  # the next layer reads this one
-                    if worker is not connection:
-                        worker.commit()  # a new snapshot, holding the layer just committed
-                    _load_solved(worker, work, policy_ids, (first, last))
+
+        def layer_done(states: tuple[int, int]) -> None:
+            for worker, work in connections:  # the next layer reads this one
+                if worker is not connection:
+                    worker.commit()  # a new snapshot, holding the layer just committed
+                _load_solved(worker, work, policy_ids, states)
+
+        with ThreadPoolExecutor(max_workers=len(connections)) as threads:
+            submit = None if len(connections) == 1 else (lambda one: threads.submit(_solve_batch, free, one))
+            yield _Solvers(len(connections), graph, submit, lambda one: _solve_batch(free, one), layer_done)
         for worker, work in connections:
             _drop(worker, work)
+
+
+@contextmanager
+def _process_solvers(url: str, graph: TurnGraph, policies: Sequence[tuple[int, dict[str, float] | None]],
+                     spread: int, start: int) -> Iterator[_Solvers]:
+    """Yield solvers in ``spread`` worker processes on the database ``url``, each with its own connection and
+    work tables (:func:`_start_process`); shut them down after.
+
+    A batch carries the turn graph without the game's policies and encoder
+    (functions, which may not pickle): a worker needs neither.
+    """
+    bare = dataclasses.replace(graph, structure=dataclasses.replace(graph.structure, policies=(), encoder=None))
+    setup = (url, bare, tuple(policy_id for policy_id, _ in policies), [own for _, own in policies], start + 1)
+    pool = ProcessPoolExecutor(spread, mp_context=multiprocessing.get_context("spawn"), initializer=_start_process,
+                               initargs=setup)
+    try:
+        yield _Solvers(spread, bare, lambda one: pool.submit(_solve_in_process, one), _solve_in_process,
+                       lambda states: None)
+    finally:
+        pool.shutdown(cancel_futures=True)
+
+
+def _solve_together(connection: sa.Connection, graph: TurnGraph, policies: Sequence[tuple[int, dict[str, float] | None]],
+                    start: int, stop: int, progress: StatesDone | None, batch_states: int | None,
+                    commit_layers: bool, workers: int | None = None) -> None:
+    """Solve the policies ``(id, own profits)``, stored above state layer ``start``, from ``start`` down to ``stop``.
+
+    With ``commit_layers`` the batches of a layer are spread over ``workers``
+    connections (:func:`solve_workers` by default), each with its own work
+    tables, so the database runs their statements at the same time; each
+    reads a layer's values from ``turn_policy`` once it is committed. The
+    connections are used by threads, except on a SQLite file with more than
+    a batch of states a worker in some layer: there by worker processes,
+    as SQLite's statements in threads of one process slow each other down
+    (two threads did the work of 1.3 connections, two processes of 2).
+    """
+    if commit_layers:
+        connection.commit()  # what the other connections read
+    policy_ids = [policy_id for policy_id, _ in policies]
+    own_profits = tuple(own is not None for _, own in policies)
+    encoder, first_edge = _encoder(connection, graph)
+    batch = batch_states or BATCH_STATES.get(connection.dialect.name, BATCH_STATES["default"])
+    spread = (workers or solve_workers()) if commit_layers else 1
+    largest = max(last - first + 1 for layer, (first, last) in graph.layer_ids.items() if stop <= layer <= start)
+    url = sqlite_file_url(connection)
+    if url is not None and spread > 1 and largest > batch * spread:
+        solvers = _process_solvers(url, graph, policies, spread, start)
+    else:
+        solvers = _connection_solvers(connection, graph, policies, spread)
+    with solvers as solving, ThreadPoolExecutor(max_workers=1) as packer:
+        for game_layer in range(start, stop - 1, -1):
+            first, last = graph.layer_ids[game_layer]
+            batches = [_Batch(solving.graph, game_layer, ids, own_profits, first_edge)
+                       for ids in even_batches(first, last, batch, solving.count)]
+            packing = []
+            with closing(_solved(solving.submit, solving.solve, batches)) as solved:
+                for one, fetched in solved:
+                    for policy_id, results in zip(policy_ids, fetched):
+                        packing.append(packer.submit(_policy_rows, policy_id, encoder, *results))
+                    if progress is not None:
+                        progress(len(policies) * one.size)
+            for packed in packing:  # stored in the layer's transaction, before it commits
+                if rows := packed.result():
+                    connection.execute(sa.insert(turn_policy), rows)
+            if game_layer == 0:
+                connection.execute(sa.update(policy).where(policy.c.id.in_(policy_ids)).values(unfinished_since=None))
+            if commit_layers:
+                connection.commit()
+            if game_layer == stop:
+                break
+            solving.layer_done((first, last))
 
 
 def solve_workers() -> int:

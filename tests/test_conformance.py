@@ -42,7 +42,7 @@ from store.load import build_graph
 from store.report import ensure_evaluated
 from store.solve import solve
 from store.report import stores_turn_once
-from store.schema import node, policy, value
+from store.schema import node, policy, turn_policy, value
 from tests.exact_linear import RHS, solve_sparse
 
 MONTE_CARLO_GAMES = 40_000
@@ -333,29 +333,71 @@ def test_turn_solve_of_the_last_states_equals_an_exact_recursion(game: Game, tmp
 @pytest.mark.parametrize("backend", sorted(BACKENDS))
 @pytest.mark.parametrize("game", TURN_GAMES)
 def test_a_solve_spread_over_connections_stores_what_one_connection_stores(game: Game, backend: str,
-                                                                          tmp_path_factory: pytest.TempPathFactory) -> None:
-    """Committed layer by layer, a layer's batches go to two connections at once: what one connection stores alone."""
+                                                                          tmp_path_factory: pytest.TempPathFactory,
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """Committed layer by layer, a layer's batches go to two connections at once: threads, or on a SQLite file
+    with more than a batch of states a worker, processes; each stores what one connection stores alone."""
     params = small_params(game)
     engine = open_database(BACKENDS[backend].format(tmp_path_factory.mktemp(backend)), create=True)
     built = build_graph(engine, game, params)
+    in_processes = []
+    spawning = turns._process_solvers
+    monkeypatch.setattr(turns, "_process_solvers", lambda *setup: in_processes.append(setup[4]) or spawning(*setup))
+    spreads = [{"commit_layers": True, "workers": 2, "batch_states": 4}]  # processes on a SQLite file
+    if backend == "sqlite":
+        spreads.append({"commit_layers": True, "workers": 2, "batch_states": 10**6})  # threads: two batches a layer
     solved = []
     with engine.connect() as connection:
         graph = turns.TurnGraph.load(connection, built.graph_id, game.turn(params))  # type: ignore[attr-defined]
         names = [declared.name for declared in graph.structure.policies]
         top = max(graph.layer_ids)
-        for options in ({"commit_layers": True, "workers": 2}, {}):  # the second solves afresh in one transaction
-            ids = turns.solve_policies(connection, graph, names, down_to=top, batch_states=4, **options)
+        for options in [*spreads, {}]:  # the last solves afresh in one transaction
+            connection.execute(sa.delete(turn_policy))
+            connection.commit()
+            ids = turns.solve_policies(connection, graph, names, down_to=top, **options)
             solved.append({name: (turns.stored_values(connection, built.graph_id, ids[name]),
                                   turns.stored_decisions(connection, built.graph_id, ids[name])) for name in names})
         first, last = graph.layer_ids[top]
     engine.dispose()
-    assert last - first + 1 > 4  # several batches
-    spread, alone = solved
+    assert last - first + 1 > 8  # several batches a worker
+    assert bool(in_processes) == (backend == "sqlite")
+    *spread, alone = solved
     for name, (values, decisions) in alone.items():
-        assert spread[name][1] == decisions, name
-        assert values.keys() == spread[name][0].keys() and len(values) == last - first + 1
-        for key, expected in values.items():
-            assert spread[name][0][key] == pytest.approx(expected, rel=1e-12), (name, key)
+        assert len(values) == last - first + 1
+        for other in spread:
+            assert other[name][1] == decisions, name
+            assert values.keys() == other[name][0].keys()
+            for key, expected in values.items():
+                assert other[name][0][key] == pytest.approx(expected, rel=1e-12), (name, key)
+
+
+@pytest.mark.parametrize("game", TURN_GAMES)
+def test_worker_processes_read_each_layer_as_it_is_committed(game: Game, tmp_path: Any,
+                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    """On a SQLite file, one pool of worker processes solves two layers of the optimum, the second reading the
+    first once committed: what one connection stores alone."""
+    params = small_params(game)
+    engine = open_database(f"sqlite:///{tmp_path / 'game.db'}", create=True)
+    built = build_graph(engine, game, params)
+    pools = []
+    spawning = turns._process_solvers
+    monkeypatch.setattr(turns, "_process_solvers", lambda *setup: pools.append(setup[4]) or spawning(*setup))
+    solved = []
+    with engine.connect() as connection:
+        graph = turns.TurnGraph.load(connection, built.graph_id, game.turn(params))  # type: ignore[attr-defined]
+        top = max(graph.layer_ids)
+        for options in ({"commit_layers": True, "workers": 2, "batch_states": 4}, {}):
+            connection.execute(sa.delete(turn_policy))
+            connection.commit()
+            policy_id = turns.solve_policy(connection, graph, "optimal", down_to=top - 1, **options)
+            solved.append((turns.stored_values(connection, built.graph_id, policy_id),
+                           turns.stored_decisions(connection, built.graph_id, policy_id)))
+    engine.dispose()
+    assert pools == [top]
+    (values, decisions), (alone_values, alone_decisions) = solved
+    assert decisions == alone_decisions and values.keys() == alone_values.keys()
+    for key, expected in alone_values.items():
+        assert values[key] == pytest.approx(expected, rel=1e-12), key
 
 
 def test_dicegraph_workers_must_be_a_positive_whole_number(monkeypatch: pytest.MonkeyPatch) -> None:

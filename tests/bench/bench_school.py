@@ -15,7 +15,6 @@ print the ratio; both must find the same expected score.
 
 from __future__ import annotations
 
-import resource
 import sys
 import time
 from pathlib import Path
@@ -31,7 +30,7 @@ from graphs.school.turn import turn  # noqa: E402
 from store import turns  # noqa: E402
 from store.db import open_database  # noqa: E402
 from store.load import build_graph  # noqa: E402
-from tests.bench.phases import bench_database  # noqa: E402
+from tests.bench.phases import bench_database, peak_memory  # noqa: E402
 
 PARAMS = {"straights": (15, 20), "grades": "negative"}
 TARGET_SECONDS = {"sqlite": 300.0, "duckdb": 60.0}
@@ -84,12 +83,11 @@ def bench(backend: str) -> tuple[float, float]:
             expected, sd = turns.game_score(connection, built.graph_id, policy_id, rules.state_key(0))
     turn_edges = sum(span.rolls + span.moves for span in graph.turn_spans)
     joined = len(graph.structure.policies) * (len(rules.STATES) - 1) * turn_edges
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     target = TARGET_SECONDS.get(backend)
     against = f" ({seconds / target:.2f} of the {target / 60:.0f} min target)" if target else ""
     print(f"{backend}: build {build_seconds:.1f} s; optimal and Bob solved in {seconds:.1f} s{against}, "
           f"{joined / seconds / 1e6:.2f} M joined edges/s ({joined:,} = policies x states x turn edges); "
-          f"expected score {expected:.9f}, sd {sd:.6f}; peak memory of the process so far {peak:,.0f} MiB", flush=True)
+          f"expected score {expected:.9f}, sd {sd:.6f}; peak memory of the process so far {peak_memory()}", flush=True)
     return seconds, expected
 
 

@@ -19,7 +19,6 @@ and the ratio are printed).
 from __future__ import annotations
 
 import argparse
-import resource
 import sys
 import time
 from pathlib import Path
@@ -35,15 +34,10 @@ from graphs.yahtzee.report import PUBLISHED  # noqa: E402
 from store import turns  # noqa: E402
 from store.db import open_database  # noqa: E402
 from store.load import build_graph  # noqa: E402
-from tests.bench.phases import bench_database  # noqa: E402
+from tests.bench.phases import bench_database, peak_memory  # noqa: E402
 
 TARGET_SECONDS = {"duckdb": 30 * 60}  # the issue's target for the whole game with every bonus
 YATZY_SOLVER_VARIANT = {"on": "american", "upper": "american+no-bonus"}
-
-
-def peak_mib() -> float:
-    """Return the peak resident memory of this process so far, in MiB."""
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
 def bench(backend: str, bonuses: str, down_to: int) -> tuple[float, float | None]:
@@ -82,7 +76,7 @@ def bench(backend: str, bonuses: str, down_to: int) -> tuple[float, float | None
     target = TARGET_SECONDS.get(backend)
     print(f"{backend}: optimal solve of {solved:,} of {every:,} turn states in {seconds:.1f} s, "
           f"{joined / seconds / 1e6:.2f} M joined edges/s ({joined:,} = states x {turn_edges:,} turn edges); "
-          f"peak memory of the process so far {peak_mib():,.0f} MiB", flush=True)
+          f"peak memory of the process so far {peak_memory()}", flush=True)
     if down_to:
         print(f"  the whole solve at this rate: {whole / 60:.1f} min", flush=True)
     if target:

@@ -38,6 +38,8 @@ if _missing:  # CI installs Chromium and its driver (.ci/run) and the test extra
 
 from selenium import webdriver  # noqa: E402
 from selenium.webdriver.common.by import By  # noqa: E402
+from selenium.webdriver.support import expected_conditions  # noqa: E402
+from selenium.webdriver.support.wait import WebDriverWait  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -81,23 +83,30 @@ def as_json(url: str) -> dict:
         return json.load(answer)
 
 
+def follow(browser: webdriver.Chrome, by: str, value: str) -> str:
+    """Click the element found by ``by`` and ``value``, wait until the browser has left the page, and return the
+    new address (a click that submits a form or follows a link can return before the browser navigates)."""
+    before = browser.current_url
+    browser.find_element(by, value).click()
+    WebDriverWait(browser, 10).until(expected_conditions.url_changes(before))
+    WebDriverWait(browser, 10).until(lambda driver: driver.execute_script("return document.readyState") == "complete")
+    return browser.current_url
+
+
 def test_a_person_goes_from_the_home_page_to_a_move_and_sees_its_values(address, browser, shots) -> None:
     browser.get(address + "/")
     assert "Graphs stored" in browser.page_source
     browser.save_screenshot(str(shots / "explorer-home.png"))
-    browser.find_element(By.CSS_SELECTOR, "#graphs a[href='/graphs/1']").click()
-    graph = as_json(browser.current_url)
+    graph = as_json(follow(browser, By.CSS_SELECTOR, "#graphs a[href='/graphs/1']"))
     optimal = next(p for p in graph["policies"] if p["name"] == "optimal")
     rows = {row.find_elements(By.TAG_NAME, "td")[0].text: row.find_elements(By.TAG_NAME, "td")[3].text
             for row in browser.find_elements(By.CSS_SELECTOR, "#policies tr")[1:]}
     assert rows["optimal"] == f"{optimal['value']:.10g}"
 
-    browser.find_element(By.ID, "root").click()
-    start = as_json(browser.current_url)
+    start = as_json(follow(browser, By.ID, "root"))
     assert start["kind"] == "chance"
     roll = next(edge for edge in start["edges"] if edge["label"] == "roll 1-2")
-    browser.find_element(By.LINK_TEXT, roll["to_label"]).click()
-    decision = as_json(browser.current_url)
+    decision = as_json(follow(browser, By.LINK_TEXT, roll["to_label"]))
     assert decision["key"] == roll["to"] and decision["kind"] == "decision"
     best = browser.find_element(By.CSS_SELECTOR, "#edges tr.best")
     cells = best.find_elements(By.TAG_NAME, "td")
@@ -107,25 +116,22 @@ def test_a_person_goes_from_the_home_page_to_a_move_and_sees_its_values(address,
     browser.save_screenshot(str(shots / "explorer-position.png"))
 
     worse = next(edge for edge in decision["edges"] if edge["label"] != decision["best"])
-    browser.find_element(By.LINK_TEXT, worse["to_label"]).click()
-    landed = as_json(browser.current_url)
+    landed = as_json(follow(browser, By.LINK_TEXT, worse["to_label"]))
     assert landed["key"] == worse["to"]
     assert landed["policies"]["optimal"]["value"] == pytest.approx(worse["values"]["optimal"], rel=1e-12)
 
 
 def test_a_person_asks_the_advisor_how_to_play_a_roll_on_the_board(address, browser, shots) -> None:
     browser.get(address + "/graphs/2")
-    browser.find_element(By.ID, "advisor").click()
+    follow(browser, By.ID, "advisor")
     browser.find_element(By.ID, "roll").send_keys("1,2,5,6")
-    browser.find_element(By.ID, "advise").click()
-    advice = as_json(browser.current_url)["advice"]
+    advice = as_json(follow(browser, By.ID, "advise"))["advice"]
     assert browser.find_element(By.ID, "situation").text == advice["situation"]
     assert browser.find_element(By.CSS_SELECTOR, "#picture svg title").get_attribute("textContent").endswith(BOARD)
     best = browser.find_element(By.CSS_SELECTOR, "#alternatives tr.best").find_elements(By.TAG_NAME, "td")
     assert [cell.text for cell in best[:2]] == [advice["decision"], f"{advice['alternatives'][0]['value']:.6f}"]
     browser.save_screenshot(str(shots / "explorer-advice.png"))
-    browser.find_element(By.ID, "position").click()
-    node = as_json(browser.current_url)
+    node = as_json(follow(browser, By.ID, "position"))
     assert node["key"] == advice["position"] and node["best"] == advice["decision"]
 
 
@@ -134,7 +140,7 @@ def test_a_missing_position_offers_a_search_that_finds_it(address, browser) -> N
     assert "no position with key 'nowhere'" in browser.find_element(By.ID, "message").text
     box = browser.find_element(By.NAME, "q")
     box.send_keys("roll 1-2")
-    box.submit()
+    follow(browser, By.CSS_SELECTOR, "form button")
     found = browser.find_elements(By.CSS_SELECTOR, "#found a")
     assert found and all("roll 1-2" in link.find_element(By.XPATH, "../..").text for link in found)
 
@@ -143,11 +149,10 @@ def test_the_sql_console_runs_a_statement_typed_in_the_page(address, browser) ->
     browser.get(address + "/sql")
     area = browser.find_element(By.NAME, "sql")
     area.send_keys("SELECT graph, key, value FROM positions WHERE graph = 1 AND policy = 'optimal' AND layer = 0")
-    browser.find_element(By.TAG_NAME, "button").click()
+    follow(browser, By.TAG_NAME, "button")
     links = browser.find_elements(By.CSS_SELECTOR, "#rows a")
     assert [link.text for link in links] == ["0"]
-    links[0].click()
-    assert browser.current_url.endswith("/graphs/1/positions/0")
+    assert follow(browser, By.CSS_SELECTOR, "#rows a").endswith("/graphs/1/positions/0")
 
 
 def test_chromium_is_the_systems(browser) -> None:

@@ -209,7 +209,11 @@ def _stored_graph(connection: sa.Connection, ref: str, params: tuple[str, ...]) 
 
 
 def _engine(ctx: click.Context, *, create: bool = False, read_only: bool = False) -> sa.Engine:
-    return open_database(ctx.obj, create=create, read_only=read_only, on_wait=lambda message: click.echo(message, err=True))
+    """Return the command's engine on ``--db``, closed with the command (its pooled connections let go of the file)."""
+    engine = open_database(ctx.obj, create=create, read_only=read_only,
+                           on_wait=lambda message: click.echo(message, err=True))
+    ctx.call_on_close(engine.dispose)
+    return engine
 
 
 def _percent(value: float | None, outcome: str) -> str:

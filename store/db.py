@@ -152,7 +152,10 @@ def open_database(url: str | None = None, *, create: bool = False, read_only: bo
     newer one, or a file that is not a dicegraph database, raises
     DatabaseError. When another process holds the database (SQLite: its
     write lock, for a writing engine; DuckDB: the file), ``on_wait`` is told
-    once and the engine waits for it.
+    once and the engine waits for it. A ``read_only`` engine on a file opens
+    it in the backend's read-only mode, so it can never write it: SQLite's
+    ``mode=ro``, DuckDB's ``read_only`` (which also lets several viewers
+    share the file; a writer waits for them).
     """
     url_text = database_url(url)
     try:
@@ -175,6 +178,8 @@ def open_database(url: str | None = None, *, create: bool = False, read_only: bo
     options: dict[str, Any] = {"connect_args": {"check_same_thread": False}} if backend == "sqlite" else {}
     if backend == "sqlite" and read_only and path is not None:
         options["creator"] = _read_only_sqlite(path)
+    if backend == "duckdb" and read_only and path is not None:
+        options["connect_args"] = {"read_only": True}  # writes refused by DuckDB; other readers may open the file too
     try:
         engine = sa.create_engine(parsed, **options)
     except ImportError as error:
@@ -183,6 +188,8 @@ def open_database(url: str | None = None, *, create: bool = False, read_only: bo
         raise DatabaseError(f"cannot open {url_text!r}: {str(error).splitlines()[0]}; {SUPPORTED}") from None
     if backend == "sqlite":
         _configure_sqlite(engine, read_only, on_wait)
+    if "read_only" in options.get("connect_args", {}):
+        engine = _shared_if_open_here(engine, parsed)
     try:
         _wait_for_file(engine, on_wait)
         _check_schema(engine, read_only)
@@ -239,6 +246,20 @@ def side_connections(connection: sa.Connection, count: int) -> Iterator[list[sa.
             other.close()
         if engine is not connection.engine:
             engine.dispose()
+
+
+def _shared_if_open_here(engine: sa.Engine, url: sa.URL) -> sa.Engine:
+    """Return ``engine`` (DuckDB, read-only), or, when this process already has the file open for writing (DuckDB
+    refuses a second configuration of one file in a process), an engine sharing that open database: other
+    processes are kept out by the writer anyway, and viewing still writes nothing (``store.query`` guards)."""
+    try:
+        engine.connect().close()
+        return engine
+    except sa.exc.DBAPIError as error:
+        if "different configuration" not in str(error.orig):
+            return engine  # waiting for another process, or a real error: _wait_for_file handles both
+    engine.dispose()
+    return sa.create_engine(url)
 
 
 def _wait_for_file(engine: sa.Engine, on_wait: Waiting | None) -> None:

@@ -19,6 +19,7 @@ import time
 from pathlib import Path
 
 import pytest
+import sqlalchemy as sa
 from click.testing import CliRunner
 
 from cli import main
@@ -328,6 +329,36 @@ def test_duckdb_a_second_process_waits_for_the_first_and_says_so(tmp_path: Path)
     assert done.returncode == 0, done.stderr
     assert "has " in done.stderr and "open; waiting" in done.stderr
     assert [graph["game"] for graph in json.loads(done.stdout)] == ["jackpot"]
+
+
+def test_duckdb_viewers_share_a_file_and_cannot_write_it(tmp_path: Path) -> None:
+    """Viewing opens a DuckDB file read-only: a viewer runs beside another process reading it, without waiting,
+    and its engine cannot write (DuckDB refuses); the file is as it was. A process that already has the file open for
+    writing (DuckDB refuses two configurations of one file in a process) views it through that open database."""
+    path = tmp_path / "shared.duckdb"
+    url = f"duckdb:///{path}"
+    assert subprocess.run(dicegraph("--db", url, "build", "jackpot", "-p", "cells=3"), capture_output=True).returncode == 0
+    holder = hold(f"import duckdb\nconnection = duckdb.connect({str(path)!r}, read_only=True)\nrelease = connection.close")
+    try:
+        viewed = subprocess.run(dicegraph("--db", url, "graphs", "--json"), capture_output=True, text=True, timeout=60)
+        assert viewed.returncode == 0 and "waiting" not in viewed.stderr, viewed.stderr
+        assert [graph["game"] for graph in json.loads(viewed.stdout)] == ["jackpot"]
+    finally:
+        let_go(holder)
+    engine = open_database(url, read_only=True)
+    try:
+        with engine.connect() as connection, pytest.raises(sa.exc.DBAPIError, match="read-only|read only"):
+            connection.exec_driver_sql("DELETE FROM node")
+    finally:
+        engine.dispose()
+    writer = open_database(url)  # in a process that has the file open for writing, a viewer shares that database
+    with writer.connect() as connection:
+        nodes = connection.exec_driver_sql("SELECT COUNT(*) FROM node").scalar_one()
+    viewer = open_database(url, read_only=True)
+    with viewer.connect() as connection:
+        assert connection.exec_driver_sql("SELECT COUNT(*) FROM node").scalar_one() == nodes > 0
+    viewer.dispose()
+    writer.dispose()
 
 
 def test_a_failed_query_leaves_its_connection_as_it_found_it(tmp_path: Path) -> None:

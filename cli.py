@@ -6,6 +6,7 @@ one line on stderr and exit status 1.
 
 from __future__ import annotations
 
+import signal
 import sys
 import time
 from collections.abc import Callable, Iterator, Mapping
@@ -694,11 +695,15 @@ def serve(ctx: click.Context, host: str, port: int, threads: int) -> None:
     except ImportError as error:
         raise click.ClickException(f"the explorer needs {error.name}: pip install -e '.[web]'") from None
     app = create_app(_engine(ctx, read_only=True))
+    # a service manager's stop (SIGTERM) ends it as Ctrl-C does, so its temporary charts are removed
+    stopped_before = signal.signal(signal.SIGTERM, signal.default_int_handler)
     click.echo(f"dicegraph explorer on http://{host}:{port}/ (read-only; Ctrl-C stops it)", err=True)
     try:
         waitress.serve(app, host=host, port=port, threads=threads, ident="dicegraph", _quiet=True)
     except OSError as error:
         raise click.ClickException(f"cannot listen on {host}:{port}: {error.strerror or error} (try another --port)") from None
+    finally:
+        signal.signal(signal.SIGTERM, stopped_before)
 
 
 @main.command()

@@ -388,7 +388,20 @@ def test_serve_answers_on_127_0_0_1_and_says_when_the_port_is_taken(database, ru
             listed = json.load(answer)
         assert address.startswith("http://127.0.0.1:")
         assert [graph["game"] for graph in listed["graphs"]] == list(GAMES)
-        if url.startswith("sqlite"):  # DuckDB lets one process hold the file: a second server would wait for it
-            port = address.rsplit(":", 1)[1]
-            taken = runner.invoke(main, ["--db", url, "serve", "--port", port])
-            assert taken.exit_code != 0 and f"cannot listen on 127.0.0.1:{port}" in taken.stderr
+        port = address.rsplit(":", 1)[1]  # a second viewer opens the database beside the first (DuckDB: read-only)
+        taken = runner.invoke(main, ["--db", url, "serve", "--port", port])
+        assert taken.exit_code != 0 and f"cannot listen on 127.0.0.1:{port}" in taken.stderr
+
+
+def test_a_stopped_server_leaves_no_temporary_files(tmp_path, runner, monkeypatch) -> None:
+    """Stopped as a service manager stops it (SIGTERM, what ``served`` sends), the explorer removes the folder
+    where it draws the games' charts."""
+    url = f"sqlite:///{tmp_path / 'small.db'}"
+    assert runner.invoke(main, ["--db", url, "build", "jackpot", "-p", "cells=3"]).exit_code == 0
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    monkeypatch.setenv("TMPDIR", str(scratch))
+    with served(url) as address:
+        urllib.request.urlopen(f"{address}/graphs/1/charts.json", timeout=10).close()
+        assert [path.name.startswith("dicegraph-explorer-") for path in scratch.iterdir()] == [True]
+    assert list(scratch.iterdir()) == []

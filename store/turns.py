@@ -383,13 +383,13 @@ class _Batch:
 
 
 def _solve_on(connection: sa.Connection, work: _Work, batch: _Batch) -> list[tuple[list, list]]:
-    """Solve a batch with ``work``'s tables (emptied after); return each policy's :func:`_fetch_batch`, as tuples."""
+    """Solve a batch with ``work``'s tables (emptied after); return each policy's :func:`_fetch_batch`."""
     plan_whole_layers(connection)
     _start_turns(connection, batch.graph, work, batch.game_layer, batch.states, batch.own_profits)
     _turn_statements(connection, batch.graph, work)
     fetched = [_fetch_batch(connection, work, i, batch.first_edge, batch.graph.root) for i in range(work.policies)]
     _clear(connection, work)
-    return [([tuple(row) for row in chosen], [tuple(row) for row in values]) for chosen, values in fetched]
+    return fetched
 
 
 def _solve_batch(free: queue.SimpleQueue[tuple[sa.Connection, _Work]], batch: _Batch) -> list[tuple[list, list]]:
@@ -429,7 +429,7 @@ def _start_process(url: str, graph: TurnGraph, policy_ids: tuple[int, ...],
 
 def _solve_in_process(batch: _Batch) -> list[tuple[list, list]]:
     """Solve a batch in this worker process (after reading the layers committed since its last batch); return
-    :func:`_solve_on`'s results."""
+    :func:`_solve_on`'s results as plain tuples, which go back to the parent pickled."""
     worker = _solving_process
     assert worker is not None, "_start_process sets up a worker process"
     if batch.game_layer + 1 < worker.loaded_from:
@@ -437,7 +437,8 @@ def _solve_in_process(batch: _Batch) -> list[tuple[list, list]]:
         for game_layer in range(batch.game_layer + 1, worker.loaded_from):
             _load_solved(worker.connection, worker.work, worker.policy_ids, batch.graph.layer_ids[game_layer])
         worker.loaded_from = batch.game_layer + 1
-    return _solve_on(worker.connection, worker.work, batch)
+    return [([tuple(row) for row in chosen], [tuple(row) for row in values])
+            for chosen, values in _solve_on(worker.connection, worker.work, batch)]
 
 
 def _solved(submit: Callable[[_Batch], Future] | None, solve: Callable[[_Batch], list[tuple[list, list]]],

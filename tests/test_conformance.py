@@ -330,6 +330,25 @@ def test_turn_solve_of_the_last_states_equals_an_exact_recursion(game: Game, tmp
     assert len(exact) >= 10
 
 
+def _recorded_process_pools(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """Return the list to which each pool of worker processes that ``turns`` starts adds its first state layer
+    (the pools run as they are)."""
+    pools: list[int] = []
+    spawning = turns._process_solvers
+    monkeypatch.setattr(turns, "_process_solvers", lambda *setup: pools.append(setup[4]) or spawning(*setup))
+    return pools
+
+
+def _assert_stores_the_same(solved: tuple[dict, dict], alone: tuple[dict, dict], name: str) -> None:
+    """Assert that ``solved``, a solve's (values, decisions) as stored, holds the decision bytes of one connection's
+    solve ``alone`` and its values to 1e-12."""
+    (values, decisions), (alone_values, alone_decisions) = solved, alone
+    assert decisions == alone_decisions, name
+    assert values.keys() == alone_values.keys(), name
+    for key, expected in alone_values.items():
+        assert values[key] == pytest.approx(expected, rel=1e-12), (name, key)
+
+
 @pytest.mark.parametrize("backend", sorted(BACKENDS))
 @pytest.mark.parametrize("game", TURN_GAMES)
 def test_a_solve_spread_over_connections_stores_what_one_connection_stores(game: Game, backend: str,
@@ -340,9 +359,7 @@ def test_a_solve_spread_over_connections_stores_what_one_connection_stores(game:
     params = small_params(game)
     engine = open_database(BACKENDS[backend].format(tmp_path_factory.mktemp(backend)), create=True)
     built = build_graph(engine, game, params)
-    in_processes = []
-    spawning = turns._process_solvers
-    monkeypatch.setattr(turns, "_process_solvers", lambda *setup: in_processes.append(setup[4]) or spawning(*setup))
+    in_processes = _recorded_process_pools(monkeypatch)
     spreads = [{"commit_layers": True, "workers": 2, "batch_states": 4}]  # processes on a SQLite file
     if backend == "sqlite":
         spreads.append({"commit_layers": True, "workers": 2, "batch_states": 10**6})  # threads: two batches a layer
@@ -365,10 +382,7 @@ def test_a_solve_spread_over_connections_stores_what_one_connection_stores(game:
     for name, (values, decisions) in alone.items():
         assert len(values) == last - first + 1
         for other in spread:
-            assert other[name][1] == decisions, name
-            assert values.keys() == other[name][0].keys()
-            for key, expected in values.items():
-                assert other[name][0][key] == pytest.approx(expected, rel=1e-12), (name, key)
+            _assert_stores_the_same(other[name], (values, decisions), name)
 
 
 @pytest.mark.parametrize("game", TURN_GAMES)
@@ -379,9 +393,7 @@ def test_worker_processes_read_each_layer_as_it_is_committed(game: Game, tmp_pat
     params = small_params(game)
     engine = open_database(f"sqlite:///{tmp_path / 'game.db'}", create=True)
     built = build_graph(engine, game, params)
-    pools = []
-    spawning = turns._process_solvers
-    monkeypatch.setattr(turns, "_process_solvers", lambda *setup: pools.append(setup[4]) or spawning(*setup))
+    pools = _recorded_process_pools(monkeypatch)
     solved = []
     with engine.connect() as connection:
         graph = turns.TurnGraph.load(connection, built.graph_id, game.turn(params))  # type: ignore[attr-defined]
@@ -394,10 +406,7 @@ def test_worker_processes_read_each_layer_as_it_is_committed(game: Game, tmp_pat
                            turns.stored_decisions(connection, built.graph_id, policy_id)))
     engine.dispose()
     assert pools == [top]
-    (values, decisions), (alone_values, alone_decisions) = solved
-    assert decisions == alone_decisions and values.keys() == alone_values.keys()
-    for key, expected in alone_values.items():
-        assert values[key] == pytest.approx(expected, rel=1e-12), key
+    _assert_stores_the_same(*solved, "optimal")
 
 
 def test_dicegraph_workers_must_be_a_positive_whole_number(monkeypatch: pytest.MonkeyPatch) -> None:

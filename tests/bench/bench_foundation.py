@@ -14,7 +14,6 @@ process on an empty database.
 from __future__ import annotations
 
 import argparse
-import resource
 import subprocess
 import sys
 import tempfile
@@ -28,7 +27,7 @@ from graphs import synthetic  # noqa: E402
 from store.db import open_database  # noqa: E402
 from store.load import build_graph  # noqa: E402
 from store.solve import solve  # noqa: E402
-from tests.bench.phases import PHASES, reference_rate, timed_solve  # noqa: E402
+from tests.bench.phases import PHASES, peak_mib, reference_rate, timed_solve  # noqa: E402
 
 
 class Pregenerated:
@@ -82,8 +81,7 @@ def main() -> None:
                 print(f"  {part:<32} {spent[part]:8.2f} s {edges / spent[part]:14,.0f} edges/s")
         reference = reference_rate(engine, graph_id, edges)
         print(f"{'reference INSERT..SELECT..GROUP BY':<34} {'':8}   {reference:14,.0f} edges/s")
-        peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-        print(f"solve+propagate / reference: {results['solve'] / reference:.2f}   peak memory {peak:,.0f} MiB")
+        print(f"solve+propagate / reference: {results['solve'] / reference:.2f}   peak memory {peak_mib():,.0f} MiB")
     with tempfile.TemporaryDirectory() as folder:
         command = [str(ROOT / ".venv/bin/dicegraph"), "--db", f"sqlite:///{folder}/cold.db", "report", "jackpot"]
         started = time.perf_counter()

@@ -17,7 +17,6 @@ SQLite.
 from __future__ import annotations
 
 import argparse
-import resource
 import sys
 import time
 from pathlib import Path
@@ -33,14 +32,9 @@ from store.load import build_graph  # noqa: E402
 from store.solve import evaluate, solve  # noqa: E402
 from store.view import GraphView  # noqa: E402
 from tests import pig_numpy  # noqa: E402
-from tests.bench.phases import bench_database  # noqa: E402
+from tests.bench.phases import bench_database, peak_mib  # noqa: E402
 
 AGENT = "hold-at-20"
-
-
-def peak_mib() -> float:
-    """Return the peak resident memory of this process so far, in MiB."""
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
 def bench(backend: str, target: int, reference: float, reference_seconds: float) -> None:

@@ -17,7 +17,6 @@ to 5000 under 10 minutes on DuckDB and under an hour on SQLite; numpy under 20 s
 from __future__ import annotations
 
 import argparse
-import resource
 import sys
 import time
 from pathlib import Path
@@ -32,12 +31,7 @@ from store.catalog import policy_convergence  # noqa: E402
 from store.db import open_database  # noqa: E402
 from store.load import build_graph  # noqa: E402
 from tests import race_numpy  # noqa: E402
-from tests.bench.phases import bench_database  # noqa: E402
-
-
-def peak_mib() -> float:
-    """Return the peak resident memory of this process so far, in MiB."""
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+from tests.bench.phases import bench_database, peak_mib  # noqa: E402
 
 
 def bench(backend: str, target: int, reference: float, reference_seconds: float, match: bool = True) -> None:

@@ -18,7 +18,6 @@ from __future__ import annotations
 import argparse
 import os
 import random
-import resource
 import subprocess
 import sys
 import tempfile
@@ -37,6 +36,7 @@ from store.db import open_database  # noqa: E402
 from store.diagram import Diagram, draw_diagram  # noqa: E402
 from store.render import available_renderers  # noqa: E402
 from store.report import game_report  # noqa: E402
+from tests.bench.phases import peak_mib  # noqa: E402
 
 JACKPOT = get_game("jackpot")
 CELLS = 9
@@ -103,8 +103,7 @@ def main() -> None:
     bench_simulation(args.games)
     with tempfile.TemporaryDirectory() as workdir:
         bench_export(Path(workdir))
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    print(f"peak memory of this process: {peak:.0f} MiB")
+    print(f"peak memory of this process: {peak_mib():.0f} MiB")
 
 
 if __name__ == "__main__":

@@ -26,10 +26,15 @@ PHASES = ("induction", "propagation", "storing", "commit", "other")
 _TARGETS = {"work_value": "induction", "work_reach": "propagation", "value": "storing", "choice": "storing"}
 
 
+def peak_mib() -> float:
+    """Return the peak resident memory of this process so far, in MiB."""
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
 def peak_memory() -> str:
     """Return the peak resident memory of this process so far, and of the largest worker process that ended
     (a SQLite turn solve's), as text: ``'220 MiB'`` or ``'220 MiB (workers: 310 MiB each at most)'``."""
-    own = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    own = peak_mib()
     workers = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
     return f"{own:,.0f} MiB" + (f" (workers: {workers:,.0f} MiB each at most)" if workers else "")
 

@@ -141,23 +141,34 @@ def _activity(label: str) -> Iterator[Callable[[int], None]]:
 
 
 def _reporter(label: str, length: int | None) -> Callable[[int], None]:
-    """Return a callback counting steps done that prints, every :data:`REPORT_EVERY` seconds, how far the work is."""
-    started = last = time.monotonic()
-    done = 0
+    """Return a callback counting steps done that prints, every :data:`REPORT_EVERY` seconds, how far the work is.
+
+    Its clock starts at the first call (a worker may call it with 0 as it
+    begins), so what ran before, such as the build and solve ahead of a
+    report's simulation, counts neither in the time so far nor in the
+    estimate of the time left.
+    """
+    started: float | None = None
+    last = 0.0
+    done = first = 0  # steps done in all, and by the first call (done before the clock started)
 
     def advance(steps: int) -> None:
-        nonlocal done, last
+        nonlocal started, last, done, first
         done += steps
         now = time.monotonic()
+        if started is None:
+            started, last, first = now, now, done
+            return
         if now - last < REPORT_EVERY or (length is not None and done >= length):
             return
         last = now
         if length is None:
             click.echo(f"{label}: {done:,} so far, {_duration(now - started)}", err=True)
         else:
-            left = (now - started) * (length - done) / done
+            timed = done - first
+            left = f", about {_duration((now - started) * (length - done) / timed)} left" if timed else ""
             click.echo(f"{label}: {done:,} of {length:,} ({100 * done / length:.0f} %), "
-                       f"{_duration(now - started)} so far, about {_duration(left)} left", err=True)
+                       f"{_duration(now - started)} so far{left}", err=True)
 
     return advance
 
@@ -504,10 +515,11 @@ def report(ctx: click.Context, game: str, params: tuple[str, ...], simulated_gam
 
     games_to_play = simulated_games * report_simulations(chosen, values)
     engine = _engine(ctx, create=True)
-    with _progress("solving", solve_steps(chosen, values)) as solving:
-        prepare_game(engine, chosen, values, on_build=announce, progress=solving)
-    with _progress("simulating", games_to_play) as progress:
-        data = game_report(engine, chosen, values, simulated_games=simulated_games, seed=seed, progress=progress)
+    with _activity(f"building {game}, edges") as building, _progress("solving", solve_steps(chosen, values)) as steps:
+        prepare_game(engine, chosen, values, on_build=announce, progress=steps, building=building)
+    with _activity(f"solving {game}, layers") as layers, _progress("simulating", games_to_play) as progress:
+        data = game_report(engine, chosen, values, simulated_games=simulated_games, seed=seed, progress=progress,
+                           layers=layers)
     if diagrams_dir is not None:
         data["diagrams"] = draw_game_diagrams(engine, chosen, values, diagrams_dir)
     if as_json:

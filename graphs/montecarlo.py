@@ -98,7 +98,7 @@ def simulate(
 ) -> Estimate:
     """Return the estimate of ``policy``'s expected payoff over ``games`` random games.
 
-    ``progress`` is called with the number of games played after each chunk.
+    ``progress`` is called with 0 as play begins, then with the number of games played after each chunk.
     Raises DicegraphError when the game has no simulator or ``games`` < 2.
     """
     if not can_simulate(game):
@@ -110,6 +110,8 @@ def simulate(
     play = game.simulator(params, policy)  # type: ignore[attr-defined]
     rng = np.random.default_rng(seed)
     count, mean, squares = 0, 0.0, 0.0  # running mean and sum of squared deviations (Chan et al.)
+    if progress is not None:
+        progress(0)
     for start in range(0, games, CHUNK):
         size = min(CHUNK, games - start)
         payoffs = np.asarray(play(size, rng), dtype=np.float64)

@@ -479,22 +479,24 @@ def moves_of(t: _Tables, seat: int = 0) -> sa.Select:
                                                               t.term.c.edge_id.is_not(None))
 
 
-def root_values(connection: sa.Connection, graph_id: int, seats: Sequence[Seat]) -> list[float]:
+def root_values(connection: sa.Connection, graph_id: int, seats: Sequence[Seat],
+                progress: ComponentsDone | None = None) -> list[float]:
     """Return the root's value for each seat (nothing is stored): for a match of two policies, the first
-    entry is the probability that the first seat, moving first, wins."""
-    t, _ = run(connection, graph_id, seats)
+    entry is the probability that the first seat, moving first, wins. ``progress`` counts the layers done."""
+    t, _ = run(connection, graph_id, seats, progress)
     found = dict(connection.execute(sa.select(t.term.c.seat, t.term.c.coeff)
                                     .where(t.term.c.node_id == 0, t.term.c.anchor == VALUE)).all())
     t.drop(connection)
     return [found[seat] for seat in range(len(seats))]
 
 
-def head_to_head(connection: sa.Connection, graph_id: int, first: str, second: str) -> tuple[float, float]:
+def head_to_head(connection: sa.Connection, graph_id: int, first: str, second: str,
+                 progress: ComponentsDone | None = None) -> tuple[float, float]:
     """Return the exact probabilities that a player following stored policy ``first``, moving first, beats one
     following ``second``, and that ``second``, moving first, beats ``first`` (in a two-player zero-sum graph
     seen from the mover; one run, nothing stored): each seat is one player to move, and a pass leads to the
-    other's."""
+    other's. ``progress`` counts the layers done."""
     seats = [Seat(find_policy(connection, graph_id, first).id, after_pass=1),
              Seat(find_policy(connection, graph_id, second).id, after_pass=0)]
-    first_moves, second_moves = root_values(connection, graph_id, seats)
+    first_moves, second_moves = root_values(connection, graph_id, seats, progress)
     return first_moves, second_moves

@@ -36,7 +36,7 @@ def ensure_evaluated(connection: sa.Connection, graph_id: int, game: Game,
 
     A game module may name further solves: ``solves = {name: (objective, goal text)}``,
     e.g. ``{"optimal-shut": ("max", "payoff = 0")}``. ``progress``
-    counts the layers each solve has done.
+    counts the layers each solve and evaluation has done.
     """
     if stores_turn_once(game):  # solved by the turn-joined solve (store/turns.py), per turn state
         return
@@ -45,16 +45,19 @@ def ensure_evaluated(connection: sa.Connection, graph_id: int, game: Game,
     for name, (objective, goal) in wanted.items():
         if name not in names:
             solve(connection, graph_id, objective, name, progress, goal=None if goal is None else Goal.parse(goal))
-    evaluate_stored(connection, graph_id)
+    evaluate_stored(connection, graph_id, progress)
 
 
-def evaluate_stored(connection: sa.Connection, graph_id: int) -> list[str]:
-    """Evaluate every stored policy of the graph not yet evaluated (the builder's agents); return their names."""
+def evaluate_stored(connection: sa.Connection, graph_id: int, progress: Progress | None = None) -> list[str]:
+    """Evaluate every stored policy of the graph not yet evaluated (the builder's agents); return their names.
+
+    ``progress`` counts the layers each evaluation has done.
+    """
     rows = connection.execute(sa.select(policy.c.id, policy.c.name).where(policy.c.graph_id == graph_id)
                               .order_by(policy.c.id)).all()
     evaluated = [row for row in rows if not is_evaluated(connection, row.id)]
     for row in evaluated:
-        evaluate(connection, row.id)
+        evaluate(connection, row.id, progress)
     return [row.name for row in evaluated]
 
 
@@ -66,6 +69,7 @@ def game_report(
     simulated_games: int = 0,
     seed: int = DEFAULT_SEED,
     progress: Progress | None = None,
+    layers: Progress | None = None,
 ) -> dict[str, Any]:
     """Return the game's report: every policy's value, and the optimal outcome distribution.
 
@@ -74,7 +78,8 @@ def game_report(
     solved by :func:`prepare_game` and returns its ``turn_report`` instead.
     With ``simulated_games``, and a simulator for the game, each policy also
     gets a ``monte_carlo`` estimate (``store.simulation.monte_carlo``) played
-    from the rules with ``seed``; ``progress`` counts the games played.
+    from the rules with ``seed``; ``progress`` counts the games played, and
+    ``layers`` the layers that the solves and evaluations have done.
 
     >>> from graphs import get_game
     >>> from store.db import open_database
@@ -93,7 +98,7 @@ def game_report(
     further = [build_graph(engine, game, other).graph_id for other in getattr(game, "report_graphs", lambda _: [])(params)]
     with engine.begin() as connection:
         for graph_id in [built.graph_id, *further]:
-            ensure_evaluated(connection, graph_id, game)
+            ensure_evaluated(connection, graph_id, game, layers)
         policies = list_policies(connection, built.graph_id)
         for row in policies:
             if row["goal"] is not None:  # report the payoff it expects; its value is the goal's probability
@@ -110,7 +115,7 @@ def game_report(
         report = _generic_report(game, params, built, policies, distribution)
         analyse = getattr(game, "analyse", None)
         if analyse is not None:
-            report |= analyse(GraphView(connection, built.graph_id), params, report)
+            report |= analyse(GraphView(connection, built.graph_id, layers), params, report)
     return report
 
 

@@ -19,7 +19,7 @@ reads a key.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import sqlalchemy as sa
@@ -38,10 +38,13 @@ from store.sweep import sweep_outcomes
 
 
 class GraphView:
-    """One stored graph, read through ``connection`` (see :class:`graphs.protocol.StoredGraph`)."""
+    """One stored graph, read through ``connection`` (see :class:`graphs.protocol.StoredGraph`).
 
-    def __init__(self, connection: sa.Connection, graph_id: int):
-        self.connection, self.graph_id = connection, graph_id
+    ``progress``, when given, counts the layers that :meth:`match` has played on a graph with cycles.
+    """
+
+    def __init__(self, connection: sa.Connection, graph_id: int, progress: Callable[[int], None] | None = None):
+        self.connection, self.graph_id, self.progress = connection, graph_id, progress
         row = connection.execute(sa.select(graph.c.game, graph.c.params).where(graph.c.id == graph_id)).one()
         self.game, self.params = row.game, json.loads(row.params)
         self._turn_graph: turns.TurnGraph | None = None
@@ -139,7 +142,7 @@ class GraphView:
         round (one run for both: ``store/turn_cycles.py`` for a race whose turn is stored once, else ``store/cycles.py``)."""
         if callable(getattr(get_game(self.game), "turn", None)):
             return turn_cycles.match(self.connection, self._turn(), first, second)
-        return cycles.head_to_head(self.connection, self.graph_id, first, second)
+        return cycles.head_to_head(self.connection, self.graph_id, first, second, self.progress)
 
     def convergence(self, policy_name: str) -> dict[str, Any] | None:
         """Return the policy's record of how its cyclic components converged (None without cycles)."""

@@ -312,11 +312,28 @@ def test_long_work_reports_progress_when_stderr_is_not_a_terminal(
     monkeypatch.setattr(cli, "REPORT_EVERY", 0.0)
     url = f"sqlite:///{tmp_path / 'log.db'}"
     built = run(url, "build", "synthetic", "-p", "layers=6", "-p", "width=10000")
-    assert built.exit_code == 0 and "building synthetic, edges: 20,000 so far" in built.stderr
+    assert built.exit_code == 0 and "building synthetic, edges: 40,000 so far" in built.stderr  # 20,000 a batch
     simulated = run(url, "simulate", "jackpot", "--policy", "hilo", "-n", "300000")
     assert simulated.exit_code == 0
     assert any(line.startswith("simulating: ") and " of 300,000 (" in line and "left" in line
                for line in simulated.stderr.splitlines()), simulated.stderr
+    reported = run(url, "report", "pig", "-p", "target=12", "-n", "0")  # a graph with cycles: solves, evaluations, matches
+    assert reported.exit_code == 0 and "solving pig, layers: " in reported.stderr, reported.stderr
+
+
+def test_progress_times_the_work_from_its_first_step(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """A report opens its simulation's progress before it builds and solves: the time so far and the time left
+    count from the first step (simulate calls it with 0 as play begins), not from when the counter was made."""
+    import cli
+
+    now = [0.0]
+    monkeypatch.setattr(cli.time, "monotonic", lambda: now[0])
+    advance = cli._reporter("simulating", 10_000)  # made at 0 s
+    now[0] = 100.0
+    advance(0)  # play begins at 100 s
+    now[0] = 110.0
+    advance(2_500)
+    assert capsys.readouterr().err == "simulating: 2,500 of 10,000 (25 %), 10 s so far, about 30 s left\n"
 
 
 def test_duckdb_a_second_process_waits_for_the_first_and_says_so(tmp_path: Path) -> None:

@@ -367,7 +367,8 @@ def solve_command(ctx: click.Context, graph: str, params: tuple[str, ...], objec
         started = time.perf_counter()
         with _progress("solving", row.layers) as progress:
             policy_id = solve(connection, row.id, objective, name, progress)
-        evaluated = evaluate_stored(connection, row.id)
+        with _activity("evaluating the agents, layers") as evaluating:
+            evaluated = evaluate_stored(connection, row.id, evaluating)
         seconds = time.perf_counter() - started
         root = next(p["value"] for p in list_policies(connection, row.id) if p["name"] == name)
         converged = policy_convergence(connection, policy_id)

@@ -319,6 +319,9 @@ def test_long_work_reports_progress_when_stderr_is_not_a_terminal(
                for line in simulated.stderr.splitlines()), simulated.stderr
     reported = run(url, "report", "pig", "-p", "target=12", "-n", "0")  # a graph with cycles: solves, evaluations, matches
     assert reported.exit_code == 0 and "solving pig, layers: " in reported.stderr, reported.stderr
+    assert run(url, "build", "pig", "-p", "target=10").exit_code == 0
+    solved = run(url, "solve", "pig", "-p", "target=10")  # the optimum, then the agents' evaluations
+    assert solved.exit_code == 0 and "evaluating the agents, layers: " in solved.stderr, solved.stderr
 
 
 def test_progress_times_the_work_from_its_first_step(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:

@@ -173,6 +173,14 @@ def _reporter(label: str, length: int | None) -> Callable[[int], None]:
     return advance
 
 
+def _prepared(engine: sa.Engine, game: Game, params: Mapping[str, Any], what: str, solving: str,
+              on_build: Callable[[BuildResult], None] | None = None) -> BuildResult:
+    """Return :func:`prepare_game`'s build of ``game``, its edges and a turn game's solve steps (labelled
+    ``solving``) shown on stderr as they go."""
+    with _activity(f"building {what}, edges") as building, _progress(solving, solve_steps(game, params)) as steps:
+        return prepare_game(engine, game, params, on_build=on_build, progress=steps, building=building)
+
+
 def _duration(seconds: float) -> str:
     """Return a duration for people, e.g. ``'4 s'``, ``'2 min 5 s'``."""
     minutes, rest = divmod(int(seconds + 0.5), 60)
@@ -193,9 +201,7 @@ class CommandSession:
         one-state turn solve works in temporary tables).
         """
         engine = open_database(self.url, create=True, on_wait=lambda message: click.echo(message, err=True))
-        with _activity(f"building {what}, edges") as building, \
-                _progress(f"solving {what} (first use only), steps", solve_steps(game, params)) as steps:
-            built = prepare_game(engine, game, params, progress=steps, building=building)
+        built = _prepared(engine, game, params, what, f"solving {what} (first use only), steps")
         with _activity(f"solving {what}, layers") as solving, engine.begin() as connection:
             ensure_evaluated(connection, built.graph_id, game, solving)
         with engine.connect() as connection:
@@ -516,8 +522,7 @@ def report(ctx: click.Context, game: str, params: tuple[str, ...], simulated_gam
 
     games_to_play = simulated_games * report_simulations(chosen, values)
     engine = _engine(ctx, create=True)
-    with _activity(f"building {game}, edges") as building, _progress("solving", solve_steps(chosen, values)) as steps:
-        prepare_game(engine, chosen, values, on_build=announce, progress=steps, building=building)
+    _prepared(engine, chosen, values, game, "solving", on_build=announce)
     with _activity(f"solving {game}, layers") as layers, _progress("simulating", games_to_play) as progress:
         data = game_report(engine, chosen, values, simulated_games=simulated_games, seed=seed, progress=progress,
                            layers=layers)

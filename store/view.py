@@ -19,7 +19,7 @@ reads a key.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import sqlalchemy as sa
@@ -43,7 +43,7 @@ class GraphView:
     ``progress``, when given, counts the layers that :meth:`match` has played on a graph with cycles.
     """
 
-    def __init__(self, connection: sa.Connection, graph_id: int, progress: Callable[[int], None] | None = None):
+    def __init__(self, connection: sa.Connection, graph_id: int, progress: cycles.ComponentsDone | None = None):
         self.connection, self.graph_id, self.progress = connection, graph_id, progress
         row = connection.execute(sa.select(graph.c.game, graph.c.params).where(graph.c.id == graph_id)).one()
         self.game, self.params = row.game, json.loads(row.params)

@@ -54,6 +54,12 @@ def has_arg_min(connection: sa.Connection) -> bool:
     return connection.dialect.name == "duckdb"
 
 
+def has_bare_max(connection: sa.Connection) -> bool:
+    """Return whether a grouping with one ``max()`` takes its other, ungrouped columns from the row holding the
+    maximum (SQLite's documented "bare columns" of a min/max query; other backends refuse such columns)."""
+    return connection.dialect.name == "sqlite"
+
+
 def plan_whole_layers(connection: sa.Connection) -> None:
     """On PostgreSQL, have the rest of the transaction join work tables by hashing, not by nested loops.
 

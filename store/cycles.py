@@ -19,8 +19,8 @@ exactly:
   if none does, the solution is exact and the component is done (the
   *residual* records the largest gap and the linear system's error).
   Otherwise it is the next pass's guess. The first guess of an anchor is the
-  value of the solved position its game's ``first_guess`` hook names, else
-  the mean of the anchors' values in the component solved before.
+  mean value of the solved positions its game's ``first_guess`` hook names,
+  else the mean of the anchors' values in the component solved before.
 
 A node's value is per *seat*: in a two-player zero-sum game stored from the
 mover's view (edges of ``sign`` -1 hand the turn over), seat ``i`` is "the
@@ -35,7 +35,7 @@ Acyclic layers are components without anchors: one pass each.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 import sqlalchemy as sa
@@ -50,7 +50,7 @@ TIE_TOLERANCE = 1e-12  # as store.solve's: the first move streamed within it of 
 RESIDUAL_TOLERANCE = 1e-12  # relative: |T(x) - x| at which a component is solved
 MAX_PASSES = 60
 ComponentsDone = Callable[[int], None]
-Guess = Callable[[str], "str | None"]  # an anchor's key -> the key of a solved position whose value guesses its own
+Guess = Callable[[str], "str | tuple[str, ...] | None"]  # an anchor's key -> the keys of solved positions whose mean value guesses its own
 
 
 class NotConverged(DicegraphError):
@@ -287,8 +287,8 @@ class _Component:
         self.index = {variable: i for i, variable in enumerate(self.variables)}
 
     def first_guess(self, start: float, guess: Guess | None) -> object:
-        """Return the first guess of each variable: the value, for the same seat, of the solved position that
-        ``guess`` names for its anchor, else ``start``."""
+        """Return the first guess of each variable: the mean value, for the same seat, of the solved positions
+        that ``guess`` names for its anchor, else ``start``."""
         import numpy as np
 
         seats = self.t.seats
@@ -297,12 +297,15 @@ class _Component:
             return found
         named = named_positions(self.connection, self.graph_id, guess, node.c.id.in_(self.anchors))
         term = self.t.term
-        solved = sa.select(term.c.node_id, term.c.seat, term.c.coeff).where(term.c.node_id.in_(named.values()),
+        wanted = sorted({node_id for ids in named.values() for node_id in ids})
+        solved = sa.select(term.c.node_id, term.c.seat, term.c.coeff).where(term.c.node_id.in_(wanted),
                                                                             term.c.anchor == VALUE)
-        values = {(node_id, seat): value for node_id, seat, value in self.connection.execute(solved)}
+        values: dict[int, list[float]] = {}
+        for node_id, seat, value in self.connection.execute(solved):
+            values.setdefault(node_id, [start] * seats)[seat] = value
         for i, variable in enumerate(self.variables):
             anchor, seat = divmod(variable, seats)
-            found[i] = values.get((named.get(anchor), seat), start)
+            found[i] = mean_guess(named.get(anchor, ()), values, [start] * seats)[seat]
         return found
 
     def start_pass(self, guess: Sequence[float]) -> None:
@@ -435,13 +438,35 @@ def game_guess(connection: sa.Connection, graph_id: int) -> Guess | None:
 
 
 def named_positions(connection: sa.Connection, graph_id: int, guess: Guess,
-                    which: sa.ColumnElement[bool]) -> dict[int, int]:
-    """Return node id -> the id of the position ``guess`` names for it, for the graph's nodes that ``which``
-    selects (a node left out has none, or one the graph does not hold)."""
+                    which: sa.ColumnElement[bool]) -> dict[int, tuple[int, ...]]:
+    """Return node id -> the ids of the positions ``guess`` names for it (one key or several), for the graph's
+    nodes that ``which`` selects; a node left out has none that the graph holds."""
     keys = connection.execute(sa.select(node.c.id, node.c.key).where(node.c.graph_id == graph_id, which)).all()
-    named = {node_id: guess(key) for node_id, key in keys}
-    ids = node_ids(connection, graph_id, (key for key in named.values() if key is not None))
-    return {node_id: ids[key] for node_id, key in named.items() if key in ids}
+    named = {node_id: _as_keys(guess(key)) for node_id, key in keys}
+    ids = node_ids(connection, graph_id, (key for keys in named.values() for key in keys))
+    found = {node_id: tuple(ids[key] for key in keys if key in ids) for node_id, keys in named.items()}
+    return {node_id: held for node_id, held in found.items() if held}
+
+
+def _as_keys(named: str | tuple[str, ...] | None) -> tuple[str, ...]:
+    """Return a ``first_guess`` hook's answer as a tuple of keys: ``'a'`` -> ``('a',)``, None -> ``()``."""
+    if named is None:
+        return ()
+    return (named,) if isinstance(named, str) else tuple(named)
+
+
+def mean_guess(ids: Sequence[int], solved: Mapping[int, Sequence[float]], start: list[float]) -> list[float]:
+    """Return, per seat, the mean of the values ``solved`` holds for the positions ``ids``, else ``start``.
+
+    >>> mean_guess((7, 8, 9), {7: [0.25, 1.0], 8: [0.75, 0.0]}, [0.0, 0.0])
+    [0.5, 0.5]
+    >>> mean_guess((9,), {}, [0.5])
+    [0.5]
+    """
+    known = [solved[node_id] for node_id in ids if node_id in solved]
+    if not known:
+        return start
+    return [sum(values[seat] for values in known) / len(known) for seat in range(len(start))]
 
 
 def run(connection: sa.Connection, graph_id: int, seats: Sequence[Seat],

@@ -17,8 +17,9 @@ last down, each exactly:
   unknown per state and seat): Newton's method on ``T(x) - x``, whose pieces
   are linear, so a few passes find the moves that are best at their own
   values; a layer is done when ``T(x)`` reproduces ``x`` (the *residual*).
-  The first guess of a state is the value of the solved state its game's
-  ``first_guess`` hook names, else the mean value of the layer solved before.
+  The first guess of a state is the mean value of the solved states its
+  game's ``first_guess`` hook names, else the mean value of the layer solved
+  before.
 
 *Seats*, as in ``store/cycles.py``: seat ``i`` is "the player to move plays
 seat ``i``'s way"; a pass leads to seat ``after_pass``. A seat maximises
@@ -41,7 +42,7 @@ import sqlalchemy as sa
 from graphs.errors import DicegraphError, InvalidGraph
 from store.catalog import find_policy
 from store.cycles import (MAX_PASSES, RESIDUAL_TOLERANCE, TIE_TOLERANCE, Convergence, Guess, NotConverged, components,
-                          game_guess, named_positions)
+                          game_guess, mean_guess, named_positions)
 from store.schema import EdgeId, choice, edge, node, policy, turn_policy
 from store.scratch import has_arg_min, has_bare_max, plan_whole_layers, temporary_table, turn_work_table
 from store.turns import TurnGraph, ensure_policy
@@ -270,11 +271,11 @@ def _loops(connection: sa.Connection, span: sa.Row, states: tuple[int, int]) -> 
 
 def _first_guesses(connection: sa.Connection, graph: TurnGraph, states: tuple[int, int], guess: Guess | None,
                    solved: dict[int, list[float]], start: list[float]) -> dict[int, list[float]]:
-    """Return the first guess of each state of a layer (node ids ``states``), per seat: the values of the solved
-    state that ``guess`` names for it, else ``start``."""
+    """Return the first guess of each state of a layer (node ids ``states``), per seat: the mean value of the
+    solved states that ``guess`` names for it, else ``start``."""
     ids = range(states[0], states[1] + 1)
     named = {} if guess is None else named_positions(connection, graph.graph_id, guess, node.c.id.between(*states))
-    return {state: solved.get(named.get(state), start) for state in ids}
+    return {state: mean_guess(named.get(state, ()), solved, start) for state in ids}
 
 
 def _solve_layer(connection: sa.Connection, work: _Work, layer: int, first_guesses: dict[int, list[float]],

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import sqlalchemy as sa
 
-from store.schema import EdgeId
+from store.schema import EdgeId, edge
 
 
 def create_afresh(connection: sa.Connection, table: sa.Table) -> sa.Table:
@@ -123,3 +123,29 @@ def turn_work_table(connection: sa.Connection, name: str, *columns: sa.Column) -
     Keyed except where joins hash (:func:`hashed_joins`); nothing upserts into these tables.
     """
     return keyed_pair_table(connection, name, "state", *columns, indexed=not hashed_joins(connection))
+
+
+def edge_copy(connection: sa.Connection, name: str, first_edge: int, last_edge: int) -> sa.Table:
+    """Return a new temporary table holding the edges ``first_edge .. last_edge``, with the columns a solve joins
+    by and reads (``id``, ``src``, ``dst``, ``kind``, ``weight``, ``reward``), in id order.
+
+    For statements that join a part of the graph, played from many states, with
+    its work rows: DuckDB hashes the side of a join it estimates smaller, and
+    estimates a range of the whole edge table large, so it hashed the work rows
+    instead; a table of the part alone is hashed. Keyed by ``id`` where joins
+    do not hash (:func:`hashed_joins`), for the ranges the statements select.
+    """
+    keyed = not hashed_joins(connection)
+    table = sa.Table(
+        name,
+        sa.MetaData(),
+        sa.Column("id", EdgeId, primary_key=keyed, autoincrement=False, nullable=False),
+        *(sa.Column(column.name, column.type, nullable=column.nullable) for column in
+          (edge.c.src, edge.c.dst, edge.c.kind, edge.c.weight, edge.c.reward)),
+        prefixes=["TEMPORARY"],
+    )
+    create_afresh(connection, table)
+    columns = [column.name for column in table.c]
+    connection.execute(sa.insert(table).from_select(columns, sa.select(*(edge.c[name] for name in columns))
+                                                    .where(edge.c.id.between(first_edge, last_edge)).order_by(edge.c.id)))
+    return table

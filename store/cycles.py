@@ -442,14 +442,18 @@ def named_positions(connection: sa.Connection, graph_id: int, guess: Guess,
     """Return node id -> the ids of the positions ``guess`` names for it (one key or several), for the graph's
     nodes that ``which`` selects; a node left out has none that the graph holds."""
     keys = connection.execute(sa.select(node.c.id, node.c.key).where(node.c.graph_id == graph_id, which)).all()
-    named = {node_id: _as_keys(guess(key)) for node_id, key in keys}
+    named = {node_id: guessed_keys(guess(key)) for node_id, key in keys}
     ids = node_ids(connection, graph_id, (key for keys in named.values() for key in keys))
     found = {node_id: tuple(ids[key] for key in keys if key in ids) for node_id, keys in named.items()}
     return {node_id: held for node_id, held in found.items() if held}
 
 
-def _as_keys(named: str | tuple[str, ...] | None) -> tuple[str, ...]:
-    """Return a ``first_guess`` hook's answer as a tuple of keys: ``'a'`` -> ``('a',)``, None -> ``()``."""
+def guessed_keys(named: str | tuple[str, ...] | None) -> tuple[str, ...]:
+    """Return a ``first_guess`` hook's answer as a tuple of keys.
+
+    >>> guessed_keys("1-2"), guessed_keys(("1-2", "2-1")), guessed_keys(None)
+    (('1-2',), ('1-2', '2-1'), ())
+    """
     if named is None:
         return ()
     return (named,) if isinstance(named, str) else tuple(named)

@@ -36,7 +36,7 @@ from graphs.errors import BadParameter
 from graphs.montecarlo import can_simulate, simulate
 from graphs.protocol import CHANCE, DECISION, TERMINAL, CyclicLayers, Edge, Game, Node, Param, Row, resolve_params, value_text
 from graphs.rules import exact_value
-from store import turn_cycles, turns
+from store import cycles, turn_cycles, turns
 from store.db import open_database
 from store.load import build_graph
 from store.report import ensure_evaluated
@@ -113,8 +113,7 @@ def test_first_guesses_name_positions_of_components_solved_before(game: Game) ->
     components = [row for row in rows if isinstance(row, CyclicLayers)]
     anchors = [(row.key, part) for part in components for row in rows
                if isinstance(row, Node) and row.layer == part.first and row.kind != TERMINAL]
-    named = {key: game.first_guess(params, key) for key, _ in anchors}
-    named = {key: (keys,) if isinstance(keys, str) else tuple(keys or ()) for key, keys in named.items()}
+    named = {key: cycles.guessed_keys(game.first_guess(params, key)) for key, _ in anchors}
     assert any(named.values())
     for key, part in anchors:
         for guessed in named[key]:  # solved before: in a component deeper down, as the solver goes

@@ -275,13 +275,15 @@ class Game(Protocol):
       not fit together.
     * ``estimated_edges(values) -> int``: the graph's size before building it
       (a build over ``store.load.MAX_EDGES`` is refused unless forced).
-    * ``first_guess(params, key) -> str | tuple[str, ...] | None``: for a
-      position that a cyclic component loops back to (a race's turn start),
-      the key of a position of a component solved before whose value is a
-      good first guess of its own (Pig: the opponent two points further on),
-      or several keys, whose mean value is (5000 as a race: either player 50
-      points further on). It only saves Newton passes (``store/cycles.py``,
-      ``store/turn_cycles.py``); the answers are the same without it.
+    * ``first_guess(params, key) -> str | tuple[str, ...] | dict[str, float] | None``:
+      for a position that a cyclic component loops back to (a race's turn
+      start), the key of a position of a component solved before whose value
+      is a good first guess of its own (Pig: the opponent two points further
+      on), or several keys, whose mean value is, or keys with weights, whose
+      weighted mean is (5000 as a race: each player 50 points further on,
+      weight 1, and both, weight -1: a bilinear extrapolation). It only saves
+      Newton passes (``store/cycles.py``, ``store/turn_cycles.py``); the
+      answers are the same without it.
     * ``solves: dict[name, (objective, goal text)]``: solves besides
       ``optimal``, e.g. ``{"optimal-shut": ("max", "payoff = 0")}``.
     * ``diagrams: dict[name, options]``: the pictures ``report --diagrams`` draws.

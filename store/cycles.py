@@ -19,7 +19,7 @@ exactly:
   if none does, the solution is exact and the component is done (the
   *residual* records the largest gap and the linear system's error).
   Otherwise it is the next pass's guess. The first guess of an anchor is the
-  mean value of the solved positions its game's ``first_guess`` hook names,
+  (weighted) mean value of the solved positions its game's ``first_guess`` hook names,
   else the mean of the anchors' values in the component solved before.
 
 A node's value is per *seat*: in a two-player zero-sum game stored from the
@@ -50,7 +50,8 @@ TIE_TOLERANCE = 1e-12  # as store.solve's: the first move streamed within it of 
 RESIDUAL_TOLERANCE = 1e-12  # relative: |T(x) - x| at which a component is solved
 MAX_PASSES = 60
 ComponentsDone = Callable[[int], None]
-Guess = Callable[[str], "str | tuple[str, ...] | None"]  # an anchor's key -> the keys of solved positions whose mean value guesses its own
+Named = "str | tuple[str, ...] | Mapping[str, float] | None"  # what a first_guess hook names
+Guess = Callable[[str], Named]  # an anchor's key -> the solved positions whose (weighted) mean value guesses its own
 
 
 class NotConverged(DicegraphError):
@@ -305,7 +306,7 @@ class _Component:
             values.setdefault(node_id, [start] * seats)[seat] = value
         for i, variable in enumerate(self.variables):
             anchor, seat = divmod(variable, seats)
-            found[i] = mean_guess(named.get(anchor, ()), values, [start] * seats)[seat]
+            found[i] = mean_guess(named.get(anchor, {}), values, [start] * seats)[seat]
         return found
 
     def start_pass(self, guess: Sequence[float]) -> None:
@@ -438,39 +439,52 @@ def game_guess(connection: sa.Connection, graph_id: int) -> Guess | None:
 
 
 def named_positions(connection: sa.Connection, graph_id: int, guess: Guess,
-                    which: sa.ColumnElement[bool]) -> dict[int, tuple[int, ...]]:
-    """Return node id -> the ids of the positions ``guess`` names for it (one key or several), for the graph's
-    nodes that ``which`` selects; a node left out has none that the graph holds."""
+                    which: sa.ColumnElement[bool]) -> dict[int, dict[int, float]]:
+    """Return node id -> {id of a position ``guess`` names for it: its weight} (see :func:`guess_weights`), for
+    the graph's nodes that ``which`` selects; a node left out has none that the graph holds."""
     keys = connection.execute(sa.select(node.c.id, node.c.key).where(node.c.graph_id == graph_id, which)).all()
-    named = {node_id: guessed_keys(guess(key)) for node_id, key in keys}
-    ids = node_ids(connection, graph_id, (key for keys in named.values() for key in keys))
-    found = {node_id: tuple(ids[key] for key in keys if key in ids) for node_id, keys in named.items()}
+    named = {node_id: guess_weights(guess(key)) for node_id, key in keys}
+    ids = node_ids(connection, graph_id, (key for weights in named.values() for key in weights))
+    found = {node_id: {ids[key]: weight for key, weight in weights.items() if key in ids}
+             for node_id, weights in named.items()}
     return {node_id: held for node_id, held in found.items() if held}
 
 
-def guessed_keys(named: str | tuple[str, ...] | None) -> tuple[str, ...]:
-    """Return a ``first_guess`` hook's answer as a tuple of keys.
+def guess_weights(named: str | tuple[str, ...] | Mapping[str, float] | None) -> dict[str, float]:
+    """Return a ``first_guess`` hook's answer as key -> weight: one key, several (equal weights) or a mapping
+    of keys to weights (which may be negative, to extrapolate), or none.
 
-    >>> guessed_keys("1-2"), guessed_keys(("1-2", "2-1")), guessed_keys(None)
-    (('1-2',), ('1-2', '2-1'), ())
+    >>> guess_weights("1-2"), guess_weights(("1-2", "2-1")), guess_weights(None)
+    ({'1-2': 1.0}, {'1-2': 1.0, '2-1': 1.0}, {})
+    >>> guess_weights({"1-2": 1, "2-1": 1, "2-2": -1})
+    {'1-2': 1.0, '2-1': 1.0, '2-2': -1.0}
     """
     if named is None:
-        return ()
-    return (named,) if isinstance(named, str) else tuple(named)
+        return {}
+    if isinstance(named, str):
+        return {named: 1.0}
+    if isinstance(named, Mapping):
+        return {key: float(weight) for key, weight in named.items()}
+    return {key: 1.0 for key in named}
 
 
-def mean_guess(ids: Sequence[int], solved: Mapping[int, Sequence[float]], start: list[float]) -> list[float]:
-    """Return, per seat, the mean of the values ``solved`` holds for the positions ``ids``, else ``start``.
+def mean_guess(weights: Mapping[int, float], solved: Mapping[int, Sequence[float]], start: list[float]) -> list[float]:
+    """Return, per seat, the weighted mean of the values ``solved`` holds for the positions ``weights`` names
+    (id -> weight), over those it holds; ``start`` when it holds none, or their weights add up to nothing.
 
-    >>> mean_guess((7, 8, 9), {7: [0.25, 1.0], 8: [0.75, 0.0]}, [0.0, 0.0])
+    >>> mean_guess({7: 1.0, 8: 1.0, 9: 1.0}, {7: [0.25, 1.0], 8: [0.75, 0.0]}, [0.0, 0.0])
     [0.5, 0.5]
-    >>> mean_guess((9,), {}, [0.5])
+    >>> mean_guess({7: 1.0, 8: 1.0, 9: -1.0}, {7: [0.5], 8: [0.25], 9: [0.125]}, [0.0])
+    [0.625]
+    >>> mean_guess({9: 1.0}, {}, [0.5])
     [0.5]
     """
-    known = [solved[node_id] for node_id in ids if node_id in solved]
-    if not known:
+    known = {node_id: weight for node_id, weight in weights.items() if node_id in solved}
+    total = sum(known.values())
+    if total <= 0:
         return start
-    return [sum(values[seat] for values in known) / len(known) for seat in range(len(start))]
+    return [sum(weight * solved[node_id][seat] for node_id, weight in known.items()) / total
+            for seat in range(len(start))]
 
 
 def run(connection: sa.Connection, graph_id: int, seats: Sequence[Seat],

@@ -17,8 +17,8 @@ last down, each exactly:
   unknown per state and seat): Newton's method on ``T(x) - x``, whose pieces
   are linear, so a few passes find the moves that are best at their own
   values; a layer is done when ``T(x)`` reproduces ``x`` (the *residual*).
-  The first guess of a state is the mean value of the solved states its
-  game's ``first_guess`` hook names, else the mean value of the layer solved
+  The first guess of a state is the (weighted) mean value of the solved
+  states its game's ``first_guess`` hook names, else the mean value of the layer solved
   before.
 
 *Seats*, as in ``store/cycles.py``: seat ``i`` is "the player to move plays
@@ -281,7 +281,7 @@ def _first_guesses(connection: sa.Connection, graph: TurnGraph, states: tuple[in
     solved states that ``guess`` names for it, else ``start``."""
     ids = range(states[0], states[1] + 1)
     named = {} if guess is None else named_positions(connection, graph.graph_id, guess, node.c.id.between(*states))
-    return {state: mean_guess(named.get(state, ()), solved, start) for state in ids}
+    return {state: mean_guess(named.get(state, {}), solved, start) for state in ids}
 
 
 def _solve_layer(connection: sa.Connection, work: _Work, layer: int, first_guesses: dict[int, list[float]],

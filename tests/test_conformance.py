@@ -113,7 +113,7 @@ def test_first_guesses_name_positions_of_components_solved_before(game: Game) ->
     components = [row for row in rows if isinstance(row, CyclicLayers)]
     anchors = [(row.key, part) for part in components for row in rows
                if isinstance(row, Node) and row.layer == part.first and row.kind != TERMINAL]
-    named = {key: cycles.guessed_keys(game.first_guess(params, key)) for key, _ in anchors}
+    named = {key: cycles.guess_weights(game.first_guess(params, key)) for key, _ in anchors}
     assert any(named.values())
     for key, part in anchors:
         for guessed in named[key]:  # solved before: in a component deeper down, as the solver goes

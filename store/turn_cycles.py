@@ -34,7 +34,7 @@ probability that the first wins.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 import sqlalchemy as sa
@@ -44,7 +44,8 @@ from store.catalog import find_policy
 from store.cycles import (MAX_PASSES, RESIDUAL_TOLERANCE, TIE_TOLERANCE, Convergence, Guess, NotConverged, components,
                           game_guess, mean_guess, named_positions)
 from store.schema import EdgeId, choice, edge, node, policy, turn_policy
-from store.scratch import edge_copy, has_arg_min, has_bare_max, plan_whole_layers, temporary_table, turn_work_table
+from store.scratch import (edge_copy, has_arg_min, has_bare_max, pays_per_statement, plan_whole_layers, temporary_table,
+                           turn_work_table)
 from store.turns import TurnGraph, ensure_policy
 
 StatesDone = Callable[[int], None]
@@ -109,12 +110,11 @@ class _Work:
         """Return what seat ``i`` ranks a step by: its value, the ranking solve's, or (an agent) whether it wins at once."""
         return after.c[f"p{i}"] if self.seats[i].kind == FOLLOW else reward + after.c[f"p{i}"]
 
-    def start(self, connection: sa.Connection, which: sa.ColumnElement[bool], states: tuple[int, int]) -> None:
-        """Put in the turn table each end of each state whose moves ``which`` selects (a state layer's: node ids
-        ``states``): the state's move through it is worth its reward plus (``sign`` times) the value of where it
-        leads, for the seat then to move; its derivative is the sign when it leads back into the layer."""
+    def start(self, connection: sa.Connection, which: sa.ColumnElement[bool], looping: sa.ColumnElement[bool]) -> None:
+        """Put in the turn table each end of each state whose moves ``which`` selects: the state's move through it
+        is worth its reward plus (``sign`` times) the value of where it leads, for the seat then to move; its
+        derivative is the sign for the moves that ``looping`` selects (those leading back into their layer)."""
         st = self.state
-        looping = edge.c.dst.between(*states)
         columns = []
         for i, seat in enumerate(self.seats):
             then = sa.case((edge.c.sign == 1, st.c[f"v{i}"]), else_=st.c[f"v{seat.after_pass}"])
@@ -228,10 +228,12 @@ class _Work:
         rows = sa.select(picked.c.src, picked.c.state, *columns).select_from(joined)
         return sa.insert(self.turn).from_select(["node_id", "state", *self._names()], rows)
 
-    def play(self, connection: sa.Connection, span: sa.Row, states: tuple[int, int]) -> dict[int, list[tuple[float, float]]]:
-        """Play the turn from every state of the layer ``span`` at the values in the state table; return
-        state -> per seat (value, derivative in its loop state's value)."""
-        self.start(connection, edge.c.id.between(span.first_edge, span.last_edge), states)
+    def play(self, connection: sa.Connection, layers: Sequence[tuple[sa.Row, tuple[int, int]]]) -> dict[int, list[tuple[float, float]]]:
+        """Play the turn from every state of the state layers ``layers`` ((span, node ids) each) at once, at the
+        values in the state table; return state -> per seat (value, derivative in its loop state's value)."""
+        self.start(connection, sa.or_(*(edge.c.id.between(span.first_edge, span.last_edge) for span, _ in layers)),
+                   sa.or_(*(sa.and_(edge.c.id.between(span.first_edge, span.last_edge), edge.c.dst.between(*states))
+                            for span, states in layers)))
         self.play_turn(connection)
         columns = [self.turn.c[f"{name}{i}"] for i in range(len(self.seats)) for name in ("v", "d")]
         found = {row[0]: [(row[1 + 2 * i], row[2 + 2 * i]) for i in range(len(self.seats))]
@@ -275,19 +277,52 @@ def _loops(connection: sa.Connection, span: sa.Row, states: tuple[int, int]) -> 
     return found
 
 
-def _first_guesses(connection: sa.Connection, graph: TurnGraph, states: tuple[int, int], guess: Guess | None,
-                   solved: dict[int, list[float]], start: list[float]) -> dict[int, list[float]]:
-    """Return the first guess of each state of a layer (node ids ``states``), per seat: the mean value of the
-    solved states that ``guess`` names for it, else ``start``."""
-    ids = range(states[0], states[1] + 1)
-    named = {} if guess is None else named_positions(connection, graph.graph_id, guess, node.c.id.between(*states))
-    return {state: mean_guess(named.get(state, {}), solved, start) for state in ids}
+Guesses = dict[int, list[float]]  # state -> a value per seat
+Played = dict[int, list[tuple[float, float]]]  # state -> per seat (value, derivative in its loop state's value)
 
 
-def _solve_layer(connection: sa.Connection, work: _Work, layer: int, first_guesses: dict[int, list[float]],
-                 rank: dict[int, float], convergence: Convergence) -> dict[int, list[float]]:
-    """Solve the cyclic state layer ``layer`` exactly from ``first_guesses`` (state -> a value per seat); return
-    state -> its value per seat."""
+@dataclass(frozen=True)
+class _Ahead:
+    """The layer solved next, played along with each pass of this one after the first: when this one's values
+    then prove exact, that was the next one's first pass. ``guesses`` gives its first guesses from this
+    layer's values."""
+
+    layer: int
+    guesses: Callable[[Guesses], Guesses]
+
+
+@dataclass(frozen=True)
+class _FirstPass:
+    """A layer's first pass, played along with the last pass of the layer above: the guesses and what it gave."""
+
+    guesses: Guesses
+    played: Played
+
+
+def _named(connection: sa.Connection, graph: TurnGraph, states: tuple[int, int],
+           guess: Guess | None) -> dict[int, dict[int, float]]:
+    """Return, for the states of a layer (node ids ``states``), the solved states ``guess`` names and their weights."""
+    return {} if guess is None else named_positions(connection, graph.graph_id, guess, node.c.id.between(*states))
+
+
+def _first_guesses(states: tuple[int, int], named: dict[int, dict[int, float]], solved: Mapping[int, list[float]],
+                   start: list[float]) -> Guesses:
+    """Return the first guess of each state of a layer (node ids ``states``), per seat: the weighted mean value of
+    the solved states ``named`` for it, else ``start``."""
+    return {state: mean_guess(named.get(state, {}), solved, start) for state in range(states[0], states[1] + 1)}
+
+
+def _mean_values(found: Guesses, seats: int) -> list[float]:
+    """Return the mean value per seat of a layer's states."""
+    return [sum(xs[i] for xs in found.values()) / len(found) for i in range(seats)]
+
+
+def _solve_layer(connection: sa.Connection, work: _Work, layer: int, first_guesses: Guesses, rank: dict[int, float],
+                 convergence: Convergence, ahead: _Ahead | None = None,
+                 first_pass: _FirstPass | None = None) -> tuple[Guesses, _FirstPass | None]:
+    """Solve the cyclic state layer ``layer`` exactly from ``first_guesses`` (state -> a value per seat), or from
+    ``first_pass`` when it was played already; return state -> its value per seat, and the first pass of the
+    layer ``ahead`` when it was played along with the last pass (else None)."""
     import numpy as np
 
     graph, seats = work.graph, work.seats
@@ -296,12 +331,24 @@ def _solve_layer(connection: sa.Connection, work: _Work, layer: int, first_guess
     ids = list(range(states[0], states[1] + 1))
     size = len(ids) * len(seats)
     index = {(state, i): k * len(seats) + i for k, state in enumerate(ids) for i in range(len(seats))}
+    if first_pass is not None:
+        first_guesses = first_pass.guesses
     guess = np.array([first_guesses[state][i] for state in ids for i in range(len(seats))])
     maximising = work.maximising
+    next_pass = None
     for passes in range(1, MAX_PASSES + 1):
-        work.set_values(connection, states, {state: [guess[index[state, i]] for i in range(len(seats))] for state in ids},
-                        rank)
-        played = work.play(connection, span, states)
+        current = {state: [float(guess[index[state, i]]) for i in range(len(seats))] for state in ids}
+        along = None
+        if passes == 1 and first_pass is not None:
+            played = first_pass.played
+        else:
+            work.set_values(connection, states, current, rank)
+            layers = [(span, states)]
+            if ahead is not None and passes > 1:  # a Newton solution, which may prove exact: play the next layer too
+                along = ahead.guesses(current)
+                work.set_values(connection, graph.layer_ids[ahead.layer], along, rank)
+                layers.append((graph.game_spans[ahead.layer], graph.layer_ids[ahead.layer]))
+            played = work.play(connection, layers)
         values, matrix, constants = np.zeros(size), np.zeros((size, size)), np.zeros(size)
         for state in ids:
             loop = loops.get(state)
@@ -316,6 +363,8 @@ def _solve_layer(connection: sa.Connection, work: _Work, layer: int, first_guess
         residual = float(np.max(np.abs(values - guess)))
         if maximising and residual <= RESIDUAL_TOLERANCE * (1 + float(np.max(np.abs(guess)))):
             solution = values
+            if along is not None:
+                next_pass = _FirstPass(along, {state: played[state] for state in along})
             break
         solution = np.linalg.solve(np.eye(size) - matrix, constants)
         if not maximising:  # the moves do not depend on the values: the linear solution is exact
@@ -325,7 +374,7 @@ def _solve_layer(connection: sa.Connection, work: _Work, layer: int, first_guess
     else:
         raise NotConverged(f"turn states of layer {layer} did not settle in {MAX_PASSES} passes")
     convergence.add(passes, residual, 0)
-    return {state: [float(solution[index[state, i]]) for i in range(len(seats))] for state in ids}
+    return {state: [float(solution[index[state, i]]) for i in range(len(seats))] for state in ids}, next_pass
 
 
 def run(connection: sa.Connection, graph: TurnGraph, seats: Sequence[TurnSeat], rank_policy: int | None = None,
@@ -337,6 +386,11 @@ def run(connection: sa.Connection, graph: TurnGraph, seats: Sequence[TurnSeat], 
     ``rank_policy``: the stored solve whose values :data:`RANK` seats rank by.
     ``keep(layer, values, convergence)`` is called after each layer (to store and commit it); ``solved``
     gives the values of layers solved before (resuming), which are not solved again.
+
+    Where a statement costs more than its rows (:func:`store.scratch.pays_per_statement`), a maximising
+    solve plays the next layer along with each pass after the first: the pass that proves a layer's
+    values exact is then also the next layer's first (its first guess made from those values). A pass
+    that does not prove them exact wastes the next layer's rows, not statements.
     """
     if any(seat.kind == RANK for seat in seats) and rank_policy is None:
         raise DicegraphError("a seat ranks moves by a stored solve: name it (rank_policy)")
@@ -351,18 +405,28 @@ def run(connection: sa.Connection, graph: TurnGraph, seats: Sequence[TurnSeat], 
     payoffs = graph_payoffs(connection, graph)
     start = [sum(payoffs) / max(len(payoffs), 1)] * len(seats)
     guess = game_guess(connection, graph.graph_id) if work.maximising else None
-    for layer in sorted(graph.layer_ids, reverse=True):
-        if layer < down_to:
-            break
+    speculate = work.maximising and pays_per_statement(connection)
+    order = [layer for layer in sorted(graph.layer_ids, reverse=True) if layer >= down_to]
+    first_pass: _FirstPass | None = None
+    named_next: dict[int, dict[int, float]] | None = None
+    for position, layer in enumerate(order):
         states = graph.layer_ids[layer]
         if states[0] in values:
             work.set_values(connection, states, {s: values[s] for s in range(states[0], states[1] + 1)}, rank)
             continue
-        first_guesses = _first_guesses(connection, graph, states, guess, values, start)
-        found = _solve_layer(connection, work, layer, first_guesses, rank, convergence)
+        named = named_next if named_next is not None else _named(connection, graph, states, guess)
+        first_guesses = _first_guesses(states, named, values, start) if first_pass is None else first_pass.guesses
+        ahead = named_next = None
+        if speculate and position + 1 < len(order):
+            next_states = graph.layer_ids[order[position + 1]]
+            named_next = _named(connection, graph, next_states, guess)
+            ahead = _Ahead(order[position + 1], lambda tentative, next_states=next_states, named_next=named_next:
+                           _first_guesses(next_states, named_next, {**values, **tentative},
+                                          _mean_values(tentative, len(seats))))
+        found, first_pass = _solve_layer(connection, work, layer, first_guesses, rank, convergence, ahead, first_pass)
         work.set_values(connection, states, found, rank)
         values.update(found)
-        start = [sum(xs[i] for xs in found.values()) / len(found) for i in range(len(seats))]
+        start = _mean_values(found, len(seats))
         if keep is not None:
             keep(layer, found, convergence)
     work.drop(connection)
@@ -452,7 +516,8 @@ def turn_node_values(connection: sa.Connection, graph: TurnGraph, states: Sequen
     root_layer = graph.turn_spans[0].layer
     wanted = temporary_table(connection, "tcy_wanted")
     connection.execute(sa.insert(wanted), [{"node_id": state} for state in states])
-    work.start(connection, sa.and_(edge.c.src.in_(sa.select(wanted.c.node_id)), edge.c.src_layer < root_layer), (-1, -1))
+    work.start(connection, sa.and_(edge.c.src.in_(sa.select(wanted.c.node_id)), edge.c.src_layer < root_layer),
+               sa.false())
     work.play_turn(connection)
     rows = (sa.select(work.turn.c.state, work.turn.c.node_id, work.turn.c.v0)
             .select_from(work.turn.join(node, sa.and_(node.c.graph_id == graph.graph_id, node.c.id == work.turn.c.node_id)))

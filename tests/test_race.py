@@ -127,3 +127,46 @@ def test_duckdb_solves_and_matches_exactly(tmp_path):
             for value, exact in zip(got, race_exact.match(200, first, second)):
                 assert math.isclose(value, exact, rel_tol=1e-12), (first, second)
     engine.dispose()
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "duckdb"])
+def test_playing_the_next_score_sum_along_changes_no_value_and_no_pass(tmp_path, monkeypatch, backend):
+    """Played along with each pass after a score sum's first, the next sum's first pass saves a turn played per
+    score sum whose values the pass proves exact; the values and the Newton passes stay those of a solve that
+    plays one sum at a time (the numpy reference's passes: it guesses the same way)."""
+    from graphs import get_game
+    from store import turn_cycles, turns
+    from store.db import open_database
+    from store.load import build_graph
+
+    game, params = get_game("5000-race"), {"target": 300}
+    engine = open_database(f"{backend}:///{tmp_path / 'race.db'}", create=True)
+    built = build_graph(engine, game, params)
+    plays = []  # per turn played, the score sums played from
+    original_play = turn_cycles._Work.play
+
+    def counted_play(self, connection, layers):
+        plays.append(len(layers))
+        return original_play(self, connection, layers)
+
+    monkeypatch.setattr(turn_cycles._Work, "play", counted_play)
+    seat = [turn_cycles.TurnSeat(turn_cycles.MAXIMISE, None, 0)]
+    solves = {}
+    with engine.connect() as connection:
+        graph = turns.TurnGraph.load(connection, built.graph_id, game.turn(params))
+        for speculate in (False, True):
+            monkeypatch.setattr(turn_cycles, "pays_per_statement", lambda connection, on=speculate: on)
+            plays.clear()
+            values, convergence = turn_cycles.run(connection, graph, seat)
+            solves[speculate] = values, convergence, list(plays)
+    engine.dispose()
+    (alone, one_by_one, plays_alone), (along, together, plays_along) = solves[False], solves[True]
+    assert alone.keys() == along.keys()
+    for state, value in alone.items():
+        assert math.isclose(along[state][0], value[0], rel_tol=1e-12, abs_tol=1e-15), state
+    _, numpy_passes = race_numpy.solve(params["target"])
+    assert together.passes == one_by_one.passes == sum(numpy_passes)
+    assert plays_alone == [1] * one_by_one.passes
+    layers = one_by_one.components
+    assert len(plays_along) == one_by_one.passes - (layers - 1)  # every sum's first pass but the top's played along
+    assert plays_along.count(2) >= layers - 1

@@ -174,6 +174,14 @@ class TurnStructure:
     ``end``; its reward is added. ``encoder(nodes, moves)`` makes the
     :class:`DecisionEncoder` from the turn's decision nodes ``(id, key)`` and
     moves ``(offset, src, dst, label)``. ``states`` counts the states (progress).
+
+    ``progress`` (a turn node's key -> a number) and ``horizon`` (a turn
+    state's key -> a number), both or neither, let a solve leave out what no
+    play reaches: from a state, the turn's chance and decision nodes whose
+    progress is the state's horizon or more are not valued. The game promises
+    that every way to them passes a decision with a move that wins at once,
+    which any player takes (5000 as a race: a turn total from which banking
+    reaches the target); ``tests/test_conformance.py`` checks the promise.
     """
 
     root: str
@@ -181,6 +189,8 @@ class TurnStructure:
     policies: tuple[TurnPolicy, ...]
     encoder: Callable[[Sequence[tuple[int, str]], Sequence[tuple[int, int, int, str]]], DecisionEncoder]
     states: int
+    progress: Callable[[str], int] | None = None
+    horizon: Callable[[str], int] | None = None
 
 
 class StoredGraph(Protocol):

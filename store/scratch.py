@@ -132,9 +132,11 @@ def turn_work_table(connection: sa.Connection, name: str, *columns: sa.Column) -
     return keyed_pair_table(connection, name, "state", *columns, indexed=not hashed_joins(connection))
 
 
-def edge_copy(connection: sa.Connection, name: str, first_edge: int, last_edge: int) -> sa.Table:
+def edge_copy(connection: sa.Connection, name: str, first_edge: int, last_edge: int,
+              progress: sa.Table | None = None) -> sa.Table:
     """Return a new temporary table holding the edges ``first_edge .. last_edge``, with the columns a solve joins
-    by and reads (``id``, ``src``, ``dst``, ``kind``, ``weight``, ``reward``), in id order.
+    by and reads (``id``, ``src``, ``dst``, ``kind``, ``weight``, ``reward``), in id order; with ``progress``
+    (a table ``(node_id, progress)``), also the progress of each edge's source (NULL where it has none).
 
     For statements that join a part of the graph, played from many states, with
     its work rows: DuckDB hashes the side of a join it estimates smaller, and
@@ -143,16 +145,23 @@ def edge_copy(connection: sa.Connection, name: str, first_edge: int, last_edge: 
     do not hash (:func:`hashed_joins`), for the ranges the statements select.
     """
     keyed = not hashed_joins(connection)
+    extra = [sa.Column("progress", sa.Integer)] if progress is not None else []
     table = sa.Table(
         name,
         sa.MetaData(),
         sa.Column("id", EdgeId, primary_key=keyed, autoincrement=False, nullable=False),
         *(sa.Column(column.name, column.type, nullable=column.nullable) for column in
           (edge.c.src, edge.c.dst, edge.c.kind, edge.c.weight, edge.c.reward)),
+        *extra,
         prefixes=["TEMPORARY"],
     )
     create_afresh(connection, table)
-    columns = [column.name for column in table.c]
-    connection.execute(sa.insert(table).from_select(columns, sa.select(*(edge.c[name] for name in columns))
+    columns = [edge.c[column.name] for column in table.c if column.name != "progress"]
+    source: sa.FromClause = edge
+    if progress is not None:
+        source = edge.outerjoin(progress, progress.c.node_id == edge.c.src)
+        columns.append(progress.c.progress)
+    connection.execute(sa.insert(table).from_select([column.name for column in table.c], sa.select(*columns)
+                                                    .select_from(source)
                                                     .where(edge.c.id.between(first_edge, last_edge)).order_by(edge.c.id)))
     return table

@@ -71,21 +71,32 @@ def has_cyclic_states(connection: sa.Connection, graph: TurnGraph) -> bool:
 class _Work:
     """The temporary tables and statements of one run (seats as columns ``p_i, v_i, d_i``)."""
 
-    def __init__(self, connection: sa.Connection, graph: TurnGraph, seats: Sequence[TurnSeat], copy_turn: bool = False):
+    def __init__(self, connection: sa.Connection, graph: TurnGraph, seats: Sequence[TurnSeat], copy_turn: bool = False,
+                 prune: bool = False):
         """``copy_turn``: play the turn from a temporary copy of its edges (:func:`store.scratch.edge_copy`), worth
         it for a whole solve: on DuckDB a pass over the race to 5000's score sums took 0.66 to 1.21 s against
-        1.25 to 2.02 s."""
+        1.25 to 2.02 s. ``prune`` (with ``copy_turn``): leave out the turn's nodes at or past each state's
+        horizon, when the game gives them (:class:`graphs.protocol.TurnStructure`)."""
         self.graph, self.seats = graph, list(seats)
+        structure = graph.structure
+        self.pruned = copy_turn and prune and structure.progress is not None and structure.horizon is not None
         first, last = graph.turn_spans[0].first_edge, graph.turn_spans[-1].last_edge
-        self.edges = edge_copy(connection, "tcy_edge", first, last) if copy_turn else edge
+        progress = self._progress_table(connection) if self.pruned else None
+        self.edges = edge_copy(connection, "tcy_edge", first, last, progress) if copy_turn else edge
+        if progress is not None:
+            progress.drop(connection)
+        self.horizons = self._horizons(connection) if self.pruned else {}
         self.maximising = any(seat.kind == MAXIMISE for seat in seats)  # else the moves are fixed: one pass from any guess
         self.carried = has_arg_min(connection)  # the move's columns are taken where it is chosen, not joined back
         self.bare_max = has_bare_max(connection)
         numbers = range(len(seats))
+        def horizon() -> list[sa.Column]:
+            return [sa.Column("horizon", sa.Integer)] if self.pruned else []
+
         self.state = temporary_table(connection, "tcy_state", *(sa.Column(f"v{i}", sa.Double) for i in numbers),
-                                     sa.Column("rank", sa.Double), sa.Column("sure", sa.Double, nullable=False))
-        self.turn = turn_work_table(connection, "tcy_turn", *(sa.Column(f"{name}{i}", sa.Double, nullable=False)
-                                                             for i in numbers for name in ("p", "v", "d")))
+                                     sa.Column("rank", sa.Double), sa.Column("sure", sa.Double, nullable=False), *horizon())
+        self.turn = turn_work_table(connection, "tcy_turn", *horizon(), *(sa.Column(f"{name}{i}", sa.Double, nullable=False)
+                                                                         for i in numbers for name in ("p", "v", "d")))
         self.ends = temporary_table(connection, "tcy_end", sa.Column("label", sa.Text, nullable=False))
         connection.execute(sa.insert(self.ends), [{"node_id": node_id, "label": graph.structure.ends[key]}
                                                   for key, node_id in graph.ends.items()])
@@ -99,6 +110,37 @@ class _Work:
             ["node_id", *(f"v{i}" for i in numbers), "rank", "sure"], over))
         self.chance = self._chance()
         self.decide = self._decide()
+
+    def _progress_table(self, connection: sa.Connection) -> sa.Table:
+        """Return a new temporary table of the progress of the turn's chance and decision nodes (the game's
+        ``progress`` of each key)."""
+        root_layer = self.graph.turn_spans[0].layer
+        table = temporary_table(connection, "tcy_progress", sa.Column("progress", sa.Integer, nullable=False))
+        keys = connection.execute(sa.select(node.c.id, node.c.key).where(
+            node.c.graph_id == self.graph.graph_id, node.c.layer >= root_layer, node.c.kind != "terminal"))
+        progress = self.graph.structure.progress
+        connection.execute(sa.insert(table), [{"node_id": node_id, "progress": progress(key)} for node_id, key in keys])
+        return table
+
+    def _horizons(self, connection: sa.Connection) -> dict[int, int]:
+        """Return turn state -> its horizon (the game's ``horizon`` of its key)."""
+        root_layer = self.graph.turn_spans[0].layer
+        horizon = self.graph.structure.horizon
+        return {node_id: horizon(key) for node_id, key in connection.execute(sa.select(node.c.id, node.c.key).where(
+            node.c.graph_id == self.graph.graph_id, node.c.layer < root_layer, node.c.kind != "terminal"))}
+
+    def _carried(self, after: sa.FromClause) -> list[sa.ColumnElement]:
+        """Return the columns a row carries from the row it is valued from besides its values (the horizon)."""
+        return [after.c.horizon] if self.pruned else []
+
+    def _played(self, e: sa.FromClause, after: sa.FromClause) -> sa.ColumnElement[bool]:
+        """Return which (edge, row it leads to) a statement joins: all, or those whose source lies short of the
+        row's state's horizon."""
+        return e.c.progress < after.c.horizon if self.pruned else sa.true()
+
+    def _into(self) -> list[str]:
+        """Return the turn table's columns a statement inserts, in order: the keys, the horizon, the values."""
+        return ["node_id", "state", *(["horizon"] if self.pruned else []), *self._names()]
 
     def drop(self, connection: sa.Connection) -> None:
         """Drop the tables."""
@@ -126,10 +168,13 @@ class _Work:
             else:
                 profit = sa.case((edge.c.sign == 1, st.c.sure), else_=0.0)
             columns += [profit, value, sa.case((looping, sa.cast(edge.c.sign, sa.Double)), else_=0.0)]
-        rows = (sa.select(self.ends.c.node_id, edge.c.src, *columns)
-                .select_from(edge.join(st, st.c.node_id == edge.c.dst).join(self.ends, self.ends.c.label == edge.c.label))
+        joined = edge.join(st, st.c.node_id == edge.c.dst).join(self.ends, self.ends.c.label == edge.c.label)
+        mover = st.alias("mover")
+        if self.pruned:
+            joined = joined.join(mover, mover.c.node_id == edge.c.src)
+        rows = (sa.select(self.ends.c.node_id, edge.c.src, *self._carried(mover), *columns).select_from(joined)
                 .where(which, edge.c.kind == "move"))
-        connection.execute(sa.insert(self.turn).from_select(["node_id", "state", *self._names()], rows))
+        connection.execute(sa.insert(self.turn).from_select(self._into(), rows))
 
     def _names(self) -> list[str]:
         return [f"{name}{i}" for i in range(len(self.seats)) for name in ("p", "v", "d")]
@@ -142,10 +187,11 @@ class _Work:
             columns += [sa.func.sum(e.c.weight * self._profit(i, e.c.reward, after)) / weight,
                         sa.func.sum(e.c.weight * (e.c.reward + after.c[f"v{i}"])) / weight,
                         sa.func.sum(e.c.weight * after.c[f"d{i}"]) / weight]
-        rows = (sa.select(e.c.src, after.c.state, *columns)
+        rows = (sa.select(e.c.src, after.c.state, *self._carried(after), *columns)
                 .select_from(e.join(after, after.c.node_id == e.c.dst))
-                .where(e.c.id.between(FIRST, LAST), e.c.kind == "roll").group_by(e.c.src, after.c.state))
-        return sa.insert(self.turn).from_select(["node_id", "state", *self._names()], rows)
+                .where(e.c.id.between(FIRST, LAST), e.c.kind == "roll", self._played(e, after))
+                .group_by(e.c.src, after.c.state, *self._carried(after)))
+        return sa.insert(self.turn).from_select(self._into(), rows)
 
     def _decide(self) -> sa.Insert:
         """Each (decision node, state)'s move and its columns, for every seat at once."""
@@ -167,10 +213,11 @@ class _Work:
         worth = e.c.reward + after.c.v0
         best = sa.func.max(worth)
         slope = sa.func.arg_max(after.c.d0, worth) if self.carried else after.c.d0
-        rows = (sa.select(e.c.src, after.c.state, best, best, slope)
+        rows = (sa.select(e.c.src, after.c.state, *self._carried(after), best, best, slope)
                 .select_from(e.join(after, after.c.node_id == e.c.dst))
-                .where(e.c.id.between(FIRST, LAST), e.c.kind == "move").group_by(e.c.src, after.c.state))
-        return sa.insert(self.turn).from_select(["node_id", "state", *self._names()], rows)
+                .where(e.c.id.between(FIRST, LAST), e.c.kind == "move", self._played(e, after))
+                .group_by(e.c.src, after.c.state, *self._carried(after)))
+        return sa.insert(self.turn).from_select(self._into(), rows)
 
     def _decide_by_window(self) -> sa.Insert:
         """Each seat's move at each (decision node, state), and its columns, in one statement: the best profit by a
@@ -192,8 +239,8 @@ class _Work:
                 joins = joins.outerjoin(agent, sa.and_(agent.c.policy_id == seat.policy_id, agent.c.node_id == e.c.src,
                                                        agent.c.edge_id == e.c.id))
                 columns.append(agent.c.edge_id.label(f"own{i}"))
-        moves = (sa.select(e.c.src, after.c.state, e.c.id, *columns).select_from(joins)
-                 .where(e.c.id.between(FIRST, LAST), e.c.kind == "move").subquery("moves"))
+        moves = (sa.select(e.c.src, after.c.state, *self._carried(after), e.c.id, *columns).select_from(joins)
+                 .where(e.c.id.between(FIRST, LAST), e.c.kind == "move", self._played(e, after)).subquery("moves"))
         picks, candidates = [], []
         for i, seat in enumerate(self.seats):
             q, best = moves.c[f"q{i}"], moves.c[f"best{i}"]
@@ -213,10 +260,10 @@ class _Work:
                     picks += [sa.func.arg_min(moves.c[name], taken) for name in (f"q{i}", f"v{i}", f"d{i}")]
                 else:
                     picks.append(sa.func.min(taken).label(f"edge{i}"))
-        picked = (sa.select(moves.c.src, moves.c.state, *picks).where(sa.or_(*candidates))
-                  .group_by(moves.c.src, moves.c.state))
+        picked = (sa.select(moves.c.src, moves.c.state, *self._carried(moves), *picks).where(sa.or_(*candidates))
+                  .group_by(moves.c.src, moves.c.state, *self._carried(moves)))
         if self.carried:
-            return sa.insert(self.turn).from_select(["node_id", "state", *self._names()], picked)
+            return sa.insert(self.turn).from_select(self._into(), picked)
         picked = picked.subquery("picked")
         joined: sa.FromClause = picked
         columns = []
@@ -225,8 +272,8 @@ class _Work:
             joined = joined.join(move, move.c.id == picked.c[f"edge{i}"]).join(
                 then, sa.and_(then.c.node_id == move.c.dst, then.c.state == picked.c.state))
             columns += [self._profit(i, move.c.reward, then), move.c.reward + then.c[f"v{i}"], then.c[f"d{i}"]]
-        rows = sa.select(picked.c.src, picked.c.state, *columns).select_from(joined)
-        return sa.insert(self.turn).from_select(["node_id", "state", *self._names()], rows)
+        rows = sa.select(picked.c.src, picked.c.state, *self._carried(picked), *columns).select_from(joined)
+        return sa.insert(self.turn).from_select(self._into(), rows)
 
     def play(self, connection: sa.Connection, layers: Sequence[tuple[sa.Row, tuple[int, int]]]) -> dict[int, list[tuple[float, float]]]:
         """Play the turn from every state of the state layers ``layers`` ((span, node ids) each) at once, at the
@@ -256,7 +303,8 @@ class _Work:
         """Replace the state table's rows of the layer's states (node ids ``states``) by ``values`` (per seat)."""
         connection.execute(sa.delete(self.state).where(self.state.c.node_id.between(*states)))
         connection.execute(sa.insert(self.state), [
-            {"node_id": state, **{f"v{i}": float(x) for i, x in enumerate(xs)}, "rank": rank.get(state), "sure": 0.0}
+            {"node_id": state, **{f"v{i}": float(x) for i, x in enumerate(xs)}, "rank": rank.get(state), "sure": 0.0,
+             **({"horizon": self.horizons[state]} if self.pruned else {})}
             for state, xs in values.items()])
 
 
@@ -395,7 +443,7 @@ def run(connection: sa.Connection, graph: TurnGraph, seats: Sequence[TurnSeat], 
     if any(seat.kind == RANK for seat in seats) and rank_policy is None:
         raise DicegraphError("a seat ranks moves by a stored solve: name it (rank_policy)")
     plan_whole_layers(connection)
-    work = _Work(connection, graph, seats, copy_turn=True)
+    work = _Work(connection, graph, seats, copy_turn=True, prune=True)
     rank: dict[int, float] = {}
     if rank_policy is not None:
         rank = dict(connection.execute(sa.select(turn_policy.c.node_id, turn_policy.c.value)

@@ -279,7 +279,26 @@ def turn(params: Mapping[str, Any]) -> TurnStructure:
     target = params["target"]
     steps = target // STEP
     return TurnStructure(root=ROOT, ends=ends(target), policies=(TurnPolicy(OPTIMAL),), encoder=NoDecisions,
-                         states=steps * steps)
+                         states=steps * steps, progress=turn_total, horizon=functools.partial(winning_total, target))
+
+
+def turn_total(key: str) -> int:
+    """Return the turn total before the roll of a turn node (a roll, or the decision after it), in points.
+
+    >>> turn_total("3d/250"), turn_total("3d/250/1-5-6")
+    (250, 250)
+    """
+    return int(key.split("/")[1])
+
+
+def winning_total(target: int, key: str) -> int:
+    """Return the turn total from which banking wins the race from the score pair ``key``: from there on
+    every decision banks to win (every player does), so the turn's nodes there are never played.
+
+    >>> winning_total(5000, "1500-350")
+    3500
+    """
+    return target - int(key.split("-")[0])
 
 
 class NoDecisions:

@@ -90,6 +90,29 @@ def test_headline_numbers_equal_sqlites(name: str, backend_url: str, sqlite_repo
         assert math.isclose(got[key], value, rel_tol=1e-12, abs_tol=1e-15), key
 
 
+def test_race_solve_and_match_equal_sqlites(backend_url: str, tmp_path: Path) -> None:
+    """5000 as a race (the turn stored once, cycles, horizons): the optimum's chance to win at the start and
+    threshold-2 against it in both seats, as on SQLite (PostgreSQL decides by the window, DuckDB by arg_max)."""
+    from store import turn_cycles, turns
+
+    game, params = get_game("5000-race"), {"target": 300}
+    found = []
+    for url in (f"sqlite:///{tmp_path / 'race.db'}", backend_url):
+        engine = open_database(url, create=True)
+        built = build_graph(engine, game, params)
+        with engine.connect() as connection:
+            graph = turns.TurnGraph.load(connection, built.graph_id, game.turn(params))
+            turn_cycles.ensure_solved(connection, graph)
+            optimal_id = turns.ensure_policy(connection, graph, "optimal")
+            optimal = turns.state_result(connection, built.graph_id, optimal_id, "0-0").value
+            found.append((optimal, *turn_cycles.match(connection, graph, "threshold-2", "optimal")))
+        engine.dispose()
+    (expected, got) = found
+    assert 0.5 < expected[0] < 1
+    for value, reference in zip(got, expected):
+        assert math.isclose(value, reference, rel_tol=1e-12, abs_tol=1e-15)
+
+
 def test_school_endgame_equals_sqlites(backend_url: str, tmp_path: Path) -> None:
     """School: the average table and the states with up to two combinations left, both policies.
 

@@ -15,7 +15,9 @@ layer of turn states is checked against an exact recursion over the built rows
 whole games in the game's own tests; its agents choose at every decision of
 the turn. When its turn states loop (a race, ``store/turn_cycles.py``), every
 state's optimum is checked against policy iteration in fractions on the graph
-with the turn copied into each state, on SQLite and DuckDB.
+with the turn copied into each state, on SQLite and DuckDB; when its turn gives
+horizons, what lies past a state's horizon must be reached only through a win
+at once (the solve leaves it out).
 """
 
 from __future__ import annotations
@@ -456,6 +458,48 @@ def copied_turns(game: Game, params: dict[str, Any]) -> tuple[list[Row], dict[st
             copied.append(row._replace(id=me, key=f"{state.key}|{row.key}"))
             copied.extend(e._replace(src=me, dst=ids[e.dst, state.id]) for e in out.get(row.id, []))
     return copied, {row.key: ids[row.id, -1] for row in states}
+
+
+def has_horizons(game: Game) -> bool:
+    """Return whether the game's turn gives its nodes a progress and its states a horizon (both are needed)."""
+    if not stores_turn_once(game):
+        return False
+    structure = game.turn(small_params(game))  # type: ignore[attr-defined]
+    assert (structure.progress is None) == (structure.horizon is None), "progress and horizon come together"
+    return structure.progress is not None
+
+
+@pytest.mark.parametrize("game", games(has_horizons))
+def test_what_lies_past_a_states_horizon_is_reached_only_through_a_win_at_once(game: Game) -> None:
+    """The promise a turn's horizons make (``TurnStructure``): from each state, a node short of its horizon is
+    reached (the root is), a roll short of it leads only to nodes short of it, and a decision short of it that
+    leads past it has a move to an end through which the state wins at once (a move of sign 1 to a terminal
+    of the top payoff, which every player takes)."""
+    params = small_params(game)
+    structure = game.turn(params)  # type: ignore[attr-defined]
+    nodes, out = nodes_and_edges(built_rows(game))
+    root = next(row for row in nodes.values() if row.key == structure.root)
+    states = [row for row in nodes.values() if row.layer < root.layer and row.kind != TERMINAL]
+    top = max(row.payoff for row in nodes.values() if row.layer < root.layer and row.kind == TERMINAL)
+    played = [row for row in nodes.values() if row.layer >= root.layer and row.kind != TERMINAL]
+    progress = {row.id: structure.progress(row.key) for row in played}
+    label_of_end = {row.id: structure.ends[row.key] for row in nodes.values()
+                    if row.layer >= root.layer and row.kind == TERMINAL}
+    left_out = 0
+    for state in states:
+        horizon = structure.horizon(state.key)
+        assert progress[root.id] < horizon, state.key
+        winning = {e.label for e in out[state.id] if e.sign == 1 and nodes[e.dst].kind == TERMINAL
+                   and nodes[e.dst].payoff >= top}
+        for row in played:
+            if progress[row.id] >= horizon:
+                left_out += 1
+                continue
+            past = [e for e in out[row.id] if e.dst in progress and progress[e.dst] >= horizon]
+            if past:
+                assert row.kind == DECISION, (state.key, row.key)
+                assert any(label_of_end.get(e.dst) in winning for e in out[row.id]), (state.key, row.key)
+    assert left_out > 0  # the horizons leave something out on the small parameters
 
 
 @pytest.mark.parametrize("backend", sorted(BACKENDS))

@@ -170,3 +170,51 @@ def test_playing_the_next_score_sum_along_changes_no_value_and_no_pass(tmp_path,
     layers = one_by_one.components
     assert len(plays_along) == one_by_one.passes - (layers - 1)  # every sum's first pass but the top's played along
     assert plays_along.count(2) >= layers - 1
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "duckdb"])
+def test_a_pass_leaves_out_the_turn_past_each_pairs_winning_total_and_changes_no_value(tmp_path, backend):
+    """Pruned by the race's horizons, a pass over the widest score sum values exactly the turn's nodes short of
+    each pair's winning turn total (and the turn's ends), fewer than all, and gives every pair the value
+    of the pass that plays the whole turn: at the solved values, those values."""
+    import sqlalchemy as sa
+
+    from graphs import get_game
+    from store import turn_cycles, turns
+    from store.db import open_database
+    from store.load import build_graph
+    from store.schema import edge, node
+
+    game, params = get_game("5000-race"), {"target": 300}
+    engine = open_database(f"{backend}:///{tmp_path / 'race.db'}", create=True)
+    built = build_graph(engine, game, params)
+    seat = [turn_cycles.TurnSeat(turn_cycles.MAXIMISE, None, 0)]
+    structure = game.turn(params)
+    rows, roots = {}, {}
+    with engine.connect() as connection:
+        graph = turns.TurnGraph.load(connection, built.graph_id, structure)
+        solved, _ = turn_cycles.run(connection, graph, seat)
+        layer = max(graph.layer_ids, key=lambda layer: graph.layer_ids[layer][1] - graph.layer_ids[layer][0])
+        span, states = graph.game_spans[layer], graph.layer_ids[layer]
+        keys = dict(connection.execute(sa.select(node.c.id, node.c.key).where(node.c.graph_id == built.graph_id)).all())
+        turn_nodes = connection.execute(sa.select(node.c.key).where(
+            node.c.graph_id == built.graph_id, node.c.layer >= graph.turn_spans[0].layer, node.c.kind != "terminal")).scalars().all()
+        for prune in (False, True):
+            work = turn_cycles._Work(connection, graph, seat, copy_turn=True, prune=prune)
+            for ids in graph.layer_ids.values():
+                work.set_values(connection, ids, {state: solved[state] for state in range(ids[0], ids[1] + 1)}, {})
+            work.start(connection, edge.c.id.between(span.first_edge, span.last_edge), edge.c.dst.between(*states))
+            work.play_turn(connection)
+            rows[prune] = connection.execute(sa.select(sa.func.count()).select_from(work.turn).where(
+                work.turn.c.node_id.not_in(list(graph.ends.values())))).scalar_one()
+            roots[prune] = dict(connection.execute(sa.select(work.turn.c.state, work.turn.c.v0)
+                                                   .where(work.turn.c.node_id == graph.root)).all())
+            work.drop(connection)
+    engine.dispose()
+    pairs = range(states[0], states[1] + 1)
+    assert rows[False] == len(pairs) * len(turn_nodes)
+    assert rows[True] == sum(structure.progress(key) < structure.horizon(keys[state]) for state in pairs for key in turn_nodes)
+    assert rows[True] < rows[False]
+    for state in pairs:
+        assert math.isclose(roots[True][state], roots[False][state], rel_tol=1e-15, abs_tol=1e-15), keys[state]
+        assert math.isclose(roots[True][state], solved[state][0], rel_tol=1e-12), keys[state]

@@ -5,21 +5,26 @@
 For each target and backend named (default: sqlite duckdb): build the race
 into an empty database (score pairs as turn states, the turn stored once),
 solve the optimum (``store/turn_cycles.py``: Newton's method per score sum),
-play threshold-2 against it in both seats (not with ``--solve-only``), and print the sizes (score pairs,
-(pair, turn node) combinations, joined edges per pass), each phase's time,
-the peak memory of the process so far (run one backend and target a process
-for each one's own) and the Newton passes. The answer is compared
-with the in-memory numpy solver of ``tests/race_numpy.py`` (the reference:
-its time, its passes and the ratio are printed). The issue's targets: the race
-to 5000 under 10 minutes on DuckDB and under an hour on SQLite; numpy under 20 s.
+play threshold-2 against it in both seats (not with ``--solve-only``), and
+print the sizes (score pairs, joined edges per pass, the (pair, turn node)
+combinations and those a pass values, short of each pair's horizon), each
+phase's time, the peak memory of the process so far (run one backend and
+target a process for each one's own) and the Newton passes. The answer is
+compared with the in-memory numpy solver of ``tests/race_numpy.py`` (the
+reference: its time, its passes and the ratio are printed). The issue's
+targets: the race to 5000 under 10 minutes on DuckDB and under an hour on
+SQLite; numpy under 20 s.
 """
 
 from __future__ import annotations
 
 import argparse
+import bisect
 import sys
 import time
 from pathlib import Path
+
+import sqlalchemy as sa
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
@@ -30,6 +35,7 @@ from store import turn_cycles, turns  # noqa: E402
 from store.catalog import policy_convergence  # noqa: E402
 from store.db import open_database  # noqa: E402
 from store.load import build_graph  # noqa: E402
+from store.schema import node  # noqa: E402
 from tests import race_numpy  # noqa: E402
 from tests.bench.phases import bench_database, peak_mib  # noqa: E402
 
@@ -45,6 +51,9 @@ def bench(backend: str, target: int, reference: float, reference_seconds: float,
         times = {"build": time.perf_counter() - started}
         with engine.connect() as connection:
             graph = turns.TurnGraph.load(connection, built.graph_id, game.turn(params))
+            valued, combinations = short_of_horizons(connection, graph)
+            print(f"  {backend}: a pass values {valued:,} of the {combinations:,} (pair, turn node) combinations "
+                  f"({valued / combinations:.0%}): those short of the pair's horizon")
             step = time.perf_counter()
             turn_cycles.ensure_solved(connection, graph)
             times["solve optimal"] = time.perf_counter() - step
@@ -63,6 +72,18 @@ def bench(backend: str, target: int, reference: float, reference_seconds: float,
           f"solve / numpy = {times['solve optimal'] / reference_seconds:.0f}")
     if match:
         print(f"    threshold-2 first {forward:.10f}, optimal first {backward:.10f}")
+
+
+def short_of_horizons(connection: sa.Connection, graph: turns.TurnGraph) -> tuple[int, int]:
+    """Return how many (turn state, turn node) combinations lie short of the state's horizon (those a pass
+    values), and how many there are."""
+    structure = graph.structure
+    root_layer = graph.turn_spans[0].layer
+    keys = connection.execute(sa.select(node.c.layer, node.c.key).where(
+        node.c.graph_id == graph.graph_id, node.c.kind != "terminal")).all()
+    progress = sorted(structure.progress(key) for layer, key in keys if layer >= root_layer)
+    horizons = [structure.horizon(key) for layer, key in keys if layer < root_layer]
+    return sum(bisect.bisect_left(progress, horizon) for horizon in horizons), len(progress) * len(horizons)
 
 
 def main() -> None:

@@ -18,8 +18,15 @@ last down, each exactly:
   are linear, so a few passes find the moves that are best at their own
   values; a layer is done when ``T(x)`` reproduces ``x`` (the *residual*).
   The first guess of a state is the (weighted) mean value of the solved
-  states its game's ``first_guess`` hook names, else the mean value of the layer solved
-  before.
+  states its game's ``first_guess`` hook names, else the mean value of the
+  layer solved before.
+* When the game's turn gives horizons (:class:`graphs.protocol.TurnStructure`),
+  a pass leaves out, per state, the turn's nodes at or past its horizon, which
+  play reaches only through a win at once (the race: from a turn total that
+  wins when banked, half the race to 5000's combinations).
+* Where statements cost more than rows (DuckDB), each pass after a layer's
+  first plays the next layer too, from its first guess: when the pass proves
+  the layer exact, that was the next layer's first pass.
 
 *Seats*, as in ``store/cycles.py``: seat ``i`` is "the player to move plays
 seat ``i``'s way"; a pass leads to seat ``after_pass``. A seat maximises
@@ -90,13 +97,12 @@ class _Work:
         self.carried = has_arg_min(connection)  # the move's columns are taken where it is chosen, not joined back
         self.bare_max = has_bare_max(connection)
         numbers = range(len(seats))
-        def horizon() -> list[sa.Column]:
-            return [sa.Column("horizon", sa.Integer)] if self.pruned else []
-
         self.state = temporary_table(connection, "tcy_state", *(sa.Column(f"v{i}", sa.Double) for i in numbers),
-                                     sa.Column("rank", sa.Double), sa.Column("sure", sa.Double, nullable=False), *horizon())
-        self.turn = turn_work_table(connection, "tcy_turn", *horizon(), *(sa.Column(f"{name}{i}", sa.Double, nullable=False)
-                                                                         for i in numbers for name in ("p", "v", "d")))
+                                     sa.Column("rank", sa.Double), sa.Column("sure", sa.Double, nullable=False),
+                                     *self._horizon_column())
+        self.turn = turn_work_table(connection, "tcy_turn", *self._horizon_column(),
+                                    *(sa.Column(f"{name}{i}", sa.Double, nullable=False)
+                                      for i in numbers for name in ("p", "v", "d")))
         self.ends = temporary_table(connection, "tcy_end", sa.Column("label", sa.Text, nullable=False))
         connection.execute(sa.insert(self.ends), [{"node_id": node_id, "label": graph.structure.ends[key]}
                                                   for key, node_id in graph.ends.items()])
@@ -112,8 +118,8 @@ class _Work:
         self.decide = self._decide()
 
     def _progress_table(self, connection: sa.Connection) -> sa.Table:
-        """Return a new temporary table of the progress of the turn's chance and decision nodes (the game's
-        ``progress`` of each key)."""
+        """Return a new temporary table of the progress of each of the turn's chance and decision nodes (the
+        game's ``progress`` of its key): every edge the turn's statements join leaves one of them."""
         root_layer = self.graph.turn_spans[0].layer
         table = temporary_table(connection, "tcy_progress", sa.Column("progress", sa.Integer, nullable=False))
         keys = connection.execute(sa.select(node.c.id, node.c.key).where(
@@ -128,6 +134,10 @@ class _Work:
         horizon = self.graph.structure.horizon
         return {node_id: horizon(key) for node_id, key in connection.execute(sa.select(node.c.id, node.c.key).where(
             node.c.graph_id == self.graph.graph_id, node.c.layer < root_layer, node.c.kind != "terminal"))}
+
+    def _horizon_column(self) -> list[sa.Column]:
+        """Return the column of a state's horizon, which the state table and the turn's rows hold when pruned."""
+        return [sa.Column("horizon", sa.Integer)] if self.pruned else []
 
     def _carried(self, after: sa.FromClause) -> list[sa.ColumnElement]:
         """Return the columns a row carries from the row it is valued from besides its values (the horizon)."""

@@ -56,6 +56,8 @@ from store.scratch import (edge_copy, has_arg_min, has_bare_max, pays_per_statem
 from store.turns import TurnGraph, ensure_policy
 
 StatesDone = Callable[[int], None]
+Guesses = dict[int, list[float]]  # state -> a value per seat
+Played = dict[int, list[tuple[float, float]]]  # state -> per seat (value, derivative in its loop state's value)
 MAXIMISE, RANK, FOLLOW = "max", "rank", "follow"
 
 
@@ -285,7 +287,7 @@ class _Work:
         rows = sa.select(picked.c.src, picked.c.state, *self._carried(picked), *columns).select_from(joined)
         return sa.insert(self.turn).from_select(self._into(), rows)
 
-    def play(self, connection: sa.Connection, layers: Sequence[tuple[sa.Row, tuple[int, int]]]) -> dict[int, list[tuple[float, float]]]:
+    def play(self, connection: sa.Connection, layers: Sequence[tuple[sa.Row, tuple[int, int]]]) -> Played:
         """Play the turn from every state of the state layers ``layers`` ((span, node ids) each) at once, at the
         values in the state table; return state -> per seat (value, derivative in its loop state's value)."""
         self.start(connection, sa.or_(*(edge.c.id.between(span.first_edge, span.last_edge) for span, _ in layers)),
@@ -335,10 +337,6 @@ def _loops(connection: sa.Connection, span: sa.Row, states: tuple[int, int]) -> 
     return found
 
 
-Guesses = dict[int, list[float]]  # state -> a value per seat
-Played = dict[int, list[tuple[float, float]]]  # state -> per seat (value, derivative in its loop state's value)
-
-
 @dataclass(frozen=True)
 class _Ahead:
     """The layer solved next, played along with each pass of this one after the first: when this one's values
@@ -375,11 +373,10 @@ def _mean_values(found: Guesses, seats: int) -> list[float]:
     return [sum(xs[i] for xs in found.values()) / len(found) for i in range(seats)]
 
 
-def _solve_layer(connection: sa.Connection, work: _Work, layer: int, first_guesses: Guesses, rank: dict[int, float],
-                 convergence: Convergence, ahead: _Ahead | None = None,
-                 first_pass: _FirstPass | None = None) -> tuple[Guesses, _FirstPass | None]:
-    """Solve the cyclic state layer ``layer`` exactly from ``first_guesses`` (state -> a value per seat), or from
-    ``first_pass`` when it was played already; return state -> its value per seat, and the first pass of the
+def _solve_layer(connection: sa.Connection, work: _Work, layer: int, first: Guesses | _FirstPass, rank: dict[int, float],
+                 convergence: Convergence, ahead: _Ahead | None = None) -> tuple[Guesses, _FirstPass | None]:
+    """Solve the cyclic state layer ``layer`` exactly from ``first``, its first guesses (state -> a value per
+    seat) or its first pass played already; return state -> its value per seat, and the first pass of the
     layer ``ahead`` when it was played along with the last pass (else None)."""
     import numpy as np
 
@@ -389,8 +386,8 @@ def _solve_layer(connection: sa.Connection, work: _Work, layer: int, first_guess
     ids = list(range(states[0], states[1] + 1))
     size = len(ids) * len(seats)
     index = {(state, i): k * len(seats) + i for k, state in enumerate(ids) for i in range(len(seats))}
-    if first_pass is not None:
-        first_guesses = first_pass.guesses
+    first_pass = first if isinstance(first, _FirstPass) else None
+    first_guesses = first.guesses if isinstance(first, _FirstPass) else first
     guess = np.array([first_guesses[state][i] for state in ids for i in range(len(seats))])
     maximising = work.maximising
     next_pass = None
@@ -472,8 +469,12 @@ def run(connection: sa.Connection, graph: TurnGraph, seats: Sequence[TurnSeat], 
         if states[0] in values:
             work.set_values(connection, states, {s: values[s] for s in range(states[0], states[1] + 1)}, rank)
             continue
-        named = named_next if named_next is not None else _named(connection, graph, states, guess)
-        first_guesses = _first_guesses(states, named, values, start) if first_pass is None else first_pass.guesses
+        first: Guesses | _FirstPass
+        if first_pass is not None:
+            first = first_pass
+        else:
+            named = named_next if named_next is not None else _named(connection, graph, states, guess)
+            first = _first_guesses(states, named, values, start)
         ahead = named_next = None
         if speculate and position + 1 < len(order):
             next_states = graph.layer_ids[order[position + 1]]
@@ -481,7 +482,7 @@ def run(connection: sa.Connection, graph: TurnGraph, seats: Sequence[TurnSeat], 
             ahead = _Ahead(order[position + 1], lambda tentative, next_states=next_states, named_next=named_next:
                            _first_guesses(next_states, named_next, {**values, **tentative},
                                           _mean_values(tentative, len(seats))))
-        found, first_pass = _solve_layer(connection, work, layer, first_guesses, rank, convergence, ahead, first_pass)
+        found, first_pass = _solve_layer(connection, work, layer, first, rank, convergence, ahead)
         work.set_values(connection, states, found, rank)
         values.update(found)
         start = _mean_values(found, len(seats))

@@ -198,7 +198,8 @@ def test_a_pass_leaves_out_the_turn_past_each_pairs_winning_total_and_changes_no
         span, states = graph.game_spans[layer], graph.layer_ids[layer]
         keys = dict(connection.execute(sa.select(node.c.id, node.c.key).where(node.c.graph_id == built.graph_id)).all())
         turn_nodes = connection.execute(sa.select(node.c.key).where(
-            node.c.graph_id == built.graph_id, node.c.layer >= graph.turn_spans[0].layer, node.c.kind != "terminal")).scalars().all()
+            node.c.graph_id == built.graph_id, node.c.layer >= graph.turn_spans[0].layer,
+            node.c.kind != "terminal")).scalars().all()
         for prune in (False, True):
             work = turn_cycles._Work(connection, graph, seat, copy_turn=True, prune=prune)
             for ids in graph.layer_ids.values():
@@ -213,7 +214,8 @@ def test_a_pass_leaves_out_the_turn_past_each_pairs_winning_total_and_changes_no
     engine.dispose()
     pairs = range(states[0], states[1] + 1)
     assert rows[False] == len(pairs) * len(turn_nodes)
-    assert rows[True] == sum(structure.progress(key) < structure.horizon(keys[state]) for state in pairs for key in turn_nodes)
+    assert rows[True] == sum(structure.progress(key) < structure.horizon(keys[state])
+                             for state in pairs for key in turn_nodes)
     assert rows[True] < rows[False]
     for state in pairs:
         assert math.isclose(roots[True][state], roots[False][state], rel_tol=1e-15, abs_tol=1e-15), keys[state]

@@ -288,8 +288,8 @@ class _Component:
         self.index = {variable: i for i, variable in enumerate(self.variables)}
 
     def first_guess(self, start: float, guess: Guess | None) -> object:
-        """Return the first guess of each variable: the mean value, for the same seat, of the solved positions
-        that ``guess`` names for its anchor, else ``start``."""
+        """Return the first guess of each variable: the (weighted) mean value, for the same seat, of the solved
+        positions that ``guess`` names for its anchor, else ``start``."""
         import numpy as np
 
         seats = self.t.seats

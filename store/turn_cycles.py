@@ -41,6 +41,7 @@ probability that the first wins.
 from __future__ import annotations
 
 import json
+from collections import ChainMap
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
@@ -480,7 +481,7 @@ def run(connection: sa.Connection, graph: TurnGraph, seats: Sequence[TurnSeat], 
             next_states = graph.layer_ids[order[position + 1]]
             named_next = _named(connection, graph, next_states, guess)
             ahead = _Ahead(order[position + 1], lambda tentative, next_states=next_states, named_next=named_next:
-                           _first_guesses(next_states, named_next, {**values, **tentative},
+                           _first_guesses(next_states, named_next, ChainMap(tentative, values),
                                           _mean_values(tentative, len(seats))))
         found, first_pass = _solve_layer(connection, work, layer, first, rank, convergence, ahead)
         work.set_values(connection, states, found, rank)

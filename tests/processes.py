@@ -64,8 +64,9 @@ def free_port() -> int:
 
 
 @contextmanager
-def served(db_url: str, limit: float = 60) -> Iterator[str]:
-    """Run ``dicegraph serve`` on ``db_url`` at a free port; yield its address once it answers, stop it after."""
+def served(db_url: str, limit: float = 60, env: dict[str, str] | None = None, options: tuple[str, ...] = ()) -> Iterator[str]:
+    """Run ``dicegraph serve [OPTIONS]`` on ``db_url`` at a free port (in ``env``, None: this one's); yield its address
+    once it answers, stop it after."""
     import urllib.request
 
     import tempfile
@@ -74,8 +75,8 @@ def served(db_url: str, limit: float = 60) -> Iterator[str]:
     address = f"http://127.0.0.1:{port}"
     # its output goes to a file, not a pipe: a pipe nobody reads fills up and stops the server mid-write
     with tempfile.TemporaryFile("w+") as log:
-        server = subprocess.Popen(dicegraph("--db", db_url, "serve", "--port", str(port)), stdout=log, stderr=log,
-                                  text=True, cwd=ROOT)
+        server = subprocess.Popen(dicegraph("--db", db_url, "serve", "--port", str(port), *options), stdout=log,
+                                  stderr=log, text=True, cwd=ROOT, env=env)
         try:
             deadline = time.monotonic() + limit
             while True:
@@ -88,6 +89,9 @@ def served(db_url: str, limit: float = 60) -> Iterator[str]:
                         raise RuntimeError(f"dicegraph serve did not answer: {log.read().strip()}") from None
                     time.sleep(0.1)
             yield address
+            if server.poll() is not None:
+                log.seek(0)
+                raise RuntimeError(f"dicegraph serve died (status {server.returncode}): {log.read().strip()[-2000:]}")
         finally:
             server.terminate()
             server.wait(timeout=10)

@@ -38,6 +38,7 @@ from store.report import (
 from store.simulation import monte_carlo
 from store.solve import OBJECTIVES, solve
 from store.view import GraphView
+from web.limits import SQL_SLOTS, SQL_TIMEOUT
 
 SEED_OPTION = click.option("--seed", type=click.IntRange(min=0), default=DEFAULT_SEED, show_default=True,
                            help="Random seed of the simulation (0 or more).")
@@ -692,36 +693,67 @@ def query(ctx: click.Context, sql: str, write: bool, limit: int | None, timeout:
 @click.option("--host", default="127.0.0.1", show_default=True,
               help="Address to listen on (another than 127.0.0.1 lets other machines browse the database).")
 @click.option("--port", type=click.IntRange(min=0, max=65535), default=8000, show_default=True, help="Port to listen on.")
-@click.option("--threads", type=click.IntRange(min=1, max=64), default=8, show_default=True,
+@click.option("--threads", type=click.IntRange(min=2, max=64), default=8, show_default=True,
               help="Requests served at once.")
+@click.option("--sql-slots", type=click.IntRange(min=1), default=SQL_SLOTS, show_default=True,
+              help="Statements the SQL console runs at once (fewer than --threads: the rest serve the pages).")
+@click.option("--sql-timeout", type=click.FloatRange(min=0), default=SQL_TIMEOUT, show_default=True, metavar="SECONDS",
+              help="Stop a statement of the SQL console after this long (0: no limit).")
 @click.pass_context
-def serve(ctx: click.Context, host: str, port: int, threads: int) -> None:
+def serve(ctx: click.Context, host: str, port: int, threads: int, sql_slots: int, sql_timeout: float) -> None:
     """Browse the stored graphs in a web browser: every position, roll, move and value, and SQL.
 
     The database is opened read-only. Every page is also JSON at its address
-    plus .json. Stop with Ctrl-C.
+    plus .json. The SQL console runs at most --sql-slots statements at once,
+    each for at most --sql-timeout seconds, and shows at most 1,000 rows. Stop
+    with Ctrl-C.
 
     \b
     Examples:
       dicegraph serve
       dicegraph --db duckdb:///games.duckdb serve --port 8080
     """
+    if sql_slots >= threads:
+        raise click.BadParameter(f"{sql_slots} of {threads} threads would leave none for the pages: "
+                                 "give fewer --sql-slots or more --threads", param_hint="--sql-slots")
+    address = _listening_address(host, port)
     try:
         import waitress
 
         from web.app import create_app
     except ImportError as error:
         raise click.ClickException(f"the explorer needs {error.name}: pip install -e '.[web]'") from None
-    app = create_app(_engine(ctx, read_only=True))
+    app = create_app(_engine(ctx, read_only=True), sql_slots=sql_slots, sql_timeout=sql_timeout)
     # a service manager's stop (SIGTERM) ends it as Ctrl-C does, so its temporary charts are removed
     stopped_before = signal.signal(signal.SIGTERM, signal.default_int_handler)
-    click.echo(f"dicegraph explorer on http://{host}:{port}/ (read-only; Ctrl-C stops it)", err=True)
+    click.echo(f"dicegraph explorer on http://{address}/ (read-only; Ctrl-C stops it)", err=True)
     try:
-        waitress.serve(app, host=host, port=port, threads=threads, ident="dicegraph", _quiet=True)
+        waitress.serve(app, listen=address, threads=threads, ident="dicegraph", _quiet=True)
     except OSError as error:
-        raise click.ClickException(f"cannot listen on {host}:{port}: {error.strerror or error} (try another --port)") from None
+        raise click.ClickException(f"cannot listen on {address}: {error.strerror or error} (try another --port)") from None
+    except ValueError as error:  # waitress's word for an address it cannot use
+        raise click.ClickException(f"cannot listen on {address}: {error} (give --host an IP address or a name "
+                                   "of this machine, e.g. 127.0.0.1)") from None
     finally:
         signal.signal(signal.SIGTERM, stopped_before)
+
+
+def _listening_address(host: str, port: int) -> str:
+    """Return ``HOST:PORT`` as waitress listens on it (an IPv6 address in brackets); a host that is no address or name
+    of this machine is a usage error.
+
+    >>> _listening_address("::1", 80)
+    '[::1]:80'
+    """
+    import socket
+
+    try:
+        socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    except (socket.gaierror, UnicodeError, ValueError) as error:
+        reason = error.strerror if isinstance(error, socket.gaierror) else str(error)
+        raise click.BadParameter(f"{host!r} is not an address of this machine ({reason}); e.g. 127.0.0.1 or 0.0.0.0",
+                                 param_hint="--host") from None
+    return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
 
 
 @main.command()

@@ -10,6 +10,7 @@ The session is the command line's (``cli.py`` puts it in the click context);
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from pathlib import Path
@@ -64,9 +65,27 @@ def parse_params(pairs: Sequence[str]) -> dict[str, str]:
     return given
 
 
+def plain(data: Any) -> Any:
+    """Return ``data`` with what JSON cannot hold made plain: NaN and infinities become None, bytes (a BLOB) their
+    hex text as PostgreSQL writes a ``bytea``; what ``--json`` and the explorer's JSON print.
+
+    >>> plain({"x": [float("nan"), b"\\x00\\xff", 1.5]})
+    {'x': [None, '\\\\x00ff', 1.5]}
+    """
+    if isinstance(data, dict):
+        return {key: plain(value) for key, value in data.items()}
+    if isinstance(data, (list, tuple)):
+        return [plain(value) for value in data]
+    if isinstance(data, float) and not math.isfinite(data):
+        return None
+    if isinstance(data, (bytes, bytearray, memoryview)):
+        return "\\x" + bytes(data).hex()
+    return data
+
+
 def print_json(data: Any) -> None:
-    """Print ``data`` as indented JSON (what ``--json`` prints everywhere)."""
-    click.echo(json.dumps(data, indent=2, default=str))
+    """Print ``data`` as indented JSON (what ``--json`` prints everywhere): always valid JSON (:func:`plain`)."""
+    click.echo(json.dumps(plain(data), indent=2, default=str, allow_nan=False))
 
 
 def emit(data: Any, lines: Sequence[str], as_json: bool) -> None:
@@ -99,6 +118,8 @@ def _cell(value: Any) -> str:
         return ""
     if isinstance(value, float):
         return f"{value:.10g}"
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        return plain(value)
     return str(value)
 
 

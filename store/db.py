@@ -179,7 +179,9 @@ def open_database(url: str | None = None, *, create: bool = False, read_only: bo
     if backend == "sqlite" and read_only and path is not None:
         options["creator"] = _read_only_sqlite(path)
     if backend == "duckdb" and read_only and path is not None:
-        options["connect_args"] = {"read_only": True}  # writes refused by DuckDB; other readers may open the file too
+        # writes refused by DuckDB, and with them every file but the database's (read_text, glob, COPY, ATTACH...);
+        # other readers may open the file too
+        options["connect_args"] = {"read_only": True, "config": {"enable_external_access": False}}
     try:
         engine = sa.create_engine(parsed, **options)
     except ImportError as error:

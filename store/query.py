@@ -27,10 +27,19 @@ POLL_SECONDS = 0.05  # how often the waiting thread looks at the clock
 READING_DUCKDB_STATEMENTS = ("SELECT", "EXPLAIN", "PRAGMA")
 FILE_STATEMENT = re.compile(r"^\s*(copy|attach|detach|load|install|export|import)\b", re.IGNORECASE)
 READ_ONLY_MESSAGE = "query is read-only: pass --write to change the database (or to attach or write files)"
+FILE_REFUSALS = ("file system operations are disabled",)  # DuckDB's word when a statement reaches for a file
+FILES_MESSAGE = "query reads no file but the database: pass --write to read or write other files"
+# PostgreSQL roles that read or write the server's files (pg_read_file, COPY ... FROM 'file', lo_import) or run
+# programs there; a superuser holds them all, and no read-only transaction stops them
+FILE_ROLES = ("pg_read_server_files", "pg_write_server_files", "pg_execute_server_program")
 
 
 class QueryStopped(DatabaseError):
     """A statement was stopped: it ran past its time limit, or the user pressed Ctrl-C."""
+
+
+class FilesReachable(ReadOnly):
+    """The connection could read the server's files whatever the statement: no read-only statement is run on it."""
 
 
 def run_query(engine: sa.Engine, sql: str, *, write: bool = False, limit: int | None = None,
@@ -42,7 +51,14 @@ def run_query(engine: sa.Engine, sql: str, *, write: bool = False, limit: int | 
     on a file opened read-only by a read-only engine) and an authorizer refusing ATTACH (and so VACUUM
     INTO), PostgreSQL's read-only transaction, DuckDB's own parse of the
     statement; statements that read or write files (COPY, ATTACH, ...) are
-    refused on every backend. ``timeout`` seconds (None: no limit) bound the
+    refused on every backend. No file but the database is read either:
+    SQLite's driver has no file functions and loads no extension; DuckDB's
+    read-only engine runs with ``enable_external_access`` off (so ``read_text``,
+    ``glob``, ``read_csv`` fail), and a DuckDB connection where it is on (this
+    process writes the file) is refused; on PostgreSQL a role that may read or
+    write the server's files (a superuser, :data:`FILE_ROLES`) is refused
+    (FilesReachable), and any other role is kept from them by the server.
+    ``timeout`` seconds (None: no limit) bound the
     statement. Raises ReadOnly for a refused statement, QueryStopped when it
     was stopped, DatabaseError for any other error the database reports (one line).
 
@@ -66,6 +82,8 @@ def run_query(engine: sa.Engine, sql: str, *, write: bool = False, limit: int | 
             return columns, rows
     except sa.exc.DBAPIError as error:
         message = str(error.orig).splitlines()[0] if error.orig is not None else str(error)
+        if not write and any(word in message.lower() for word in FILE_REFUSALS):
+            raise ReadOnly(FILES_MESSAGE) from None
         if not write and any(word in message.lower() for word in WRITE_REFUSALS):
             raise ReadOnly(READ_ONLY_MESSAGE) from None
         raise DatabaseError(f"SQL error: {message}") from None
@@ -146,8 +164,13 @@ def _refuse_writes(connection: sa.Connection, sql: str) -> None:
         connection.connection.driver_connection.set_authorizer(_refuse_files)  # type: ignore[union-attr]
     elif connection.dialect.name == "postgresql":
         connection.exec_driver_sql("SET TRANSACTION READ ONLY")
+        _refuse_file_roles(connection)
     elif connection.dialect.name == "duckdb":
         import duckdb
+
+        if connection.exec_driver_sql("SELECT current_setting('enable_external_access')").scalar():
+            raise FilesReachable("query cannot keep a statement from the server's files here: this process has the "
+                                 "DuckDB file open for writing; run the query in a process of its own")
 
         try:
             kinds = [statement.type.name for statement in duckdb.extract_statements(sql)]
@@ -155,6 +178,17 @@ def _refuse_writes(connection: sa.Connection, sql: str) -> None:
             raise DatabaseError(f"SQL error: {str(error).splitlines()[0]}") from None
         if any(kind not in READING_DUCKDB_STATEMENTS for kind in kinds):
             raise ReadOnly(READ_ONLY_MESSAGE)
+
+
+def _refuse_file_roles(connection: sa.Connection) -> None:
+    """Raise FilesReachable when the PostgreSQL role may read or write the server's files (:data:`FILE_ROLES`)."""
+    checks = " OR ".join(f"pg_has_role(current_user, '{role}', 'MEMBER')" for role in FILE_ROLES)
+    user, reaches = connection.exec_driver_sql(
+        f"SELECT current_user, rolsuper OR {checks} FROM pg_roles WHERE rolname = current_user").one()
+    if reaches:
+        raise FilesReachable(f"query will not run as {user}, who may read the server's files (a superuser, or a member "
+                             f"of {', '.join(FILE_ROLES)}): connect as a role without them, e.g. one granted "
+                             "pg_read_all_data, or pass --write")
 
 
 def _allow_files(connection: sa.Connection) -> None:

@@ -14,6 +14,7 @@ import json
 import math
 import os
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +25,7 @@ from graphs import get_game
 from graphs import school as school_rules
 from graphs.protocol import resolve_params
 from tests import school_store as school
-from tests.postgres import postgres_server
+from tests.postgres import postgres_server, reading_role
 from store.db import open_database, scratch_database
 from store.load import build_graph
 from store.report import game_report
@@ -38,6 +39,17 @@ if importlib.util.find_spec("duckdb_engine") is None:  # CI installs the extra: 
     if os.environ.get("CI"):
         raise RuntimeError("CI must test DuckDB: the test extra brings duckdb-engine")
     pytest.skip("DuckDB needs the duckdb extra: pip install -e '.[duckdb]'", allow_module_level=True)
+
+
+@contextmanager
+def reader(url: str) -> Iterator[str]:
+    """Yield the URL ``query`` reads ``url``'s database by: the same on DuckDB, a role without access to the
+    server's files on PostgreSQL (:func:`tests.postgres.reading_role`: query refuses a superuser)."""
+    if url.startswith("postgresql"):
+        with reading_role(url) as reading_url:
+            yield reading_url
+    else:
+        yield url
 
 
 @pytest.fixture(params=["duckdb", "postgresql"])
@@ -147,12 +159,13 @@ def test_query_export_and_simulate_run_there(backend_url: str, tmp_path: Path) -
 
     runner = CliRunner()
     assert runner.invoke(main, ["--db", backend_url, "report", "jackpot", "-p", "cells=4", "-n", "0"]).exit_code == 0
-    query = runner.invoke(main, ["--db", backend_url, "query", "--json",
-                                 "SELECT COUNT(*) AS n FROM positions WHERE policy = 'optimal'"])
-    assert query.exit_code == 0, query.output
-    assert json.loads(query.stdout)[0]["n"] > 0
-    refused = runner.invoke(main, ["--db", backend_url, "query", "DELETE FROM node"])
-    assert refused.exit_code == 1
+    with reader(backend_url) as reading_url:
+        query = runner.invoke(main, ["--db", reading_url, "query", "--json",
+                                     "SELECT COUNT(*) AS n FROM positions WHERE policy = 'optimal'"])
+        assert query.exit_code == 0, query.output
+        assert json.loads(query.stdout)[0]["n"] > 0
+        refused = runner.invoke(main, ["--db", reading_url, "query", "DELETE FROM node"])
+        assert refused.exit_code == 1
     target = tmp_path / "optimal.dot"
     exported = runner.invoke(main, ["--db", backend_url, "export", "jackpot", "--policy", "optimal", "-o", str(target)])
     assert exported.exit_code == 0, exported.output
@@ -180,7 +193,8 @@ def test_a_runaway_query_stops_there(backend_url: str, how: str) -> None:
     # built by another process: DuckDB lets one process at a time open a file, and this one would keep it
     built = subprocess.run(dicegraph("--db", backend_url, "build", "jackpot", "-p", "cells=3"), capture_output=True, cwd=ROOT)
     assert built.returncode == 0
-    status, stderr, seconds = stopped_query(backend_url, RUNAWAY[backend_url.split(":", 1)[0].split("+", 1)[0]], how)
+    with reader(backend_url) as reading_url:
+        status, stderr, seconds = stopped_query(reading_url, RUNAWAY[backend_url.split(":", 1)[0].split("+", 1)[0]], how)
     assert seconds < 30 and status == 1 and stderr.count("\n") == 1, stderr
     assert ("Ctrl-C" if how == "ctrl-c" else "longer than 2 s") in stderr
 
@@ -192,6 +206,7 @@ def test_query_refuses_file_statements_there(backend_url: str, statement: str) -
     from cli import main
 
     assert CliRunner().invoke(main, ["--db", backend_url, "build", "jackpot", "-p", "cells=3"]).exit_code == 0
-    refused = CliRunner().invoke(main, ["--db", backend_url, "query", statement])
+    with reader(backend_url) as reading_url:
+        refused = CliRunner().invoke(main, ["--db", reading_url, "query", statement])
     assert refused.exit_code == 1 and "query is read-only" in refused.stderr
     assert not Path("/tmp/dicegraph-copied.csv").exists()

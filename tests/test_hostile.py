@@ -80,3 +80,137 @@ def test_simultaneous_diagrams_never_take_the_server_down(small_jackpot: str, ro
     assert len(answers) == 16 and {status for status, _ in answers} == {200}
     assert len({body for _, body in answers}) == 2  # one drawing per position, the same every time
     assert all(body.lstrip().startswith(b"<?xml") or b"<svg" in body[:400] for _, body in answers)
+
+
+# statements that would read the server's files, by family, on each backend: none may answer with a file's content
+READING_FILES = {
+    "sqlite": ["SELECT load_extension('/usr/lib/x86_64-linux-gnu/libc.so.6')", "SELECT readfile('/etc/passwd')",
+               "ATTACH '/etc/passwd' AS p", "SELECT * FROM pragma_table_list('sqlite_master', 'p')"],
+    "duckdb": ["SELECT * FROM read_text('/etc/passwd')", "SELECT * FROM glob('/root/**')",
+               "SELECT * FROM read_csv('/etc/passwd')", "SELECT * FROM '/etc/passwd'",
+               "SELECT * FROM read_blob('/etc/passwd')", "ATTACH '/tmp/other.duckdb' AS o",
+               "COPY node FROM '/etc/passwd'"],
+    "postgresql": ["SELECT pg_read_file('/etc/passwd')", "SELECT pg_read_binary_file('/etc/passwd')",
+                   "SELECT * FROM pg_ls_dir('/')", "SELECT lo_import('/etc/passwd')",
+                   "COPY node FROM '/etc/passwd'", "SELECT pg_stat_file('/etc/passwd')"],
+}
+SECRET = "root:"  # what /etc/passwd's first line starts with
+
+
+@pytest.fixture(scope="module", params=["sqlite", "duckdb", "postgresql"])
+def backend(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory):  # noqa: ANN201
+    """(backend, URL to build with, URL to read with) of a database holding Jackpot with 3 cells; on PostgreSQL
+    the reading URL is a role without access to the server's files (the build's is a superuser)."""
+    from contextlib import ExitStack
+
+    from store.db import scratch_database
+    from tests.postgres import postgres_server, reading_role
+
+    with ExitStack() as stack:
+        if request.param == "postgresql":
+            url = stack.enter_context(scratch_database(postgres_server(), "dicegraph_hostile"))
+        else:
+            url = f"{request.param}:///{tmp_path_factory.mktemp(request.param) / 'files.db'}"
+        assert run(url, "build", "jackpot", "-p", "cells=3").exit_code == 0
+        reading = stack.enter_context(reading_role(url)) if request.param == "postgresql" else url
+        yield request.param, url, reading
+
+
+def test_query_reads_no_file_but_the_database(backend) -> None:  # noqa: ANN001
+    """Every family of file-reading statement fails in one line through ``query``, never printing a file."""
+    name, _, reading = backend
+    for statement in READING_FILES[name]:
+        result = run(reading, "query", statement)
+        assert_one_line_error(result)
+        assert SECRET not in result.output and "/root/" not in result.stdout, (statement, result.output)
+
+
+def test_the_sql_console_reads_no_file_but_the_database(backend) -> None:  # noqa: ANN001
+    from store.db import open_database
+    from web.app import create_app
+
+    name, _, reading = backend
+    engine = open_database(reading, read_only=True)
+    try:
+        client = create_app(engine).test_client()
+        for statement in READING_FILES[name]:
+            for address in ("/sql", "/sql.json"):
+                answer = client.get(address, query_string={"sql": statement})
+                assert answer.status_code in (400, 403), (statement, answer.status_code)
+                assert SECRET not in answer.get_data(as_text=True), statement
+        assert client.get("/sql.json", query_string={"sql": "SELECT COUNT(*) AS n FROM node"}).get_json()["rows"]
+    finally:
+        engine.dispose()
+
+
+def test_query_refuses_a_postgresql_role_that_may_read_the_servers_files(backend) -> None:  # noqa: ANN001
+    """A superuser's read-only transaction still reads files (pg_read_file): query refuses to run as one, and says
+    how to connect instead; --write (the user's own choice) runs."""
+    name, url, _ = backend
+    if name != "postgresql":
+        pytest.skip("a PostgreSQL role's privileges")
+    assert_one_line_error(run(url, "query", "SELECT 1"), "may read the server's files", "pg_read_all_data")
+    assert run(url, "query", "--write", "SELECT 1 AS one").exit_code == 0
+
+
+ENDLESS = "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT COUNT(*) FROM c"
+
+
+def strict_json(text: str):  # noqa: ANN201
+    """Return ``text`` parsed as JSON that holds no NaN or infinity (which JSON itself has no word for)."""
+    def refuse(word: str) -> None:
+        raise ValueError(f"not JSON: {word}")
+
+    return json.loads(text, parse_constant=refuse)
+
+
+def test_the_sql_console_never_holds_the_pages(small_jackpot: str) -> None:
+    """Eight endless statements at once: two run until their time limit, six are told at once that the console is
+    busy, and a position page answers while they run (the console's slots are apart from the pages' threads)."""
+    events: list[tuple[str, int]] = []
+    with served(small_jackpot, options=("--sql-timeout", "5")) as address:
+        def console() -> None:
+            status, _ = fetch(f"{address}/sql.json?sql={urllib.request.quote(ENDLESS)}")
+            events.append(("sql", status))
+
+        threads = [threading.Thread(target=console) for _ in range(8)]
+        for thread in threads:
+            thread.start()
+        while len(events) < 6:  # the busy answers come first
+            threading.Event().wait(0.05)
+        events.append(("page", fetch(f"{address}/graphs/1/positions/0.json")[0]))
+        for thread in threads:
+            thread.join()
+    assert sorted(status for kind, status in events if kind == "sql") == [400, 400] + [503] * 6
+    assert events[6] == ("page", 200) and [kind for kind, _ in events[7:]] == ["sql", "sql"]
+
+
+def test_the_sql_console_cuts_what_is_too_large_and_says_so(small_jackpot: str) -> None:
+    from store.db import open_database
+    from web.app import create_app
+    from web.limits import MAX_CELL_CHARS, MAX_RESULT_CHARS, MAX_ROWS
+
+    engine = open_database(small_jackpot, read_only=True)
+    client = create_app(engine).test_client()
+    huge = client.get("/sql.json", query_string={"sql": "SELECT randomblob(30000000) AS b, 1e999 AS inf"})
+    data = strict_json(huge.get_data(as_text=True))
+    assert huge.status_code == 200 and len(data["rows"][0][0]) == MAX_CELL_CHARS + 3 and data["rows"][0][1] is None
+    assert "cut" in data["truncated"]
+    many = strict_json(client.get("/sql.json", query_string={
+        "sql": "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c LIMIT 5000) SELECT x FROM c"}).data)
+    assert len(many["rows"]) == MAX_ROWS and f"first {MAX_ROWS:,} rows" in many["truncated"]
+    wide = client.get("/sql", query_string={
+        "sql": "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c LIMIT 900) SELECT randomblob(4000) FROM c"})
+    text = wide.get_data(as_text=True)
+    assert wide.status_code == 200 and len(text) < 2 * MAX_RESULT_CHARS and "a page holds at most" in text
+    small = strict_json(client.get("/sql.json", query_string={"sql": "SELECT x'00ff' AS b"}).data)
+    assert small["rows"] == [["\\x00ff"]] and small["truncated"] is None
+    engine.dispose()
+
+
+def test_query_json_stays_json_with_blobs_and_non_finite_floats(small_jackpot: str) -> None:
+    result = run(small_jackpot, "query", "--json", "SELECT x'00ff' AS b, 1e999 AS inf, -1e999 AS minus, 0.5 AS half")
+    assert result.exit_code == 0, result.output
+    assert strict_json(result.stdout) == [{"b": "\\x00ff", "inf": None, "minus": None, "half": 0.5}]
+    text = run(small_jackpot, "query", "SELECT x'00ff' AS b")
+    assert text.exit_code == 0 and "\\x00ff" in text.stdout

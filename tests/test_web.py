@@ -35,7 +35,7 @@ from store.db import open_database, scratch_database
 from store.report import game_report
 from store.schema import graph as graph_table, node
 from tests import school_store as school
-from tests.postgres import postgres_server
+from tests.postgres import postgres_server, reading_role
 
 if importlib.util.find_spec("flask") is None:  # CI installs the web extra with the test extra: there, a missing one fails
     if os.environ.get("CI"):
@@ -71,9 +71,15 @@ def database(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFa
 
 @pytest.fixture(scope="module")
 def client(database: tuple[str, Path, dict]) -> Iterator[FlaskClient]:
-    engine = open_database(database[0], read_only=True)
-    yield create_app(engine).test_client()
-    engine.dispose()
+    """The explorer on the database, as ``serve`` opens it (read-only; on PostgreSQL as a role that cannot read
+    the server's files, which the SQL console asks for)."""
+    with ExitStack() as stack:
+        url = database[0]
+        if url.startswith("postgresql"):
+            url = stack.enter_context(reading_role(url))
+        engine = open_database(url, read_only=True)
+        yield create_app(engine).test_client()
+        engine.dispose()
 
 
 def page(client: FlaskClient, url: str, status: int = 200) -> tuple[str, dict]:

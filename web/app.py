@@ -14,7 +14,6 @@ Each route renders one function of :mod:`web.pages`; the same URL with
 from __future__ import annotations
 
 import atexit
-import math
 import shutil
 import tempfile
 import threading
@@ -28,14 +27,21 @@ from flask import Flask, Response, jsonify, render_template, request, send_from_
 from werkzeug.exceptions import HTTPException
 
 from graphs import get_game
+from graphs.commands import plain
 from graphs.errors import DicegraphError
 from store.browse import stored_graph
 from store.catalog import list_policies
 from store.errors import NotFound
 from web import charts, pages
+from web.limits import SQL_SLOTS, SQL_TIMEOUT, SQL_WAIT
 
-def create_app(engine: sa.Engine) -> Flask:
-    """Return the explorer over ``engine`` (open it read-only: the pages only read, and ``/sql`` refuses writes)."""
+def create_app(engine: sa.Engine, sql_slots: int = SQL_SLOTS, sql_timeout: float = SQL_TIMEOUT) -> Flask:
+    """Return the explorer over ``engine`` (open it read-only: the pages only read, and ``/sql`` refuses writes).
+
+    The SQL console runs at most ``sql_slots`` statements at once, each for at most ``sql_timeout`` seconds (0: no
+    limit); one more is answered at once with 503 and a line saying so, so that it never holds the threads that
+    serve the pages.
+    """
     app = Flask(__name__)
     app.json.sort_keys = False  # type: ignore[attr-defined]
 
@@ -112,10 +118,23 @@ def create_app(engine: sa.Engine) -> Flask:
         return show("search.html", request.path.endswith(".json"),
                     lambda connection: pages.search_page(connection, graph_id, text))
 
+    console = threading.BoundedSemaphore(sql_slots)
+
     @app.get("/sql")
     @app.get("/sql.json")
     def sql() -> Any:
-        data = pages.sql_page(engine, request.args.get("sql", ""))
+        text = request.args.get("sql", "")
+        if not text.strip():
+            return _answer("sql.html", pages.sql_page(engine, text), request.path.endswith(".json"), 200)
+        if not console.acquire(timeout=SQL_WAIT):
+            busy = {**pages.sql_page(engine, ""), "sql": text, "refused": False,
+                    "error": f"the SQL console is busy with {sql_slots} statements already; try again when one ends "
+                             f"(each stops after {sql_timeout:g} s)"}
+            return _answer("sql.html", busy, request.path.endswith(".json"), 503)
+        try:
+            data = pages.sql_page(engine, text, timeout=sql_timeout or None)
+        finally:
+            console.release()
         status = 403 if data.get("refused") else 400 if data.get("error") else 200
         return _answer("sql.html", data, request.path.endswith(".json"), status)
 
@@ -152,7 +171,7 @@ def position_address(graph_id: int, key: str) -> str:
 def _answer(template: str, data: dict[str, Any], as_json: bool, status: int) -> tuple[Response | str, int]:
     """Return a page's ``data`` as JSON, or rendered by ``template``, with ``status``."""
     if as_json:
-        return jsonify(_plain(data)), status
+        return jsonify(plain(data)), status
     return render_template(template, **data), status
 
 
@@ -170,14 +189,3 @@ def _graph_in(path: str) -> int | None:
         number = parts[2].removesuffix(".json")
         return int(number) if number.isdigit() else None
     return None
-
-
-def _plain(data: Any) -> Any:
-    """Return ``data`` with what JSON cannot hold made plain: NaN and infinities become None."""
-    if isinstance(data, dict):
-        return {key: _plain(value) for key, value in data.items()}
-    if isinstance(data, (list, tuple)):
-        return [_plain(value) for value in data]
-    if isinstance(data, float) and not math.isfinite(data):
-        return None
-    return data

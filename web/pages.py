@@ -26,6 +26,7 @@ from typing import Any
 import sqlalchemy as sa
 
 from graphs import GAMES, get_game
+from graphs.commands import plain
 from graphs.errors import DicegraphError
 from store.browse import game_listing, graph_layers, root_key, search_positions, stored_graph, stored_graphs
 from store.catalog import find_policy, list_policies, list_policy_names
@@ -35,12 +36,12 @@ from store.errors import NotFound, ReadOnly
 from store.export import neighbourhood
 from store.positions import describe_position
 from store.propagate import outcome_distribution
-from store.query import DEFAULT_TIMEOUT, run_query
+from store.query import FilesReachable, run_query
 from store.render import Style, render, to_dot
 from store.report import OPTIMAL
 from store.view import GraphView
+from web.limits import MAX_CELL_CHARS, MAX_RESULT_CHARS, MAX_ROWS, SQL_TIMEOUT
 
-MAX_ROWS = 1000  # rows the SQL page shows
 DIAGRAM_NODES = 60  # the most positions a position's local diagram draws (a roll of five dice leads to 252)
 KEY_COLUMNS = ("key", "from_key", "to_key")  # columns of the positions and moves views that name a position
 GRAPH_COLUMNS = ("graph", "graph_id")  # the views' column naming the graph, and the tables'
@@ -198,22 +199,24 @@ def search_page(connection: sa.Connection, graph_id: int, text: str) -> dict[str
             "positions": search_positions(connection, graph_id, text) if text else []}
 
 
-def sql_page(engine: sa.Engine, sql: str, timeout: float = DEFAULT_TIMEOUT) -> dict[str, Any]:
-    """Return the SQL console's page for ``sql``: ``columns`` and up to :data:`MAX_ROWS` ``rows`` of the statement
-    run read-only within ``timeout`` seconds (:func:`store.query.run_query`), and ``links``: per row, the
+def sql_page(engine: sa.Engine, sql: str, timeout: float = SQL_TIMEOUT) -> dict[str, Any]:
+    """Return the SQL console's page for ``sql``: ``columns`` and ``rows`` of the statement run read-only within
+    ``timeout`` seconds (:func:`store.query.run_query`), and ``links``: per row, the
     position each key column names (``{column: [graph id, key]}``) when the row has a ``graph`` (or ``graph_id``)
-    column, as the views ``positions`` and ``moves`` have. A statement refused as a write, or failing, gives no
-    rows, its ``error`` (one line) and whether it was ``refused``."""
-    page: dict[str, Any] = {"sql": sql, "columns": [], "rows": [], "links": [], "truncated": False}
+    column, as the views ``positions`` and ``moves`` have. The page is bounded: at most :data:`MAX_ROWS` rows,
+    :data:`MAX_CELL_CHARS` characters of a value and :data:`MAX_RESULT_CHARS` in all; ``truncated`` says what was
+    cut (None when nothing was). Values are JSON's (:func:`graphs.commands.plain`: a BLOB as hex text). A
+    statement refused as a write, or failing, gives no rows, its ``error`` (one line) and whether it was ``refused``."""
+    page: dict[str, Any] = {"sql": sql, "columns": [], "rows": [], "links": [], "truncated": None}
     if not sql.strip():
         return page
     try:
-        columns, rows = run_query(engine, sql, limit=MAX_ROWS + 1, timeout=timeout)
+        columns, fetched = run_query(engine, sql, limit=MAX_ROWS + 1, timeout=timeout)
     except DicegraphError as error:
         refused = isinstance(error, ReadOnly)
-        return {**page, "error": READ_ONLY if refused else str(error), "refused": refused}
-    truncated = len(rows) > MAX_ROWS
-    rows = [list(row) for row in rows[:MAX_ROWS]]
+        shown = str(error) if isinstance(error, FilesReachable) or not refused else READ_ONLY
+        return {**page, "error": shown, "refused": refused}
+    rows, truncated = _bounded(fetched)
     links = []
     graph_column = next((name for name in GRAPH_COLUMNS if name in columns), None)
     if graph_column is not None:
@@ -221,3 +224,40 @@ def sql_page(engine: sa.Engine, sql: str, timeout: float = DEFAULT_TIMEOUT) -> d
         linked = [(index, name) for index, name in enumerate(columns) if name in KEY_COLUMNS]
         links = [{name: [row[at], row[index]] for index, name in linked if row[index] is not None} for row in rows]
     return {**page, "columns": columns, "rows": rows, "links": links, "truncated": truncated}
+
+
+def _bounded(fetched: list[tuple[Any, ...]]) -> tuple[list[list[Any]], str | None]:
+    """Return the rows the SQL page shows (plain values, long ones cut) and what was cut, in words (None: nothing).
+
+    >>> _bounded([("x" * 10_001, 1.5), (b"\\x01", float("inf"))])
+    ([['xxxxxxxxxx...', 1.5], ['\\\\x01', None]], 'values longer than 10,000 characters are cut')
+    """
+    rows: list[list[Any]] = []
+    cut: set[str] = set()
+    size = 0
+    for row in fetched[:MAX_ROWS]:
+        shown = [_shown(value, cut) for value in row]
+        size += sum(len(value) if isinstance(value, str) else 8 for value in shown)
+        if size > MAX_RESULT_CHARS:
+            cut.add(f"only the first {len(rows):,} rows are shown: a page holds at most {MAX_RESULT_CHARS:,} "
+                    "characters of values")
+            break
+        rows.append(shown)
+    else:
+        if len(fetched) > MAX_ROWS:
+            cut.add(f"only the first {MAX_ROWS:,} rows are shown")
+    return rows, "; ".join(sorted(cut, reverse=True)) or None
+
+
+def _shown(value: Any, cut: set[str]) -> Any:
+    """Return a value as the SQL page shows it (:func:`graphs.commands.plain`), at most :data:`MAX_CELL_CHARS`
+    characters of it; say so in ``cut`` when it is cut."""
+    if isinstance(value, (bytes, bytearray, memoryview)) and 2 * len(value) > MAX_CELL_CHARS:
+        value = bytes(value[:MAX_CELL_CHARS // 2])  # hex text of the part shown only, not of a huge whole
+        cut.add(f"values longer than {MAX_CELL_CHARS:,} characters are cut")
+        return plain(value)[:MAX_CELL_CHARS] + "..."
+    value = plain(value)
+    if isinstance(value, str) and len(value) > MAX_CELL_CHARS:
+        cut.add(f"values longer than {MAX_CELL_CHARS:,} characters are cut")
+        return value[:MAX_CELL_CHARS] + "..."
+    return value

@@ -18,7 +18,7 @@ import click
 import sqlalchemy as sa
 
 from graphs import GAMES, get_game
-from graphs.commands import JSON_OPTION, PARAM_OPTION, SESSION, mounted, parse_params, print_json, table
+from graphs.commands import JSON_OPTION, PARAM_OPTION, SESSION, mounted, parse_params, print_json, residual_text, table
 from graphs.errors import DicegraphError
 from graphs.protocol import Game, StoredGraph, resolve_params
 from store.browse import game_listing, stored_graphs
@@ -390,7 +390,7 @@ def solve_command(ctx: click.Context, graph: str, params: tuple[str, ...], objec
         if converged is not None:
             click.echo(f"cycles: {converged['cyclic_components']} cyclic components by {converged['method'].capitalize()}'s method, "
                        f"{converged['passes']} passes (at most {converged['most_passes']} a component), "
-                       f"largest residual {converged['residual']:.1e}")
+                       f"largest residual {residual_text(converged['residual'])}")
         if evaluated:
             click.echo(f"evaluated the stored policies {', '.join(evaluated)}")
 

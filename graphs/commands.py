@@ -83,6 +83,19 @@ def plain(data: Any) -> Any:
     return data
 
 
+NOISE = 1e-14  # a residual at or under this is rounding noise, whose digits differ from one machine to the next
+
+
+def residual_text(residual: float) -> str:
+    """Return how a solve's largest residual reads in a report: its size past :data:`NOISE`, else that it is under
+    it (``--json`` keeps the number itself).
+
+    >>> residual_text(1.9e-15), residual_text(3.25e-9)
+    ('under 1e-14', '3.2e-09')
+    """
+    return f"under {NOISE:.0e}" if residual <= NOISE else f"{residual:.1e}"
+
+
 def print_json(data: Any) -> None:
     """Print ``data`` as indented JSON (what ``--json`` prints everywhere): always valid JSON (:func:`plain`)."""
     click.echo(json.dumps(plain(data), indent=2, default=str, allow_nan=False))

@@ -32,6 +32,7 @@ from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
+from graphs.commands import residual_text
 from graphs.errors import BadParameter
 from graphs.montecarlo import Estimate
 from graphs.protocol import (CHANCE, DECISION, MOVE, ROLL, TERMINAL, CyclicLayers, Edge, Node, NodeIds, Param, Row,
@@ -319,7 +320,7 @@ def describe(report: Mapping[str, Any]) -> list[str]:
     if converged is not None:
         lines.append(f"Solved by {converged['method']} over {converged['cyclic_components']} cyclic components: "
                      f"{converged['passes']} passes, at most {converged['most_passes']} a component, largest residual "
-                     f"{converged['residual']:.1e}.")
+                     f"{residual_text(converged['residual'])}.")
     return lines
 
 

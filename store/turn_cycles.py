@@ -51,7 +51,7 @@ from graphs.errors import DicegraphError, InvalidGraph
 from store.catalog import find_policy
 from store.cycles import (MAX_PASSES, RESIDUAL_TOLERANCE, TIE_TOLERANCE, Convergence, Guess, NotConverged, components,
                           game_guess, mean_guess, named_positions)
-from store.schema import EdgeId, choice, edge, node, policy, turn_policy
+from store.schema import EdgeId, choice, edge, graph_edge_span, node, policy, turn_policy
 from store.scratch import (edge_copy, has_arg_min, has_bare_max, pays_per_statement, plan_whole_layers, temporary_table,
                            turn_work_table)
 from store.turns import TurnGraph, ensure_policy
@@ -576,7 +576,9 @@ def turn_node_values(connection: sa.Connection, graph: TurnGraph, states: Sequen
     root_layer = graph.turn_spans[0].layer
     wanted = temporary_table(connection, "tcy_wanted")
     connection.execute(sa.insert(wanted), [{"node_id": state} for state in states])
-    work.start(connection, sa.and_(edge.c.src.in_(sa.select(wanted.c.node_id)), edge.c.src_layer < root_layer),
+    first, last = graph_edge_span(connection, graph.graph_id)  # node ids are the graph's own: so must its edges be
+    work.start(connection, sa.and_(edge.c.id.between(first, last), edge.c.src.in_(sa.select(wanted.c.node_id)),
+                                   edge.c.src_layer < root_layer),
                sa.false())
     work.play_turn(connection)
     rows = (sa.select(work.turn.c.state, work.turn.c.node_id, work.turn.c.v0)

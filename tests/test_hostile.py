@@ -214,3 +214,36 @@ def test_query_json_stays_json_with_blobs_and_non_finite_floats(small_jackpot: s
     assert strict_json(result.stdout) == [{"b": "\\x00ff", "inf": None, "minus": None, "half": 0.5}]
     text = run(small_jackpot, "query", "SELECT x'00ff' AS b")
     assert text.exit_code == 0 and "\\x00ff" in text.stdout
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "duckdb"])
+def test_two_races_in_one_database_report_as_each_alone(backend: str, tmp_path: Path) -> None:
+    """The race to 150 and to 200 in one file: each report equals the report of that race alone in a file of its
+    own, in either order, and again (a statement that joined every graph's edges broke the second one)."""
+    def report(url: str, target: int) -> dict:
+        result = run(url, "report", "5000-race", "-p", f"target={target}", "-n", "0", "--json")
+        assert result.exit_code == 0, result.output
+        data = json.loads(result.stdout)
+        data.pop("graph_id")
+        return data
+
+    shared = f"{backend}:///{tmp_path / 'both.db'}"
+    alone = {target: report(f"{backend}:///{tmp_path / f'{target}.db'}", target) for target in (150, 200)}
+    for target in (150, 200, 150):
+        assert_close(report(shared, target), alone[target])
+
+
+def assert_close(found, expected, where: str = "") -> None:  # noqa: ANN001
+    """``found`` equals ``expected``: the same structure, floats to 1e-12 relative (another order of summing)."""
+    if isinstance(expected, dict):
+        assert isinstance(found, dict) and found.keys() == expected.keys(), where
+        for key in expected:
+            assert_close(found[key], expected[key], f"{where}/{key}")
+    elif isinstance(expected, list):
+        assert isinstance(found, list) and len(found) == len(expected), where
+        for index, (one, other) in enumerate(zip(found, expected)):
+            assert_close(one, other, f"{where}/{index}")
+    elif isinstance(expected, float):
+        assert found == pytest.approx(expected, rel=1e-12, abs=1e-15), where
+    else:
+        assert found == expected, where

@@ -20,6 +20,13 @@ ROOT = Path(__file__).resolve().parents[1]
 README = (ROOT / "README.md").read_text()
 
 
+def printed_by(runner: CliRunner, args: list[str]) -> str:
+    """Return what ``dicegraph ARGS`` prints on stdout, once it has exited 0 (a failing command fails the test)."""
+    result = runner.invoke(main, args)
+    assert result.exit_code == 0, (args, result.stderr, result.exception)
+    return result.stdout
+
+
 def setup_commands() -> list[str]:
     block = README.split("## Set up", 1)[1].split("```sh", 1)[1].split("```", 1)[0]
     return [line for line in block.splitlines() if line and not line.startswith("#")]
@@ -33,12 +40,12 @@ def test_exactly_two_setup_commands_and_ci_runs_the_test_one() -> None:
 
 
 def test_readme_report_table_is_what_report_prints(runner: CliRunner, jackpot_db: str) -> None:
-    printed = runner.invoke(main, ["--db", jackpot_db, "report", "jackpot"]).stdout
+    printed = printed_by(runner, ["--db", jackpot_db, "report", "jackpot"])
     assert printed.strip() in README
 
 
 def test_readme_compare_is_what_compare_prints(runner: CliRunner, jackpot_db: str) -> None:
-    printed = runner.invoke(main, ["--db", jackpot_db, "compare", "jackpot", "hilo", "--top", "4"]).stdout
+    printed = printed_by(runner, ["--db", jackpot_db, "compare", "jackpot", "hilo", "--top", "4"])
     assert printed.strip() in README
 
 
@@ -70,7 +77,7 @@ def toured(tmp_path_factory: pytest.TempPathFactory) -> str:
 def test_readme_queries_print_the_same_once_the_tour_has_run(runner: CliRunner, toured: str, starts: str) -> None:
     """The tour builds more graphs (Jackpot with 10 cells, Shut The Box): the README's queries still print their rows."""
     sql = re.search(rf'\$ dicegraph query "({starts}[^"]+)"', README).group(1)
-    printed = runner.invoke(main, ["--db", toured, "query", sql]).stdout
+    printed = printed_by(runner, ["--db", toured, "query", sql])
     assert len(printed.strip().splitlines()) > 2 and printed.strip() in README.replace("\n    ", "\n")
 
 
@@ -90,42 +97,42 @@ def test_readme_pictures_are_the_ones_report_draws() -> None:
 
 
 def test_readme_shut_the_box_report_is_what_report_prints(runner: CliRunner, db_url: str) -> None:
-    printed = runner.invoke(main, ["--db", db_url, "report", "shut-the-box"]).stdout
+    printed = printed_by(runner, ["--db", db_url, "report", "shut-the-box"])
     assert printed.strip() in README
 
 
 def test_readme_cant_stop_report_is_what_report_prints(runner: CliRunner, db_url: str) -> None:
-    printed = runner.invoke(main, ["--db", db_url, "report", "cant-stop"]).stdout
+    printed = printed_by(runner, ["--db", db_url, "report", "cant-stop"])
     assert printed.strip() in README
 
 
 def test_readme_advice_is_what_advise_prints(runner: CliRunner, db_url: str) -> None:
-    printed = runner.invoke(main, ["--db", db_url, "cant-stop", "advise", "--board", "6:>1,7:>1,8:>1",
-                                   "--roll", "2,3,5,6"]).stdout
+    printed = printed_by(runner, ["--db", db_url, "cant-stop", "advise", "--board", "6:>1,7:>1,8:>1",
+                                   "--roll", "2,3,5,6"])
     assert printed.strip() in README
 
 
 def test_readme_5000_report_is_what_report_prints(runner: CliRunner, db_url: str) -> None:
-    printed = runner.invoke(main, ["--db", db_url, "report", "5000"]).stdout
+    printed = printed_by(runner, ["--db", db_url, "report", "5000"])
     assert printed.strip() in README
 
 
 def test_readme_school_report_and_advice_are_what_they_print(runner: CliRunner, whole_game: str) -> None:
-    printed = runner.invoke(main, ["--db", whole_game, "report", "school"]).stdout
+    printed = printed_by(runner, ["--db", whole_game, "report", "school"])
     assert printed.strip() in README
-    advice = runner.invoke(main, ["--db", whole_game, "school", "advise", "--roll", "1,2,2,4,5", "--rolls-left", "2"])
-    assert advice.stdout.strip() in README
+    advice = printed_by(runner, ["--db", whole_game, "school", "advise", "--roll", "1,2,2,4,5", "--rolls-left", "2"])
+    assert advice.strip() in README
 
 
 def test_readme_yahtzee_report_is_what_report_prints(runner: CliRunner, yahtzee_game: str) -> None:
-    printed = runner.invoke(main, ["--db", yahtzee_game, "report", "yahtzee", "-p", "bonuses=off", "-n", "20000"]).stdout
+    printed = printed_by(runner, ["--db", yahtzee_game, "report", "yahtzee", "-p", "bonuses=off", "-n", "20000"])
     assert printed.strip() in README
 
 
 def test_readme_turn_policy_query_is_what_query_prints(runner: CliRunner, whole_game: str) -> None:
     block = README.split('$ dicegraph query "SELECT policy.name')[1].split("```")[0]
     sql = "SELECT policy.name" + block.split('"\n')[0]
-    printed = runner.invoke(main, ["--db", whole_game, "query", sql]).stdout
+    printed = printed_by(runner, ["--db", whole_game, "query", sql])
     assert printed.strip() in block
 
 
@@ -184,12 +191,12 @@ def test_own_game_passes_the_conformance_checks(own_game: Any) -> None:
 def test_readme_pig_report_is_what_report_prints(runner: CliRunner, tmp_path: Path) -> None:
     """The race to 30 in the README, built and solved afresh (a minute on SQLite)."""
     url = f"sqlite:///{tmp_path / 'pig.db'}"
-    printed = runner.invoke(main, ["--db", url, "report", "pig", "-p", "target=30", "-n", "20000"]).stdout
+    printed = printed_by(runner, ["--db", url, "report", "pig", "-p", "target=30", "-n", "20000"])
     assert printed.strip() in README
 
 
 def test_readme_race_report_is_what_report_prints(runner: CliRunner, tmp_path: Path) -> None:
     """The race to 300: its exact numbers, matches and banking rules, as ``report`` prints them."""
     url = f"sqlite:///{tmp_path / 'race.db'}"
-    printed = runner.invoke(main, ["--db", url, "report", "5000-race", "-p", "target=300"]).stdout
+    printed = printed_by(runner, ["--db", url, "report", "5000-race", "-p", "target=300"])
     assert printed.strip() in README

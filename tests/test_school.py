@@ -6,6 +6,7 @@ import functools
 import itertools
 import json
 import math
+import os
 import re
 from collections import Counter
 from collections.abc import Mapping
@@ -96,6 +97,12 @@ def play_turn(value_after: Mapping[int, float], profit_of: Mapping[int, float] |
 
 
 def seed_table() -> dict[str, float]:
+    """Return the seed's table of average scores; skip the test where the seeds (``../shared``, beside a clone of
+    the repository) are absent, as in a clone alone; CI has them."""
+    if not SEED.exists():
+        if os.environ.get("CI"):
+            raise RuntimeError(f"CI must compare with the seed: {SEED} is missing")
+        pytest.skip(f"the School seed is not beside the repository ({SEED})")
     rows = re.findall(r"^\| ([A-Za-z0-9 ]+?) \| ([0-9.]+) \|$", SEED.read_text(), flags=re.MULTILINE)
     return {name: float(value) for name, value in rows}
 

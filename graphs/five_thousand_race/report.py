@@ -7,6 +7,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from graphs.commands import residual_text
 from graphs.five_thousand.game import DICE, STEP
 from graphs.five_thousand_race import simulate
 from graphs.five_thousand_race.game import OPTIMAL, agents, bank_end, chance_key, name, state_key
@@ -159,7 +160,7 @@ def describe(data: Mapping[str, Any]) -> list[str]:
     if convergence:
         lines += ["", f"cycles: {convergence['cyclic_components']} score sums solved by Newton's method, "
                   f"{convergence['passes']} passes (at most {convergence['most_passes']} for one), "
-                  f"residual {convergence['residual']:.1e}"]
+                  f"residual {residual_text(convergence['residual'])}"]
     sizes = data["graph"]
     lines.append(f"graph: {sizes['turn_states'] - 1:,} score pairs and the win ({sizes['state_edges']:,} edges), one turn of "
                  f"{sizes['turn_edges']:,} edges stored once (copied into every pair: {sizes['copied_edges']:,})")

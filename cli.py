@@ -22,8 +22,9 @@ from graphs.commands import JSON_OPTION, PARAM_OPTION, SESSION, mounted, parse_p
 from graphs.errors import DicegraphError
 from graphs.protocol import Game, StoredGraph, resolve_params
 from store.browse import game_listing, stored_graphs
-from store.catalog import evaluated_policy, list_policies, policy_convergence, resolve_graph
+from store.catalog import evaluated_policy, is_graph_id, list_policies, policy_convergence, resolve_graph
 from store.compare import compare_policies
+from store.errors import database_failure
 from store.db import DEFAULT_URL, ENV_VAR, database_exists, open_database, schema_revision
 from store.load import MAX_EDGES, BuildResult, build_graph
 from store.positions import describe_position
@@ -35,6 +36,7 @@ from store.report import (
     DEFAULT_SEED, OPTIMAL, describe_analysis, draw_game_diagrams, ensure_evaluated, evaluate_stored, game_report,
     prepare_game, report_simulations, solve_steps, stores_turn_once,
 )
+from graphs.montecarlo import MIN_GAMES
 from store.simulation import monte_carlo
 from store.solve import OBJECTIVES, solve
 from store.view import GraphView
@@ -66,8 +68,8 @@ class DicegraphGroup(click.Group):
             raise _usage_line(error) from None
         except DicegraphError as error:
             raise click.ClickException(str(error)) from None
-        except sa.exc.OperationalError as error:
-            raise click.ClickException(f"database error: {str(error.orig).splitlines()[0]}") from None
+        except sa.exc.DBAPIError as error:
+            raise click.ClickException(str(database_failure(error))) from None
         except OSError as error:
             raise click.ClickException(_os_error_line(error)) from None
 
@@ -116,6 +118,14 @@ def _policy_name(text: str) -> str:
 
 
 MAX_GAMES = 1_000_000_000  # Monte Carlo games per policy: a billion takes minutes to hours; more is a typo
+
+
+def _none_or_enough(games: int) -> int:
+    """Return a report's ``-n``: 0 (no simulation) or at least :data:`MIN_GAMES`, refused before any work."""
+    if 0 < games < MIN_GAMES:
+        raise click.BadParameter(f"{games} game gives no standard error: 0 for none, or at least {MIN_GAMES}",
+                                 param_hint="-n")
+    return games
 REPORT_EVERY = 10.0  # seconds between progress lines when stderr is not a terminal
 
 
@@ -222,7 +232,7 @@ def _stored_graph(connection: sa.Connection, ref: str, params: tuple[str, ...]) 
     """Return the graph GRAPH names: an id, or a game name (with -p picking among its graphs)."""
     if not params:
         return resolve_graph(connection, ref)
-    if ref.isdigit():
+    if is_graph_id(ref):
         raise click.BadParameter("-p picks among a game's graphs; a graph id needs none", param_hint="-p")
     return resolve_graph(connection, ref, resolve_params(get_game(ref), parse_params(params)))
 
@@ -493,8 +503,8 @@ def compare(ctx: click.Context, graph: str, params: tuple[str, ...], policy_name
 @click.argument("game")
 @PARAM_OPTION
 @click.option("-n", "--games", "simulated_games", type=click.IntRange(min=0, max=MAX_GAMES), default=100_000,
-              show_default=True,
-              help="Monte Carlo games per policy (0: none).")
+              show_default=True, callback=lambda ctx, param, value: _none_or_enough(value),
+              help=f"Monte Carlo games per policy (0: none, else at least {MIN_GAMES}).")
 @SEED_OPTION
 @click.option("--diagrams", "diagrams_dir", type=click.Path(file_okay=False, path_type=Path), metavar="DIR",
               help="Also draw the game's diagrams as PNGs in DIR.")
@@ -560,7 +570,7 @@ def report(ctx: click.Context, game: str, params: tuple[str, ...], simulated_gam
 @PARAM_OPTION
 @click.option("--policy", "policy_name", default=OPTIMAL, show_default=True,
               help="An agent of the game, or a policy stored with its graph.")
-@click.option("-n", "--games", type=click.IntRange(min=2, max=MAX_GAMES), default=100_000, show_default=True,
+@click.option("-n", "--games", type=click.IntRange(min=MIN_GAMES, max=MAX_GAMES), default=100_000, show_default=True,
               help=f"How many games to play (at most {MAX_GAMES:,}).")
 @SEED_OPTION
 @JSON_OPTION

@@ -31,6 +31,8 @@ Policy = Union[str, Mapping[str, str]]
 Progress = Callable[[int], None]
 M = TypeVar("M")
 
+MIN_GAMES = 2  # the fewest games whose spread gives a standard error
+
 
 @dataclass(frozen=True)
 class Estimate:
@@ -103,8 +105,8 @@ def simulate(
     """
     if not can_simulate(game):
         raise DicegraphError(f"game {game.name!r} has no simulator")
-    if games < 2:
-        raise DicegraphError(f"simulate at least 2 games (not {games})")
+    if games < MIN_GAMES:
+        raise DicegraphError(f"simulate at least {MIN_GAMES} games (not {games})")
     import numpy as np
 
     play = game.simulator(params, policy)  # type: ignore[attr-defined]

@@ -345,8 +345,14 @@ def charts(graph: StoredGraph, params: Mapping[str, Any], directory: Path) -> li
     title = (f"Pig to {target}: the turn total from which the optimum holds\n"
              "(blank: it rolls on until it wins or busts, or the scores cannot occur)")
     figure, axes = plt.subplots(figsize=(7.5, 6.5))
-    image = axes.imshow(boundary, origin="lower", cmap="viridis", interpolation="nearest")
-    figure.colorbar(image, ax=axes, label="turn total at which to hold")
+    if np.isnan(boundary).all():  # a short race: no frame of nothing, but what the optimum does instead
+        axes.text(0.5, 0.5, f"to {target}, the optimum never holds:\nit rolls on until it wins or busts",
+                  ha="center", va="center", transform=axes.transAxes, fontsize=12)
+        axes.set_xlim(-0.5, target - 0.5)
+        axes.set_ylim(-0.5, target - 0.5)
+    else:
+        image = axes.imshow(boundary, origin="lower", cmap="viridis", interpolation="nearest")
+        figure.colorbar(image, ax=axes, label="turn total at which to hold")
     axes.set_xlabel("the opponent's score")
     axes.set_ylabel("my score")
     axes.set_title(title, fontsize=9)

@@ -21,7 +21,7 @@ import sqlalchemy as sa
 
 from graphs import GAMES
 from graphs.protocol import value_text
-from store.catalog import list_policies
+from store.catalog import MAX_ID, list_policies
 from store.errors import NotFound
 from store.report import OPTIMAL, policy_names
 from store.schema import graph, layer, node
@@ -60,7 +60,7 @@ def stored_graphs(connection: sa.Connection, with_policies: bool = False) -> lis
 
 def stored_graph(connection: sa.Connection, graph_id: int) -> dict[str, Any]:
     """Return the ``graph`` table row of graph ``graph_id`` as a dict, or raise NotFound."""
-    row = connection.execute(sa.select(graph).where(graph.c.id == graph_id)).first()
+    row = connection.execute(sa.select(graph).where(graph.c.id == graph_id)).first() if graph_id <= MAX_ID else None
     if row is None:
         raise NotFound(f"no graph {graph_id} in the database")
     return dict(row._mapping)

@@ -13,6 +13,18 @@ from store.errors import Ambiguous, NotFound
 from store.schema import choice, edge, graph, node, policy, turn_policy, value
 
 
+MAX_ID = 2**63 - 1  # the largest id a database's 64-bit integer column holds: no graph has a larger one
+
+
+def is_graph_id(ref: str) -> bool:
+    """Return whether ``ref`` names a graph by its id (ASCII digits) rather than by its game's name.
+
+    >>> is_graph_id("12"), is_graph_id("jackpot"), is_graph_id("²")
+    (True, False, False)
+    """
+    return ref.isascii() and ref.isdigit()
+
+
 def resolve_graph(connection: sa.Connection, ref: str, params: Mapping[str, Any] | None = None) -> sa.Row:
     """Return the graph row that ``ref`` names: a graph id, or a game name.
 
@@ -21,8 +33,9 @@ def resolve_graph(connection: sa.Connection, ref: str, params: Mapping[str, Any]
     listing the candidates (ids and parameters) when the name fits several
     graphs and no ``params`` say which.
     """
-    if ref.isdigit():
-        row = connection.execute(sa.select(graph).where(graph.c.id == int(ref))).first()
+    if is_graph_id(ref):
+        number = int(ref)
+        row = connection.execute(sa.select(graph).where(graph.c.id == number)).first() if number <= MAX_ID else None
         if row is None:
             raise NotFound(f"no graph with id {ref} (list them with: dicegraph graphs)")
         return row

@@ -17,3 +17,22 @@ class Ambiguous(DicegraphError):
 
 class ReadOnly(DicegraphError):
     """A statement tried to write through a read-only connection."""
+
+
+DAMAGED = ("malformed", "not a database", "file is encrypted", "corrupt")  # the drivers' words for a damaged file
+
+
+def database_failure(error: Exception) -> DatabaseError:
+    """Return the one line a user reads for an error the database raised in the middle of a command: a damaged
+    file says so, with what still works and how to save what is left; any other error is the driver's first line.
+
+    >>> database_failure(Exception("database disk image is malformed"))  # doctest: +ELLIPSIS
+    DatabaseError('the database file is damaged (database disk image is malformed): ...')
+    """
+    message = str(getattr(error, "orig", None) or error).strip().splitlines()
+    first = message[0] if message else type(error).__name__
+    if any(word in first.lower() for word in DAMAGED):
+        return DatabaseError(f"the database file is damaged ({first}): commands that read only its undamaged parts "
+                             "may still work (dicegraph graphs lists what it can read); build into a new file, or "
+                             "save what is left with: sqlite3 FILE .recover")
+    return DatabaseError(f"database error: {first}")

@@ -19,7 +19,7 @@ from typing import Any
 
 import sqlalchemy as sa
 
-from store.errors import DatabaseError, ReadOnly
+from store.errors import DAMAGED, DatabaseError, ReadOnly, database_failure
 
 WRITE_REFUSALS = ("readonly", "read-only", "read only", "query_only", "not authorized", "authorization denied")
 DEFAULT_TIMEOUT = 60.0  # seconds a query may run unless told otherwise
@@ -82,6 +82,8 @@ def run_query(engine: sa.Engine, sql: str, *, write: bool = False, limit: int | 
             return columns, rows
     except sa.exc.DBAPIError as error:
         message = str(error.orig).splitlines()[0] if error.orig is not None else str(error)
+        if any(word in message.lower() for word in DAMAGED):
+            raise database_failure(error) from None
         if not write and any(word in message.lower() for word in FILE_REFUSALS):
             raise ReadOnly(FILES_MESSAGE) from None
         if not write and any(word in message.lower() for word in WRITE_REFUSALS):

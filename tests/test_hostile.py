@@ -143,14 +143,16 @@ def test_the_sql_console_reads_no_file_but_the_database(backend) -> None:  # noq
         engine.dispose()
 
 
-def test_query_refuses_a_postgresql_role_that_may_read_the_servers_files(backend) -> None:  # noqa: ANN001
+def test_query_refuses_a_postgresql_role_that_may_read_the_servers_files() -> None:
     """A superuser's read-only transaction still reads files (pg_read_file): query refuses to run as one, and says
     how to connect instead; --write (the user's own choice) runs."""
-    name, url, _ = backend
-    if name != "postgresql":
-        pytest.skip("a PostgreSQL role's privileges")
-    assert_one_line_error(run(url, "query", "SELECT 1"), "may read the server's files", "pg_read_all_data")
-    assert run(url, "query", "--write", "SELECT 1 AS one").exit_code == 0
+    from store.db import scratch_database
+    from tests.postgres import postgres_server
+
+    with scratch_database(postgres_server(), "dicegraph_superuser") as url:
+        assert run(url, "build", "jackpot", "-p", "cells=2").exit_code == 0
+        assert_one_line_error(run(url, "query", "SELECT 1"), "may read the server's files", "pg_read_all_data")
+        assert run(url, "query", "--write", "SELECT 1 AS one").exit_code == 0
 
 
 ENDLESS = "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT COUNT(*) FROM c"
@@ -247,3 +249,83 @@ def assert_close(found, expected, where: str = "") -> None:  # noqa: ANN001
         assert found == pytest.approx(expected, rel=1e-12, abs=1e-15), where
     else:
         assert found == expected, where
+
+
+# the smallest parameters each game accepts (dicegraph games lists the ranges)
+SMALLEST = {
+    "jackpot": ["cells=2"], "shut-the-box": ["tiles=2"], "shut-the-box one die": ["tiles=2", "one_die=on"],
+    "shut-the-box forced": ["tiles=2", "one_die=forced"], "cant-stop": ["columns=2", "worth=one"],
+    "pig": ["target=2", "holds=1"], "5000-race": ["target=100"],
+    "synthetic": ["layers=2", "width=1", "fanout=1"],
+    "cant-stop-board": ["board=2:x,3:x,4:x,5:x,6:x,7:x,8:x,9:x,10:x,11:x,12:x"],
+}
+
+
+@pytest.mark.parametrize("case", sorted(SMALLEST))
+def test_a_report_on_the_smallest_parameters_runs(case: str, tmp_path: Path) -> None:
+    """Every report, with its charts and diagrams, on the smallest board or target its game allows."""
+    params = [option for value in SMALLEST[case] for option in ("-p", value)]
+    url = f"sqlite:///{tmp_path / 'small.db'}"
+    result = run(url, "report", case.split()[0], *params, "-n", "50", "--diagrams", str(tmp_path / "drawn"))
+    assert result.exit_code == 0, (result.stderr, result.exception)
+    assert "Traceback" not in result.output
+
+
+HUGE_IDS = [str(2**63), str(10**30), "²"]
+
+
+def test_graph_ids_past_64_bits_are_not_found_in_one_line(small_jackpot: str) -> None:
+    from store.db import open_database
+    from web.app import create_app
+
+    for ref in HUGE_IDS:
+        for args in (["show", ref, "0"], ["policies", ref], ["compare", ref, "hilo"], ["propagate", ref],
+                     ["export", ref, "-o", "x.dot"]):
+            assert_one_line_error(run(small_jackpot, *args), "no graph")
+    engine = open_database(small_jackpot, read_only=True)
+    client = create_app(engine).test_client()
+    for ref in HUGE_IDS[:2]:
+        for address in (f"/graphs/{ref}", f"/graphs/{ref}.json", f"/graphs/{ref}/positions/0",
+                        f"/graphs/{ref}/positions/0.json", f"/graphs/{ref}/search.json?q=1", f"/graphs/{ref}/values.svg"):
+            assert client.get(address).status_code == 404, address
+    engine.dispose()
+
+
+@pytest.mark.parametrize("host", ["no such host!", "999.1.1.1", ""])
+def test_serve_refuses_a_host_it_cannot_listen_on_in_one_line(small_jackpot: str, host: str) -> None:
+    assert_one_line_error(run(small_jackpot, "serve", "--host", host, "--port", "0"), "--host")
+
+
+def test_a_damaged_file_says_so_in_one_line_on_every_command(small_jackpot: str, tmp_path: Path) -> None:
+    """Pages of the node and edge tables overwritten: each command that reads them says the file is damaged and
+    what still works, in one line; the explorer's page says the same."""
+    import random
+    import sqlite3
+
+    from store.db import open_database
+    from web.app import create_app
+
+    damaged = tmp_path / "damaged.db"
+    shutil.copy(small_jackpot.removeprefix("sqlite:///"), damaged)
+    with sqlite3.connect(damaged) as connection:  # every page but the schema's and the graph table's
+        pages = connection.execute("SELECT pageno FROM dbstat WHERE name IN ('node', 'edge', 'value')").fetchall()
+    generator = random.Random(1)
+    with open(damaged, "r+b") as handle:
+        for (number,) in pages:
+            handle.seek((number - 1) * 4096)
+            handle.write(bytes(generator.randrange(256) for _ in range(4096)))
+    url = f"sqlite:///{damaged}"
+    for args in (["show", "1", "0"], ["export", "1", "--full", "-o", str(tmp_path / "x.dot")],
+                 ["query", "SELECT SUM(weight) FROM edge"], ["propagate", "1"]):
+        assert_one_line_error(run(url, *args), "damaged", "sqlite3 FILE .recover")
+    assert run(url, "graphs").exit_code == 0  # what reads only the undamaged parts still works
+    engine = open_database(url, read_only=True)
+    answer = create_app(engine).test_client().get("/graphs/1/positions/0.json")
+    assert answer.status_code == 500 and "damaged" in answer.get_json()["error"]
+    engine.dispose()
+
+
+def test_report_refuses_one_game_of_monte_carlo_before_any_work(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'none.db'}"
+    assert_one_line_error(run(url, "report", "jackpot", "-n", "1"), "-n", "at least 2")
+    assert not (tmp_path / "none.db").exists()

@@ -31,7 +31,7 @@ from graphs.commands import plain
 from graphs.errors import DicegraphError
 from store.browse import stored_graph
 from store.catalog import list_policies
-from store.errors import NotFound
+from store.errors import NotFound, database_failure
 from web import charts, pages
 from web.limits import SQL_SLOTS, SQL_TIMEOUT, SQL_WAIT
 
@@ -149,6 +149,11 @@ def create_app(engine: sa.Engine, sql_slots: int = SQL_SLOTS, sql_timeout: float
     @app.errorhandler(HTTPException)
     def http_error(error: HTTPException) -> Any:
         return _error_page(error.code or 500, error.description or error.name, _graph_in(request.path))
+
+    @app.errorhandler(sa.exc.DBAPIError)
+    def database_error(error: sa.exc.DBAPIError) -> Any:
+        app.logger.warning("database error on %s: %s", request.path, error)
+        return _error_page(500, str(database_failure(error)), _graph_in(request.path))
 
     @app.errorhandler(Exception)
     def internal_error(error: Exception) -> Any:

@@ -119,10 +119,12 @@ def describe(report: Mapping[str, Any]) -> list[str]:
         f"{rolls[-1]['roll']} ({rolls[-1]['expected_score']:.12g}). In order: "
         + ", ".join(str(row["roll"]) for row in rolls) + ".",
         f"3. Not shutting the largest tiles pays on {exceptions['count']} (board, roll) pairs, counted over every "
-        f"board as the seed counts them ({exceptions['ties']} of them ties). The largest loss of the greedy move: "
-        f"{exceptions['max_gap']:.6f} points, at {worst['board']}, roll {worst['roll']}: {worst['best_move']} "
-        f"(expects {worst['best_value']:.6f}), not greedy {worst['greedy_move']} ({worst['greedy_value']:.6f}). "
-        "The seed says the largest difference is 0.1 points, reading it off the five rows it printed.",
+        f"board as the seed counts them ({exceptions['ties']} of them ties). "
+        + (f"The largest loss of the greedy move: "
+           f"{exceptions['max_gap']:.6f} points, at {worst['board']}, roll {worst['roll']}: {worst['best_move']} "
+           f"(expects {worst['best_value']:.6f}), not greedy {worst['greedy_move']} ({worst['greedy_value']:.6f}). "
+           if worst is not None else "The greedy move is never worse here. ")
+        + "The seed says the largest difference is 0.1 points, reading it off the five rows it printed.",
         f"4. Going second, knowing the score to beat: player 2 wins {100 * two['p2_win']:.4f} %, loses "
         f"{100 * two['p2_loss']:.4f} %, ties {100 * two['tie']:.4f} % (player 2 maximises P(lower score); "
         f"with the seed's objective, ties counted as good: {100 * seed_two['p2_win']:.4f} / "

@@ -25,7 +25,8 @@ from store.browse import game_listing, stored_graphs
 from store.catalog import evaluated_policy, is_graph_id, list_policies, policy_convergence, resolve_graph
 from store.compare import compare_policies
 from store.errors import database_failure
-from store.db import DEFAULT_URL, ENV_VAR, database_exists, open_database, schema_revision
+from store.db import (DEFAULT_MEMORY, DEFAULT_URL, ENV_VAR, MEMORY_VAR, database_exists, memory_bytes, open_database,
+                      schema_revision)
 from store.load import MAX_EDGES, BuildResult, build_graph
 from store.positions import describe_position
 from store.propagate import outcome_distribution
@@ -92,9 +93,14 @@ def _os_error_line(error: OSError) -> str:
     "--db", "db_url", envvar=ENV_VAR, default=DEFAULT_URL, show_default=True, metavar="URL",
     help=f"Database URL (SQLAlchemy form); also read from ${ENV_VAR}.",
 )
+@click.option(
+    "--memory", envvar=MEMORY_VAR, default=DEFAULT_MEMORY, show_default=True, metavar="SIZE",
+    help=f"The most memory DuckDB may use before it spills to FILE.tmp: a size (8GB, 512MiB) or a share of this "
+         f"machine's (50%); also read from ${MEMORY_VAR}.",
+)
 @click.version_option(package_name="dicegraph")
 @click.pass_context
-def main(ctx: click.Context, db_url: str) -> None:
+def main(ctx: click.Context, db_url: str, memory: str) -> None:
     """Dice games as explicit state graphs in SQL: build, solve, compare, query.
 
     \b
@@ -105,8 +111,13 @@ def main(ctx: click.Context, db_url: str) -> None:
       dicegraph query "SELECT * FROM positions WHERE policy = 'optimal' LIMIT 5"
       dicegraph serve                      browse every position at http://127.0.0.1:8000
     """
+    try:
+        memory_bytes(memory)
+    except DicegraphError as error:
+        raise click.BadParameter(str(error), param_hint="--memory") from None
     ctx.obj = db_url
-    ctx.meta[SESSION] = CommandSession(db_url)
+    ctx.meta[MEMORY_VAR] = memory
+    ctx.meta[SESSION] = CommandSession(db_url, memory)
 
 
 def _policy_name(text: str) -> str:
@@ -201,8 +212,9 @@ def _duration(seconds: float) -> str:
 class CommandSession:
     """The command line's side of :class:`graphs.commands.Session`: what a game's own commands get."""
 
-    def __init__(self, url: str):
+    def __init__(self, url: str, memory: str | None = None):
         self.url = url
+        self.memory = memory
 
     @contextmanager
     def solved(self, game: Game, params: Mapping[str, Any], what: str) -> Iterator[StoredGraph]:
@@ -211,7 +223,8 @@ class CommandSession:
         What the command does through the graph is never committed (an advisor's
         one-state turn solve works in temporary tables).
         """
-        engine = open_database(self.url, create=True, on_wait=lambda message: click.echo(message, err=True))
+        engine = open_database(self.url, create=True, on_wait=lambda message: click.echo(message, err=True),
+                               memory=self.memory)
         built = _prepared(engine, game, params, what, f"solving {what} (first use only), steps")
         with _activity(f"solving {what}, layers") as solving, engine.begin() as connection:
             ensure_evaluated(connection, built.graph_id, game, solving)
@@ -240,7 +253,7 @@ def _stored_graph(connection: sa.Connection, ref: str, params: tuple[str, ...]) 
 def _engine(ctx: click.Context, *, create: bool = False, read_only: bool = False) -> sa.Engine:
     """Return the command's engine on ``--db``, closed with the command (its pooled connections let go of the file)."""
     engine = open_database(ctx.obj, create=create, read_only=read_only,
-                           on_wait=lambda message: click.echo(message, err=True))
+                           on_wait=lambda message: click.echo(message, err=True), memory=ctx.meta.get(MEMORY_VAR))
     ctx.call_on_close(engine.dispose)
     return engine
 

@@ -38,6 +38,10 @@ SUPPORTED = ("use sqlite:///FILE (built in), duckdb:///FILE (pip install 'dicegr
              "postgresql+psycopg://USER@HOST/DB (pip install 'dicegraph[postgres]')")
 ENV_VAR = "DICEGRAPH_DB"
 SQLITE_PRAGMAS = ("cache_size = -262144", "temp_store = MEMORY")
+MEMORY_VAR = "DICEGRAPH_MEMORY"  # the memory DuckDB may use (--memory): a size such as 8GB, or a share such as 50%
+DEFAULT_MEMORY = "50%"  # of this machine's memory: DuckDB spills to its temporary folder past it, rather than grow
+MEMORY_UNITS = {"": 1, "B": 1, "KB": 10**3, "MB": 10**6, "GB": 10**9, "TB": 10**12,
+                "KIB": 2**10, "MIB": 2**20, "GIB": 2**30, "TIB": 2**40}
 BUSY_TIMEOUT_MS = 1000  # how long SQLite waits for a lock before dicegraph says it is waiting (and waits on)
 Waiting = Callable[[str], None]  # told once what a process is waiting for
 
@@ -45,6 +49,33 @@ Waiting = Callable[[str], None]  # told once what a process is waiting for
 def database_url(url: str | None = None) -> str:
     """Return ``url``, else ``$DICEGRAPH_DB``, else the default ``sqlite:///dicegraph.db``."""
     return url or os.environ.get(ENV_VAR) or DEFAULT_URL
+
+
+def memory_bytes(text: str | None = None) -> int:
+    """Return the memory DuckDB may use, in bytes: ``text`` (a size such as ``8GB``, ``512MiB``, or a share of
+    this machine's memory such as ``50%``), else ``$DICEGRAPH_MEMORY``, else :data:`DEFAULT_MEMORY`.
+
+    >>> memory_bytes("8GB"), memory_bytes("1.5 GiB")
+    (8000000000, 1610612736)
+    >>> memory_bytes("100%") == os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    True
+    """
+    text = (text or os.environ.get(MEMORY_VAR) or DEFAULT_MEMORY).strip()
+    how = f"memory {text!r}: give a size such as 8GB or 512MiB, or a share of this machine's memory such as 50%"
+    try:
+        if text.endswith("%"):
+            share = float(text[:-1])
+            if not 0 < share <= 100:
+                raise ValueError
+            return int(share / 100 * os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES"))
+        number = text.rstrip("BbKkMmGgTtIi ")
+        unit = text[len(number):].strip().upper()
+        size = int(float(number) * MEMORY_UNITS[unit])
+    except (ValueError, KeyError):
+        raise DatabaseError(how) from None
+    if size < 2**26:  # below 64 MiB DuckDB cannot even load a graph
+        raise DatabaseError(f"{how} (at least 64MiB)")
+    return size
 
 
 def alembic_config() -> Config:
@@ -144,7 +175,7 @@ def database_exists(url: str | None = None) -> bool:
 
 
 def open_database(url: str | None = None, *, create: bool = False, read_only: bool = False,
-                  on_wait: Waiting | None = None) -> sa.Engine:
+                  on_wait: Waiting | None = None, memory: str | None = None) -> sa.Engine:
     """Return an engine on a dicegraph database whose schema is at the head revision.
 
     A missing SQLite or DuckDB file is created only with ``create``. An older
@@ -155,7 +186,9 @@ def open_database(url: str | None = None, *, create: bool = False, read_only: bo
     once and the engine waits for it. A ``read_only`` engine on a file opens
     it in the backend's read-only mode, so it can never write it: SQLite's
     ``mode=ro``, DuckDB's ``read_only`` (which also lets several viewers
-    share the file; a writer waits for them).
+    share the file; a writer waits for them). DuckDB uses at most ``memory``
+    (:func:`memory_bytes`: by default half of this machine's), spilling past
+    it to ``FILE.tmp`` beside its file.
     """
     url_text = database_url(url)
     try:
@@ -178,10 +211,14 @@ def open_database(url: str | None = None, *, create: bool = False, read_only: bo
     options: dict[str, Any] = {"connect_args": {"check_same_thread": False}} if backend == "sqlite" else {}
     if backend == "sqlite" and read_only and path is not None:
         options["creator"] = _read_only_sqlite(path)
+    if backend == "duckdb":
+        # at most this much memory, spilling past it to DuckDB's temporary folder (FILE.tmp beside its file)
+        config: dict[str, Any] = {"memory_limit": f"{memory_bytes(memory) // 2**20}MiB"}
+        options["connect_args"] = {"config": config}
     if backend == "duckdb" and read_only and path is not None:
         # writes refused by DuckDB, and with them every file but the database's (read_text, glob, COPY, ATTACH...);
         # other readers may open the file too
-        options["connect_args"] = {"read_only": True, "config": {"enable_external_access": False}}
+        options["connect_args"] = {"read_only": True, "config": {**config, "enable_external_access": False}}
     try:
         engine = sa.create_engine(parsed, **options)
     except ImportError as error:
@@ -191,7 +228,7 @@ def open_database(url: str | None = None, *, create: bool = False, read_only: bo
     if backend == "sqlite":
         _configure_sqlite(engine, read_only, on_wait)
     if "read_only" in options.get("connect_args", {}):
-        engine = _shared_if_open_here(engine, parsed)
+        engine = _shared_if_open_here(engine, parsed, config)
     try:
         _wait_for_file(engine, on_wait)
         _check_schema(engine, read_only)
@@ -250,7 +287,7 @@ def side_connections(connection: sa.Connection, count: int) -> Iterator[list[sa.
             engine.dispose()
 
 
-def _shared_if_open_here(engine: sa.Engine, url: sa.URL) -> sa.Engine:
+def _shared_if_open_here(engine: sa.Engine, url: sa.URL, config: dict[str, Any]) -> sa.Engine:
     """Return ``engine`` (DuckDB, read-only), or, when this process already has the file open for writing (DuckDB
     refuses a second configuration of one file in a process), an engine sharing that open database: other
     processes are kept out by the writer anyway, and viewing still writes nothing (``store.query`` guards)."""
@@ -261,7 +298,7 @@ def _shared_if_open_here(engine: sa.Engine, url: sa.URL) -> sa.Engine:
         if "different configuration" not in str(error.orig):
             return engine  # waiting for another process, or a real error: _wait_for_file handles both
     engine.dispose()
-    return sa.create_engine(url)
+    return sa.create_engine(url, connect_args={"config": config})
 
 
 def _wait_for_file(engine: sa.Engine, on_wait: Waiting | None) -> None:

@@ -329,3 +329,18 @@ def test_report_refuses_one_game_of_monte_carlo_before_any_work(tmp_path: Path) 
     url = f"sqlite:///{tmp_path / 'none.db'}"
     assert_one_line_error(run(url, "report", "jackpot", "-n", "1"), "-n", "at least 2")
     assert not (tmp_path / "none.db").exists()
+
+
+def test_duckdb_uses_at_most_the_memory_it_is_given(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """--memory (or $DICEGRAPH_MEMORY) bounds DuckDB, for writers and viewers alike, and a solve under a small
+    bound spills to FILE.tmp instead of failing; a size that is none is refused in one line."""
+    pytest.importorskip("duckdb_engine")
+    url = f"duckdb:///{tmp_path / 'bounded.duckdb'}"
+    built = run(url, "--memory", "256MiB", "report", "shut-the-box", "-n", "0", "--json")
+    assert built.exit_code == 0, built.output
+    setting = "SELECT current_setting('memory_limit') AS m"
+    assert json.loads(run(url, "--memory", "256MiB", "query", "--json", setting).stdout) == [{"m": "256.0 MiB"}]
+    monkeypatch.setenv("DICEGRAPH_MEMORY", "300MiB")
+    assert json.loads(run(url, "query", "--json", setting).stdout) == [{"m": "300.0 MiB"}]
+    for wrong in ("lots", "0%", "1KB"):
+        assert_one_line_error(run(url, "--memory", wrong, "graphs"), "--memory")

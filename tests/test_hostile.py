@@ -332,8 +332,8 @@ def test_report_refuses_one_game_of_monte_carlo_before_any_work(tmp_path: Path) 
 
 
 def test_duckdb_uses_at_most_the_memory_it_is_given(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """--memory (or $DICEGRAPH_MEMORY) bounds DuckDB, for writers and viewers alike, and a solve under a small
-    bound spills to FILE.tmp instead of failing; a size that is none is refused in one line."""
+    """--memory (or $DICEGRAPH_MEMORY) bounds DuckDB, for writers and viewers alike, and a report runs under a
+    small bound; a size that is none is refused in one line."""
     pytest.importorskip("duckdb_engine")
     url = f"duckdb:///{tmp_path / 'bounded.duckdb'}"
     built = run(url, "--memory", "256MiB", "report", "shut-the-box", "-n", "0", "--json")

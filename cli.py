@@ -23,7 +23,7 @@ from graphs.errors import DicegraphError
 from graphs.protocol import Game, StoredGraph, resolve_params
 from store.browse import game_listing, stored_graphs
 from store.catalog import evaluated_policy, is_graph_id, list_policies, policy_convergence, resolve_graph
-from store.compare import compare_policies
+from store.compare import SEATS, is_two_player, policy_comparison
 from store.errors import database_failure
 from store.db import (DEFAULT_MEMORY, DEFAULT_URL, ENV_VAR, MEMORY_VAR, database_exists, memory_bytes, open_database,
                       schema_revision)
@@ -432,14 +432,14 @@ def policies(ctx: click.Context, graph: str, params: tuple[str, ...], as_json: b
     """
     with _engine(ctx, read_only=True).connect() as connection:
         row = _stored_graph(connection, graph, params)
-        listing = list_policies(connection, row.id)
+        listing = list_policies(connection, row.id, get_game(row.game).outcome)
     if as_json:
         print_json(listing)
     elif not listing:
         click.echo(f"graph {row.id} ({row.game}) has no policies yet (solve it: dicegraph solve {row.id})")
     else:
-        click.echo(table(["policy", "objective", "method", "value"],
-                          [[p["name"], p["objective"], p["method"], p["value"]] for p in listing]))
+        click.echo(table(["policy", "objective", "method", "value", "unit"],
+                          [[p["name"], p["objective"], p["method"], p["value"], p["unit"]] for p in listing]))
 
 
 @main.command()
@@ -475,41 +475,67 @@ def propagate(ctx: click.Context, graph: str, params: tuple[str, ...], policy_na
 @click.argument("reference", default=OPTIMAL)
 @click.option("--top", type=click.IntRange(min=0), default=10, show_default=True,
               help="How many of the costliest deviations to list (0: none).")
+@click.option("--against", "opponent", metavar="POLICY",
+              help="Two-player games: the opponent both play against [default: REFERENCE].")
+@click.option("--seat", type=click.Choice(SEATS), default=SEATS[0], show_default=True,
+              help="Two-player games: the seat whose expected loss is given (first moves first).")
 @JSON_OPTION
 @click.pass_context
-def compare(ctx: click.Context, graph: str, params: tuple[str, ...], policy_name: str, reference: str, top: int, as_json: bool) -> None:
+def compare(ctx: click.Context, graph: str, params: tuple[str, ...], policy_name: str, reference: str, top: int,
+            opponent: str | None, seat: str, as_json: bool) -> None:
     """Compare POLICY's moves with REFERENCE (default: optimal) on GRAPH.
 
     Counts the decision nodes with two or more moves, those where POLICY's move
     is strictly worse under REFERENCE's continuation values, and those with
-    several best moves; expected_loss is the difference of the root values.
+    several best moves; expected_loss is how much less POLICY's value is than
+    REFERENCE's (values of one unit only). In a two-player game a value depends
+    on the opponent: expected_loss is the probability of winning that POLICY
+    gives up against --against (default: REFERENCE) in --seat, and both seats
+    are shown.
 
     \b
     Examples:
       dicegraph compare jackpot hilo
       dicegraph compare jackpot hilo optimal --json
+      dicegraph compare pig hold-at-20 --against hold-at-20 --seat second
     """
     with _engine(ctx, read_only=True).connect() as connection:
         row = _stored_graph(connection, graph, params)
-        result = compare_policies(
-            connection, row.id, evaluated_policy(connection, row, policy_name),
-            evaluated_policy(connection, row, reference), top,
-        )
+        game = get_game(row.game)
+        with _activity("playing the matches, layers") as layers:
+            view = GraphView(connection, row.id, progress=layers)
+            match = view.match if is_two_player(connection, row.id) else None
+            result = policy_comparison(connection, row, policy_name, reference, outcome=game.outcome, match=match,
+                                       per_position=not stores_turn_once(game), opponent=opponent, seat=seat, top=top)
     if as_json:
-        print_json({key: result[key] for key in ("decisions", "worse", "tied", "expected_loss")})
+        print_json({key: value for key, value in result.items() if key != "deviations"})
         return
-    click.echo(f"{policy_name} against {reference} on graph {row.id} ({row.game}):")
-    click.echo(f"  decision nodes with a choice: {result['decisions']:,}")
-    click.echo(f"  where {policy_name} moves worse: {result['worse']:,}")
-    click.echo(f"  with more than one best move: {result['tied']:,}")
-    click.echo(f"  expected loss: {result['expected_loss']:.12g}")
+    click.echo(f"{policy_name} against {reference} on graph {row.id} ({row.game}), in {result['unit']}:")
+    for line in _seat_lines(result):
+        click.echo(line)
+    if result["decisions"] is not None:
+        click.echo(f"  decision nodes with a choice: {result['decisions']:,}")
+        click.echo(f"  where {policy_name} moves worse: {result['worse']:,}")
+        click.echo(f"  with more than one best move: {result['tied']:,}")
+    else:
+        click.echo("  (its turn is stored once: no position-by-position comparison)")
+    click.echo(f"  expected loss: {result['expected_loss']:.12g}" + (f" (moving {seat})" if "seats" in result else ""))
     if result["deviations"]:
-        click.echo(f"\ncostliest deviations (loss at the node times the probability {policy_name} gets there):")
-        click.echo(table(
-            ["position", "label", policy_name, reference, "loss", "reach", "cost"],
-            [[d["key"], d["label"], d["move"], d["best_move"], d["loss"], d["reach"], d["cost"]]
-             for d in result["deviations"]],
-        ))
+        reached = any(d["reach"] is not None for d in result["deviations"])
+        headers = ["position", "label", policy_name, reference, "loss"] + (["reach", "cost"] if reached else [])
+        click.echo(f"\ncostliest deviations (loss at the node times the probability {policy_name} gets there):" if reached
+                   else "\nlargest deviations (loss at the node; a game with cycles has no reach):")
+        click.echo(table(headers, [[d["key"], d["label"], d["move"], d["best_move"], d["loss"]]
+                                   + ([d["reach"], d["cost"]] if reached else []) for d in result["deviations"]]))
+
+
+def _seat_lines(result: Mapping[str, Any]) -> list[str]:
+    """Return the lines saying, seat by seat, how often the policy and the reference win against the opponent."""
+    if "seats" not in result:
+        return []
+    return [f"  moving {seat}, against {result['opponent']}: {result['reference']} wins {won['reference']:.10f}, "
+            f"{result['policy']} {won['policy']:.10f} (gives up {won['loss']:.10f})"
+            for seat, won in result["seats"].items()]
 
 
 @main.command()

@@ -104,12 +104,14 @@ def list_policy_names(connection: sa.Connection, graph_id: int) -> list[str]:
     return list(connection.execute(query).scalars())
 
 
-def list_policies(connection: sa.Connection, graph_id: int) -> list[dict[str, Any]]:
+def list_policies(connection: sa.Connection, graph_id: int, outcome: str | None = None) -> list[dict[str, Any]]:
     """Return each policy of the graph with its root value (None until evaluated; a game whose turn is stored
-    once: the first turn state's).
+    once: the first turn state's), and given the game's ``outcome`` its value's ``unit``
+    (:func:`store.compare.value_unit`).
 
     The root value is the expected payoff of the whole game under the policy
-    (for a policy solved for a ``goal``, the probability of reaching it).
+    (for a policy solved for a ``goal``, the probability of reaching it; in a
+    two-player game, with both seats following the policy).
     """
     root_value = sa.func.coalesce(
         sa.select(value.c.value).where(value.c.policy_id == policy.c.id, value.c.node_id == 0).scalar_subquery(),
@@ -122,7 +124,21 @@ def list_policies(connection: sa.Connection, graph_id: int) -> list[dict[str, An
         .where(policy.c.graph_id == graph_id, LISTED)
         .order_by(policy.c.id)
     )
-    return [dict(row._mapping) for row in connection.execute(query)]
+    listed = [dict(row._mapping) for row in connection.execute(query)]
+    if outcome is not None:
+        for row in listed:
+            row["unit"] = value_unit(row["goal"], outcome)
+    return listed
+
+
+def value_unit(goal: str | None, outcome: str) -> str:
+    """Return what a policy's value is: the game's ``outcome``, or for a policy solved for a ``goal`` the
+    probability of reaching it.
+
+    >>> value_unit(None, "expected score"), value_unit("payoff = 0", "expected score")
+    ('expected score', 'probability that payoff = 0')
+    """
+    return outcome if goal is None else f"probability that {goal}"
 
 
 def policy_convergence(connection: sa.Connection, policy_id: int) -> dict[str, Any] | None:

@@ -5,17 +5,70 @@ For every decision node with at least two moves, each move is worth
 are optimal continuation values). A policy's move is *worse* where it is worth
 less than the best move beyond the solver's tie tolerance; a node is *tied*
 where more than one move is best. The cost of a deviation is what it loses
-there times the probability that the policy reaches the node.
+there times the probability that the policy reaches the node (a graph with
+cycles has no reach: its deviations are ranked by their loss alone).
+
+Only values of one unit compare: a policy solved for a goal (the probability
+of shutting the box) is not compared with one valued by the game's payoff (an
+expected score). In a two-player game a policy's value depends on its
+opponent, so the expected loss is a match's: the probability that the
+policy, in a stated seat against a stated opponent, wins, against the
+reference's in the same seat against the same opponent
+(:func:`seat_values`).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import sqlalchemy as sa
 
+from graphs.errors import DicegraphError
+from store.catalog import evaluated_policy, find_policy, list_policies, value_unit
 from store.schema import choice, edge, graph_edge_span, node, value
 from store.solve import TIE_TOLERANCE
+
+SEATS = ("first", "second")  # the seats of a two-player game, the first moving first
+Match = Callable[[str, str], tuple[float, float]]  # (a, b) -> P(a moving first beats b), P(b moving first beats a)
+
+
+class Incomparable(DicegraphError):
+    """Two policies whose values cannot be compared: of different units, or named where the game has no such seat."""
+
+
+def check_comparable(policy: sa.Row, reference: sa.Row, outcome: str) -> str:
+    """Return the unit both policies' values are in; raise Incomparable, in one line, when they differ."""
+    units = [value_unit(row.goal, outcome) for row in (policy, reference)]
+    if units[0] != units[1]:
+        raise Incomparable(f"cannot compare {policy.name} ({units[0]}) with {reference.name} ({units[1]}): their "
+                           "values are in different units; compare it with a policy of its own unit")
+    return units[0]
+
+
+def is_two_player(connection: sa.Connection, graph_id: int) -> bool:
+    """Return whether the graph is a two-player game: some move hands the turn to the opponent (sign -1)."""
+    first, last = graph_edge_span(connection, graph_id)
+    if first is None:
+        return False
+    found = sa.select(edge.c.id).where(edge.c.id.between(first, last), edge.c.sign == -1).limit(1)
+    return connection.execute(found).first() is not None
+
+
+def seat_values(match: Match, policy: str, reference: str, opponent: str) -> dict[str, dict[str, float]]:
+    """Return, for each seat, the probability that ``policy`` wins there against ``opponent`` and that
+    ``reference`` does, and the ``loss`` (the reference's minus the policy's): two matches in all.
+
+    >>> table = {("a", "o"): (0.5, 0.6), ("r", "o"): (0.7, 0.4)}
+    >>> seat_values(lambda x, y: table[x, y], "a", "r", "o")["second"]
+    {'policy': 0.4, 'reference': 0.6, 'loss': 0.19999999999999996}
+    """
+    found = {}
+    for name in dict.fromkeys((policy, reference)):
+        moving_first, opponent_first = match(name, opponent)
+        found[name] = {"first": moving_first, "second": 1.0 - opponent_first}
+    return {seat: {"policy": found[policy][seat], "reference": found[reference][seat],
+                   "loss": found[reference][seat] - found[policy][seat]} for seat in SEATS}
 
 
 def compare_policies(
@@ -90,7 +143,7 @@ def compare_policies(
             )
         )
         .where(is_worse)
-        .order_by(sa.desc("cost"), node.c.key)
+        .order_by(sa.desc(sa.func.coalesce(loss * reach.c.reach, loss)), node.c.key)
         .limit(top)
     ).all()
     roots = dict(
@@ -108,3 +161,42 @@ def compare_policies(
         "expected_loss": gap if maximise else -gap,
         "deviations": [dict(row._mapping) for row in deviations],
     }
+
+
+def policy_comparison(connection: sa.Connection, graph_row: sa.Row, policy_name: str, reference_name: str, *,
+                      outcome: str, match: Match | None = None, per_position: bool = True,
+                      opponent: str | None = None, seat: str = SEATS[0], top: int = 10) -> dict[str, Any]:
+    """Return how policy ``policy_name`` compares with ``reference_name`` on a graph: ``unit`` (what the values
+    are, :func:`value_unit`), ``expected_loss``, and, position by position (``per_position``: a graph that stores
+    its positions, not a turn stored once), ``decisions``, ``worse``, ``tied`` and the ``deviations``
+    (:func:`compare_policies`; None and [] otherwise).
+
+    In a two-player game (``match`` given, :meth:`store.view.GraphView.match`) the expected loss is the
+    reference's probability of winning in ``seat`` against ``opponent`` (default: the reference) minus the
+    policy's, and ``seats`` gives both seats (:func:`seat_values`). Raises Incomparable for values of other
+    units, or a seat or an opponent named in a one-player game; NotFound for a policy not stored or not evaluated.
+    """
+    if seat not in SEATS:
+        raise Incomparable(f"no seat {seat!r}: the seats are {' and '.join(SEATS)}")
+    if match is None and (opponent is not None or seat != SEATS[0]):
+        raise Incomparable(f"graph {graph_row.id} ({graph_row.game}) is a one-player game: it has no opponent or "
+                           "seat to name (leave out --against and --seat)")
+    rows = [find_policy(connection, graph_row.id, name) for name in (policy_name, reference_name)]
+    unit = check_comparable(*rows, outcome)
+    result: dict[str, Any] = {"policy": policy_name, "reference": reference_name, "unit": unit,
+                              "decisions": None, "worse": None, "tied": None, "deviations": []}
+    if per_position:
+        rows = [evaluated_policy(connection, graph_row, name) for name in (policy_name, reference_name)]
+        result |= compare_policies(connection, graph_row.id, *rows, top)
+    if match is not None:
+        opponent = opponent or reference_name
+        find_policy(connection, graph_row.id, opponent)
+        seats = seat_values(match, policy_name, reference_name, opponent)
+        return {**result, "opponent": opponent, "seat": seat, "seats": seats, "expected_loss": seats[seat]["loss"]}
+    if not per_position:  # one player, a turn stored once: the root values, as the policies list them
+        values = {row["name"]: row["value"] for row in list_policies(connection, graph_row.id)}
+        for name in (policy_name, reference_name):
+            evaluated_policy(connection, graph_row, name)
+        gap = values[reference_name] - values[policy_name]
+        result["expected_loss"] = gap if rows[1].objective == "max" else -gap
+    return result

@@ -344,3 +344,59 @@ def test_duckdb_uses_at_most_the_memory_it_is_given(tmp_path: Path, monkeypatch:
     assert json.loads(run(url, "query", "--json", setting).stdout) == [{"m": "300.0 MiB"}]
     for wrong in ("lots", "0%", "1KB"):
         assert_one_line_error(run(url, "--memory", wrong, "graphs"), "--memory")
+
+
+def test_compare_in_a_two_player_game_is_a_match_in_a_stated_seat(tmp_path: Path) -> None:
+    """Pig to 10: hold-at-4 against the optimum, each playing a stated opponent in a stated seat; every
+    probability equals the exact one (tests/pig_exact.py, rationals from the rules) to 1e-12, and no loss is
+    negative where the reference is the optimum."""
+    from graphs import pig
+    from tests import pig_exact
+
+    target = 10
+    url = f"sqlite:///{tmp_path / 'pig.db'}"
+    assert run(url, "report", "pig", "-p", f"target={target}", "-p", "holds=4", "-n", "0").exit_code == 0
+    _, best = pig_exact.optimum(target)
+    plays = {"optimal": best.__getitem__, "hold-at-4": pig.hold_at(4)}
+
+    def wins(first: str, second: str) -> float:
+        return float(pig_exact.evaluate(target, plays[first], plays[second])[0, (0, 0, 0)])
+
+    for opponent in ("optimal", "hold-at-4"):
+        for seat in ("first", "second"):
+            result = run(url, "compare", "pig", "hold-at-4", "--against", opponent, "--seat", seat, "--json")
+            assert result.exit_code == 0, result.output
+            data = strict_json(result.stdout)
+            assert data["unit"] == "probability that the player to move wins" and data["opponent"] == opponent
+            for name, role in (("hold-at-4", "policy"), ("optimal", "reference")):
+                assert data["seats"]["first"][role] == pytest.approx(wins(name, opponent), rel=1e-12)
+                assert data["seats"]["second"][role] == pytest.approx(1 - wins(opponent, name), rel=1e-12)
+            assert data["expected_loss"] == data["seats"][seat]["loss"] > 0
+    text = run(url, "compare", "pig", "hold-at-4", "--top", "3")
+    assert text.exit_code == 0 and "moving second, against optimal" in text.stdout
+    assert "largest deviations (loss at the node; a game with cycles has no reach)" in text.stdout
+
+
+def test_compare_refuses_values_of_other_units_and_seats_of_one_player_games(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'box.db'}"
+    assert run(url, "report", "shut-the-box", "-p", "tiles=4", "-n", "0").exit_code == 0
+    assert_one_line_error(run(url, "compare", "shut-the-box", "optimal-shut"), "different units",
+                          "probability that payoff = 0", "expected score")
+    assert_one_line_error(run(url, "compare", "shut-the-box", "greedy", "--seat", "second"), "one-player game")
+    listed = strict_json(run(url, "policies", "shut-the-box", "--json").stdout)
+    assert {row["name"]: row["unit"] for row in listed} == {
+        "greedy": "expected score", "optimal": "expected score", "optimal-shut": "probability that payoff = 0"}
+
+
+def test_compare_plays_a_races_fixed_strategies_against_the_optimum(tmp_path: Path) -> None:
+    """The race to 150: a fixed strategy compared without any solve of its own (it is a match), equal to the
+    exact match (tests/race_exact.py)."""
+    from tests import race_exact
+
+    url = f"sqlite:///{tmp_path / 'race.db'}"
+    assert run(url, "report", "5000-race", "-p", "target=150", "-n", "0").exit_code == 0
+    data = strict_json(run(url, "compare", "5000-race", "threshold-2", "--json").stdout)
+    first, second = race_exact.match(150, "threshold-2", "optimal")
+    assert data["seats"]["first"]["policy"] == pytest.approx(float(first), rel=1e-12)
+    assert data["seats"]["second"]["policy"] == pytest.approx(1 - float(second), rel=1e-12)
+    assert data["decisions"] is None and data["expected_loss"] > 0

@@ -400,3 +400,33 @@ def test_compare_plays_a_races_fixed_strategies_against_the_optimum(tmp_path: Pa
     assert data["seats"]["first"]["policy"] == pytest.approx(float(first), rel=1e-12)
     assert data["seats"]["second"]["policy"] == pytest.approx(1 - float(second), rel=1e-12)
     assert data["decisions"] is None and data["expected_loss"] > 0
+
+
+def test_the_explorers_graph_page_compares_two_player_policies_and_keeps_units_apart(tmp_path: Path) -> None:
+    """Pig to 10 (its compare form answered 500), the race to 150 (its strategies were listed without values) and
+    Shut The Box (a goal's probability beside expected scores): each page answers, a two-player comparison is a
+    match in a seat, equal to compare's, and Pig's layers are shown a cyclic component a row."""
+    from store.db import open_database
+    from web.app import create_app
+
+    url = f"sqlite:///{tmp_path / 'three.db'}"
+    for game, param in (("pig", "target=10"), ("5000-race", "target=150"), ("shut-the-box", "tiles=4")):
+        assert run(url, "report", game, "-p", param, "-n", "0").exit_code == 0
+    engine = open_database(url, read_only=True)
+    client = create_app(engine).test_client()
+    for graph, policy in ((1, "hold-at-20"), (2, "threshold-2")):
+        address = f"/graphs/{graph}?policy={policy}&reference=optimal&against=optimal&seat=second"
+        html, data = client.get(address), client.get(address.replace("?", ".json?")).get_json()
+        assert html.status_code == 200 and data["two_player"], address
+        expected = strict_json(run(url, "compare", str(graph), policy, "--seat", "second", "--json").stdout)
+        assert data["comparison"]["seats"] == expected["seats"] and data["comparison"]["seat"] == "second"
+        assert "gives up" in html.get_data(as_text=True) and 'id="values-chart"' not in html.get_data(as_text=True)
+    pig = client.get("/graphs/1.json").get_json()
+    assert len(pig["layer_rows"]) < len(pig["layers"]) == pig["graph"]["layers"]
+    assert sum(row["nodes"] for row in pig["layer_rows"]) == pig["graph"]["nodes"]
+    box = client.get("/graphs/3.json?policy=optimal-shut&reference=optimal").get_json()
+    assert "different units" in box["comparison_error"]
+    assert {p["name"]: p["unit"] for p in box["policies"]}["optimal-shut"] == "probability that payoff = 0"
+    assert b"optimal-shut" not in client.get("/graphs/3/values.svg").data
+    assert client.get("/graphs/3/distribution.svg").status_code == 200
+    engine.dispose()

@@ -58,9 +58,10 @@ def create_app(engine: sa.Engine, sql_slots: int = SQL_SLOTS, sql_timeout: float
     @app.get("/graphs/<int:graph_id>")
     @app.get("/graphs/<int:graph_id>.json")
     def graph(graph_id: int) -> Any:
-        policy, reference = request.args.get("policy"), request.args.get("reference")
-        return show("graph.html", request.path.endswith(".json"),
-                    lambda connection: pages.graph_page(connection, graph_id, policy, reference))
+        asked = request.args
+        return show("graph.html", request.path.endswith(".json"), lambda connection: pages.graph_page(
+            connection, graph_id, asked.get("policy"), asked.get("reference"), opponent=asked.get("against") or None,
+            seat=asked.get("seat") or "first"))
 
     pictures = Path(tempfile.mkdtemp(prefix="dicegraph-explorer-"))  # the games' charts, drawn when their page is viewed
     atexit.register(shutil.rmtree, pictures, ignore_errors=True)
@@ -88,8 +89,10 @@ def create_app(engine: sa.Engine, sql_slots: int = SQL_SLOTS, sql_timeout: float
     def values_chart(graph_id: int) -> Any:
         with engine.connect() as connection:
             game = get_game(stored_graph(connection, graph_id)["game"])
-            policies = list_policies(connection, graph_id)
-        return Response(charts.values_chart(policies, game.outcome), mimetype="image/svg+xml")
+            policies = list_policies(connection, graph_id, game.outcome)
+        # one unit on one axis: a goal's probability is not drawn beside expected scores
+        return Response(charts.values_chart([p for p in policies if p["unit"] == game.outcome], game.outcome),
+                        mimetype="image/svg+xml")
 
     @app.get("/graphs/<int:graph_id>/distribution.svg")
     def distribution_chart(graph_id: int) -> Any:

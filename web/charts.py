@@ -45,13 +45,31 @@ def values_chart(policies: Sequence[Mapping[str, Any]], outcome: str) -> bytes:
     return _svg(figure)
 
 
+FEW_OUTCOMES = 12  # up to this many distinct payoffs, a distribution is drawn as bars side by side
+
+
 def distribution_chart(distributions: Mapping[str, Sequence[Mapping[str, float]]]) -> bytes:
-    """Return an SVG of each policy's exact outcome distribution (policy -> ``[{"payoff", "probability"}]``),
-    one line of markers a policy."""
+    """Return an SVG of each policy's exact outcome distribution (policy -> ``[{"payoff", "probability"}]``): bars
+    side by side, a group a payoff, when there are at most :data:`FEW_OUTCOMES` payoffs (a game won or lost has
+    two), else one line of markers a policy.
+
+    >>> svg = distribution_chart({"hilo": [{"payoff": 0.0, "probability": 0.9}, {"payoff": 1.0, "probability": 0.1}]})
+    >>> b"hilo" in svg and b"payoff at the end" in svg
+    True
+    """
     figure, axes = _figure(7.5, 3.8)
-    for name, rows in distributions.items():
-        axes.plot([row["payoff"] for row in rows], [row["probability"] for row in rows], marker="o", markersize=3,
-                  linewidth=2.2 if name == "optimal" else 1, label=name)
+    payoffs = sorted({row["payoff"] for rows in distributions.values() for row in rows})
+    if len(payoffs) <= FEW_OUTCOMES:
+        width = 0.8 / max(1, len(distributions))
+        for index, (name, rows) in enumerate(distributions.items()):
+            chance = {row["payoff"]: row["probability"] for row in rows}
+            axes.bar([at + index * width for at in range(len(payoffs))], [chance.get(p, 0.0) for p in payoffs],
+                     width=width, label=name, edgecolor="black" if name == "optimal" else None)
+        axes.set_xticks([at + 0.4 - width / 2 for at in range(len(payoffs))], [f"{p:g}" for p in payoffs])
+    else:
+        for name, rows in distributions.items():
+            axes.plot([row["payoff"] for row in rows], [row["probability"] for row in rows], marker="o", markersize=3,
+                      linewidth=2.2 if name == "optimal" else 1, label=name)
     axes.set_xlabel("payoff at the end")
     axes.set_ylabel("probability")
     axes.legend(fontsize=8)

@@ -29,8 +29,8 @@ from graphs import GAMES, get_game
 from graphs.commands import plain
 from graphs.errors import DicegraphError
 from store.browse import game_listing, graph_layers, root_key, search_positions, stored_graph, stored_graphs
-from store.catalog import find_policy, list_policies, list_policy_names
-from store.compare import compare_policies
+from store.catalog import find_policy, list_policies, list_policy_names, resolve_graph
+from store.compare import SEATS, is_two_player, policy_comparison
 from store.cycles import has_cycles
 from store.errors import NotFound, ReadOnly
 from store.export import neighbourhood
@@ -38,7 +38,7 @@ from store.positions import describe_position
 from store.propagate import outcome_distribution
 from store.query import FilesReachable, run_query
 from store.render import Style, render, to_dot
-from store.report import OPTIMAL
+from store.report import OPTIMAL, stores_turn_once
 from store.view import GraphView
 from web.limits import MAX_CELL_CHARS, MAX_RESULT_CHARS, MAX_ROWS, SQL_TIMEOUT
 
@@ -65,35 +65,83 @@ def _readable(row: dict[str, Any], connection: sa.Connection) -> dict[str, Any]:
     return {**row, "created_at": str(row["created_at"]), "root": root_key(connection, row["id"])}
 
 
+MAX_LAYER_ROWS = 100  # the most rows a graph page's table of layers shows (Pig to 100 has 7,600 layers)
+
+
 def graph_page(connection: sa.Connection, graph_id: int, policy: str | None = None,
-               reference: str | None = None, top: int = 10) -> dict[str, Any]:
+               reference: str | None = None, top: int = 10, opponent: str | None = None,
+               seat: str = SEATS[0]) -> dict[str, Any]:
     """Return a graph's page: the ``graph`` row, whether its game draws ``charts`` (:func:`game_pictures`), its
     ``advisor``'s title (:func:`advice_page`) if it has one, its
-    ``root`` key, ``layers``, ``policies`` with their values,
-    their ``distributions`` (:func:`outcome_distributions`), and with ``policy`` and ``reference`` a
-    ``comparison`` (:func:`store.compare.compare_policies`: expected loss and the ``top`` costliest deviations)
-    when both are evaluated, else ``comparison_error``."""
+    ``root`` key, ``layers`` (every one) and ``layer_rows`` (:func:`layer_rows`: what the page's table shows),
+    ``policies`` with their values and units, whether it is ``two_player`` (a policy's value is then both seats
+    following it), their ``distributions`` (:func:`outcome_distributions`), and with ``policy`` and ``reference``
+    a ``comparison`` (:func:`store.compare.policy_comparison`: in a two-player game a match against ``opponent``
+    in ``seat``), else the ``comparison_error`` that says why there is none."""
     row = _graph_row(connection, graph_id)
+    game = get_game(row["game"])
     page: dict[str, Any] = {
         "graph": row,
-        "charts": callable(getattr(get_game(row["game"]), "charts", None)),
-        "advisor": getattr(getattr(get_game(row["game"]), "advisor", None), "title", None),
+        "charts": callable(getattr(game, "charts", None)),
+        "advisor": getattr(getattr(game, "advisor", None), "title", None),
         "root": row["root"],
         "layers": graph_layers(connection, graph_id),
-        "policies": list_policies(connection, graph_id),
+        "policies": list_policies(connection, graph_id, game.outcome),
+        "two_player": is_two_player(connection, graph_id),
+        "seats": list(SEATS),
     }
+    page["layer_rows"] = layer_rows(page["layers"])
     page["distributions"] = outcome_distributions(connection, graph_id, page["policies"])
     if policy and reference:
-        values = {row["name"]: row["value"] for row in page["policies"]}
-        missing = [name for name in (policy, reference) if values.get(name) is None]
-        if missing:
-            page["comparison_error"] = (f"cannot compare: {', '.join(missing)} "
-                                        f"{'is' if len(missing) == 1 else 'are'} not an evaluated policy of this graph")
-        else:
-            page["comparison"] = {"policy": policy, "reference": reference, **compare_policies(
-                connection, graph_id, find_policy(connection, graph_id, policy),
-                find_policy(connection, graph_id, reference), top)}
+        stored = resolve_graph(connection, str(graph_id))
+        match = GraphView(connection, graph_id).match if page["two_player"] else None
+        try:
+            page["comparison"] = policy_comparison(
+                connection, stored, policy, reference, outcome=game.outcome, match=match,
+                per_position=not stores_turn_once(game), opponent=opponent if page["two_player"] else None,
+                seat=seat if page["two_player"] else SEATS[0], top=top)
+        except DicegraphError as error:
+            page["comparison_error"] = f"cannot compare: {error}"
     return page
+
+
+def layer_rows(layers: list[dict[str, Any]], most: int = MAX_LAYER_ROWS) -> list[dict[str, Any]]:
+    """Return the rows of a graph page's table of layers: a cyclic component's layers as one row, then, past
+    ``most`` rows, consecutive rows merged into at most ``most`` bands; each row ``first``, ``last`` (its layers),
+    ``nodes``, ``rolls``, ``moves`` and ``cyclic``.
+
+    >>> rows = layer_rows([{"layer": n, "nodes": 1, "rolls": 2, "moves": 3, "cycle_start": 0 if n < 3 else None}
+    ...                    for n in range(5)])
+    >>> [(row["first"], row["last"], row["nodes"], row["cyclic"]) for row in rows]
+    [(0, 2, 3, True), (3, 3, 1, False), (4, 4, 1, False)]
+    >>> len(layer_rows([{"layer": n, "nodes": 1, "rolls": 0, "moves": 0, "cycle_start": None} for n in range(250)]))
+    84
+    """
+    rows: list[dict[str, Any]] = []
+    for row in layers:
+        start = row["cycle_start"]
+        if rows and start is not None and rows[-1]["cycle_start"] == start:
+            rows[-1] = _merged(rows[-1], row)
+        else:
+            rows.append({"first": row["layer"], "last": row["layer"], "nodes": row["nodes"], "rolls": row["rolls"],
+                         "moves": row["moves"], "cyclic": start is not None, "cycle_start": start})
+    if len(rows) > most:
+        size = -(-len(rows) // most)
+        bands = []
+        for at in range(0, len(rows), size):
+            band = rows[at]
+            for other in rows[at + 1:at + size]:
+                band = _merged(band, other)
+            bands.append(band)
+        rows = bands
+    return rows
+
+
+def _merged(band: dict[str, Any], row: dict[str, Any]) -> dict[str, Any]:
+    """Return a band of layers widened by the next row (a layer, or a band of its own)."""
+    return {**band, "last": row.get("last", row.get("layer")), "nodes": band["nodes"] + row["nodes"],
+            "rolls": band["rolls"] + row["rolls"], "moves": band["moves"] + row["moves"],
+            "cyclic": band["cyclic"] or bool(row.get("cyclic", row.get("cycle_start") is not None))}
 
 
 def outcome_distributions(connection: sa.Connection, graph_id: int,

@@ -430,3 +430,23 @@ def test_the_explorers_graph_page_compares_two_player_policies_and_keeps_units_a
     assert b"optimal-shut" not in client.get("/graphs/3/values.svg").data
     assert client.get("/graphs/3/distribution.svg").status_code == 200
     engine.dispose()
+
+
+def test_the_explorer_shows_a_two_player_reports_head_to_head_matches(tmp_path: Path) -> None:
+    """The race to 150's report plays every pair of its policies; the graph page with ?matches=all shows the
+    same numbers (to 1e-12: the same passes)."""
+    from store.db import open_database
+    from web.app import create_app
+
+    url = f"sqlite:///{tmp_path / 'race.db'}"
+    reported = run(url, "report", "5000-race", "-p", "target=150", "-n", "0", "--json")
+    assert reported.exit_code == 0
+    expected = {(m["first"], m["second"]): m["p_first_wins"] for m in strict_json(reported.stdout)["matches"]}
+    engine = open_database(url, read_only=True)
+    client = create_app(engine).test_client()
+    assert b'id="play-matches"' in client.get("/graphs/1").data
+    shown = client.get("/graphs/1.json?matches=all").get_json()["matches"]
+    found = {(m["first"], m["second"]): m["p_first_wins"] for m in shown}
+    assert expected and all(found[pair] == pytest.approx(value, rel=1e-12) for pair, value in expected.items())
+    assert client.get("/graphs/1?matches=all").status_code == 200
+    engine.dispose()

@@ -61,7 +61,7 @@ def create_app(engine: sa.Engine, sql_slots: int = SQL_SLOTS, sql_timeout: float
         asked = request.args
         return show("graph.html", request.path.endswith(".json"), lambda connection: pages.graph_page(
             connection, graph_id, asked.get("policy"), asked.get("reference"), opponent=asked.get("against") or None,
-            seat=asked.get("seat") or "first"))
+            seat=asked.get("seat") or "first", matches=asked.get("matches") == "all"))
 
     pictures = Path(tempfile.mkdtemp(prefix="dicegraph-explorer-"))  # the games' charts, drawn when their page is viewed
     atexit.register(shutil.rmtree, pictures, ignore_errors=True)

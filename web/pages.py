@@ -70,14 +70,15 @@ MAX_LAYER_ROWS = 100  # the most rows a graph page's table of layers shows (Pig 
 
 def graph_page(connection: sa.Connection, graph_id: int, policy: str | None = None,
                reference: str | None = None, top: int = 10, opponent: str | None = None,
-               seat: str = SEATS[0]) -> dict[str, Any]:
+               seat: str = SEATS[0], matches: bool = False) -> dict[str, Any]:
     """Return a graph's page: the ``graph`` row, whether its game draws ``charts`` (:func:`game_pictures`), its
     ``advisor``'s title (:func:`advice_page`) if it has one, its
     ``root`` key, ``layers`` (every one) and ``layer_rows`` (:func:`layer_rows`: what the page's table shows),
     ``policies`` with their values and units, whether it is ``two_player`` (a policy's value is then both seats
     following it), their ``distributions`` (:func:`outcome_distributions`), and with ``policy`` and ``reference``
     a ``comparison`` (:func:`store.compare.policy_comparison`: in a two-player game a match against ``opponent``
-    in ``seat``), else the ``comparison_error`` that says why there is none."""
+    in ``seat``), else the ``comparison_error`` that says why there is none; with ``matches``, in a two-player
+    game, the ``matches`` of every pair of its policies (:func:`head_to_head`), as its report plays them."""
     row = _graph_row(connection, graph_id)
     game = get_game(row["game"])
     page: dict[str, Any] = {
@@ -102,7 +103,21 @@ def graph_page(connection: sa.Connection, graph_id: int, policy: str | None = No
                 seat=seat if page["two_player"] else SEATS[0], top=top)
         except DicegraphError as error:
             page["comparison_error"] = f"cannot compare: {error}"
+    if matches and page["two_player"]:
+        page["matches"] = head_to_head(GraphView(connection, graph_id), [p["name"] for p in page["policies"]])
     return page
+
+
+def head_to_head(view: GraphView, names: list[str]) -> list[dict[str, Any]]:
+    """Return every ordered pair of the policies ``names`` played against each other: ``first`` (moving first),
+    ``second`` and ``p_first_wins`` (one match a pair gives both orders)."""
+    played = []
+    for at, first in enumerate(names):
+        for second in names[at + 1:]:
+            one, other = view.match(first, second)
+            played += [{"first": first, "second": second, "p_first_wins": one},
+                       {"first": second, "second": first, "p_first_wins": other}]
+    return played
 
 
 def layer_rows(layers: list[dict[str, Any]], most: int = MAX_LAYER_ROWS) -> list[dict[str, Any]]:

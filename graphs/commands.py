@@ -90,7 +90,7 @@ def residual_text(residual: float) -> str:
     """Return how a solve's largest residual reads in a report: its size past :data:`NOISE`, else that it is under
     it (``--json`` keeps the number itself).
 
-    >>> residual_text(1.9e-15), residual_text(3.25e-9)
+    >>> residual_text(1.9e-15), residual_text(3.2e-9)
     ('under 1e-14', '3.2e-09')
     """
     return f"under {NOISE:.0e}" if residual <= NOISE else f"{residual:.1e}"

@@ -8,6 +8,7 @@ True
 from __future__ import annotations
 
 import os
+import re
 import sqlite3
 import time
 import uuid
@@ -312,9 +313,32 @@ def _wait_for_file(engine: sa.Engine, on_wait: Waiting | None) -> None:
             if "lock" not in str(error.orig).lower() or engine.dialect.name != "duckdb":
                 raise
             if not told and on_wait is not None:
-                on_wait(f"another process has {engine.url.database} open; waiting for it to finish (Ctrl-C to give up)")
+                on_wait(_waiting_for(str(error.orig), engine.url.database or "the database"))
             told = True
             time.sleep(0.5)
+
+
+def _waiting_for(message: str, database: str) -> str:
+    """Return the line that says which process holds a DuckDB file, from DuckDB's lock error (it names the PID),
+    and that this one waits; a ``dicegraph serve`` keeps the file until it is stopped, which the line says.
+
+    >>> _waiting_for('Conflicting lock is held in /usr/bin/python3 (PID 99999999). However', 'g.duckdb')
+    'another process (PID 99999999, /usr/bin/python3) has g.duckdb open; waiting for it to finish (Ctrl-C to give up)'
+    """
+    found = re.search(r"held in (.+?) \(PID (\d+)\)", message)
+    if found is None:
+        return f"another process has {database} open; waiting for it to finish (Ctrl-C to give up)"
+    program, pid = found.group(1), found.group(2)
+    try:
+        command = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace").strip()
+    except OSError:
+        command = ""
+    words = command.split()
+    if "serve" in words and any("dicegraph" in word or "cli import main" in word for word in words):
+        return (f"dicegraph serve (PID {pid}) has {database} open and keeps it until it is stopped: stop it (kill "
+                f"{pid}) or serve a copy of the file; waiting (Ctrl-C to give up)")
+    return f"another process (PID {pid}, {command or program}) has {database} open; waiting for it to finish " \
+           "(Ctrl-C to give up)"
 
 
 def _check_schema(engine: sa.Engine, read_only: bool) -> None:

@@ -450,3 +450,28 @@ def test_the_explorer_shows_a_two_player_reports_head_to_head_matches(tmp_path: 
     assert expected and all(found[pair] == pytest.approx(value, rel=1e-12) for pair, value in expected.items())
     assert client.get("/graphs/1?matches=all").status_code == 200
     engine.dispose()
+
+
+def test_a_duckdb_writer_says_which_serve_holds_its_file(tmp_path: Path) -> None:
+    """A build waiting for a DuckDB file that ``dicegraph serve`` holds names the server's PID and how to end the
+    wait, instead of waiting with no word of why."""
+    import subprocess
+    import time
+
+    from tests.processes import ROOT, dicegraph
+
+    pytest.importorskip("duckdb_engine")
+    url = f"duckdb:///{tmp_path / 'served.duckdb'}"
+    assert run(url, "build", "jackpot", "-p", "cells=3").exit_code == 0
+    with served(url):
+        writer = subprocess.Popen(dicegraph("--db", url, "build", "jackpot", "-p", "cells=4"), stderr=subprocess.PIPE,
+                                  stdout=subprocess.DEVNULL, text=True, cwd=ROOT)
+        try:
+            deadline = time.monotonic() + 60
+            line = ""
+            while not line and time.monotonic() < deadline:
+                line = writer.stderr.readline()
+        finally:
+            writer.kill()
+            writer.wait()
+    assert "dicegraph serve (PID" in line and "kill" in line and "waiting" in line, line

@@ -10,7 +10,7 @@ import signal
 import sys
 import time
 from collections.abc import Callable, Iterator, Mapping
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -27,7 +27,7 @@ from store.compare import SEATS, is_two_player, policy_comparison
 from store.errors import database_failure
 from store.db import (DEFAULT_MEMORY, DEFAULT_URL, ENV_VAR, MEMORY_VAR, database_exists, memory_bytes, open_database,
                       schema_revision)
-from store.load import MAX_EDGES, BuildResult, build_graph
+from store.load import MAX_EDGES, BuildResult, build_graph, expected_edges
 from store.positions import describe_position
 from store.propagate import outcome_distribution
 from store.query import DEFAULT_TIMEOUT, run_query
@@ -35,6 +35,7 @@ from store.output import check_directory, check_file
 from store.render import DEFAULT_DPI, MAX_NODES, RENDERERS, diagram_format
 from store.report import (
     DEFAULT_SEED, OPTIMAL, describe_analysis, draw_game_diagrams, ensure_evaluated, evaluate_stored, game_report,
+    pending_layers,
     prepare_game, report_simulations, solve_steps, stores_turn_once,
 )
 from graphs.montecarlo import MIN_GAMES
@@ -141,17 +142,30 @@ REPORT_EVERY = 10.0  # seconds between progress lines when stderr is not a termi
 
 
 @contextmanager
-def _progress(label: str, length: int) -> Iterator[Callable[[int], None] | None]:
-    """Yield a callback advancing a progress bar of ``length`` steps (None when there is nothing to count).
+def _progress(label: str, length: int | None) -> Iterator[Callable[[int], None] | None]:
+    """Yield a callback advancing a progress bar of ``length`` steps (None when there is nothing to count; a
+    ``length`` of None: work whose size is not known, :func:`_activity`).
 
-    On a terminal it is click's bar; elsewhere (a log, a pipe) a line every
-    :data:`REPORT_EVERY` seconds says how far the work is and roughly how long is left.
+    On a terminal it is click's bar, drawn from the first step on, so that a bar
+    waiting for its work never sits under lines printed before it starts; elsewhere
+    (a log, a pipe) a line every :data:`REPORT_EVERY` seconds says how far the work is
+    and roughly how long is left.
     """
     if length == 0:
         yield None
+    elif length is None:
+        yield _reporter(label, None)
     elif sys.stderr.isatty():
-        with click.progressbar(length=length, label=label, file=sys.stderr) as bar:
-            yield bar.update
+        with ExitStack() as drawn:
+            bar: Any = None
+
+            def advance(steps: int) -> None:
+                nonlocal bar
+                if bar is None:
+                    bar = drawn.enter_context(click.progressbar(length=length, label=label, file=sys.stderr))
+                bar.update(steps)
+
+            yield advance
     else:
         yield _reporter(label, length)
 
@@ -181,10 +195,10 @@ def _reporter(label: str, length: int | None) -> Callable[[int], None]:
         if started is None:
             started, last, first = now, now, done
             return
-        if now - last < REPORT_EVERY or (length is not None and done >= length):
+        if now - last < REPORT_EVERY:
             return
         last = now
-        if length is None:
+        if length is None or done > length:  # an estimate passed: count on without a total
             click.echo(f"{label}: {done:,} so far, {_duration(now - started)}", err=True)
         else:
             timed = done - first
@@ -199,7 +213,8 @@ def _prepared(engine: sa.Engine, game: Game, params: Mapping[str, Any], what: st
               on_build: Callable[[BuildResult], None] | None = None) -> BuildResult:
     """Return :func:`prepare_game`'s build of ``game``, its edges and a turn game's solve steps (labelled
     ``solving``) shown on stderr as they go."""
-    with _activity(f"building {what}, edges") as building, _progress(solving, solve_steps(game, params)) as steps:
+    with _progress(f"building {what}, edges", expected_edges(game, params)) as building, \
+            _progress(solving, solve_steps(game, params)) as steps:
         return prepare_game(engine, game, params, on_build=on_build, progress=steps, building=building)
 
 
@@ -359,7 +374,7 @@ def build(ctx: click.Context, game: str, params: tuple[str, ...], replace: bool,
     chosen = get_game(game)
     values = resolve_params(chosen, parse_params(params))
     started = time.perf_counter()
-    with _activity(f"building {game}, edges") as building:
+    with _progress(f"building {game}, edges", expected_edges(chosen, values)) as building:
         result = build_graph(_engine(ctx, create=True), chosen, values, replace=replace, force=force, progress=building)
     seconds = time.perf_counter() - started
     if as_json:
@@ -572,10 +587,13 @@ def report(ctx: click.Context, game: str, params: tuple[str, ...], simulated_gam
 
     games_to_play = simulated_games * report_simulations(chosen, values)
     engine = _engine(ctx, create=True)
-    _prepared(engine, chosen, values, game, "solving", on_build=announce)
-    with _activity(f"solving {game}, layers") as layers, _progress("simulating", games_to_play) as progress:
+    built = _prepared(engine, chosen, values, game, "solving", on_build=announce)
+    with engine.connect() as connection:
+        solving = pending_layers(connection, built.graph_id, chosen)
+    with _progress(f"solving and evaluating {game}, layers", solving) as layers, \
+            _activity("playing the matches, layers") as matches, _progress("simulating", games_to_play) as progress:
         data = game_report(engine, chosen, values, simulated_games=simulated_games, seed=seed, progress=progress,
-                           layers=layers)
+                           layers=layers, matches=matches)
     if diagrams_dir is not None:
         data["diagrams"] = draw_game_diagrams(engine, chosen, values, diagrams_dir)
     if as_json:

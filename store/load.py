@@ -182,8 +182,7 @@ def build_graph(
     anything is built, above :data:`MAX_EDGES` edges unless ``force``.
     """
     params_text = canonical_params(params)
-    estimate = getattr(game, "estimated_edges", None)
-    edges = estimate(params) if estimate is not None and not force else 0
+    edges = (expected_edges(game, params) or 0) if not force else 0
     if edges > MAX_EDGES:
         raise TooLarge(f"{game.name} with these parameters has about {edges:,} edges, about "
                        f"{edges * BYTES_PER_EDGE / 2**30:,.0f} GiB stored; dicegraph builds at most {MAX_EDGES:,} "
@@ -212,6 +211,13 @@ def build_graph(
         )
         connection.execute(sa.update(graph).where(graph.c.id == graph_id).values(**totals))
     return BuildResult(graph_id, "built" if old is None else "replaced", **totals)
+
+
+def expected_edges(game: Game, params: Mapping[str, Any]) -> int | None:
+    """Return how many edges a build of ``game`` will have, counted before building (its ``estimated_edges``);
+    None for a game that does not say."""
+    estimate = getattr(game, "estimated_edges", None)
+    return None if estimate is None else estimate(params)
 
 
 def _insert_agent_policies(

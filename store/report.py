@@ -16,7 +16,7 @@ from store.cycles import has_cycles
 from store.catalog import find_policy, list_policies
 from store.load import BuildResult, build_graph, canonical_params, find_graph
 from store.propagate import mean_payoff, outcome_distribution
-from store.schema import policy
+from store.schema import layer_ranges, policy
 from store.simulation import monte_carlo
 from store.solve import Goal, evaluate, is_evaluated, solve
 from store.view import GraphView
@@ -48,6 +48,19 @@ def ensure_evaluated(connection: sa.Connection, graph_id: int, game: Game,
     evaluate_stored(connection, graph_id, progress)
 
 
+def pending_layers(connection: sa.Connection, graph_id: int, game: Game) -> int | None:
+    """Return how many layers :func:`ensure_evaluated` will pass through on the graph: its layers times the
+    solves still missing and the policies not yet evaluated (0: nothing to do; None where the report also solves
+    graphs not built yet, its ``report_graphs``, or solves a turn stored once by steps of its own)."""
+    if stores_turn_once(game) or getattr(game, "report_graphs", None) is not None:
+        return None
+    layers = len(layer_ranges(connection, graph_id))  # a pass steps through the layers that have edges
+    stored = connection.execute(sa.select(policy.c.id, policy.c.name).where(policy.c.graph_id == graph_id)).all()
+    missing = set({OPTIMAL: None, **getattr(game, "solves", {})}) - {row.name for row in stored}
+    unevaluated = [row for row in stored if not is_evaluated(connection, row.id)]
+    return layers * (len(missing) + len(unevaluated))
+
+
 def evaluate_stored(connection: sa.Connection, graph_id: int, progress: Progress | None = None) -> list[str]:
     """Evaluate every stored policy of the graph not yet evaluated (the builder's agents); return their names.
 
@@ -70,6 +83,7 @@ def game_report(
     seed: int = DEFAULT_SEED,
     progress: Progress | None = None,
     layers: Progress | None = None,
+    matches: Progress | None = None,
 ) -> dict[str, Any]:
     """Return the game's report: every policy's value, and the optimal outcome distribution.
 
@@ -78,8 +92,10 @@ def game_report(
     solved by :func:`prepare_game` and returns its ``turn_report`` instead.
     With ``simulated_games``, and a simulator for the game, each policy also
     gets a ``monte_carlo`` estimate (``store.simulation.monte_carlo``) played
-    from the rules with ``seed``; ``progress`` counts the games played, and
-    ``layers`` the layers that the solves and evaluations have done.
+    from the rules with ``seed``; ``progress`` counts the games played,
+    ``layers`` the layers that the solves and evaluations have done
+    (:func:`pending_layers` says how many there are), and ``matches`` those
+    that a two-player game's matches have played.
 
     >>> from graphs import get_game
     >>> from store.db import open_database
@@ -115,7 +131,7 @@ def game_report(
         report = _generic_report(game, params, built, policies, distribution)
         analyse = getattr(game, "analyse", None)
         if analyse is not None:
-            report |= analyse(GraphView(connection, built.graph_id, layers), params, report)
+            report |= analyse(GraphView(connection, built.graph_id, matches), params, report)
     return report
 
 

@@ -475,3 +475,19 @@ def test_a_duckdb_writer_says_which_serve_holds_its_file(tmp_path: Path) -> None
             writer.kill()
             writer.wait()
     assert "dicegraph serve (PID" in line and "kill" in line and "waiting" in line, line
+
+
+def test_a_terminal_progress_bar_is_drawn_from_its_first_step(monkeypatch: pytest.MonkeyPatch,
+                                                              capsys: pytest.CaptureFixture[str]) -> None:
+    """A bar opened before its work starts (a report's solve, while the build prints its lines) draws nothing
+    until its first step, so no line printed meanwhile is drawn over."""
+    import cli
+
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: True)
+    with cli._progress("solving", 10) as advance:
+        print("built graph 1", file=sys.stderr)
+        assert capsys.readouterr().err == "built graph 1\n"
+        advance(5)
+        advance(5)
+    drawn = capsys.readouterr().err
+    assert "solving" in drawn and "built graph" not in drawn

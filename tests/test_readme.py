@@ -195,6 +195,14 @@ def test_readme_pig_report_is_what_report_prints(runner: CliRunner, tmp_path: Pa
     assert printed.strip() in README
 
 
+def test_readme_two_player_compare_is_what_compare_prints(runner: CliRunner, tmp_path: Path) -> None:
+    """Pig to 30 with hold-at-10 and hold-at-20: the README's comparison, played as matches."""
+    url = f"sqlite:///{tmp_path / 'pig.db'}"
+    printed_by(runner, ["--db", url, "report", "pig", "-p", "target=30", "-p", "holds=10,20", "-n", "0"])
+    printed = printed_by(runner, ["--db", url, "compare", "pig", "hold-at-10", "--top", "0"])
+    assert printed.strip() in README
+
+
 def test_readme_race_report_is_what_report_prints(runner: CliRunner, tmp_path: Path) -> None:
     """The race to 300: its exact numbers, matches and banking rules, as ``report`` prints them."""
     url = f"sqlite:///{tmp_path / 'race.db'}"

@@ -13,9 +13,13 @@ drawn at random from every graph (median, 95th percentile, slowest), the
 advisors' pages (Can't Stop's, and School's and Yahtzee's, which solve the turn asked
 about), and last
 runs ``dicegraph serve`` and lets ``--clients`` threads browse random positions
-over HTTP for ``--seconds``, counting pages served and errors. The issue's
-targets: a position page under 100 ms, the home page under 300 ms, no error
-with 20 clients for a minute.
+over HTTP for ``--seconds``, counting pages served and errors. Last, over HTTP,
+it times position pages one after another with the SQL console idle, then
+while eight clients keep sending it statements that never end (the console
+runs two, each stopped after its time limit, and tells the others it is
+busy): the pages' medians side by side. The targets: a position page under
+100 ms, the home page under 300 ms, no error with 20 clients for a minute,
+and no position page slower while the SQL console is busy (issue 36).
 """
 
 from __future__ import annotations
@@ -116,6 +120,40 @@ def browse(address: str, urls: list[str], seconds: float, clients: int) -> tuple
     return sum(served_pages), errors
 
 
+ENDLESS = "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT COUNT(*) FROM c"
+
+
+def pages_beside_the_console(address: str, urls: list[str], busy: int) -> tuple[list[float], dict[int, int]]:
+    """Return the seconds each of ``urls`` takes over HTTP, one after another, while ``busy`` clients keep
+    sending the SQL console an endless statement; and how the console answered them (status -> count)."""
+    stop = threading.Event()
+    answers: dict[int, int] = {}
+
+    def console() -> None:
+        while not stop.is_set():
+            try:
+                with urllib.request.urlopen(f"{address}/sql.json?sql={quote(ENDLESS)}", timeout=120) as answer:
+                    status = answer.status
+            except urllib.error.HTTPError as error:
+                status = error.code
+            answers[status] = answers.get(status, 0) + 1
+
+    threads = [threading.Thread(target=console) for _ in range(busy)]
+    for thread in threads:
+        thread.start()
+    time.sleep(2 if busy else 0)  # the console's slots taken
+    seconds = []
+    for url in urls:
+        started = time.perf_counter()
+        with urllib.request.urlopen(address + url, timeout=60) as answer:
+            answer.read()
+        seconds.append(time.perf_counter() - started)
+    stop.set()
+    for thread in threads:
+        thread.join()
+    return seconds, answers
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--db", help="a database holding the reports, or where to write them (default: a new SQLite file)")
@@ -147,6 +185,12 @@ def main() -> None:
         count, errors = browse(address, urls, args.seconds, args.clients)
     print(f"{args.clients} clients for {args.seconds:.0f} s over HTTP: {count:,} pages ({count / args.seconds:.0f} a second), "
           f"{len(errors)} errors" + (f"; first: {errors[0]}" if errors else ""))
+    with served(url) as address:
+        idle, _ = pages_beside_the_console(address, urls[:100], 0)
+        busy, answers = pages_beside_the_console(address, urls[:100], 8)
+    print(f"position pages over HTTP, SQL console idle: {summary(idle)}")
+    print(f"position pages over HTTP, 8 clients sending the SQL console endless statements: {summary(busy)} "
+          f"(the console answered {dict(sorted(answers.items()))})")
 
 
 if __name__ == "__main__":

@@ -377,6 +377,23 @@ def upgrade(engine: sa.Engine, revision: str = "head") -> None:
 
 
 @contextmanager
+def _made_then_dropped(server_url: str, make: str, drop: tuple[str, ...]) -> Iterator[None]:
+    """Run ``make`` on the PostgreSQL server of ``server_url`` (outside a transaction), yield, then run ``drop``."""
+    admin = sa.create_engine(server_url, isolation_level="AUTOCOMMIT")
+    try:
+        with admin.connect() as connection:
+            connection.exec_driver_sql(make)
+        try:
+            yield
+        finally:
+            with admin.connect() as connection:
+                for statement in drop:
+                    connection.exec_driver_sql(statement)
+    finally:
+        admin.dispose()
+
+
+@contextmanager
 def scratch_database(server_url: str, prefix: str = "dicegraph_scratch") -> Iterator[str]:
     """Create a database with a fresh name on the PostgreSQL server of ``server_url``; yield its URL; drop it.
 
@@ -384,15 +401,16 @@ def scratch_database(server_url: str, prefix: str = "dicegraph_scratch") -> Iter
     user may create databases.
     """
     name = f"{prefix}_{uuid.uuid4().hex[:12]}"
-    admin = sa.create_engine(server_url, isolation_level="AUTOCOMMIT")
-    try:
-        with admin.connect() as connection:
-            connection.exec_driver_sql(f"CREATE DATABASE {name}")
-        try:
-            yield sa.make_url(server_url).set(database=name).render_as_string(hide_password=False)
-        finally:
-            with admin.connect() as connection:
-                connection.exec_driver_sql(f"DROP DATABASE {name} WITH (FORCE)")
-    finally:
-        admin.dispose()
+    with _made_then_dropped(server_url, f"CREATE DATABASE {name}", (f"DROP DATABASE {name} WITH (FORCE)",)):
+        yield sa.make_url(server_url).set(database=name).render_as_string(hide_password=False)
 
+
+@contextmanager
+def scratch_reader(url: str) -> Iterator[str]:
+    """Yield ``url`` as a login role with a fresh name that reads every table and no server file
+    (``pg_read_all_data``), the role ``query`` and the explorer's SQL console are meant to run as on PostgreSQL;
+    drop the role after. For tests and benchmarks: ``url``'s user may create roles."""
+    name = f"dicegraph_reader_{uuid.uuid4().hex[:10]}"
+    with _made_then_dropped(url, f"CREATE ROLE {name} LOGIN IN ROLE pg_read_all_data",
+                            (f"DROP OWNED BY {name}", f"DROP ROLE {name}")):
+        yield sa.make_url(url).set(username=name).render_as_string(hide_password=False)

@@ -25,8 +25,8 @@ from graphs import get_game
 from graphs import school as school_rules
 from graphs.protocol import resolve_params
 from tests import school_store as school
-from tests.postgres import postgres_server, reading_role
-from store.db import open_database, scratch_database
+from tests.postgres import postgres_server
+from store.db import open_database, scratch_database, scratch_reader
 from store.load import build_graph
 from store.report import game_report
 from store.report import stores_turn_once
@@ -44,9 +44,9 @@ if importlib.util.find_spec("duckdb_engine") is None:  # CI installs the extra: 
 @contextmanager
 def reader(url: str) -> Iterator[str]:
     """Yield the URL ``query`` reads ``url``'s database by: the same on DuckDB, a role without access to the
-    server's files on PostgreSQL (:func:`tests.postgres.reading_role`: query refuses a superuser)."""
+    server's files on PostgreSQL (:func:`store.db.scratch_reader`: query refuses a superuser)."""
     if url.startswith("postgresql"):
-        with reading_role(url) as reading_url:
+        with scratch_reader(url) as reading_url:
             yield reading_url
     else:
         yield url

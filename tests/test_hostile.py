@@ -18,25 +18,10 @@ import urllib.request
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 
-from cli import main
 from store.render import available_renderers
+from tests.commands import ENDLESS, assert_one_line_error, run
 from tests.processes import served
-
-
-def run(db: str, *args: str):  # noqa: ANN201
-    return CliRunner().invoke(main, ["--db", db, *args])
-
-
-def assert_one_line_error(result, *phrases: str) -> None:  # noqa: ANN001
-    """The command failed with status 1 and one line on stderr holding every phrase."""
-    assert result.exit_code == 1, (result.exit_code, result.output, result.exception)
-    assert result.exception is None or isinstance(result.exception, SystemExit), repr(result.exception)
-    lines = result.stderr.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("Error: "), result.stderr
-    for phrase in phrases:
-        assert phrase in lines[0], (phrase, lines[0])
 
 
 @pytest.fixture(scope="module")
@@ -103,8 +88,8 @@ def backend(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFac
     the reading URL is a role without access to the server's files (the build's is a superuser)."""
     from contextlib import ExitStack
 
-    from store.db import scratch_database
-    from tests.postgres import postgres_server, reading_role
+    from store.db import scratch_database, scratch_reader
+    from tests.postgres import postgres_server
 
     with ExitStack() as stack:
         if request.param == "postgresql":
@@ -112,7 +97,7 @@ def backend(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFac
         else:
             url = f"{request.param}:///{tmp_path_factory.mktemp(request.param) / 'files.db'}"
         assert run(url, "build", "jackpot", "-p", "cells=3").exit_code == 0
-        reading = stack.enter_context(reading_role(url)) if request.param == "postgresql" else url
+        reading = stack.enter_context(scratch_reader(url)) if request.param == "postgresql" else url
         yield request.param, url, reading
 
 
@@ -153,9 +138,6 @@ def test_query_refuses_a_postgresql_role_that_may_read_the_servers_files() -> No
         assert run(url, "build", "jackpot", "-p", "cells=2").exit_code == 0
         assert_one_line_error(run(url, "query", "SELECT 1"), "may read the server's files", "pg_read_all_data")
         assert run(url, "query", "--write", "SELECT 1 AS one").exit_code == 0
-
-
-ENDLESS = "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT COUNT(*) FROM c"
 
 
 def strict_json(text: str):  # noqa: ANN201

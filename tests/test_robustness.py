@@ -26,14 +26,8 @@ from cli import main
 from graphs import get_game
 from store.db import open_database
 from store.load import build_graph
+from tests.commands import ENDLESS, assert_one_line_error, run
 from tests.processes import dicegraph, spawn, stopped_query, wait_for_driver
-
-ENDLESS = "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT COUNT(*) FROM c"
-
-
-def run(db: str, *args: str):  # noqa: ANN201
-    return CliRunner().invoke(main, ["--db", db, *args])
-
 
 def sqlite_path(url: str) -> Path:
     return Path(url.removeprefix("sqlite:///"))
@@ -43,16 +37,6 @@ def content(url: str) -> list[str]:
     """Everything the SQLite database holds, as SQL text (a checkpoint of the WAL may change the file's bytes, not this)."""
     with sqlite3.connect(sqlite_path(url)) as connection:
         return list(connection.iterdump())
-
-
-def assert_one_line_error(result, *phrases: str) -> None:  # noqa: ANN001
-    assert result.exit_code == 1, (result.exit_code, result.output)
-    assert result.exception is None or isinstance(result.exception, SystemExit), repr(result.exception)
-    assert "Traceback" not in result.output
-    lines = result.stderr.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("Error: "), result.stderr
-    for phrase in phrases:
-        assert phrase in lines[0], (phrase, lines[0])
 
 
 @pytest.fixture(scope="module")

@@ -31,11 +31,11 @@ from graphs import get_game
 from graphs import school as school_rules
 from graphs.five_dice import describe_decision, keep_byte, sub_multisets
 from graphs.yahtzee.boxes import BOXES
-from store.db import open_database, scratch_database
+from store.db import open_database, scratch_database, scratch_reader
 from store.report import game_report
 from store.schema import graph as graph_table, node
 from tests import school_store as school
-from tests.postgres import postgres_server, reading_role
+from tests.postgres import postgres_server
 
 if importlib.util.find_spec("flask") is None:  # CI installs the web extra with the test extra: there, a missing one fails
     if os.environ.get("CI"):
@@ -76,7 +76,7 @@ def client(database: tuple[str, Path, dict]) -> Iterator[FlaskClient]:
     with ExitStack() as stack:
         url = database[0]
         if url.startswith("postgresql"):
-            url = stack.enter_context(reading_role(url))
+            url = stack.enter_context(scratch_reader(url))
         engine = open_database(url, read_only=True)
         yield create_app(engine).test_client()
         engine.dispose()

@@ -46,6 +46,7 @@ from graphs.protocol import resolve_params  # noqa: E402
 from store.db import database_exists, open_database  # noqa: E402
 from store.report import game_report  # noqa: E402
 from store.schema import graph, node  # noqa: E402
+from tests.commands import ENDLESS  # noqa: E402
 from tests.processes import served  # noqa: E402
 from web.app import create_app  # noqa: E402
 
@@ -118,9 +119,6 @@ def browse(address: str, urls: list[str], seconds: float, clients: int) -> tuple
     for thread in threads:
         thread.join()
     return sum(served_pages), errors
-
-
-ENDLESS = "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT COUNT(*) FROM c"
 
 
 def pages_beside_the_console(address: str, urls: list[str], busy: int) -> tuple[list[float], dict[int, int]]:

@@ -1,0 +1,25 @@
+"""Running dicegraph's commands in the tests' own process, and what a refused command must look like."""
+
+from __future__ import annotations
+
+from click.testing import CliRunner, Result
+
+from cli import main
+
+ENDLESS = "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT COUNT(*) FROM c"  # never ends
+
+
+def run(db: str, *args: str) -> Result:
+    """Return the result of ``dicegraph --db DB ARGS`` run through click's runner (stderr kept apart)."""
+    return CliRunner().invoke(main, ["--db", db, *args])
+
+
+def assert_one_line_error(result: Result, *phrases: str) -> None:
+    """The command failed with status 1, no traceback, and one line on stderr holding every phrase."""
+    assert result.exit_code == 1, (result.exit_code, result.output, result.exception)
+    assert result.exception is None or isinstance(result.exception, SystemExit), repr(result.exception)
+    assert "Traceback" not in result.output
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("Error: "), result.stderr
+    for phrase in phrases:
+        assert phrase in lines[0], (phrase, lines[0])

@@ -17,7 +17,7 @@ from typing import Any
 import click
 import sqlalchemy as sa
 
-from graphs import GAMES, get_game
+from graphs import GAMES, REFUSED, get_game
 from graphs.commands import JSON_OPTION, PARAM_OPTION, SESSION, mounted, parse_params, print_json, residual_text, table
 from graphs.errors import DicegraphError
 from graphs.protocol import Game, StoredGraph, resolve_params
@@ -282,18 +282,25 @@ def _percent(value: float | None, outcome: str) -> str:
 @main.command()
 @JSON_OPTION
 def games(as_json: bool) -> None:
-    """List the games dicegraph can build, with their parameters and agents.
+    """List the games dicegraph can build, where each comes from, its parameters and agents.
+
+    Games of other installed packages (plugins, entry-point group dicegraph.games)
+    are listed with the package they come from; a plugin that could not be loaded
+    is named on stderr with the reason.
 
     \b
     Example:
       dicegraph games --json
     """
     listing = game_listing()
+    for reason in REFUSED.values():
+        click.echo(f"not loaded: {reason}", err=True)
     if as_json:
         print_json(listing)
         return
     for entry in listing:
-        click.echo(f"{entry['name']}: {entry['summary']}")
+        players = "two players" if entry["players"] == 2 else "one player"
+        click.echo(f"{entry['name']}: {entry['summary']} ({players}; from {entry['origin']})")
         for param in entry["params"]:
             click.echo(f"    -p {param['name']}=...  {param['help']} (default {param['default']}; {param['accepted']})")
         click.echo(f"    agents: {', '.join(entry['agents']) or 'none'}; optimal {entry['objective']}imises {entry['outcome']}")

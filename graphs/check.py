@@ -236,5 +236,5 @@ class StreamChecker:
 
 def checker_for(game: Any, params: Mapping[str, Any]) -> StreamChecker:
     """Return the checker of ``game``'s build for ``params``: its agents, and its turn's root if the turn is stored once."""
-    turn = getattr(game, "turn", None)
+    turn = game.turn
     return StreamChecker(game.agents(params), turn_root=turn(params).root if callable(turn) else None)

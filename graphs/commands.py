@@ -140,7 +140,7 @@ def mounted(games: Mapping[str, Game]) -> Iterator[click.Command]:
     """Yield the command groups the games declare (their ``commands`` hook), each once."""
     seen = set()
     for game in games.values():
-        group = getattr(game, "commands", None)
+        group = game.commands
         if group is not None and group.name not in seen:
             seen.add(group.name)
             yield group

@@ -87,7 +87,7 @@ def stored_move(choices: Mapping[str, str], key: str, moves: Sequence[M], label:
 
 def can_simulate(game: Game) -> bool:
     """Return whether ``game`` has a simulator."""
-    return callable(getattr(game, "simulator", None))
+    return game.simulator is not None
 
 
 def simulate(

@@ -44,6 +44,7 @@ summary = "Two players, one die: roll to add to the turn total or hold to bank i
 version = 1
 objective = "max"
 outcome = "probability that the player to move wins"
+players = 2  # two players, zero-sum, each position seen from the player to move
 params = (
     Param("target", 100, int, "the score that wins", check=lambda target: 2 <= target <= 200, accepted="2..200"),
     Param("holds", (20,), lambda text: tuple(sorted({int(n) for n in text.split(",")})),

@@ -274,8 +274,13 @@ class Game(Protocol):
     A game written at the rules level (:mod:`graphs.rules`) also offers
     ``rules(params)``, and its ``build`` is ``expand(rules(params))``.
 
-    Optional hooks, looked up with ``getattr`` (what a game adds reaches the
-    store and the command line only through them):
+    Optional extras, declared as module attributes and read once into the
+    game's :class:`graphs.spec.GameSpec` when it is registered (what a game adds
+    reaches the store and the command line only through them; nothing is
+    probed):
+
+    * ``players: int``: 2 for a two-player zero-sum game seen from the player
+      to move (Pig, the race), else 1 (the default).
 
     * ``rules(params) -> graphs.rules.Rules``: the game at the rules level
       (the conformance tests check its solve against an exact recursion).
@@ -358,7 +363,7 @@ def resolve_params(game: Game, given: Mapping[str, str]) -> dict[str, Any]:
         name: param.parse(given[name]) if name in given else param.default
         for name, param in known.items()
     }
-    check_together = getattr(game, "check_params", None)
+    check_together = game.check_params
     if check_together is not None:
         check_together(values)
     return values

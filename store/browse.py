@@ -29,7 +29,9 @@ from store.schema import graph, layer, node
 
 def game_listing() -> list[dict[str, Any]]:
     """Return each game that can be built: ``name``, ``title``, ``summary``, ``objective``, ``outcome``,
-    ``params`` (``name``, ``default``, ``help``, ``accepted``), ``agents`` and the ``policies`` a report evaluates."""
+    ``players``, ``origin`` (``dicegraph``, or the plugin it comes from), ``extras`` (the optional extras it
+    declares, :meth:`graphs.spec.GameSpec.extras`), ``params`` (``name``, ``default``, ``help``, ``accepted``),
+    ``agents`` and the ``policies`` a report evaluates."""
     listing = []
     for game in GAMES.values():
         defaults = {p.name: p.default for p in game.params}
@@ -40,9 +42,12 @@ def game_listing() -> list[dict[str, Any]]:
             "summary": game.summary,
             "objective": game.objective,
             "outcome": game.outcome,
+            "players": game.players,
+            "origin": game.origin,
+            "extras": game.extras(),
             "params": [{"name": p.name, "default": value_text(p.default), "help": p.help, "accepted": p.accepted}
                        for p in game.params],
-            "agents": [name for name in policies if name != OPTIMAL and name not in getattr(game, "solves", {})],
+            "agents": [name for name in policies if name != OPTIMAL and name not in game.solves],
             "policies": policies,
         })
     return listing

@@ -74,6 +74,15 @@ def find_policy(connection: sa.Connection, graph_id: int, name: str) -> sa.Row:
     return row
 
 
+def stored_policy(connection: sa.Connection, graph_row: sa.Row, name: str) -> sa.Row:
+    """Return the policy row ``name`` of the graph, raising NotFound, with how to compute it, unless it is stored."""
+    found = _listed_policy(connection, graph_row.id, name)
+    if found is None:
+        known = ", ".join(list_policy_names(connection, graph_row.id)) or "none"
+        raise NotFound(f"no policy {name!r} on graph {graph_row.id} (stored: {known}); {_how_to_compute(graph_row)}")
+    return found
+
+
 def evaluated_policy(connection: sa.Connection, graph_row: sa.Row, name: str) -> sa.Row:
     """Return the policy row ``name`` of the graph, raising NotFound unless it is stored and evaluated.
 
@@ -81,15 +90,16 @@ def evaluated_policy(connection: sa.Connection, graph_row: sa.Row, name: str) ->
     missing (a solve evaluates the stored agents too; a report computes
     every policy the game names).
     """
-    found = _listed_policy(connection, graph_row.id, name)
-    how = (f"compute it with: dicegraph solve {graph_row.id} (optimal and the agents), "
-           f"or dicegraph report {graph_row.game} -n 0 (every policy the game names)")
-    if found is None:
-        known = ", ".join(list_policy_names(connection, graph_row.id)) or "none"
-        raise NotFound(f"no policy {name!r} on graph {graph_row.id} (stored: {known}); {how}")
+    found = stored_policy(connection, graph_row, name)
     if root_value(connection, found.id) is None and not _has_turn_values(connection, found.id):
-        raise NotFound(f"policy {name!r} of graph {graph_row.id} is not evaluated yet; {how}")
+        raise NotFound(f"policy {name!r} of graph {graph_row.id} is not evaluated yet; {_how_to_compute(graph_row)}")
     return found
+
+
+def _how_to_compute(graph_row: sa.Row) -> str:
+    """Return the words that say how to compute a graph's policies."""
+    return (f"compute it with: dicegraph solve {graph_row.id} (optimal and the agents), "
+            f"or dicegraph report {graph_row.game} -n 0 (every policy the game names)")
 
 
 def _has_turn_values(connection: sa.Connection, policy_id: int) -> bool:

@@ -25,7 +25,7 @@ from typing import Any
 import sqlalchemy as sa
 
 from graphs.errors import DicegraphError
-from store.catalog import evaluated_policy, find_policy, list_policies, value_unit
+from store.catalog import evaluated_policy, list_policies, stored_policy, value_unit
 from store.schema import choice, edge, graph_edge_span, node, value
 from store.solve import TIE_TOLERANCE
 
@@ -181,7 +181,7 @@ def policy_comparison(connection: sa.Connection, graph_row: sa.Row, policy_name:
     if match is None and (opponent is not None or seat != SEATS[0]):
         raise Incomparable(f"graph {graph_row.id} ({graph_row.game}) is a one-player game: it has no opponent or "
                            "seat to name (leave out --against and --seat)")
-    rows = [find_policy(connection, graph_row.id, name) for name in (policy_name, reference_name)]
+    rows = [stored_policy(connection, graph_row, name) for name in (policy_name, reference_name)]
     unit = check_comparable(*rows, outcome)
     result: dict[str, Any] = {"policy": policy_name, "reference": reference_name, "unit": unit,
                               "decisions": None, "worse": None, "tied": None, "deviations": []}
@@ -190,7 +190,7 @@ def policy_comparison(connection: sa.Connection, graph_row: sa.Row, policy_name:
         result |= compare_policies(connection, graph_row.id, *rows, top)
     if match is not None:
         opponent = opponent or reference_name
-        find_policy(connection, graph_row.id, opponent)
+        stored_policy(connection, graph_row, opponent)
         seats = seat_values(match, policy_name, reference_name, opponent)
         return {**result, "opponent": opponent, "seat": seat, "seats": seats, "expected_loss": seats[seat]["loss"]}
     if not per_position:  # one player, a turn stored once: the root values, as the policies list them

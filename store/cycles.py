@@ -431,7 +431,8 @@ def _solve_component(connection: sa.Connection, statements: _Statements, part: C
 def game_guess(connection: sa.Connection, graph_id: int) -> Guess | None:
     """Return the graph's game's ``first_guess`` hook on the graph's parameters (None when it has none)."""
     row = connection.execute(sa.select(graph.c.game, graph.c.params).where(graph.c.id == graph_id)).one()
-    hook = getattr(GAMES.get(row.game), "first_guess", None)
+    game = GAMES.get(row.game)
+    hook = None if game is None else game.first_guess
     if hook is None:
         return None
     params = json.loads(row.params)

@@ -330,10 +330,10 @@ def _waiting_for(message: str, database: str) -> str:
         return f"another process has {database} open; waiting for it to finish (Ctrl-C to give up)"
     program, pid = found.group(1), found.group(2)
     try:
-        command = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace").strip()
+        words = Path(f"/proc/{pid}/cmdline").read_bytes().decode(errors="replace").replace("\0", " ").split()
     except OSError:
-        command = ""
-    words = command.split()
+        words = []
+    command = " ".join(words)[:120]  # one line, however the process was started
     if "serve" in words and any("dicegraph" in word or "cli import main" in word for word in words):
         return (f"dicegraph serve (PID {pid}) has {database} open and keeps it until it is stopped: stop it (kill "
                 f"{pid}) or serve a copy of the file; waiting (Ctrl-C to give up)")

@@ -216,8 +216,7 @@ def build_graph(
 def expected_edges(game: Game, params: Mapping[str, Any]) -> int | None:
     """Return how many edges a build of ``game`` will have, counted before building (its ``estimated_edges``);
     None for a game that does not say."""
-    estimate = getattr(game, "estimated_edges", None)
-    return None if estimate is None else estimate(params)
+    return None if game.estimated_edges is None else game.estimated_edges(params)
 
 
 def _insert_agent_policies(

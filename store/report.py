@@ -27,7 +27,7 @@ DEFAULT_SEED = 1
 
 def stores_turn_once(game: Game) -> bool:
     """Return whether the game's turn is stored once and joined with its turn states (its ``turn`` hook)."""
-    return callable(getattr(game, "turn", None))
+    return game.turn is not None
 
 
 def ensure_evaluated(connection: sa.Connection, graph_id: int, game: Game,
@@ -41,7 +41,7 @@ def ensure_evaluated(connection: sa.Connection, graph_id: int, game: Game,
     if stores_turn_once(game):  # solved by the turn-joined solve (store/turns.py), per turn state
         return
     names = [row.name for row in connection.execute(sa.select(policy.c.name).where(policy.c.graph_id == graph_id))]
-    wanted = {OPTIMAL: (game.objective, None), **getattr(game, "solves", {})}
+    wanted = {OPTIMAL: (game.objective, None), **game.solves}
     for name, (objective, goal) in wanted.items():
         if name not in names:
             solve(connection, graph_id, objective, name, progress, goal=None if goal is None else Goal.parse(goal))
@@ -52,11 +52,11 @@ def pending_layers(connection: sa.Connection, graph_id: int, game: Game) -> int 
     """Return how many layers :func:`ensure_evaluated` will pass through on the graph: its layers times the
     solves still missing and the policies not yet evaluated (0: nothing to do; None where the report also solves
     graphs not built yet, its ``report_graphs``, or solves a turn stored once by steps of its own)."""
-    if stores_turn_once(game) or getattr(game, "report_graphs", None) is not None:
+    if stores_turn_once(game) or game.report_graphs is not None:
         return None
     layers = len(layer_ranges(connection, graph_id))  # a pass steps through the layers that have edges
     stored = connection.execute(sa.select(policy.c.id, policy.c.name).where(policy.c.graph_id == graph_id)).all()
-    missing = set({OPTIMAL: None, **getattr(game, "solves", {})}) - {row.name for row in stored}
+    missing = set({OPTIMAL: None, **game.solves}) - {row.name for row in stored}
     unevaluated = [row for row in stored if not is_evaluated(connection, row.id)]
     return layers * (len(missing) + len(unevaluated))
 
@@ -111,7 +111,7 @@ def game_report(
     built = build_graph(engine, game, params)
     if on_build is not None:
         on_build(built)
-    further = [build_graph(engine, game, other).graph_id for other in getattr(game, "report_graphs", lambda _: [])(params)]
+    further = [build_graph(engine, game, other).graph_id for other in (game.report_graphs or (lambda _: []))(params)]
     with engine.begin() as connection:
         for graph_id in [built.graph_id, *further]:
             ensure_evaluated(connection, graph_id, game, layers)
@@ -129,7 +129,7 @@ def game_report(
                 estimate = monte_carlo(connection, game, params, row["name"], simulated_games, seed, progress)
                 row["monte_carlo"] = {key: estimate[key] for key in ("games", "estimate", "stderr", "z")}
         report = _generic_report(game, params, built, policies, distribution)
-        analyse = getattr(game, "analyse", None)
+        analyse = game.analyse
         if analyse is not None:
             report |= analyse(GraphView(connection, built.graph_id, matches), params, report)
     return report
@@ -161,13 +161,13 @@ def policy_names(game: Game, params: Mapping[str, Any]) -> list[str]:
     """Return the names of the policies the game's report evaluates (and simulates)."""
     if stores_turn_once(game):
         return [declared.name for declared in game.turn(params).policies]  # type: ignore[attr-defined]
-    return [*game.agents(params), OPTIMAL, *getattr(game, "solves", {})]
+    return [*game.agents(params), OPTIMAL, *game.solves]
 
 
 def report_simulations(game: Game, params: Mapping[str, Any]) -> int:
     """Return how many runs of ``simulated_games`` games the game's report plays: its ``simulated_runs`` hook,
     else one per policy when it has a simulator, else 0."""
-    runs = getattr(game, "simulated_runs", None)
+    runs = game.simulated_runs
     if runs is not None:
         return runs(params)
     return len(policy_names(game, params)) if can_simulate(game) else 0
@@ -183,7 +183,7 @@ def solve_steps(game: Game, params: Mapping[str, Any]) -> int:
 
 def describe_analysis(game: Game, report: Mapping[str, Any]) -> list[str]:
     """Return the lines a game's own analysis adds to the human-readable report (none for most games)."""
-    describe = getattr(game, "describe", None)
+    describe = game.describe
     return describe(report) if describe is not None else []
 
 
@@ -217,13 +217,13 @@ def draw_game_diagrams(
 
     directory.mkdir(parents=True, exist_ok=True)
     drawn = []
-    charts = getattr(game, "charts", None)
+    charts = game.charts
     if charts is not None:  # drawn from the game's own numbers
         built = build_graph(engine, game, params)
         with engine.begin() as connection:
             ensure_evaluated(connection, built.graph_id, game)
             drawn += charts(GraphView(connection, built.graph_id), params, directory)
-    for name, options in getattr(game, "diagrams", {}).items():
+    for name, options in game.diagrams.items():
         options = dict(options)
         graph_params = {**params, **options.pop("params", {})}
         built = build_graph(engine, game, graph_params)

@@ -140,7 +140,7 @@ class GraphView:
     def match(self, first: str, second: str) -> tuple[float, float]:
         """Return the probabilities that policy ``first``, moving first, beats ``second``, and the other way
         round (one run for both: ``store/turn_cycles.py`` for a race whose turn is stored once, else ``store/cycles.py``)."""
-        if callable(getattr(get_game(self.game), "turn", None)):
+        if get_game(self.game).turn is not None:
             return turn_cycles.match(self.connection, self._turn(), first, second)
         return cycles.head_to_head(self.connection, self.graph_id, first, second, self.progress)
 

@@ -71,7 +71,7 @@ def reported_params(name: str) -> dict[str, Any]:
     graph has over :data:`REPORTED_EDGES` edges (its own tests and benchmark cover the default)."""
     game = get_game(name)
     params = resolve_params(game, {})
-    estimate = getattr(game, "estimated_edges", None)
+    estimate = game.estimated_edges
     if estimate is not None and estimate(params) > REPORTED_EDGES:
         params |= dict(game.small_params)  # type: ignore[attr-defined]
     return params

@@ -52,7 +52,7 @@ MONTE_CARLO_GAMES = 40_000
 
 def small_params(game: Game) -> dict[str, Any]:
     """Return the game's parameters for exhaustive checks: its ``small_params`` over its defaults."""
-    return resolve_params(game, {}) | dict(getattr(game, "small_params", {}))
+    return resolve_params(game, {}) | dict(game.small_params or {})
 
 
 @functools.cache
@@ -107,7 +107,7 @@ def test_two_builds_are_identical_and_stream_by_the_rules(game: Game) -> None:
     assert totals["nodes"] == sum(1 for row in rows if isinstance(row, Node))
 
 
-@pytest.mark.parametrize("game", games(lambda game: hasattr(game, "first_guess")))
+@pytest.mark.parametrize("game", games(lambda game: game.first_guess is not None))
 def test_first_guesses_name_positions_of_components_solved_before(game: Game) -> None:
     params = small_params(game)
     rows = built_rows(game)
@@ -210,7 +210,7 @@ def exact(game: Game, agent: str | None = None) -> Fraction:
     """Return the exact value of the game on its small parameters (optimal, or ``agent``'s), from its rules
     when it has them, else from its rows."""
     params = small_params(game)
-    if hasattr(game, "rules"):
+    if game.rules is not None:
         return exact_value(game.rules(params), game.objective, agent)
     return exact_by_rows(built_rows(game), game.objective, agent)
 

@@ -87,7 +87,7 @@ def test_readme_pictures_are_the_ones_report_draws() -> None:
     from graphs import GAMES
 
     pictures = re.findall(r"!\[[^\]]*\]\((docs/[^)]+\.png)\)", README)
-    declared = [f"docs/{game.name}-{name}.png" for game in GAMES.values() for name in getattr(game, "diagrams", {})]
+    declared = [f"docs/{game.name}-{name}.png" for game in GAMES.values() for name in game.diagrams]
     taken = (ROOT / "tests/test_browser.py").read_text()
     screenshots = [f"docs/{name}" for name in re.findall(r'shots / "([a-z-]+\.png)"', taken)]
     assert len(screenshots) >= 2  # the issue asks the README to show at least two
@@ -154,9 +154,9 @@ def own_game(tmp_path_factory: pytest.TempPathFactory) -> Any:
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    register(module)
-    yield module
-    del GAMES[module.name]
+    game = register(module)
+    yield game
+    del GAMES[game.name]
 
 
 def test_own_game_runs_every_command_and_prints_the_readme_output(own_game: Any, tmp_path: Path) -> None:
@@ -208,3 +208,60 @@ def test_readme_race_report_is_what_report_prints(runner: CliRunner, tmp_path: P
     url = f"sqlite:///{tmp_path / 'race.db'}"
     printed = printed_by(runner, ["--db", url, "report", "5000-race", "-p", "target=300"])
     assert printed.strip() in README
+
+
+PLUGIN_PYPROJECT = """[build-system]
+requires = ["setuptools>=61"]
+build-backend = "setuptools.build_meta"
+
+[project]
+name = "{name}"
+version = "1.0"
+
+[project.entry-points."dicegraph.games"]
+{entry} = "{module}"
+
+[tool.setuptools]
+py-modules = ["{module}"]
+"""
+
+
+def test_own_game_works_as_a_plugin_from_another_installed_package(tmp_path: Path) -> None:
+    """The README's game, packaged on its own with an entry point in ``dicegraph.games`` and installed by pip
+    (into a folder of its own on the path), is found with no edit to dicegraph: listed with where it comes from,
+    and reported. Beside it, a plugin that breaks a promise and one that fails to import are left out, each
+    named on stderr with the reason, and every other game keeps working."""
+    import json
+    import subprocess
+    import sys
+
+    from tests.processes import ROOT, dicegraph
+
+    code = own_game_section().split("```python\n", 1)[1].split("```", 1)[0]
+    packages = {"dicegraph-bust": ("bust", "dicegraph_bust", code),
+                "dicegraph-badly": ("badly", "dicegraph_badly", code.replace('objective = "max"', 'objective = "best"')
+                                    .replace('name = "bust"', 'name = "badly"')),
+                "dicegraph-broken": ("broken", "dicegraph_broken", "import no_such_module_anywhere\n")}
+    for name, (entry, module, text) in packages.items():
+        folder = tmp_path / name
+        folder.mkdir()
+        (folder / "pyproject.toml").write_text(PLUGIN_PYPROJECT.format(name=name, entry=entry, module=module))
+        (folder / f"{module}.py").write_text(text)
+    installed = tmp_path / "site"
+    pip = subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--target", str(installed),
+                          *(str(tmp_path / name) for name in packages)], capture_output=True, text=True)
+    assert pip.returncode == 0, pip.stderr
+    env = dict(os.environ, PYTHONPATH=str(installed))
+    listed = subprocess.run(dicegraph("games", "--json"), capture_output=True, text=True, cwd=ROOT, env=env)
+    assert listed.returncode == 0, listed.stderr
+    games = {game["name"]: game for game in json.loads(listed.stdout)}
+    assert games["bust"]["origin"] == "plugin dicegraph-bust 1.0, entry point bust = dicegraph_bust"
+    assert "jackpot" in games and "badly" not in games and "broken" not in games
+    refused = listed.stderr.strip().splitlines()
+    assert len(refused) == 2 and any("objective must be max or min (it is 'best')" in line for line in refused)
+    assert any("dicegraph-broken" in line and "ModuleNotFoundError" in line for line in refused)
+    url = f"sqlite:///{tmp_path / 'plugin.db'}"
+    reported = subprocess.run(dicegraph("--db", url, "report", "bust", "-n", "0", "--json"), capture_output=True,
+                              text=True, cwd=ROOT, env=env)
+    assert reported.returncode == 0, reported.stderr
+    assert {row["name"] for row in json.loads(reported.stdout)["policies"]} >= {"optimal", "bank-at-10"}

@@ -143,7 +143,7 @@ def test_every_game_streams_a_valid_graph(name: str) -> None:
     """
     game = get_game(name)
     params = resolve_params(game, {})
-    estimate = getattr(game, "estimated_edges", None)
+    estimate = game.estimated_edges
     if estimate is not None and estimate(params) > STREAMED_EDGES:
         params = params | dict(game.small_params)  # type: ignore[attr-defined]
     layers, totals = checker_for(game, params).check(game.build(params))

@@ -83,8 +83,8 @@ def graph_page(connection: sa.Connection, graph_id: int, policy: str | None = No
     game = get_game(row["game"])
     page: dict[str, Any] = {
         "graph": row,
-        "charts": callable(getattr(game, "charts", None)),
-        "advisor": getattr(getattr(game, "advisor", None), "title", None),
+        "charts": game.charts is not None,
+        "advisor": None if game.advisor is None else game.advisor.title,
         "root": row["root"],
         "layers": graph_layers(connection, graph_id),
         "policies": list_policies(connection, graph_id, game.outcome),
@@ -180,7 +180,7 @@ def game_pictures(connection: sa.Connection, graph_id: int, directory: Path) -> 
     ``directory``, never to the database): ``{"graph", "pictures": [{"file", "title"}], "error"}``; ``error``
     says why none could be drawn (a game without charts)."""
     row = _graph_row(connection, graph_id)
-    draw = getattr(get_game(row["game"]), "charts", None)
+    draw = get_game(row["game"]).charts
     page: dict[str, Any] = {"graph": row, "pictures": [], "error": None}
     if draw is None:
         page["error"] = f"{row['game']} draws no charts of its own"
@@ -199,10 +199,10 @@ def advice_page(connection: sa.Connection, graph_id: int, given: Mapping[str, st
     (:meth:`graphs.advice.Advice.as_dict`) or the ``error`` that says what to type instead. NotFound for a
     game without an advisor."""
     row = _graph_row(connection, graph_id)
-    advisor = getattr(get_game(row["game"]), "advisor", None)
+    advisor = get_game(row["game"]).advisor
     if advisor is None:
         raise NotFound(f"{row['game']} has no advisor (the games with one: "
-                       f"{', '.join(game.name for game in GAMES.values() if getattr(game, 'advisor', None))})")
+                       f"{', '.join(game.name for game in GAMES.values() if game.advisor is not None)})")
     view = GraphView(connection, graph_id)
     questions = advisor.questions_for(view.params)
     page: dict[str, Any] = {

@@ -50,6 +50,7 @@ summary = "Two players take turns of 5000 until one banks the target (default 50
 version = 1
 objective = "max"
 outcome = "probability that the player to move wins"
+players = 2  # two players, zero-sum, each position seen from the player to move
 params = (
     Param("target", 5000, int, "the score that wins (a multiple of 50)",
           check=lambda target: 100 <= target <= 10000 and target % STEP == 0, accepted="multiples of 50, 100..10000"),

@@ -1,0 +1,147 @@
+"""What a game is, declared once: :class:`GameSpec`, read from a game's module and checked when it is registered.
+
+A game module (``graphs/jackpot.py``) names what it is and what it offers as
+module attributes: the required ones of :class:`graphs.protocol.Game`, and any of
+the optional extras listed in :data:`EXTRAS`. Registration reads exactly those
+names into one typed, frozen object, checks them, and from then on every tool
+asks the spec (``game.charts is None``), never the module (no ``getattr``
+probing): what a game offers is what it declared.
+
+>>> from graphs import jackpot
+>>> spec = GameSpec.declared_by(jackpot, origin="dicegraph")
+>>> spec.name, spec.players, spec.turn is None, sorted(spec.diagrams)
+('jackpot', 1, True, ['hilo-layers', 'hilo-move-labels'])
+>>> spec.extras()
+['diagrams', 'rules', 'simulator', 'small_params']
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import MISSING, dataclass, field, fields
+from types import ModuleType
+from typing import Any
+
+from graphs.errors import DicegraphError
+from graphs.protocol import Param
+
+OBJECTIVES = ("max", "min")  # what a game's payoff asks for
+PLAYERS = (1, 2)  # a game for one player, or a two-player zero-sum game seen from the player to move
+REQUIRED = ("name", "title", "summary", "version", "objective", "outcome", "params", "agents", "build")
+HOOKS = ("rules", "check_params", "estimated_edges", "first_guess", "charts", "simulator", "simulated_runs",
+         "report_graphs", "analyse", "describe", "turn", "turn_report", "play_turns")  # functions a game may give
+DATA = ("players", "small_params", "solves", "diagrams", "advisor", "commands")  # values a game may give
+EXTRAS = HOOKS + DATA
+TURN_HOOKS = ("turn", "turn_report")  # a turn stored once: both, or neither
+
+
+class InvalidGame(DicegraphError):
+    """A game whose declaration breaks a promise of the game API: refused when it is registered."""
+
+
+@dataclass(frozen=True)
+class GameSpec:
+    """A game as it declared itself (see :class:`graphs.protocol.Game` for what each name means), and ``origin``:
+    where it comes from (``dicegraph``, or the plugin's distribution and entry point)."""
+
+    name: str
+    title: str
+    summary: str
+    version: int
+    objective: str
+    outcome: str
+    params: tuple[Param, ...]
+    agents: Callable[..., Any]
+    build: Callable[..., Any]
+    origin: str = "dicegraph"
+    players: int = 1
+    small_params: Mapping[str, Any] | None = None
+    solves: Mapping[str, tuple[str, str]] = field(default_factory=dict)
+    diagrams: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    advisor: Any = None
+    commands: Any = None
+    rules: Callable[..., Any] | None = None
+    check_params: Callable[..., Any] | None = None
+    estimated_edges: Callable[..., int] | None = None
+    first_guess: Callable[..., Any] | None = None
+    charts: Callable[..., Any] | None = None
+    simulator: Callable[..., Any] | None = None
+    simulated_runs: Callable[..., int] | None = None
+    report_graphs: Callable[..., Any] | None = None
+    analyse: Callable[..., Any] | None = None
+    describe: Callable[..., Any] | None = None
+    turn: Callable[..., Any] | None = None
+    turn_report: Callable[..., Any] | None = None
+    play_turns: Callable[..., Any] | None = None
+
+    def __hash__(self) -> int:
+        """Return a hash of the game's name and origin (a registry holds one game a name)."""
+        return hash((self.name, self.origin))
+
+    @classmethod
+    def declared_by(cls, module: ModuleType | Any, origin: str = "dicegraph") -> GameSpec:
+        """Return the spec a game module (or any object with the same attributes) declares; raise InvalidGame,
+        naming the game and the broken promise, when a required name is missing or a declared one is wrong."""
+        name = getattr(module, "name", None)
+        called = f"game {name!r} ({origin})" if isinstance(name, str) else f"a game from {origin}"
+        missing = [required for required in REQUIRED if not hasattr(module, required)]
+        if missing:
+            raise InvalidGame(f"{called} does not declare {', '.join(missing)} (every game declares "
+                              f"{', '.join(REQUIRED)})")
+        declared = {key: getattr(module, key) for key in REQUIRED + EXTRAS if hasattr(module, key)}
+        declared["params"] = tuple(declared["params"])
+        if declared.get("small_params") is not None:
+            declared["small_params"] = dict(declared["small_params"])
+        spec = cls(origin=origin, **declared)
+        problem = spec._problem()
+        if problem:
+            raise InvalidGame(f"{called}: {problem}")
+        return spec
+
+    def _problem(self) -> str | None:
+        """Return the first promise the declaration breaks, in words; None when it keeps them all."""
+        texts = {key: getattr(self, key) for key in ("name", "title", "summary", "outcome")}
+        empty = [key for key, text in texts.items() if not isinstance(text, str) or not text.strip()]
+        if empty:
+            return f"{empty[0]} must be a text that is not empty"
+        if not isinstance(self.version, int) or self.version < 1:
+            return f"version must be a whole number from 1 (it is {self.version!r})"
+        if self.objective not in OBJECTIVES:
+            return f"objective must be {' or '.join(OBJECTIVES)} (it is {self.objective!r})"
+        if self.players not in PLAYERS:
+            return f"players must be {' or '.join(map(str, PLAYERS))} (it is {self.players!r})"
+        if not all(isinstance(param, Param) for param in self.params):
+            return "params must be graphs.protocol.Param objects"
+        names = [param.name for param in self.params]
+        if len(set(names)) != len(names):
+            return f"a parameter is declared twice ({', '.join(sorted({n for n in names if names.count(n) > 1}))})"
+        uncallable = [key for key in ("agents", "build", *HOOKS) if getattr(self, key) is not None
+                      and not callable(getattr(self, key))]
+        if uncallable:
+            return f"{uncallable[0]} must be a function"
+        turn = [hook for hook in TURN_HOOKS if getattr(self, hook) is not None]
+        if turn and len(turn) != len(TURN_HOOKS):
+            return f"a turn stored once declares {' and '.join(TURN_HOOKS)} together (it declares {turn[0]} alone)"
+        if self.play_turns is not None and self.turn is None:
+            return "play_turns plays a turn stored once: it needs turn and turn_report"
+        if self.small_params is not None and set(self.small_params) - set(names):
+            return f"small_params names unknown parameters ({', '.join(sorted(set(self.small_params) - set(names)))})"
+        bad_solves = [key for key, (objective, _) in self.solves.items() if objective not in OBJECTIVES]
+        if bad_solves:
+            return f"solve {bad_solves[0]!r} must maximise or minimise (max or min)"
+        return None
+
+    def extras(self) -> list[str]:
+        """Return the names of the optional extras the game declared, sorted (what it offers beyond the required)."""
+        found = []
+        for item in fields(self):
+            default = item.default if item.default_factory is MISSING else item.default_factory()
+            if item.name in EXTRAS and getattr(self, item.name) != default:
+                found.append(item.name)
+        return sorted(found)
+
+    @property
+    def stores_turn_once(self) -> bool:
+        """Return whether the game's turn is stored once and joined with its turn states (it declares ``turn``)."""
+        return self.turn is not None
+

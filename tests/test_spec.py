@@ -1,0 +1,55 @@
+"""A game's declared spec (graphs/spec.py): every registered game declares what it offers, and a declaration that
+breaks a promise is refused at registration in one line naming the game, while the other games keep working."""
+
+from __future__ import annotations
+
+import types
+
+import pytest
+
+from graphs import BUILT_IN, GAMES, get_game, register
+from graphs.spec import EXTRAS, REQUIRED, GameSpec, InvalidGame
+
+
+def declaring(**changes: object) -> types.SimpleNamespace:
+    """Return Jackpot's declaration as a plain object, with ``changes`` (None removes a name)."""
+    from graphs import jackpot
+
+    names = {key: getattr(jackpot, key) for key in REQUIRED + EXTRAS if hasattr(jackpot, key)}
+    names |= {"name": "copy"} | changes
+    return types.SimpleNamespace(**{key: value for key, value in names.items() if value is not None})
+
+
+def test_every_built_in_game_is_registered_from_its_declaration() -> None:
+    for module in BUILT_IN:
+        spec = get_game(module.name)
+        assert spec == GameSpec.declared_by(module) and spec.origin == "dicegraph"
+        for extra in spec.extras():
+            assert getattr(module, extra) == getattr(spec, extra)  # what it declared, nothing it did not
+    assert {get_game("pig").players, get_game("5000-race").players, get_game("jackpot").players} == {1, 2}
+    assert get_game("school").stores_turn_once and not get_game("pig").stores_turn_once
+
+
+@pytest.mark.parametrize(("changes", "broken"), [
+    ({"build": None}, "does not declare build"),
+    ({"objective": "best"}, "objective must be max or min (it is 'best')"),
+    ({"version": 0}, "version must be a whole number from 1"),
+    ({"players": 3}, "players must be 1 or 2"),
+    ({"title": " "}, "title must be a text that is not empty"),
+    ({"simulator": "not a function"}, "simulator must be a function"),
+    ({"turn": lambda params: None}, "a turn stored once declares turn and turn_report together"),
+    ({"small_params": {"tiles": 3}}, "small_params names unknown parameters (tiles)"),
+    ({"solves": {"worst": ("least", "payoff = 0")}}, "solve 'worst' must maximise or minimise"),
+])
+def test_a_declaration_that_breaks_a_promise_is_refused_in_one_line(changes: dict, broken: str) -> None:
+    with pytest.raises(InvalidGame) as refused:
+        register(declaring(**changes), origin="a test")
+    message = str(refused.value)
+    assert message.startswith("game 'copy' (a test)") and broken in message and "\n" not in message
+    assert "copy" not in GAMES and get_game("jackpot").title == "Jackpot"
+
+
+def test_two_games_of_one_name_are_refused() -> None:
+    with pytest.raises(InvalidGame, match="a game of that name is registered already"):
+        register(declaring(name="jackpot", title="Another"), origin="a test")
+    assert get_game("jackpot").title == "Jackpot"

@@ -22,6 +22,8 @@ at once (the solve leaves it out).
 
 from __future__ import annotations
 
+import json
+import os
 from collections.abc import Iterable
 from fractions import Fraction
 from typing import Any
@@ -93,7 +95,9 @@ def test_metadata(game: Game) -> None:
     defaults = resolve_params(game, {})
     small = small_params(game)
     resolve_params(game, {name: value_text(v) for name, v in small.items()})  # passes check_params
-    assert set(game.agents(defaults)) == set(game.agents(defaults))
+    agents = game.agents(defaults)
+    assert len(set(agents)) == len(agents), "an agent is named twice"
+    assert not set(agents) & {"optimal", *game.solves}, "an agent has the name of a solve"
 
 
 @pytest.mark.parametrize("game", games())
@@ -523,3 +527,90 @@ def test_cyclic_turn_solve_equals_policy_iteration_on_the_copied_turns(game: Gam
             assert stored == pytest.approx(float(exact_values[node_id]), rel=1e-12, abs=1e-15), key
     engine.dispose()
     assert len(playing) >= 4
+
+
+# --- every tool on every game ---------------------------------------------------------------------------------
+
+TOOLED = games(lambda game: not stores_turn_once(game) or loops_between_states(game))  # quick on small parameters
+
+
+@pytest.fixture(scope="module")
+def reported(tmp_path_factory: pytest.TempPathFactory) -> Callable[[Game], tuple[str, dict[str, Any]]]:
+    """Return a function giving (database URL, report --json) of the game on its small parameters, each once."""
+    from tests.commands import run
+
+    done: dict[str, tuple[str, dict[str, Any]]] = {}
+
+    def report(game: Game) -> tuple[str, dict[str, Any]]:
+        if game.name not in done:
+            url = f"sqlite:///{tmp_path_factory.mktemp(game.name) / 'game.db'}"
+            options = [item for name, v in small_params(game).items() for item in ("-p", f"{name}={value_text(v)}")]
+            result = run(url, "report", game.name, *options, "-n", "0", "--json")
+            assert result.exit_code == 0, (game.name, result.stderr)
+            done[game.name] = url, json.loads(result.stdout)
+        return done[game.name]
+
+    return report
+
+
+@pytest.mark.parametrize("game", TOOLED)
+def test_report_text_and_json_describe_every_policy(game: Game, reported: Any) -> None:
+    from tests.commands import run
+
+    url, data = reported(game)
+    names = {row["name"] for row in data["policies"]} if "policies" in data else set()
+    assert "optimal" in names or game.players == 2, data.keys()
+    options = [item for name, v in small_params(game).items() for item in ("-p", f"{name}={value_text(v)}")]
+    text = run(url, "report", game.name, *options, "-n", "0")
+    assert text.exit_code == 0 and game.title in text.stdout and "Traceback" not in text.output
+
+
+@pytest.mark.parametrize("game", TOOLED)
+def test_export_draws_dot_and_png(game: Game, reported: Any, tmp_path: Any) -> None:
+    from store.render import available_renderers
+    from tests.commands import run
+
+    url, _ = reported(game)
+    for name in ("graph.dot", "graph.png"):
+        if name.endswith(".png") and not available_renderers():
+            if os.environ.get("CI"):
+                raise RuntimeError("CI must draw PNGs")
+            continue
+        target = tmp_path / name
+        drawn = run(url, "export", "1", "--full", "--depth", "2", "-o", str(target))
+        assert drawn.exit_code == 0, (game.name, drawn.stderr)
+        assert target.stat().st_size > 0
+
+
+@pytest.mark.parametrize("game", TOOLED)
+def test_every_explorer_page_answers_in_html_and_json(game: Game, reported: Any) -> None:
+    """Home, the graph (with a comparison, and a two-player game's matches), a position of each kind, a search,
+    the charts and the advisor where the game declares them: 200, HTML and JSON, with no traceback."""
+    from urllib.parse import quote
+
+    from web.app import create_app
+
+    url, _ = reported(game)
+    engine = open_database(url, read_only=True)
+    client = create_app(engine).test_client()
+    with engine.connect() as connection:
+        keys = dict(connection.execute(sa.select(node.c.kind, sa.func.min(node.c.key)).where(node.c.graph_id == 1)
+                                       .group_by(node.c.kind)).all())
+        agents = [name for name in game.agents(small_params(game))]
+    addresses = ["/", "/graphs/1", f"/graphs/1/search?q={quote(keys[TERMINAL][:2])}"]
+    addresses += [f"/graphs/1/positions/{quote(key, safe='/')}" for key in keys.values()]
+    if agents:
+        addresses.append(f"/graphs/1?policy={quote(agents[0])}&reference=optimal")
+    if game.players == 2:
+        addresses.append("/graphs/1?matches=all")
+    if game.charts is not None:
+        addresses.append("/graphs/1/charts")
+    if game.advisor is not None:
+        addresses.append("/graphs/1/advise")
+    for address in addresses:
+        path, _, query = address.partition("?")
+        for asked in (address, f"{path}.json" + (f"?{query}" if query else "")):
+            answer = client.get(asked)
+            assert answer.status_code == 200, (asked, answer.status_code, answer.get_data(as_text=True)[:300])
+            assert "Traceback" not in answer.get_data(as_text=True)
+    engine.dispose()

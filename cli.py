@@ -22,7 +22,8 @@ from graphs.commands import JSON_OPTION, PARAM_OPTION, SESSION, mounted, parse_p
 from graphs.errors import DicegraphError
 from graphs.protocol import Game, StoredGraph, resolve_params
 from store.browse import game_listing, stored_graphs
-from store.catalog import evaluated_policy, is_graph_id, list_policies, policy_convergence, resolve_graph
+from store.catalog import (evaluated_policy, is_graph_id, list_policies, policy_convergence, resolve_graph,
+                           stored_params)
 from store.compare import SEATS, is_two_player, policy_comparison
 from store.errors import database_failure
 from store.db import (DEFAULT_MEMORY, DEFAULT_URL, ENV_VAR, MEMORY_VAR, database_exists, memory_bytes, open_database,
@@ -244,7 +245,7 @@ class CommandSession:
         with _activity(f"solving {what}, layers") as solving, engine.begin() as connection:
             ensure_evaluated(connection, built.graph_id, game, solving)
         with engine.connect() as connection:
-            yield GraphView(connection, built.graph_id)
+            yield GraphView(connection, built.graph_id, game)
         engine.dispose()
 
     def output_file(self, path: Path) -> Path:
@@ -292,7 +293,7 @@ def games(as_json: bool) -> None:
     Example:
       dicegraph games --json
     """
-    listing = game_listing()
+    listing = game_listing(GAMES.values())
     for reason in REFUSED.values():
         click.echo(f"not loaded: {reason}", err=True)
     if as_json:
@@ -418,7 +419,8 @@ def solve_command(ctx: click.Context, graph: str, params: tuple[str, ...], objec
         objective = objective or get_game(row.game).objective
         started = time.perf_counter()
         with _progress("solving", row.layers) as progress:
-            policy_id = solve(connection, row.id, objective, name, progress)
+            policy_id = solve(connection, row.id, objective, name, progress,
+                              first_guess=get_game(row.game).guess_for(stored_params(connection, row.id)))
         with _activity("evaluating the agents, layers") as evaluating:
             evaluated = evaluate_stored(connection, row.id, evaluating)
         seconds = time.perf_counter() - started
@@ -525,7 +527,7 @@ def compare(ctx: click.Context, graph: str, params: tuple[str, ...], policy_name
         row = _stored_graph(connection, graph, params)
         game = get_game(row.game)
         with _activity("playing the matches, layers") as layers:
-            view = GraphView(connection, row.id, progress=layers)
+            view = GraphView(connection, row.id, game, progress=layers)
             match = view.match if is_two_player(connection, row.id) else None
             result = policy_comparison(connection, row, policy_name, reference, outcome=game.outcome, match=match,
                                        per_position=not stores_turn_once(game), opponent=opponent, seat=seat, top=top)

@@ -182,6 +182,10 @@ class TurnStructure:
     that every way to them passes a decision with a move that wins at once,
     which any player takes (5000 as a race: a turn total from which banking
     reaches the target); ``tests/test_conformance.py`` checks the promise.
+
+    ``first_guess`` (a looping state's key -> the positions whose values
+    guess its own, as the game's ``first_guess`` hook on these parameters)
+    hands the solve of a race its first guesses; it only saves passes.
     """
 
     root: str
@@ -191,6 +195,7 @@ class TurnStructure:
     states: int
     progress: Callable[[str], int] | None = None
     horizon: Callable[[str], int] | None = None
+    first_guess: Callable[[str], Any] | None = None
 
 
 class StoredGraph(Protocol):

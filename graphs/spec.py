@@ -140,6 +140,12 @@ class GameSpec:
                 found.append(item.name)
         return sorted(found)
 
+    def guess_for(self, params: Mapping[str, Any]) -> Callable[[str], Any] | None:
+        """Return the game's ``first_guess`` on ``params`` (a key -> the positions guessing its value), what a
+        solve of its cycles is handed; None for a game without one."""
+        hook = self.first_guess
+        return None if hook is None else lambda key: hook(params, key)
+
     @property
     def stores_turn_once(self) -> bool:
         """Return whether the game's turn is stored once and joined with its turn states (it declares ``turn``)."""

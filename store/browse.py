@@ -15,25 +15,26 @@ same things through these functions.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 import sqlalchemy as sa
 
-from graphs import GAMES
 from graphs.protocol import value_text
+from graphs.spec import GameSpec
 from store.catalog import MAX_ID, list_policies
 from store.errors import NotFound
 from store.report import OPTIMAL, policy_names
 from store.schema import graph, layer, node
 
 
-def game_listing() -> list[dict[str, Any]]:
+def game_listing(games: Iterable[GameSpec]) -> list[dict[str, Any]]:
     """Return each game that can be built: ``name``, ``title``, ``summary``, ``objective``, ``outcome``,
     ``players``, ``origin`` (``dicegraph``, or the plugin it comes from), ``extras`` (the optional extras it
     declares, :meth:`graphs.spec.GameSpec.extras`), ``params`` (``name``, ``default``, ``help``, ``accepted``),
     ``agents`` and the ``policies`` a report evaluates."""
     listing = []
-    for game in GAMES.values():
+    for game in games:
         defaults = {p.name: p.default for p in game.params}
         policies = policy_names(game, defaults)
         listing.append({

@@ -158,6 +158,11 @@ def policy_convergence(connection: sa.Connection, policy_id: int) -> dict[str, A
     return None if text is None else json.loads(text)
 
 
+def stored_params(connection: sa.Connection, graph_id: int) -> dict[str, Any]:
+    """Return the parameters the graph was built with, as stored (JSON: a tuple reads back as a list)."""
+    return json.loads(connection.execute(sa.select(graph.c.params).where(graph.c.id == graph_id)).scalar_one())
+
+
 def find_node(connection: sa.Connection, graph_id: int, key: str) -> sa.Row:
     """Return the node row with ``key`` in the graph, or raise NotFound."""
     row = connection.execute(sa.select(node).where(node.c.graph_id == graph_id, node.c.key == key)).first()

@@ -19,8 +19,10 @@ exactly:
   if none does, the solution is exact and the component is done (the
   *residual* records the largest gap and the linear system's error).
   Otherwise it is the next pass's guess. The first guess of an anchor is the
-  (weighted) mean value of the solved positions its game's ``first_guess`` hook names,
-  else the mean of the anchors' values in the component solved before.
+  (weighted) mean value of the solved positions that the ``first_guess`` handed
+  to the solve names (the game's hook on the graph's parameters, passed in by
+  whoever asks for the solve: the store never looks a game up), else the mean
+  of the anchors' values in the component solved before.
 
 A node's value is per *seat*: in a two-player zero-sum game stored from the
 mover's view (edges of ``sign`` -1 hand the turn over), seat ``i`` is "the
@@ -40,10 +42,9 @@ from dataclasses import dataclass
 
 import sqlalchemy as sa
 
-from graphs import GAMES
 from graphs.errors import DicegraphError
 from store.catalog import find_policy, node_ids
-from store.schema import EdgeId, choice, edge, graph, layer, node
+from store.schema import EdgeId, choice, edge, layer, node
 from store.scratch import create_afresh, hashed_joins, keyed_pair_table, temporary_table
 
 TIE_TOLERANCE = 1e-12  # as store.solve's: the first move streamed within it of the best
@@ -428,17 +429,6 @@ def _solve_component(connection: sa.Connection, statements: _Statements, part: C
     return float(np.mean(solution)) if size else start
 
 
-def game_guess(connection: sa.Connection, graph_id: int) -> Guess | None:
-    """Return the graph's game's ``first_guess`` hook on the graph's parameters (None when it has none)."""
-    row = connection.execute(sa.select(graph.c.game, graph.c.params).where(graph.c.id == graph_id)).one()
-    game = GAMES.get(row.game)
-    hook = None if game is None else game.first_guess
-    if hook is None:
-        return None
-    params = json.loads(row.params)
-    return lambda key: hook(params, key)
-
-
 def named_positions(connection: sa.Connection, graph_id: int, guess: Guess,
                     which: sa.ColumnElement[bool]) -> dict[int, dict[int, float]]:
     """Return node id -> {id of a position ``guess`` names for it: its weight} (see :func:`guess_weights`), for
@@ -489,11 +479,13 @@ def mean_guess(weights: Mapping[int, float], solved: Mapping[int, Sequence[float
 
 
 def run(connection: sa.Connection, graph_id: int, seats: Sequence[Seat],
-        progress: ComponentsDone | None = None) -> tuple[_Tables, Convergence]:
+        progress: ComponentsDone | None = None, first_guess: Guess | None = None) -> tuple[_Tables, Convergence]:
     """Value every node of the graph for each seat; return the tables (``term`` rows of anchor
-    :data:`VALUE` hold the values and, at decision nodes, the moves taken) and how the components converged."""
+    :data:`VALUE` hold the values and, at decision nodes, the moves taken) and how the components converged.
+    ``first_guess`` names, for a position a component loops back to, the positions solved before whose
+    (weighted) mean value starts Newton's method there (:func:`guess_weights`); it only saves passes."""
     t = _Tables(connection, seats)
-    guess = game_guess(connection, graph_id) if t.maximising else None  # fixed moves: one pass from any guess
+    guess = first_guess if t.maximising else None  # fixed moves: one pass from any guess
     for anchor in (VALUE, ONE):
         terminals = sa.select(node.c.id, t.seat_map.c.node_id, sa.literal(anchor), node.c.payoff).select_from(
             node.join(t.seat_map, t.seat_map.c.sign == 1)).where(node.c.graph_id == graph_id, node.c.kind == "terminal")

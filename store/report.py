@@ -13,7 +13,7 @@ from graphs.montecarlo import Progress, can_simulate
 from graphs.protocol import Game
 from store import turn_cycles, turns
 from store.cycles import has_cycles
-from store.catalog import find_policy, list_policies
+from store.catalog import find_policy, list_policies, stored_params
 from store.load import BuildResult, build_graph, canonical_params, find_graph
 from store.propagate import mean_payoff, outcome_distribution
 from store.schema import layer_ranges, policy
@@ -42,9 +42,11 @@ def ensure_evaluated(connection: sa.Connection, graph_id: int, game: Game,
         return
     names = [row.name for row in connection.execute(sa.select(policy.c.name).where(policy.c.graph_id == graph_id))]
     wanted = {OPTIMAL: (game.objective, None), **game.solves}
+    guess = game.guess_for(stored_params(connection, graph_id))
     for name, (objective, goal) in wanted.items():
         if name not in names:
-            solve(connection, graph_id, objective, name, progress, goal=None if goal is None else Goal.parse(goal))
+            solve(connection, graph_id, objective, name, progress, goal=None if goal is None else Goal.parse(goal),
+                  first_guess=guess)
     evaluate_stored(connection, graph_id, progress)
 
 
@@ -106,7 +108,7 @@ def game_report(
     if stores_turn_once(game):
         built = prepare_game(engine, game, params, on_build)
         with engine.connect() as connection:
-            return game.turn_report(GraphView(connection, built.graph_id), params,  # type: ignore[attr-defined]
+            return game.turn_report(GraphView(connection, built.graph_id, game), params,  # type: ignore[attr-defined]
                                     simulated_games, seed, progress)
     built = build_graph(engine, game, params)
     if on_build is not None:
@@ -131,7 +133,7 @@ def game_report(
         report = _generic_report(game, params, built, policies, distribution)
         analyse = game.analyse
         if analyse is not None:
-            report |= analyse(GraphView(connection, built.graph_id, matches), params, report)
+            report |= analyse(GraphView(connection, built.graph_id, game, matches), params, report)
     return report
 
 
@@ -222,7 +224,7 @@ def draw_game_diagrams(
         built = build_graph(engine, game, params)
         with engine.begin() as connection:
             ensure_evaluated(connection, built.graph_id, game)
-            drawn += charts(GraphView(connection, built.graph_id), params, directory)
+            drawn += charts(GraphView(connection, built.graph_id, game), params, directory)
     for name, options in game.diagrams.items():
         options = dict(options)
         graph_params = {**params, **options.pop("params", {})}

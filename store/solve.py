@@ -220,12 +220,13 @@ def _run(
     policy_row: sa.Row,
     solving: bool,
     progress: LayerProgress | None,
+    first_guess: cycles.Guess | None = None,
 ) -> None:
     """Compute and store values, reach and (when solving) choices of one policy."""
     policy_id, graph_id = policy_row.id, policy_row.graph_id
     goal = None if policy_row.goal is None else Goal.parse(policy_row.goal)
     if cycles.has_cycles(connection, graph_id):
-        _run_cyclic(connection, policy_row, solving, goal, progress)
+        _run_cyclic(connection, policy_row, solving, goal, progress, first_guess)
         return
     connection.execute(sa.delete(value).where(value.c.policy_id == policy_id))
     if solving:
@@ -247,7 +248,7 @@ def _run(
 
 
 def _run_cyclic(connection: sa.Connection, policy_row: sa.Row, solving: bool, goal: Goal | None,
-                progress: LayerProgress | None) -> None:
+                progress: LayerProgress | None, first_guess: cycles.Guess | None = None) -> None:
     """Store the values (reach unknown: a position may recur) and choices of a policy of a graph with cycles,
     in self-play, and how its cyclic components converged."""
     if goal is not None or policy_row.objective != "max":
@@ -256,7 +257,7 @@ def _run_cyclic(connection: sa.Connection, policy_row: sa.Row, solving: bool, go
     for table in (value, choice) if solving else (value,):
         connection.execute(sa.delete(table).where(table.c.policy_id == policy_id))
     seat = cycles.Seat(None if solving else policy_id, after_pass=0)
-    tables, convergence = cycles.run(connection, policy_row.graph_id, [seat], progress)
+    tables, convergence = cycles.run(connection, policy_row.graph_id, [seat], progress, first_guess)
     values = cycles.values_of(tables).subquery()
     connection.execute(sa.insert(value).from_select(
         ["policy_id", "node_id", "value", "reach"],
@@ -297,13 +298,16 @@ def solve(
     name: str = "optimal",
     progress: LayerProgress | None = None,
     goal: Goal | None = None,
+    first_guess: cycles.Guess | None = None,
 ) -> int:
     """Solve the graph for ``objective``; store policy ``name``, its choices, values and reach; return its id.
 
     With a ``goal``, terminals are worth 1 where it holds (values are then
     probabilities). A policy of that name made by an earlier solve is
     replaced; an agent's name is refused. ``progress`` is called with 1 after
-    each layer.
+    each layer. ``first_guess`` (key -> the positions whose values start Newton's
+    method there, the game's ``first_guess`` on the graph's parameters) saves a
+    graph with cycles passes; the answers are the same without it.
     """
     if objective not in OBJECTIVES:
         raise ValueError(f"objective must be one of {OBJECTIVES}, not {objective!r}")
@@ -322,7 +326,7 @@ def solve(
         policy_id = old.id
         connection.execute(sa.update(policy).where(policy.c.id == policy_id).values(
             objective=objective, created_at=now(), goal=None if goal is None else goal.text))
-    _run(connection, _policy_row(connection, policy_id), True, progress)
+    _run(connection, _policy_row(connection, policy_id), True, progress, first_guess)
     return policy_id
 
 

@@ -50,7 +50,7 @@ import sqlalchemy as sa
 from graphs.errors import DicegraphError, InvalidGraph
 from store.catalog import find_policy
 from store.cycles import (MAX_PASSES, RESIDUAL_TOLERANCE, TIE_TOLERANCE, Convergence, Guess, NotConverged, components,
-                          game_guess, mean_guess, named_positions)
+                          mean_guess, named_positions)
 from store.schema import EdgeId, choice, edge, graph_edge_span, node, policy, turn_policy
 from store.scratch import (edge_copy, has_arg_min, has_bare_max, pays_per_statement, plan_whole_layers, temporary_table,
                            turn_work_table)
@@ -460,7 +460,7 @@ def run(connection: sa.Connection, graph: TurnGraph, seats: Sequence[TurnSeat], 
     convergence = Convergence()
     payoffs = graph_payoffs(connection, graph)
     start = [sum(payoffs) / max(len(payoffs), 1)] * len(seats)
-    guess = game_guess(connection, graph.graph_id) if work.maximising else None
+    guess = graph.structure.first_guess if work.maximising else None
     speculate = work.maximising and pays_per_statement(connection)
     order = [layer for layer in sorted(graph.layer_ids, reverse=True) if layer >= down_to]
     first_pass: _FirstPass | None = None

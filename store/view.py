@@ -11,7 +11,7 @@ reads a key.
 >>> engine = open_database("sqlite://", create=True)
 >>> report = game_report(engine, get_game("jackpot"), {"cells": 3})
 >>> with engine.connect() as connection:
-...     graph = GraphView(connection, report["graph"])
+...     graph = GraphView(connection, report["graph"], get_game("jackpot"))
 ...     round(graph.values("optimal")["0"], 6), graph.choices("optimal")["0/1-2"]
 (0.143583, ChosenMove(label='flip 1', dst='1'))
 """
@@ -24,8 +24,8 @@ from typing import Any
 
 import sqlalchemy as sa
 
-from graphs import get_game
 from graphs.protocol import ChosenMove
+from graphs.spec import GameSpec
 from store import cycles, turn_cycles, turns
 from store.catalog import find_node, find_policy, policy_convergence
 from store.errors import NotFound
@@ -40,12 +40,16 @@ from store.sweep import sweep_outcomes
 class GraphView:
     """One stored graph, read through ``connection`` (see :class:`graphs.protocol.StoredGraph`).
 
+    ``game`` is the graph's game as it declared itself (the caller looks it up: the store reads no registry);
     ``progress``, when given, counts the layers that :meth:`match` has played on a graph with cycles.
     """
 
-    def __init__(self, connection: sa.Connection, graph_id: int, progress: cycles.ComponentsDone | None = None):
-        self.connection, self.graph_id, self.progress = connection, graph_id, progress
+    def __init__(self, connection: sa.Connection, graph_id: int, game: GameSpec,
+                 progress: cycles.ComponentsDone | None = None):
+        self.connection, self.graph_id, self.spec, self.progress = connection, graph_id, game, progress
         row = connection.execute(sa.select(graph.c.game, graph.c.params).where(graph.c.id == graph_id)).one()
+        if row.game != game.name:
+            raise ValueError(f"graph {graph_id} is a graph of {row.game!r}, not of {game.name!r}")
         self.game, self.params = row.game, json.loads(row.params)
         self._turn_graph: turns.TurnGraph | None = None
 
@@ -101,7 +105,7 @@ class GraphView:
 
     def _turn(self) -> turns.TurnGraph:
         if self._turn_graph is None:
-            self._turn_graph = turns.TurnGraph.load(self.connection, self.graph_id, get_game(self.game).turn(self.params))
+            self._turn_graph = turns.TurnGraph.load(self.connection, self.graph_id, self.spec.turn(self.params))
         return self._turn_graph
 
     def _turn_policy(self, name: str) -> int:
@@ -140,7 +144,7 @@ class GraphView:
     def match(self, first: str, second: str) -> tuple[float, float]:
         """Return the probabilities that policy ``first``, moving first, beats ``second``, and the other way
         round (one run for both: ``store/turn_cycles.py`` for a race whose turn is stored once, else ``store/cycles.py``)."""
-        if get_game(self.game).turn is not None:
+        if self.spec.turn is not None:
             return turn_cycles.match(self.connection, self._turn(), first, second)
         return cycles.head_to_head(self.connection, self.graph_id, first, second, self.progress)
 
@@ -153,4 +157,4 @@ class GraphView:
         stored = find_graph(self.connection, self.game, canonical_params(params))
         if stored is None:
             raise NotFound(f"no stored {self.game} graph with {dict(params)} (the game's report_graphs names it)")
-        return GraphView(self.connection, stored.id)
+        return GraphView(self.connection, stored.id, self.spec)

@@ -10,6 +10,7 @@ from typing import Any
 
 import sqlalchemy as sa
 
+from graphs import get_game
 from graphs.school import game as rules
 from graphs.school.advise import advise as advise_on
 from graphs.school.turn import average_table as averages_from, decision_array as array_of, last_state, turn
@@ -57,4 +58,4 @@ def average_table(connection: sa.Connection, graph_id: int) -> dict[str, float]:
 
 def advise(connection: sa.Connection, graph_id: int, name: str, used: int, dice: tuple[int, ...],
            rerolls_left: int) -> dict[str, Any]:
-    return advise_on(GraphView(connection, graph_id), name, used, dice, rerolls_left)
+    return advise_on(GraphView(connection, graph_id, get_game("school")), name, used, dice, rerolls_left)

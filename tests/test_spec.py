@@ -53,3 +53,14 @@ def test_two_games_of_one_name_are_refused() -> None:
     with pytest.raises(InvalidGame, match="a game of that name is registered already"):
         register(declaring(name="jackpot", title="Another"), origin="a test")
     assert get_game("jackpot").title == "Jackpot"
+
+
+def test_the_store_reads_no_registry() -> None:
+    """store/ is handed what a game offers (its spec, a first guess) and never looks a game up itself."""
+    import ast
+    from pathlib import Path
+
+    for path in sorted((Path(__file__).resolve().parents[1] / "store").glob("*.py")):
+        for found in ast.walk(ast.parse(path.read_text())):
+            if isinstance(found, ast.ImportFrom) and found.module == "graphs":
+                raise AssertionError(f"{path.name}:{found.lineno} imports {[a.name for a in found.names]} from the registry")

@@ -52,7 +52,7 @@ def home_page(connection: sa.Connection) -> dict[str, Any]:
     """Return the home page: ``games`` that can be built (:func:`store.browse.game_listing`) and ``graphs``
     stored, each with its first position's key (``root``), its policies and their root values."""
     graphs = [_readable(row, connection) for row in stored_graphs(connection, with_policies=True)]
-    return {"games": game_listing(), "graphs": graphs}
+    return {"games": game_listing(GAMES.values()), "graphs": graphs}
 
 
 def _graph_row(connection: sa.Connection, graph_id: int) -> dict[str, Any]:
@@ -95,7 +95,7 @@ def graph_page(connection: sa.Connection, graph_id: int, policy: str | None = No
     page["distributions"] = outcome_distributions(connection, graph_id, page["policies"])
     if policy and reference:
         stored = resolve_graph(connection, str(graph_id))
-        match = GraphView(connection, graph_id).match if page["two_player"] else None
+        match = GraphView(connection, graph_id, game).match if page["two_player"] else None
         try:
             page["comparison"] = policy_comparison(
                 connection, stored, policy, reference, outcome=game.outcome, match=match,
@@ -104,7 +104,7 @@ def graph_page(connection: sa.Connection, graph_id: int, policy: str | None = No
         except DicegraphError as error:
             page["comparison_error"] = f"cannot compare: {error}"
     if matches and page["two_player"]:
-        page["matches"] = head_to_head(GraphView(connection, graph_id), [p["name"] for p in page["policies"]])
+        page["matches"] = head_to_head(GraphView(connection, graph_id, game), [p["name"] for p in page["policies"]])
     return page
 
 
@@ -180,13 +180,14 @@ def game_pictures(connection: sa.Connection, graph_id: int, directory: Path) -> 
     ``directory``, never to the database): ``{"graph", "pictures": [{"file", "title"}], "error"}``; ``error``
     says why none could be drawn (a game without charts)."""
     row = _graph_row(connection, graph_id)
-    draw = get_game(row["game"]).charts
+    game = get_game(row["game"])
+    draw = game.charts
     page: dict[str, Any] = {"graph": row, "pictures": [], "error": None}
     if draw is None:
         page["error"] = f"{row['game']} draws no charts of its own"
         return page
     directory.mkdir(parents=True, exist_ok=True)
-    view = GraphView(connection, graph_id)
+    view = GraphView(connection, graph_id, game)
     drawn = draw(view, view.params, directory)
     page["pictures"] = [{"file": Path(found["file"]).name, "title": found["title"]} for found in drawn]
     return page
@@ -199,11 +200,12 @@ def advice_page(connection: sa.Connection, graph_id: int, given: Mapping[str, st
     (:meth:`graphs.advice.Advice.as_dict`) or the ``error`` that says what to type instead. NotFound for a
     game without an advisor."""
     row = _graph_row(connection, graph_id)
-    advisor = get_game(row["game"]).advisor
+    game = get_game(row["game"])
+    advisor = game.advisor
     if advisor is None:
         raise NotFound(f"{row['game']} has no advisor (the games with one: "
                        f"{', '.join(game.name for game in GAMES.values() if game.advisor is not None)})")
-    view = GraphView(connection, graph_id)
+    view = GraphView(connection, graph_id, game)
     questions = advisor.questions_for(view.params)
     page: dict[str, Any] = {
         "graph": row, "title": advisor.title, "values": advisor.values,

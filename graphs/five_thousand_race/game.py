@@ -280,7 +280,8 @@ def turn(params: Mapping[str, Any]) -> TurnStructure:
     target = params["target"]
     steps = target // STEP
     return TurnStructure(root=ROOT, ends=ends(target), policies=(TurnPolicy(OPTIMAL),), encoder=NoDecisions,
-                         states=steps * steps, progress=turn_total, horizon=functools.partial(winning_total, target))
+                         states=steps * steps, progress=turn_total, horizon=functools.partial(winning_total, target),
+                         first_guess=functools.partial(first_guess, params))
 
 
 def turn_total(key: str) -> int:

@@ -47,7 +47,7 @@ def bench(backend: str, target: int, reference: float, reference_seconds: float)
         times = {"build": time.perf_counter() - started}
         with engine.begin() as connection:
             step = time.perf_counter()
-            solve(connection, built.graph_id)
+            solve(connection, built.graph_id, first_guess=get_game("pig").guess_for(params))
             times["solve optimal"] = time.perf_counter() - step
             step = time.perf_counter()
             evaluate(connection, find_policy(connection, built.graph_id, AGENT).id)
@@ -56,7 +56,7 @@ def bench(backend: str, target: int, reference: float, reference_seconds: float)
             one_way, other_way = head_to_head(connection, built.graph_id, AGENT, "optimal")
             matches = {(AGENT, "optimal"): one_way, ("optimal", AGENT): other_way}
             times["both matches (one run)"] = time.perf_counter() - step
-            view = GraphView(connection, built.graph_id)
+            view = GraphView(connection, built.graph_id, get_game("pig"))
             converged = view.convergence("optimal")
             found = view.position(pig.decision_key(0, 0, 0), depth=0)["policies"]["optimal"]["value"]
         total = time.perf_counter() - started

@@ -42,6 +42,14 @@ class Session(Protocol):
         ...
 
 
+def registered(name: str) -> Game:
+    """Return the game registered as ``name`` (its declared spec), for a game's own commands: looked up when a
+    command runs, as the game's module is imported while the registry is being filled."""
+    from graphs import get_game
+
+    return get_game(name)
+
+
 def session() -> Session:
     """Return the session of the running command (set by ``cli.main``)."""
     return click.get_current_context().meta[SESSION]

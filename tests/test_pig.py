@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 import sqlalchemy as sa
 
+from graphs.spec import GameSpec
 from graphs import get_game, pig
 from graphs.errors import InvalidGraph
 from graphs.protocol import CHANCE, DECISION, MOVE, ROLL, TERMINAL, CyclicLayers, Edge, Node, Row
@@ -115,7 +116,7 @@ def _rows(back_from_layer: int, declare: bool, sign: int = 1) -> Iterator[Row]:
 
 def test_edges_back_and_passes_need_a_declared_cyclic_component(engine: sa.Engine) -> None:
     class Tiny:
-        name, title, summary, version, objective, outcome, params = "tiny", "Tiny", "", 1, "max", "", ()
+        name, title, summary, version, objective, outcome, params = "tiny", "Tiny", "tiny", 1, "max", "payoff", ()
         rows = None
 
         def agents(self, params):  # noqa: ANN001, ANN201
@@ -124,14 +125,15 @@ def test_edges_back_and_passes_need_a_declared_cyclic_component(engine: sa.Engin
         def build(self, params):  # noqa: ANN001, ANN201
             return self.rows
 
-    tiny = Tiny()
-    tiny.rows = _rows(back_from_layer=1, declare=False)
+    declared = Tiny()
+    tiny = GameSpec.declared_by(declared, origin="a test")  # its build reads declared.rows when it is called
+    declared.rows = _rows(back_from_layer=1, declare=False)
     with pytest.raises(InvalidGraph, match="back to the first layer of their cyclic component"):
         build_graph(engine, tiny, {})
-    tiny.rows = _rows(back_from_layer=2, declare=False, sign=-1)
+    declared.rows = _rows(back_from_layer=2, declare=False, sign=-1)
     with pytest.raises(InvalidGraph, match="declare the layers with CyclicLayers"):
         build_graph(engine, tiny, {}, replace=True)
-    tiny.rows = _rows(back_from_layer=1, declare=True)
+    declared.rows = _rows(back_from_layer=1, declare=True)
     graph_id = build_graph(engine, tiny, {}, replace=True).graph_id
     with engine.begin() as connection:
         policy_id = solve(connection, graph_id)

@@ -12,6 +12,7 @@ from types import SimpleNamespace
 import pytest
 import sqlalchemy as sa
 
+from graphs.spec import GameSpec
 from graphs import GAMES, get_game, synthetic
 from graphs.check import checker_for
 from graphs.errors import InvalidGraph
@@ -26,10 +27,11 @@ from store.solve import evaluate, solve
 SMALL = {"layers": 6, "width": 7, "fanout": 3, "seed": 11}
 
 
-def stand_in_game(name: str, build: Callable[[], Iterable[Node | Edge]], agents: tuple[str, ...] = ()) -> SimpleNamespace:
+def stand_in_game(name: str, build: Callable[[], Iterable[Node | Edge]], agents: tuple[str, ...] = ()) -> GameSpec:
     """Return a minimal game without parameters whose build streams ``build()``."""
-    return SimpleNamespace(name=name, title=name, summary="", version=1, objective="max", outcome="payoff",
-                           params=(), agents=lambda params: agents, build=lambda params: iter(build()))
+    return GameSpec.declared_by(SimpleNamespace(name=name, title=name, summary=name, version=1, objective="max",
+                                                outcome="payoff", params=(), agents=lambda params: agents,
+                                                build=lambda params: iter(build())), origin="a test")
 
 
 def exact_values(rows: list, objective: str | None) -> dict[int, Fraction]:
@@ -60,7 +62,7 @@ def test_every_node_value_is_exact(engine: sa.Engine, objective: str | None, see
     params = {**SMALL, "seed": seed}
     rows = list(synthetic.build(params))
     expected = exact_values(rows, objective)
-    graph_id = build_graph(engine, synthetic, params).graph_id
+    graph_id = build_graph(engine, get_game("synthetic"), params).graph_id
     with engine.begin() as connection:
         if objective is None:
             policy_id = find_policy(connection, graph_id, "first").id
@@ -80,7 +82,7 @@ def test_reach_follows_the_policy_exactly(engine: sa.Engine) -> None:
     rows = list(synthetic.build(SMALL))
     nodes = {row.id: row for row in rows if isinstance(row, Node)}
     edges = [row for row in rows if isinstance(row, Edge)]
-    graph_id = build_graph(engine, synthetic, SMALL).graph_id
+    graph_id = build_graph(engine, get_game("synthetic"), SMALL).graph_id
     with engine.begin() as connection:
         policy_id = solve(connection, graph_id, "max")
         taken = set(connection.execute(sa.select(choice.c.edge_id).where(choice.c.policy_id == policy_id)).scalars())
@@ -101,7 +103,7 @@ def test_reach_follows_the_policy_exactly(engine: sa.Engine) -> None:
 def test_node_ids_finds_every_key_the_graph_holds_in_statements_of_any_size(backend: str, tmp_path: Path,
                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
     engine = open_database(f"{backend}:///{tmp_path / 'keys.db'}", create=True)
-    graph_id = build_graph(engine, synthetic, SMALL).graph_id
+    graph_id = build_graph(engine, get_game("synthetic"), SMALL).graph_id
     with engine.connect() as connection:
         stored = dict(connection.execute(sa.select(node.c.key, node.c.id).where(node.c.graph_id == graph_id)).all())
         monkeypatch.setattr(catalog, "KEYS_A_STATEMENT", 3)  # on SQLite several statements, the last one short

@@ -23,6 +23,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
+from graphs.spec import GameSpec
 from graphs import synthetic  # noqa: E402
 from store.db import open_database  # noqa: E402
 from store.load import build_graph  # noqa: E402
@@ -33,7 +34,8 @@ from tests.bench.phases import PHASES, peak_mib, reference_rate, timed_solve  # 
 class Pregenerated:
     """The synthetic game with its rows made beforehand, to time the loader alone."""
 
-    name, title, summary, version, objective, outcome, params = "synthetic", "", "", 1, "max", "", ()
+    name, title, summary, version, objective, outcome, params = "synthetic", "synthetic", "pregenerated", 1, "max", \
+        "expected payoff", ()
 
     def __init__(self, rows: list) -> None:
         self.rows = rows
@@ -68,7 +70,7 @@ def main() -> None:
               f"(generated in {generate:.2f} s, not counted below)")
         results = {}
         results["load"] = timed("load (check + insert, 1 txn)", edges,
-                                lambda: results.setdefault("graph", build_graph(engine, Pregenerated(rows), params)))
+                                lambda: results.setdefault("graph", build_graph(engine, GameSpec.declared_by(Pregenerated(rows)), params)))
         graph_id = results["graph"].graph_id
         rows.clear()  # the rows are loaded: free their memory before the solve
         started = time.perf_counter()

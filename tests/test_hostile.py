@@ -2,8 +2,9 @@
 
 Each test stands for a family, not one input: concurrent diagrams on both
 drawing routes, the SQL console beside the pages, files read through SQL on
-every backend, comparisons that mean nothing, work tables shared by runs,
-tracebacks, and pages that fail or mislead.
+every backend, comparisons that mean nothing, two races in one database,
+tracebacks, pages that fail or mislead, waits with no end in sight, and
+DuckDB's memory.
 """
 
 from __future__ import annotations
@@ -43,8 +44,8 @@ def fetch(address: str) -> tuple[int, bytes]:
 
 @pytest.mark.parametrize("route", ["python", "dot"])
 def test_simultaneous_diagrams_never_take_the_server_down(small_jackpot: str, route: str, tmp_path: Path) -> None:
-    """Sixteen position diagrams asked for at once, four at a time in eight threads, on each drawing route: every
-    one is drawn, alike, and the server lives on. The pure-Python route is forced by a PATH without Graphviz."""
+    """Sixteen position diagrams asked for by eight threads at once, two each, on each drawing route: every one is
+    drawn, alike, and the server lives on. The pure-Python route is forced by a PATH without Graphviz."""
     if route not in available_renderers():
         if os.environ.get("CI"):
             raise RuntimeError(f"CI must test the {route!r} drawing route")

@@ -411,6 +411,9 @@ def test_the_explorers_graph_page_compares_two_player_policies_and_keeps_units_a
     assert "different units" in box["comparison_error"]
     assert {p["name"]: p["unit"] for p in box["policies"]}["optimal-shut"] == "probability that payoff = 0"
     assert b"optimal-shut" not in client.get("/graphs/3/values.svg").data
+    home = {p["name"]: p["unit"] for p in client.get("/.json").get_json()["graphs"][2]["policies"]}
+    assert home == {"greedy": "expected score", "optimal": "expected score",
+                    "optimal-shut": "probability that payoff = 0"}
     assert client.get("/graphs/3/distribution.svg").status_code == 200
     engine.dispose()
 

@@ -29,7 +29,7 @@ from graphs import GAMES, get_game
 from graphs.commands import plain
 from graphs.errors import DicegraphError
 from store.browse import game_listing, graph_layers, root_key, search_positions, stored_graph, stored_graphs
-from store.catalog import find_policy, list_policies, list_policy_names, resolve_graph
+from store.catalog import find_policy, list_policies, list_policy_names, resolve_graph, value_unit
 from store.compare import SEATS, is_two_player, policy_comparison
 from store.cycles import has_cycles
 from store.errors import NotFound, ReadOnly
@@ -50,8 +50,14 @@ READ_ONLY = "refused: the explorer only reads (statements that write, attach or 
 
 def home_page(connection: sa.Connection) -> dict[str, Any]:
     """Return the home page: ``games`` that can be built (:func:`store.browse.game_listing`) and ``graphs``
-    stored, each with its first position's key (``root``), its policies and their root values."""
+    stored, each with its first position's key (``root``), its policies, their root values and the values' units
+    (``unit``; ``outcome``, the game's, where no game of that name is registered now)."""
     graphs = [_readable(row, connection) for row in stored_graphs(connection, with_policies=True)]
+    for row in graphs:
+        game = GAMES.get(row["game"])
+        outcome = game.outcome if game is not None else "outcome"
+        for listed in row["policies"]:
+            listed["unit"] = value_unit(listed["goal"], outcome)
     return {"games": game_listing(GAMES.values()), "graphs": graphs}
 
 

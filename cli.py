@@ -20,7 +20,7 @@ import sqlalchemy as sa
 from graphs import GAMES, REFUSED, get_game
 from graphs.commands import JSON_OPTION, PARAM_OPTION, SESSION, mounted, parse_params, print_json, residual_text, table
 from graphs.errors import DicegraphError
-from graphs.protocol import Game, StoredGraph, resolve_params
+from graphs.protocol import OBJECTIVES, OPTIMAL, Game, StoredGraph, resolve_params
 from store.browse import game_listing, stored_graphs
 from store.catalog import (evaluated_policy, is_graph_id, list_policies, policy_convergence, resolve_graph,
                            stored_params)
@@ -35,13 +35,12 @@ from store.query import DEFAULT_TIMEOUT, run_query
 from store.output import check_directory, check_file
 from store.render import DEFAULT_DPI, MAX_NODES, RENDERERS, diagram_format
 from store.report import (
-    DEFAULT_SEED, OPTIMAL, describe_analysis, draw_game_diagrams, ensure_evaluated, evaluate_stored, game_report,
-    pending_layers,
+    DEFAULT_SEED, describe_analysis, draw_game_diagrams, ensure_evaluated, evaluate_stored, game_report, pending_layers,
     prepare_game, report_simulations, solve_steps, stores_turn_once,
 )
 from graphs.montecarlo import MIN_GAMES
 from store.simulation import monte_carlo
-from store.solve import OBJECTIVES, solve
+from store.solve import solve
 from store.view import GraphView
 from web.limits import SQL_SLOTS, SQL_TIMEOUT
 

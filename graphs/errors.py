@@ -18,4 +18,5 @@ class InvalidGraph(DicegraphError):
 
 
 class TooLarge(DicegraphError):
-    """A graph too large to build without being told to (its size is estimated first)."""
+    """Work too large to do without being told to: a graph to build (its size is estimated first), a diagram to
+    draw (past the size guard)."""

@@ -24,11 +24,10 @@ from dataclasses import dataclass
 from typing import Any, TypeVar, Union
 
 from graphs.errors import DicegraphError
-from graphs.protocol import Game
+from graphs.protocol import Game, Progress
 
 CHUNK = 1 << 18  # games played per numpy pass; part of what makes a seed reproducible
 Policy = Union[str, Mapping[str, str]]
-Progress = Callable[[int], None]
 M = TypeVar("M")
 
 MIN_GAMES = 2  # the fewest games whose spread gives a standard error

@@ -35,7 +35,7 @@ from typing import Any
 from graphs.commands import residual_text
 from graphs.errors import BadParameter
 from graphs.montecarlo import Estimate
-from graphs.protocol import (CHANCE, DECISION, MOVE, ROLL, TERMINAL, CyclicLayers, Edge, Node, NodeIds, Param, Row,
+from graphs.protocol import (CHANCE, DECISION, MOVE, OPTIMAL, ROLL, TERMINAL, CyclicLayers, Edge, Node, NodeIds, Param, Row,
                              StoredGraph)
 
 name = "pig"
@@ -56,7 +56,6 @@ small_params = {"target": 8, "holds": (4,)}
 PUBLISHED_P_FIRST_WINS = {100: 0.5306}
 
 WIN = "win"
-OPTIMAL = "optimal"
 MATCH_SEED = 1  # the seed of the report's Monte Carlo matches (match number n plays the stream [1, n])
 Position = tuple[int, int, int]  # (my score, the opponent's, turn total)
 Agent = Callable[[Position], str]

@@ -27,6 +27,12 @@ from typing import Any, NamedTuple, Protocol, Union
 from graphs.errors import BadParameter
 
 CHANCE, DECISION, TERMINAL = "chance", "decision", "terminal"
+OBJECTIVES = ("max", "min")  # what a game's payoff asks for, and what a solve does with it
+OPTIMAL = "optimal"  # the policy a solve stores for the game's objective
+# the tie rule: values closer than this (relative) are one value; a solve takes the first move streamed among those
+# within it of the best, and everything that replays the optimum (Monte Carlo, the races' rules) does the same
+TIE = 1e-12
+Progress = Callable[[int], None]  # told how many more steps (edges, layers, states, games) are done
 ROLL, MOVE = "roll", "move"
 NODE_KINDS = (CHANCE, DECISION, TERMINAL)
 

@@ -23,9 +23,8 @@ from types import ModuleType
 from typing import Any
 
 from graphs.errors import DicegraphError
-from graphs.protocol import Param
+from graphs.protocol import OBJECTIVES, Param
 
-OBJECTIVES = ("max", "min")  # what a game's payoff asks for
 PLAYERS = (1, 2)  # a game for one player, or a two-player zero-sum game seen from the player to move
 REQUIRED = ("name", "title", "summary", "version", "objective", "outcome", "params", "agents", "build")
 HOOKS = ("rules", "check_params", "estimated_edges", "first_guess", "charts", "simulator", "simulated_runs",

@@ -20,11 +20,11 @@ from typing import Any
 
 import sqlalchemy as sa
 
-from graphs.protocol import value_text
+from graphs.protocol import OPTIMAL, value_text
 from graphs.spec import GameSpec
 from store.catalog import MAX_ID, list_policies
 from store.errors import NotFound
-from store.report import OPTIMAL, policy_names
+from store.report import policy_names
 from store.schema import graph, layer, node
 
 

@@ -25,9 +25,9 @@ from typing import Any
 import sqlalchemy as sa
 
 from graphs.errors import DicegraphError
+from graphs.protocol import TIE
 from store.catalog import evaluated_policy, list_policies, stored_policy, value_unit
 from store.schema import choice, edge, graph_edge_span, node, value
-from store.solve import TIE_TOLERANCE
 
 SEATS = ("first", "second")  # the seats of a two-player game, the first moving first
 Match = Callable[[str, str], tuple[float, float]]  # (a, b) -> P(a moving first beats b), P(b moving first beats a)
@@ -95,7 +95,7 @@ def compare_policies(
         .having(sa.func.count() >= 2)
         .cte("best")
     )
-    slack = TIE_TOLERANCE * (1 + sa.func.abs(best.c.best))
+    slack = TIE * (1 + sa.func.abs(best.c.best))
     near_best = q.c.q >= best.c.best - slack if maximise else q.c.q <= best.c.best + slack
     near = (
         sa.select(q.c.src, sa.func.count().label("best_moves"))

@@ -43,14 +43,13 @@ from dataclasses import dataclass
 import sqlalchemy as sa
 
 from graphs.errors import DicegraphError
+from graphs.protocol import TIE, Progress
 from store.catalog import find_policy, node_ids
 from store.schema import EdgeId, choice, edge, layer, node
 from store.scratch import create_afresh, hashed_joins, keyed_pair_table, temporary_table
 
-TIE_TOLERANCE = 1e-12  # as store.solve's: the first move streamed within it of the best
 RESIDUAL_TOLERANCE = 1e-12  # relative: |T(x) - x| at which a component is solved
 MAX_PASSES = 60
-ComponentsDone = Callable[[int], None]
 Named = "str | tuple[str, ...] | Mapping[str, float] | None"  # what a first_guess hook names
 Guess = Callable[[str], Named]  # an anchor's key -> the solved positions whose (weighted) mean value guesses its own
 
@@ -236,7 +235,7 @@ class _Statements:
                  .select_from(edge.join(seats, sa.and_(seats.c.sign == edge.c.sign, seats.c.policy_id.is_(None)))
                               .join(term, sa.and_(self._after(seats), term.c.anchor == VALUE)))
                  .where(_edges("move")).subquery("moves"))
-        near = moves.c.q >= moves.c.best - TIE_TOLERANCE * (1 + sa.func.abs(moves.c.best))
+        near = moves.c.q >= moves.c.best - TIE * (1 + sa.func.abs(moves.c.best))
         best = (sa.select(moves.c.src, moves.c.seat, sa.func.min(moves.c.id).label("edge_id")).where(near)
                 .group_by(moves.c.src, moves.c.seat))
         followed = (sa.select(edge.c.src, seats.c.node_id.label("seat"), edge.c.id.label("edge_id"))
@@ -479,7 +478,7 @@ def mean_guess(weights: Mapping[int, float], solved: Mapping[int, Sequence[float
 
 
 def run(connection: sa.Connection, graph_id: int, seats: Sequence[Seat],
-        progress: ComponentsDone | None = None, first_guess: Guess | None = None) -> tuple[_Tables, Convergence]:
+        progress: Progress | None = None, first_guess: Guess | None = None) -> tuple[_Tables, Convergence]:
     """Value every node of the graph for each seat; return the tables (``term`` rows of anchor
     :data:`VALUE` hold the values and, at decision nodes, the moves taken) and how the components converged.
     ``first_guess`` names, for a position a component loops back to, the positions solved before whose
@@ -516,7 +515,7 @@ def moves_of(t: _Tables, seat: int = 0) -> sa.Select:
 
 
 def root_values(connection: sa.Connection, graph_id: int, seats: Sequence[Seat],
-                progress: ComponentsDone | None = None) -> list[float]:
+                progress: Progress | None = None) -> list[float]:
     """Return the root's value for each seat (nothing is stored): for a match of two policies, the first
     entry is the probability that the first seat, moving first, wins. ``progress`` counts the layers done."""
     t, _ = run(connection, graph_id, seats, progress)
@@ -527,7 +526,7 @@ def root_values(connection: sa.Connection, graph_id: int, seats: Sequence[Seat],
 
 
 def head_to_head(connection: sa.Connection, graph_id: int, first: str, second: str,
-                 progress: ComponentsDone | None = None) -> tuple[float, float]:
+                 progress: Progress | None = None) -> tuple[float, float]:
     """Return the exact probabilities that a player following stored policy ``first``, moving first, beats one
     following ``second``, and that ``second``, moving first, beats ``first`` (in a two-player zero-sum graph
     seen from the mover; one run, nothing stored): each seat is one player to move, and a pass leads to the

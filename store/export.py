@@ -35,15 +35,11 @@ from typing import Any
 import networkx as nx
 import sqlalchemy as sa
 
-from graphs.errors import DicegraphError
+from graphs.errors import TooLarge
 from store.catalog import find_node, find_policy
 from store.schema import choice, edge, graph_edge_span, layer, node, value
 
 MOVE_SEPARATOR = ", "
-
-
-class TooLarge(DicegraphError):
-    """A diagram would have more nodes than the size guard allows."""
 
 
 def policy_id_of(connection: sa.Connection, graph_id: int, name: str) -> int:

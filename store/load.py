@@ -15,7 +15,7 @@ import itertools
 import json
 import os
 import tempfile
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -23,14 +23,13 @@ import sqlalchemy as sa
 
 from graphs.check import StreamChecker, checker_for
 from graphs.errors import InvalidGraph, TooLarge
-from graphs.protocol import CyclicLayers, Edge, Game, Node, Row
+from graphs.protocol import CyclicLayers, Edge, Game, Node, Progress, Row
 from store.schema import choice, edge, graph, graph_edge_span, layer, node, policy, turn_policy, value
 
 BATCH_ROWS = 20_000
 MAX_EDGES = 50_000_000  # larger builds need force: at BYTES_PER_EDGE, tens of GiB
 BYTES_PER_EDGE = 45  # what an edge costs in SQLite with its share of nodes (measured: 1,000,004 synthetic edges, 44 MB)
 NULL_TEXT = "\\N"  # how a bulk-load file spells NULL
-Progress = Callable[[int], None]
 
 
 @dataclass(frozen=True)

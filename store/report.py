@@ -9,8 +9,9 @@ from typing import Any
 
 import sqlalchemy as sa
 
-from graphs.montecarlo import Progress, can_simulate
-from graphs.protocol import Game
+from graphs.protocol import Progress
+from graphs.montecarlo import can_simulate
+from graphs.protocol import OPTIMAL, Game
 from store import turn_cycles, turns
 from store.cycles import has_cycles
 from store.catalog import find_policy, list_policies, stored_params
@@ -21,7 +22,6 @@ from store.simulation import monte_carlo
 from store.solve import Goal, evaluate, is_evaluated, solve
 from store.view import GraphView
 
-OPTIMAL = "optimal"
 DEFAULT_SEED = 1
 
 

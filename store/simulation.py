@@ -12,7 +12,8 @@ from typing import Any
 
 import sqlalchemy as sa
 
-from graphs.montecarlo import Policy, Progress, simulate
+from graphs.montecarlo import Policy, simulate
+from graphs.protocol import Progress
 from graphs.protocol import Game
 from store import turns
 from store.catalog import find_policy, root_value, stored_choices

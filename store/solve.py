@@ -6,7 +6,7 @@ a decision node takes ``reward + value(dst)`` of its move: the move its policy
 stores (evaluation), or the best move for the objective (solving), whose
 value is the ``MAX`` (or ``MIN``) over the moves. The move a solve chooses is
 the first one streamed by the builder (lowest edge id) among those within
-:data:`TIE_TOLERANCE`, relative, of the best: a stable, documented tie-break
+:data:`graphs.protocol.TIE`, relative, of the best: a stable, documented tie-break
 that floating-point noise cannot flip.
 
 Each layer takes one statement per kind of node. A solve's decision
@@ -26,11 +26,12 @@ scoring under a rival (``payoff < 11``).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import sqlalchemy as sa
 
+from graphs.protocol import OBJECTIVES, TIE, Progress
 from store import cycles
 from store.catalog import root_value
 from store.errors import NotFound
@@ -39,9 +40,6 @@ from store.propagate import propagate
 from store.schema import choice, edge, edges_of, layer_ranges, node, policy, value
 from store.scratch import values_table
 
-TIE_TOLERANCE = 1e-12
-OBJECTIVES = ("max", "min")
-LayerProgress = Callable[[int], None]
 TESTS = ("<", "<=", "=", ">=", ">")
 
 
@@ -105,7 +103,7 @@ def best_move_rows(after: sa.FromClause, worth: str | Sequence[str], span: sa.Ro
     A move is worth ``reward + after.<worth>`` of the node it leads to
     (``after.node_id``, one row per value of ``keys``). The best comes from a
     window over the node's moves; the move taken is the lowest edge id within
-    :data:`TIE_TOLERANCE` of it, in the same statement. With ``grouped`` the
+    :data:`TIE` of it, in the same statement. With ``grouped`` the
     best comes from a GROUP BY joined back to the moves instead of a window:
     the same rows, faster where groups are hashed (DuckDB: 15 % less time for
     a turn's decisions), slower where they are sorted (SQLite).
@@ -149,7 +147,7 @@ def best_move_rows(after: sa.FromClause, worth: str | Sequence[str], span: sa.Ro
 
     def near_best(i: int) -> sa.ColumnElement[bool]:
         best, q = moves.c[f"best{i}"], moves.c[f"q{i}"]
-        slack = TIE_TOLERANCE * (1 + sa.func.abs(best))
+        slack = TIE * (1 + sa.func.abs(best))
         return q >= best - slack if objective == "max" else q <= best + slack
 
     near_some = sa.or_(*(near_best(i) for i in range(len(worths))))  # what the grouping below needs of a node's moves
@@ -190,7 +188,7 @@ def _induce(
     objective: str | None,
     goal: Goal | None,
     chosen: sa.FromClause | None,
-    progress: LayerProgress | None,
+    progress: Progress | None,
 ) -> tuple[sa.Table, list[sa.Row]]:
     """Backward induction into a temporary table of node values; return it with the graph's layer spans.
 
@@ -219,7 +217,7 @@ def _run(
     connection: sa.Connection,
     policy_row: sa.Row,
     solving: bool,
-    progress: LayerProgress | None,
+    progress: Progress | None,
     first_guess: cycles.Guess | None = None,
 ) -> None:
     """Compute and store values, reach and (when solving) choices of one policy."""
@@ -248,7 +246,7 @@ def _run(
 
 
 def _run_cyclic(connection: sa.Connection, policy_row: sa.Row, solving: bool, goal: Goal | None,
-                progress: LayerProgress | None, first_guess: cycles.Guess | None = None) -> None:
+                progress: Progress | None, first_guess: cycles.Guess | None = None) -> None:
     """Store the values (reach unknown: a position may recur) and choices of a policy of a graph with cycles,
     in self-play, and how its cyclic components converged."""
     if goal is not None or policy_row.objective != "max":
@@ -296,7 +294,7 @@ def solve(
     graph_id: int,
     objective: str = "max",
     name: str = "optimal",
-    progress: LayerProgress | None = None,
+    progress: Progress | None = None,
     goal: Goal | None = None,
     first_guess: cycles.Guess | None = None,
 ) -> int:
@@ -334,7 +332,7 @@ def _policy_row(connection: sa.Connection, policy_id: int) -> sa.Row:
     return connection.execute(sa.select(policy).where(policy.c.id == policy_id)).one()
 
 
-def evaluate(connection: sa.Connection, policy_id: int, progress: LayerProgress | None = None) -> None:
+def evaluate(connection: sa.Connection, policy_id: int, progress: Progress | None = None) -> None:
     """Store every node's value (under the policy's goal, if any) and reach under its stored choices."""
     _run(connection, _policy_row(connection, policy_id), False, progress)
 

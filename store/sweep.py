@@ -7,7 +7,7 @@ each layer runs the solver's own statements (:func:`store.solve.chance_values`
 and :func:`store.solve.best_moves`, with the goal as a further key) for all
 the thresholds together, and nothing is stored: the result is each goal's
 optimal outcome distribution. Ties between moves go, as in the solver, to the
-move streamed first among those within :data:`store.solve.TIE_TOLERANCE`.
+move streamed first among those within :data:`graphs.protocol.TIE`.
 """
 
 from __future__ import annotations

@@ -48,15 +48,15 @@ from dataclasses import dataclass
 import sqlalchemy as sa
 
 from graphs.errors import DicegraphError, InvalidGraph
+from graphs.protocol import TIE, Progress
 from store.catalog import find_policy
-from store.cycles import (MAX_PASSES, RESIDUAL_TOLERANCE, TIE_TOLERANCE, Convergence, Guess, NotConverged, components,
+from store.cycles import (MAX_PASSES, RESIDUAL_TOLERANCE, Convergence, Guess, NotConverged, components,
                           mean_guess, named_positions)
 from store.schema import EdgeId, choice, edge, graph_edge_span, node, policy, turn_policy
 from store.scratch import (edge_copy, has_arg_min, has_bare_max, pays_per_statement, plan_whole_layers, temporary_table,
                            turn_work_table)
 from store.turns import TurnGraph, ensure_policy
 
-StatesDone = Callable[[int], None]
 Guesses = dict[int, list[float]]  # state -> a value per seat
 Played = dict[int, list[tuple[float, float]]]  # state -> per seat (value, derivative in its loop state's value)
 MAXIMISE, RANK, FOLLOW = "max", "rank", "follow"
@@ -266,7 +266,7 @@ class _Work:
                 else:
                     picks.append(sa.case((sa.func.max(best) >= 1.0, sa.func.min(wins)), else_=sa.func.max(own)).label(f"edge{i}"))
             else:
-                near = q >= best - TIE_TOLERANCE * (1 + sa.func.abs(best))
+                near = q >= best - TIE * (1 + sa.func.abs(best))
                 candidates.append(near)
                 taken = sa.case((near, moves.c.id))
                 if self.carried:
@@ -500,7 +500,7 @@ def graph_payoffs(connection: sa.Connection, graph: TurnGraph) -> list[float]:
         node.c.graph_id == graph.graph_id, node.c.kind == "terminal", node.c.layer < root_layer))]
 
 
-def ensure_solved(connection: sa.Connection, graph: TurnGraph, progress: StatesDone | None = None) -> None:
+def ensure_solved(connection: sa.Connection, graph: TurnGraph, progress: Progress | None = None) -> None:
     """Solve and store the optimum (the game's one maximising turn policy) unless stored, a state layer at a time.
 
     Each layer is committed as it is stored, with the convergence so far in

@@ -27,7 +27,7 @@ policy with ``end_profits`` (a heuristic) ranks the ends by those, and
 same statements, a column of each (``p0, v1_0, v2_0, p1, ...``): one join
 and one window per turn layer serve them all.
 
-Ties: the first move streamed among those within :data:`store.solve.TIE_TOLERANCE`
+Ties: the first move streamed among those within :data:`graphs.protocol.TIE`
 of the best. Results go to ``turn_policy``: per state ``v1``, ``v2`` and its
 decisions packed by the game's :class:`graphs.protocol.DecisionEncoder`.
 """
@@ -48,7 +48,7 @@ from dataclasses import dataclass
 import sqlalchemy as sa
 
 from graphs.errors import BadParameter
-from graphs.protocol import DecisionEncoder, TurnPolicy, TurnStructure
+from graphs.protocol import DecisionEncoder, Progress, TurnPolicy, TurnStructure
 from store.catalog import find_node, node_ids
 from store.db import open_database, side_connections, sqlite_file_url
 from store.errors import NotFound
@@ -57,7 +57,6 @@ from store.schema import edge, edges_of, layer, layer_ranges, node, policy, turn
 from store.scratch import has_arg_min, hashed_joins, plan_whole_layers, temporary_table, turn_work_table
 from store.solve import best_move_rows
 
-StatesDone = Callable[[int], None]
 # turn states solved together, per backend: SQLite sorts each GROUP BY, and
 # its sorts stay in memory (and fast) for a few hundred states; DuckDB
 # runs a batch in parallel, and batches bound its memory
@@ -299,14 +298,14 @@ def _profits(connection: sa.Connection, graph: TurnGraph, declared: TurnPolicy) 
 
 
 def solve_policy(connection: sa.Connection, graph: TurnGraph, name: str, down_to: int = 0,
-                 progress: StatesDone | None = None, batch_states: int | None = None,
+                 progress: Progress | None = None, batch_states: int | None = None,
                  commit_layers: bool = False, workers: int | None = None) -> int:
     """Compute and store turn policy ``name`` (see :func:`solve_policies`); return its id."""
     return solve_policies(connection, graph, [name], down_to, progress, batch_states, commit_layers, workers)[name]
 
 
 def solve_policies(connection: sa.Connection, graph: TurnGraph, names: Sequence[str], down_to: int = 0,
-                   progress: StatesDone | None = None, batch_states: int | None = None,
+                   progress: Progress | None = None, batch_states: int | None = None,
                    commit_layers: bool = False, workers: int | None = None) -> dict[str, int]:
     """Compute and store the turn policies ``names`` from the last state layer down to ``down_to``; return their ids.
 
@@ -535,7 +534,7 @@ def _process_solvers(url: str, graph: TurnGraph, policies: Sequence[tuple[int, d
 
 
 def _solve_together(connection: sa.Connection, graph: TurnGraph, policies: Sequence[tuple[int, dict[str, float] | None]],
-                    start: int, stop: int, progress: StatesDone | None, batch_states: int | None,
+                    start: int, stop: int, progress: Progress | None, batch_states: int | None,
                     commit_layers: bool, workers: int | None = None) -> None:
     """Solve the policies ``(id, own profits)``, stored above state layer ``start``, from ``start`` down to ``stop``.
 
@@ -652,7 +651,7 @@ def _policy_rows(policy_id: int, encoder: DecisionEncoder, chosen: Sequence[tupl
             for state, v1, v2 in values]
 
 
-def ensure_solved(connection: sa.Connection, graph: TurnGraph, progress: StatesDone | None = None) -> None:
+def ensure_solved(connection: sa.Connection, graph: TurnGraph, progress: Progress | None = None) -> None:
     """Solve every turn policy over the whole game unless stored, together (``progress``: policy-states done).
 
     Each state layer is committed as it is stored, so an interrupted solve

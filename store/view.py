@@ -24,7 +24,7 @@ from typing import Any
 
 import sqlalchemy as sa
 
-from graphs.protocol import ChosenMove
+from graphs.protocol import ChosenMove, Progress
 from graphs.spec import GameSpec
 from store import cycles, turn_cycles, turns
 from store.catalog import find_node, find_policy, policy_convergence
@@ -45,7 +45,7 @@ class GraphView:
     """
 
     def __init__(self, connection: sa.Connection, graph_id: int, game: GameSpec,
-                 progress: cycles.ComponentsDone | None = None):
+                 progress: Progress | None = None):
         self.connection, self.graph_id, self.spec, self.progress = connection, graph_id, game, progress
         row = connection.execute(sa.select(graph.c.game, graph.c.params).where(graph.c.id == graph_id)).one()
         if row.game != game.name:

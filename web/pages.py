@@ -28,6 +28,7 @@ import sqlalchemy as sa
 from graphs import GAMES, get_game
 from graphs.commands import plain
 from graphs.errors import DicegraphError
+from graphs.protocol import OPTIMAL
 from store.browse import game_listing, graph_layers, root_key, search_positions, stored_graph, stored_graphs
 from store.catalog import find_policy, list_policies, list_policy_names, resolve_graph, value_unit
 from store.compare import SEATS, is_two_player, policy_comparison
@@ -38,7 +39,7 @@ from store.positions import describe_position
 from store.propagate import outcome_distribution
 from store.query import FilesReachable, run_query
 from store.render import Style, render, to_dot
-from store.report import OPTIMAL, stores_turn_once
+from store.report import stores_turn_once
 from store.view import GraphView
 from web.limits import MAX_CELL_CHARS, MAX_RESULT_CHARS, MAX_ROWS, SQL_TIMEOUT
 

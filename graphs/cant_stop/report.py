@@ -15,10 +15,9 @@ from fractions import Fraction
 from typing import Any
 
 from graphs.cant_stop import game as cant_stop
-from graphs.protocol import StoredGraph
+from graphs.protocol import TIE, StoredGraph
 
 TOP = 30
-TIE = 1e-12  # relative: values computed in floating point closer than this are one value
 
 
 def _all_triples(worth: str) -> dict[str, Any]:

@@ -16,9 +16,8 @@ from graphs.advice import Advice, Advisor, Alternative, Question, dice_faces
 from graphs.cant_stop_board import game as rules
 from graphs.cant_stop_board.picture import board_svg
 from graphs.errors import BadParameter
-from graphs.protocol import StoredGraph
+from graphs.protocol import OPTIMAL, StoredGraph
 
-OPTIMAL = "optimal"
 
 
 def graph_params(board_text: str, objective: str) -> dict[str, Any]:

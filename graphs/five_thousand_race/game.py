@@ -41,7 +41,7 @@ from typing import Any
 
 from graphs.dice import sorted_rolls
 from graphs.five_thousand.game import DICE, STEP, bank_bound, roll_text, score, selections, threshold_move
-from graphs.protocol import (CHANCE, DECISION, MOVE, ROLL, TERMINAL, CyclicLayers, Edge, Node, NodeIds,
+from graphs.protocol import (CHANCE, DECISION, MOVE, OPTIMAL, ROLL, TERMINAL, CyclicLayers, Edge, Node, NodeIds,
                              Param, Row, TurnPolicy, TurnStructure)
 
 name = "5000-race"
@@ -58,7 +58,6 @@ params = (
 small_params = {"target": 150}
 THRESHOLDS = tuple(range(1, 7))
 TURN_OPTIMAL = "turn-optimal"
-OPTIMAL = "optimal"
 WON = "won"
 ROOT = f"{DICE}d/0"
 BUST_END, WIN_END = "bust", "bank/win"

@@ -10,11 +10,10 @@ from typing import Any
 from graphs.commands import residual_text
 from graphs.five_thousand.game import DICE, STEP
 from graphs.five_thousand_race import simulate
-from graphs.five_thousand_race.game import OPTIMAL, agents, bank_end, chance_key, name, state_key
-from graphs.montecarlo import Estimate, Progress
-from graphs.protocol import StoredGraph
+from graphs.five_thousand_race.game import agents, bank_end, chance_key, name, state_key
+from graphs.montecarlo import Estimate
+from graphs.protocol import OPTIMAL, TIE, Progress, StoredGraph
 
-TIE = 1e-12  # the optimum banks when rolling on is not better by more (it streams banking first)
 
 
 def situations(target: int) -> list[tuple[int, int]]:

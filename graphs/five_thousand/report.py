@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from graphs.five_thousand import game as rules
-from graphs.protocol import StoredGraph
+from graphs.protocol import TIE, StoredGraph
 
 EXAMPLES = 10
 
@@ -45,7 +45,7 @@ def _bank_thresholds(graph: StoredGraph) -> dict[str, int]:
     lowest = {n: math.ceil(rules.bank_bound() / rules.STEP) * rules.STEP for n in range(1, rules.DICE + 1)}
     for key, worth in graph.values("optimal", kind="chance").items():
         dice, total = int(key.split("d/")[0]), int(key.split("/")[1])
-        if worth <= total * (1 + 1e-12) and total > 0:
+        if worth <= total * (1 + TIE) and total > 0:
             lowest[dice] = min(lowest[dice], total)
     return {str(n): t for n, t in sorted(lowest.items())}
 

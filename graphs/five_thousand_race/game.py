@@ -41,7 +41,7 @@ from typing import Any
 
 from graphs.dice import sorted_rolls
 from graphs.five_thousand.game import DICE, STEP, bank_bound, roll_text, score, selections, threshold_move
-from graphs.protocol import (CHANCE, DECISION, MOVE, OPTIMAL, ROLL, TERMINAL, CyclicLayers, Edge, Node, NodeIds,
+from graphs.protocol import (CHANCE, DECISION, MOVE, OPTIMAL, ROLL, TERMINAL, TIE, CyclicLayers, Edge, Node, NodeIds,
                              Param, Row, TurnPolicy, TurnStructure)
 
 name = "5000-race"
@@ -148,7 +148,7 @@ def turn_points(highest: int) -> dict[tuple[int, int], float]:
 def _rolls_on(worth: Mapping[tuple[int, int], float], after: int, reached: int) -> bool:
     """Return whether the one-turn optimum rolls ``after`` dice on at ``reached`` rather than bank (ties: bank)."""
     on = worth.get((after, reached))
-    return on is not None and on > reached * (1 + 1e-12)
+    return on is not None and on > reached * (1 + TIE)
 
 
 def agent_move(agent: str, dice: int, total: int, options: Sequence[tuple[tuple[int, ...], int, int]], target: int,
@@ -163,7 +163,7 @@ def agent_move(agent: str, dice: int, total: int, options: Sequence[tuple[tuple[
                 if rolls_on and (reached >= target or not _rolls_on(worth, after, reached)):
                     continue
                 value = worth[after, reached] if rolls_on else float(reached)
-                if value > best * (1 + 1e-12) + 1e-12:
+                if value > best * (1 + TIE) + TIE:
                     best, pick = value, (index, rolls_on)
         return pick
     kept, points, _ = options[0]  # a threshold agent keeps every scoring die

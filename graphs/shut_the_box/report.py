@@ -17,7 +17,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from graphs.contest import head_to_head, series
-from graphs.protocol import StoredGraph
+from graphs.protocol import TIE, StoredGraph
 from graphs.shut_the_box.game import board_label
 
 DAY_GAMES = 20
@@ -76,7 +76,7 @@ def _greedy_exceptions(graph: StoredGraph) -> dict[str, Any]:
                      "gap": after[other.dst] - after[move.dst], "board": board_label(int(board)), "roll": int(total)})
     worst = max(rows, key=lambda row: (row["gap"], row["key"]), default=None)
     return {"count": len(rows), "max_gap": worst["gap"] if worst else 0.0, "worst": worst,
-            "ties": sum(1 for row in rows if abs(row["gap"]) <= 1e-12 * (1 + abs(row["best_value"])))}
+            "ties": sum(1 for row in rows if abs(row["gap"]) <= TIE * (1 + abs(row["best_value"])))}
 
 
 def _second_player(graph: StoredGraph, first: Mapping[float, float]) -> dict[str, Any]:

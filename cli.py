@@ -840,8 +840,11 @@ def _listening_address(host: str, port: int) -> str:
 def show(ctx: click.Context, graph: str, params: tuple[str, ...], key: str, as_json: bool) -> None:
     """Show the position KEY of GRAPH: its rolls, its moves, their values and reach per policy.
 
-    Jackpot keys are the position index (sum of 2^(cell-1) over the cells up),
-    e.g. 0 for the start; a roll's decision is KEY/I-J, e.g. 0/3-4.
+    Each game has keys of its own (the README's section on the game says how
+    they read); `dicegraph graphs` gives every graph's first position, and
+    `dicegraph serve` finds positions by key or label. In Jackpot the key is
+    the position index (sum of 2^(cell-1) over the cells up) and a roll's
+    decision KEY/I-J, as in the examples.
 
     \b
     Examples:

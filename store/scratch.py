@@ -61,9 +61,9 @@ def has_bare_max(connection: sa.Connection) -> bool:
 
 
 def pays_per_statement(connection: sa.Connection) -> bool:
-    """Return whether a statement over a few thousand rows costs the backend more than its rows (DuckDB: 2.6 ms
-    for one layer of the race to 5000's turn, played from 9 score pairs, of which 1.4 ms a bare join), so
-    that one statement over two sets of rows beats two statements (SQLite and PostgreSQL pay per row)."""
+    """Return whether a statement over a few thousand rows costs the backend more than its rows (DuckDB does; the
+    performance notes measure it), so that one statement over two sets of rows beats two statements (SQLite and
+    PostgreSQL pay per row)."""
     return connection.dialect.name == "duckdb"
 
 

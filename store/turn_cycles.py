@@ -84,9 +84,9 @@ class _Work:
     def __init__(self, connection: sa.Connection, graph: TurnGraph, seats: Sequence[TurnSeat], copy_turn: bool = False,
                  prune: bool = False):
         """``copy_turn``: play the turn from a temporary copy of its edges (:func:`store.scratch.edge_copy`), worth
-        it for a whole solve: on DuckDB a pass over the race to 5000's score sums took 0.66 to 1.21 s against
-        1.25 to 2.02 s. ``prune`` (with ``copy_turn``): leave out the turn's nodes at or past each state's
-        horizon, when the game gives them (:class:`graphs.protocol.TurnStructure`)."""
+        it for a whole solve (the performance notes measure it). ``prune`` (with ``copy_turn``): leave out the
+        turn's nodes at or past each state's horizon, when the game gives them
+        (:class:`graphs.protocol.TurnStructure`)."""
         self.graph, self.seats = graph, list(seats)
         structure = graph.structure
         self.pruned = copy_turn and prune and structure.progress is not None and structure.horizon is not None
@@ -218,9 +218,8 @@ class _Work:
         SQLite's bare column beside ``max()``).
 
         Among moves worth exactly as much any may give the derivative: each
-        is a Newton step towards the same values. Measured on the race to
-        5000's widest score sum (100 pairs, one pass): DuckDB 1.44 s against
-        3.9 s by the window, SQLite 11.0 s against 24.0 s.
+        is a Newton step towards the same values. It is faster than the window
+        that matches keep (the performance notes measure both).
         """
         e, after = self.edges, self.turn.alias("after")
         worth = e.c.reward + after.c.v0

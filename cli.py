@@ -841,10 +841,10 @@ def show(ctx: click.Context, graph: str, params: tuple[str, ...], key: str, as_j
     """Show the position KEY of GRAPH: its rolls, its moves, their values and reach per policy.
 
     Each game has keys of its own (the README's section on the game says how
-    they read); `dicegraph graphs` gives every graph's first position, and
-    `dicegraph serve` finds positions by key or label. In Jackpot the key is
-    the position index (sum of 2^(cell-1) over the cells up) and a roll's
-    decision KEY/I-J, as in the examples.
+    they read); `dicegraph serve` links every graph's first position and
+    finds positions by key or label. In Jackpot the key is the position index
+    (sum of 2^(cell-1) over the cells up) and a roll's decision KEY/I-J, as in
+    the examples.
 
     \b
     Examples:

@@ -770,8 +770,9 @@ def query(ctx: click.Context, sql: str, write: bool, limit: int | None, timeout:
 @click.option("--port", type=click.IntRange(min=0, max=65535), default=8000, show_default=True, help="Port to listen on.")
 @click.option("--threads", type=click.IntRange(min=2, max=64), default=8, show_default=True,
               help="Requests served at once.")
-@click.option("--sql-slots", type=click.IntRange(min=1), default=SQL_SLOTS, show_default=True,
-              help="Statements the SQL console runs at once (fewer than --threads: the rest serve the pages).")
+@click.option("--sql-slots", type=click.IntRange(min=1), default=SQL_SLOTS,
+              help="Statements the SQL console runs at once (fewer than --threads: the rest serve the pages) "
+                   "[default: half the processors, at least one].")
 @click.option("--sql-timeout", type=click.FloatRange(min=0), default=SQL_TIMEOUT, show_default=True, metavar="SECONDS",
               help="Stop a statement of the SQL console after this long (0: no limit).")
 @click.pass_context

@@ -153,7 +153,7 @@ def test_the_sql_console_never_holds_the_pages(small_jackpot: str) -> None:
     """Eight endless statements at once: two run until their time limit, six are told at once that the console is
     busy, and a position page answers while they run (the console's slots are apart from the pages' threads)."""
     events: list[tuple[str, int]] = []
-    with served(small_jackpot, options=("--sql-timeout", "5")) as address:
+    with served(small_jackpot, options=("--sql-timeout", "5", "--sql-slots", "2")) as address:
         def console() -> None:
             status, _ = fetch(f"{address}/sql.json?sql={urllib.request.quote(ENDLESS)}")
             events.append(("sql", status))

@@ -33,14 +33,14 @@ from store.browse import stored_graph
 from store.catalog import list_policies
 from store.errors import NotFound, database_failure
 from web import charts, pages
-from web.limits import SQL_SLOTS, SQL_TIMEOUT, SQL_WAIT
+from web.limits import SQL_SLOTS, SQL_TIMEOUT
 
 def create_app(engine: sa.Engine, sql_slots: int = SQL_SLOTS, sql_timeout: float = SQL_TIMEOUT) -> Flask:
     """Return the explorer over ``engine`` (open it read-only: the pages only read, and ``/sql`` refuses writes).
 
     The SQL console runs at most ``sql_slots`` statements at once, each for at most ``sql_timeout`` seconds (0: no
-    limit); one more is answered at once with 503 and a line saying so, so that it never holds the threads that
-    serve the pages.
+    limit); one more is answered at once with 503 and a line saying so (it waits for no slot), so that it never
+    holds the threads, nor takes the processors, that serve the pages.
     """
     app = Flask(__name__)
     app.json.sort_keys = False  # type: ignore[attr-defined]
@@ -129,7 +129,7 @@ def create_app(engine: sa.Engine, sql_slots: int = SQL_SLOTS, sql_timeout: float
         text = request.args.get("sql", "")
         if not text.strip():
             return _answer("sql.html", pages.sql_page(engine, text), request.path.endswith(".json"), 200)
-        if not console.acquire(timeout=SQL_WAIT):
+        if not console.acquire(blocking=False):  # never hold a thread the pages need while waiting for a slot
             busy = {**pages.sql_page(engine, ""), "sql": text, "refused": False,
                     "error": f"the SQL console is busy with {sql_slots} statements already; try again when one ends "
                              f"(each stops after {sql_timeout:g} s)"}

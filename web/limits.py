@@ -5,8 +5,11 @@ never hold every thread that serves the pages, and a huge result is cut, with
 a line saying so. ``dicegraph serve --sql-slots --sql-timeout`` set the first two.
 """
 
-SQL_SLOTS = 2  # statements the console runs at once; the server's other threads serve the pages
-SQL_WAIT = 1.0  # seconds a statement waits for a slot before the console says it is busy
+import os
+
+# statements the console runs at once: half the processors (at least one), so the pages keep the other half and
+# the server's other threads; one more is told at once that the console is busy
+SQL_SLOTS = max(1, (os.cpu_count() or 2) // 2)
 SQL_TIMEOUT = 10.0  # seconds a statement of the console may run
 MAX_ROWS = 1000  # rows a page shows
 MAX_CELL_CHARS = 10_000  # the most of one value a page shows (a BLOB as hex, a long text)

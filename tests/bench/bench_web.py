@@ -127,7 +127,7 @@ def pages_beside_the_console(address: str, urls: list[str], busy: int) -> tuple[
     stop = threading.Event()
     answers: dict[int, int] = {}
 
-    def console() -> None:
+    def console() -> None:  # a client that sends its statement again a second after it was turned away or stopped
         while not stop.is_set():
             try:
                 with urllib.request.urlopen(f"{address}/sql.json?sql={quote(ENDLESS)}", timeout=120) as answer:
@@ -135,6 +135,7 @@ def pages_beside_the_console(address: str, urls: list[str], busy: int) -> tuple[
             except urllib.error.HTTPError as error:
                 status = error.code
             answers[status] = answers.get(status, 0) + 1
+            stop.wait(1.0)
 
     threads = [threading.Thread(target=console) for _ in range(busy)]
     for thread in threads:

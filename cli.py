@@ -24,7 +24,7 @@ from graphs.protocol import OBJECTIVES, OPTIMAL, Game, StoredGraph, resolve_para
 from store.browse import game_listing, stored_graphs
 from store.catalog import (evaluated_policy, is_graph_id, list_policies, policy_convergence, resolve_graph,
                            stored_params)
-from store.compare import SEATS, is_two_player, policy_comparison
+from store.compare import SEATS, policy_comparison
 from store.errors import database_failure
 from store.db import (DEFAULT_MEMORY, DEFAULT_URL, ENV_VAR, MEMORY_VAR, database_exists, memory_bytes, open_database,
                       schema_revision)
@@ -526,10 +526,8 @@ def compare(ctx: click.Context, graph: str, params: tuple[str, ...], policy_name
         row = _stored_graph(connection, graph, params)
         game = get_game(row.game)
         with _activity("playing the matches, layers") as layers:
-            view = GraphView(connection, row.id, game, progress=layers)
-            match = view.match if is_two_player(connection, row.id) else None
-            result = policy_comparison(connection, row, policy_name, reference, outcome=game.outcome, match=match,
-                                       per_position=not stores_turn_once(game), opponent=opponent, seat=seat, top=top)
+            result = policy_comparison(GraphView(connection, row.id, game, progress=layers), policy_name, reference,
+                                       opponent=opponent, seat=seat, top=top)
     if as_json:
         print_json({key: value for key, value in result.items() if key != "deviations"})
         return

@@ -266,12 +266,7 @@ def analyse(graph: StoredGraph, params: Mapping[str, Any], report: Mapping[str, 
     report plays games), the optimum's ``hold_boundary``, ``published`` and ``convergence``."""
     values = {row["name"]: row["value"] for row in report["policies"]}
     names = [*agents(params), OPTIMAL]
-    matches = []
-    for number, first in enumerate(names):
-        for second in names[number + 1:]:
-            one_way, other_way = graph.match(first, second)
-            matches += [{"first": first, "second": second, "p_first_wins": one_way},
-                        {"first": second, "second": first, "p_first_wins": other_way}]
+    matches = graph.matches([(first, second) for number, first in enumerate(names) for second in names[number + 1:]])
     games = next((row["monte_carlo"]["games"] for row in report["policies"] if "monte_carlo" in row), 0)
     if games:  # the report was asked for Monte Carlo: play the matches too, from the rules
         import numpy as np

@@ -269,6 +269,11 @@ class StoredGraph(Protocol):
         following policy ``first``, moving first, beats one following ``second``, and the other way round."""
         ...
 
+    def matches(self, pairs: Sequence[tuple[str, str]]) -> list[dict[str, Any]]:
+        """Return each pair played both ways (:meth:`match`): ``[{"first", "second", "p_first_wins"}]``, a pair's
+        two orders side by side."""
+        ...
+
     def convergence(self, policy: str) -> dict[str, Any] | None:
         """Return how a graph with cycles was solved for the policy (method, passes, residual), else None."""
         ...

@@ -117,7 +117,7 @@ def list_policy_names(connection: sa.Connection, graph_id: int) -> list[str]:
 def list_policies(connection: sa.Connection, graph_id: int, outcome: str | None = None) -> list[dict[str, Any]]:
     """Return each policy of the graph with its root value (None until evaluated; a game whose turn is stored
     once: the first turn state's), and given the game's ``outcome`` its value's ``unit``
-    (:func:`store.compare.value_unit`).
+    (:func:`value_unit`).
 
     The root value is the expected payoff of the whole game under the policy
     (for a policy solved for a ``goal``, the probability of reaching it; in a

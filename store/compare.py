@@ -20,14 +20,17 @@ reference's in the same seat against the same opponent
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import sqlalchemy as sa
 
 from graphs.errors import DicegraphError
 from graphs.protocol import TIE
 from store.catalog import evaluated_policy, list_policies, stored_policy, value_unit
-from store.schema import choice, edge, graph_edge_span, node, value
+from store.schema import choice, edge, graph, graph_edge_span, node, value
+
+if TYPE_CHECKING:
+    from store.view import GraphView
 
 SEATS = ("first", "second")  # the seats of a two-player game, the first moving first
 Match = Callable[[str, str], tuple[float, float]]  # (a, b) -> P(a moving first beats b), P(b moving first beats a)
@@ -44,15 +47,6 @@ def check_comparable(policy: sa.Row, reference: sa.Row, outcome: str) -> str:
         raise Incomparable(f"cannot compare {policy.name} ({units[0]}) with {reference.name} ({units[1]}): their "
                            "values are in different units; compare it with a policy of its own unit")
     return units[0]
-
-
-def is_two_player(connection: sa.Connection, graph_id: int) -> bool:
-    """Return whether the graph is a two-player game: some move hands the turn to the opponent (sign -1)."""
-    first, last = graph_edge_span(connection, graph_id)
-    if first is None:
-        return False
-    found = sa.select(edge.c.id).where(edge.c.id.between(first, last), edge.c.sign == -1).limit(1)
-    return connection.execute(found).first() is not None
 
 
 def seat_values(match: Match, policy: str, reference: str, opponent: str) -> dict[str, dict[str, float]]:
@@ -163,26 +157,30 @@ def compare_policies(
     }
 
 
-def policy_comparison(connection: sa.Connection, graph_row: sa.Row, policy_name: str, reference_name: str, *,
-                      outcome: str, match: Match | None = None, per_position: bool = True,
-                      opponent: str | None = None, seat: str = SEATS[0], top: int = 10) -> dict[str, Any]:
-    """Return how policy ``policy_name`` compares with ``reference_name`` on a graph: ``unit`` (what the values
-    are, :func:`value_unit`), ``expected_loss``, and, position by position (``per_position``: a graph that stores
+def policy_comparison(view: GraphView, policy_name: str, reference_name: str, *, opponent: str | None = None,
+                      seat: str = SEATS[0], top: int = 10) -> dict[str, Any]:
+    """Return how policy ``policy_name`` compares with ``reference_name`` on the graph ``view`` reads: ``unit``
+    (what the values are, :func:`value_unit`), ``expected_loss``, and, position by position (a graph that stores
     its positions, not a turn stored once), ``decisions``, ``worse``, ``tied`` and the ``deviations``
     (:func:`compare_policies`; None and [] otherwise).
 
-    In a two-player game (``match`` given, :meth:`store.view.GraphView.match`) the expected loss is the
-    reference's probability of winning in ``seat`` against ``opponent`` (default: the reference) minus the
-    policy's, and ``seats`` gives both seats (:func:`seat_values`). Raises Incomparable for values of other
-    units, or a seat or an opponent named in a one-player game; NotFound for a policy not stored or not evaluated.
+    In a two-player game (as the game declares) the expected loss is the reference's probability of winning in
+    ``seat`` against ``opponent`` (default: the reference) minus the policy's, played as matches
+    (:meth:`store.view.GraphView.match`), and ``seats`` gives both seats (:func:`seat_values`). Raises
+    Incomparable for values of other units, or a seat or an opponent named in a one-player game; NotFound for a
+    policy not stored or not evaluated.
     """
+    connection, game = view.connection, view.spec
+    graph_row = connection.execute(sa.select(graph).where(graph.c.id == view.graph_id)).one()
+    match = view.match if game.players == 2 else None
+    per_position = not game.stores_turn_once
     if seat not in SEATS:
         raise Incomparable(f"no seat {seat!r}: the seats are {' and '.join(SEATS)}")
     if match is None and (opponent is not None or seat != SEATS[0]):
         raise Incomparable(f"graph {graph_row.id} ({graph_row.game}) is a one-player game: it has no opponent or "
                            "seat to name (leave out --against and --seat)")
     rows = [stored_policy(connection, graph_row, name) for name in (policy_name, reference_name)]
-    unit = check_comparable(*rows, outcome)
+    unit = check_comparable(*rows, game.outcome)
     result: dict[str, Any] = {"policy": policy_name, "reference": reference_name, "unit": unit,
                               "decisions": None, "worse": None, "tied": None, "deviations": []}
     if per_position:

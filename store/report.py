@@ -9,9 +9,8 @@ from typing import Any
 
 import sqlalchemy as sa
 
-from graphs.protocol import Progress
 from graphs.montecarlo import can_simulate
-from graphs.protocol import OPTIMAL, Game
+from graphs.protocol import OPTIMAL, Game, Progress
 from store import turn_cycles, turns
 from store.cycles import has_cycles
 from store.catalog import find_policy, list_policies, stored_params
@@ -27,7 +26,7 @@ DEFAULT_SEED = 1
 
 def stores_turn_once(game: Game) -> bool:
     """Return whether the game's turn is stored once and joined with its turn states (its ``turn`` hook)."""
-    return game.turn is not None
+    return game.stores_turn_once
 
 
 def ensure_evaluated(connection: sa.Connection, graph_id: int, game: Game,

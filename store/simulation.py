@@ -13,8 +13,7 @@ from typing import Any
 import sqlalchemy as sa
 
 from graphs.montecarlo import Policy, simulate
-from graphs.protocol import Progress
-from graphs.protocol import Game
+from graphs.protocol import Game, Progress
 from store import turns
 from store.catalog import find_policy, root_value, stored_choices
 from store.errors import NotFound

@@ -148,6 +148,16 @@ class GraphView:
             return turn_cycles.match(self.connection, self._turn(), first, second)
         return cycles.head_to_head(self.connection, self.graph_id, first, second, self.progress)
 
+    def matches(self, pairs: Sequence[tuple[str, str]]) -> list[dict[str, Any]]:
+        """Return each pair of policies played both ways (:meth:`match`, one run a pair):
+        ``[{"first", "second", "p_first_wins"}]``, a pair's two orders side by side."""
+        played = []
+        for first, second in pairs:
+            one_way, other_way = self.match(first, second)
+            played += [{"first": first, "second": second, "p_first_wins": one_way},
+                       {"first": second, "second": first, "p_first_wins": other_way}]
+        return played
+
     def convergence(self, policy_name: str) -> dict[str, Any] | None:
         """Return the policy's record of how its cyclic components converged (None without cycles)."""
         return policy_convergence(self.connection, self._policy(policy_name))

@@ -19,6 +19,7 @@ gives up).
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
@@ -30,8 +31,8 @@ from graphs.commands import plain
 from graphs.errors import DicegraphError
 from graphs.protocol import OPTIMAL
 from store.browse import game_listing, graph_layers, root_key, search_positions, stored_graph, stored_graphs
-from store.catalog import find_policy, list_policies, list_policy_names, resolve_graph, value_unit
-from store.compare import SEATS, is_two_player, policy_comparison
+from store.catalog import find_policy, list_policies, list_policy_names, value_unit
+from store.compare import SEATS, policy_comparison
 from store.cycles import has_cycles
 from store.errors import NotFound, ReadOnly
 from store.export import neighbourhood
@@ -39,7 +40,6 @@ from store.positions import describe_position
 from store.propagate import outcome_distribution
 from store.query import FilesReachable, run_query
 from store.render import Style, render, to_dot
-from store.report import stores_turn_once
 from store.view import GraphView
 from web.limits import MAX_CELL_CHARS, MAX_RESULT_CHARS, MAX_ROWS, SQL_TIMEOUT
 
@@ -85,7 +85,7 @@ def graph_page(connection: sa.Connection, graph_id: int, policy: str | None = No
     following it), their ``distributions`` (:func:`outcome_distributions`), and with ``policy`` and ``reference``
     a ``comparison`` (:func:`store.compare.policy_comparison`: in a two-player game a match against ``opponent``
     in ``seat``), else the ``comparison_error`` that says why there is none; with ``matches``, in a two-player
-    game, the ``matches`` of every pair of its policies (:func:`head_to_head`), as its report plays them."""
+    game, the ``matches`` of every pair of its policies (:meth:`store.view.GraphView.matches`), as its report plays them."""
     row = _graph_row(connection, graph_id)
     game = get_game(row["game"])
     page: dict[str, Any] = {
@@ -95,36 +95,23 @@ def graph_page(connection: sa.Connection, graph_id: int, policy: str | None = No
         "root": row["root"],
         "layers": graph_layers(connection, graph_id),
         "policies": list_policies(connection, graph_id, game.outcome),
-        "two_player": is_two_player(connection, graph_id),
+        "two_player": game.players == 2,
         "seats": list(SEATS),
     }
     page["layer_rows"] = layer_rows(page["layers"])
     page["distributions"] = outcome_distributions(connection, graph_id, page["policies"])
     if policy and reference:
-        stored = resolve_graph(connection, str(graph_id))
-        match = GraphView(connection, graph_id, game).match if page["two_player"] else None
         try:
             page["comparison"] = policy_comparison(
-                connection, stored, policy, reference, outcome=game.outcome, match=match,
-                per_position=not stores_turn_once(game), opponent=opponent if page["two_player"] else None,
-                seat=seat if page["two_player"] else SEATS[0], top=top)
+                GraphView(connection, graph_id, game), policy, reference, top=top,
+                opponent=opponent if page["two_player"] else None, seat=seat if page["two_player"] else SEATS[0])
         except DicegraphError as error:
             page["comparison_error"] = f"cannot compare: {error}"
     if matches and page["two_player"]:
-        page["matches"] = head_to_head(GraphView(connection, graph_id, game), [p["name"] for p in page["policies"]])
+        names = [p["name"] for p in page["policies"]]
+        page["matches"] = GraphView(connection, graph_id, game).matches(
+            [(first, second) for at, first in enumerate(names) for second in names[at + 1:]])
     return page
-
-
-def head_to_head(view: GraphView, names: list[str]) -> list[dict[str, Any]]:
-    """Return every ordered pair of the policies ``names`` played against each other: ``first`` (moving first),
-    ``second`` and ``p_first_wins`` (one match a pair gives both orders)."""
-    played = []
-    for at, first in enumerate(names):
-        for second in names[at + 1:]:
-            one, other = view.match(first, second)
-            played += [{"first": first, "second": second, "p_first_wins": one},
-                       {"first": second, "second": first, "p_first_wins": other}]
-    return played
 
 
 def layer_rows(layers: list[dict[str, Any]], most: int = MAX_LAYER_ROWS) -> list[dict[str, Any]]:
@@ -141,29 +128,22 @@ def layer_rows(layers: list[dict[str, Any]], most: int = MAX_LAYER_ROWS) -> list
     """
     rows: list[dict[str, Any]] = []
     for row in layers:
-        start = row["cycle_start"]
-        if rows and start is not None and rows[-1]["cycle_start"] == start:
-            rows[-1] = _merged(rows[-1], row)
+        one = {"first": row["layer"], "last": row["layer"], "nodes": row["nodes"], "rolls": row["rolls"],
+               "moves": row["moves"], "cyclic": row["cycle_start"] is not None, "cycle_start": row["cycle_start"]}
+        if rows and one["cyclic"] and rows[-1]["cycle_start"] == one["cycle_start"]:
+            rows[-1] = _merged(rows[-1], one)
         else:
-            rows.append({"first": row["layer"], "last": row["layer"], "nodes": row["nodes"], "rolls": row["rolls"],
-                         "moves": row["moves"], "cyclic": start is not None, "cycle_start": start})
+            rows.append(one)
     if len(rows) > most:
         size = -(-len(rows) // most)
-        bands = []
-        for at in range(0, len(rows), size):
-            band = rows[at]
-            for other in rows[at + 1:at + size]:
-                band = _merged(band, other)
-            bands.append(band)
-        rows = bands
+        rows = [functools.reduce(_merged, rows[at:at + size]) for at in range(0, len(rows), size)]
     return rows
 
 
 def _merged(band: dict[str, Any], row: dict[str, Any]) -> dict[str, Any]:
-    """Return a band of layers widened by the next row (a layer, or a band of its own)."""
-    return {**band, "last": row.get("last", row.get("layer")), "nodes": band["nodes"] + row["nodes"],
-            "rolls": band["rolls"] + row["rolls"], "moves": band["moves"] + row["moves"],
-            "cyclic": band["cyclic"] or bool(row.get("cyclic", row.get("cycle_start") is not None))}
+    """Return the rows of layers ``band`` and the ``row`` after it as one row."""
+    return {**band, "last": row["last"], "nodes": band["nodes"] + row["nodes"], "rolls": band["rolls"] + row["rolls"],
+            "moves": band["moves"] + row["moves"], "cyclic": band["cyclic"] or row["cyclic"]}
 
 
 def outcome_distributions(connection: sa.Connection, graph_id: int,

@@ -55,12 +55,7 @@ def matches(graph: StoredGraph, params: Mapping[str, Any]) -> list[dict[str, Any
     fixed = list(agents(params))
     pairs = [(strategy, OPTIMAL) for strategy in fixed]
     pairs += [(one, other) for i, one in enumerate(fixed) for other in fixed[i + 1:]]
-    found = []
-    for first, second in pairs:
-        forward, backward = graph.match(first, second)
-        found += [{"first": first, "second": second, "p_first_wins": forward},
-                  {"first": second, "second": first, "p_first_wins": backward}]
-    return found
+    return graph.matches(pairs)
 
 
 # The optimum's moves in a simulation come from its turn values at every score pair: a table of pairs x totals x

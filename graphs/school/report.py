@@ -12,9 +12,8 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
-from graphs.protocol import Progress
 from graphs.montecarlo import simulate
-from graphs.protocol import StoredGraph
+from graphs.protocol import Progress, StoredGraph
 from graphs.school import game as rules
 from graphs.school.turn import last_state, average_table, decision_array
 

@@ -7,9 +7,8 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
-from graphs.protocol import Progress
 from graphs.montecarlo import simulate
-from graphs.protocol import StoredGraph
+from graphs.protocol import Progress, StoredGraph
 from graphs.yahtzee import game as rules
 from graphs.yahtzee.turn import average_table, decision_array, last_state
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 from collections import Counter
@@ -33,15 +34,16 @@ def multinomial_weight(roll: tuple[int, ...]) -> int:
     return weight
 
 
-def sorted_rolls(dice: int, faces: int = FACES) -> Iterator[tuple[tuple[int, ...], int]]:
-    """Yield each sorted roll of ``dice`` dice with its weight over ``faces ** dice``.
+@functools.lru_cache(maxsize=None)
+def sorted_rolls(dice: int, faces: int = FACES) -> tuple[tuple[tuple[int, ...], int], ...]:
+    """Return each sorted roll of ``dice`` dice with its weight over ``faces ** dice`` (made once, then kept).
 
-    >>> rolls = list(sorted_rolls(5))
+    >>> rolls = sorted_rolls(5)
     >>> len(rolls), sum(weight for _, weight in rolls)
     (252, 7776)
     """
-    for roll in itertools.combinations_with_replacement(range(1, faces + 1), dice):
-        yield roll, multinomial_weight(roll)
+    return tuple((roll, multinomial_weight(roll))
+                 for roll in itertools.combinations_with_replacement(range(1, faces + 1), dice))
 
 
 def roll_summary(labels: Iterable[str], per_line: int = 6) -> str:

@@ -17,25 +17,51 @@ probing): what a game offers is what it declared.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import MISSING, dataclass, field, fields
 from types import ModuleType
 from typing import Any
 
-from graphs.errors import DicegraphError
-from graphs.protocol import OBJECTIVES, Param
+from graphs.errors import DicegraphError, InvalidGraph
+from graphs.protocol import OBJECTIVES, Param, Row
 
 PLAYERS = (1, 2)  # a game for one player, or a two-player zero-sum game seen from the player to move
 REQUIRED = ("name", "title", "summary", "version", "objective", "outcome", "params", "agents", "build")
+FROM_RULES = ("agents", "build", "simulator")  # what a game written at the rules level gets from them unless it gives its own
 HOOKS = ("rules", "check_params", "estimated_edges", "first_guess", "charts", "simulator", "simulated_runs",
          "report_graphs", "analyse", "describe", "turn", "turn_report", "play_turns")  # functions a game may give
-DATA = ("players", "small_params", "solves", "diagrams", "advisor", "commands")  # values a game may give
+DATA = ("players", "loops", "small_params", "solves", "diagrams", "advisor", "commands")  # values a game may give
 EXTRAS = HOOKS + DATA
 TURN_HOOKS = ("turn", "turn_report")  # a turn stored once: both, or neither
 
 
 class InvalidGame(DicegraphError):
     """A game whose declaration breaks a promise of the game API: refused when it is registered."""
+
+
+def from_rules(name: str, declared: Mapping[str, Any]) -> Callable[..., Any]:
+    """Return what a game written at the rules level gets from its ``rules(params)`` for ``name``: ``build``
+    (the rows :func:`graphs.expand.expand` makes of them, with the game's ``players`` and ``loops``),
+    ``agents`` (the rules' agents' names) or ``simulator`` (:func:`graphs.playout.rules_simulator`), from
+    what the game ``declared`` (name -> value)."""
+    from graphs.expand import expand
+    from graphs.playout import rules_simulator
+
+    make_rules = declared["rules"]
+    if name == "build":
+        players, loops = declared.get("players", 1), declared.get("loops", False)
+
+        def build(params: Mapping[str, Any]) -> Iterator[Row]:
+            """Yield the rows the game's rules expand to; a broken promise names the game."""
+            try:
+                yield from expand(make_rules(params), players=players, loops=loops)
+            except InvalidGraph as error:
+                raise InvalidGraph(f"game {declared['name']!r}: {error}") from None
+
+        return build
+    if name == "agents":
+        return lambda params: tuple(make_rules(params).agents)
+    return rules_simulator(make_rules)
 
 
 @dataclass(frozen=True)
@@ -54,6 +80,7 @@ class GameSpec:
     build: Callable[..., Any]
     origin: str = "dicegraph"
     players: int = 1
+    loops: bool = False
     small_params: Mapping[str, Any] | None = None
     solves: Mapping[str, tuple[str, str]] = field(default_factory=dict)
     diagrams: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
@@ -83,11 +110,13 @@ class GameSpec:
         naming the game and the broken promise, when a required name is missing or a declared one is wrong."""
         name = getattr(module, "name", None)
         called = f"game {name!r} ({origin})" if isinstance(name, str) else f"a game from {origin}"
-        missing = [required for required in REQUIRED if not hasattr(module, required)]
+        derived = FROM_RULES if hasattr(module, "rules") else ()
+        missing = [required for required in REQUIRED if not hasattr(module, required) and required not in derived]
         if missing:
             raise InvalidGame(f"{called} does not declare {', '.join(missing)} (every game declares "
-                              f"{', '.join(REQUIRED)})")
+                              f"{', '.join(REQUIRED)}; a game with rules may leave {', '.join(FROM_RULES)} to them)")
         declared = {key: getattr(module, key) for key in REQUIRED + EXTRAS if hasattr(module, key)}
+        declared.update({key: from_rules(key, declared) for key in derived if key not in declared})
         declared["params"] = tuple(declared["params"])
         if declared.get("small_params") is not None:
             declared["small_params"] = dict(declared["small_params"])
@@ -107,6 +136,8 @@ class GameSpec:
             return f"version must be a whole number from 1 (it is {self.version!r})"
         if self.objective not in OBJECTIVES:
             return f"objective must be {' or '.join(OBJECTIVES)} (it is {self.objective!r})"
+        if not isinstance(self.loops, bool):
+            return f"loops must be True or False (it is {self.loops!r})"
         if self.players not in PLAYERS:
             return f"players must be {' or '.join(map(str, PLAYERS))} (it is {self.players!r})"
         if not all(isinstance(param, Param) for param in self.params):

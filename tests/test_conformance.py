@@ -31,6 +31,7 @@ from typing import Any
 import functools
 from collections.abc import Callable
 
+import numpy as np
 import pytest
 import sqlalchemy as sa
 
@@ -39,7 +40,9 @@ from graphs.check import checker_for
 from graphs.errors import BadParameter
 from graphs.montecarlo import can_simulate, simulate
 from graphs.protocol import CHANCE, DECISION, TERMINAL, CyclicLayers, Edge, Game, Node, Param, Row, resolve_params, value_text
-from graphs.rules import exact_value
+from graphs.exact import exact_value
+from graphs.expand import expand
+from graphs.playout import rules_simulator
 from store import cycles, turn_cycles, turns
 from store.db import open_database
 from store.load import build_graph
@@ -47,9 +50,10 @@ from store.report import ensure_evaluated
 from store.solve import solve
 from store.report import stores_turn_once
 from store.schema import node, policy, turn_policy, value
-from tests.exact_linear import RHS, solve_sparse
+from graphs.exact import RHS, solve_sparse
 
 MONTE_CARLO_GAMES = 40_000
+RULES_GAMES = 2_000  # games played one at a time from the rules (graphs/playout.py), for each agent
 
 
 def small_params(game: Game) -> dict[str, Any]:
@@ -215,7 +219,7 @@ def exact(game: Game, agent: str | None = None) -> Fraction:
     when it has them, else from its rows."""
     params = small_params(game)
     if game.rules is not None:
-        return exact_value(game.rules(params), game.objective, agent)
+        return exact_value(game.rules(params), game.objective, agent, loops=game.loops)
     return exact_by_rows(built_rows(game), game.objective, agent)
 
 
@@ -268,6 +272,36 @@ def test_every_agent_decides_at_every_decision(game: Game) -> None:
     for agent in game.agents(params):
         chosen = [row.src for row in rows if isinstance(row, Edge) and agent in row.chosen_by]
         assert sorted(chosen) == sorted(decisions), agent
+
+
+def same_graph(rows: Iterable[Row]) -> tuple[list[tuple], list[tuple], int]:
+    """Return a graph's nodes and edges by key, sorted (ids and layers left out), and its cyclic components' count."""
+    rows = list(rows)
+    keys = {row.id: row.key for row in rows if isinstance(row, Node)}
+    nodes = sorted((row.key, row.kind, row.label, row.denom, row.payoff) for row in rows if isinstance(row, Node))
+    edges = sorted((keys[row.src], keys[row.dst], row.kind, row.label, row.weight, row.reward, row.chosen_by, row.sign)
+                   for row in rows if isinstance(row, Edge))
+    return nodes, edges, sum(isinstance(row, CyclicLayers) for row in rows)
+
+
+@pytest.mark.parametrize("game", games(lambda game: game.rules is not None))
+def test_a_game_with_rules_builds_the_graph_its_rules_expand_to(game: Game) -> None:
+    """A game may stream its graph by hand (Pig, for speed), but it must be the graph its rules describe."""
+    params = small_params(game)
+    assert game.agents(params) == tuple(game.rules(params).agents)
+    expanded = list(expand(game.rules(params), players=game.players, loops=game.loops))
+    assert same_graph(built_rows(game)) == same_graph(expanded)
+
+
+@pytest.mark.parametrize("game", games(lambda game: game.rules is not None))
+def test_games_played_from_the_rules_agree_with_the_exact_values(game: Game) -> None:
+    """The generic player (graphs/playout.py), independent of the game's own simulator where it has one."""
+    params = small_params(game)
+    play = rules_simulator(game.rules)
+    for agent in game.agents(params):
+        results = np.array(play(params, agent)(RULES_GAMES, np.random.default_rng(11)))
+        error = results.std() / np.sqrt(len(results))
+        assert abs(results.mean() - float(exact(game, agent))) < 4 * max(error, 1e-12), agent
 
 
 @pytest.mark.parametrize("game", games(lambda game: can_simulate(game) and not stores_turn_once(game)))

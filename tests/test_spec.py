@@ -31,7 +31,8 @@ def test_every_built_in_game_is_registered_from_its_declaration() -> None:
 
 
 @pytest.mark.parametrize(("changes", "broken"), [
-    ({"build": None}, "does not declare build"),
+    ({"build": None, "rules": None}, "does not declare build"),
+    ({"loops": "yes"}, "loops must be True or False"),
     ({"objective": "best"}, "objective must be max or min (it is 'best')"),
     ({"version": 0}, "version must be a whole number from 1"),
     ({"players": 3}, "players must be 1 or 2"),

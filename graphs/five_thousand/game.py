@@ -23,7 +23,8 @@ from typing import Any
 from graphs.dice import sorted_rolls
 from graphs.errors import DicegraphError
 from graphs.protocol import Param, Row
-from graphs.rules import DiceRules, Ending, Move, expand
+from graphs.expand import expand
+from graphs.rules import DiceRules, Ending, Move
 
 name = "5000"
 title = "5000 (one turn)"
@@ -251,9 +252,9 @@ class FiveThousandRules(DiceRules):
             return float(position[1])
         return float(self._tail(position)) if position[0] == "tail" else None
 
-    def rolls(self, position: tuple[Any, ...]) -> list[tuple[tuple[int, ...], int]]:
+    def rolls(self, position: tuple[Any, ...]) -> tuple[tuple[tuple[int, ...], int], ...]:
         """Return the sorted rolls of the dice with their multinomial weights."""
-        return list(sorted_rolls(position[1]))
+        return sorted_rolls(position[1])
 
     def moves(self, position: tuple[Any, ...], roll: tuple[int, ...]) -> list[Move]:
         """Return, for each choice of scoring dice, bank or roll on (past the bound only bank, and the agents' tails)."""

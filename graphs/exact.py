@@ -1,0 +1,185 @@
+"""Exact values from a game's rules, in fractions: the independent check of the expander and the SQL solve.
+
+:func:`exact_value` works from the rules alone (:mod:`graphs.rules`), never
+from rows. A game without loops is valued by recursion, one call per
+position; a game whose positions repeat by exact linear solves: a policy's
+values solve one sparse linear system (:func:`solve_sparse`), and the
+optimum comes from policy iteration, certified when no move beats the one
+taken. Both are for small parameters: every position is held in fractions.
+
+>>> from graphs.rules import DiceRules, Ending, Move
+>>> class Duel(DiceRules):
+...     "Two players take turns rolling a die: a 6 wins; anything else hands the die over (or stop)."
+...     def starts(self): return ["me"]
+...     def key(self, position): return position
+...     def label(self, position): return position
+...     def payoff(self, position): return 1.0 if position == "won" else None
+...     def rolls(self, position): return [("6", 1), ("other", 5)]
+...     def moves(self, position, roll): return []
+...     def ending(self, position, roll): return Ending("won", "won", 1.0) if roll == "6" else Move("me", "pass", passes=True)
+>>> exact_value(Duel(), "max", loops=True)
+Fraction(6, 11)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Iterable
+from fractions import Fraction
+
+from graphs.rules import Ending, Move, Position, Roll, Rules
+
+RHS = "rhs"  # the constant of a linear equation in :func:`solve_sparse`
+MAX_POLICY_STEPS = 200
+
+
+def solve_sparse(rows: dict[Hashable, dict[Hashable, Fraction]], order: Iterable[Hashable]) -> dict[Hashable, Fraction]:
+    """Return unknown -> its exact value, for a system given a row per unknown: ``{unknown: coefficient, ...,
+    RHS: constant}`` meaning ``sum(coefficient * unknown) = constant`` (``rows`` is changed in place).
+
+    Gauss-Jordan elimination in the order given keeps rows short when each
+    unknown depends on few others that come before it in that order (a
+    game's deepest positions first).
+
+    >>> from fractions import Fraction as F
+    >>> solve_sparse({"x": {"x": F(1), "y": F(-1, 2), RHS: F(1)}, "y": {"y": F(1), "x": F(-1, 2), RHS: F(1)}}, ["x", "y"])
+    {'x': Fraction(2, 1), 'y': Fraction(2, 1)}
+    """
+    users: dict[Hashable, set[Hashable]] = {}
+    for unknown, row in rows.items():
+        for column in row:
+            users.setdefault(column, set()).add(unknown)
+    for pivot in order:
+        row = rows[pivot]
+        lead = row[pivot]
+        for column in row:
+            row[column] /= lead
+        for other in users.pop(pivot, set()) - {pivot}:
+            changed = rows[other]
+            factor = changed.pop(pivot)
+            for column, x in row.items():
+                if column != pivot:
+                    changed[column] = changed.get(column, Fraction(0)) - factor * x
+                    users.setdefault(column, set()).add(other)
+    return {unknown: row[RHS] for unknown, row in rows.items()}
+
+
+def move_worth(rules: Rules, move: Move, value: Fraction) -> Fraction:
+    """Return what a move is worth to the player making it, ``value`` being the worth of where it leads (to
+    whoever moves there): its reward, plus ``value``, or ``constant_sum - value`` when it hands the turn over."""
+    after = Fraction(rules.constant_sum) - value if move.passes else value
+    return Fraction(move.reward) + after
+
+
+def exact_value(rules: Rules, objective: str, agent: str | None = None, position: Position | None = None,
+                loops: bool = False) -> Fraction:
+    """Return the exact value of ``position`` (default: the root) to the player to move there, by recursion over
+    the rules (by policy iteration where the game declares ``loops``).
+
+    Plays ``agent``'s moves where given (both seats, in a game for two), else the best move for
+    ``objective`` (``max`` or ``min``).
+    """
+    if loops:
+        return _looping_values(rules, objective, agent)[rules.key(rules.starts()[0] if position is None else position)]
+    memo: dict[str, Fraction] = {}
+    best = max if objective == "max" else min
+
+    def value(at: Position) -> Fraction:
+        key = rules.key(at)
+        if key in memo:
+            return memo[key]
+        payoff = rules.payoff(at)
+        if payoff is not None:
+            result = Fraction(payoff)
+        else:
+            rolls = rules.rolls(at)
+            if rolls is None:
+                result = choose(at, None)
+            else:
+                outcomes = list(rolls)
+                total = sum(weight for _, weight in outcomes)
+                result = sum((Fraction(weight, total) * choose(at, roll) for roll, weight in outcomes), Fraction(0))
+        memo[key] = result
+        return result
+
+    def choose(at: Position, roll: Roll | None) -> Fraction:
+        moves = rules.moves(at, roll)
+        if not moves:
+            after = rules.ending(at, roll)
+            return Fraction(after.payoff) if isinstance(after, Ending) else move_worth(rules, after, value(after.next))
+        if agent is not None:
+            move = rules.agents[agent](at, roll, moves)
+            return move_worth(rules, move, value(move.next))
+        return best(move_worth(rules, move, value(move.next)) for move in moves)
+
+    return value(rules.starts()[0] if position is None else position)
+
+
+def _looping_values(rules: Rules, objective: str, agent: str | None) -> dict[str, Fraction]:
+    """Return every position's exact value (key -> value) in a game whose positions repeat.
+
+    Each position is an unknown; a policy (a move for each roll that offers a choice) makes the values one
+    linear system. Policy iteration improves the policy where a move is strictly better under its values,
+    until none is.
+    """
+    position_of = {rules.key(start): start for start in rules.starts()}
+    order = list(position_of)
+    for key in order:  # breadth first over every position the rules reach
+        at = position_of[key]
+        if rules.payoff(at) is not None:
+            continue
+        rolls = rules.rolls(at)
+        for roll in [None] if rolls is None else [roll for roll, _ in rolls]:
+            after = rules.moves(at, roll) or [rules.ending(at, roll)]
+            for move in after:
+                if isinstance(move, Move) and rules.key(move.next) not in position_of:
+                    position_of[rules.key(move.next)] = move.next
+                    order.append(rules.key(move.next))
+    sign = 1 if objective == "max" else -1
+    choices: dict[tuple[str, Roll | None], int] = {}
+    for key, at in position_of.items():
+        if rules.payoff(at) is None:
+            rolls = rules.rolls(at)
+            for roll in [None] if rolls is None else [roll for roll, _ in rolls]:
+                moves = rules.moves(at, roll)
+                if moves:
+                    choices[key, roll] = moves.index(rules.agents[agent](at, roll, moves)) if agent is not None else 0
+
+    def solve(choice: dict[tuple[str, Roll | None], int]) -> dict[str, Fraction]:
+        system: dict[Hashable, dict[Hashable, Fraction]] = {}
+        for key, at in position_of.items():
+            equation: dict[Hashable, Fraction] = {key: Fraction(1), RHS: Fraction(0)}
+            payoff = rules.payoff(at)
+            if payoff is not None:
+                equation[RHS] = Fraction(payoff)
+            else:
+                rolls = rules.rolls(at)
+                outcomes = [(None, 1)] if rolls is None else list(rolls)
+                total = sum(weight for _, weight in outcomes)
+                for roll, weight in outcomes:
+                    share = Fraction(weight, total)
+                    moves = rules.moves(at, roll)
+                    after = moves[choice[key, roll]] if moves else rules.ending(at, roll)
+                    if isinstance(after, Ending):
+                        equation[RHS] += share * Fraction(after.payoff)
+                        continue
+                    equation[RHS] += share * (Fraction(after.reward) + (Fraction(rules.constant_sum) if after.passes else 0))
+                    target = rules.key(after.next)
+                    equation[target] = equation.get(target, Fraction(0)) + (share if after.passes else -share)
+            system[key] = equation
+        return solve_sparse(system, reversed(order))
+
+    for _ in range(MAX_POLICY_STEPS):
+        values = solve(choices)
+        if agent is not None:
+            return values
+        better = dict(choices)
+        for (key, roll), taken in choices.items():
+            moves = rules.moves(position_of[key], roll)
+            worth = [sign * move_worth(rules, move, values[rules.key(move.next)]) for move in moves]
+            best = max(range(len(moves)), key=lambda number: (worth[number], number == taken))
+            if worth[best] > worth[taken]:
+                better[key, roll] = best
+        if better == choices:
+            return values
+        choices = better
+    raise ArithmeticError(f"policy iteration did not settle in {MAX_POLICY_STEPS} steps")

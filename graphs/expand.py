@@ -1,0 +1,397 @@
+"""The generic expander: the stored graph's rows for a game written at the rules level (:mod:`graphs.rules`).
+
+:func:`expand` turns rules into rows: positions deduplicated by key, each
+rolling position a chance node, each roll that allows moves a decision node
+(``decision_key``), rolls leading to the same place merged into one edge with
+their weights added, every agent's choice recorded on its move. A move that
+hands the turn over (``Move.passes``) becomes an edge of sign -1 worth
+``reward + constant_sum`` (the mover gets what the opponent, then to move,
+does not): nobody writes signs.
+
+Layers are derived, nobody numbers them. The game's clock orders the
+positions; within one tick of the clock a node's layer is its longest path
+from the tick's first nodes. Where the rules loop (a game that declares
+``loops``), the expander finds the strongly connected components of each
+tick itself (Tarjan's algorithm) and orders them the same way; the
+components of one rank form one cyclic component of the store
+(:class:`graphs.protocol.CyclicLayers`), whose first layer holds its
+*anchors*: the positions entered by a move that hands the turn over (a
+race's turn starts), and, where a loop never hands the turn over, the
+positions a depth-first search comes back to. Every other node of the
+component lies one layer or more below them, so the component is acyclic
+once its anchors' values are given: what ``store/cycles.py`` solves. Ids go
+layer by layer, the root (the first of ``starts()``) first.
+"""
+
+from __future__ import annotations
+
+import gc
+from array import array
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any
+
+import numpy as np
+
+from graphs.errors import InvalidGraph
+from graphs.protocol import CHANCE, DECISION, MOVE, ROLL, TERMINAL, CyclicLayers, Edge, Node, Row
+from graphs.rules import Move, Position, Roll, Rules
+
+ROLLS = "{rolls}"  # in an ending's roll label or a forced move's label: the rolls that lead there, comma-separated
+
+
+class _Graph:
+    """The graph being expanded, before it has ids: nodes numbered as first seen, edges grouped by source.
+
+    Nodes: ``keys``, ``kinds``, ``labels``, ``clocks``, ``denoms``, ``payoffs``, and ``found`` (the order in
+    which they were expanded: the order within a layer) with ``first_edge`` (where the edges leaving each
+    one start: a node's edges follow it until the next one expanded). Edges: ``src`` and ``dst`` (node
+    numbers) and ``sign`` as arrays, and the rest (kind, label, weight, reward, agents) in ``edges``.
+    """
+
+    def __init__(self) -> None:
+        self.number: dict[str, int] = {}
+        self.keys: list[str] = []
+        self.kinds: list[str | None] = []
+        self.labels: list[str] = []
+        self.clocks: list[int] = []
+        self.denoms: list[int | None] = []
+        self.payoffs: list[float | None] = []
+        self.found: list[int] = []
+        self.first_edge: list[int] = []
+        self.src, self.dst, self.sign = array("q"), array("q"), array("b")
+        self.edges: list[tuple[str, str, int, float, tuple[str, ...]]] = []
+
+    def edge(self, src: int, dst: int, kind: str, label: str, weight: int, reward: float, agents: tuple[str, ...],
+             sign: int) -> None:
+        """Record an edge leaving the node expanded last."""
+        self.src.append(src)
+        self.dst.append(dst)
+        self.sign.append(sign)
+        self.edges.append((kind, label, weight, reward, agents))
+
+    def see(self, key: str) -> int:
+        """Return the node number of ``key``, numbering it when first seen."""
+        number = self.number.get(key)
+        if number is None:
+            number = self.number[key] = len(self.keys)
+            self.keys.append(key)
+            self.kinds.append(None)
+            self.labels.append("")
+            self.clocks.append(0)
+            self.denoms.append(None)
+            self.payoffs.append(None)
+        return number
+
+    def add(self, key: str, kind: str, label: str, clock: int, denom: int | None = None,
+            payoff: float | None = None) -> int:
+        """Record the node ``key`` as expanded; return its number."""
+        number = self.see(key)
+        self.kinds[number], self.labels[number], self.clocks[number] = kind, label, clock
+        self.denoms[number], self.payoffs[number] = denom, payoff
+        self.found.append(number)
+        self.first_edge.append(len(self.edges))
+        return number
+
+
+@contextmanager
+def _without_collection() -> Iterator[None]:
+    """Pause the cyclic garbage collector: expanding a large game makes millions of objects and no cycles, and
+    every collection would walk them all again (a third of the expansion's time for Pig to 100)."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def _edge_worth(rules: Rules, move: Move, players: int, where: str) -> tuple[float, int]:
+    """Return the (reward, sign) of the edge a move becomes; raise InvalidGraph for a pass in a one-player game."""
+    if not move.passes:
+        return float(move.reward), 1
+    if players == 1:
+        raise InvalidGraph(f"the move {move.label!r} at {where!r} hands the turn over, in a game for one player "
+                           "(a game for two declares players = 2)")
+    return float(move.reward) + rules.constant_sum, -1
+
+
+def _expanded(rules: Rules, players: int) -> _Graph:
+    """Return every node reachable from the starts, with its outgoing edges (in streaming order, ``dst`` numbered)."""
+    graph = _Graph()
+    see, edge = graph.see, graph.edge
+    key_of, clock_of, payoff_of, label_of = rules.key, rules.clock, rules.payoff, rules.label
+    rolls_of, moves_of, ending_of, roll_text = rules.rolls, rules.moves, rules.ending, rules.roll_text
+    agents = tuple(rules.agents.items())
+    position_of: dict[str, Position] = {}
+    pending: list[str] = []
+    labels: dict[tuple[tuple[str, ...], str | None], str] = {}  # one text for every edge a label names
+
+    def reach(position: Position) -> int:
+        key = key_of(position)
+        if key not in position_of:
+            position_of[key] = position
+            pending.append(key)
+        return see(key)
+
+    def decision(key: str, label: str, clock: int, position: Position, roll: Roll | None, moves: Sequence[Move]) -> None:
+        source = graph.add(key, DECISION, label, clock)
+        picks = [(agent, choose(position, roll, moves)) for agent, choose in agents]
+        for agent, pick in picks:
+            if pick not in moves:
+                raise InvalidGraph(f"agent {agent!r} picks {pick!r} at {key!r}, which is not a move offered there")
+        for move in moves:
+            reward, sign = (float(move.reward), 1) if not move.passes else _edge_worth(rules, move, players, key)
+            edge(source, reach(move.next), MOVE, move.label, 1, reward, tuple(agent for agent, pick in picks if pick == move),
+                 sign)
+
+    for start in rules.starts():
+        reach(start)
+    expanded: set[str] = set()
+    while pending:
+        key = pending.pop()
+        if key in expanded:
+            continue
+        expanded.add(key)
+        position = position_of[key]
+        clock = clock_of(position)
+        payoff = payoff_of(position)
+        if payoff is not None:
+            graph.add(key, TERMINAL, label_of(position), clock, payoff=float(payoff))
+            continue
+        rolls = rolls_of(position)
+        if rolls is None:
+            decision(key, label_of(position), clock, position, None, moves_of(position, None))
+            continue
+        merged: dict[tuple[int, float, int], list[Any]] = {}  # (dst, reward, sign) -> [weight, roll texts, label]
+        endings: list[tuple[int, float, int]] = []
+        denom = 0
+        for roll, weight in rolls:
+            if type(weight) is not int or weight < 1:
+                raise InvalidGraph(f"the roll {roll!r} at {key!r} has weight {weight!r}: weights are whole numbers from 1")
+            denom += weight
+            moves = moves_of(position, roll)
+            if moves:
+                dst_key = rules.decision_key(position, roll)
+                if dst_key not in expanded:
+                    expanded.add(dst_key)
+                    decision(dst_key, rules.decision_label(position, roll), clock, position, roll, moves)
+                target, label = (see(dst_key), 0.0, 1), None
+            else:
+                after = ending_of(position, roll)
+                if isinstance(after, Move):  # the roll carries the game on without a choice
+                    reward, sign = (float(after.reward), 1) if not after.passes else _edge_worth(rules, after, players, key)
+                    target, label = (reach(after.next), reward, sign), after.label
+                else:
+                    if after.key not in expanded:
+                        expanded.add(after.key)
+                        graph.add(after.key, TERMINAL, after.label, clock, payoff=float(after.payoff))
+                    ending = see(after.key)
+                    graph.clocks[ending] = max(graph.clocks[ending], clock)  # an ending reached from later on
+                    target, label = (ending, 0.0, 1), after.roll_label
+            entry = merged.get(target)
+            if entry is None:
+                entry = merged[target] = [0, [], label]
+                if not moves and not isinstance(after, Move):
+                    endings.append(target)
+            entry[0] += weight
+            entry[1].append(roll_text(roll))
+        source = graph.add(key, CHANCE, label_of(position), clock, denom=denom)
+        for target in (endings + [t for t in merged if t not in endings]) if endings else merged:  # endings first
+            weight, texts, label = merged[target]
+            text_key = (tuple(texts), label)
+            text = labels.get(text_key)
+            if text is None:
+                text = labels[text_key] = _roll_label(texts, label)
+            edge(source, target[0], ROLL, text, weight, target[1], (), target[2])
+    return graph
+
+
+def _roll_label(texts: list[str], label: str | None) -> str:
+    """Return the label of an edge the rolls ``texts`` take: ``label`` with :data:`ROLLS` filled in, else ``'roll 2 3'``."""
+    return "roll " + " ".join(texts) if label is None else label.replace(ROLLS, ",".join(texts))
+
+
+def _longest_paths(count: int, src: np.ndarray, dst: np.ndarray, start: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Return each node's longest path (at least ``start``) along the edges ``src -> dst`` from the nodes none
+    leads to, and a mask of the nodes a loop leaves without one (Kahn's algorithm, a frontier at a time)."""
+    into = np.bincount(dst, minlength=count)
+    order = np.argsort(src)
+    leaving, arriving = src[order], dst[order]
+    bounds = np.searchsorted(leaving, np.arange(count + 1))
+    depth = start.astype(np.int64)
+    frontier = np.flatnonzero(into == 0)
+    while frontier.size:
+        lengths = bounds[frontier + 1] - bounds[frontier]
+        firsts = np.repeat(bounds[frontier] - np.cumsum(lengths) + lengths, lengths)
+        chosen = firsts + np.arange(lengths.sum())
+        heads, tails = leaving[chosen], arriving[chosen]
+        np.maximum.at(depth, tails, depth[heads] + 1)
+        into -= np.bincount(tails, minlength=count)
+        frontier = np.unique(tails[into[tails] == 0])
+    return depth, into > 0
+
+
+def _strong_components(count: int, src: np.ndarray, dst: np.ndarray, among: np.ndarray) -> np.ndarray:
+    """Return a component number per node, the same for the nodes of one strongly connected component of the
+    edges ``src -> dst`` between nodes of ``among`` (a mask; other nodes keep their own number).
+
+    The colouring algorithm, on whole arrays: every node takes the largest number that reaches it; a node
+    that keeps its own is a root, and the nodes of its colour that reach it are its component.
+    """
+    component = np.arange(count)
+    active = among.copy()
+    while active.any():
+        keep = active[src] & active[dst]
+        heads, tails = src[keep], dst[keep]
+        colour = np.where(active, np.arange(count), -1)
+        while True:
+            spread = colour.copy()
+            np.maximum.at(spread, tails, colour[heads])
+            if np.array_equal(spread, colour):
+                break
+            colour = spread
+        member = active & (colour == np.arange(count))
+        same = colour[heads] == colour[tails]
+        heads, tails = heads[same], tails[same]
+        while True:
+            grows = member[tails] & ~member[heads]
+            if not grows.any():
+                break
+            member[heads[grows]] = True
+        component[member] = colour[member]
+        active &= ~member
+    return component
+
+
+def _search_anchors(graph: _Graph, src: np.ndarray, dst: np.ndarray, looping: np.ndarray) -> list[int]:
+    """Return nodes that break the loops among ``looping`` (a mask; edges ``src -> dst``): those a depth-first
+    search comes back to (a loop that never hands the turn over)."""
+    successors: dict[int, list[int]] = {}
+    for head, tail in zip(src.tolist(), dst.tolist()):
+        if looping[head] and looping[tail]:
+            successors.setdefault(head, []).append(tail)
+    state: dict[int, int] = {}  # 1: on the search's path, 2: done
+    found = []
+    for root in np.flatnonzero(looping).tolist():
+        if root in state:
+            continue
+        state[root] = 1
+        work = [(root, iter(successors.get(root, ())))]
+        while work:
+            node, following = work[-1]
+            for tail in following:
+                if state.get(tail) == 1:
+                    found.append(tail)
+                elif tail not in state:
+                    state[tail] = 1
+                    work.append((tail, iter(successors.get(tail, ()))))
+                    break
+            else:
+                state[node] = 2
+                work.pop()
+    return found
+
+
+def _layers(graph: _Graph, loops: bool) -> tuple[np.ndarray, dict[int, int]]:
+    """Return each node's layer and the cyclic components (first layer -> last).
+
+    A node's stage is (clock, rank of its component within the tick, longest path within the component);
+    layers are the ranks of the stages.
+    """
+    count = len(graph.keys)
+    clock = np.array(graph.clocks, dtype=np.int64)
+    src, dst = np.frombuffer(graph.src, dtype=np.int64), np.frombuffer(graph.dst, dtype=np.int64)
+    back = np.flatnonzero(clock[dst] < clock[src])
+    if back.size:
+        raise InvalidGraph(f"the clock goes back along a move from {graph.keys[src[back[0]]]!r} to "
+                           f"{graph.keys[dst[back[0]]]!r}")
+    tick = clock[src] == clock[dst]
+    src, dst, passes = src[tick], dst[tick], np.frombuffer(graph.sign, dtype=np.int8)[tick] == -1
+    depth, looping = _longest_paths(count, src, dst, np.zeros(count, dtype=np.int64))
+    rank, sub = depth, np.zeros(count, dtype=np.int64)
+    cyclic = np.zeros(count, dtype=bool)
+    if looping.any():
+        if not loops:
+            raise InvalidGraph(f"the rules loop at {graph.keys[np.flatnonzero(looping)[0]]!r}: positions repeat "
+                               "without the clock moving on (a game whose positions repeat declares loops = True)")
+        component = _strong_components(count, src, dst, looping)
+        inner = component[src] == component[dst]
+        sizes = np.bincount(component, minlength=count)
+        cyclic = (sizes[component] > 1) | np.isin(component, component[src[inner & (src == dst)]])
+        rank, _ = _longest_paths(count, component[src[~inner]], component[dst[~inner]], np.zeros(count, dtype=np.int64))
+        rank = rank[component]
+        anchors = np.zeros(count, dtype=bool)
+        anchors[dst[inner & passes]] = True
+        for _ in range(2):  # the passes' anchors, then, if a loop is left, the search's
+            kept = inner & ~anchors[dst]
+            sub, left = _longest_paths(count, src[kept], dst[kept], np.where(anchors, 0, 1))
+            if not left.any():
+                break
+            anchors[_search_anchors(graph, src[kept], dst[kept], left)] = True
+        else:
+            raise InvalidGraph(f"the loop through {graph.keys[np.flatnonzero(left)[0]]!r} has no anchor")
+        stage = clock * (int(rank.max()) + 1) + rank  # (clock, rank) as one number
+        cyclic = np.isin(stage, stage[cyclic])  # every node of a stage that holds a loop
+        sub = np.where(cyclic, sub, 0)
+    ranks, subs = int(rank.max()) + 1, int(sub.max()) + 1
+    stage = (clock * ranks + rank) * subs + sub  # (clock, rank, sub) as one number, in the same order
+    distinct, layer = np.unique(stage, return_inverse=True)
+    components: dict[int, int] = {}  # first layer of a cyclic component -> its last
+    if cyclic.any():
+        group = distinct // subs  # each layer's (clock, rank)
+        first_of: dict[int, int] = {}
+        for number in np.flatnonzero(np.isin(group, np.unique(stage[cyclic] // subs))).tolist():
+            components[first_of.setdefault(int(group[number]), number)] = number
+    return layer.reshape(-1), components
+
+
+def expand(rules: Rules, players: int = 1, loops: bool = False) -> Iterator[Row]:
+    """Yield the rows of the graph the rules describe: each layer's nodes, then the edges leaving it (a cyclic
+    component announced before its first layer).
+
+    ``players`` and ``loops`` are what the game declares (:class:`graphs.spec.GameSpec`). Raises
+    InvalidGraph when the rules loop in a game that declared none, a move hands the turn over in a
+    game for one player, the clock goes back, a weight is not a whole number from 1, an agent picks a
+    move not offered, or the root is not alone in the lowest layer.
+    """
+    with _without_collection():
+        graph = _expanded(rules, players)
+    root = graph.number[rules.key(rules.starts()[0])]
+    layer, components = _layers(graph, loops)
+    if int(np.count_nonzero(layer <= layer[root])) > 1:
+        raise InvalidGraph(f"the root {graph.keys[root]!r} is not alone in the lowest layer")
+    found = np.empty(len(graph.keys), dtype=np.int64)
+    found[np.array(graph.found, dtype=np.int64)] = np.arange(len(graph.found))
+    not_root = np.ones(len(graph.keys), dtype=bool)
+    not_root[root] = False
+    order = np.lexsort((found, not_root, layer))  # first found first within a layer, the root before all
+    ids = np.empty(len(order), dtype=np.int64)
+    ids[order] = np.arange(len(order))
+    ids_of, layer_of = ids.tolist(), layer.tolist()
+    first_edge = [0] * len(graph.keys)
+    last_edge = [0] * len(graph.keys)
+    ends = graph.first_edge[1:] + [len(graph.edges)]
+    for number, first, end in zip(graph.found, graph.first_edge, ends):
+        first_edge[number], last_edge[number] = first, end
+    dsts, signs = graph.dst.tolist(), graph.sign.tolist()
+    order_list = order.tolist()
+    start = 0
+    while start < len(order_list):
+        current = layer_of[order_list[start]]
+        end = start
+        while end < len(order_list) and layer_of[order_list[end]] == current:
+            end += 1
+        if current in components:
+            yield CyclicLayers(current, components[current])
+        for number in order_list[start:end]:
+            yield Node(ids_of[number], graph.keys[number], current, graph.kinds[number], graph.labels[number],
+                       denom=graph.denoms[number], payoff=graph.payoffs[number])
+        for number in order_list[start:end]:
+            source = ids_of[number]
+            for edge_number in range(first_edge[number], last_edge[number]):
+                kind, label, weight, reward, chosen_by = graph.edges[edge_number]
+                yield Edge(source, ids_of[dsts[edge_number]], kind, label, weight=weight, reward=reward,
+                           chosen_by=chosen_by, sign=signs[edge_number])
+        start = end

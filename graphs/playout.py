@@ -1,0 +1,98 @@
+"""Games played from the rules (:mod:`graphs.rules`), one at a time: the Monte Carlo check of any game.
+
+Slower than a game's own numpy simulator, but it needs nothing but the rules,
+so every game written at the rules level gets Monte Carlo with it.
+
+>>> from graphs.rules import DiceRules, Move
+>>> class Die(DiceRules):
+...     def starts(self): return ["start"]
+...     def key(self, position): return position
+...     def label(self, position): return position
+...     def payoff(self, position): return None if position == "start" else 1.0
+...     def rolls(self, position): return [(face, 1) for face in range(1, 7)]
+...     def moves(self, position, face): return [Move("end", "take", reward=face)]
+>>> play_one(Die(), {"start/3": "take"}, lambda: 0.4)
+4.0
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from graphs.montecarlo import stored_move
+from graphs.rules import Ending, Rules
+
+Policy = str | Mapping[str, str]  # an agent's name, or a stored policy's choices (decision key -> move label)
+
+
+def play_one(rules: Rules, policy: Policy | tuple[Policy, Policy], uniform: Callable[[], float]) -> float:
+    """Return what one game played from the rules gives the first player (rewards included): in a game for two,
+    the first player's rewards less the second's, plus the first player's share of the ending.
+
+    ``policy`` is an agent's name or a stored policy's choices (as :func:`graphs.montecarlo.stored_move`
+    reads them), played in both seats, or a pair of them (the first player's, the second's);
+    ``uniform()`` draws a number in [0, 1) for each roll.
+    """
+    seats = policy if isinstance(policy, tuple) else (policy, policy)
+    position, total, mover = rules.starts()[0], 0.0, 0
+    while True:
+        payoff = rules.payoff(position)
+        if payoff is not None:
+            return total + _share(rules, payoff, mover)
+        rolls = rules.rolls(position)
+        roll = None
+        if rolls is not None:
+            outcomes = list(rolls)
+            draw = uniform() * sum(weight for _, weight in outcomes)
+            for roll, weight in outcomes:
+                draw -= weight
+                if draw < 0:
+                    break
+        moves = rules.moves(position, roll)
+        if moves:
+            chosen = seats[mover]
+            if isinstance(chosen, str):
+                move = rules.agents[chosen](position, roll, moves)
+            else:
+                key = rules.key(position) if roll is None else rules.decision_key(position, roll)
+                move = stored_move(chosen, key, moves, lambda move: move.label)
+        else:
+            after = rules.ending(position, roll)
+            if isinstance(after, Ending):
+                return total + _share(rules, after.payoff, mover)
+            move = after
+        total += move.reward if mover == 0 else -move.reward
+        mover = 1 - mover if move.passes else mover
+        position = move.next
+
+
+def _share(rules: Rules, payoff: float, mover: int) -> float:
+    """Return the first player's share of an ending that pays ``payoff`` to the player to move (``mover``)."""
+    return payoff if mover == 0 else rules.constant_sum - payoff
+
+
+def rules_simulator(make_rules: Callable[[Mapping[str, Any]], Rules]) -> Callable[..., Callable[[int, Any], Any]]:
+    """Return a game's ``simulator(params, policy)`` that plays its rules (:func:`play_one`), one game at a time."""
+
+    def simulator(params: Mapping[str, Any], policy: Policy | tuple[Policy, Policy]) -> Callable[[int, Any], Any]:
+        """Return ``play(games, rng)``: what ``games`` games played from the rules give the first player."""
+        rules = make_rules(params)
+
+        def play(games: int, rng: Any) -> list[float]:
+            draws: Any = iter(())
+
+            def uniform() -> float:
+                nonlocal draws
+                try:
+                    return next(draws)
+                except StopIteration:
+                    draws = iter(rng.random(4096).tolist())
+                    return next(draws)
+
+            return [play_one(rules, policy, uniform) for _ in range(games)]
+
+        return play
+
+    return simulator
+

@@ -79,7 +79,7 @@ def exact_value(rules: Rules, objective: str, agent: str | None = None, position
     ``objective`` (``max`` or ``min``).
     """
     if loops:
-        return _looping_values(rules, objective, agent)[rules.key(rules.starts()[0] if position is None else position)]
+        return exact_values(rules, objective, agent)[rules.key(rules.starts()[0] if position is None else position)]
     memo: dict[str, Fraction] = {}
     best = max if objective == "max" else min
 
@@ -114,8 +114,9 @@ def exact_value(rules: Rules, objective: str, agent: str | None = None, position
     return value(rules.starts()[0] if position is None else position)
 
 
-def _looping_values(rules: Rules, objective: str, agent: str | None) -> dict[str, Fraction]:
-    """Return every position's exact value (key -> value) in a game whose positions repeat.
+def exact_values(rules: Rules, objective: str, agent: str | None = None) -> dict[str, Fraction]:
+    """Return every position's exact value (key -> value) in a game whose positions may repeat, to the player to
+    move there, under ``agent`` (both seats) or the best moves for ``objective``.
 
     Each position is an unknown; a policy (a move for each roll that offers a choice) makes the values one
     linear system. Policy iteration improves the policy where a move is strictly better under its values,

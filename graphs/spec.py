@@ -110,7 +110,8 @@ class GameSpec:
         naming the game and the broken promise, when a required name is missing or a declared one is wrong."""
         name = getattr(module, "name", None)
         called = f"game {name!r} ({origin})" if isinstance(name, str) else f"a game from {origin}"
-        derived = FROM_RULES if hasattr(module, "rules") else ()
+        # a turn stored once keeps its own ways to play (its keys are the turn's, not the copied turns' of its rules)
+        derived = () if not hasattr(module, "rules") else FROM_RULES if not hasattr(module, "turn") else ("agents", "build")
         missing = [required for required in REQUIRED if not hasattr(module, required) and required not in derived]
         if missing:
             raise InvalidGame(f"{called} does not declare {', '.join(missing)} (every game declares "

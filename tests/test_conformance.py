@@ -40,9 +40,10 @@ from graphs.check import checker_for
 from graphs.errors import BadParameter
 from graphs.montecarlo import can_simulate, simulate
 from graphs.protocol import CHANCE, DECISION, TERMINAL, CyclicLayers, Edge, Game, Node, Param, Row, resolve_params, value_text
-from graphs.exact import exact_value
+from graphs.exact import exact_value, exact_values
 from graphs.expand import expand
 from graphs.playout import rules_simulator
+from graphs.repeating import SEPARATOR
 from store import cycles, turn_cycles, turns
 from store.db import open_database
 from store.load import build_graph
@@ -284,7 +285,7 @@ def same_graph(rows: Iterable[Row]) -> tuple[list[tuple], list[tuple], int]:
     return nodes, edges, sum(isinstance(row, CyclicLayers) for row in rows)
 
 
-@pytest.mark.parametrize("game", games(lambda game: game.rules is not None))
+@pytest.mark.parametrize("game", games(lambda game: game.rules is not None and not stores_turn_once(game)))
 def test_a_game_with_rules_builds_the_graph_its_rules_expand_to(game: Game) -> None:
     """A game may stream its graph by hand (Pig, for speed), but it must be the graph its rules describe."""
     params = small_params(game)
@@ -561,6 +562,29 @@ def test_cyclic_turn_solve_equals_policy_iteration_on_the_copied_turns(game: Gam
             assert stored == pytest.approx(float(exact_values[node_id]), rel=1e-12, abs=1e-15), key
     engine.dispose()
     assert len(playing) >= 4
+
+
+@pytest.mark.parametrize("game", games(lambda game: stores_turn_once(game) and game.rules is not None))
+def test_a_turn_stored_once_solves_to_the_exact_values_of_the_games_rules(game: Game,
+                                                                         tmp_path_factory: pytest.TempPathFactory) -> None:
+    """The turn solve of every turn state equals the exact value of the game's rules (graphs/repeating.py: the turn
+    copied into each state, policy iteration in fractions), at the state's turn start."""
+    params = small_params(game)
+    rules = game.rules(params)
+    values = exact_values(rules, game.objective)
+    start = SEPARATOR + rules.turn.key(rules.root)
+    engine = open_database(BACKENDS["sqlite"].format(tmp_path_factory.mktemp("sqlite")), create=True)
+    built = build_graph(engine, game, params)
+    with engine.connect() as connection:
+        graph = turns.TurnGraph.load(connection, built.graph_id, game.turn(params))  # type: ignore[attr-defined]
+        turn_cycles.ensure_solved(connection, graph)
+        policy_id = turns.ensure_policy(connection, graph, "optimal")
+        states = {key.removesuffix(start): worth for key, worth in values.items() if key.endswith(start)}
+        for key, worth in states.items():
+            stored = turns.state_result(connection, built.graph_id, policy_id, key).value
+            assert stored == pytest.approx(float(worth), rel=1e-12, abs=1e-15), key
+    engine.dispose()
+    assert len(states) >= 4
 
 
 # --- every tool on every game ---------------------------------------------------------------------------------

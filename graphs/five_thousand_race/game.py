@@ -36,13 +36,15 @@ at once is taken).
 from __future__ import annotations
 
 import functools
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 from graphs.dice import sorted_rolls
 from graphs.five_thousand.game import DICE, STEP, bank_bound, roll_text, score, selections, threshold_move
 from graphs.protocol import (CHANCE, DECISION, MOVE, OPTIMAL, ROLL, TERMINAL, TIE, CyclicLayers, Edge, Node, NodeIds,
                              Param, Row, TurnPolicy, TurnStructure)
+from graphs.repeating import RepeatingTurn, TurnsInFull
+from graphs.rules import DiceRules, Ending, Move
 
 name = "5000-race"
 title = "5000 (race)"
@@ -51,6 +53,7 @@ version = 1
 objective = "max"
 outcome = "probability that the player to move wins"
 players = 2  # two players, zero-sum, each position seen from the player to move
+loops = True  # a bust hands the turn over with the scores unchanged
 params = (
     Param("target", 5000, int, "the score that wins (a multiple of 50)",
           check=lambda target: 100 <= target <= 10000 and target % STEP == 0, accepted="multiples of 50, 100..10000"),
@@ -272,6 +275,110 @@ def _moves(ids: NodeIds, source: int, dice: int, total: int, options: Sequence[t
         found.append(Edge(source, ids[bank_end(reached, target)], MOVE, f"{keep}, bank {reached}", chosen_by=banks))
         found.append(Edge(source, ids[chance_key(after, reached)], MOVE, f"{keep}, roll {after}", chosen_by=rolls))
     return found
+
+
+class RaceTurn(DiceRules):
+    """One turn of the race, at the rules level: a position is ``(dice to roll, turn total)``, or ``("end", key)``
+    for the turn's ends (``bust``, ``bank/<t>``, ``bank/win``), keyed as the stored turn's nodes are."""
+
+    def __init__(self, target: int):
+        self.target = target
+
+    def starts(self) -> list[Any]:
+        """Return five dice to roll at a total of 0."""
+        return [(DICE, 0)]
+
+    def key(self, position: Any) -> str:
+        """Return ``'3d/250'``, or the end's key."""
+        return position[1] if position[0] == "end" else chance_key(*position)
+
+    def label(self, position: Any) -> str:
+        """Return ``'total 250, rolling 3'``, or the end in words."""
+        return f"the turn ends: {end_label(position[1])}" if position[0] == "end" else \
+            f"total {position[1]}, rolling {position[0]}"
+
+    def payoff(self, position: Any) -> float | None:
+        """Return 0 at an end (what an end is worth is the turn state's business), else None."""
+        return 0.0 if position[0] == "end" else None
+
+    def rolls(self, position: Any) -> Any:
+        """Return the sorted rolls of the dice with their weights."""
+        return sorted_rolls(position[0])
+
+    def moves(self, position: Any, roll: tuple[int, ...]) -> list[Move]:
+        """Return, per choice of scoring dice, bank (a win from the target on), then roll on below the target."""
+        dice, total = position
+        found = []
+        for kept, points, after in next(options for rolled, _, options in roll_options(dice) if rolled == roll):
+            reached, keep = total + points, f"keep {roll_text(kept)}"
+            if reached >= self.target:
+                found.append(Move(("end", bank_end(reached, self.target)), f"{keep}, bank {reached} (wins)"))
+                continue
+            found.append(Move(("end", bank_end(reached, self.target)), f"{keep}, bank {reached}"))
+            found.append(Move((after, reached), f"{keep}, roll {after}"))
+        return found
+
+    def ending(self, position: Any, roll: tuple[int, ...]) -> Ending:
+        """Return the bust: nothing scores."""
+        return Ending(BUST_END, f"the turn ends: {end_label(BUST_END)}", 0.0, roll_label="roll nothing that scores")
+
+
+class RaceRules(RepeatingTurn):
+    """The race at the rules level: the turn (:class:`RaceTurn`) repeats; a turn state is the score pair
+    ``(mine, theirs)`` in points, seen from the player to move, and the turn's ends hand the turn over."""
+
+    def __init__(self, target: int):
+        self.target = target
+        self.turn = RaceTurn(target)
+        self.worth = turn_points(target)
+        self.agents = {name: self._plays(name) for name in agents({"target": target})}
+
+    def _plays(self, name: str) -> Callable[..., Move]:
+        """Return the fixed strategy ``name`` as a turn agent: a bank that wins the race at once, else its move."""
+
+        def choose(state: Any, at: Any, roll: tuple[int, ...], moves: Sequence[Move]) -> Move:
+            winning = [move for move in moves if move.next[0] == "end" and self._wins(state, move.next[1])]
+            if winning:
+                return winning[0]
+            dice, total = at
+            options = next(options for rolled, _, options in roll_options(dice) if rolled == roll)
+            index, rolls_on = agent_move(name, dice, total, options, self.target, self.worth)
+            kept, points, after = options[index]
+            label = f"keep {roll_text(kept)}, " + (f"roll {after}" if rolls_on else f"bank {total + points}")
+            return next(move for move in moves if move.label == label)
+
+        return choose
+
+    def _wins(self, state: Any, end: str) -> bool:
+        """Return whether banking through ``end`` from ``state`` wins the race."""
+        return end == WIN_END or (end != BUST_END and state[0] + int(end.removeprefix("bank/")) >= self.target)
+
+    def first_state(self) -> Any:
+        """Return 0-0."""
+        return (0, 0)
+
+    def state_key(self, state: Any) -> str:
+        """Return ``'1500-350'``."""
+        return state_key(*state)
+
+    def state_label(self, state: Any) -> str:
+        """Return ``'me 1500, opponent 350'``."""
+        return f"me {state[0]}, opponent {state[1]}"
+
+    def through(self, state: Any, end: str) -> Move | Ending:
+        """Return where the turn's end leads: a bust or a bank hands the turn over, a bank to the target wins."""
+        mine, theirs = state
+        if self._wins(state, end):
+            return Ending(WON, "the player to move has won", 1.0)
+        if end == BUST_END:
+            return Move((theirs, mine), "bust", passes=True)
+        return Move((theirs, mine + int(end.removeprefix("bank/"))), end_label(end), passes=True)
+
+
+def rules(params: Mapping[str, Any]) -> TurnsInFull:
+    """Return the race's rules, the turn copied into each score pair (:class:`RaceRules`): its exact check and its
+    games from the rules. The graph stores the turn once (:func:`build`)."""
+    return TurnsInFull(RaceRules(params["target"]))
 
 
 def turn(params: Mapping[str, Any]) -> TurnStructure:

@@ -1,0 +1,161 @@
+"""A game whose turn repeats, at the rules level: one turn's rules, and the turn states that value its ends.
+
+School, Yahtzee and 5000 as a race play the same turn again and again; only
+what the turn's ends are worth changes from one turn state to the next (the
+upper total, the Yahtzee box, the score pair). Such a game gives
+:class:`RepeatingTurn` rules:
+
+* ``turn``: the turn's :class:`graphs.rules.Rules`; its *ends* are its
+  terminal positions (their payoff is not used) and its endings, named by key;
+* the turn states: ``first_state()``, ``state_key``, ``state_label``;
+* ``through(state, end)``: what a state does when its turn ends at the end of
+  key ``end``: a :class:`graphs.rules.Move` to the next state (its reward,
+  and whether it hands the turn over), or an :class:`graphs.rules.Ending`
+  (the game is over);
+* its agents, ``agent(state, position, roll, moves) -> Move`` over the
+  turn's moves (they may look at the state: a race's agents bank a win).
+
+:class:`TurnsInFull` turns that into ordinary rules, the turn copied into
+each state (a position is a state and a position of its turn), so every game
+whose turn repeats gets its exact recursion (:mod:`graphs.exact`) and its
+Monte Carlo (:mod:`graphs.playout`) from its rules, like any other game. The
+store keeps the turn once (``TurnStructure``): that is how such a game is
+built; the copied form is what it means, for small parameters.
+
+>>> from graphs.rules import DiceRules, Ending, Move
+>>> class Throw(DiceRules):
+...     "One turn: throw a coin; the end is 'heads' or 'tails'."
+...     def starts(self): return ["throw"]
+...     def key(self, position): return position
+...     def label(self, position): return position
+...     def payoff(self, position): return None
+...     def rolls(self, position): return [("heads", 1), ("tails", 1)]
+...     def moves(self, position, coin): return []
+...     def ending(self, position, coin): return Ending(coin, coin, 0.0)
+>>> class FirstHeads(RepeatingTurn):
+...     "Two players throw in turn; the first head wins."
+...     turn = Throw()
+...     def first_state(self): return "playing"
+...     def state_key(self, state): return state
+...     def state_label(self, state): return state
+...     def through(self, state, end):
+...         return Ending("won", "won", 1.0) if end == "heads" else Move("playing", "tails", passes=True)
+>>> from graphs.exact import exact_value
+>>> exact_value(TurnsInFull(FirstHeads()), "max", loops=True)
+Fraction(2, 3)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Hashable, Mapping, Sequence
+from typing import Any
+
+from graphs.rules import DiceRules, Ending, Move, Position, Roll, Rules
+
+State = Hashable
+TurnAgent = Callable[[State, Position, Roll, Sequence[Move]], Move]
+SEPARATOR = " | "  # between a state's key and its turn position's key, in the copied turns
+
+
+class RepeatingTurn:
+    """The rules of a game whose turn repeats (see the module's docstring); ``constant_sum`` as in
+    :class:`graphs.rules.DiceRules`."""
+
+    turn: Rules
+    agents: Mapping[str, TurnAgent] = {}
+    constant_sum: float = 1.0
+
+    def first_state(self) -> State:
+        """Return the turn state the game starts in."""
+        raise NotImplementedError
+
+    def state_key(self, state: State) -> str:
+        """Return the state's key, unique among the states."""
+        raise NotImplementedError
+
+    def state_label(self, state: State) -> str:
+        """Return the state's readable label."""
+        raise NotImplementedError
+
+    def through(self, state: State, end: str) -> Move | Ending:
+        """Return what ``state`` does when its turn ends at the end of key ``end``."""
+        raise NotImplementedError
+
+
+class TurnsInFull(DiceRules):
+    """Ordinary rules for a :class:`RepeatingTurn` game: the turn copied into each state.
+
+    A position is ``(state, turn position)``, keyed ``'<state key> | <turn key>'``; a move into one of the
+    turn's ends, or a roll that ends it, goes on where the state goes through that end (a move that ends the
+    game leads to the :class:`graphs.rules.Ending` itself, a position whose payoff is the ending's).
+    """
+
+    def __init__(self, game: RepeatingTurn):
+        self.game = game
+        self.turn = game.turn
+        self.root = game.turn.starts()[0]
+        self.constant_sum = game.constant_sum
+        self.agents = {name: self._plays(agent) for name, agent in game.agents.items()}
+
+    def _plays(self, agent: TurnAgent) -> Callable[..., Move]:
+        """Return the copied game's agent for a turn agent: the same choice among the same moves."""
+
+        def choose(position: Any, roll: Roll, moves: Sequence[Move]) -> Move:
+            state, at = position
+            offered = self.turn.moves(at, roll)
+            return moves[offered.index(agent(state, at, roll, offered))]
+
+        return choose
+
+    def starts(self) -> list[Any]:
+        """Return the first state at the turn's start."""
+        return [(self.game.first_state(), self.root)]
+
+    def key(self, position: Any) -> str:
+        """Return ``'<state key> | <turn key>'`` (an ending moved to: its key)."""
+        if isinstance(position, Ending):
+            return position.key
+        state, at = position
+        return self.game.state_key(state) + SEPARATOR + self.turn.key(at)
+
+    def label(self, position: Any) -> str:
+        """Return the state's label and the turn position's (an ending moved to: its label)."""
+        if isinstance(position, Ending):
+            return position.label
+        state, at = position
+        return f"{self.game.state_label(state)}; {self.turn.label(at)}"
+
+    def payoff(self, position: Any) -> float | None:
+        """Return the payoff of an ending moved to; None elsewhere (the turn's ends lead on)."""
+        return position.payoff if isinstance(position, Ending) else None
+
+    def rolls(self, position: Any) -> Any:
+        """Return the turn's rolls at the turn position."""
+        return self.turn.rolls(position[1])
+
+    def moves(self, position: Any, roll: Roll | None) -> list[Move]:
+        """Return the turn's moves, a move into an end going on where the state goes through it (as a move to
+        the next state's turn, or to the game's end)."""
+        state, at = position
+        found = []
+        for move in self.turn.moves(at, roll):
+            if self.turn.payoff(move.next) is None:
+                found.append(Move((state, move.next), move.label, move.reward))
+                continue
+            after = self.game.through(state, self.turn.key(move.next))
+            if isinstance(after, Ending):  # the game is over: the ending itself is the position moved to
+                found.append(Move(after, move.label, move.reward))
+            else:
+                found.append(Move((after.next, self.root), move.label, move.reward + after.reward, after.passes))
+        return found
+
+    def ending(self, position: Any, roll: Roll) -> Ending | Move:
+        """Return where a roll that ends the turn leads: the state's way through that end."""
+        state, at = position
+        end = self.turn.ending(at, roll)
+        key = end.key if isinstance(end, Ending) else self.turn.key(end.next)
+        after = self.game.through(state, key)
+        if isinstance(after, Ending):
+            return after
+        label = end.roll_label if isinstance(end, Ending) and end.roll_label else after.label
+        return Move((after.next, self.root), label, after.reward, after.passes)

@@ -640,6 +640,31 @@ def test_export_draws_dot_and_png(game: Game, reported: Any, tmp_path: Any) -> N
         assert target.stat().st_size > 0
 
 
+@pytest.mark.parametrize("game", [case for case in TOOLED if case.values[0].advisor is not None])
+def test_the_advisors_best_move_is_the_solves(game: Game, reported: Any) -> None:
+    """Asked its questions' examples, the advisor's decision is a best alternative, and at the position it names
+    the alternatives' best value is the stored optimum's value and the optimum's stored choice is that move."""
+    from store.view import GraphView
+
+    url, _ = reported(game)
+    engine = open_database(url, read_only=True)
+    with engine.connect() as connection:
+        view = GraphView(connection, 1, game)
+        advice = game.advisor.answer(view, {question.name: question.example  # type: ignore[union-attr]
+                                            for question in game.advisor.questions_for(view.params)})  # type: ignore[union-attr]
+        ranked = advice.ranked()
+        assert ranked, advice.situation
+        tolerance = 1e-12 * max(1.0, abs(ranked[0].value))
+        assert advice.decision in [item.move for item in ranked if item.gives_up <= tolerance]
+        if advice.position is not None:
+            stored = view.position(advice.position, depth=1)
+            assert stored["policies"]["optimal"]["value"] == pytest.approx(ranked[0].value, rel=1e-12, abs=1e-12)
+            chosen = [edge["label"] for edge in stored["edges"] if "optimal" in edge["chosen_by"]]
+            assert stored["kind"] == DECISION and len(chosen) == 1, (advice.position, stored["kind"], chosen)
+            assert chosen[0] in {item.move for item in ranked if item.gives_up <= tolerance}
+    engine.dispose()
+
+
 @pytest.mark.parametrize("game", TOOLED)
 def test_every_explorer_page_answers_in_html_and_json(game: Game, reported: Any) -> None:
     """Home, the graph (with a comparison, and a two-player game's matches), a position of each kind, a search,

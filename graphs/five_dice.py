@@ -30,6 +30,7 @@ from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from typing import Any
 
 from graphs.dice import FACES, sorted_rolls
+from graphs.rules import DiceRules, Move
 from graphs.errors import BadParameter, DicegraphError
 from graphs.protocol import CHANCE, DECISION, MOVE, ROLL, TERMINAL, Edge, Node, Row
 
@@ -410,3 +411,60 @@ class DecisionBytes:
             at = last + left
             by_position[:, at] = np.where(by_position[:, at] == STOP, by_position[:, last], by_position[:, at])
         return {int(state): by_position[i].astype(np.uint8).tobytes() for i, state in enumerate(states)}
+
+
+class FiveDiceTurn(DiceRules):
+    """The five-dice turn at the rules level (:mod:`graphs.rules`): roll, keep any dice, roll the rest, up to
+    :data:`ROLLS` times, and end the turn by scoring, as ``scores(dice, roll)`` says: ``(end key, label,
+    points)`` for each way to end it after roll ``roll`` (1 is the first) showing ``dice``.
+
+    A position is ``("rolling", roll, kept)`` (the dice kept, the rest about to be rolled for roll ``roll``)
+    or ``("end", key)``, one of the turn's ends. Keeping every die after the second roll is the stored
+    turn's ``stop``; after the first it only gives a roll away, which the optimum never does.
+
+    >>> turn = FiveDiceTurn(lambda dice, roll: [("end:sum", "score the sum", sum(dice))])
+    >>> from graphs.exact import exact_value
+    >>> exact_value(turn, "max")  # per die: keep a 5 or 6 first, then a 4 or more: 14/3
+    Fraction(70, 3)
+    """
+
+    def __init__(self, scores: Callable[[tuple[int, ...], int], Sequence[tuple[str, str, float]]]):
+        self.scores = scores
+
+    def starts(self) -> list[Any]:
+        """Return the first roll of all five dice."""
+        return [("rolling", 1, ())]
+
+    def key(self, position: Any) -> str:
+        """Return ``'roll2/keep1-1'``, or the end's key."""
+        if position[0] == "end":
+            return position[1]
+        return f"roll{position[1]}/keep{'-'.join(map(str, position[2]))}"
+
+    def label(self, position: Any) -> str:
+        """Return the position in words."""
+        if position[0] == "end":
+            return f"the turn ends: {position[1]}"
+        return f"roll {position[1]}, keeping {dice_text(position[2]) if position[2] else 'nothing'}"
+
+    def payoff(self, position: Any) -> float | None:
+        """Return 0 at an end (the turn state says what it is worth), else None."""
+        return 0.0 if position[0] == "end" else None
+
+    def rolls(self, position: Any) -> Any:
+        """Return the sorted rolls of the dice not kept."""
+        return sorted_rolls(DICE - len(position[2]))
+
+    def moves(self, position: Any, rolled: tuple[int, ...]) -> list[Move]:
+        """Return the ways to end the turn with the dice showing, then, with a roll left, every keep."""
+        _, roll, kept = position
+        dice = tuple(sorted(kept + rolled))
+        found = [Move(("end", key), label, float(points)) for key, label, points in self.scores(dice, roll)]
+        if roll < ROLLS:
+            found += [Move(("rolling", roll + 1, keep), f"keep {dice_text(keep)}")
+                      for keep in sub_multisets(dice) if len(keep) < DICE or roll > 1]
+        return found
+
+    def decision_key(self, position: Any, rolled: tuple[int, ...]) -> str:
+        """Return ``'roll2/1-1-3-5-6'``: the decision after roll 2 showing those dice, however it was reached."""
+        return f"roll{position[1]}/{'-'.join(map(str, sorted(position[2] + rolled)))}"

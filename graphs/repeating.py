@@ -7,11 +7,12 @@ upper total, the Yahtzee box, the score pair). Such a game gives
 
 * ``turn``: the turn's :class:`graphs.rules.Rules`; its *ends* are its
   terminal positions (their payoff is not used) and its endings, named by key;
-* the turn states: ``first_state()``, ``state_key``, ``state_label``;
+* the turn states: ``first_state()``, ``state_key`` (and back, ``state_of``), ``state_label``;
 * ``through(state, end)``: what a state does when its turn ends at the end of
   key ``end``: a :class:`graphs.rules.Move` to the next state (its reward,
-  and whether it hands the turn over), or an :class:`graphs.rules.Ending`
-  (the game is over);
+  and whether it hands the turn over), an :class:`graphs.rules.Ending` (the
+  game is over), or None where the state closes that end (School's used
+  combinations): the turn's moves into it are not offered there;
 * its agents, ``agent(state, position, roll, moves) -> Move`` over the
   turn's moves (they may look at the state: a race's agents bank a win).
 
@@ -38,6 +39,7 @@ built; the copied form is what it means, for small parameters.
 ...     def first_state(self): return "playing"
 ...     def state_key(self, state): return state
 ...     def state_label(self, state): return state
+...     def state_of(self, key): return key
 ...     def through(self, state, end):
 ...         return Ending("won", "won", 1.0) if end == "heads" else Move("playing", "tails", passes=True)
 >>> from graphs.exact import exact_value
@@ -77,8 +79,12 @@ class RepeatingTurn:
         """Return the state's readable label."""
         raise NotImplementedError
 
-    def through(self, state: State, end: str) -> Move | Ending:
-        """Return what ``state`` does when its turn ends at the end of key ``end``."""
+    def state_of(self, key: str) -> State:
+        """Return the state of a key :meth:`state_key` gave (how the store's keys name states)."""
+        raise NotImplementedError
+
+    def through(self, state: State, end: str) -> Move | Ending | None:
+        """Return what ``state`` does when its turn ends at the end of key ``end`` (None: that end is closed)."""
         raise NotImplementedError
 
 
@@ -143,6 +149,8 @@ class TurnsInFull(DiceRules):
                 found.append(Move((state, move.next), move.label, move.reward))
                 continue
             after = self.game.through(state, self.turn.key(move.next))
+            if after is None:  # the state closes this end
+                continue
             if isinstance(after, Ending):  # the game is over: the ending itself is the position moved to
                 found.append(Move(after, move.label, move.reward))
             else:
@@ -155,6 +163,8 @@ class TurnsInFull(DiceRules):
         end = self.turn.ending(at, roll)
         key = end.key if isinstance(end, Ending) else self.turn.key(end.next)
         after = self.game.through(state, key)
+        if after is None:
+            raise ValueError(f"state {self.game.state_key(state)!r} closes the end {key!r} that a roll leads to")
         if isinstance(after, Ending):
             return after
         label = end.roll_label if isinstance(end, Ending) and end.roll_label else after.label

@@ -55,6 +55,7 @@ from graphs.exact import RHS, solve_sparse
 
 MONTE_CARLO_GAMES = 40_000
 RULES_GAMES = 2_000  # games played one at a time from the rules (graphs/playout.py), for each agent
+RULES_STATES = 3  # last turn states of a turn game checked from its rules (a few seconds each in fractions)
 
 
 def small_params(game: Game) -> dict[str, Any]:
@@ -368,6 +369,12 @@ def test_turn_solve_of_the_last_states_equals_an_exact_recursion(game: Game, tmp
         for key, expected in exact.items():
             stored = turns.state_result(connection, built.graph_id, policy_id, key).value
             assert stored == pytest.approx(float(expected), rel=1e-12), key
+        if game.rules is not None:  # and, for a few of them, from the game's rules (graphs/repeating.py)
+            rules = game.rules(params)
+            for key in sorted(exact)[::max(1, len(exact) // RULES_STATES)]:
+                worth = exact_value(rules, game.objective, position=(rules.game.state_of(key), rules.root))
+                stored = turns.state_result(connection, built.graph_id, policy_id, key).value
+                assert stored == pytest.approx(float(worth), rel=1e-12), key
     assert len(exact) >= 10
 
 

@@ -361,6 +361,11 @@ class RaceRules(RepeatingTurn):
         """Return ``'1500-350'``."""
         return state_key(*state)
 
+    def state_of(self, key: str) -> Any:
+        """Return the score pair of ``'1500-350'``."""
+        mine, theirs = key.split("-")
+        return (int(mine), int(theirs))
+
     def state_label(self, state: Any) -> str:
         """Return ``'me 1500, opponent 350'``."""
         return f"me {state[0]}, opponent {state[1]}"

@@ -5,6 +5,7 @@ from graphs.school.game import __doc__ as _game_doc
 from graphs.school.advise import advisor  # noqa: F401
 from graphs.school.commands import commands  # noqa: F401
 from graphs.school.report import describe, turn_report  # noqa: F401
+from graphs.school.rules import rules  # noqa: F401
 from graphs.school.turn import decision_array as play_turns, turn  # noqa: F401
 
 __doc__ = _game_doc

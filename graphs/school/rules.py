@@ -1,0 +1,71 @@
+"""School at the rules level (:mod:`graphs.repeating`): the five-dice turn repeats, and a turn state (the used
+combinations) says which of the turn's ends are open and where each leads.
+
+The store keeps the turn once (:mod:`graphs.school.game`, :mod:`graphs.school.turn`); these rules are what it
+means, for the exact check of any state (:func:`graphs.exact.exact_value` from ``(state, turn start)``) and for
+games played from the rules.
+
+>>> from graphs.exact import exact_value
+>>> full = rules({"straights": (15, 20), "grades": "negative"})
+>>> last = ALL_USED ^ 1 << COMBINATIONS.index("Trash")  # Trash alone is left: the best sum of five dice
+>>> float(exact_value(full, "max", position=(last, full.root)))  # doubled when scored on the first roll
+25.4...
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from graphs.five_dice import FiveDiceTurn
+from graphs.repeating import RepeatingTurn, TurnsInFull
+from graphs.rules import Ending, Move
+from graphs.school.game import (ALL_USED, COMBINATIONS, GRADES, open_combinations, points, state_key, turn_key,
+                                used_text)
+
+
+class SchoolRules(RepeatingTurn):
+    """School's turn states (used combinations, a mask) over the five-dice turn; ends ``end:<combination>``."""
+
+    def __init__(self, straights: tuple[int, int], grades: str):
+        def scores(dice: tuple[int, ...], roll: int) -> list[tuple[str, str, float]]:
+            found = []
+            for c, combination in enumerate(COMBINATIONS):
+                made = points(c, dice, first_roll=roll == 1, straights=straights, grades=grades)
+                verb = "score" if made or c < GRADES else "cross out"
+                found.append((turn_key("end", combination), f"{verb} {combination}", made))
+            return found
+
+        self.turn = FiveDiceTurn(scores)
+
+    def first_state(self) -> int:
+        """Return nothing used."""
+        return 0
+
+    def state_key(self, state: int) -> str:
+        """Return ``'used:7'``, the stored state's key."""
+        return state_key(state)
+
+    def state_of(self, key: str) -> int:
+        """Return the used mask of ``'used:7'``."""
+        return int(key.split(":", 1)[1])
+
+    def state_label(self, state: int) -> str:
+        """Return the used combinations."""
+        return f"used: {used_text(state)}"
+
+    def through(self, state: int, end: str) -> Move | Ending | None:
+        """Return the move to the state with the end's combination used (None where the combination is not open;
+        the game is over when every combination is used)."""
+        c = COMBINATIONS.index(end.split(":", 1)[1])
+        if c not in open_combinations(state):
+            return None
+        after = state | 1 << c
+        if after == ALL_USED:
+            return Ending(state_key(after), f"used: {used_text(after)}", 0.0)
+        return Move(after, COMBINATIONS[c])
+
+
+def rules(params: Mapping[str, Any]) -> TurnsInFull:
+    """Return School's rules for ``params`` (straights, grades), the turn copied into each state."""
+    return TurnsInFull(SchoolRules(params["straights"], params["grades"]))

@@ -26,7 +26,7 @@ from __future__ import annotations
 import functools
 import itertools
 from collections import Counter
-from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 from graphs.dice import FACES, sorted_rolls
@@ -419,8 +419,9 @@ class FiveDiceTurn(DiceRules):
     points)`` for each way to end it after roll ``roll`` (1 is the first) showing ``dice``.
 
     A position is ``("rolling", roll, kept)`` (the dice kept, the rest about to be rolled for roll ``roll``)
-    or ``("end", key)``, one of the turn's ends. Keeping every die after the second roll is the stored
-    turn's ``stop``; after the first it only gives a roll away, which the optimum never does.
+    or ``("end", key)``, one of the turn's ends. Keeping every die after a roll of ``stop_after`` is the
+    stored turn's ``stop`` (School's after the second roll; Yahtzee's after the first two, whose boxes score
+    the same after any roll).
 
     >>> turn = FiveDiceTurn(lambda dice, roll: [("end:sum", "score the sum", sum(dice))])
     >>> from graphs.exact import exact_value
@@ -428,8 +429,10 @@ class FiveDiceTurn(DiceRules):
     Fraction(70, 3)
     """
 
-    def __init__(self, scores: Callable[[tuple[int, ...], int], Sequence[tuple[str, str, float]]]):
+    def __init__(self, scores: Callable[[tuple[int, ...], int], Sequence[tuple[str, str, float]]],
+                 stop_after: Collection[int] = (2,)):
         self.scores = scores
+        self.stop_after = stop_after
 
     def starts(self) -> list[Any]:
         """Return the first roll of all five dice."""
@@ -462,9 +465,34 @@ class FiveDiceTurn(DiceRules):
         found = [Move(("end", key), label, float(points)) for key, label, points in self.scores(dice, roll)]
         if roll < ROLLS:
             found += [Move(("rolling", roll + 1, keep), f"keep {dice_text(keep)}")
-                      for keep in sub_multisets(dice) if len(keep) < DICE or roll > 1]
+                      for keep in sub_multisets(dice) if len(keep) < DICE or roll in self.stop_after]
         return found
 
     def decision_key(self, position: Any, rolled: tuple[int, ...]) -> str:
         """Return ``'roll2/1-1-3-5-6'``: the decision after roll 2 showing those dice, however it was reached."""
         return f"roll{position[1]}/{'-'.join(map(str, sorted(position[2] + rolled)))}"
+
+
+def stored_turn_agent(decisions: Mapping[str, bytes], state_key: Callable[[Any], str],
+                      end_key: Callable[[int, int, tuple[int, ...]], str]) -> Callable[..., Move]:
+    """Return a turn agent (:mod:`graphs.repeating`) playing a stored policy's decision bytes over
+    :class:`FiveDiceTurn`: ``decisions`` by state key (``state_key(state)``), a score or cross-out byte ending the
+    turn at ``end_key(kind, payload, dice)``.
+
+    It plays what the store solved, move by move from the rules, so games played with it check the stored
+    decisions independently of the numpy player.
+    """
+
+    def choose(state: Any, position: Any, rolled: tuple[int, ...], moves: Sequence[Move]) -> Move:
+        _, roll, kept = position
+        dice = tuple(sorted(kept + rolled))
+        byte = decisions[state_key(state)][OUTCOME_INDEX[dice] * ROLLS + ROLLS - roll]
+        kind, payload = decode_decision(byte)
+        if kind == REROLL:
+            keep = tuple(face for place, face in enumerate(dice) if not payload >> place & 1)
+            wanted: Any = ("rolling", roll + 1, keep)
+        else:
+            wanted = ("end", end_key(kind, payload, dice))
+        return next(move for move in moves if move.next == wanted)
+
+    return choose

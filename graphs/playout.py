@@ -21,17 +21,18 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from graphs.montecarlo import stored_move
-from graphs.rules import Ending, Rules
+from graphs.rules import Ending, Move, Rules
 
-Policy = str | Mapping[str, str]  # an agent's name, or a stored policy's choices (decision key -> move label)
+# an agent's name, a stored policy's choices (decision key -> move label), or an agent itself (position, roll, moves)
+Policy = str | Mapping[str, str] | Callable[..., Move]
 
 
 def play_one(rules: Rules, policy: Policy | tuple[Policy, Policy], uniform: Callable[[], float]) -> float:
     """Return what one game played from the rules gives the first player (rewards included): in a game for two,
     the first player's rewards less the second's, plus the first player's share of the ending.
 
-    ``policy`` is an agent's name or a stored policy's choices (as :func:`graphs.montecarlo.stored_move`
-    reads them), played in both seats, or a pair of them (the first player's, the second's);
+    ``policy`` is an agent's name, a stored policy's choices (as :func:`graphs.montecarlo.stored_move`
+    reads them) or an agent function, played in both seats, or a pair of them (the first player's, the second's);
     ``uniform()`` draws a number in [0, 1) for each roll.
     """
     seats = policy if isinstance(policy, tuple) else (policy, policy)
@@ -54,6 +55,8 @@ def play_one(rules: Rules, policy: Policy | tuple[Policy, Policy], uniform: Call
             chosen = seats[mover]
             if isinstance(chosen, str):
                 move = rules.agents[chosen](position, roll, moves)
+            elif callable(chosen):
+                move = chosen(position, roll, moves)
             else:
                 key = rules.key(position) if roll is None else rules.decision_key(position, roll)
                 move = stored_move(chosen, key, moves, lambda move: move.label)

@@ -14,7 +14,8 @@ upper total, the Yahtzee box, the score pair). Such a game gives
   game is over), or None where the state closes that end (School's used
   combinations): the turn's moves into it are not offered there;
 * its agents, ``agent(state, position, roll, moves) -> Move`` over the
-  turn's moves (they may look at the state: a race's agents bank a win).
+  turn's moves the state offers (they may look at the state: a race's
+  agents bank a win).
 
 :class:`TurnsInFull` turns that into ordinary rules, the turn copied into
 each state (a position is a state and a position of its turn), so every game
@@ -101,15 +102,17 @@ class TurnsInFull(DiceRules):
         self.turn = game.turn
         self.root = game.turn.starts()[0]
         self.constant_sum = game.constant_sum
-        self.agents = {name: self._plays(agent) for name, agent in game.agents.items()}
+        self.agents = {name: self.plays(agent) for name, agent in game.agents.items()}
 
-    def _plays(self, agent: TurnAgent) -> Callable[..., Move]:
-        """Return the copied game's agent for a turn agent: the same choice among the same moves."""
+    def plays(self, agent: TurnAgent) -> Callable[..., Move]:
+        """Return the copied game's agent for a turn agent (one of the game's, or a stored policy played from its
+        decisions): the same choice among the same moves."""
 
         def choose(position: Any, roll: Roll, moves: Sequence[Move]) -> Move:
             state, at = position
-            offered = self.turn.moves(at, roll)
-            return moves[offered.index(agent(state, at, roll, offered))]
+            lifted = self._lifted(state, at, roll)
+            pick = agent(state, at, roll, [turn_move for turn_move, _ in lifted])
+            return next(move for turn_move, move in lifted if turn_move == pick)
 
         return choose
 
@@ -141,20 +144,25 @@ class TurnsInFull(DiceRules):
 
     def moves(self, position: Any, roll: Roll | None) -> list[Move]:
         """Return the turn's moves, a move into an end going on where the state goes through it (as a move to
-        the next state's turn, or to the game's end)."""
+        the next state's turn, or to the game's end); a move into an end the state closes is not offered."""
         state, at = position
+        return [move for _, move in self._lifted(state, at, roll)]
+
+    def _lifted(self, state: State, at: Position, roll: Roll | None) -> list[tuple[Move, Move]]:
+        """Return each turn move the state offers at ``at`` after ``roll``, with the move it is in the copied game."""
         found = []
         for move in self.turn.moves(at, roll):
             if self.turn.payoff(move.next) is None:
-                found.append(Move((state, move.next), move.label, move.reward))
+                found.append((move, Move((state, move.next), move.label, move.reward)))
                 continue
             after = self.game.through(state, self.turn.key(move.next))
             if after is None:  # the state closes this end
                 continue
             if isinstance(after, Ending):  # the game is over: the ending itself is the position moved to
-                found.append(Move(after, move.label, move.reward))
+                found.append((move, Move(after, move.label, move.reward)))
             else:
-                found.append(Move((after.next, self.root), move.label, move.reward + after.reward, after.passes))
+                found.append((move, Move((after.next, self.root), move.label, move.reward + after.reward,
+                                         after.passes)))
         return found
 
     def ending(self, position: Any, roll: Roll) -> Ending | Move:

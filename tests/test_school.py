@@ -25,10 +25,12 @@ from graphs.montecarlo import simulate
 from tests import school_store as school
 from store.db import open_database
 from store.load import build_graph
+from store import turns
 from store.schema import node, turn_policy
 
 SEED = Path(__file__).resolve().parents[2] / "shared" / "seeds" / "001_4d0d9a8c031293e3.txt"
 DEFAULT = {"straights": (15, 20), "grades": "negative"}
+RULES_GAMES = 2_000  # whole games played one at a time from the rules (graphs/playout.py)
 RELATIVE = 1e-12
 
 
@@ -262,6 +264,25 @@ def test_whole_game_monte_carlo_within_4_standard_errors(whole_game: str) -> Non
             estimate = simulate(get_game("school"), DEFAULT, decisions, 200_000, seed=11)
             assert abs(estimate.z(expected)) < 4, (name, expected, estimate)
             assert math.isclose(estimate.stderr * math.sqrt(200_000), sd, rel_tol=0.02)
+
+
+def test_whole_games_played_from_the_rules_with_the_stored_decisions_score_the_stored_value(whole_game: str) -> None:
+    """The generic player (graphs/playout.py) over School's rules (graphs/school/rules.py), each move looked up in
+    the stored decision bytes: independent of the numpy player and of the turn graph's rows."""
+    from graphs.playout import rules_simulator
+    from graphs.school.rules import rules as school_rules, stored_agent
+
+    engine = open_database(whole_game)
+    with engine.connect() as connection:
+        graph_id = connection.execute(sa.text("SELECT id FROM graph WHERE game = 'school'")).scalar_one()
+        policy_id = school.ensure_policy(connection, graph_id, "optimal")
+        expected, _ = school.game_score(connection, graph_id, policy_id)
+        decisions = turns.stored_decisions(connection, graph_id, policy_id)
+    engine.dispose()
+    full = school_rules(DEFAULT)
+    scores = np.array(rules_simulator(lambda params: full)(DEFAULT, full.plays(stored_agent(decisions)))(
+        RULES_GAMES, np.random.default_rng(5)))
+    assert abs(scores.mean() - expected) < 4 * scores.std() / math.sqrt(len(scores)), (scores.mean(), expected)
 
 
 def test_whole_game_agrees_with_the_sqlite_endgame(whole_game: str, endgame: tuple[sa.Engine, int]) -> None:

@@ -28,6 +28,7 @@ from store.load import build_graph
 from tests.yahtzee_numpy import optimal_score
 
 OFF = {"bonuses": "off"}
+RULES_GAMES = 2_000  # whole games played one at a time from the rules (graphs/playout.py)
 RELATIVE = 1e-12
 
 
@@ -204,6 +205,28 @@ def test_whole_game_equals_the_numpy_solver(whole_game: tuple[str, dict]) -> Non
     optimal = whole_game[1]["policies"][0]
     assert optimal["name"] == "optimal"
     assert math.isclose(optimal["expected_score"], optimal_score("off"), rel_tol=RELATIVE)
+
+
+def test_whole_games_played_from_the_rules_with_the_stored_decisions_score_the_stored_value(
+        whole_game: tuple[str, dict]) -> None:
+    """The generic player (graphs/playout.py) over Yahtzee's rules (graphs/yahtzee/rules.py), each move looked up
+    in the stored decision bytes: independent of the numpy player and of the turn graph's rows."""
+    import numpy as np
+
+    from graphs.playout import rules_simulator
+    from graphs.yahtzee.rules import rules as yahtzee_rules, stored_agent
+
+    url, data = whole_game
+    engine = open_database(url)
+    with engine.connect() as connection:
+        graph = turns.TurnGraph.load(connection, data["graph_id"], get_game("yahtzee").turn(OFF))
+        decisions = turns.stored_decisions(connection, data["graph_id"], turns.ensure_policy(connection, graph, "optimal"))
+    engine.dispose()
+    full = yahtzee_rules(OFF)
+    scores = np.array(rules_simulator(lambda params: full)(OFF, full.plays(stored_agent(decisions, "off")))(
+        RULES_GAMES, np.random.default_rng(5)))
+    expected = data["policies"][0]["expected_score"]
+    assert abs(scores.mean() - expected) < 4 * scores.std() / math.sqrt(len(scores)), (scores.mean(), expected)
 
 
 def test_report_json(whole_game: tuple[str, dict]) -> None:

@@ -7,9 +7,9 @@ games played from the rules.
 
 >>> from graphs.exact import exact_value
 >>> full = rules({"straights": (15, 20), "grades": "negative"})
->>> last = ALL_USED ^ 1 << COMBINATIONS.index("Trash")  # Trash alone is left: the best sum of five dice
->>> float(exact_value(full, "max", position=(last, full.root)))  # doubled when scored on the first roll
-25.4...
+>>> last = ALL_USED ^ 1 << COMBINATIONS.index("Trash")  # Trash alone is left: a sum of five dice
+>>> round(float(exact_value(full, "max", position=(last, full.root))), 4)  # doubled on the first roll
+35.1006
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from graphs.five_dice import FiveDiceTurn
+from graphs.five_dice import FiveDiceTurn, stored_turn_agent
 from graphs.repeating import RepeatingTurn, TurnsInFull
 from graphs.rules import Ending, Move
 from graphs.school.game import (ALL_USED, COMBINATIONS, GRADES, open_combinations, points, state_key, turn_key,
@@ -64,6 +64,11 @@ class SchoolRules(RepeatingTurn):
         if after == ALL_USED:
             return Ending(state_key(after), f"used: {used_text(after)}", 0.0)
         return Move(after, COMBINATIONS[c])
+
+
+def stored_agent(decisions: Mapping[str, bytes]) -> Any:
+    """Return a turn agent playing a stored policy's decision bytes (state key -> bytes) over the rules' turn."""
+    return stored_turn_agent(decisions, state_key, lambda kind, payload, dice: turn_key("end", COMBINATIONS[payload - 1]))
 
 
 def rules(params: Mapping[str, Any]) -> TurnsInFull:

@@ -287,8 +287,9 @@ class Game(Protocol):
     """What every game module provides; see ``graphs/jackpot.py`` for an example.
 
     Required: the attributes below, ``agents(params)`` and ``build(params)``.
-    A game written at the rules level (:mod:`graphs.rules`) also offers
-    ``rules(params)``, and its ``build`` is ``expand(rules(params))``.
+    A game written at the rules level (:mod:`graphs.rules`) offers
+    ``rules(params)`` instead, from which it gets ``build`` (the expansion,
+    :mod:`graphs.expand`), ``agents`` and ``simulator`` unless it gives its own.
 
     Optional extras, declared as module attributes and read once into the
     game's :class:`graphs.spec.GameSpec` when it is registered (what a game adds
@@ -297,9 +298,12 @@ class Game(Protocol):
 
     * ``players: int``: 2 for a two-player zero-sum game seen from the player
       to move (Pig, the race), else 1 (the default).
+    * ``loops: bool``: True when positions can repeat (a bust hands the turn
+      back and forth): the expander then finds the loops (default False).
 
     * ``rules(params) -> graphs.rules.Rules``: the game at the rules level
-      (the conformance tests check its solve against an exact recursion).
+      (the conformance tests check its solve against an exact recursion); a
+      game whose turn repeats gives :class:`graphs.repeating.TurnsInFull` rules.
     * ``small_params: dict``: parameters small enough for the exhaustive checks
       of ``tests/test_conformance.py`` (default: the defaults).
     * ``check_params(values) -> None``: raise BadParameter when parameters do

@@ -20,7 +20,8 @@ and ``2m + 1`` never lead into each other and are solved as one cyclic
 component. :func:`build` streams the graph the rules expand to
 (:mod:`graphs.expand`; the conformance suite checks that they are the same
 graph) without holding it: at a target of 100 the generic expander takes
-2.5 times as long and 8 times the memory. Inside a component, layer ``j``
+2.5 to 2.8 times as long and 7 to 8 times the memory
+(``tests/bench/bench_expand.py``). Inside a component, layer ``j``
 holds the decisions of turn total ``j`` and the rolls of turn total
 ``j - 1``.
 

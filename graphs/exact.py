@@ -23,7 +23,7 @@ Fraction(6, 11)
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Iterable
+from collections.abc import Hashable, Iterable, Sequence
 from fractions import Fraction
 
 from graphs.rules import Ending, Move, Position, Roll, Rules
@@ -122,50 +122,48 @@ def exact_values(rules: Rules, objective: str, agent: str | None = None) -> dict
     linear system. Policy iteration improves the policy where a move is strictly better under its values,
     until none is.
     """
-    position_of = {rules.key(start): start for start in rules.starts()}
-    order = list(position_of)
-    for key in order:  # breadth first over every position the rules reach
-        at = position_of[key]
-        if rules.payoff(at) is not None:
+    # every position the rules reach, read once, breadth first: its payoff, or per roll its share, its moves
+    # (none: the roll leads on without a choice, ``forced``) and the index of the move the agent plays
+    table: dict[str, Fraction | list[tuple[Fraction, Sequence[Move], Ending | Move | None]]] = {}
+    choices: dict[tuple[str, int], int] = {}  # (position, outcome) -> the index of the move the policy takes
+    pending = [(rules.key(start), start) for start in rules.starts()]
+    order: list[str] = []
+    while pending:
+        key, at = pending.pop(0)
+        if key in table:
+            continue
+        order.append(key)
+        payoff = rules.payoff(at)
+        if payoff is not None:
+            table[key] = Fraction(payoff)
             continue
         rolls = rules.rolls(at)
-        for roll in [None] if rolls is None else [roll for roll, _ in rolls]:
-            after = rules.moves(at, roll) or [rules.ending(at, roll)]
-            for move in after:
-                if isinstance(move, Move) and rules.key(move.next) not in position_of:
-                    position_of[rules.key(move.next)] = move.next
-                    order.append(rules.key(move.next))
+        outcomes = [(None, 1)] if rolls is None else list(rolls)
+        total = sum(weight for _, weight in outcomes)
+        table[key] = []
+        for number, (roll, weight) in enumerate(outcomes):
+            moves = rules.moves(at, roll)
+            forced = None if moves else rules.ending(at, roll)
+            table[key].append((Fraction(weight, total), moves, forced))
+            if moves:
+                choices[key, number] = 0 if agent is None else moves.index(rules.agents[agent](at, roll, moves))
+            pending += [(rules.key(move.next), move.next) for move in (moves or [forced]) if isinstance(move, Move)]
     sign = 1 if objective == "max" else -1
-    choices: dict[tuple[str, Roll | None], int] = {}
-    for key, at in position_of.items():
-        if rules.payoff(at) is None:
-            rolls = rules.rolls(at)
-            for roll in [None] if rolls is None else [roll for roll, _ in rolls]:
-                moves = rules.moves(at, roll)
-                if moves:
-                    choices[key, roll] = moves.index(rules.agents[agent](at, roll, moves)) if agent is not None else 0
 
-    def solve(choice: dict[tuple[str, Roll | None], int]) -> dict[str, Fraction]:
+    def solve(choice: dict[tuple[str, int], int]) -> dict[str, Fraction]:
         system: dict[Hashable, dict[Hashable, Fraction]] = {}
-        for key, at in position_of.items():
+        for key, entry in table.items():
             equation: dict[Hashable, Fraction] = {key: Fraction(1), RHS: Fraction(0)}
-            payoff = rules.payoff(at)
-            if payoff is not None:
-                equation[RHS] = Fraction(payoff)
-            else:
-                rolls = rules.rolls(at)
-                outcomes = [(None, 1)] if rolls is None else list(rolls)
-                total = sum(weight for _, weight in outcomes)
-                for roll, weight in outcomes:
-                    share = Fraction(weight, total)
-                    moves = rules.moves(at, roll)
-                    after = moves[choice[key, roll]] if moves else rules.ending(at, roll)
-                    if isinstance(after, Ending):
-                        equation[RHS] += share * Fraction(after.payoff)
-                        continue
-                    equation[RHS] += share * (Fraction(after.reward) + (Fraction(rules.constant_sum) if after.passes else 0))
-                    target = rules.key(after.next)
-                    equation[target] = equation.get(target, Fraction(0)) + (share if after.passes else -share)
+            if not isinstance(entry, list):
+                equation[RHS] = entry
+            for number, (share, moves, forced) in enumerate(entry if isinstance(entry, list) else ()):
+                after = moves[choice[key, number]] if moves else forced
+                if isinstance(after, Ending):
+                    equation[RHS] += share * Fraction(after.payoff)
+                    continue
+                equation[RHS] += share * (Fraction(after.reward) + (Fraction(rules.constant_sum) if after.passes else 0))
+                target = rules.key(after.next)
+                equation[target] = equation.get(target, Fraction(0)) + (share if after.passes else -share)
             system[key] = equation
         return solve_sparse(system, reversed(order))
 
@@ -174,12 +172,12 @@ def exact_values(rules: Rules, objective: str, agent: str | None = None) -> dict
         if agent is not None:
             return values
         better = dict(choices)
-        for (key, roll), taken in choices.items():
-            moves = rules.moves(position_of[key], roll)
+        for (key, number), taken in choices.items():
+            moves = table[key][number][1]  # type: ignore[index]
             worth = [sign * move_worth(rules, move, values[rules.key(move.next)]) for move in moves]
-            best = max(range(len(moves)), key=lambda number: (worth[number], number == taken))
+            best = max(range(len(moves)), key=lambda index: (worth[index], index == taken))
             if worth[best] > worth[taken]:
-                better[key, roll] = best
+                better[key, number] = best
         if better == choices:
             return values
         choices = better

@@ -124,16 +124,16 @@ def _expanded(rules: Rules, players: int) -> _Graph:
     key_of, clock_of, payoff_of, label_of = rules.key, rules.clock, rules.payoff, rules.label
     rolls_of, moves_of, ending_of, roll_text = rules.rolls, rules.moves, rules.ending, rules.roll_text
     agents = tuple(rules.agents.items())
-    position_of: dict[str, Position] = {}
-    pending: list[str] = []
+    pending: list[tuple[str, Position]] = []  # positions seen, not yet expanded
     labels: dict[tuple[tuple[str, ...], str | None], str] = {}  # one text for every edge a label names
 
     def reach(position: Position) -> int:
         key = key_of(position)
-        if key not in position_of:
-            position_of[key] = position
-            pending.append(key)
-        return see(key)
+        number = graph.number.get(key)
+        if number is None:
+            number = see(key)
+            pending.append((key, position))
+        return number
 
     def decision(key: str, label: str, clock: int, position: Position, roll: Roll | None, moves: Sequence[Move]) -> None:
         source = graph.add(key, DECISION, label, clock)
@@ -142,7 +142,7 @@ def _expanded(rules: Rules, players: int) -> _Graph:
             if pick not in moves:
                 raise InvalidGraph(f"agent {agent!r} picks {pick!r} at {key!r}, which is not a move offered there")
         for move in moves:
-            reward, sign = (float(move.reward), 1) if not move.passes else _edge_worth(rules, move, players, key)
+            reward, sign = _edge_worth(rules, move, players, key)
             edge(source, reach(move.next), MOVE, move.label, 1, reward, tuple(agent for agent, pick in picks if pick == move),
                  sign)
 
@@ -150,11 +150,10 @@ def _expanded(rules: Rules, players: int) -> _Graph:
         reach(start)
     expanded: set[str] = set()
     while pending:
-        key = pending.pop()
-        if key in expanded:
+        key, position = pending.pop()
+        if key in expanded:  # only where the rules give a position the key of a decision or an ending
             continue
         expanded.add(key)
-        position = position_of[key]
         clock = clock_of(position)
         payoff = payoff_of(position)
         if payoff is not None:
@@ -171,7 +170,7 @@ def _expanded(rules: Rules, players: int) -> _Graph:
             if type(weight) is not int or weight < 1:
                 raise InvalidGraph(f"the roll {roll!r} at {key!r} has weight {weight!r}: weights are whole numbers from 1")
             denom += weight
-            moves = moves_of(position, roll)
+            moves, is_ending = moves_of(position, roll), False
             if moves:
                 dst_key = rules.decision_key(position, roll)
                 if dst_key not in expanded:
@@ -181,9 +180,9 @@ def _expanded(rules: Rules, players: int) -> _Graph:
             else:
                 after = ending_of(position, roll)
                 if isinstance(after, Move):  # the roll carries the game on without a choice
-                    reward, sign = (float(after.reward), 1) if not after.passes else _edge_worth(rules, after, players, key)
-                    target, label = (reach(after.next), reward, sign), after.label
+                    target, label = (reach(after.next), *_edge_worth(rules, after, players, key)), after.label
                 else:
+                    is_ending = True
                     if after.key not in expanded:
                         expanded.add(after.key)
                         graph.add(after.key, TERMINAL, after.label, clock, payoff=float(after.payoff))
@@ -193,12 +192,12 @@ def _expanded(rules: Rules, players: int) -> _Graph:
             entry = merged.get(target)
             if entry is None:
                 entry = merged[target] = [0, [], label]
-                if not moves and not isinstance(after, Move):
+                if is_ending:
                     endings.append(target)
             entry[0] += weight
             entry[1].append(roll_text(roll))
         source = graph.add(key, CHANCE, label_of(position), clock, denom=denom)
-        for target in (endings + [t for t in merged if t not in endings]) if endings else merged:  # endings first
+        for target in endings + [t for t in merged if t not in endings]:  # endings first, then the rules' order
             weight, texts, label = merged[target]
             text_key = (tuple(texts), label)
             text = labels.get(text_key)
@@ -311,7 +310,7 @@ def _layers(graph: _Graph, loops: bool) -> tuple[np.ndarray, dict[int, int]]:
     src, dst, passes = src[tick], dst[tick], np.frombuffer(graph.sign, dtype=np.int8)[tick] == -1
     depth, looping = _longest_paths(count, src, dst, np.zeros(count, dtype=np.int64))
     rank, sub = depth, np.zeros(count, dtype=np.int64)
-    cyclic = np.zeros(count, dtype=bool)
+    cyclic = np.zeros(count, dtype=bool)  # the nodes of the stages that hold a loop
     if looping.any():
         if not loops:
             raise InvalidGraph(f"the rules loop at {graph.keys[np.flatnonzero(looping)[0]]!r}: positions repeat "
@@ -319,7 +318,7 @@ def _layers(graph: _Graph, loops: bool) -> tuple[np.ndarray, dict[int, int]]:
         component = _strong_components(count, src, dst, looping)
         inner = component[src] == component[dst]
         sizes = np.bincount(component, minlength=count)
-        cyclic = (sizes[component] > 1) | np.isin(component, component[src[inner & (src == dst)]])
+        in_loop = (sizes[component] > 1) | np.isin(component, component[src[inner & (src == dst)]])
         rank, _ = _longest_paths(count, component[src[~inner]], component[dst[~inner]], np.zeros(count, dtype=np.int64))
         rank = rank[component]
         anchors = np.zeros(count, dtype=bool)
@@ -333,7 +332,7 @@ def _layers(graph: _Graph, loops: bool) -> tuple[np.ndarray, dict[int, int]]:
         else:
             raise InvalidGraph(f"the loop through {graph.keys[np.flatnonzero(left)[0]]!r} has no anchor")
         stage = clock * (int(rank.max()) + 1) + rank  # (clock, rank) as one number
-        cyclic = np.isin(stage, stage[cyclic])  # every node of a stage that holds a loop
+        cyclic = np.isin(stage, stage[in_loop])
         sub = np.where(cyclic, sub, 0)
     ranks, subs = int(rank.max()) + 1, int(sub.max()) + 1
     stage = (clock * ranks + rank) * subs + sub  # (clock, rank, sub) as one number, in the same order

@@ -415,24 +415,22 @@ class DecisionBytes:
 
 class FiveDiceTurn(DiceRules):
     """The five-dice turn at the rules level (:mod:`graphs.rules`): roll, keep any dice, roll the rest, up to
-    :data:`ROLLS` times, and end the turn by scoring, as ``scores(dice, roll)`` says: ``(end key, label,
-    points)`` for each way to end it after roll ``roll`` (1 is the first) showing ``dice``.
+    :data:`ROLLS` times, and end the turn by scoring, as the game's ``score_moves(dice, roll)`` says (the same
+    callable :func:`turn_rows` streams: ``(label, end key, points)`` for each way to end it after roll ``roll``,
+    1 the first, showing ``dice``).
 
     A position is ``("rolling", roll, kept)`` (the dice kept, the rest about to be rolled for roll ``roll``)
-    or ``("end", key)``, one of the turn's ends. Keeping every die after a roll of ``stop_after`` is the
-    stored turn's ``stop`` (School's after the second roll; Yahtzee's after the first two, whose boxes score
-    the same after any roll).
+    or ``("end", key)``, one of the turn's ends. Scoring is offered after every roll: the stored turn's
+    ``stop`` (score as after the third roll) is the same move, and its decision byte is that score's.
 
-    >>> turn = FiveDiceTurn(lambda dice, roll: [("end:sum", "score the sum", sum(dice))])
+    >>> turn = FiveDiceTurn(lambda dice, roll: [("score the sum", "end:sum", sum(dice))])
     >>> from graphs.exact import exact_value
     >>> exact_value(turn, "max")  # per die: keep a 5 or 6 first, then a 4 or more: 14/3
     Fraction(70, 3)
     """
 
-    def __init__(self, scores: Callable[[tuple[int, ...], int], Sequence[tuple[str, str, float]]],
-                 stop_after: Collection[int] = (2,)):
-        self.scores = scores
-        self.stop_after = stop_after
+    def __init__(self, score_moves: ScoreMoves):
+        self.score_moves = score_moves
 
     def starts(self) -> list[Any]:
         """Return the first roll of all five dice."""
@@ -459,13 +457,14 @@ class FiveDiceTurn(DiceRules):
         return sorted_rolls(DICE - len(position[2]))
 
     def moves(self, position: Any, rolled: tuple[int, ...]) -> list[Move]:
-        """Return the ways to end the turn with the dice showing, then, with a roll left, every keep."""
+        """Return the ways to end the turn with the dice showing, then, with a roll left, every keep of fewer than
+        five dice."""
         _, roll, kept = position
         dice = tuple(sorted(kept + rolled))
-        found = [Move(("end", key), label, float(points)) for key, label, points in self.scores(dice, roll)]
+        found = [Move(("end", key), label, float(points)) for label, key, points in self.score_moves(dice, roll)]
         if roll < ROLLS:
             found += [Move(("rolling", roll + 1, keep), f"keep {dice_text(keep)}")
-                      for keep in sub_multisets(dice) if len(keep) < DICE or roll in self.stop_after]
+                      for keep in sub_multisets(dice) if len(keep) < DICE]
         return found
 
     def decision_key(self, position: Any, rolled: tuple[int, ...]) -> str:

@@ -259,22 +259,38 @@ def _turn_rows(ids: NodeIds, base: int, target: int) -> Iterator[Row]:
         yield Node(ids[key], key, top, TERMINAL, f"the turn ends: {label}", payoff=0.0)
 
 
-def _moves(ids: NodeIds, source: int, dice: int, total: int, options: Sequence[tuple[tuple[int, ...], int, int]], target: int,
-           worth: Mapping[tuple[int, int], float], names: Sequence[str]) -> list[Edge]:
-    """Return a decision's moves: per choice of dice kept, bank (a win from the target on), then roll on."""
-    picks = {agent: agent_move(agent, dice, total, options, target, worth) for agent in names}
+def choices(total: int, options: Sequence[tuple[tuple[int, ...], int, int]], target: int) -> list[tuple[int, bool, str, int, int]]:
+    """Return a decision's moves in order, rolling at turn total ``total`` with ``options`` (of
+    :func:`roll_options`): ``(option index, rolls on, label, total reached, dice rolled next)``; per choice of
+    dice kept, bank (a win from the target on), then roll on below the target.
+
+    >>> choices(0, options_of(2, (1, 5)), 300)[:3]  # 1-5 rolled at a turn total of 0
+    [(0, False, 'keep 1-5, bank 150', 150, 5), (0, True, 'keep 1-5, roll 5', 150, 5), (1, False, 'keep 1, bank 100', 100, 1)]
+    """
     found = []
     for index, (kept, points, after) in enumerate(options):
-        reached = total + points
-        keep = f"keep {roll_text(kept)}"
-        banks = tuple(agent for agent, pick in picks.items() if pick == (index, False))
+        reached, keep = total + points, f"keep {roll_text(kept)}"
         if reached >= target:
-            found.append(Edge(source, ids[bank_end(reached, target)], MOVE, f"{keep}, bank {reached} (wins)", chosen_by=banks))
+            found.append((index, False, f"{keep}, bank {reached} (wins)", reached, after))
             continue
-        rolls = tuple(agent for agent, pick in picks.items() if pick == (index, True))
-        found.append(Edge(source, ids[bank_end(reached, target)], MOVE, f"{keep}, bank {reached}", chosen_by=banks))
-        found.append(Edge(source, ids[chance_key(after, reached)], MOVE, f"{keep}, roll {after}", chosen_by=rolls))
+        found.append((index, False, f"{keep}, bank {reached}", reached, after))
+        found.append((index, True, f"{keep}, roll {after}", reached, after))
     return found
+
+
+def _moves(ids: NodeIds, source: int, dice: int, total: int, options: Sequence[tuple[tuple[int, ...], int, int]], target: int,
+           worth: Mapping[tuple[int, int], float], names: Sequence[str]) -> list[Edge]:
+    """Return a decision's moves (:func:`choices`), each with the agents that take it."""
+    picks = {agent: agent_move(agent, dice, total, options, target, worth) for agent in names}
+    return [Edge(source, ids[chance_key(after, reached) if rolls_on else bank_end(reached, target)], MOVE, label,
+                 chosen_by=tuple(agent for agent, pick in picks.items() if pick == (index, rolls_on)))
+            for index, rolls_on, label, reached, after in choices(total, options, target)]
+
+
+@functools.lru_cache(maxsize=None)
+def options_of(dice: int, roll: tuple[int, ...]) -> tuple[tuple[tuple[int, ...], int, int], ...]:
+    """Return the choices of dice kept after ``roll`` of ``dice`` dice (:func:`roll_options`; none: a bust)."""
+    return next(options for rolled, _, options in roll_options(dice) if rolled == roll)
 
 
 class RaceTurn(DiceRules):
@@ -308,15 +324,8 @@ class RaceTurn(DiceRules):
     def moves(self, position: Any, roll: tuple[int, ...]) -> list[Move]:
         """Return, per choice of scoring dice, bank (a win from the target on), then roll on below the target."""
         dice, total = position
-        found = []
-        for kept, points, after in next(options for rolled, _, options in roll_options(dice) if rolled == roll):
-            reached, keep = total + points, f"keep {roll_text(kept)}"
-            if reached >= self.target:
-                found.append(Move(("end", bank_end(reached, self.target)), f"{keep}, bank {reached} (wins)"))
-                continue
-            found.append(Move(("end", bank_end(reached, self.target)), f"{keep}, bank {reached}"))
-            found.append(Move((after, reached), f"{keep}, roll {after}"))
-        return found
+        return [Move((after, reached) if rolls_on else ("end", bank_end(reached, self.target)), label)
+                for _, rolls_on, label, reached, after in choices(total, options_of(dice, roll), self.target)]
 
     def ending(self, position: Any, roll: tuple[int, ...]) -> Ending:
         """Return the bust: nothing scores."""
@@ -341,10 +350,10 @@ class RaceRules(RepeatingTurn):
             if winning:
                 return winning[0]
             dice, total = at
-            options = next(options for rolled, _, options in roll_options(dice) if rolled == roll)
-            index, rolls_on = agent_move(name, dice, total, options, self.target, self.worth)
-            kept, points, after = options[index]
-            label = f"keep {roll_text(kept)}, " + (f"roll {after}" if rolls_on else f"bank {total + points}")
+            options = options_of(dice, roll)
+            pick = agent_move(name, dice, total, options, self.target, self.worth)
+            label = next(label for index, rolls_on, label, *_ in choices(total, options, self.target)
+                         if (index, rolls_on) == pick)
             return next(move for move in moves if move.label == label)
 
         return choose

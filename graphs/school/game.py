@@ -231,11 +231,11 @@ def build(params: Mapping[str, Any]) -> Iterator[Row]:
         for used in states:
             for c in open_combinations(used):
                 yield Edge(ids[state_key(used)], ids[state_key(used | 1 << c)], MOVE, COMBINATIONS[c])
-    yield from turn_rows(ids, TURN_LAYER, functools.partial(_score_moves, params), stop_after=(2,), ends=[
+    yield from turn_rows(ids, TURN_LAYER, functools.partial(score_moves, params), stop_after=(2,), ends=[
         (turn_key("end", combination), f"the turn ends with {combination}") for combination in COMBINATIONS])
 
 
-def _score_moves(params: Mapping[str, Any], dice: tuple[int, ...], roll: int) -> Iterator[tuple[str, str, float]]:
+def score_moves(params: Mapping[str, Any], dice: tuple[int, ...], roll: int) -> Iterator[tuple[str, str, float]]:
     """Yield the scoring moves after roll ``roll`` showing ``dice``: every combination, doubled on the first roll."""
     for c, combination in enumerate(COMBINATIONS):
         worth = points(c, dice, roll == 1, params["straights"], params["grades"])

@@ -14,29 +14,21 @@ games played from the rules.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 from typing import Any
 
 from graphs.five_dice import FiveDiceTurn, stored_turn_agent
 from graphs.repeating import RepeatingTurn, TurnsInFull
 from graphs.rules import Ending, Move
-from graphs.school.game import (ALL_USED, COMBINATIONS, GRADES, open_combinations, points, state_key, turn_key,
-                                used_text)
+from graphs.school.game import ALL_USED, COMBINATIONS, open_combinations, score_moves, state_key, turn_key, used_text
 
 
 class SchoolRules(RepeatingTurn):
     """School's turn states (used combinations, a mask) over the five-dice turn; ends ``end:<combination>``."""
 
-    def __init__(self, straights: tuple[int, int], grades: str):
-        def scores(dice: tuple[int, ...], roll: int) -> list[tuple[str, str, float]]:
-            found = []
-            for c, combination in enumerate(COMBINATIONS):
-                made = points(c, dice, first_roll=roll == 1, straights=straights, grades=grades)
-                verb = "score" if made or c < GRADES else "cross out"
-                found.append((turn_key("end", combination), f"{verb} {combination}", made))
-            return found
-
-        self.turn = FiveDiceTurn(scores)
+    def __init__(self, params: Mapping[str, Any]):
+        self.turn = FiveDiceTurn(functools.partial(score_moves, params))
 
     def first_state(self) -> int:
         """Return nothing used."""
@@ -73,4 +65,4 @@ def stored_agent(decisions: Mapping[str, bytes]) -> Any:
 
 def rules(params: Mapping[str, Any]) -> TurnsInFull:
     """Return School's rules for ``params`` (straights, grades), the turn copied into each state."""
-    return TurnsInFull(SchoolRules(params["straights"], params["grades"]))
+    return TurnsInFull(SchoolRules(params))

@@ -93,10 +93,10 @@ def build(params: Mapping[str, Any]) -> Iterator[Row]:
             for move in state_moves(state, bonuses):
                 yield Edge(src, ids[state_key(move.next, bonuses)], MOVE, move.label, reward=float(move.reward))
     ends = [(end_key(label), f"the turn ends: {label}") for label in end_labels(bonuses)]
-    yield from turn_rows(ids, TURN_LAYER, functools.partial(_score_moves, bonuses), stop_after=(1, 2), ends=ends)
+    yield from turn_rows(ids, TURN_LAYER, functools.partial(score_moves, bonuses), stop_after=(1, 2), ends=ends)
 
 
-def _score_moves(bonuses: str, dice: tuple[int, ...], roll: int) -> Iterator[tuple[str, str, float]]:
+def score_moves(bonuses: str, dice: tuple[int, ...], roll: int) -> Iterator[tuple[str, str, float]]:
     """Yield the third roll's scoring moves: each box, its printed points (bonuses and joker are the state's)."""
     for box, name_ in enumerate(BOXES):
         yield f"score {name_}", end_key(end_label(box, dice, bonuses)), float(box_points(box, dice))
@@ -121,5 +121,5 @@ def estimated_edges(params: Mapping[str, Any]) -> int:
 @functools.cache
 def _turn_edges(bonuses: str) -> int:
     ends = [(end_key(label), "") for label in end_labels(bonuses)]
-    rows = turn_rows({}, TURN_LAYER, functools.partial(_score_moves, bonuses), stop_after=(1, 2), ends=ends)
+    rows = turn_rows({}, TURN_LAYER, functools.partial(score_moves, bonuses), stop_after=(1, 2), ends=ends)
     return sum(1 for row in rows if isinstance(row, Edge))

@@ -15,14 +15,16 @@ Fraction(70, 3)
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 from typing import Any
 
 from graphs.five_dice import FiveDiceTurn, stored_turn_agent
 from graphs.repeating import RepeatingTurn, TurnsInFull
 from graphs.rules import Ending, Move
-from graphs.yahtzee.boxes import (ALL_FILLED, BOXES, State, box_points, end_key, end_label, parse_state_key, state_key,
-                                  state_moves, state_text)
+from graphs.yahtzee.boxes import (ALL_FILLED, BOXES, State, end_key, end_label, parse_state_key, state_key, state_moves,
+                                  state_text)
+from graphs.yahtzee.game import score_moves
 
 
 class YahtzeeRules(RepeatingTurn):
@@ -30,12 +32,7 @@ class YahtzeeRules(RepeatingTurn):
 
     def __init__(self, bonuses: str):
         self.bonuses = bonuses
-
-        def scores(dice: tuple[int, ...], roll: int) -> list[tuple[str, str, float]]:
-            return [(end_key(end_label(box, dice, bonuses)), f"score {name}", float(box_points(box, dice)))
-                    for box, name in enumerate(BOXES)]
-
-        self.turn = FiveDiceTurn(scores, stop_after=(1, 2))
+        self.turn = FiveDiceTurn(functools.partial(score_moves, bonuses))
 
     def first_state(self) -> State:
         """Return no box filled."""
@@ -67,12 +64,10 @@ class YahtzeeRules(RepeatingTurn):
 
 def stored_agent(decisions: Mapping[str, bytes], bonuses: str) -> Any:
     """Return a turn agent playing a stored policy's decision bytes (state key -> bytes) over the rules' turn."""
-    full = YahtzeeRules(bonuses)
-
     def end_of(kind: int, payload: int, dice: tuple[int, ...]) -> str:
         return end_key(end_label(payload - 1, dice, bonuses))
 
-    return stored_turn_agent(decisions, full.state_key, end_of)
+    return stored_turn_agent(decisions, lambda state: state_key(state, bonuses), end_of)
 
 
 def rules(params: Mapping[str, Any]) -> TurnsInFull:

@@ -24,9 +24,8 @@ layer by layer, the root (the first of ``starts()``) first.
 
 The cyclic garbage collector is paused while the rows stream (the graph
 held is millions of objects that form no cycles, and every collection
-would walk them all again): Pig to 100 builds into SQLite in 52 s from
-its rules against 49 s from its hand-written rows, 95 s with collection
-(``tests/bench/bench_expand.py``).
+would walk them all again, the loader's included; measured by
+``tests/bench/bench_expand.py``).
 """
 
 from __future__ import annotations

@@ -238,7 +238,8 @@ def _expanded(rules: Rules, players: int) -> _Graph:
             text_key = (tuple(texts), label)
             label_number = labels.get(text_key)
             if label_number is None:
-                label_number = labels[text_key] = text_of(_roll_label(texts, label))
+                label_number = labels[text_key] = text_of(
+                    rules.roll_label(texts) if label is None else label.replace(ROLLS, ",".join(texts)))
             src(source)
             dst(target[0])
             sign(target[2])
@@ -248,11 +249,6 @@ def _expanded(rules: Rules, players: int) -> _Graph:
             text(label_number)
             chosen(0)
     return graph
-
-
-def _roll_label(texts: list[str], label: str | None) -> str:
-    """Return the label of an edge the rolls ``texts`` take: ``label`` with :data:`ROLLS` filled in, else ``'roll 2 3'``."""
-    return "roll " + " ".join(texts) if label is None else label.replace(ROLLS, ",".join(texts))
 
 
 def _longest_paths(count: int, src: np.ndarray, dst: np.ndarray, start: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -136,6 +136,10 @@ class Rules(Protocol):
         """Return a roll as text, e.g. ``'3-4'``."""
         ...
 
+    def roll_label(self, texts: Sequence[str]) -> str:
+        """Return the label of the edge that the rolls ``texts`` (their :meth:`roll_text`) take to one decision."""
+        ...
+
     def decision_key(self, position: Position, roll: Roll) -> str:
         """Return the key of the decision after ``roll`` at the position."""
         ...
@@ -146,8 +150,9 @@ class Rules(Protocol):
 
 
 class DiceRules:
-    """Defaults for :class:`Rules`: no clock, no agents, decisions keyed ``'<position key>/<roll>'``, and the
-    values of a game for two are probabilities of winning (``constant_sum`` 1)."""
+    """Defaults for :class:`Rules`: no clock, no agents, decisions keyed ``'<position key>/<roll>'`` and reached
+    by an edge labelled ``'roll <rolls>'``, and the values of a game for two are probabilities of winning
+    (``constant_sum`` 1)."""
 
     agents: Mapping[str, Agent] = {}
     constant_sum: float = 1.0
@@ -159,6 +164,10 @@ class DiceRules:
     def roll_text(self, roll: Roll) -> str:
         """Return ``'3-4'`` for a tuple of dice, the roll's text otherwise."""
         return "-".join(map(str, roll)) if isinstance(roll, tuple) else str(roll)
+
+    def roll_label(self, texts: Sequence[str]) -> str:
+        """Return ``'roll 2-5 5-2'``: the rolls' texts after ``'roll'``."""
+        return "roll " + " ".join(texts)
 
     def decision_key(self, position: Position, roll: Roll) -> str:
         """Return ``'<key>/<roll text>'``."""

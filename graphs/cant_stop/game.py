@@ -18,7 +18,7 @@ when ``s >= s*``; and worth never goes down while rolling. Let ``M`` be the
 most that any way of playing on can add, in expectation, to a worth ``t >= s*``
 (finite: at most ``E[G] / (1 - p)``). Rolling from ``s >= s*`` is worth at most
 ``p*s + E[G] + p*M <= s + p*M``, so ``M <= p*M``, so ``M = 0``: from ``s*`` on,
-stopping is optimal. The builder therefore gives a state of worth ``>= s*``
+stopping is optimal. The rules therefore give a state of worth ``>= s*``
 no "roll" move, which changes no value (``tests/test_cant_stop.py`` rebuilds
 with room beyond ``s*`` (``slack``) and finds the same optimum, never rolling there).
 
@@ -27,12 +27,11 @@ far ``s < s*``) is a chance node over the 1296 ordered rolls, grouped by
 identical effect (the set of gains the pairings offer) with integer weights.
 Each group leads to a decision: take one of the gains, then stop (a terminal
 paying the new worth) or roll on (the state of the new worth); the bust group
-leads to a terminal paying 0. A state of worth ``s`` is in layer ``3*(s // w)``,
-``w`` the smallest sherpa worth, its decisions and bust one higher, a stop
-paying ``t`` in layer ``3*(t // w) + 2``: every gain is at least ``w``, so
-edges climb. With ``columns=all``, the root is a chance node choosing each of
-the 165 triples with weight 1, so one graph (and one set-based solve) holds
-every triple.
+leads to a terminal paying 0. The graph is what :class:`CantStopRules`
+expand to (:mod:`graphs.expand`); their clock, the worth in the triple's
+smallest steps, climbs with every gain. With ``columns=all``, the root is a
+chance node choosing each of the 165 triples with weight 1, so one graph
+(and one set-based solve) holds every triple.
 
 >>> pairings((2, 3, 5, 6))
 ((5, 11), (7, 9), (8, 8))
@@ -47,17 +46,18 @@ from __future__ import annotations
 import functools
 import itertools
 from collections import Counter
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping, Sequence
 from fractions import Fraction
 from typing import Any
 
 from graphs.errors import DicegraphError
-from graphs.protocol import CHANCE, DECISION, MOVE, ROLL, TERMINAL, Edge, LayeredRows, Node, NodeIds, Param, Row
+from graphs.protocol import Param
+from graphs.rules import DiceRules, Ending, Move
 
 name = "cant-stop"
 title = "Can't Stop (one turn)"
 summary = "One turn of Can't Stop with three sherpas: when to stop rolling (Norvig's model)."
-version = 1
+version = 2  # 2: built from the rules (the same nodes and edges, layered by the expander)
 objective = "max"
 outcome = "expected worth"
 
@@ -168,71 +168,121 @@ def gain_text(units: int, worth: str) -> str:
     return str(Fraction(units, UNITS[worth]))
 
 
-def build(params: Mapping[str, Any]) -> Iterator[Row]:
-    """Yield the turn graph of ``params['columns']`` (or of all 165 triples) for ``params['worth']``.
+ROOT = "all"  # with columns=all: the chance node choosing each triple
+START, STATE, STOP = "start", "state", "stop"  # a position: (kind, columns, worth so far in units)
 
-    >>> rows = list(build({"columns": (2, 3, 12), "worth": "one", "slack": 0}))
-    >>> [row.label for row in rows if isinstance(row, Edge)]
+
+class CantStopRules(DiceRules):
+    """One turn of Can't Stop for a triple, or for all 165 (a first roll chooses the triple, each weight 1).
+
+    A position is ``(kind, columns, units)``: the turn's first decision (stop or roll), a state that rolls,
+    or a stop paying its worth. A roll is a group of the 1296 rolls with one effect, ``(gains, weight)``
+    (:func:`roll_effects`), labelled ``'24 rolls: gains 2, 1'``. The clock counts the smallest worth of a
+    step, so every gain moves it on.
+
+    >>> rules = CantStopRules((2, 3, 12), "one", 0)
+    >>> [move.label for move in rules.moves(rules.starts()[0], None)]
     ['stop']
     """
-    worth, slack = params["worth"], params["slack"]
-    triples = TRIPLES if params["columns"] == ALL else (params["columns"],)
-    ids = NodeIds()
-    layered = LayeredRows()
-    if params["columns"] == ALL:
-        layered.add(0, Node(ids["all"], "all", 0, CHANCE, "each of the 165 triples", denom=len(TRIPLES)))
-        for t in TRIPLES:
-            layered.add(0, Edge(0, ids[triple_key(t)], ROLL, f"sherpas {triple_key(t)}"))
-    for columns in triples:
-        for layer, row in _triple_rows(ids, columns, worth, slack, first_layer=1 if params["columns"] == ALL else 0):
-            layered.add(layer, row)
-    yield from layered.rows()
+
+    def __init__(self, columns: tuple[int, ...] | str, worth: str, slack: int):
+        self.columns, self.worth = columns, worth
+        self.triples = TRIPLES if columns == ALL else (columns,)
+        self.steps = {triple: min(worth_units(c, worth) for c in triple) for triple in self.triples}
+        self.limits = {triple: bound(triple, worth) + slack * self.steps[triple] for triple in self.triples}
+
+    def starts(self) -> list[Any]:
+        """Return the root: the choice of a triple, or the one triple's first decision."""
+        return [ROOT] if self.columns == ALL else [self._start(self.columns)]
+
+    def _start(self, columns: tuple[int, ...]) -> Any:
+        return START, columns, start_units(columns, self.worth)
+
+    def key(self, position: Any) -> str:
+        """Return ``'6-7-8'`` (the first decision), ``'6-7-8:12'`` (a state) or ``'6-7-8:12/stop'``."""
+        if position == ROOT:
+            return ROOT
+        kind, columns, units = position
+        prefix = triple_key(columns)
+        return prefix if kind == START else f"{prefix}:{units}" + ("/stop" if kind == STOP else "")
+
+    def label(self, position: Any) -> str:
+        """Return the position in words."""
+        if position == ROOT:
+            return "each of the 165 triples"
+        kind, columns, units = position
+        if kind == START:
+            return f"sherpas on {triple_key(columns)}: stop or roll"
+        if kind == STOP:
+            return f"stop at {gain_text(units, self.worth)}"
+        return f"{triple_key(columns)}, worth {gain_text(units, self.worth)}"
+
+    def clock(self, position: Any) -> int:
+        """Return the worth in the triple's smallest steps; 0 at the root and the first decisions, so that the
+        triples' first decisions share the layer after the root (the report reads them there)."""
+        return 0 if position == ROOT or position[0] == START else position[2] // self.steps[position[1]]
+
+    def payoff(self, position: Any) -> float | None:
+        """Return the worth of a stop; None elsewhere."""
+        return to_worth(position[2], self.worth) if position != ROOT and position[0] == STOP else None
+
+    def rolls(self, position: Any) -> list[tuple[Any, int]] | None:
+        """Return the triples at the root, a state's rolls grouped by effect, None at the first decision."""
+        if position == ROOT:
+            return [(triple, 1) for triple in TRIPLES]
+        if position[0] == START:
+            return None
+        return [(effect, effect[1]) for effect in roll_effects(position[1], self.worth)]
+
+    def _on(self, columns: tuple[int, ...], units: int, action: str) -> list[Move]:
+        """Return stopping at ``units``, then rolling on from there when the bound allows it."""
+        moves = [Move((STOP, columns, units), f"{action}stop")]
+        if units < self.limits[columns]:
+            moves.append(Move((STATE, columns, units), f"{action}roll"))
+        return moves
+
+    def moves(self, position: Any, roll: Any) -> list[Move]:
+        """Return stop or roll at the first decision; after a roll, each gain it offers, then stop or roll."""
+        if position == ROOT:
+            return []
+        kind, columns, units = position
+        if kind == START:
+            return self._on(columns, units, "")
+        return [move for gain in roll[0] for move in self._on(columns, units + gain, f"take {gain_text(gain, self.worth)}, ")]
+
+    def ending(self, position: Any, roll: Any) -> Move | Ending:
+        """Return the triple a root roll chooses, or a state's bust (the turn is worth 0)."""
+        if position == ROOT:
+            return Move(self._start(roll), f"sherpas {triple_key(roll)}")
+        return Ending(f"{self.key(position)}/bust", "bust: the turn is lost", 0.0, roll_label=f"{roll[1]} rolls: bust")
+
+    def roll_text(self, roll: Any) -> str:
+        """Return ``'24 rolls: gains 2, 1'`` for a group of rolls, ``'6-7-8'`` for a triple."""
+        if isinstance(roll[0], int):
+            return triple_key(roll)
+        gains, weight = roll
+        return f"{weight} rolls: gains " + ", ".join(gain_text(g, self.worth) for g in gains)
+
+    def roll_label(self, texts: Sequence[str]) -> str:
+        """Return the group's text as it is (one group leads to each decision)."""
+        return " ".join(texts)
+
+    def decision_key(self, position: Any, roll: Any) -> str:
+        """Return ``'6-7-8:12/3+2'``: the state and the gains the roll offers."""
+        return f"{self.key(position)}/" + "+".join(map(str, roll[0]))
+
+    def decision_label(self, position: Any, roll: Any) -> str:
+        """Return ``'6-7-8 at 12, gains 3, 2'``."""
+        return f"{triple_key(position[1])} at {gain_text(position[2], self.worth)}, " + self.roll_text(roll).split(": ", 1)[1]
 
 
-def _triple_rows(
-    ids: NodeIds, columns: tuple[int, ...], worth: str, slack: int, first_layer: int
-) -> Iterator[tuple[int, Row]]:
-    """(layer, row) of one triple's turn: start decision, states, decisions, stops and busts."""
-    prefix, step = triple_key(columns), min(worth_units(c, worth) for c in columns)
-    limit = bound(columns, worth) + slack * step  # states at or past this only stop
-    effects = roll_effects(columns, worth)
+def rules(params: Mapping[str, Any]) -> CantStopRules:
+    """Return the turn's rules for ``params`` (columns or all, worth, slack): the graph and its exact checks
+    come from them.
 
-    def may_roll(units: int) -> bool:
-        return units < limit
-
-    def stop(units: int) -> tuple[int, Row]:
-        key = f"{prefix}:{units}/stop"
-        return 3 * (units // step) + 2, Node(ids[key], key, 3 * (units // step) + 2, TERMINAL,
-                                             f"stop at {gain_text(units, worth)}", payoff=to_worth(units, worth))
-
-    start = start_units(columns, worth)
-    yield first_layer, Node(ids[prefix], prefix, first_layer, DECISION, f"sherpas on {prefix}: stop or roll")
-    yield first_layer, Edge(ids[prefix], ids[f"{prefix}:{start}/stop"], MOVE, "stop")
-    stops = {start}
-    if may_roll(start):
-        yield first_layer, Edge(ids[prefix], ids[f"{prefix}:{start}"], MOVE, "roll")
-    pending, seen = [start] if may_roll(start) else [], {start}
-    while pending:
-        units = pending.pop()
-        key, layer = f"{prefix}:{units}", 3 * (units // step)
-        yield layer, Node(ids[key], key, layer, CHANCE, f"{prefix}, worth {gain_text(units, worth)}", denom=len(DICE))
-        bust = f"{key}/bust"
-        for gains, weight in effects:
-            target = bust if not gains else f"{key}/" + "+".join(map(str, gains))
-            label = "bust" if not gains else "gains " + ", ".join(gain_text(g, worth) for g in gains)
-            yield layer, Edge(ids[key], ids[target], ROLL, f"{weight} rolls: {label}", weight=weight)
-            if not gains:
-                yield layer + 1, Node(ids[bust], bust, layer + 1, TERMINAL, "bust: the turn is lost", payoff=0.0)
-                continue
-            yield layer + 1, Node(ids[target], target, layer + 1, DECISION, f"{prefix} at {gain_text(units, worth)}, {label}")
-            for gain in gains:
-                after = units + gain
-                yield layer + 1, Edge(ids[target], ids[f"{prefix}:{after}/stop"], MOVE, f"take {gain_text(gain, worth)}, stop")
-                stops.add(after)
-                if may_roll(after):
-                    yield layer + 1, Edge(ids[target], ids[f"{prefix}:{after}"], MOVE, f"take {gain_text(gain, worth)}, roll")
-                    if after not in seen:
-                        seen.add(after)
-                        pending.append(after)
-    for units in sorted(stops):
-        yield stop(units)
+    >>> from graphs.expand import expand
+    >>> from graphs.protocol import Edge
+    >>> [row.label for row in expand(rules({"columns": (2, 3, 12), "worth": "one", "slack": 0})) if isinstance(row, Edge)]
+    ['stop']
+    """
+    return CantStopRules(params["columns"], params["worth"], params["slack"])

@@ -25,9 +25,9 @@ The graph: the root is the board's state, rolling (advice compares its value
 with stopping at once); a *state* (runner positions) is a chance node over the 126 sorted
 outcomes of four dice (multinomial weights over 1296), grouped by effect (the
 set of states the pairings allow); each group leads to a decision: one of
-those states, then stop (a terminal) or roll on. A state is in layer ``3k``
-(``k`` the steps climbed since the given board), its decisions and bust in
-``3k+1``, a stop in ``3k+2``.
+those states, then stop (a terminal) or roll on: what :class:`BoardRules`
+expand to (:mod:`graphs.expand`), their clock the steps climbed since the
+given board.
 
 Bound (``progress``): at a state of worth ``s`` with no-bust probability ``p``
 and expected best one-roll gain ``g``, rolling once more then stopping is
@@ -47,7 +47,7 @@ stopping is optimal from there; such states get no "roll" move. For
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
@@ -55,12 +55,13 @@ from typing import Any
 from graphs.cant_stop import LENGTHS, pairings
 from graphs.dice import sorted_rolls
 from graphs.errors import BadParameter
-from graphs.protocol import CHANCE, DECISION, MOVE, ROLL, TERMINAL, Edge, LayeredRows, Node, NodeIds, Param, Row
+from graphs.protocol import Param
+from graphs.rules import DiceRules, Ending, Move
 
 name = "cant-stop-board"
 title = "Can't Stop (a turn on a real board)"
 summary = "One turn of Can't Stop from a given board: tops, claimed columns, runners still to place."
-version = 1
+version = 2  # 2: built from the rules (the same nodes and edges, layered by the expander)
 objective = "max"
 outcome = "expected value of the turn"
 OBJECTIVES = ("progress", "claim")
@@ -280,53 +281,93 @@ def stops_for_sure(board: Board, state: State, objective: str, groups: list[tupl
     return here * p_bust >= gain
 
 
-def build(params: Mapping[str, Any]) -> Iterator[Row]:
-    """Yield the turn graph from the board, for the objective, layer by layer.
+STATE, STOP = "state", "stop"  # a position: (STATE, runners) rolls; (STOP, runners) is the turn's end there
 
-    >>> rows = list(build({"board": "2:>2,3:>4,12:>2", "objective": "claim", "prune": True}))
-    >>> rows[0].kind, sum(isinstance(row, Edge) for row in rows)
-    ('chance', 16)
+
+class BoardRules(DiceRules):
+    """A turn from a board, for an objective: a position is ``(STATE or STOP, runners)``; a roll is a group of
+    the 1296 with one effect, ``(the states it allows, best first; its label)``, e.g. ``'7+1 or 8+1'``. The
+    clock counts the steps climbed since the board.
+
+    >>> rules = BoardRules(parse_board("2:>2,3:>4,12:>2"), "claim", True)
+    >>> [rules.roll_text(roll) for roll, weight in rules.rolls(rules.starts()[0])][:2]
+    ['bust', '12+1']
     """
-    board, goal, prune = parse_board(params["board"]), params["objective"], params["prune"]
-    ids = NodeIds()
-    layered = LayeredRows()
-    start = board.runners
-    emit = layered.add
 
-    def stop_node(state: State) -> str:
-        key = f"{state_key(state)}/stop"
-        if key not in ids:
-            layer = 3 * steps_since(state) + 2
-            emit(layer, Node(ids[key], key, layer, TERMINAL, f"stop with {state_key(state)}",
-                             payoff=payoff(board, state, goal)))
-        return key
+    def __init__(self, board: Board, objective: str, prune: bool):
+        self.board, self.objective, self.prune = board, objective, prune
+        self.first_steps = steps(board, board.runners)
+        self.known: dict[tuple, tuple] = {}  # signature -> climbs by roll (see roll_groups)
+        self.groups: dict[State, list[tuple[frozenset[State], int]]] = {}
 
-    def steps_since(state: State) -> int:
-        return steps(board, state) - steps(board, start)
+    def _groups(self, state: State) -> list[tuple[frozenset[State], int]]:
+        found = self.groups.get(state)
+        if found is None:
+            found = self.groups[state] = roll_groups(self.board, state, self.known)
+        return found
 
-    known: dict[tuple, tuple] = {}  # signature -> climbs by roll (see roll_groups)
-    pending, seen = [(start, roll_groups(board, start, known))], {start}  # the root rolls: advice compares it with stopping
-    while pending:
-        state, groups = pending.pop()
-        key, layer = state_key(state), 3 * steps_since(state)
-        emit(layer, Node(ids[key], key, layer, CHANCE, f"runners {key}", denom=1296))
-        for allowed, weight in groups:
-            if not allowed:
-                bust = f"{key}/bust"
-                emit(layer + 1, Node(ids[bust], bust, layer + 1, TERMINAL, "bust: the climbing is lost", payoff=0.0))
-                emit(layer, Edge(ids[key], ids[bust], ROLL, "bust", weight=weight))
-                continue
-            choices = sorted(allowed, key=lambda s: (-worth_units(board, s), state_key(s)))
-            decision = f"{key}/" + "|".join(state_key(s) for s in choices)
-            emit(layer, Edge(ids[key], ids[decision], ROLL, " or ".join(climb_text(board, state, s) for s in choices),
-                             weight=weight))
-            emit(layer + 1, Node(ids[decision], decision, layer + 1, DECISION, f"runners {key}, rolled"))
-            for after in choices:
-                emit(layer + 1, Edge(ids[decision], ids[stop_node(after)], MOVE, f"{climb_text(board, state, after)}, stop"))
-                after_groups = roll_groups(board, after, known)
-                if not (prune and stops_for_sure(board, after, goal, after_groups)):
-                    emit(layer + 1, Edge(ids[decision], ids[state_key(after)], MOVE, f"{climb_text(board, state, after)}, roll"))
-                    if after not in seen:
-                        seen.add(after)
-                        pending.append((after, after_groups))
-    yield from layered.rows()
+    def starts(self) -> list[Any]:
+        """Return the board's state, rolling (advice compares its value with stopping at once)."""
+        return [(STATE, self.board.runners)]
+
+    def key(self, position: Any) -> str:
+        """Return the runners, e.g. ``'7>5,8>2'``, with ``'/stop'`` for stopping there."""
+        return state_key(position[1]) + ("/stop" if position[0] == STOP else "")
+
+    def label(self, position: Any) -> str:
+        """Return ``'runners 7>5,8>2'`` or ``'stop with 7>5,8>2'``."""
+        return ("stop with " if position[0] == STOP else "runners ") + state_key(position[1])
+
+    def clock(self, position: Any) -> int:
+        """Return the steps climbed since the board."""
+        return steps(self.board, position[1]) - self.first_steps
+
+    def payoff(self, position: Any) -> float | None:
+        """Return what stopping is worth for the objective; None while rolling."""
+        return payoff(self.board, position[1], self.objective) if position[0] == STOP else None
+
+    def rolls(self, position: Any) -> list[tuple[Any, int]]:
+        """Return the rolls grouped by the states they allow, each labelled with the climbing it offers."""
+        state = position[1]
+        found = []
+        for allowed, weight in self._groups(state):
+            choices = tuple(sorted(allowed, key=lambda s: (-worth_units(self.board, s), state_key(s))))
+            text = " or ".join(climb_text(self.board, state, after) for after in choices) or "bust"
+            found.append(((choices, text), weight))
+        return found
+
+    def moves(self, position: Any, roll: Any) -> list[Move]:
+        """Return each state the roll allows, then stop or (unless stopping is provably optimal there) roll on."""
+        state, found = position[1], []
+        for after in roll[0]:
+            climbed = climb_text(self.board, state, after)
+            found.append(Move((STOP, after), f"{climbed}, stop"))
+            if not (self.prune and stops_for_sure(self.board, after, self.objective, self._groups(after))):
+                found.append(Move((STATE, after), f"{climbed}, roll"))
+        return found
+
+    def ending(self, position: Any, roll: Any) -> Ending:
+        """Return the bust: the turn's climbing is lost."""
+        return Ending(f"{self.key(position)}/bust", "bust: the climbing is lost", 0.0, roll_label="bust")
+
+    def roll_text(self, roll: Any) -> str:
+        """Return the climbing a roll offers, e.g. ``'7+1 or 8+1'``."""
+        return roll[1]
+
+    def roll_label(self, texts: Sequence[str]) -> str:
+        """Return the group's text as it is (one group leads to each decision)."""
+        return " ".join(texts)
+
+    def decision_key(self, position: Any, roll: Any) -> str:
+        """Return ``'7>5,8>2/7>6,8>2|7>5,8>3'``: the state and the states the roll allows."""
+        return f"{self.key(position)}/" + "|".join(state_key(after) for after in roll[0])
+
+    def decision_label(self, position: Any, roll: Any) -> str:
+        """Return ``'runners 7>5,8>2, rolled'``."""
+        return f"runners {self.key(position)}, rolled"
+
+
+def rules(params: Mapping[str, Any]) -> BoardRules:
+    """Return the turn's rules for ``params`` (board, objective, prune): the graph and its exact checks come
+    from them."""
+    return BoardRules(parse_board(params["board"]), params["objective"], params["prune"])

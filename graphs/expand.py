@@ -414,6 +414,13 @@ def _expanded_rows(rules: Rules, players: int, loops: bool) -> Iterator[Row]:
     yield from _rows(graph, order, ids, layer, components)
 
 
+def _column(values: np.ndarray) -> array:
+    """Return whole numbers as an ``array('q')``: read one at a time, without a Python object for each held."""
+    column = array("q")
+    column.frombytes(values.astype(np.int64).tobytes())
+    return column
+
+
 def _rows(graph: _Graph, order: np.ndarray, ids: np.ndarray, layer: np.ndarray,
           components: dict[int, int]) -> Iterator[Row]:
     """Yield the rows: for each layer in order, its cyclic component if one starts there, its nodes in ``order``
@@ -423,14 +430,14 @@ def _rows(graph: _Graph, order: np.ndarray, ids: np.ndarray, layer: np.ndarray,
     found = np.array(graph.found, dtype=np.int64)
     first_edge[found] = graph.first_edge
     last_edge[found] = np.append(np.array(graph.first_edge[1:], dtype=np.int64), len(graph.src))
-    edge_ids = ids[np.frombuffer(graph.dst, dtype=np.int64)].tolist()
+    edge_ids = _column(ids[np.frombuffer(graph.dst, dtype=np.int64)])
     kinds = [ROLL, MOVE]
-    is_move, weights, rewards, signs = graph.is_move.tolist(), graph.weight.tolist(), graph.reward.tolist(), graph.sign.tolist()
-    texts, text, choosers, chosen = graph.texts, graph.text.tolist(), graph.choosers, graph.chosen.tolist()
+    is_move, weights, rewards, signs = graph.is_move, graph.weight, graph.reward, graph.sign
+    texts, text, choosers, chosen = graph.texts, graph.text, graph.choosers, graph.chosen
     keys, node_kinds, labels, denoms, payoffs = graph.keys, graph.kinds, graph.labels, graph.denoms, graph.payoffs
     new = tuple.__new__
-    layer_of, ids_of, order_list = layer.tolist(), ids.tolist(), order.tolist()
-    firsts, lasts = first_edge.tolist(), last_edge.tolist()
+    layer_of, ids_of, order_list = _column(layer), _column(ids), _column(order)
+    firsts, lasts = _column(first_edge), _column(last_edge)
     start = 0
     while start < len(order_list):
         current = layer_of[order_list[start]]

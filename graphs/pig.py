@@ -17,13 +17,9 @@ Busting leads back to ``(b, a, 0)`` with the same scores, so the game loops
 starts, which the passes enter, are the anchors. The clock is half the
 score sum: a bank raises the sum by 2 or more, so the loops of sums ``2m``
 and ``2m + 1`` never lead into each other and are solved as one cyclic
-component. :func:`build` streams the graph the rules expand to
-(:mod:`graphs.expand`; the conformance suite checks that they are the same
-graph) without holding it: at a target of 100 the generic expander takes
-2.5 to 2.8 times as long and 7 to 8 times the memory
-(``tests/bench/bench_expand.py``). Inside a component, layer ``j``
-holds the decisions of turn total ``j`` and the rolls of turn total
-``j - 1``.
+component. The graph is what the rules expand to (:mod:`graphs.expand`):
+the expander finds the loops and their anchors, and, inside a component,
+layers the decisions and rolls by their longest path from its turn starts.
 
 >>> sizes(10)
 {'decisions': 342, 'rolls': 342, 'edges': 1908, 'components': 10}
@@ -33,21 +29,20 @@ holds the decisions of turn total ``j`` and the rolls of turn total
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
 from graphs.commands import residual_text
 from graphs.errors import BadParameter
 from graphs.montecarlo import Estimate
-from graphs.protocol import (CHANCE, DECISION, MOVE, OPTIMAL, ROLL, TERMINAL, CyclicLayers, Edge, Node, NodeIds, Param, Row,
-                             StoredGraph)
+from graphs.protocol import CHANCE, DECISION, OPTIMAL, CyclicLayers, Edge, Node, Param, StoredGraph
 from graphs.rules import DiceRules, Ending, Move
 
 name = "pig"
 title = "Pig"
 summary = "Two players, one die: roll to add to the turn total or hold to bank it; a 1 loses it. First to 100 wins."
-version = 1
+version = 2  # 2: built from the rules (the same nodes and edges, layered by the expander)
 objective = "max"
 outcome = "probability that the player to move wins"
 players = 2  # two players, zero-sum, each position seen from the player to move
@@ -82,11 +77,6 @@ def turn_totals(target: int, mine: int) -> list[int]:
     return [0, *range(2, target - mine)]
 
 
-def _is_turn_total(total: int, mine: int, target: int) -> bool:
-    """Return whether ``total`` is in :func:`turn_totals` (``target``, ``mine``), without building the list."""
-    return total == 0 or 2 <= total < target - mine
-
-
 def hold_at(limit: int) -> Agent:
     """Return the agent that holds once the turn total reaches ``limit`` (and rolls at a turn's start)."""
     def decide(position: Position) -> str:
@@ -97,26 +87,6 @@ def hold_at(limit: int) -> Agent:
 def agents(params: Mapping[str, Any]) -> tuple[str, ...]:
     """Return the hold-at-N agents the parameters name, e.g. ``('hold-at-20', 'hold-at-25')``."""
     return tuple(f"hold-at-{limit}" for limit in params["holds"])
-
-
-def _pairs_by_sum(target: int) -> dict[int, list[tuple[int, int]]]:
-    found: dict[int, list[tuple[int, int]]] = {}
-    for mine in scores(target):
-        for theirs in scores(target):
-            found.setdefault(mine + theirs, []).append((mine, theirs))
-    return found
-
-
-def _components(target: int) -> list[list[tuple[int, int]]]:
-    """Return the score pairs of each cyclic component, lowest sums first: sums ``2m`` and ``2m + 1`` together.
-
-    A bank adds at least 2 to the sum, so two consecutive sums never lead into
-    each other: solving them as one component takes half the layers.
-    """
-    grouped: dict[int, list[tuple[int, int]]] = {}
-    for total, pairs in _pairs_by_sum(target).items():
-        grouped.setdefault(total // 2, []).extend(pairs)
-    return [grouped[number] for number in sorted(grouped)]
 
 
 def decision_key(mine: int, theirs: int, total: int) -> str:
@@ -220,54 +190,6 @@ class PigRules(DiceRules):
 def rules(params: Mapping[str, Any]) -> PigRules:
     """Return Pig's rules for ``params`` (target, holds): the graph, the agents and the exact checks come from them."""
     return PigRules(params["target"], params["holds"])
-
-
-def build(params: Mapping[str, Any]) -> Iterator[Row]:
-    """Yield Pig's graph for ``params['target']``: components by score sum, the win terminal last."""
-    target = params["target"]
-    policies = {name_: hold_at(limit) for name_, limit in zip(agents(params), params["holds"])}
-    ids = NodeIds()
-    ids[decision_key(0, 0, 0)]  # the root
-    base = 0
-    for pairs in _components(target):
-        depth = max(turn_totals(target, mine)[-1] for mine, _ in pairs) + 1  # the rolls of the largest total
-        yield CyclicLayers(base, base + depth)
-        for sub in range(depth + 1):
-            edges: list[Edge] = []
-            for mine, theirs in pairs:
-                if _is_turn_total(sub, mine, target):
-                    yield from _decision(ids, base + sub, mine, theirs, sub, target, policies, edges)
-                if _is_turn_total(sub - 1, mine, target):
-                    yield from _chance(ids, base + sub, mine, theirs, sub - 1, target, edges)
-            yield from edges
-        base += depth + 1
-    yield Node(ids[WIN], WIN, base, TERMINAL, "the player to move has won", payoff=1.0)
-
-
-def _decision(ids: NodeIds, layer: int, mine: int, theirs: int, total: int, target: int,
-              policies: Mapping[str, Agent], edges: list[Edge]) -> Iterator[Node]:
-    key = decision_key(mine, theirs, total)
-    yield Node(ids[key], key, layer, DECISION, _label(mine, theirs, total))
-    choices = {name_: agent((mine, theirs, total)) for name_, agent in policies.items()}
-    chosen = {move: tuple(n for n, c in choices.items() if c == move) for move in ("roll", "hold")}
-    edges.append(Edge(ids[key], ids[key + " roll"], MOVE, "roll", chosen_by=chosen["roll"]))
-    banked = decision_key(theirs, mine + total, 0)
-    edges.append(Edge(ids[key], ids[banked], MOVE, "hold", reward=1.0, sign=-1, chosen_by=chosen["hold"]))
-
-
-def _chance(ids: NodeIds, layer: int, mine: int, theirs: int, total: int, target: int,
-            edges: list[Edge]) -> Iterator[Node]:
-    key = decision_key(mine, theirs, total) + " roll"
-    yield Node(ids[key], key, layer, CHANCE, _label(mine, theirs, total) + ", rolling", denom=6)
-    source = ids[key]
-    edges.append(Edge(source, ids[decision_key(theirs, mine, 0)], ROLL, "1: bust", reward=1.0, sign=-1))
-    winning = [face for face in range(2, 7) if mine + total + face >= target]
-    for face in range(2, 7):
-        if face not in winning:
-            edges.append(Edge(source, ids[decision_key(mine, theirs, total + face)], ROLL, f"{face}"))
-    if winning:
-        faces = ",".join(map(str, winning))
-        edges.append(Edge(source, ids[WIN], ROLL, f"{faces}: wins", weight=len(winning)))
 
 
 def hold_table(params: Mapping[str, Any], policy: str | Mapping[str, str]) -> Any:
@@ -460,7 +382,9 @@ def estimated_edges(params: Mapping[str, Any]) -> int:
 
 def sizes(target: int) -> dict[str, int]:
     """Return the graph's counts for ``target``: decisions, roll nodes, edges and cyclic components."""
-    rows = list(build({"target": target, "holds": ()}))
+    from graphs.expand import expand
+
+    rows = list(expand(rules({"target": target, "holds": ()}), players=players, loops=loops))
     nodes = [row for row in rows if isinstance(row, Node)]
     return {"decisions": sum(n.kind == DECISION for n in nodes), "rolls": sum(n.kind == CHANCE for n in nodes),
             "edges": sum(isinstance(row, Edge) for row in rows),

@@ -34,13 +34,15 @@ import gc
 from array import array
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from itertools import repeat
 from typing import Any
 
 import numpy as np
 
 from graphs.errors import InvalidGraph
 from graphs.protocol import CHANCE, DECISION, MOVE, ROLL, TERMINAL, CyclicLayers, Edge, Node, Row
-from graphs.rules import Move, Position, Roll, Rules
+from graphs.repeating import RepeatingTurn, TurnStates
+from graphs.rules import Ending, Move, Position, Roll, Rules
 
 ROLLS = "{rolls}"  # in an ending's roll label or a forced move's label: the rolls that lead there, comma-separated
 
@@ -145,6 +147,8 @@ def _expanded(rules: Rules, players: int) -> _Graph:
     text_of, chooser_of = graph.text_of, graph.chooser_of
     src, dst, sign, is_move = graph.src.append, graph.dst.append, graph.sign.append, graph.is_move.append
     weight_of, reward_of, text, chosen = graph.weight.append, graph.reward.append, graph.text.append, graph.chosen.append
+    src_many, is_move_many, weight_many, chosen_many = graph.src.extend, graph.is_move.extend, graph.weight.extend, graph.chosen.extend
+    text_number = graph.text_number
     key_of, clock_of, payoff_of, label_of = rules.key, rules.clock, rules.payoff, rules.label
     rolls_of, moves_of, ending_of, roll_text = rules.rolls, rules.moves, rules.ending, rules.roll_text
     decision_key, decision_label = rules.decision_key, rules.decision_label
@@ -162,22 +166,53 @@ def _expanded(rules: Rules, players: int) -> _Graph:
             pending.append((key, position))
         return found
 
+    def end_at(ending: Ending, clock: int) -> int:
+        """Return the node number of the terminal ``ending``, kept at the latest clock it is reached from."""
+        if ending.key not in expanded:
+            expanded.add(ending.key)
+            add(ending.key, TERMINAL, ending.label, clock, payoff=float(ending.payoff))
+        number_ = number[ending.key]
+        if graph.clocks[number_] < clock:  # an ending reached from later on
+            graph.clocks[number_] = clock
+        return number_
+
     def decision(key: str, label: str, clock: int, position: Position, roll: Roll | None, moves: Sequence[Move]) -> None:
-        source = add(key, DECISION, label, clock)
-        picks = [(agent, choose(position, roll, moves)) for agent, choose in agents]
-        for agent, pick in picks:
+        ends = {move.next.key: end_at(move.next, clock) for move in moves if type(move.next) is Ending}
+        source = add(key, DECISION, label, clock)  # after the endings: a node's edges follow it
+        chosen_by: dict[int, list[str]] = {}  # the identity of a move offered -> the agents picking it
+        for agent, choose in agents:
+            pick = choose(position, roll, moves)
             if pick not in moves:
                 raise InvalidGraph(f"agent {agent!r} picks {pick!r} at {key!r}, which is not a move offered there")
+            chosen_by.setdefault(id(moves[moves.index(pick)]), []).append(agent)
+        count = len(moves)
         for move in moves:
-            reward, turn = _edge_worth(rules, move, players, key)
-            src(source)
-            dst(reach(move.next))
-            sign(turn)
-            is_move(1)
-            weight_of(1)
-            reward_of(reward)
-            text(text_of(move.label))
-            chosen(chooser_of(tuple(agent for agent, pick in picks if pick == move)) if picks else 0)
+            if move.passes:
+                reward, turn = _edge_worth(rules, move, players, key)
+                sign(turn)
+                reward_of(reward)
+            else:
+                sign(1)
+                reward_of(move.reward)
+            after = move.next
+            if ends and type(after) is Ending:
+                dst(ends[after.key])
+            else:
+                after_key = key_of(after)
+                found = number.get(after_key)
+                if found is None:
+                    found = see(after_key)
+                    pending.append((after_key, after))
+                dst(found)
+            found = text_number.get(move.label)
+            text(text_of(move.label) if found is None else found)
+        src_many(repeat(source, count))
+        is_move_many(repeat(1, count))
+        weight_many(repeat(1, count))
+        if chosen_by:
+            chosen_many(chooser_of(tuple(chosen_by.get(id(move), ()))) for move in moves)
+        else:
+            chosen_many(repeat(0, count))
 
     for start in rules.starts():
         reach(start)
@@ -214,14 +249,7 @@ def _expanded(rules: Rules, players: int) -> _Graph:
                 if isinstance(after, Move):  # the roll carries the game on without a choice
                     target, label = (reach(after.next), *_edge_worth(rules, after, players, key)), after.label
                 else:
-                    ending_key = after.key
-                    if ending_key not in expanded:
-                        expanded.add(ending_key)
-                        add(ending_key, TERMINAL, after.label, clock, payoff=float(after.payoff))
-                    ending = number[ending_key]
-                    if graph.clocks[ending] < clock:  # an ending reached from later on
-                        graph.clocks[ending] = clock
-                    target, label = (ending, 0.0, 1), after.roll_label
+                    target, label = (end_at(after, clock), 0.0, 1), after.roll_label
                     if target not in merged:
                         endings.append(target)
             entry = merged.get(target)
@@ -455,3 +483,28 @@ def _rows(graph: _Graph, order: np.ndarray, ids: np.ndarray, layer: np.ndarray,
                 yield new(Edge, (source, edge_ids[edge], kinds[is_move[edge]], texts[text[edge]], weights[edge],
                                  rewards[edge], choosers[chosen[edge]], signs[edge]))
         start = end
+
+
+def expand_repeating(game: RepeatingTurn, players: int = 1, loops: bool = False) -> Iterator[Row]:
+    """Yield the rows of a game whose turn repeats (:mod:`graphs.repeating`) as the store keeps it: the turn
+    states first (:class:`graphs.repeating.TurnStates`: each state's moves through the turn's ends), then
+    the turn once, in the layers and ids after theirs, its terminals the ends.
+
+    ``players`` and ``loops`` are the game's, and apply to the states (the turn itself neither loops nor
+    hands the turn over). Raises InvalidGraph as :func:`expand` does.
+    """
+    turn = list(expand(game.turn))
+    ends = [row.key for row in turn if type(row) is Node and row.kind == TERMINAL]
+    nodes = layers = 0
+    for row in expand(TurnStates(game, ends), players, loops):
+        if type(row) is Node:
+            nodes += 1
+            layers = max(layers, row.layer + 1)
+        yield row
+    for row in turn:
+        if type(row) is Node:
+            yield row._replace(id=row.id + nodes, layer=row.layer + layers)
+        elif type(row) is Edge:
+            yield row._replace(src=row.src + nodes, dst=row.dst + nodes)
+        else:
+            yield CyclicLayers(row.first + layers, row.last + layers)

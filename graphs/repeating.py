@@ -88,6 +88,65 @@ class RepeatingTurn:
         """Return what ``state`` does when its turn ends at the end of key ``end`` (None: that end is closed)."""
         raise NotImplementedError
 
+    def state_clock(self, state: State) -> int:
+        """Return the game's clock at a turn state (0 by default), never decreasing from a state to the next: the
+        states' layers follow it, and where they loop, the finer it is the smaller each loop (the score sum)."""
+        return 0
+
+    def end_label(self, end: str) -> str:
+        """Return the label of a state's move through the end ``end``, as the stored turn's ends name it (the
+        store joins a state's moves with the turn's ends by it): the end's key unless a game says otherwise."""
+        return end
+
+
+class TurnStates(DiceRules):
+    """Ordinary rules over the turn states alone, as the store keeps them beside the turn stored once: a state
+    is a decision whose moves go through the turn's ``ends`` (labelled :meth:`RepeatingTurn.end_label`, the
+    turn between them left out); an :class:`graphs.rules.Ending` moved to is a terminal."""
+
+    def __init__(self, game: RepeatingTurn, ends: Sequence[str]):
+        self.game, self.ends = game, tuple((end, game.end_label(end)) for end in ends)
+        self.constant_sum = game.constant_sum
+
+    def starts(self) -> list[Any]:
+        """Return the first state."""
+        return [self.game.first_state()]
+
+    def key(self, position: Any) -> str:
+        """Return the state's key (an ending's: its key)."""
+        return position.key if isinstance(position, Ending) else self.game.state_key(position)
+
+    def label(self, position: Any) -> str:
+        """Return the state's label (an ending's: its label)."""
+        return position.label if isinstance(position, Ending) else self.game.state_label(position)
+
+    def clock(self, position: Any) -> int:
+        """Return the state's clock."""
+        return self.game.state_clock(position)
+
+    def payoff(self, position: Any) -> float | None:
+        """Return an ending's payoff; None at a state."""
+        return position.payoff if isinstance(position, Ending) else None
+
+    def rolls(self, position: Any) -> None:
+        """Return None: a state chooses (the turn it plays is stored apart)."""
+        return None
+
+    def ending(self, position: Any, roll: Roll) -> Ending:
+        """Never asked: nothing rolls among the states."""
+        raise NotImplementedError("turn states do not roll")
+
+    def moves(self, position: Any, roll: Roll | None) -> list[Move]:
+        """Return the state's way through each end it keeps open."""
+        found = []
+        through = self.game.through
+        for end, label in self.ends:
+            after = through(position, end)
+            if after is None:
+                continue
+            found.append(Move(after, label) if type(after) is Ending else Move(after.next, label, after.reward, after.passes))
+        return found
+
 
 class TurnsInFull(DiceRules):
     """Ordinary rules for a :class:`RepeatingTurn` game: the turn copied into each state.
@@ -134,6 +193,10 @@ class TurnsInFull(DiceRules):
         state, at = position
         return f"{self.game.state_label(state)}; {self.turn.label(at)}"
 
+    def clock(self, position: Any) -> int:
+        """Return the clock of the position's state."""
+        return self.game.state_clock(position[0])
+
     def payoff(self, position: Any) -> float | None:
         """Return the payoff of an ending moved to; None elsewhere (the turn's ends lead on)."""
         return position.payoff if isinstance(position, Ending) else None
@@ -175,5 +238,5 @@ class TurnsInFull(DiceRules):
             raise ValueError(f"state {self.game.state_key(state)!r} closes the end {key!r} that a roll leads to")
         if isinstance(after, Ending):
             return after
-        label = end.roll_label if isinstance(end, Ending) and end.roll_label else after.label
+        label = end.label if isinstance(end, Move) else end.roll_label or after.label
         return Move((after.next, self.root), label, after.reward, after.passes)

@@ -41,20 +41,26 @@ class InvalidGame(DicegraphError):
 
 def from_rules(name: str, declared: Mapping[str, Any]) -> Callable[..., Any]:
     """Return what a game written at the rules level gets from its ``rules(params)`` for ``name``: ``build``
-    (the rows :func:`graphs.expand.expand` makes of them, with the game's ``players`` and ``loops``),
+    (the rows :func:`graphs.expand.expand` makes of them, with the game's ``players`` and ``loops``; for a
+    game whose turn is stored once (it declares ``turn``; its rules are a
+    :class:`graphs.repeating.TurnsInFull`), :func:`graphs.expand.expand_repeating` of the repeating turn),
     ``agents`` (the rules' agents' names) or ``simulator`` (:func:`graphs.playout.rules_simulator`), from
     what the game ``declared`` (name -> value)."""
-    from graphs.expand import expand
+    from graphs.expand import expand, expand_repeating
     from graphs.playout import rules_simulator
 
     make_rules = declared["rules"]
     if name == "build":
         players, loops = declared.get("players", 1), declared.get("loops", False)
+        turn_once = "turn" in declared
 
         def build(params: Mapping[str, Any]) -> Iterator[Row]:
             """Yield the rows the game's rules expand to; a broken promise names the game."""
             try:
-                yield from expand(make_rules(params), players=players, loops=loops)
+                if turn_once:
+                    yield from expand_repeating(make_rules(params).game, players=players, loops=loops)
+                else:
+                    yield from expand(make_rules(params), players=players, loops=loops)
             except InvalidGraph as error:
                 raise InvalidGraph(f"game {declared['name']!r}: {error}") from None
 

@@ -8,7 +8,10 @@ the player to move and are worth the probability that this player wins.
 
 The turn is the same for every pair of scores but for what its ends are
 worth, so it is stored once and joined with the score pairs when solving
-(``store/turns.py`` and, for the cycles, ``store/turn_cycles.py``):
+(``store/turns.py`` and, for the cycles, ``store/turn_cycles.py``). The
+game is written at the rules level (:class:`RaceRules`, the turn
+:class:`RaceTurn` and the score pairs that value its ends); the stored
+graph is what they expand to (:func:`graphs.expand.expand_repeating`):
 
 * **Turn states** (layers ``0 .. 2s - 2`` for ``s = target / 50``): the score
   pairs ``(a, b)``, key ``'1500-350'`` (mine, then the opponent's), layer
@@ -16,8 +19,8 @@ worth, so it is stored once and joined with the score pairs when solving
   leads to ``(b, a)``, ``bank t`` to ``(b, a + t)`` (both hand the turn over:
   ``sign`` -1, reward 1, as the mover wins when the opponent does not), or
   to the terminal ``won`` when ``a + t`` reaches the target. A bust keeps the
-  score sum, so each layer is a cyclic component (a ``CyclicLayers`` row);
-  a bank raises the sum, so the components come in order.
+  score sum, the states' clock, so each layer is a cyclic component (a
+  ``CyclicLayers`` row); a bank raises the sum, so the components come in order.
 * **The turn** (from layer ``2s`` on): rolling ``n`` dice at turn total
   ``t`` (key ``'3d/250'``), the decision after a roll (``'3d/250/1-5-6'``),
   and the ends ``bust``, ``bank/<t>`` and ``bank/win`` (a total of the target
@@ -36,13 +39,12 @@ at once is taken).
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from graphs.dice import sorted_rolls
 from graphs.five_thousand.game import DICE, STEP, bank_bound, roll_text, score, selections, threshold_move
-from graphs.protocol import (CHANCE, DECISION, MOVE, OPTIMAL, ROLL, TERMINAL, TIE, CyclicLayers, Edge, Node, NodeIds,
-                             Param, Row, TurnPolicy, TurnStructure)
+from graphs.protocol import OPTIMAL, TERMINAL, TIE, Edge, Node, Param, TurnPolicy, TurnStructure
 from graphs.repeating import RepeatingTurn, TurnsInFull
 from graphs.rules import DiceRules, Ending, Move
 
@@ -185,87 +187,14 @@ def _reachable(target: int) -> list[tuple[int, int]]:
     return sorted(found, key=lambda at: (at[1], -at[0]))
 
 
-def build(params: Mapping[str, Any]) -> Iterator[Row]:
-    """Yield the score pairs (cyclic layers, one per score sum), the ``won`` terminal, then the turn.
-
-    Node ids go layer by layer: every pair is numbered before any edge names it.
-    """
-    target = params["target"]
-    steps = target // STEP
-    ids = NodeIds()
-    diagonals = [[(a, total - a) for a in range(max(0, total - steps + 1), min(total, steps - 1) + 1)]
-                 for total in range(2 * steps - 1)]
-    for pairs in diagonals:
-        for a, b in pairs:
-            ids[state_key(a * STEP, b * STEP)]
-    for total, pairs in enumerate(diagonals):
-        yield CyclicLayers(total, total)
-        for a, b in pairs:
-            key = state_key(a * STEP, b * STEP)
-            yield Node(ids[key], key, total, DECISION, f"me {a * STEP}, opponent {b * STEP}")
-        for a, b in pairs:
-            source = ids[state_key(a * STEP, b * STEP)]
-            yield Edge(source, ids[state_key(b * STEP, a * STEP)], MOVE, "bust", reward=1.0, sign=-1)
-            for gained in range(1, steps):
-                label = f"bank {gained * STEP}"
-                if a + gained >= steps:
-                    yield Edge(source, ids[WON], MOVE, label)
-                else:
-                    yield Edge(source, ids[state_key(b * STEP, (a + gained) * STEP)], MOVE, label, reward=1.0, sign=-1)
-            yield Edge(source, ids[WON], MOVE, "win")
-    yield Node(ids[WON], WON, 2 * steps - 1, TERMINAL, "the player to move has won", payoff=1.0)
-    yield from _turn_rows(ids, 2 * steps, target)
-
-
-def _turn_rows(ids: NodeIds, base: int, target: int) -> Iterator[Row]:
-    """Yield the turn: rolling at total ``t`` in layer ``base + 2t/50``, the decisions after it one layer up, the ends last."""
-    worth = turn_points(target)
-    names = agents({"target": target})
-    at = _reachable(target)
-    for total in range(0, target, STEP):  # ids layer by layer
-        rolling = [dice for dice, reached in at if reached == total]
-        for dice in rolling:
-            ids[chance_key(dice, total)]
-        for dice in rolling:
-            for roll, _, options in roll_options(dice):
-                if options:
-                    ids[f"{chance_key(dice, total)}/{roll_text(roll)}"]
-    for key in ends(target):
-        ids[key]
-    top = base + 2 * (target // STEP)
-    for total in range(0, target, STEP):
-        layer = base + 2 * (total // STEP)
-        rolling = [dice for dice, reached in at if reached == total]
-        for dice in rolling:
-            key = chance_key(dice, total)
-            yield Node(ids[key], key, layer, CHANCE, f"total {total}, rolling {dice}", denom=6**dice)
-        decisions: list[Row] = []
-        moves: list[Row] = []
-        for dice in rolling:
-            key = chance_key(dice, total)
-            busts = sum(weight for _, weight, options in roll_options(dice) if not options)
-            yield Edge(ids[key], ids[BUST_END], ROLL, "roll nothing that scores", weight=busts)
-            for roll, weight, options in roll_options(dice):
-                if not options:
-                    continue
-                decision = f"{key}/{roll_text(roll)}"
-                yield Edge(ids[key], ids[decision], ROLL, f"roll {roll_text(roll)}", weight=weight)
-                decisions.append(Node(ids[decision], decision, layer + 1, DECISION,
-                                      f"total {total}, rolled {roll_text(roll)}"))
-                moves += _moves(ids, ids[decision], dice, total, options, target, worth, names)
-        yield from decisions
-        yield from moves
-    for key, label in ends(target).items():
-        yield Node(ids[key], key, top, TERMINAL, f"the turn ends: {label}", payoff=0.0)
-
-
-def choices(total: int, options: Sequence[tuple[tuple[int, ...], int, int]], target: int) -> list[tuple[int, bool, str, int, int]]:
+@functools.lru_cache(maxsize=None)
+def choices(total: int, options: tuple[tuple[tuple[int, ...], int, int], ...], target: int) -> tuple[tuple[int, bool, str, int, int], ...]:
     """Return a decision's moves in order, rolling at turn total ``total`` with ``options`` (of
     :func:`roll_options`): ``(option index, rolls on, label, total reached, dice rolled next)``; per choice of
     dice kept, bank (a win from the target on), then roll on below the target.
 
     >>> choices(0, options_of(2, (1, 5)), 300)[:3]  # 1-5 rolled at a turn total of 0
-    [(0, False, 'keep 1-5, bank 150', 150, 5), (0, True, 'keep 1-5, roll 5', 150, 5), (1, False, 'keep 1, bank 100', 100, 1)]
+    ((0, False, 'keep 1-5, bank 150', 150, 5), (0, True, 'keep 1-5, roll 5', 150, 5), (1, False, 'keep 1, bank 100', 100, 1))
     """
     found = []
     for index, (kept, points, after) in enumerate(options):
@@ -275,16 +204,13 @@ def choices(total: int, options: Sequence[tuple[tuple[int, ...], int, int]], tar
             continue
         found.append((index, False, f"{keep}, bank {reached}", reached, after))
         found.append((index, True, f"{keep}, roll {after}", reached, after))
-    return found
+    return tuple(found)
 
 
-def _moves(ids: NodeIds, source: int, dice: int, total: int, options: Sequence[tuple[tuple[int, ...], int, int]], target: int,
-           worth: Mapping[tuple[int, int], float], names: Sequence[str]) -> list[Edge]:
-    """Return a decision's moves (:func:`choices`), each with the agents that take it."""
-    picks = {agent: agent_move(agent, dice, total, options, target, worth) for agent in names}
-    return [Edge(source, ids[chance_key(after, reached) if rolls_on else bank_end(reached, target)], MOVE, label,
-                 chosen_by=tuple(agent for agent, pick in picks.items() if pick == (index, rolls_on)))
-            for index, rolls_on, label, reached, after in choices(total, options, target)]
+@functools.lru_cache(maxsize=None)
+def _move_number(total: int, options: tuple[tuple[tuple[int, ...], int, int], ...], target: int) -> dict[tuple[int, bool], int]:
+    """Return where each move of :func:`choices` stands among a decision's moves: (option index, rolls on) -> number."""
+    return {(index, rolls_on): number for number, (index, rolls_on, *_) in enumerate(choices(total, options, target))}
 
 
 @functools.lru_cache(maxsize=None)
@@ -299,6 +225,19 @@ class RaceTurn(DiceRules):
 
     def __init__(self, target: int):
         self.target = target
+        self.worth = turn_points(target)
+        self.agents = {name: self._plays(name) for name in agents({"target": target})}
+
+    def _plays(self, name: str) -> Callable[..., Move]:
+        """Return the fixed strategy ``name`` in the turn (:func:`agent_move`; it does not know the scores)."""
+
+        def choose(at: Any, roll: tuple[int, ...], moves: Sequence[Move]) -> Move:
+            dice, total = at
+            options = options_of(dice, roll)
+            return moves[_move_number(total, options, self.target)[agent_move(name, dice, total, options, self.target,
+                                                                              self.worth)]]
+
+        return choose
 
     def starts(self) -> list[Any]:
         """Return five dice to roll at a total of 0."""
@@ -327,9 +266,17 @@ class RaceTurn(DiceRules):
         return [Move((after, reached) if rolls_on else ("end", bank_end(reached, self.target)), label)
                 for _, rolls_on, label, reached, after in choices(total, options_of(dice, roll), self.target)]
 
-    def ending(self, position: Any, roll: tuple[int, ...]) -> Ending:
-        """Return the bust: nothing scores."""
-        return Ending(BUST_END, f"the turn ends: {end_label(BUST_END)}", 0.0, roll_label="roll nothing that scores")
+    def decision_label(self, position: Any, roll: tuple[int, ...]) -> str:
+        """Return ``'total 250, rolled 1-5-6'``."""
+        return f"total {position[1]}, rolled {roll_text(roll)}"
+
+    def clock(self, position: Any) -> int:
+        """Return the turn total in steps of 50; the ends at the end of the turn's time (the target's)."""
+        return self.target // STEP if position[0] == "end" else position[1] // STEP
+
+    def ending(self, position: Any, roll: tuple[int, ...]) -> Move:
+        """Return the bust: nothing scores, the turn ends."""
+        return Move(("end", BUST_END), "roll nothing that scores")
 
 
 class RaceRules(RepeatingTurn):
@@ -339,28 +286,20 @@ class RaceRules(RepeatingTurn):
     def __init__(self, target: int):
         self.target = target
         self.turn = RaceTurn(target)
-        self.worth = turn_points(target)
-        self.agents = {name: self._plays(name) for name in agents({"target": target})}
+        self.agents = {name: self._plays(choose) for name, choose in self.turn.agents.items()}
 
-    def _plays(self, name: str) -> Callable[..., Move]:
-        """Return the fixed strategy ``name`` as a turn agent: a bank that wins the race at once, else its move."""
+    def _plays(self, choose: Callable[..., Move]) -> Callable[..., Move]:
+        """Return a fixed strategy of the turn as a turn agent of the race: a bank that wins at once, else its move."""
 
-        def choose(state: Any, at: Any, roll: tuple[int, ...], moves: Sequence[Move]) -> Move:
+        def play(state: Any, at: Any, roll: tuple[int, ...], moves: Sequence[Move]) -> Move:
             winning = [move for move in moves if move.next[0] == "end" and self._wins(state, move.next[1])]
-            if winning:
-                return winning[0]
-            dice, total = at
-            options = options_of(dice, roll)
-            pick = agent_move(name, dice, total, options, self.target, self.worth)
-            label = next(label for index, rolls_on, label, *_ in choices(total, options, self.target)
-                         if (index, rolls_on) == pick)
-            return next(move for move in moves if move.label == label)
+            return winning[0] if winning else choose(at, roll, moves)
 
-        return choose
+        return play
 
     def _wins(self, state: Any, end: str) -> bool:
         """Return whether banking through ``end`` from ``state`` wins the race."""
-        return end == WIN_END or (end != BUST_END and state[0] + int(end.removeprefix("bank/")) >= self.target)
+        return state[0] + _banked(end, self.target) >= self.target
 
     def first_state(self) -> Any:
         """Return 0-0."""
@@ -379,19 +318,35 @@ class RaceRules(RepeatingTurn):
         """Return ``'me 1500, opponent 350'``."""
         return f"me {state[0]}, opponent {state[1]}"
 
+    def state_clock(self, state: Any) -> int:
+        """Return the score sum in steps of 50: a bust keeps it, so each sum's pairs loop among themselves."""
+        return (state[0] + state[1]) // STEP
+
+    def end_label(self, end: str) -> str:
+        """Return ``'bust'``, ``'bank 250'`` or ``'win'``: how a score pair's moves name the turn's ends."""
+        return end_label(end)
+
     def through(self, state: Any, end: str) -> Move | Ending:
         """Return where the turn's end leads: a bust or a bank hands the turn over, a bank to the target wins."""
         mine, theirs = state
-        if self._wins(state, end):
-            return Ending(WON, "the player to move has won", 1.0)
-        if end == BUST_END:
-            return Move((theirs, mine), "bust", passes=True)
-        return Move((theirs, mine + int(end.removeprefix("bank/"))), end_label(end), passes=True)
+        banked = _banked(end, self.target)
+        if mine + banked >= self.target:
+            return WINS
+        return Move((theirs, mine + banked), end_label(end), passes=True)
+
+
+WINS = Ending(WON, "the player to move has won", 1.0)
+
+
+@functools.lru_cache(maxsize=None)
+def _banked(end: str, target: int) -> int:
+    """Return the points the turn's end banks: 0 on a bust, the target for ``bank/win``."""
+    return 0 if end == BUST_END else target if end == WIN_END else int(end.removeprefix("bank/"))
 
 
 def rules(params: Mapping[str, Any]) -> TurnsInFull:
     """Return the race's rules, the turn copied into each score pair (:class:`RaceRules`): its exact check and its
-    games from the rules. The graph stores the turn once (:func:`build`)."""
+    games from the rules. The graph stores the turn once (:func:`graphs.expand.expand_repeating` of them)."""
     return TurnsInFull(RaceRules(params["target"]))
 
 
@@ -435,7 +390,7 @@ class NoDecisions:
 
 
 def estimated_edges(params: Mapping[str, Any]) -> int:
-    """Return the number of edges :func:`build` streams: ``steps + 1`` moves per score pair, and the turn's.
+    """Return the number of edges the graph has: ``steps + 1`` moves per score pair, and the turn's.
 
     >>> estimated_edges({"target": 300}) == sum(sizes(300)[k] for k in ("state_edges", "turn_edges"))
     True
@@ -450,7 +405,9 @@ def estimated_edges(params: Mapping[str, Any]) -> int:
 
 def sizes(target: int) -> dict[str, int]:
     """Return the graph's counts for ``target``: score pairs, their edges, the turn's nodes and edges."""
-    rows = list(build({"target": target}))
+    from graphs.expand import expand_repeating
+
+    rows = list(expand_repeating(RaceRules(target), players=players, loops=loops))
     root = next(row.layer for row in rows if isinstance(row, Node) and row.key == ROOT)
     nodes = [row for row in rows if isinstance(row, Node)]
     layer_of = {row.id: row.layer for row in nodes}

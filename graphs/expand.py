@@ -488,12 +488,13 @@ def _rows(graph: _Graph, order: np.ndarray, ids: np.ndarray, layer: np.ndarray,
 def expand_repeating(game: RepeatingTurn, players: int = 1, loops: bool = False) -> Iterator[Row]:
     """Yield the rows of a game whose turn repeats (:mod:`graphs.repeating`) as the store keeps it: the turn
     states first (:class:`graphs.repeating.TurnStates`: each state's moves through the turn's ends), then
-    the turn once, in the layers and ids after theirs, its terminals the ends.
+    the turn once (``stored_turn`` where the game has one), in the layers and ids after theirs, its terminals
+    the ends.
 
     ``players`` and ``loops`` are the game's, and apply to the states (the turn itself neither loops nor
     hands the turn over). Raises InvalidGraph as :func:`expand` does.
     """
-    turn = list(expand(game.turn))
+    turn = list(expand(game.stored_turn or game.turn))
     ends = [row.key for row in turn if type(row) is Node and row.kind == TERMINAL]
     nodes = layers = 0
     for row in expand(TurnStates(game, ends), players, loops):

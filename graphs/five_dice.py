@@ -1,10 +1,10 @@
 """Five dice, up to three rolls, any dice kept between rolls: the turn School and Yahtzee share.
 
 A game of this family scores its turn in a box (a combination) chosen after
-any roll. This module has the dice, the turn graph and the decision bytes;
-the game says what each box scores (:func:`turn_rows` ``score_moves``).
+any roll. This module has the dice, the turn's rules and the decision bytes;
+the game says what each box scores (``score_moves``).
 
-**The turn graph** (:func:`turn_rows`): the first roll (252 sorted outcomes,
+**The turn graph** (:class:`StoredTurn`): the first roll (252 sorted outcomes,
 multinomial weights over 7,776); after each roll a decision: score a box
 (an edge to one of the game's *ends*, the points as its reward), ``stop``
 (go on to the third roll's decision with the same dice, for games where a
@@ -32,7 +32,6 @@ from typing import Any
 from graphs.dice import FACES, sorted_rolls
 from graphs.rules import DiceRules, Move
 from graphs.errors import BadParameter, DicegraphError
-from graphs.protocol import CHANCE, DECISION, MOVE, ROLL, TERMINAL, Edge, Node, Row
 
 DICE = 5
 ROLLS = 3
@@ -133,15 +132,6 @@ def turn_key(stage: str, dice: Sequence[int] | str = ()) -> str:
     return stage if stage == "roll1" else f"{stage}:{dice if isinstance(dice, str) else dice_text(dice)}"
 
 
-def decision_layer(first_layer: int, roll: int) -> int:
-    """Return the layer of the decisions after roll ``roll`` (1..3) of a turn whose first roll is in ``first_layer``.
-
-    Between two rolls' decisions: a layer per number of dice kept while
-    choosing the keep, and one per number of dice held while rolling the rest.
-    """
-    return first_layer + 1 + (2 * DICE + 1) * (roll - 1)
-
-
 def _without(dice: tuple[int, ...], face: int) -> tuple[int, ...]:
     at = dice.index(face)
     return dice[:at] + dice[at + 1:]
@@ -150,66 +140,94 @@ def _without(dice: tuple[int, ...], face: int) -> tuple[int, ...]:
 ScoreMoves = Callable[[tuple[int, ...], int], Iterable[tuple[str, str, float]]]
 
 
-def turn_rows(ids: dict[str, int], first_layer: int, score_moves: ScoreMoves, stop_after: Collection[int],
-              ends: Sequence[tuple[str, str]]) -> Iterator[Row]:
-    """Yield the turn's rows, its first roll in layer ``first_layer``; new nodes get the next ids of ``ids``.
+class StoredTurn(DiceRules):
+    """The five-dice turn as the store keeps it, at the rules level: a keep chosen one die at a time and the rest
+    rolled one die at a time (13,524 edges for School where the plain turn, :class:`FiveDiceTurn`, has a move for
+    every keep and a roll for every outcome; the two have the same values).
 
-    ``score_moves(dice, roll)`` yields the scoring moves after roll ``roll``
-    (1..3) showing ``dice``: (label, end key, points). After the rolls in
-    ``stop_after`` the only move besides rerolling is ``stop`` (score as
-    after the third roll). ``ends`` are the turn's terminals (key, label),
-    worth 0: the rest of the game is joined in by the store.
+    A position is ``("roll1",)`` (the first roll), ``("r", roll, dice)`` (the decision after roll ``roll``),
+    ``("h", roll, kept)`` (choosing the dice to keep for roll ``roll``: ``reroll a 4`` puts one back, ``roll
+    n`` rolls the rest), ``("k", roll, kept)`` (rolling one die more: a chance node of six faces) or ``("end",
+    key)``. After the rolls in ``stop_after`` the only move besides rerolling is ``stop`` (score as after the
+    third roll); ``ends`` are the turn's terminals ``(key, label)``, worth 0. It has no clock: its layers are
+    the longest paths from the first roll, one a die kept or rolled between two rolls' decisions.
+
+    Counted per roll: 252 decisions after each, a put-back per distinct face shown (after the first two
+    rolls), a ``roll n`` and put-backs at each of the 210 keeps, six faces at each of the 210 ``k`` nodes.
+
+    >>> from graphs.expand import expand
+    >>> from graphs.protocol import Edge
+    >>> turn = StoredTurn(lambda dice, roll: [("score the sum", "end:sum", sum(dice))], (), [("end:sum", "scored")])
+    >>> put_backs = sum(len(set(dice)) for dice in OUTCOMES)
+    >>> keeps = sum(1 + len(set(keep)) for keep in KEEPS)
+    >>> counted = 252 + 3 * 252 + 2 * put_backs + 2 * (keeps + 6 * len(KEEPS))
+    >>> sum(1 for row in expand(turn) if isinstance(row, Edge)) == counted
+    True
     """
-    def node_id(key: str) -> int:
-        return ids.setdefault(key, len(ids))
 
-    def put_backs(dice: tuple[int, ...], src: int, stage: int) -> Iterator[Edge]:
-        for face in sorted(set(dice)):
-            yield Edge(src, node_id(turn_key(f"h{stage}", _without(dice, face))), MOVE, f"reroll a {face}")
+    def __init__(self, score_moves: ScoreMoves, stop_after: Collection[int], ends: Sequence[tuple[str, str]]):
+        self.score_moves, self.stop_after, self.ends = score_moves, frozenset(stop_after), dict(ends)
 
-    yield Node(node_id("roll1"), "roll1", first_layer, CHANCE, "first roll", denom=FACES**DICE)
-    for dice, weight in sorted_rolls(DICE):
-        yield Edge(ids["roll1"], node_id(turn_key("r1", dice)), ROLL, f"roll {dice_text(dice)}", weight=weight)
-    for roll in range(1, ROLLS + 1):
-        layer = decision_layer(first_layer, roll)
-        for dice in OUTCOMES:
-            yield Node(node_id(turn_key(f"r{roll}", dice)), turn_key(f"r{roll}", dice), layer, DECISION,
-                       f"roll {roll} shows {dice_text(dice)}")
-        for dice in OUTCOMES:
-            src = ids[turn_key(f"r{roll}", dice)]
-            if roll in stop_after:
-                yield Edge(src, node_id(turn_key(f"r{ROLLS}", dice)), MOVE, "stop")
+    def starts(self) -> list[Any]:
+        """Return the first roll, then the ends (every one is stored, reached or not)."""
+        return [("roll1",), *(("end", key) for key in self.ends)]
+
+    def key(self, position: Any) -> str:
+        """Return ``'roll1'``, ``'r2:12245'``, ``'h3:122'``, ``'k3:122'`` or the end's key (:func:`turn_key`)."""
+        if position[0] == "end":
+            return position[1]
+        return turn_key(position[0] if position[0] == "roll1" else f"{position[0]}{position[1]}", position[-1])
+
+    def label(self, position: Any) -> str:
+        """Return the position in words."""
+        kind = position[0]
+        if kind == "roll1":
+            return "first roll"
+        if kind == "end":
+            return self.ends[position[1]]
+        _, roll, dice = position
+        if kind == "r":
+            return f"roll {roll} shows {dice_text(dice)}"
+        if kind == "h":
+            return f"keeping {dice_text(dice)}, choosing more to reroll"
+        return f"keep {dice_text(dice)}, roll {DICE - len(dice)}"
+
+    def payoff(self, position: Any) -> float | None:
+        """Return 0 at an end (the turn state says what it is worth), else None."""
+        return 0.0 if position[0] == "end" else None
+
+    def rolls(self, position: Any) -> Any:
+        """Return all five dice at the first roll, one die at a ``k`` node; None at the decisions."""
+        if position[0] == "roll1":
+            return sorted_rolls(DICE)
+        return [(face, 1) for face in range(1, FACES + 1)] if position[0] == "k" else None
+
+    def moves(self, position: Any, roll: Any) -> list[Move]:
+        """Return a decision's moves: scores (or ``stop``) and dice put back after a roll; more put back or ``roll
+        n`` while keeping. Rolls decide alone (:meth:`ending`)."""
+        kind = position[0]
+        if roll is not None or kind in ("roll1", "k"):
+            return []
+        _, at, dice = position
+        if kind == "r":
+            if at in self.stop_after:
+                found = [Move(("r", ROLLS, dice), "stop")]
             else:
-                for label, end, points in score_moves(dice, roll):
-                    yield Edge(src, node_id(end), MOVE, label, reward=float(points))
-            if roll < ROLLS:
-                yield from put_backs(dice, src, roll + 1)
-        if roll == ROLLS:
-            break
-        stage = roll + 1
-        for size in range(DICE - 1, -1, -1):  # choosing the keep: dice kept so far, one layer per size
-            layer += 1
-            kept_sets = list(itertools.combinations_with_replacement(range(1, FACES + 1), size))
-            for kept in kept_sets:
-                key = turn_key(f"h{stage}", kept)
-                yield Node(node_id(key), key, layer, DECISION, f"keeping {dice_text(kept)}, choosing more to reroll")
-            for kept in kept_sets:
-                src = ids[turn_key(f"h{stage}", kept)]
-                yield Edge(src, node_id(turn_key(f"k{stage}", kept)), MOVE, f"roll {DICE - size}")
-                yield from put_backs(kept, src, stage)
-        for size in range(DICE):  # rolling the rest one die at a time: keeps of 0..4 dice, one layer per size
-            layer += 1
-            keeps = list(itertools.combinations_with_replacement(range(1, FACES + 1), size))
-            for keep in keeps:
-                key = turn_key(f"k{stage}", keep)
-                yield Node(node_id(key), key, layer, CHANCE, f"keep {dice_text(keep)}, roll {DICE - size}", denom=FACES)
-            for keep in keeps:
-                for face in range(1, FACES + 1):
-                    more = tuple(sorted(keep + (face,)))
-                    dst = turn_key(f"r{stage}" if len(more) == DICE else f"k{stage}", more)
-                    yield Edge(ids[turn_key(f"k{stage}", keep)], node_id(dst), ROLL, f"roll {face}")
-    for key, label in ends:
-        yield Node(node_id(key), key, decision_layer(first_layer, ROLLS) + 1, TERMINAL, label, payoff=0.0)
+                found = [Move(("end", end), label, float(points)) for label, end, points in self.score_moves(dice, at)]
+            return found + (self._put_backs(dice, at + 1) if at < ROLLS else [])
+        return [Move(("k", at, dice), f"roll {DICE - len(dice)}"), *self._put_backs(dice, at)]
+
+    @staticmethod
+    def _put_backs(dice: tuple[int, ...], roll: int) -> list[Move]:
+        return [Move(("h", roll, _without(dice, face)), f"reroll a {face}") for face in sorted(set(dice))]
+
+    def ending(self, position: Any, roll: Any) -> Move:
+        """Return where a roll leads: the first roll's decision, or one die more (the decision once five show)."""
+        if position[0] == "roll1":
+            return Move(("r", 1, roll), f"roll {dice_text(roll)}")
+        _, at, kept = position
+        more = tuple(sorted(kept + (roll,)))
+        return Move(("r" if len(more) == DICE else "k", at, more), f"roll {roll}")
 
 
 # --- decisions, one byte each ------------------------------------------------------------------------------
@@ -416,7 +434,7 @@ class DecisionBytes:
 class FiveDiceTurn(DiceRules):
     """The five-dice turn at the rules level (:mod:`graphs.rules`): roll, keep any dice, roll the rest, up to
     :data:`ROLLS` times, and end the turn by scoring, as the game's ``score_moves(dice, roll)`` says (the same
-    callable :func:`turn_rows` streams: ``(label, end key, points)`` for each way to end it after roll ``roll``,
+    callable :class:`StoredTurn` takes: ``(label, end key, points)`` for each way to end it after roll ``roll``,
     1 the first, showing ``dice``).
 
     A position is ``("rolling", roll, kept)`` (the dice kept, the rest about to be rolled for roll ``roll``)

@@ -7,6 +7,9 @@ upper total, the Yahtzee box, the score pair). Such a game gives
 
 * ``turn``: the turn's :class:`graphs.rules.Rules`; its *ends* are its
   terminal positions (their payoff is not used) and its endings, named by key;
+  and, where the store keeps a smaller graph of the same turn (School's and
+  Yahtzee's keep chosen one die at a time), ``stored_turn``: that graph's
+  rules, with the same ends and values;
 * the turn states: ``first_state()``, ``state_key`` (and back, ``state_of``), ``state_label``;
 * ``through(state, end)``: what a state does when its turn ends at the end of
   key ``end``: a :class:`graphs.rules.Move` to the next state (its reward,
@@ -65,6 +68,7 @@ class RepeatingTurn:
     :class:`graphs.rules.DiceRules`."""
 
     turn: Rules
+    stored_turn: Rules | None = None  # the same turn as the store keeps it, where that is a smaller graph
     agents: Mapping[str, TurnAgent] = {}
     constant_sum: float = 1.0
 
@@ -88,6 +92,22 @@ class RepeatingTurn:
         """Return what ``state`` does when its turn ends at the end of key ``end`` (None: that end is closed)."""
         raise NotImplementedError
 
+    def state_payoff(self, state: State) -> float | None:
+        """Return what the game pays when it is over at ``state`` (a turn state no turn is played from; the move
+        into it carries its reward), else None (the default: the game ends at the :class:`graphs.rules.Ending`
+        that :meth:`through` gives)."""
+        return None
+
+    def ways_through(self, state: State, ends: Sequence[str]) -> list[tuple[str, Move | Ending]]:
+        """Return each of ``ends`` the state keeps open with where it leads (:meth:`through`); a game whose
+        states know their moves may give them at once."""
+        found = []
+        for end in ends:
+            after = self.through(state, end)
+            if after is not None:
+                found.append((end, after))
+        return found
+
     def state_clock(self, state: State) -> int:
         """Return the game's clock at a turn state (0 by default), never decreasing from a state to the next: the
         states' layers follow it, and where they loop, the finer it is the smaller each loop (the score sum)."""
@@ -105,7 +125,8 @@ class TurnStates(DiceRules):
     turn between them left out); an :class:`graphs.rules.Ending` moved to is a terminal."""
 
     def __init__(self, game: RepeatingTurn, ends: Sequence[str]):
-        self.game, self.ends = game, tuple((end, game.end_label(end)) for end in ends)
+        self.game, self.ends, self.state_key = game, tuple(ends), game.state_key
+        self.labels = {end: game.end_label(end) for end in ends}
         self.constant_sum = game.constant_sum
 
     def starts(self) -> list[Any]:
@@ -114,7 +135,7 @@ class TurnStates(DiceRules):
 
     def key(self, position: Any) -> str:
         """Return the state's key (an ending's: its key)."""
-        return position.key if isinstance(position, Ending) else self.game.state_key(position)
+        return position.key if type(position) is Ending else self.state_key(position)
 
     def label(self, position: Any) -> str:
         """Return the state's label (an ending's: its label)."""
@@ -125,8 +146,8 @@ class TurnStates(DiceRules):
         return self.game.state_clock(position)
 
     def payoff(self, position: Any) -> float | None:
-        """Return an ending's payoff; None at a state."""
-        return position.payoff if isinstance(position, Ending) else None
+        """Return an ending's payoff, or a state's where the game is over there; None at a state played on."""
+        return position.payoff if isinstance(position, Ending) else self.game.state_payoff(position)
 
     def rolls(self, position: Any) -> None:
         """Return None: a state chooses (the turn it plays is stored apart)."""
@@ -138,13 +159,13 @@ class TurnStates(DiceRules):
 
     def moves(self, position: Any, roll: Roll | None) -> list[Move]:
         """Return the state's way through each end it keeps open."""
-        found = []
-        through = self.game.through
-        for end, label in self.ends:
-            after = through(position, end)
-            if after is None:
-                continue
-            found.append(Move(after, label) if type(after) is Ending else Move(after.next, label, after.reward, after.passes))
+        labels, found = self.labels, []
+        for end, after in self.game.ways_through(position, self.ends):
+            label = labels[end]
+            if type(after) is Ending:
+                found.append(Move(after, label))
+            else:
+                found.append(after if after.label == label else Move(after.next, label, after.reward, after.passes))
         return found
 
 
@@ -198,8 +219,9 @@ class TurnsInFull(DiceRules):
         return self.game.state_clock(position[0])
 
     def payoff(self, position: Any) -> float | None:
-        """Return the payoff of an ending moved to; None elsewhere (the turn's ends lead on)."""
-        return position.payoff if isinstance(position, Ending) else None
+        """Return the payoff of an ending moved to, or of a state where the game is over; None elsewhere (the
+        turn's ends lead on)."""
+        return position.payoff if isinstance(position, Ending) else self.game.state_payoff(position[0])
 
     def rolls(self, position: Any) -> Any:
         """Return the turn's rolls at the turn position."""

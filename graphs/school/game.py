@@ -6,7 +6,9 @@ don't make it). Grades 1..6 come first (the *school phase*: until three grades
 are scored only grades may be scored); a non-grade scored on a turn's first
 roll counts double.
 
-The graph has two parts, built once and joined when solving (``store/turns.py``, by the turn structure of :mod:`graphs.school.turn`):
+The graph has two parts, built once and joined when solving (``store/turns.py``, by the turn structure of
+:mod:`graphs.school.turn`), both what School's rules (:mod:`graphs.school.rules`) expand to
+(:func:`graphs.expand.expand_repeating`; the turn as :class:`graphs.five_dice.StoredTurn` keeps it):
 
 * **Turn states** (layers 0..15): the sets of used combinations the school
   phase allows, as a 15-bit mask (bit ``i`` is :data:`COMBINATIONS` ``[i]``),
@@ -51,8 +53,8 @@ from graphs import five_dice
 from graphs.errors import BadParameter, DicegraphError
 from graphs.five_dice import (  # noqa: F401  (School's dice and decision bytes are the family's)
     CROSS_OUT, DICE, KEEPS, NO_DECISION, OUTCOME_INDEX, OUTCOMES, REROLL, ROLLS, SCORE, decode_decision, dice_text,
-    encode_decision, keep_byte, parse_roll, reroll_mask, rerolls, sub_multisets, turn_key, turn_rows)
-from graphs.protocol import DECISION, MOVE, TERMINAL, Edge, Node, Param, Row
+    encode_decision, keep_byte, parse_roll, reroll_mask, rerolls, sub_multisets, turn_key)
+from graphs.protocol import Param
 
 name = "school"
 title = "School"
@@ -68,7 +70,6 @@ COMBINATIONS = (
 GRADES = 6  # combinations 0..5 are the grades
 SCHOOL_PHASE_GRADES = 3  # grades to score before anything else opens
 ALL_USED = (1 << len(COMBINATIONS)) - 1
-TURN_LAYER = len(COMBINATIONS) + 1  # the turn part starts here
 
 
 def positive_offset(combination: int) -> int:
@@ -171,6 +172,7 @@ def grades_used(used: int) -> int:
     return bin(used & ((1 << GRADES) - 1)).count("1")
 
 
+@functools.lru_cache(maxsize=None)
 def open_combinations(used: int) -> tuple[int, ...]:
     """Return the combinations that may end a turn from the used set ``used`` (the school phase applied).
 
@@ -214,26 +216,6 @@ def parse_used(text: str) -> int:
     if used == ALL_USED:
         raise BadParameter("every combination is used: the game is over")
     return used
-
-# --- the graph ---------------------------------------------------------------------------------------------
-
-
-def build(params: Mapping[str, Any]) -> Iterator[Row]:
-    """Yield the turn states with their moves, then the turn: nodes of a layer before its edges."""
-    ids = {state_key(used): index for index, used in enumerate(STATES)}
-    by_layer: dict[int, list[int]] = {}
-    for used in STATES:
-        by_layer.setdefault(bin(used).count("1"), []).append(used)
-    for layer, states in sorted(by_layer.items()):
-        for used in states:
-            kind, payoff = (TERMINAL, 0.0) if used == ALL_USED else (DECISION, None)
-            yield Node(ids[state_key(used)], state_key(used), layer, kind, f"used: {used_text(used)}", payoff=payoff)
-        for used in states:
-            for c in open_combinations(used):
-                yield Edge(ids[state_key(used)], ids[state_key(used | 1 << c)], MOVE, COMBINATIONS[c])
-    yield from turn_rows(ids, TURN_LAYER, functools.partial(score_moves, params), stop_after=(2,), ends=[
-        (turn_key("end", combination), f"the turn ends with {combination}") for combination in COMBINATIONS])
-
 
 def score_moves(params: Mapping[str, Any], dice: tuple[int, ...], roll: int) -> Iterator[tuple[str, str, float]]:
     """Yield the scoring moves after roll ``roll`` showing ``dice``: every combination, doubled on the first roll."""

@@ -18,17 +18,23 @@ import functools
 from collections.abc import Mapping
 from typing import Any
 
-from graphs.five_dice import FiveDiceTurn, stored_turn_agent
+from graphs.five_dice import FiveDiceTurn, StoredTurn, stored_turn_agent
 from graphs.repeating import RepeatingTurn, TurnsInFull
 from graphs.rules import Ending, Move
 from graphs.school.game import ALL_USED, COMBINATIONS, open_combinations, score_moves, state_key, turn_key, used_text
+
+
+END_COMBINATION = {turn_key("end", combination): c for c, combination in enumerate(COMBINATIONS)}  # an end's combination
 
 
 class SchoolRules(RepeatingTurn):
     """School's turn states (used combinations, a mask) over the five-dice turn; ends ``end:<combination>``."""
 
     def __init__(self, params: Mapping[str, Any]):
-        self.turn = FiveDiceTurn(functools.partial(score_moves, params))
+        scores = functools.partial(score_moves, params)
+        self.turn = FiveDiceTurn(scores)
+        self.stored_turn = StoredTurn(scores, stop_after=(2,), ends=[
+            (turn_key("end", combination), f"the turn ends with {combination}") for combination in COMBINATIONS])
 
     def first_state(self) -> int:
         """Return nothing used."""
@@ -46,10 +52,14 @@ class SchoolRules(RepeatingTurn):
         """Return the used combinations."""
         return f"used: {used_text(state)}"
 
+    def end_label(self, end: str) -> str:
+        """Return the combination an end scores: how a state's moves name it."""
+        return end.split(":", 1)[1]
+
     def through(self, state: int, end: str) -> Move | Ending | None:
         """Return the move to the state with the end's combination used (None where the combination is not open;
         the game is over when every combination is used)."""
-        c = COMBINATIONS.index(end.split(":", 1)[1])
+        c = END_COMBINATION[end]
         if c not in open_combinations(state):
             return None
         after = state | 1 << c

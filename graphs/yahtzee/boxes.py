@@ -18,6 +18,7 @@ from typing import NamedTuple
 
 from graphs import five_dice
 from graphs.five_dice import OUTCOMES, turn_key
+from graphs.rules import Move
 
 BOXES = (
     "Aces", "Twos", "Threes", "Fours", "Fives", "Sixes",
@@ -237,46 +238,40 @@ def end_boxes(bonuses: str) -> dict[str, int]:
     return {end_label(box, dice, bonuses): box for box in range(len(BOXES)) for dice in OUTCOMES}
 
 
+@functools.cache
 def end_key(label: str) -> str:
     """Return the key of the turn's end ``label``."""
     return turn_key("end", label)
 
 
-class StateMove(NamedTuple):
-    """Where a state goes when its turn reaches an end, and what the state adds to the turn's points there."""
-
-    label: str
-    next: State
-    reward: int
-
-
-def state_moves(state: State, bonuses: str) -> Iterator[StateMove]:
-    """Yield the state's moves: one for each end of each open box.
+def state_moves(state: State, bonuses: str) -> Iterator[Move]:
+    """Yield the state's moves, one for each end of each open box, labelled like the end: where the state goes
+    when its turn reaches that end, and what the state adds to the turn's points there.
 
     >>> [(m.label, m.reward) for m in state_moves(State(0b100000001000, 60, True), "on") if m.label in ("Sixes 30", "Aces 2")]
-    [('Aces 2', 0), ('Sixes 30', 135)]
+    [('Aces 2', 0.0), ('Sixes 30', 135.0)]
     """
     upper_bonus, yahtzees = tracks_upper(bonuses), tracks_yahtzees(bonuses)
     bonus = YAHTZEE_BONUS if state.yahtzee_50 else 0
     for box in open_boxes(state.filled):
         filled = state.filled | 1 << box
         if box == YAHTZEE and yahtzees:
-            yield StateMove("Yahtzee 0", State(filled, state.upper, False), 0)
-            yield StateMove("Yahtzee 50", State(filled, state.upper, True), 0)
+            yield Move(State(filled, state.upper, False), "Yahtzee 0", 0.0)
+            yield Move(State(filled, state.upper, True), "Yahtzee 50", 0.0)
             continue
         if box < UPPER and upper_bonus:
             for count in range(6):
                 points = (box + 1) * count
                 upper = min(UPPER_BONUS_AT, state.upper + points)
                 crossed = UPPER_BONUS if state.upper < UPPER_BONUS_AT <= state.upper + points else 0
-                yield StateMove(f"{BOXES[box]} {points}", State(filled, upper, state.yahtzee_50),
-                                crossed + (bonus if count == 5 else 0))
+                yield Move(State(filled, upper, state.yahtzee_50), f"{BOXES[box]} {points}",
+                           float(crossed + (bonus if count == 5 else 0)))
         else:
-            yield StateMove(BOXES[box], State(filled, state.upper, state.yahtzee_50), 0)
+            yield Move(State(filled, state.upper, state.yahtzee_50), BOXES[box], 0.0)
         if yahtzees and box in JOKER_BOXES:
             for face in range(1, 7):
                 joker = FIXED_POINTS[box] if is_joker(state.filled, face) else 0
-                yield StateMove(f"{BOXES[box]} with a Yahtzee of {face}s", State(filled, state.upper, state.yahtzee_50),
-                                joker + bonus)
+                yield Move(State(filled, state.upper, state.yahtzee_50), f"{BOXES[box]} with a Yahtzee of {face}s",
+                           float(joker + bonus))
         elif yahtzees:
-            yield StateMove(f"{BOXES[box]} with a Yahtzee", State(filled, state.upper, state.yahtzee_50), bonus)
+            yield Move(State(filled, state.upper, state.yahtzee_50), f"{BOXES[box]} with a Yahtzee", float(bonus))

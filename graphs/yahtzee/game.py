@@ -11,7 +11,8 @@ value: the rule of the published optimum, see :func:`graphs.yahtzee.boxes.is_jok
 ``yatzy-solver``'s ``american+no-bonus``); with ``bonuses=off`` none.
 
 The graph is School's shape (:mod:`graphs.five_dice`), joined when solving
-(``store/turns.py``, by :mod:`graphs.yahtzee.turn`):
+(``store/turns.py``, by :mod:`graphs.yahtzee.turn`), and is what Yahtzee's
+rules (:mod:`graphs.yahtzee.rules`) expand to (:func:`graphs.expand.expand_repeating`):
 
 * **Turn states** (layers 0..13, layer = boxes filled): the filled boxes
   (13 bits, bit ``i`` is :data:`BOXES` ``[i]``) and, with bonuses, the upper
@@ -38,11 +39,9 @@ import functools
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from graphs.five_dice import turn_rows
-from graphs.protocol import DECISION, MOVE, TERMINAL, Edge, Node, Param, Row
-from graphs.yahtzee.boxes import (
-    ALL_FILLED, BONUSES, BOXES, JOKER_BOXES, UPPER, YAHTZEE, State, box_points, end_key, end_label, end_labels, open_boxes,
-    state_key, state_moves, state_text, states, tracks_upper, tracks_yahtzees, upper_totals)
+from graphs.protocol import Edge, Param
+from graphs.yahtzee.boxes import (ALL_FILLED, BONUSES, BOXES, JOKER_BOXES, UPPER, YAHTZEE, box_points, end_key, end_label,
+                                  open_boxes, tracks_upper, tracks_yahtzees, upper_totals)
 from graphs.yahtzee.play import simulator  # noqa: F401  (the game's Monte Carlo)
 
 name = "yahtzee"
@@ -51,7 +50,6 @@ summary = "Solitaire Yahtzee, 13 boxes, with or without bonuses and joker; polic
 version = 1
 objective = "max"
 outcome = "expected final score"
-TURN_LAYER = len(BOXES) + 1  # the turn part starts here
 
 
 def _bonuses(text: str) -> str | None:
@@ -70,30 +68,6 @@ POLICIES = ("optimal", "greedy", "above-average")
 def agents(params: Mapping[str, Any]) -> tuple[str, ...]:
     """Return no edge-level agents: the heuristics decide per turn state, see :mod:`graphs.yahtzee.turn`."""
     return ()
-
-
-# --- the graph ---------------------------------------------------------------------------------------------
-
-
-def build(params: Mapping[str, Any]) -> Iterator[Row]:
-    """Yield the turn states with their moves, then the turn: nodes of a layer before its edges."""
-    bonuses = params["bonuses"]
-    every = states(bonuses)
-    ids = {state_key(state, bonuses): index for index, state in enumerate(every)}
-    by_layer: dict[int, list[State]] = {}
-    for state in every:
-        by_layer.setdefault(bin(state.filled).count("1"), []).append(state)
-    for layer, in_layer in sorted(by_layer.items()):
-        for state in in_layer:
-            key = state_key(state, bonuses)
-            kind, payoff = (TERMINAL, 0.0) if state.filled == ALL_FILLED else (DECISION, None)
-            yield Node(ids[key], key, layer, kind, state_text(state, bonuses), payoff=payoff)
-        for state in in_layer:
-            src = ids[state_key(state, bonuses)]
-            for move in state_moves(state, bonuses):
-                yield Edge(src, ids[state_key(move.next, bonuses)], MOVE, move.label, reward=float(move.reward))
-    ends = [(end_key(label), f"the turn ends: {label}") for label in end_labels(bonuses)]
-    yield from turn_rows(ids, TURN_LAYER, functools.partial(score_moves, bonuses), stop_after=(1, 2), ends=ends)
 
 
 def score_moves(bonuses: str, dice: tuple[int, ...], roll: int) -> Iterator[tuple[str, str, float]]:
@@ -120,6 +94,7 @@ def estimated_edges(params: Mapping[str, Any]) -> int:
 
 @functools.cache
 def _turn_edges(bonuses: str) -> int:
-    ends = [(end_key(label), "") for label in end_labels(bonuses)]
-    rows = turn_rows({}, TURN_LAYER, functools.partial(score_moves, bonuses), stop_after=(1, 2), ends=ends)
-    return sum(1 for row in rows if isinstance(row, Edge))
+    from graphs.expand import expand
+    from graphs.yahtzee.rules import YahtzeeRules
+
+    return sum(1 for row in expand(YahtzeeRules(bonuses).stored_turn) if isinstance(row, Edge))

@@ -9,7 +9,7 @@ from typing import Any
 
 from graphs.montecarlo import simulate
 from graphs.protocol import Progress, StoredGraph
-from graphs.yahtzee import game as rules
+from graphs.yahtzee import boxes, game
 from graphs.yahtzee.turn import average_table, decision_array, last_state
 
 PUBLISHED = {  # the published optimal expected scores (none is published for the game without any bonus)
@@ -31,25 +31,25 @@ def turn_report(graph: StoredGraph, params: Mapping[str, Any], simulated_games: 
     the stored decisions (``monte_carlo`` of each policy).
     """
     bonuses = params["bonuses"]
-    start = rules.state_key(rules.states(bonuses)[0], bonuses)
+    start = boxes.state_key(boxes.states(bonuses)[0], bonuses)
     averages = average_table({key: graph.turn_values("optimal", key)[0]
-                              for key in (last_state(box, bonuses) for box in range(len(rules.BOXES)))}, bonuses)
+                              for key in (last_state(box, bonuses) for box in range(len(boxes.BOXES)))}, bonuses)
     policies: list[dict[str, Any]] = []
-    for name in rules.POLICIES:
+    for name in game.POLICIES:
         expected, moment2, _ = graph.turn_values(name, start)
         row: dict[str, Any] = {"name": name, "expected_score": expected,
                                "sd": math.sqrt(max(moment2 - expected**2, 0.0))}
         row["loss"] = policies[0]["expected_score"] - expected if policies else 0.0
         if simulated_games:
             decisions = decision_array(graph.turn_decisions(name))
-            estimate = simulate(rules, params, decisions, simulated_games, seed, progress)
+            estimate = simulate(game, params, decisions, simulated_games, seed, progress)
             row["monte_carlo"] = estimate.against(expected)
         policies.append(row)
     return {
-        "game": rules.name,
+        "game": game.name,
         "graph_id": graph.graph_id,
         "params": json.loads(json.dumps(dict(params))),
-        "rules": {"bonuses": bonuses, "boxes": list(rules.BOXES)},
+        "rules": {"bonuses": bonuses, "boxes": list(boxes.BOXES)},
         "policies": policies,
         "published_optimum": PUBLISHED.get(bonuses),
         "average_table": averages,

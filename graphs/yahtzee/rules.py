@@ -16,14 +16,14 @@ Fraction(70, 3)
 from __future__ import annotations
 
 import functools
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
-from graphs.five_dice import FiveDiceTurn, stored_turn_agent
+from graphs.five_dice import FiveDiceTurn, StoredTurn, stored_turn_agent
 from graphs.repeating import RepeatingTurn, TurnsInFull
-from graphs.rules import Ending, Move
-from graphs.yahtzee.boxes import (ALL_FILLED, BOXES, State, end_key, end_label, parse_state_key, state_key, state_moves,
-                                  state_text)
+from graphs.rules import Move
+from graphs.yahtzee.boxes import (ALL_FILLED, BOXES, State, end_key, end_label, end_labels, parse_state_key,
+                                  state_key, state_moves, state_text)
 from graphs.yahtzee.game import score_moves
 
 
@@ -32,7 +32,11 @@ class YahtzeeRules(RepeatingTurn):
 
     def __init__(self, bonuses: str):
         self.bonuses = bonuses
-        self.turn = FiveDiceTurn(functools.partial(score_moves, bonuses))
+        scores = functools.partial(score_moves, bonuses)
+        self.turn = FiveDiceTurn(scores)
+        self.stored_turn = StoredTurn(scores, stop_after=(1, 2),
+                                      ends=[(end_key(label), f"the turn ends: {label}") for label in end_labels(bonuses)])
+        self._moves_of: tuple[State | None, dict[str, Move]] = (None, {})  # the last state asked, its moves
 
     def first_state(self) -> State:
         """Return no box filled."""
@@ -50,16 +54,30 @@ class YahtzeeRules(RepeatingTurn):
         """Return the state in words."""
         return state_text(state, self.bonuses)
 
-    def through(self, state: State, end: str) -> Move | Ending | None:
+    def state_payoff(self, state: State) -> float | None:
+        """Return 0 once every box is filled (the last move carries its bonuses), else None."""
+        return 0.0 if state.filled == ALL_FILLED else None
+
+    def end_label(self, end: str) -> str:
+        """Return what an end says, ``'Threes 9'``: how a state's moves name it."""
+        return end.removeprefix("end:")
+
+    def _moves(self, state: State) -> dict[str, Move]:
+        """Return the state's moves by label (the last state's kept: a state's ends are asked for one after another)."""
+        last, moves = self._moves_of
+        if last != state:
+            moves = {move.label: move for move in state_moves(state, self.bonuses)}
+            self._moves_of = (state, moves)
+        return moves
+
+    def through(self, state: State, end: str) -> Move | None:
         """Return the state's move labelled like the end (None where its box is filled): the next state, and
-        as reward the bonuses and joker points the state adds; the game is over when every box is filled."""
-        label = end.removeprefix("end:")
-        move = next((move for move in state_moves(state, self.bonuses) if move.label == label), None)
-        if move is None:
-            return None
-        if move.next.filled == ALL_FILLED:
-            return Ending(state_key(move.next, self.bonuses), state_text(move.next, self.bonuses), float(move.reward))
-        return Move(move.next, label, float(move.reward))
+        as reward the bonuses and joker points the state adds."""
+        return self._moves(state).get(end.removeprefix("end:"))
+
+    def ways_through(self, state: State, ends: Sequence[str]) -> list[tuple[str, Move]]:
+        """Return the state's moves, each with the end it goes through."""
+        return [(end_key(move.label), move) for move in state_moves(state, self.bonuses)]
 
 
 def stored_agent(decisions: Mapping[str, bytes], bonuses: str) -> Any:

@@ -22,6 +22,9 @@ component lies one layer or more below them, so the component is acyclic
 once its anchors' values are given: what ``store/cycles.py`` solves. Ids go
 layer by layer, the root (the first of ``starts()``) first.
 
+:func:`expand_repeating` does the same for a game whose turn repeats
+(:mod:`graphs.repeating`): its turn states, then the turn stored once.
+
 The cyclic garbage collector is paused while the rows stream (the graph
 held is millions of objects that form no cycles, and every collection
 would walk them all again, the loader's included; measured by

@@ -15,7 +15,7 @@ games played from the rules.
 from __future__ import annotations
 
 import functools
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from graphs.five_dice import FiveDiceTurn, StoredTurn, stored_turn_agent
@@ -24,7 +24,8 @@ from graphs.rules import Ending, Move
 from graphs.school.game import ALL_USED, COMBINATIONS, open_combinations, score_moves, state_key, turn_key, used_text
 
 
-END_COMBINATION = {turn_key("end", combination): c for c, combination in enumerate(COMBINATIONS)}  # an end's combination
+END_KEYS = tuple(turn_key("end", combination) for combination in COMBINATIONS)  # each combination's end
+END_COMBINATION = {key: c for c, key in enumerate(END_KEYS)}  # an end's combination
 
 
 class SchoolRules(RepeatingTurn):
@@ -56,16 +57,23 @@ class SchoolRules(RepeatingTurn):
         """Return the combination an end scores: how a state's moves name it."""
         return end.split(":", 1)[1]
 
-    def through(self, state: int, end: str) -> Move | Ending | None:
-        """Return the move to the state with the end's combination used (None where the combination is not open;
-        the game is over when every combination is used)."""
-        c = END_COMBINATION[end]
-        if c not in open_combinations(state):
-            return None
+    def ways_through(self, state: int, ends: Sequence[str]) -> list[tuple[str, Move | Ending]]:
+        """Return a move through each open combination's end."""
+        return [(END_KEYS[c], self._after(state, c)) for c in open_combinations(state)]
+
+    @staticmethod
+    def _after(state: int, c: int) -> Move | Ending:
+        """Return where using combination ``c`` leads from ``state`` (the game's end once all are used)."""
         after = state | 1 << c
         if after == ALL_USED:
             return Ending(state_key(after), f"used: {used_text(after)}", 0.0)
         return Move(after, COMBINATIONS[c])
+
+    def through(self, state: int, end: str) -> Move | Ending | None:
+        """Return the move to the state with the end's combination used (None where the combination is not open;
+        the game is over when every combination is used)."""
+        c = END_COMBINATION[end]
+        return self._after(state, c) if c in open_combinations(state) else None
 
 
 def stored_agent(decisions: Mapping[str, bytes]) -> Any:

@@ -45,13 +45,23 @@ DEFAULTS = ["pig:target=100", "5000-race:target=5000", "cant-stop", "cant-stop-b
             "yahtzee:bonuses=upper"]
 
 
+def _at_hand_written(path: str) -> str:
+    """Return the text of ``path`` at :data:`HAND_WRITTEN`."""
+    return subprocess.run(["git", "-C", str(ROOT), "show", f"{HAND_WRITTEN}:{path}"], capture_output=True, text=True,
+                          check=True).stdout
+
+
 def hand_written(name: str) -> types.ModuleType:
     """Return the module of game ``name`` as it was at :data:`HAND_WRITTEN`, loaded as a module of its own (the
     modules it imports that changed since are loaded from that revision too, under their own names, so call it
     in a process that builds nothing else)."""
+    import graphs.protocol
+
+    if not hasattr(graphs.protocol, "NodeIds"):  # the helpers hand-written builds used, defined over today's rows
+        source = _at_hand_written("graphs/protocol.py")
+        exec(source[source.index("class NodeIds(dict):"):], graphs.protocol.__dict__)  # noqa: S102
     for path in MODULES[name]:
-        source = subprocess.run(["git", "-C", str(ROOT), "show", f"{HAND_WRITTEN}:{path}"], capture_output=True,
-                                text=True, check=True).stdout
+        source = _at_hand_written(path)
         module = types.ModuleType(path.removesuffix(".py").replace("/", "."))
         sys.modules[module.__name__] = module  # dataclasses look their module up; the next module imports it
         exec(compile(source, f"{HAND_WRITTEN}:{path}", "exec"), module.__dict__)  # noqa: S102 (our own history)

@@ -128,6 +128,7 @@ def _without_collection() -> Iterator[None]:
     finally:
         if enabled:
             gc.enable()
+            gc.collect()  # what collection would have freed meanwhile (an engine let go of keeps its file open)
 
 
 def _edge_worth(rules: Rules, move: Move, players: int, where: str) -> tuple[float, int]:

@@ -41,7 +41,9 @@ def whole_game(tmp_path_factory: pytest.TempPathFactory) -> str:
     minutes here for both policies; tests/bench/bench_school.py times SQLite).
     """
     url = f"duckdb:///{tmp_path_factory.mktemp('school') / 'school.duckdb'}"
-    prepare_game(open_database(url, create=True), get_game("school"), {"straights": (15, 20), "grades": "negative"})
+    engine = open_database(url, create=True)
+    prepare_game(engine, get_game("school"), {"straights": (15, 20), "grades": "negative"})
+    engine.dispose()  # the file closed: a command of the tests opens it as another process would
     return url
 
 
@@ -49,7 +51,9 @@ def whole_game(tmp_path_factory: pytest.TempPathFactory) -> str:
 def yahtzee_game(tmp_path_factory: pytest.TempPathFactory) -> str:
     """URL of a DuckDB database holding Yahtzee without bonuses solved: its three policies over whole games."""
     url = f"duckdb:///{tmp_path_factory.mktemp('yahtzee') / 'yahtzee.duckdb'}"
-    prepare_game(open_database(url, create=True), get_game("yahtzee"), {"bonuses": "off"})
+    engine = open_database(url, create=True)
+    prepare_game(engine, get_game("yahtzee"), {"bonuses": "off"})
+    engine.dispose()
     return url
 
 

@@ -261,7 +261,11 @@ class CantStopRules(DiceRules):
         if isinstance(roll[0], int):
             return triple_key(roll)
         gains, weight = roll
-        return f"{weight} rolls: gains " + ", ".join(gain_text(g, self.worth) for g in gains)
+        return f"{weight} rolls: {self._gains(gains)}"
+
+    def _gains(self, gains: tuple[int, ...]) -> str:
+        """Return ``'gains 2, 1'``: what a group of rolls offers."""
+        return "gains " + ", ".join(gain_text(g, self.worth) for g in gains)
 
     def roll_label(self, texts: Sequence[str]) -> str:
         """Return the group's text as it is (one group leads to each decision)."""
@@ -273,7 +277,7 @@ class CantStopRules(DiceRules):
 
     def decision_label(self, position: Any, roll: Any) -> str:
         """Return ``'6-7-8 at 12, gains 3, 2'``."""
-        return f"{triple_key(position[1])} at {gain_text(position[2], self.worth)}, " + self.roll_text(roll).split(": ", 1)[1]
+        return f"{triple_key(position[1])} at {gain_text(position[2], self.worth)}, {self._gains(roll[0])}"
 
 
 def rules(params: Mapping[str, Any]) -> CantStopRules:

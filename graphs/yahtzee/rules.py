@@ -73,7 +73,7 @@ class YahtzeeRules(RepeatingTurn):
     def through(self, state: State, end: str) -> Move | None:
         """Return the state's move labelled like the end (None where its box is filled): the next state, and
         as reward the bonuses and joker points the state adds."""
-        return self._moves(state).get(end.removeprefix("end:"))
+        return self._moves(state).get(self.end_label(end))
 
     def ways_through(self, state: State, ends: Sequence[str]) -> list[tuple[str, Move]]:
         """Return the state's moves, each with the end it goes through."""

@@ -191,14 +191,14 @@ def _expanded(rules: Rules, players: int) -> _Graph:
             chosen_by.setdefault(id(moves[moves.index(pick)]), []).append(agent)
         count = len(moves)
         for move in moves:
-            if move.passes:
+            after, move_label, reward, passes = move
+            if passes:
                 reward, turn = _edge_worth(rules, move, players, key)
                 sign(turn)
                 reward_of(reward)
             else:
                 sign(1)
-                reward_of(move.reward)
-            after = move.next
+                reward_of(reward)
             if ends and type(after) is Ending:
                 dst(ends[after.key])
             else:
@@ -208,8 +208,8 @@ def _expanded(rules: Rules, players: int) -> _Graph:
                     found = see(after_key)
                     pending.append((after_key, after))
                 dst(found)
-            found = text_number.get(move.label)
-            text(text_of(move.label) if found is None else found)
+            found = text_number.get(move_label)
+            text(text_of(move_label) if found is None else found)
         src_many(repeat(source, count))
         is_move_many(repeat(1, count))
         weight_many(repeat(1, count))

@@ -200,7 +200,7 @@ def state_key(used: int) -> str:
 
 def used_text(used: int) -> str:
     """Return the used combinations as text, ``'none'`` for the empty set."""
-    return ", ".join(COMBINATIONS[c] for c in range(len(COMBINATIONS)) if used >> c & 1) or "none"
+    return ", ".join([COMBINATIONS[c] for c in range(len(COMBINATIONS)) if used >> c & 1]) or "none"
 
 
 def parse_used(text: str) -> int:

@@ -41,9 +41,7 @@ class SchoolRules(RepeatingTurn):
         """Return nothing used."""
         return 0
 
-    def state_key(self, state: int) -> str:
-        """Return ``'used:7'``, the stored state's key."""
-        return state_key(state)
+    state_key = staticmethod(state_key)  # ``'used:7'``, the stored state's key
 
     def state_of(self, key: str) -> int:
         """Return the used mask of ``'used:7'``."""
@@ -58,8 +56,10 @@ class SchoolRules(RepeatingTurn):
         return end.split(":", 1)[1]
 
     def ways_through(self, state: int, ends: Sequence[str]) -> list[tuple[str, Move | Ending]]:
-        """Return a move through each open combination's end."""
-        return [(END_KEYS[c], self._after(state, c)) for c in open_combinations(state)]
+        """Return a move through each open combination's end (written out: it runs once for every state's edge)."""
+        last = ALL_USED
+        return [(END_KEYS[c], Move(state | 1 << c, COMBINATIONS[c]) if state | 1 << c != last else self._after(state, c))
+                for c in open_combinations(state)]
 
     @staticmethod
     def _after(state: int, c: int) -> Move | Ending:

@@ -17,30 +17,25 @@ from typing import Any
 import click
 import sqlalchemy as sa
 
+from dicegraph.database import Database
 from graphs import GAMES, REFUSED, get_game
 from graphs.commands import JSON_OPTION, PARAM_OPTION, SESSION, mounted, parse_params, print_json, residual_text, table
 from graphs.errors import DicegraphError
-from graphs.protocol import OBJECTIVES, OPTIMAL, Game, StoredGraph, resolve_params
-from store.browse import game_listing, stored_graphs
-from store.catalog import (evaluated_policy, is_graph_id, list_policies, policy_convergence, resolve_graph,
-                           stored_params)
+from graphs.protocol import OBJECTIVES, OPTIMAL, resolve_params
+from store.browse import game_listing
+from store.catalog import evaluated_policy, is_graph_id, resolve_graph
 from store.compare import SEATS, policy_comparison
 from store.errors import database_failure
 from store.db import (DEFAULT_MEMORY, DEFAULT_URL, ENV_VAR, MEMORY_VAR, database_exists, memory_bytes, open_database,
                       schema_revision)
-from store.load import MAX_EDGES, BuildResult, build_graph, expected_edges
-from store.positions import describe_position
+from store.load import MAX_EDGES
 from store.propagate import outcome_distribution
-from store.query import DEFAULT_TIMEOUT, run_query
-from store.output import check_directory, check_file
+from store.query import DEFAULT_TIMEOUT
+from store.output import check_file
 from store.render import DEFAULT_DPI, MAX_NODES, RENDERERS, diagram_format
-from store.report import (
-    DEFAULT_SEED, describe_analysis, draw_game_diagrams, ensure_evaluated, evaluate_stored, game_report, pending_layers,
-    prepare_game, report_simulations, solve_steps, stores_turn_once,
-)
-from graphs.montecarlo import MIN_GAMES
+from store.report import DEFAULT_SEED, describe_analysis, stores_turn_once
+from graphs.montecarlo import MIN_GAMES, z_text
 from store.simulation import monte_carlo
-from store.solve import solve
 from store.view import GraphView
 from web.limits import SQL_SLOTS, SQL_TIMEOUT
 
@@ -118,7 +113,13 @@ def main(ctx: click.Context, db_url: str, memory: str) -> None:
         raise click.BadParameter(str(error), param_hint="--memory") from None
     ctx.obj = db_url
     ctx.meta[MEMORY_VAR] = memory
-    ctx.meta[SESSION] = CommandSession(db_url, memory)
+    ctx.meta[SESSION] = Database(db_url, memory=memory, meter=_progress,
+                                 on_wait=lambda message: click.echo(message, err=True))
+
+
+def _database(ctx: click.Context) -> Database:
+    """Return the session of ``--db``: what the commands below are thin over (:mod:`dicegraph.database`)."""
+    return ctx.meta[SESSION]
 
 
 def _policy_name(text: str) -> str:
@@ -209,47 +210,10 @@ def _reporter(label: str, length: int | None) -> Callable[[int], None]:
     return advance
 
 
-def _prepared(engine: sa.Engine, game: Game, params: Mapping[str, Any], what: str, solving: str,
-              on_build: Callable[[BuildResult], None] | None = None) -> BuildResult:
-    """Return :func:`prepare_game`'s build of ``game``, its edges and a turn game's solve steps (labelled
-    ``solving``) shown on stderr as they go."""
-    with _progress(f"building {what}, edges", expected_edges(game, params)) as building, \
-            _progress(solving, solve_steps(game, params)) as steps:
-        return prepare_game(engine, game, params, on_build=on_build, progress=steps, building=building)
-
-
 def _duration(seconds: float) -> str:
     """Return a duration for people, e.g. ``'4 s'``, ``'2 min 5 s'``."""
     minutes, rest = divmod(int(seconds + 0.5), 60)
     return f"{minutes} min {rest} s" if minutes else f"{rest} s"
-
-
-class CommandSession:
-    """The command line's side of :class:`graphs.commands.Session`: what a game's own commands get."""
-
-    def __init__(self, url: str, memory: str | None = None):
-        self.url = url
-        self.memory = memory
-
-    @contextmanager
-    def solved(self, game: Game, params: Mapping[str, Any], what: str) -> Iterator[StoredGraph]:
-        """Build, solve and evaluate what is missing (progress on stderr), then yield the graph.
-
-        What the command does through the graph is never committed (an advisor's
-        one-state turn solve works in temporary tables).
-        """
-        engine = open_database(self.url, create=True, on_wait=lambda message: click.echo(message, err=True),
-                               memory=self.memory)
-        built = _prepared(engine, game, params, what, f"solving {what} (first use only), steps")
-        with _activity(f"solving {what}, layers") as solving, engine.begin() as connection:
-            ensure_evaluated(connection, built.graph_id, game, solving)
-        with engine.connect() as connection:
-            yield GraphView(connection, built.graph_id, game)
-        engine.dispose()
-
-    def output_file(self, path: Path) -> Path:
-        """Return ``path`` once a file can be written there."""
-        return check_file(path)
 
 
 for _group in mounted(GAMES):
@@ -317,8 +281,7 @@ def graphs(ctx: click.Context, as_json: bool) -> None:
     Example:
       dicegraph graphs
     """
-    with _engine(ctx, read_only=True).connect() as connection:
-        rows = stored_graphs(connection)
+    rows = _database(ctx).graphs()
     if as_json:
         print_json(rows)
         return
@@ -350,14 +313,15 @@ def upgrade(ctx: click.Context, as_json: bool) -> None:
         click.echo(f"the schema is at revision {revision} (this dicegraph's newest)")
 
 
-def _build_message(result: BuildResult, game: str, seconds: float | None = None) -> str:
-    verb = {"built": "built", "replaced": "rebuilt", "reused": "reused"}[result.action]
-    if result.action == "reused":
+def _build_message(result: Mapping[str, Any], seconds: float | None = None) -> str:
+    """Return the line that says what a build did (:meth:`dicegraph.Database.build`'s dict)."""
+    verb = {"built": "built", "replaced": "rebuilt", "reused": "reused"}[result["action"]]
+    if result["action"] == "reused":
         note = " (already in the database; --replace rebuilds it)"
     else:
         note = f" in {seconds:.2f} s" if seconds is not None else ""
-    return (f"{verb} graph {result.graph_id} ({game}): {result.nodes:,} nodes, {result.edges:,} edges, "
-            f"{result.layers} layers{note}")
+    return (f"{verb} graph {result['graph_id']} ({result['game']}): {result['nodes']:,} nodes, {result['edges']:,} "
+            f"edges, {result['layers']} layers{note}")
 
 
 @main.command()
@@ -378,16 +342,11 @@ def build(ctx: click.Context, game: str, params: tuple[str, ...], replace: bool,
       dicegraph build jackpot
       dicegraph build jackpot -p cells=12 --replace
     """
-    chosen = get_game(game)
-    values = resolve_params(chosen, parse_params(params))
-    started = time.perf_counter()
-    with _progress(f"building {game}, edges", expected_edges(chosen, values)) as building:
-        result = build_graph(_engine(ctx, create=True), chosen, values, replace=replace, force=force, progress=building)
-    seconds = time.perf_counter() - started
+    result = _database(ctx).build(game, parse_params(params), replace=replace, force=force)
     if as_json:
-        print_json({**vars(result), "game": game, "params": values, "seconds": seconds})
+        print_json(result)
     else:
-        click.echo(_build_message(result, game, seconds))
+        click.echo(_build_message(result, result["seconds"]))
 
 
 @main.command("solve")
@@ -409,36 +368,19 @@ def solve_command(ctx: click.Context, graph: str, params: tuple[str, ...], objec
       dicegraph solve jackpot
       dicegraph solve 1 --objective min --name pessimal
     """
-    engine = _engine(ctx)
-    with engine.begin() as connection:
-        row = _stored_graph(connection, graph, params)
-        if stores_turn_once(get_game(row.game)):
-            raise DicegraphError(f"{row.game} is solved by its own module (its turn is joined with its states): "
-                                 f"run dicegraph report {row.game}")
-        objective = objective or get_game(row.game).objective
-        started = time.perf_counter()
-        with _progress("solving", row.layers) as progress:
-            policy_id = solve(connection, row.id, objective, name, progress,
-                              first_guess=get_game(row.game).guess_for(stored_params(connection, row.id)))
-        with _activity("evaluating the agents, layers") as evaluating:
-            evaluated = evaluate_stored(connection, row.id, evaluating)
-        seconds = time.perf_counter() - started
-        root = next(p["value"] for p in list_policies(connection, row.id) if p["name"] == name)
-        converged = policy_convergence(connection, policy_id)
-    result = {"graph": row.id, "policy": name, "policy_id": policy_id, "objective": objective, "value": root,
-              "evaluated": evaluated, "seconds": seconds, "edges_per_second": row.edges / seconds if seconds else None,
-              "convergence": converged}
+    result = _database(ctx).solve(graph, parse_params(params), objective=objective, name=name)
     if as_json:
         print_json(result)
     else:
-        click.echo(f"solved graph {row.id} ({row.game}) for {objective} in {seconds:.2f} s: "
-                   f"policy {name!r}, value {root:.12g}")
+        click.echo(f"solved graph {result['graph']} ({result['game']}) for {result['objective']} in "
+                   f"{result['seconds']:.2f} s: policy {name!r}, value {result['value']:.12g}")
+        converged = result["convergence"]
         if converged is not None:
             click.echo(f"cycles: {converged['cyclic_components']} cyclic components by {converged['method'].capitalize()}'s method, "
                        f"{converged['passes']} passes (at most {converged['most_passes']} a component), "
                        f"largest residual {residual_text(converged['residual'])}")
-        if evaluated:
-            click.echo(f"evaluated the stored policies {', '.join(evaluated)}")
+        if result["evaluated"]:
+            click.echo(f"evaluated the stored policies {', '.join(result['evaluated'])}")
 
 
 @main.command()
@@ -453,13 +395,11 @@ def policies(ctx: click.Context, graph: str, params: tuple[str, ...], as_json: b
     Example:
       dicegraph policies jackpot
     """
-    with _engine(ctx, read_only=True).connect() as connection:
-        row = _stored_graph(connection, graph, params)
-        listing = list_policies(connection, row.id, get_game(row.game).outcome)
+    listing = _database(ctx).policies(graph, parse_params(params))
     if as_json:
         print_json(listing)
     elif not listing:
-        click.echo(f"graph {row.id} ({row.game}) has no policies yet (solve it: dicegraph solve {row.id})")
+        click.echo(f"graph {graph} has no policies yet (solve it: dicegraph solve {graph})")
     else:
         click.echo(table(["policy", "objective", "method", "value", "unit"],
                           [[p["name"], p["objective"], p["method"], p["value"], p["unit"]] for p in listing]))
@@ -583,25 +523,14 @@ def report(ctx: click.Context, game: str, params: tuple[str, ...], simulated_gam
       dicegraph report jackpot -p cells=10 -n 1000000 --seed 7 --json
     """
     chosen = get_game(game)
-    values = resolve_params(chosen, parse_params(params))
-    if diagrams_dir is not None:
-        check_directory(diagrams_dir)
 
-    def announce(result: BuildResult) -> None:
+    def announce(result: Mapping[str, Any]) -> None:
         if not as_json:
-            click.echo(_build_message(result, game), err=True)
+            click.echo(_build_message(result), err=True)
 
-    games_to_play = simulated_games * report_simulations(chosen, values)
-    engine = _engine(ctx, create=True)
-    built = _prepared(engine, chosen, values, game, "solving", on_build=announce)
-    with engine.connect() as connection:
-        solving = pending_layers(connection, built.graph_id, chosen)
-    with _progress(f"solving and evaluating {game}, layers", solving) as layers, \
-            _activity("playing the matches, layers") as matches, _progress("simulating", games_to_play) as progress:
-        data = game_report(engine, chosen, values, simulated_games=simulated_games, seed=seed, progress=progress,
-                           layers=layers, matches=matches)
-    if diagrams_dir is not None:
-        data["diagrams"] = draw_game_diagrams(engine, chosen, values, diagrams_dir)
+    data = _database(ctx).report(chosen, parse_params(params), simulated_games, seed=seed, diagrams=diagrams_dir,
+                                 on_build=announce)
+    values = resolve_params(chosen, parse_params(params))
     if as_json:
         print_json(data)
         return
@@ -616,7 +545,7 @@ def report(ctx: click.Context, game: str, params: tuple[str, ...], simulated_gam
     if all("monte_carlo" in p for p in data["policies"]):
         headers += [f"MONTE CARLO ({simulated_games:,})", "z"]
         for row, p in zip(rows, data["policies"]):
-            row += [_percent(p["monte_carlo"]["estimate"], chosen.outcome), f"{p['monte_carlo']['z']:+.2f}"]
+            row += [_percent(p["monte_carlo"]["estimate"], chosen.outcome), z_text(p['monte_carlo']['z'])]
     click.echo(table(headers, rows))
     if len(headers) > 3:
         click.echo(f"\nMonte Carlo: games played from the rules (seed {seed}); "
@@ -669,7 +598,7 @@ def simulate(ctx: click.Context, game: str, params: tuple[str, ...], policy_name
         click.echo(f"  exact     not stored (dicegraph report {game} computes it)")
     else:
         click.echo(f"  exact     {result['exact']:.6f}")
-        click.echo(f"  z         {result['z']:+.2f}")
+        click.echo(f"  z         {z_text(result['z'])}")
 
 
 @main.command()
@@ -743,7 +672,7 @@ def export(ctx: click.Context, graph: str, params: tuple[str, ...], output: Path
 def query(ctx: click.Context, sql: str, write: bool, limit: int | None, timeout: float, as_json: bool) -> None:
     """Run one SQL statement (read-only unless --write) and print the rows.
 
-    The views `positions` and `moves` decode the stored graphs; see the README.
+    The views `positions` and `moves` decode the stored graphs; see docs/sql.md.
     Without --write nothing is committed, and statements that touch files
     (ATTACH, VACUUM INTO, COPY) are refused. A statement stops after
     --timeout seconds, or at Ctrl-C, on every backend.
@@ -755,7 +684,7 @@ def query(ctx: click.Context, sql: str, write: bool, limit: int | None, timeout:
     """
     if not sql.strip():
         raise click.BadParameter("no SQL statement given", param_hint="SQL")
-    columns, rows = run_query(_engine(ctx, read_only=not write), sql, write=write, limit=limit, timeout=timeout or None)
+    columns, rows = _database(ctx).query_table(sql, write=write, limit=limit, timeout=timeout or None)
     if as_json:
         print_json([dict(zip(columns, row)) for row in rows])
     elif columns:
@@ -839,7 +768,7 @@ def _listening_address(host: str, port: int) -> str:
 def show(ctx: click.Context, graph: str, params: tuple[str, ...], key: str, as_json: bool) -> None:
     """Show the position KEY of GRAPH: its rolls, its moves, their values and reach per policy.
 
-    Each game has keys of its own (the README's section on the game says how
+    Each game has keys of its own (each game's page in docs/games says how
     they read); `dicegraph serve` links every graph's first position and
     finds positions by key or label. In Jackpot the key is the position index
     (sum of 2^(cell-1) over the cells up) and a roll's decision KEY/I-J, as in
@@ -850,12 +779,10 @@ def show(ctx: click.Context, graph: str, params: tuple[str, ...], key: str, as_j
       dicegraph show jackpot 0
       dicegraph show jackpot 0/3-4 --json
     """
-    with _engine(ctx, read_only=True).connect() as connection:
-        row = _stored_graph(connection, graph, params)
-        described = describe_position(connection, row.id, key)
-        unevaluated = [p["name"] for p in list_policies(connection, row.id) if p["value"] is None]
+    described = _database(ctx).position(graph, key, parse_params(params))
+    unevaluated = described["not_evaluated"]
     if as_json:
-        print_json({**described, "not_evaluated": unevaluated})
+        print_json(described)
         return
     click.echo(f"{described['kind']} node {described['key']!r} ({described['label']}), layer {described['layer']}")
     click.echo(table(["policy", "value", "reach"],
@@ -871,7 +798,8 @@ def show(ctx: click.Context, graph: str, params: tuple[str, ...], key: str, as_j
             click.echo(f"    {move['label']} -> {move['to']}{worth}{takers}")
     if unevaluated:
         click.echo(f"\nnot evaluated yet: {', '.join(unevaluated)} "
-                   f"(compute them with: dicegraph solve {row.id}, or dicegraph report {row.game} -n 0)", err=True)
+                   f"(compute them with: dicegraph solve {described['graph']}, or dicegraph report {described['game']} -n 0)",
+                   err=True)
 
 
 if __name__ == "__main__":

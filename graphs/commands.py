@@ -104,9 +104,19 @@ def residual_text(residual: float) -> str:
     return f"under {NOISE:.0e}" if residual <= NOISE else f"{residual:.1e}"
 
 
+def as_json(data: Any) -> Any:
+    """Return ``data`` as ``--json`` prints it, read back: plain (:func:`plain`), tuples as lists, keys as text,
+    anything else JSON has no type for (a date) as its text.
+
+    >>> as_json({1: (2.5, float("inf"))})
+    {'1': [2.5, None]}
+    """
+    return json.loads(json.dumps(plain(data), default=str, allow_nan=False))
+
+
 def print_json(data: Any) -> None:
-    """Print ``data`` as indented JSON (what ``--json`` prints everywhere): always valid JSON (:func:`plain`)."""
-    click.echo(json.dumps(plain(data), indent=2, default=str, allow_nan=False))
+    """Print ``data`` as indented JSON (what ``--json`` prints everywhere): always valid JSON (:func:`as_json`)."""
+    click.echo(json.dumps(as_json(data), indent=2))
 
 
 def emit(data: Any, lines: Sequence[str], as_json: bool) -> None:

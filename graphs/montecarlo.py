@@ -67,6 +67,16 @@ class Estimate:
         return (self.mean - exact) / self.stderr
 
 
+def z_text(z: float | None) -> str:
+    """Return a z-score as reports print it: signed, two decimals; ``n/a`` where it is not a number (``--json``'s
+    null: games that all paid alike, not the exact value).
+
+    >>> z_text(1.234), z_text(None), z_text(float("inf"))
+    ('+1.23', 'n/a', 'n/a')
+    """
+    return f"{z:+.2f}" if z is not None and math.isfinite(z) else "n/a"
+
+
 def stored_move(choices: Mapping[str, str], key: str, moves: Sequence[M], label: Callable[[M], str]) -> M:
     """Return the move among ``moves`` (those the rules allow) that a stored policy plays at decision ``key``.
 

@@ -35,7 +35,7 @@ from typing import Any
 
 from graphs.commands import residual_text
 from graphs.errors import BadParameter
-from graphs.montecarlo import Estimate
+from graphs.montecarlo import Estimate, z_text
 from graphs.protocol import CHANCE, DECISION, OPTIMAL, CyclicLayers, Edge, Node, Param, StoredGraph
 from graphs.rules import DiceRules, Ending, Move
 
@@ -306,7 +306,7 @@ def describe(report: Mapping[str, Any]) -> list[str]:
         lines.append(f"{published['source']} give {published['p_first_wins']}: this {verdict} to their four digits.")
     for match in report["matches"]:
         simulated = match.get("monte_carlo")
-        checked = (f" (Monte Carlo of {simulated['games']:,} games: {simulated['estimate']:.4f}, z = {simulated['z']:+.2f})"
+        checked = (f" (Monte Carlo of {simulated['games']:,} games: {simulated['estimate']:.4f}, z = {z_text(simulated['z'])})"
                    if simulated else "")
         lines.append(f"{match['first']} moving first against {match['second']}: "
                      f"the first wins with probability {match['p_first_wins']:.10f}{checked}.")

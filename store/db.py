@@ -166,6 +166,16 @@ def _read_only_sqlite(path: Path) -> Callable[[], sqlite3.Connection]:
     return lambda: sqlite3.connect(address, uri=True, check_same_thread=False)
 
 
+def is_in_memory(url: str) -> bool:
+    """Return whether ``url`` names a database held in memory, which lives as long as its engine.
+
+    >>> is_in_memory("sqlite://"), is_in_memory("duckdb:///:memory:"), is_in_memory("sqlite:///game.db")
+    (True, True, False)
+    """
+    parsed = sa.make_url(url)
+    return parsed.get_backend_name() in ("sqlite", "duckdb") and parsed.database in (None, "", ":memory:")
+
+
 def database_exists(url: str | None = None) -> bool:
     """Return False when ``url`` names a SQLite or DuckDB file that is not there (True for servers and memory)."""
     try:
@@ -204,7 +214,7 @@ def open_database(url: str | None = None, *, create: bool = False, read_only: bo
     if path is not None and not path.parent.is_dir():
         raise DatabaseError(f"no folder {path.parent} to hold the database {path.name} (create it first)")
     backend = parsed.get_backend_name()
-    if backend == "sqlite" and parsed.database in (None, "", ":memory:"):
+    if backend == "sqlite" and is_in_memory(url_text):
         read_only = False  # a private in-memory database: nothing to protect, and it starts empty
     if backend not in BACKENDS:
         raise DatabaseError(f"dicegraph does not run on {backend!r} databases; {SUPPORTED}")

@@ -36,3 +36,13 @@ def database_failure(error: Exception) -> DatabaseError:
                              "may still work (dicegraph graphs lists what it can read); build into a new file, or "
                              "save what is left with: sqlite3 FILE .recover")
     return DatabaseError(f"database error: {first}")
+
+
+def file_failure(error: OSError) -> DicegraphError:
+    """Return the one line a user reads for a file that cannot be read or written: where, and why.
+
+    >>> file_failure(PermissionError(13, "Permission denied", "out.png"))
+    DicegraphError('file error out.png: Permission denied')
+    """
+    where = f" {error.filename}" if error.filename else ""
+    return DicegraphError(f"file error{where}: {error.strerror or error}")

@@ -85,6 +85,7 @@ def game_report(
     progress: Progress | None = None,
     layers: Progress | None = None,
     matches: Progress | None = None,
+    built: BuildResult | None = None,
 ) -> dict[str, Any]:
     """Return the game's report: every policy's value, and the optimal outcome distribution.
 
@@ -96,7 +97,8 @@ def game_report(
     from the rules with ``seed``; ``progress`` counts the games played,
     ``layers`` the layers that the solves and evaluations have done
     (:func:`pending_layers` says how many there are), and ``matches`` those
-    that a two-player game's matches have played.
+    that a two-player game's matches have played. ``built`` is the game's graph where :func:`prepare_game`
+    has already built (and for a turn game, solved) it.
 
     >>> from graphs import get_game
     >>> from store.db import open_database
@@ -104,14 +106,12 @@ def game_report(
     >>> [row["name"] for row in report["policies"]]
     ['min', 'max', 'first', 'last', 'hilo', 'hilo2', 'optimal']
     """
-    if stores_turn_once(game):
+    if built is None:
         built = prepare_game(engine, game, params, on_build)
+    if stores_turn_once(game):
         with engine.connect() as connection:
             return game.turn_report(GraphView(connection, built.graph_id, game), params,  # type: ignore[attr-defined]
                                     simulated_games, seed, progress)
-    built = build_graph(engine, game, params)
-    if on_build is not None:
-        on_build(built)
     further = [build_graph(engine, game, other).graph_id for other in (game.report_graphs or (lambda _: []))(params)]
     with engine.begin() as connection:
         for graph_id in [built.graph_id, *further]:

@@ -706,3 +706,42 @@ def test_every_explorer_page_answers_in_html_and_json(game: Game, reported: Any)
             assert answer.status_code == 200, (asked, answer.status_code, answer.get_data(as_text=True)[:300])
             assert "Traceback" not in answer.get_data(as_text=True)
     engine.dispose()
+
+
+@pytest.mark.parametrize("game", TOOLED)
+def test_the_python_apis_report_is_report_json_built_and_solved_once(game: Game, reported: Any, tmp_path: Any,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """``dicegraph.open(url).report(game, params)`` returns what ``report --json`` prints; it builds each graph
+    the report needs once and solves each policy once, and a second report reuses them all."""
+    import dataclasses
+
+    import dicegraph
+    import store.report
+
+    _, printed = reported(game)
+    counted = {"builds": 0, "solves": 0}
+
+    def counting(name: str, work: Callable[..., Any]) -> Callable[..., Any]:
+        def counted_work(*args: Any, **kwargs: Any) -> Any:
+            counted[name] += 1
+            return work(*args, **kwargs)
+        return counted_work
+
+    def counting_optimum(work: Callable[..., Any]) -> Callable[..., Any]:  # a race's run that stores the optimum
+        def counted_work(*args: Any, **kwargs: Any) -> Any:
+            counted["solves"] += "keep" in kwargs
+            return work(*args, **kwargs)
+        return counted_work
+
+    monkeypatch.setattr(store.report, "solve", counting("solves", store.report.solve))
+    monkeypatch.setattr(turns, "solve_policies", counting("solves", turns.solve_policies))
+    monkeypatch.setattr(turn_cycles, "run", counting_optimum(turn_cycles.run))
+    counting_game = dataclasses.replace(game, build=counting("builds", game.build))
+    db = dicegraph.open(f"sqlite:///{tmp_path / 'api.db'}")
+    params = small_params(game)
+    assert db.report(counting_game, params) == printed
+    graphs = 1 + len((game.report_graphs or (lambda _: []))(params))
+    solves = 1 if stores_turn_once(game) else graphs * (1 + len(game.solves))
+    assert counted == {"builds": graphs, "solves": solves}
+    assert db.report(counting_game, params) == printed
+    assert counted == {"builds": graphs, "solves": solves}

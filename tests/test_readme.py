@@ -1,4 +1,4 @@
-"""The README's commands and numbers are the ones the project runs and prints."""
+"""The README's and the manual's (docs/) commands and numbers are the ones the project runs and prints."""
 
 from __future__ import annotations
 
@@ -18,6 +18,13 @@ from store.report import game_report
 
 ROOT = Path(__file__).resolve().parents[1]
 README = (ROOT / "README.md").read_text()
+DOCS = ROOT / "docs"
+PAGES = [ROOT / "README.md", *sorted(DOCS.glob("*.md")), *sorted(DOCS.glob("games/*.md"))]
+
+
+def page(name: str) -> str:
+    """Return the text of the manual's page ``docs/NAME.md``."""
+    return (DOCS / f"{name}.md").read_text()
 
 
 def printed_by(runner: CliRunner, args: list[str]) -> str:
@@ -46,7 +53,7 @@ def test_readme_report_table_is_what_report_prints(runner: CliRunner, jackpot_db
 
 def test_readme_compare_is_what_compare_prints(runner: CliRunner, jackpot_db: str) -> None:
     printed = printed_by(runner, ["--db", jackpot_db, "compare", "jackpot", "hilo", "--top", "4"])
-    assert printed.strip() in README
+    assert printed.strip() in page("games/jackpot")
 
 
 def tour_commands() -> list[list[str]]:
@@ -76,17 +83,19 @@ def toured(tmp_path_factory: pytest.TempPathFactory) -> str:
 @pytest.mark.parametrize("starts", ["SELECT move", "SELECT layer"])
 def test_readme_queries_print_the_same_once_the_tour_has_run(runner: CliRunner, toured: str, starts: str) -> None:
     """The tour builds more graphs (Jackpot with 10 cells, Shut The Box): the README's queries still print their rows."""
-    sql = re.search(rf'\$ dicegraph query "({starts}[^"]+)"', README).group(1)
+    sql_page = page("sql")
+    sql = re.search(rf'\$ dicegraph query "({starts}[^"]+)"', sql_page).group(1)
     printed = printed_by(runner, ["--db", toured, "query", sql])
-    assert len(printed.strip().splitlines()) > 2 and printed.strip() in README.replace("\n    ", "\n")
+    assert len(printed.strip().splitlines()) > 2 and printed.strip() in sql_page.replace("\n    ", "\n")
 
 
 def test_readme_pictures_are_the_ones_report_draws() -> None:
-    """The committed PNGs are named as ``report --diagrams`` names them, one per diagram a game declares, and the
-    explorer's screenshots as ``tests/test_browser.py`` names them."""
+    """The PNGs the README and the manual show are named as ``report --diagrams`` names them, one per diagram a
+    game declares, and the explorer's screenshots as ``tests/test_browser.py`` names them."""
     from graphs import GAMES
 
-    pictures = re.findall(r"!\[[^\]]*\]\((docs/[^)]+\.png)\)", README)
+    pictures = sorted({(where.parent / found).resolve().relative_to(ROOT).as_posix() for where in PAGES
+                       for found in re.findall(r"!\[[^\]]*\]\(([^)]+\.png)\)", where.read_text())})
     declared = [f"docs/{game.name}-{name}.png" for game in GAMES.values() for name in game.diagrams]
     taken = (ROOT / "tests/test_browser.py").read_text()
     screenshots = [f"docs/{name}" for name in re.findall(r'shots / "([a-z-]+\.png)"', taken)]
@@ -98,39 +107,39 @@ def test_readme_pictures_are_the_ones_report_draws() -> None:
 
 def test_readme_shut_the_box_report_is_what_report_prints(runner: CliRunner, db_url: str) -> None:
     printed = printed_by(runner, ["--db", db_url, "report", "shut-the-box"])
-    assert printed.strip() in README
+    assert printed.strip() in page("games/shut-the-box")
 
 
 def test_readme_cant_stop_report_is_what_report_prints(runner: CliRunner, db_url: str) -> None:
     printed = printed_by(runner, ["--db", db_url, "report", "cant-stop"])
-    assert printed.strip() in README
+    assert printed.strip() in page("games/cant-stop")
 
 
 def test_readme_advice_is_what_advise_prints(runner: CliRunner, db_url: str) -> None:
     printed = printed_by(runner, ["--db", db_url, "cant-stop", "advise", "--board", "6:>1,7:>1,8:>1",
                                    "--roll", "2,3,5,6"])
-    assert printed.strip() in README
+    assert printed.strip() in page("games/cant-stop")
 
 
 def test_readme_5000_report_is_what_report_prints(runner: CliRunner, db_url: str) -> None:
     printed = printed_by(runner, ["--db", db_url, "report", "5000"])
-    assert printed.strip() in README
+    assert printed.strip() in page("games/5000")
 
 
 def test_readme_school_report_and_advice_are_what_they_print(runner: CliRunner, whole_game: str) -> None:
     printed = printed_by(runner, ["--db", whole_game, "report", "school"])
-    assert printed.strip() in README
+    assert printed.strip() in page("games/school")
     advice = printed_by(runner, ["--db", whole_game, "school", "advise", "--roll", "1,2,2,4,5", "--rolls-left", "2"])
-    assert advice.strip() in README
+    assert advice.strip() in page("games/school")
 
 
 def test_readme_yahtzee_report_is_what_report_prints(runner: CliRunner, yahtzee_game: str) -> None:
     printed = printed_by(runner, ["--db", yahtzee_game, "report", "yahtzee", "-p", "bonuses=off", "-n", "20000"])
-    assert printed.strip() in README
+    assert printed.strip() in page("games/yahtzee")
 
 
 def test_readme_turn_policy_query_is_what_query_prints(runner: CliRunner, whole_game: str) -> None:
-    block = README.split('$ dicegraph query "SELECT policy.name')[1].split("```")[0]
+    block = page("games/school").split('$ dicegraph query "SELECT policy.name')[1].split("```")[0]
     sql = "SELECT policy.name" + block.split('"\n')[0]
     printed = printed_by(runner, ["--db", whole_game, "query", sql])
     assert printed.strip() in block
@@ -140,7 +149,7 @@ def test_readme_pig_report_is_what_report_prints(runner: CliRunner, tmp_path: Pa
     """The race to 30 in the README, built and solved afresh (a minute on SQLite)."""
     url = f"sqlite:///{tmp_path / 'pig.db'}"
     printed = printed_by(runner, ["--db", url, "report", "pig", "-p", "target=30", "-n", "20000"])
-    assert printed.strip() in README
+    assert printed.strip() in page("games/pig")
 
 
 def test_readme_two_player_compare_is_what_compare_prints(runner: CliRunner, tmp_path: Path) -> None:
@@ -148,13 +157,43 @@ def test_readme_two_player_compare_is_what_compare_prints(runner: CliRunner, tmp
     url = f"sqlite:///{tmp_path / 'pig.db'}"
     printed_by(runner, ["--db", url, "report", "pig", "-p", "target=30", "-p", "holds=10,20", "-n", "0"])
     printed = printed_by(runner, ["--db", url, "compare", "pig", "hold-at-10", "--top", "0"])
-    assert printed.strip() in README
+    assert printed.strip() in page("games/pig")
 
 
 def test_readme_race_report_is_what_report_prints(runner: CliRunner, tmp_path: Path) -> None:
     """The race to 300: its exact numbers, matches and banking rules, as ``report`` prints them."""
     url = f"sqlite:///{tmp_path / 'race.db'}"
     printed = printed_by(runner, ["--db", url, "report", "5000-race", "-p", "target=300"])
-    assert printed.strip() in README
+    assert printed.strip() in page("games/5000-race")
 
 
+
+
+def test_the_readme_is_a_front_door_of_at_most_200_lines() -> None:
+    assert len(README.splitlines()) <= 200
+
+
+def test_the_cli_reference_is_what_the_commands_say() -> None:
+    """docs/cli.md is generated from the commands; regenerate it with ``python -m tests.cli_reference``."""
+    from tests.cli_reference import PAGE, reference
+
+    assert PAGE.read_text() == reference(), "docs/cli.md is stale: run .venv/bin/python -m tests.cli_reference"
+
+
+def _anchor(title: str) -> str:
+    """Return the anchor GitHub gives a heading."""
+    return re.sub(r"[^\w\- ]", "", title.strip().lower()).replace(" ", "-")
+
+
+@pytest.mark.parametrize("where", PAGES, ids=lambda path: path.relative_to(ROOT).as_posix())
+def test_every_link_between_pages_leads_somewhere(where: Path) -> None:
+    """Each relative link of the README and the manual names a file that exists, and a heading in it."""
+    for target in re.findall(r"\]\(([^)\s]+)\)", where.read_text()):
+        if re.match(r"[a-z]+:", target):
+            continue
+        path, _, anchor = target.partition("#")
+        linked = (where.parent / path).resolve() if path else where
+        assert linked.exists(), (where.name, target)
+        if anchor:
+            headings = re.findall(r"(?m)^#+ (.*)$", linked.read_text())
+            assert anchor in {_anchor(heading) for heading in headings}, (where.name, target)

@@ -11,7 +11,7 @@ from graphs.commands import JSON_OPTION, emit, registered, session, table
 
 @click.group("cant-stop")
 def commands() -> None:
-    """Can't Stop on a real board (see the README's board notation).
+    """Can't Stop on a real board (board notation: docs/games/cant-stop.md).
 
     \b
     Examples:
@@ -21,7 +21,7 @@ def commands() -> None:
 
 
 @commands.command("advise")
-@click.option("--board", required=True, help="The board, e.g. '7:3>5,8:>2,12:x' (README: board notation).")
+@click.option("--board", required=True, help="The board, e.g. '7:3>5,8:>2,12:x' (notation: docs/games/cant-stop.md).")
 @click.option("--roll", "roll_text", metavar="A,B,C,D", help="The four dice just rolled; without it: stop or roll now?")
 @click.option("--objective", type=click.Choice(list(rules.OBJECTIVES)), default="progress", show_default=True,
               help="Maximise the turn's progress, or the probability of claiming a column this turn.")

@@ -138,8 +138,8 @@ def parse_board(text: str) -> Board:
 
 
 params = (
-    Param("board", "6:>1,7:>1,8:>1", lambda text: parse_board(text).text, "the board, e.g. '7:3>5,8:>2,12:x' (README: board notation)",
-          accepted="see the README's board notation"),
+    Param("board", "6:>1,7:>1,8:>1", lambda text: parse_board(text).text, "the board, e.g. '7:3>5,8:>2,12:x' (notation: docs/games/cant-stop.md)",
+          accepted="see the board notation in docs/games/cant-stop.md"),
     Param("objective", "progress", str, "what the turn is worth: progress (steps / column length) or claim",
           check=lambda value: value in OBJECTIVES, accepted="progress or claim"),
     Param("prune", True, lambda text: {"on": True, "off": False}.get(text.lower()),

@@ -11,7 +11,7 @@ from graphs.commands import residual_text
 from graphs.five_thousand.game import DICE, STEP
 from graphs.five_thousand_race import simulate
 from graphs.five_thousand_race.game import agents, bank_end, chance_key, name, state_key
-from graphs.montecarlo import Estimate
+from graphs.montecarlo import Estimate, z_text
 from graphs.protocol import OPTIMAL, TIE, Progress, StoredGraph
 
 
@@ -142,10 +142,10 @@ def describe(data: Mapping[str, Any]) -> list[str]:
     if simulated:
         optimum = data["self_play"].get("monte_carlo")
         lines += ["", f"Monte Carlo, {simulated[0]['games']:,} races a match played from the rules"
-                  + (f": both optimal, the first wins {optimum['estimate']:.4f} (z = {optimum['z']:+.2f})" if optimum else
+                  + (f": both optimal, the first wins {optimum['estimate']:.4f} (z = {z_text(optimum['z'])})" if optimum else
                      f" (the optimum's up to a target of {SIMULATED_OPTIMUM_UP_TO})")
                   + "; z = (estimate - exact) / standard error:"]
-        lines += _match_table(data, lambda row: f"{row['monte_carlo']['z']:>+14.2f}" if "monte_carlo" in row else f"{'-':>14}")
+        lines += _match_table(data, lambda row: f"{z_text(row['monte_carlo']['z']):>14}" if "monte_carlo" in row else f"{'-':>14}")
     lines += ["", "the optimum's banking rule: the turn total from which it banks, by dice left to roll:"]
     for situation in data["bank_rules"]:
         rule = ", ".join(f"{dice}: {_text(entry)}" for dice, entry in situation["dice"].items())

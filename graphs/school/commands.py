@@ -51,7 +51,7 @@ def school_advise(used: str, roll_text: str, rolls_left: int, policy_name: str, 
 
     Values are the expected points still to come, this turn's included, with
     grades scored the upstream way (negative). The first use builds and solves
-    the whole game (minutes on SQLite; see the README).
+    the whole game (minutes on SQLite; see docs/games/school.md).
 
     \b
     Examples:
@@ -83,7 +83,7 @@ def school_advise(used: str, roll_text: str, rolls_left: int, policy_name: str, 
 def school_export(policy_name: str, output: Path, params: tuple[str, ...], as_json: bool) -> None:
     """Write every decision of a School policy to a zip, one byte each, in seed 001's layout.
 
-    The archive's LAYOUT.txt (and the README) describe the bytes: one file per
+    The archive's LAYOUT.txt (and docs/games/school.md) describe the bytes: one file per
     roll and rerolls left, one byte per set of unused combinations.
 
     \b

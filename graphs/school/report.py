@@ -12,7 +12,7 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
-from graphs.montecarlo import simulate
+from graphs.montecarlo import simulate, z_text
 from graphs.protocol import Progress, StoredGraph
 from graphs.school import game as rules
 from graphs.school.turn import last_state, average_table, decision_array
@@ -76,7 +76,7 @@ def describe(data: Mapping[str, Any]) -> list[str]:
         line = f"  {row['name']:<8} expected {row['expected_score']:>12.6f}  sd {row['sd']:>10.6f}"
         if "monte_carlo" in row:
             mc = row["monte_carlo"]
-            line += f"   Monte Carlo ({mc['games']:,}) {mc['estimate']:.4f} +- {mc['stderr']:.4f}, z {mc['z']:+.2f}"
+            line += f"   Monte Carlo ({mc['games']:,}) {mc['estimate']:.4f} +- {mc['stderr']:.4f}, z {z_text(mc['z'])}"
         lines.append(line)
     disagree = data["disagreements"]
     lines += [

@@ -7,7 +7,7 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
-from graphs.montecarlo import simulate
+from graphs.montecarlo import simulate, z_text
 from graphs.protocol import Progress, StoredGraph
 from graphs.yahtzee import boxes, game
 from graphs.yahtzee.turn import average_table, decision_array, last_state
@@ -68,7 +68,7 @@ def describe(data: Mapping[str, Any]) -> list[str]:
             line += f"  loses {row['loss']:.4f}"
         if "monte_carlo" in row:
             mc = row["monte_carlo"]
-            line += f"   Monte Carlo ({mc['games']:,}) {mc['estimate']:.4f} +- {mc['stderr']:.4f}, z {mc['z']:+.2f}"
+            line += f"   Monte Carlo ({mc['games']:,}) {mc['estimate']:.4f} +- {mc['stderr']:.4f}, z {z_text(mc['z'])}"
         lines.append(line)
     published = data["published_optimum"]
     if published:

@@ -212,6 +212,11 @@ class Database:
             with engine.connect() as connection:
                 yield GraphView(connection, built.graph_id, game)
 
+    @staticmethod
+    def game(name: str) -> Game:
+        """Return the game registered as ``name`` (:class:`graphs.commands.Session`); raises UnknownGame."""
+        return get_game(name)
+
     def output_file(self, path: Path) -> Path:
         """Return ``path`` once a file can be written there (:class:`graphs.commands.Session`)."""
         return check_file(path)

@@ -30,7 +30,12 @@ PARAM_OPTION = click.option(
 
 
 class Session(Protocol):
-    """What the command line offers a game's commands."""
+    """What the command line offers a game's commands (:class:`dicegraph.Database` is the one there is)."""
+
+    def game(self, name: str) -> Game:
+        """Return the game registered as ``name`` (its declared spec): looked up when a command runs, as a game's
+        module is imported while the registry is being filled."""
+        ...
 
     def solved(self, game: Game, params: Mapping[str, Any], what: str) -> AbstractContextManager[StoredGraph]:
         """Return a context holding the game's graph for ``params``: built, solved and evaluated if missing
@@ -40,14 +45,6 @@ class Session(Protocol):
     def output_file(self, path: Path) -> Path:
         """Return ``path`` once it is known to be writable (raises a one-line error otherwise)."""
         ...
-
-
-def registered(name: str) -> Game:
-    """Return the game registered as ``name`` (its declared spec), for a game's own commands: looked up when a
-    command runs, as the game's module is imported while the registry is being filled."""
-    from graphs import get_game
-
-    return get_game(name)
 
 
 def session() -> Session:

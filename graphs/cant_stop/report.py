@@ -14,7 +14,7 @@ from collections.abc import Callable, Mapping
 from fractions import Fraction
 from typing import Any
 
-from graphs.cant_stop import game as cant_stop
+import graphs.cant_stop.game as cant_stop
 from graphs.protocol import TIE, StoredGraph
 
 TOP = 30

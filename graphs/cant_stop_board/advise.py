@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from graphs.advice import Advice, Advisor, Alternative, Question, dice_faces
-from graphs.cant_stop_board import game as rules
+import graphs.cant_stop_board.game as rules
 from graphs.cant_stop_board.picture import board_svg
 from graphs.errors import BadParameter
 from graphs.protocol import OPTIMAL, StoredGraph

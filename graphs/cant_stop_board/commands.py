@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import click
 
-from graphs.cant_stop_board import game as rules
+import graphs.cant_stop_board.game as rules
 from graphs.cant_stop_board.advise import advise, graph_params, parse_roll
-from graphs.commands import JSON_OPTION, emit, registered, session, table
+from graphs.commands import JSON_OPTION, emit, session, table
 
 
 @click.group("cant-stop")
@@ -38,7 +38,7 @@ def advise_command(board: str, roll_text: str | None, objective: str, as_json: b
     """
     roll = parse_roll(roll_text) if roll_text is not None else None
     params = graph_params(board, objective)
-    with session().solved(registered(rules.name), params, f"the turn graph of board {board or '(empty)'}") as graph:
+    with session().solved(session().game(rules.name), params, f"the turn graph of board {board or '(empty)'}") as graph:
         result = advise(graph, board, objective, roll)
     rolled = f", roll {roll_text}" if roll_text else ""
     lines = [f"board {result['board'] or '(empty)'}{rolled}; objective {objective}"]

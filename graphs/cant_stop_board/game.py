@@ -52,7 +52,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
-from graphs.cant_stop import LENGTHS, pairings
+from graphs.cant_stop.game import LENGTHS, pairings
 from graphs.dice import sorted_rolls
 from graphs.errors import BadParameter
 from graphs.protocol import Param

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import xml.etree.ElementTree as ET
 
-from graphs.cant_stop import LENGTHS
+from graphs.cant_stop.game import LENGTHS
 from graphs.cant_stop_board.game import Board
 
 CELL = 24  # pixels a step takes

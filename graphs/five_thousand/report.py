@@ -6,7 +6,7 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
-from graphs.five_thousand import game as rules
+import graphs.five_thousand.game as rules
 from graphs.protocol import TIE, StoredGraph
 
 EXAMPLES = 10

@@ -9,7 +9,7 @@ from typing import Any
 
 from graphs.commands import residual_text
 from graphs.five_thousand.game import DICE, STEP
-from graphs.five_thousand_race import simulate
+import graphs.five_thousand_race.simulate as simulate
 from graphs.five_thousand_race.game import agents, bank_end, chance_key, name, state_key
 from graphs.montecarlo import Estimate, z_text
 from graphs.protocol import OPTIMAL, TIE, Progress, StoredGraph

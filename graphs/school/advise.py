@@ -9,7 +9,7 @@ from graphs.advice import Advice, Advisor, Question
 from graphs.errors import BadParameter
 from graphs.five_dice_advice import ROLL_QUESTIONS, advise_turn, policy_question, turn_advice
 from graphs.protocol import StoredGraph
-from graphs.school import game as rules
+import graphs.school.game as rules
 
 
 def advise(graph: StoredGraph, name: str, used: int, dice: tuple[int, ...], rerolls_left: int) -> dict[str, Any]:

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import click
 
-from graphs.commands import JSON_OPTION, PARAM_OPTION, emit, parse_params, registered, session, table
+from graphs.commands import JSON_OPTION, PARAM_OPTION, emit, parse_params, session, table
 from graphs.protocol import StoredGraph, resolve_params
-from graphs.school import game as rules
+import graphs.school.game as rules
 from graphs.school.advise import advise
 from graphs.school.turn import decision_array
 
@@ -32,7 +32,7 @@ def commands() -> None:
 @contextmanager
 def _school(params: tuple[str, ...]) -> Iterator[StoredGraph]:
     """Yield School's graph for ``-p`` parameters, built and solved on first use."""
-    game = registered(rules.name)
+    game = session().game(rules.name)
     values = resolve_params(game, parse_params(params))
     with session().solved(game, values, "School's whole game") as graph:
         yield graph

@@ -14,7 +14,7 @@ from typing import Any
 
 from graphs.montecarlo import simulate, z_text
 from graphs.protocol import Progress, StoredGraph
-from graphs.school import game as rules
+import graphs.school.game as rules
 from graphs.school.turn import last_state, average_table, decision_array
 
 CONVENTION = {

@@ -16,7 +16,7 @@ from typing import Any
 
 from graphs import five_dice
 from graphs.protocol import TurnPolicy, TurnStructure
-from graphs.school import game as rules
+import graphs.school.game as rules
 
 
 def end_key(c: int) -> str:

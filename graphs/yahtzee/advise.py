@@ -14,7 +14,7 @@ from graphs.errors import BadParameter
 from graphs.five_dice import box_mask
 from graphs.five_dice_advice import ROLL_QUESTIONS, policy_question, turn_advice
 from graphs.protocol import StoredGraph
-from graphs.yahtzee import boxes as rules
+import graphs.yahtzee.boxes as rules
 from graphs.yahtzee.game import POLICIES
 
 

@@ -275,3 +275,9 @@ def state_moves(state: State, bonuses: str) -> Iterator[Move]:
                            float(joker + bonus))
         elif yahtzees:
             yield Move(State(filled, state.upper, state.yahtzee_50), f"{BOXES[box]} with a Yahtzee", float(bonus))
+
+
+def score_moves(bonuses: str, dice: tuple[int, ...], roll: int) -> Iterator[tuple[str, str, float]]:
+    """Yield the third roll's scoring moves: each box, its printed points (bonuses and joker are the state's)."""
+    for box, name_ in enumerate(BOXES):
+        yield f"score {name_}", end_key(end_label(box, dice, bonuses)), float(box_points(box, dice))

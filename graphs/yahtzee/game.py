@@ -36,13 +36,15 @@ Monte Carlo is :mod:`graphs.yahtzee.play`.
 from __future__ import annotations
 
 import functools
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from typing import Any
 
+from graphs.expand import expand
 from graphs.protocol import Edge, Param
-from graphs.yahtzee.boxes import (ALL_FILLED, BONUSES, BOXES, JOKER_BOXES, UPPER, YAHTZEE, box_points, end_key, end_label,
-                                  open_boxes, tracks_upper, tracks_yahtzees, upper_totals)
+from graphs.yahtzee.boxes import (ALL_FILLED, BONUSES, JOKER_BOXES, UPPER, YAHTZEE, open_boxes, tracks_upper,
+                                  tracks_yahtzees, upper_totals)
 from graphs.yahtzee.play import simulator  # noqa: F401  (the game's Monte Carlo)
+from graphs.yahtzee.rules import YahtzeeRules
 
 name = "yahtzee"
 title = "Yahtzee"
@@ -70,12 +72,6 @@ def agents(params: Mapping[str, Any]) -> tuple[str, ...]:
     return ()
 
 
-def score_moves(bonuses: str, dice: tuple[int, ...], roll: int) -> Iterator[tuple[str, str, float]]:
-    """Yield the third roll's scoring moves: each box, its printed points (bonuses and joker are the state's)."""
-    for box, name_ in enumerate(BOXES):
-        yield f"score {name_}", end_key(end_label(box, dice, bonuses)), float(box_points(box, dice))
-
-
 def estimated_edges(params: Mapping[str, Any]) -> int:
     """Return the graph's edges before building it: the state moves (counted per mask) and the turn's."""
     bonuses = params["bonuses"]
@@ -94,7 +90,4 @@ def estimated_edges(params: Mapping[str, Any]) -> int:
 
 @functools.cache
 def _turn_edges(bonuses: str) -> int:
-    from graphs.expand import expand
-    from graphs.yahtzee.rules import YahtzeeRules
-
     return sum(1 for row in expand(YahtzeeRules(bonuses).stored_turn) if isinstance(row, Edge))

@@ -7,7 +7,7 @@ from typing import Any
 
 from graphs.errors import DicegraphError
 from graphs.five_dice import OUTCOMES, SCORE, play_turns
-from graphs.yahtzee import boxes as rules
+import graphs.yahtzee.boxes as rules
 
 
 def simulator(params: Mapping[str, Any], policy: Any) -> Callable[[int, Any], Any]:

@@ -9,7 +9,8 @@ from typing import Any
 
 from graphs.montecarlo import simulate, z_text
 from graphs.protocol import Progress, StoredGraph
-from graphs.yahtzee import boxes, game
+import graphs.yahtzee.boxes as boxes
+import graphs.yahtzee.game as game
 from graphs.yahtzee.turn import average_table, decision_array, last_state
 
 PUBLISHED = {  # the published optimal expected scores (none is published for the game without any bonus)

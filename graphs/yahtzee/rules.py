@@ -23,8 +23,7 @@ from graphs.five_dice import FiveDiceTurn, StoredTurn, stored_turn_agent
 from graphs.repeating import RepeatingTurn, TurnsInFull
 from graphs.rules import Move
 from graphs.yahtzee.boxes import (ALL_FILLED, BOXES, State, end_key, end_label, end_labels, parse_state_key,
-                                  state_key, state_moves, state_text)
-from graphs.yahtzee.game import score_moves
+                                  score_moves, state_key, state_moves, state_text)
 
 
 class YahtzeeRules(RepeatingTurn):

@@ -19,7 +19,7 @@ from typing import Any
 
 from graphs import five_dice
 from graphs.protocol import TurnPolicy, TurnStructure
-from graphs.yahtzee import boxes as rules
+import graphs.yahtzee.boxes as rules
 
 
 def last_state(box: int, bonuses: str) -> str:

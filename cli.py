@@ -17,13 +17,13 @@ from typing import Any
 import click
 import sqlalchemy as sa
 
-from dicegraph.database import Database
+from dicegraph.database import Database, stored_graph
 from graphs import GAMES, REFUSED, get_game
 from graphs.commands import JSON_OPTION, PARAM_OPTION, SESSION, mounted, parse_params, print_json, residual_text, table
 from graphs.errors import DicegraphError
 from graphs.protocol import OBJECTIVES, OPTIMAL, resolve_params
 from store.browse import game_listing
-from store.catalog import evaluated_policy, is_graph_id, resolve_graph
+from store.catalog import evaluated_policy
 from store.compare import SEATS, policy_comparison
 from store.errors import database_failure
 from store.db import (DEFAULT_MEMORY, DEFAULT_URL, ENV_VAR, MEMORY_VAR, database_exists, memory_bytes, open_database,
@@ -222,11 +222,7 @@ for _group in mounted(GAMES):
 
 def _stored_graph(connection: sa.Connection, ref: str, params: tuple[str, ...]) -> sa.Row:
     """Return the graph GRAPH names: an id, or a game name (with -p picking among its graphs)."""
-    if not params:
-        return resolve_graph(connection, ref)
-    if is_graph_id(ref):
-        raise click.BadParameter("-p picks among a game's graphs; a graph id needs none", param_hint="-p")
-    return resolve_graph(connection, ref, resolve_params(get_game(ref), parse_params(params)))
+    return stored_graph(connection, ref, parse_params(params))
 
 
 def _engine(ctx: click.Context, *, create: bool = False, read_only: bool = False) -> sa.Engine:

@@ -25,12 +25,12 @@ from typing import Any, TypeVar
 
 import sqlalchemy as sa
 
-from graphs import get_game
+from graphs import GAMES, get_game
 from graphs.commands import as_json
 from graphs.errors import DicegraphError
 from graphs.protocol import OPTIMAL, Game, Progress, StoredGraph, resolve_params, value_text
 from store.browse import stored_graphs
-from store.catalog import is_graph_id, list_policies, policy_convergence, resolve_graph, stored_params
+from store.catalog import find_policy, is_graph_id, list_policies, policy_convergence, resolve_graph, stored_params
 from store.db import DEFAULT_MEMORY, database_url, is_in_memory, open_database
 from store.errors import database_failure, file_failure
 from store.load import BuildResult, build_graph, expected_edges
@@ -58,6 +58,17 @@ def _texts(params: Mapping[str, Any] | None) -> dict[str, str]:
     """Return parameters given as values (``{"cells": 4}``) or as text (``{"cells": "4"}``) as text, as ``-p`` gives
     them, so that both are checked alike."""
     return {name: value_text(value) for name, value in (params or {}).items()}
+
+
+def stored_graph(connection: sa.Connection, graph: str | int, params: Mapping[str, Any] | None = None) -> sa.Row:
+    """Return the stored graph named by id or game name, ``params`` (values or text) picking among a game's graphs;
+    raises NotFound or Ambiguous (:func:`store.catalog.resolve_graph`)."""
+    ref = str(graph)
+    if not params:
+        return resolve_graph(connection, ref)
+    if is_graph_id(ref) and ref not in GAMES:
+        raise DicegraphError("parameters (-p) pick among a game's graphs; a graph id needs none")
+    return resolve_graph(connection, ref, resolve_params(get_game(ref), _texts(params)))
 
 
 def _one_line_errors(method: Callable[..., Result]) -> Callable[..., Result]:
@@ -117,16 +128,6 @@ class Database:
         chosen = get_game(game) if isinstance(game, str) else game
         return chosen, resolve_params(chosen, _texts(params))
 
-    @staticmethod
-    def _graph(connection: sa.Connection, graph: str | int, params: Mapping[str, Any] | None) -> sa.Row:
-        """Return the stored graph named by id or game name (``params`` picking among a game's graphs)."""
-        ref = str(graph)
-        if not params:
-            return resolve_graph(connection, ref)
-        if is_graph_id(ref):
-            raise DicegraphError("parameters pick among a game's graphs; a graph id needs none")
-        return resolve_graph(connection, ref, resolve_params(get_game(ref), _texts(params)))
-
     @_one_line_errors
     def build(self, game: str | Game, params: Mapping[str, Any] | None = None, *, replace: bool = False,
               force: bool = False) -> dict[str, Any]:
@@ -146,25 +147,54 @@ class Database:
               name: str = OPTIMAL) -> dict[str, Any]:
         """Solve a stored graph (id or game name) for ``objective`` (the game's by default), store the policy as
         ``name`` and evaluate the stored agents; return what ``solve --json`` prints."""
-        with self._engine() as engine, engine.begin() as connection:
-            row = self._graph(connection, graph, params)
+        with self._engine() as engine:
+            with engine.connect() as connection:
+                row = stored_graph(connection, graph, params)
             game = get_game(row.game)
             if stores_turn_once(game):
-                raise DicegraphError(f"{row.game} is solved by its own module (its turn is joined with its states): "
-                                     f"run dicegraph report {row.game}")
-            objective = objective or game.objective
-            started = time.perf_counter()
-            with self.meter("solving", row.layers) as progress:
-                policy_id = solve(connection, row.id, objective, name, progress,
-                                  first_guess=game.guess_for(stored_params(connection, row.id)))
-            with self.meter("evaluating the agents, layers", None) as evaluating:
-                evaluated = evaluate_stored(connection, row.id, evaluating)
-            seconds = time.perf_counter() - started
-            root = next(p["value"] for p in list_policies(connection, row.id) if p["name"] == name)
-            converged = policy_convergence(connection, policy_id)
+                return self._solve_turns(engine, row, game, objective, name)
+            with engine.begin() as connection:
+                return self._solve_rows(connection, row, game, objective or game.objective, name)
+
+    def _solve_rows(self, connection: sa.Connection, row: sa.Row, game: Game, objective: str,
+                    name: str) -> dict[str, Any]:
+        """Return :meth:`solve`'s dict for a graph stored as rows: backward induction (or, where it loops, the
+        cyclic solve) stored as ``name``, then the agents evaluated."""
+        started = time.perf_counter()
+        with self.meter("solving", row.layers) as progress:
+            solve(connection, row.id, objective, name, progress,
+                  first_guess=game.guess_for(stored_params(connection, row.id)))
+        with self.meter("evaluating the agents, layers", None) as evaluating:
+            evaluated = evaluate_stored(connection, row.id, evaluating)
+        return self._solved(connection, row, name, objective, evaluated, time.perf_counter() - started)
+
+    def _solve_turns(self, engine: sa.Engine, row: sa.Row, game: Game, objective: str | None,
+                     name: str) -> dict[str, Any]:
+        """Return :meth:`solve`'s dict for a game whose turn is stored once: its declared turn policies solved
+        together over the turn states (committed a state layer at a time: an interrupted solve resumes)."""
+        with engine.connect() as connection:
+            params = stored_params(connection, row.id)
+        declared = [policy.name for policy in game.turn(params).policies]  # type: ignore[attr-defined]
+        if (objective or game.objective) != game.objective or name not in declared:
+            raise DicegraphError(f"{row.game} solves its declared policies ({', '.join(declared)}) for "
+                                 f"{game.objective}: run dicegraph solve {row.id} without --objective and --name")
+        started = time.perf_counter()
+        with self.meter(f"solving {row.game}, steps", solve_steps(game, params)) as steps:
+            prepare_game(engine, game, params, progress=steps)
+        seconds = time.perf_counter() - started
+        with engine.connect() as connection:
+            return self._solved(connection, row, name, game.objective, [p for p in declared if p != name], seconds)
+
+    @staticmethod
+    def _solved(connection: sa.Connection, row: sa.Row, name: str, objective: str, evaluated: list[str],
+                seconds: float) -> dict[str, Any]:
+        """Return what ``solve --json`` prints of the policy ``name`` of a graph just solved."""
+        policy_id = find_policy(connection, row.id, name).id
+        value = next(p["value"] for p in list_policies(connection, row.id) if p["name"] == name)
         return as_json({"graph": row.id, "game": row.game, "policy": name, "policy_id": policy_id,
-                        "objective": objective, "value": root, "evaluated": evaluated, "seconds": seconds,
-                        "edges_per_second": row.edges / seconds if seconds else None, "convergence": converged})
+                        "objective": objective, "value": value, "evaluated": evaluated, "seconds": seconds,
+                        "edges_per_second": row.edges / seconds if seconds else None,
+                        "convergence": policy_convergence(connection, policy_id)})
 
     @_one_line_errors
     def report(self, game: str | Game, params: Mapping[str, Any] | None = None, games: int = 0, *,
@@ -232,7 +262,7 @@ class Database:
     def policies(self, graph: str | int, params: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
         """Return a stored graph's policies with their values, as ``policies --json`` prints them."""
         with self._engine(read_only=True) as engine, engine.connect() as connection:
-            row = self._graph(connection, graph, params)
+            row = stored_graph(connection, graph, params)
             return as_json(list_policies(connection, row.id, get_game(row.game).outcome))
 
     @_one_line_errors
@@ -240,7 +270,7 @@ class Database:
         """Return the position ``key`` of a stored graph as ``show --json`` prints it: its kind, label, layer, each
         policy's value and reach, its rolls or moves, and ``not_evaluated`` (the policies without values)."""
         with self._engine(read_only=True) as engine, engine.connect() as connection:
-            row = self._graph(connection, graph, params)
+            row = stored_graph(connection, graph, params)
             described = describe_position(connection, row.id, key)
             unevaluated = [p["name"] for p in list_policies(connection, row.id) if p["value"] is None]
         return as_json({**described, "graph": row.id, "game": row.game, "not_evaluated": unevaluated})

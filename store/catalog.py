@@ -26,21 +26,26 @@ def is_graph_id(ref: str) -> bool:
 
 
 def resolve_graph(connection: sa.Connection, ref: str, params: Mapping[str, Any] | None = None) -> sa.Row:
-    """Return the graph row that ``ref`` names: a graph id, or a game name.
+    """Return the graph row that ``ref`` names: a graph id, or a game name (a name of digits, the game 5000's,
+    names its game where ``params`` are given or no graph has that id).
 
     A game name picks the graph built with ``params`` when given, else the
     game's only graph. Raises NotFound when nothing matches, and Ambiguous
     listing the candidates (ids and parameters) when the name fits several
     graphs and no ``params`` say which.
     """
-    if is_graph_id(ref):
-        number = int(ref)
-        row = connection.execute(sa.select(graph).where(graph.c.id == number)).first() if number <= MAX_ID else None
-        if row is None:
-            raise NotFound(f"no graph with id {ref} (list them with: dicegraph graphs)")
-        return row
     query = sa.select(graph).where(graph.c.game == ref).order_by(graph.c.id)
     rows = connection.execute(query).all()
+    if is_graph_id(ref) and params is None:  # an id, unless only a game of that name (5000) has graphs
+        number = int(ref)
+        row = connection.execute(sa.select(graph).where(graph.c.id == number)).first() if number <= MAX_ID else None
+        if row is not None and rows:
+            raise Ambiguous(f"{ref!r} names graph {ref} and the game {ref!r}: pick the game's graph with "
+                            f"-p NAME=VALUE, or name another graph by its id")
+        if row is None and not rows:
+            raise NotFound(f"no graph with id {ref} (list them with: dicegraph graphs)")
+        if row is not None:
+            return row
     if params is not None:
         wanted = json.loads(json.dumps(dict(params)))  # as stored: tuples become lists
         rows = [row for row in rows if json.loads(row.params) == wanted]

@@ -745,3 +745,22 @@ def test_the_python_apis_report_is_report_json_built_and_solved_once(game: Game,
     assert counted == {"builds": graphs, "solves": solves}
     assert db.report(counting_game, params) == printed
     assert counted == {"builds": graphs, "solves": solves}
+
+
+@pytest.mark.parametrize("game", TOOLED)
+def test_solve_works_on_every_game_and_gives_the_reports_optimum(game: Game, reported: Any, tmp_path: Any) -> None:
+    """``dicegraph build`` then ``dicegraph solve``, in a fresh database, store the optimum the report gives."""
+    from tests.commands import run
+
+    report_url, _ = reported(game)
+    options = [item for name, v in small_params(game).items() for item in ("-p", f"{name}={value_text(v)}")]
+    url = f"sqlite:///{tmp_path / 'solve.db'}"
+    assert run(url, "build", game.name, *options).exit_code == 0
+    solved = run(url, "solve", game.name, "--json")
+    assert solved.exit_code == 0, solved.stderr
+    wanted = json.loads(json.dumps(small_params(game)))
+    graph_id = next(row["id"] for row in json.loads(run(report_url, "graphs", "--json").stdout)
+                    if row["game"] == game.name and json.loads(row["params"]) == wanted)
+    listed = run(report_url, "policies", str(graph_id), "--json")
+    reported_optimum = next(row["value"] for row in json.loads(listed.stdout) if row["name"] == "optimal")
+    assert json.loads(solved.stdout)["value"] == pytest.approx(reported_optimum, rel=1e-12)

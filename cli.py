@@ -504,10 +504,13 @@ def _seat_lines(result: Mapping[str, Any]) -> list[str]:
 @SEED_OPTION
 @click.option("--diagrams", "diagrams_dir", type=click.Path(file_okay=False, path_type=Path), metavar="DIR",
               help="Also draw the game's diagrams as PNGs in DIR.")
+@click.option("--all-matches", is_flag=True,
+              help="Play every pair of a two-player game's strategies (the race past a target of 1000 plays each "
+                   "against the optimum only).")
 @JSON_OPTION
 @click.pass_context
 def report(ctx: click.Context, game: str, params: tuple[str, ...], simulated_games: int, seed: int,
-           diagrams_dir: Path | None, as_json: bool) -> None:
+           diagrams_dir: Path | None, all_matches: bool, as_json: bool) -> None:
     """Build (if needed) and solve GAME, evaluate every policy, print the headline numbers.
 
     Each policy's exact value (CALCULATED) stands beside a Monte Carlo estimate
@@ -517,6 +520,7 @@ def report(ctx: click.Context, game: str, params: tuple[str, ...], simulated_gam
     Examples:
       dicegraph report jackpot --diagrams diagrams
       dicegraph report jackpot -p cells=10 -n 1000000 --seed 7 --json
+      dicegraph report 5000-race -n 0                  the seed's race to 5000
     """
     chosen = get_game(game)
 
@@ -525,7 +529,7 @@ def report(ctx: click.Context, game: str, params: tuple[str, ...], simulated_gam
             click.echo(_build_message(result), err=True)
 
     data = _database(ctx).report(chosen, parse_params(params), simulated_games, seed=seed, diagrams=diagrams_dir,
-                                 on_build=announce)
+                                 all_matches=all_matches, on_build=announce)
     values = resolve_params(chosen, parse_params(params))
     if as_json:
         print_json(data)

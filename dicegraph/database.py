@@ -198,11 +198,13 @@ class Database:
 
     @_one_line_errors
     def report(self, game: str | Game, params: Mapping[str, Any] | None = None, games: int = 0, *,
-               seed: int = DEFAULT_SEED, diagrams: str | Path | None = None,
+               seed: int = DEFAULT_SEED, diagrams: str | Path | None = None, all_matches: bool = False,
                on_build: Callable[[dict[str, Any]], None] | None = None) -> dict[str, Any]:
         """Build and solve what is missing, evaluate every policy and return what ``report --json`` prints; with
         ``games``, each policy's Monte Carlo estimate too (``seed``), with ``diagrams`` (a folder) the game's
-        diagrams drawn there as PNGs. ``on_build`` is told of the build (``build``'s dict) before the solve."""
+        diagrams drawn there as PNGs; ``all_matches`` plays every pair of a two-player game's policies where the
+        report would play fewer (the race beyond a target of 1000). ``on_build`` is told of the build
+        (``build``'s dict) before the solve."""
         chosen, values = self._game(game, params)
         folder = check_directory(Path(diagrams)) if diagrams is not None else None
 
@@ -216,9 +218,9 @@ class Database:
                 solving = pending_layers(connection, built.graph_id, chosen)
             with self.meter(f"solving and evaluating {chosen.name}, layers", solving) as layers, \
                     self.meter("playing the matches, layers", None) as matches, \
-                    self.meter("simulating", games * report_simulations(chosen, values)) as simulating:
+                    self.meter("simulating", games * report_simulations(chosen, values, all_matches)) as simulating:
                 data = game_report(engine, chosen, values, simulated_games=games, seed=seed, progress=simulating,
-                                   layers=layers, matches=matches, built=built)
+                                   layers=layers, matches=matches, built=built, all_matches=all_matches)
             if folder is not None:
                 data["diagrams"] = draw_game_diagrams(engine, chosen, values, folder)
         return as_json(data)

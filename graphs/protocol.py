@@ -213,6 +213,7 @@ class StoredGraph(Protocol):
 
     graph_id: int
     params: Mapping[str, Any]
+    all_matches: bool  # the report was asked to play every pair of policies (report --all-matches)
 
     def values(self, policy: str, kind: str | None = None, layer: int | None = None) -> dict[str, float]:
         """Return node key -> the policy's value there (only nodes of ``kind`` / ``layer`` when given)."""
@@ -327,8 +328,8 @@ class Game(Protocol):
       each ``{"file": path, "title": ...}``), e.g. Pig's hold boundary.
     * ``simulator(params, policy) -> play(games, rng)``: Monte Carlo from the
       rules (:mod:`graphs.montecarlo`).
-    * ``simulated_runs(params) -> int``: how many runs of ``-n`` games the
-      report plays (default: one per policy with a simulator), for its progress.
+    * ``simulated_runs(params, all_matches) -> int``: how many runs of ``-n`` games
+      the report plays (default: one per policy with a simulator), for its progress.
     * ``report_graphs(params) -> list[params]``: further graphs of the game
       that its report reads; built and solved before ``analyse``.
     * ``analyse(graph: StoredGraph, params, report) -> dict``: keys the game

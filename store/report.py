@@ -86,6 +86,7 @@ def game_report(
     layers: Progress | None = None,
     matches: Progress | None = None,
     built: BuildResult | None = None,
+    all_matches: bool = False,
 ) -> dict[str, Any]:
     """Return the game's report: every policy's value, and the optimal outcome distribution.
 
@@ -98,7 +99,8 @@ def game_report(
     ``layers`` the layers that the solves and evaluations have done
     (:func:`pending_layers` says how many there are), and ``matches`` those
     that a two-player game's matches have played. ``built`` is the game's graph where :func:`prepare_game`
-    has already built (and for a turn game, solved) it.
+    has already built (and for a turn game, solved) it. ``all_matches`` asks a two-player game to play every
+    pair of its policies where it would play fewer (the race beyond a target of 1000).
 
     >>> from graphs import get_game
     >>> from store.db import open_database
@@ -110,7 +112,8 @@ def game_report(
         built = prepare_game(engine, game, params, on_build)
     if stores_turn_once(game):
         with engine.connect() as connection:
-            return game.turn_report(GraphView(connection, built.graph_id, game), params,  # type: ignore[attr-defined]
+            view = GraphView(connection, built.graph_id, game, matches, all_matches)
+            return game.turn_report(view, params,  # type: ignore[attr-defined]
                                     simulated_games, seed, progress)
     further = [build_graph(engine, game, other).graph_id for other in (game.report_graphs or (lambda _: []))(params)]
     with engine.begin() as connection:
@@ -132,7 +135,7 @@ def game_report(
         report = _generic_report(game, params, built, policies, distribution)
         analyse = game.analyse
         if analyse is not None:
-            report |= analyse(GraphView(connection, built.graph_id, game, matches), params, report)
+            report |= analyse(GraphView(connection, built.graph_id, game, matches, all_matches), params, report)
     return report
 
 
@@ -165,12 +168,12 @@ def policy_names(game: Game, params: Mapping[str, Any]) -> list[str]:
     return [*game.agents(params), OPTIMAL, *game.solves]
 
 
-def report_simulations(game: Game, params: Mapping[str, Any]) -> int:
+def report_simulations(game: Game, params: Mapping[str, Any], all_matches: bool = False) -> int:
     """Return how many runs of ``simulated_games`` games the game's report plays: its ``simulated_runs`` hook,
     else one per policy when it has a simulator, else 0."""
     runs = game.simulated_runs
     if runs is not None:
-        return runs(params)
+        return runs(params, all_matches)
     return len(policy_names(game, params)) if can_simulate(game) else 0
 
 

@@ -434,13 +434,15 @@ def _solve_layer(connection: sa.Connection, work: _Work, layer: int, first: Gues
 
 def run(connection: sa.Connection, graph: TurnGraph, seats: Sequence[TurnSeat], rank_policy: int | None = None,
         keep: Callable[[int, dict[int, list[float]], Convergence], None] | None = None, down_to: int = 0,
-        solved: dict[int, list[float]] | None = None) -> tuple[dict[int, list[float]], Convergence]:
+        solved: dict[int, list[float]] | None = None,
+        progress: Progress | None = None) -> tuple[dict[int, list[float]], Convergence]:
     """Value every turn state from the last state layer down to ``down_to`` for each seat; return state ->
     values per seat, and how the layers converged.
 
     ``rank_policy``: the stored solve whose values :data:`RANK` seats rank by.
     ``keep(layer, values, convergence)`` is called after each layer (to store and commit it); ``solved``
-    gives the values of layers solved before (resuming), which are not solved again.
+    gives the values of layers solved before (resuming), which are not solved again. ``progress`` counts the
+    state layers done.
 
     Where a statement costs more than its rows (:func:`store.scratch.pays_per_statement`), a maximising
     solve plays the next layer along with each pass after the first: the pass that proves a layer's
@@ -488,6 +490,8 @@ def run(connection: sa.Connection, graph: TurnGraph, seats: Sequence[TurnSeat], 
         start = _mean_values(found, len(seats))
         if keep is not None:
             keep(layer, found, convergence)
+        if progress is not None:
+            progress(1)
     work.drop(connection)
     return values, convergence
 
@@ -545,10 +549,11 @@ def _merged(earlier: dict | None, convergence: Convergence) -> str:
     return total.record()
 
 
-def match(connection: sa.Connection, graph: TurnGraph, first: str, second: str) -> tuple[float, float]:
+def match(connection: sa.Connection, graph: TurnGraph, first: str, second: str,
+          progress: Progress | None = None) -> tuple[float, float]:
     """Return the exact probabilities that a player of policy ``first``, moving first, beats one of ``second``,
     and the other way round (nothing stored). The optimum plays its own moves (ranked by its stored values);
-    an agent its stored choices."""
+    an agent its stored choices. ``progress`` counts the state layers played."""
     optimal = next(p.name for p in graph.structure.policies if p.end_profits is None)
     optimal_id = ensure_policy(connection, graph, optimal)
 
@@ -557,7 +562,7 @@ def match(connection: sa.Connection, graph: TurnGraph, first: str, second: str) 
             return TurnSeat(RANK, optimal_id, after_pass)
         return TurnSeat(FOLLOW, find_policy(connection, graph.graph_id, name).id, after_pass)
 
-    values, _ = run(connection, graph, [seat(first, 1), seat(second, 0)], rank_policy=optimal_id)
+    values, _ = run(connection, graph, [seat(first, 1), seat(second, 0)], rank_policy=optimal_id, progress=progress)
     return values[0][0], values[0][1]  # node 0, the root, is the first turn state
 
 

@@ -41,12 +41,14 @@ class GraphView:
     """One stored graph, read through ``connection`` (see :class:`graphs.protocol.StoredGraph`).
 
     ``game`` is the graph's game as it declared itself (the caller looks it up: the store reads no registry);
-    ``progress``, when given, counts the layers that :meth:`match` has played on a graph with cycles.
+    ``progress``, when given, counts the layers that :meth:`match` has played on a graph with cycles;
+    ``all_matches`` is what the report was asked (``report --all-matches``).
     """
 
     def __init__(self, connection: sa.Connection, graph_id: int, game: GameSpec,
-                 progress: Progress | None = None):
+                 progress: Progress | None = None, all_matches: bool = False):
         self.connection, self.graph_id, self.spec, self.progress = connection, graph_id, game, progress
+        self.all_matches = all_matches
         row = connection.execute(sa.select(graph.c.game, graph.c.params).where(graph.c.id == graph_id)).one()
         if row.game != game.name:
             raise ValueError(f"graph {graph_id} is a graph of {row.game!r}, not of {game.name!r}")
@@ -145,7 +147,7 @@ class GraphView:
         """Return the probabilities that policy ``first``, moving first, beats ``second``, and the other way
         round (one run for both: ``store/turn_cycles.py`` for a race whose turn is stored once, else ``store/cycles.py``)."""
         if self.spec.turn is not None:
-            return turn_cycles.match(self.connection, self._turn(), first, second)
+            return turn_cycles.match(self.connection, self._turn(), first, second, self.progress)
         return cycles.head_to_head(self.connection, self.graph_id, first, second, self.progress)
 
     def matches(self, pairs: Sequence[tuple[str, str]]) -> list[dict[str, Any]]:

@@ -220,3 +220,34 @@ def test_a_pass_leaves_out_the_turn_past_each_pairs_winning_total_and_changes_no
     for state in pairs:
         assert math.isclose(roots[True][state], roots[False][state], rel_tol=1e-15, abs_tol=1e-15), keys[state]
         assert math.isclose(roots[True][state], solved[state][0], rel_tol=1e-12), keys[state]
+
+
+def test_beyond_its_limit_the_fixed_strategies_play_each_other_only_when_asked(tmp_path, monkeypatch) -> None:
+    """Past :data:`ALL_MATCHES_UP_TO` (1000; lowered here to 150, for a race to 200 that takes seconds) the report
+    plays each fixed strategy against the optimum in both seats, the matches' progress counting the state layers
+    of each; ``all_matches`` adds their matches among themselves, the same numbers for the rest."""
+    from contextlib import contextmanager
+
+    import dicegraph
+    import graphs.five_thousand_race.report as race_report
+    from graphs import get_game
+    from graphs.protocol import OPTIMAL
+
+    monkeypatch.setattr(race_report, "ALL_MATCHES_UP_TO", 150)
+    counted: list[int] = []
+
+    @contextmanager
+    def meter(label, length):
+        yield counted.append if label.startswith("playing the matches") else None
+
+    db = dicegraph.open(f"sqlite:///{tmp_path / 'race.db'}", meter=meter)
+    against = db.report("5000-race", {"target": 200})
+    fixed = len(get_game("5000-race").agents({"target": 200}))
+    assert not against["all_matches"] and len(against["matches"]) == 2 * fixed
+    assert all(OPTIMAL in (row["first"], row["second"]) for row in against["matches"])
+    assert len(counted) > 0 and len(counted) % fixed == 0  # each match plays every state layer
+    everything = db.report("5000-race", {"target": 200}, all_matches=True)
+    assert everything["all_matches"] and len(everything["matches"]) == 2 * fixed + fixed * (fixed - 1)
+    assert everything["matches"][:2 * fixed] == against["matches"]
+    assert everything["p_first_wins"] == against["p_first_wins"]
+    assert race_report.simulated_runs({"target": 200}) == 1 + 2 * fixed

@@ -49,12 +49,23 @@ def bank_rule(values: Mapping[str, float], mine: int, target: int) -> dict[int, 
     return rule
 
 
+ALL_MATCHES_UP_TO = 1000  # beyond this target the fixed strategies play one another only when asked (--all-matches)
+
+
+def plays_all_matches(params: Mapping[str, Any], all_matches: bool) -> bool:
+    """Return whether the report plays the fixed strategies against each other: up to a target of
+    :data:`ALL_MATCHES_UP_TO`, or when asked (each match costs a solve's time, 7 of them against 28)."""
+    return all_matches or params["target"] <= ALL_MATCHES_UP_TO
+
+
 def matches(graph: StoredGraph, params: Mapping[str, Any]) -> list[dict[str, Any]]:
-    """Return every fixed strategy against the optimum, in both seats, and against each other: ``[{"first",
-    "second", "p_first_wins"}]``, exact (one cyclic run per pair gives both orders)."""
+    """Return every fixed strategy against the optimum, in both seats, and against each other where
+    :func:`plays_all_matches`: ``[{"first", "second", "p_first_wins"}]``, exact (one cyclic run per pair
+    gives both orders)."""
     fixed = list(agents(params))
     pairs = [(strategy, OPTIMAL) for strategy in fixed]
-    pairs += [(one, other) for i, one in enumerate(fixed) for other in fixed[i + 1:]]
+    if plays_all_matches(params, graph.all_matches):
+        pairs += [(one, other) for i, one in enumerate(fixed) for other in fixed[i + 1:]]
     return graph.matches(pairs)
 
 
@@ -68,11 +79,12 @@ def simulates_optimum(params: Mapping[str, Any]) -> bool:
     return params["target"] <= SIMULATED_OPTIMUM_UP_TO
 
 
-def simulated_runs(params: Mapping[str, Any]) -> int:
+def simulated_runs(params: Mapping[str, Any], all_matches: bool = False) -> int:
     """Return how many runs of ``-n`` games the report plays when asked to: the optimum against itself, and each
-    match (without the optimum's beyond :data:`SIMULATED_OPTIMUM_UP_TO`)."""
+    match it plays (without the optimum's beyond :data:`SIMULATED_OPTIMUM_UP_TO`)."""
     fixed = len(agents(params))
-    return 2 * fixed * (fixed - 1) // 2 + (1 + 2 * fixed if simulates_optimum(params) else 0)
+    among = 2 * fixed * (fixed - 1) // 2 if plays_all_matches(params, all_matches) else 0
+    return among + (1 + 2 * fixed if simulates_optimum(params) else 0)
 
 
 def simulate_matches(graph: StoredGraph, params: Mapping[str, Any], rows: Sequence[dict[str, Any]], games: int,
@@ -121,6 +133,7 @@ def turn_report(graph: StoredGraph, params: Mapping[str, Any], simulated_games: 
         "self_play": self_play,
         "fair_head_start": {"points": fair, "p_first_wins": head_starts[fair]},
         "matches": played,
+        "all_matches": plays_all_matches(params, graph.all_matches),
         "bank_rules": [{"mine": mine, "opponent": theirs, "value": values[key],
                         "dice": {str(dice): rule for dice, rule in bank_rule(turns[key], mine, target).items()}}
                        for (mine, theirs), key in zip(situations(target), keys)],
@@ -138,6 +151,9 @@ def describe(data: Mapping[str, Any]) -> list[str]:
              f"{fair['p_first_wins']:.6f})", "",
              "head to head, exact: P(the row's player, moving first, beats the column's):"]
     lines += _match_table(data, lambda row: f"{row['p_first_wins']:>14.6f}")
+    if not data["all_matches"]:
+        lines.append(f"  (beyond a target of {ALL_MATCHES_UP_TO} the fixed strategies play only the optimum: "
+                     "--all-matches plays them against each other)")
     simulated = [row["monte_carlo"] for row in [data["self_play"], *data["matches"]] if "monte_carlo" in row]
     if simulated:
         optimum = data["self_play"].get("monte_carlo")

@@ -73,9 +73,8 @@ def plan_whole_layers(connection: sa.Connection) -> None:
     The work tables are temporary, so no autovacuum gathers their statistics,
     and PostgreSQL's planner, guessing, picked nested loops that look up a
     turn node's rows by the node alone and sift every state of a batch
-    for each edge. ``SET LOCAL`` lasts until the transaction ends. Measured on
-    a turn game's last three state layers: 27 s with the default plans, 16 s
-    without nested loops. Other backends: nothing to do.
+    for each edge. ``SET LOCAL`` lasts until the transaction ends (docs/performance.md has what it saves).
+    Other backends: nothing to do.
     """
     if connection.dialect.name == "postgresql":
         connection.execute(sa.text("SET LOCAL enable_nestloop = off"))

@@ -602,8 +602,7 @@ def chosen_moves(work: _Work, policy: int, first_edge: int) -> sa.Select:
     ``(state, 'offset,offset,...')``, offsets from ``first_edge``.
 
     One row and one string per state rather than a row per move: fetching a
-    batch's million moves row by row costs more than solving them
-    (measured on DuckDB: 2.7 s for 1.2 million rows, 0.45 s as strings).
+    batch's million moves row by row costs more than solving them.
     """
     offsets = sa.cast(work.chosen.c[f"edge{policy}"] - first_edge, sa.Text)
     return sa.select(work.chosen.c.state, sa.func.aggregate_strings(offsets, ",")).group_by(work.chosen.c.state)

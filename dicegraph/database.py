@@ -1,6 +1,6 @@
 """The session: one database, and what can be done with it (build, solve, report, look, query).
 
-The command line and the explorer are thin over :class:`Database`: each ``dicegraph`` command that these
+The command line is thin over :class:`Database`: each ``dicegraph`` command that these
 methods cover parses its arguments, calls one method and prints what it returns (``--json`` prints it as is).
 
 >>> import dicegraph

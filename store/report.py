@@ -30,7 +30,7 @@ def stores_turn_once(game: Game) -> bool:
 
 
 def ensure_evaluated(connection: sa.Connection, graph_id: int, game: Game,
-                     progress: Callable[[int], None] | None = None) -> None:
+                     progress: Progress | None = None) -> None:
     """Solve ``optimal`` (and the game's other ``solves``) unless stored; evaluate every policy not yet evaluated.
 
     A game module may name further solves: ``solves = {name: (objective, goal text)}``,

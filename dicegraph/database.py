@@ -38,8 +38,8 @@ from store.output import check_directory, check_file
 from store.positions import describe_position
 from store.query import DEFAULT_TIMEOUT, run_query
 from store.report import (DEFAULT_SEED, draw_game_diagrams, ensure_evaluated, evaluate_stored, game_report,
-                          pending_layers, prepare_game, report_simulations, solve_steps, stores_turn_once)
-from store.solve import solve
+                          pending_layers, policy_names, prepare_game, report_simulations, solve_steps, stores_turn_once)
+from store.solve import solve_graph
 from store.view import GraphView
 
 Meter = Callable[[str, "int | None"], AbstractContextManager["Progress | None"]]
@@ -146,44 +146,24 @@ class Database:
     def solve(self, graph: str | int, params: Mapping[str, Any] | None = None, *, objective: str | None = None,
               name: str = OPTIMAL) -> dict[str, Any]:
         """Solve a stored graph (id or game name) for ``objective`` (the game's by default), store the policy as
-        ``name`` and evaluate the stored agents; return what ``solve --json`` prints."""
-        with self._engine() as engine:
-            with engine.connect() as connection:
-                row = stored_graph(connection, graph, params)
+        ``name`` and evaluate the stored agents; return what ``solve --json`` prints. The method is the store's
+        pick for the graph (:func:`store.solve.solve_graph`); a game whose turn is stored once solves its
+        declared turn policies, a state layer committed at a time."""
+        with self._engine() as engine, engine.connect() as connection:
+            row = stored_graph(connection, graph, params)
             game = get_game(row.game)
-            if stores_turn_once(game):
-                return self._solve_turns(engine, row, game, objective, name)
-            with engine.begin() as connection:
-                return self._solve_rows(connection, row, game, objective or game.objective, name)
-
-    def _solve_rows(self, connection: sa.Connection, row: sa.Row, game: Game, objective: str,
-                    name: str) -> dict[str, Any]:
-        """Return :meth:`solve`'s dict for a graph stored as rows: backward induction (or, where it loops, the
-        cyclic solve) stored as ``name``, then the agents evaluated."""
-        started = time.perf_counter()
-        with self.meter("solving", row.layers) as progress:
-            solve(connection, row.id, objective, name, progress,
-                  first_guess=game.guess_for(stored_params(connection, row.id)))
-        with self.meter("evaluating the agents, layers", None) as evaluating:
-            evaluated = evaluate_stored(connection, row.id, evaluating)
-        return self._solved(connection, row, name, objective, evaluated, time.perf_counter() - started)
-
-    def _solve_turns(self, engine: sa.Engine, row: sa.Row, game: Game, objective: str | None,
-                     name: str) -> dict[str, Any]:
-        """Return :meth:`solve`'s dict for a game whose turn is stored once: its declared turn policies solved
-        together over the turn states (committed a state layer at a time: an interrupted solve resumes)."""
-        with engine.connect() as connection:
-            params = stored_params(connection, row.id)
-        declared = [policy.name for policy in game.turn(params).policies]  # type: ignore[attr-defined]
-        if (objective or game.objective) != game.objective or name not in declared:
-            raise DicegraphError(f"{row.game} solves its declared policies ({', '.join(declared)}) for "
-                                 f"{game.objective}: run dicegraph solve {row.id} without --objective and --name")
-        started = time.perf_counter()
-        with self.meter(f"solving {row.game}, steps", solve_steps(game, params)) as steps:
-            prepare_game(engine, game, params, progress=steps)
-        seconds = time.perf_counter() - started
-        with engine.connect() as connection:
-            return self._solved(connection, row, name, game.objective, [p for p in declared if p != name], seconds)
+            params_stored = stored_params(connection, row.id)
+            started = time.perf_counter()
+            with self.meter(f"solving {row.game}", solve_steps(game, params_stored) or row.layers) as progress:
+                solve_graph(connection, row.id, game, objective=objective, name=name, progress=progress)
+            if stores_turn_once(game):  # its turn policies are solved together
+                evaluated = [other for other in policy_names(game, params_stored) if other != name]
+            else:
+                with self.meter("evaluating the agents, layers", None) as evaluating:
+                    evaluated = evaluate_stored(connection, row.id, evaluating)
+            connection.commit()
+            return self._solved(connection, row, name, objective or game.objective, evaluated,
+                                time.perf_counter() - started)
 
     @staticmethod
     def _solved(connection: sa.Connection, row: sa.Row, name: str, objective: str, evaluated: list[str],

@@ -19,7 +19,7 @@ components of one rank form one cyclic component of the store
 race's turn starts), and, where a loop never hands the turn over, the
 positions a depth-first search comes back to. Every other node of the
 component lies one layer or more below them, so the component is acyclic
-once its anchors' values are given: what ``store/cycles.py`` solves. Ids go
+once its anchors' values are given: what ``store/solve/cycles.py`` solves. Ids go
 layer by layer, the root (the first of ``starts()``) first.
 
 :func:`expand_repeating` does the same for a game whose turn repeats

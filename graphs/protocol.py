@@ -15,7 +15,7 @@ Games whose rules loop (in a race a bust hands the turn over with the scores
 unchanged) declare *cyclic layers* with a :class:`CyclicLayers` row: edges
 leaving layers ``first .. last`` may also go back to layer ``first``, whose
 nodes (the component's *anchors*, a race's turn starts) the solver values
-exactly by Newton's method (``store/cycles.py``).
+exactly by Newton's method (``store/solve/cycles.py``).
 """
 
 from __future__ import annotations
@@ -318,7 +318,7 @@ class Game(Protocol):
       on), or several keys, whose mean value is, or keys with weights, whose
       weighted mean is (5000 as a race: each player 50 points further on,
       weight 1, and both, weight -1: a bilinear extrapolation). It only saves
-      Newton passes (``store/cycles.py``, ``store/turn_cycles.py``); the
+      Newton passes (``store/solve/cycles.py``, ``store/solve/turn_cycles.py``); the
       answers are the same without it.
     * ``solves: dict[name, (objective, goal text)]``: solves besides
       ``optimal``, e.g. ``{"optimal-shut": ("max", "payoff = 0")}``.
@@ -337,7 +337,7 @@ class Game(Protocol):
     * ``describe(report) -> list[str]``: the lines the human-readable report
       prints after the policy table.
     * ``turn(params) -> TurnStructure``: the turn is stored once and joined
-      with the turn states when solving (``store/turns.py``); such a game's
+      with the turn states when solving (``store/solve/turns.py``); such a game's
       report is its ``turn_report(graph, params, simulated_games, seed, progress)``
       and its simulator plays ``play_turns(decisions)``, built from the stored
       decision bytes (turn state key -> bytes).

@@ -10,7 +10,7 @@ import sqlalchemy as sa
 
 from graphs.protocol import params_text, value_text
 from store.errors import Ambiguous, NotFound
-from store.schema import choice, edge, graph, node, policy, turn_policy, value
+from store.schema import choice, edge, graph, layer, node, policy, turn_policy, value
 
 
 MAX_ID = 2**63 - 1  # the largest id a database's 64-bit integer column holds: no graph has a larger one
@@ -60,6 +60,13 @@ def resolve_graph(connection: sa.Connection, ref: str, params: Mapping[str, Any]
         raise Ambiguous(f"{len(rows)} graphs of {ref!r} are stored ({candidates}): "
                         f"name one by its id, or pick it with -p NAME=VALUE")
     return rows[0]
+
+
+def has_cycles(connection: sa.Connection, graph_id: int) -> bool:
+    """Return whether the graph declares cyclic layers."""
+    query = sa.select(sa.func.count()).select_from(layer).where(layer.c.graph_id == graph_id,
+                                                                 layer.c.cycle_start.is_not(None))
+    return connection.execute(query).scalar_one() > 0
 
 
 LISTED = policy.c.unfinished_since.is_(None)  # a policy is listed once complete (a solve in steps may be unfinished)

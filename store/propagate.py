@@ -15,7 +15,7 @@ from collections.abc import Sequence
 import sqlalchemy as sa
 from sqlalchemy.dialects import postgresql, sqlite
 
-from store.cycles import has_cycles
+from store.catalog import has_cycles
 from store.errors import NotFound
 from store.schema import edge, edges_of, node, value
 from store.scratch import reach_table

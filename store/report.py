@@ -11,14 +11,13 @@ import sqlalchemy as sa
 
 from graphs.montecarlo import can_simulate
 from graphs.protocol import OPTIMAL, Game, Progress
-from store import turn_cycles, turns
-from store.cycles import has_cycles
-from store.catalog import find_policy, list_policies, stored_params
+from store.catalog import find_policy, has_cycles, list_policies
 from store.load import BuildResult, build_graph, canonical_params, find_graph
 from store.propagate import mean_payoff, outcome_distribution
 from store.schema import layer_ranges, policy
 from store.simulation import monte_carlo
-from store.solve import Goal, evaluate, is_evaluated, solve
+from store.solve import solve_graph
+from store.solve.layers import Goal, evaluate, is_evaluated
 from store.view import GraphView
 
 DEFAULT_SEED = 1
@@ -37,15 +36,14 @@ def ensure_evaluated(connection: sa.Connection, graph_id: int, game: Game,
     e.g. ``{"optimal-shut": ("max", "payoff = 0")}``. ``progress``
     counts the layers each solve and evaluation has done.
     """
-    if stores_turn_once(game):  # solved by the turn-joined solve (store/turns.py), per turn state
+    if stores_turn_once(game):  # solved by the turn-joined solve (store/solve/turns.py), per turn state
         return
     names = [row.name for row in connection.execute(sa.select(policy.c.name).where(policy.c.graph_id == graph_id))]
     wanted = {OPTIMAL: (game.objective, None), **game.solves}
-    guess = game.guess_for(stored_params(connection, graph_id))
     for name, (objective, goal) in wanted.items():
         if name not in names:
-            solve(connection, graph_id, objective, name, progress, goal=None if goal is None else Goal.parse(goal),
-                  first_guess=guess)
+            solve_graph(connection, graph_id, game, objective=objective, name=name,
+                        goal=None if goal is None else Goal.parse(goal), progress=progress)
     evaluate_stored(connection, graph_id, progress)
 
 
@@ -152,12 +150,7 @@ def prepare_game(engine: sa.Engine, game: Game, params: Mapping[str, Any],
         on_build(built)
     if stores_turn_once(game):
         with engine.connect() as connection:  # the solve commits as it goes: an interrupted one resumes
-            structure = game.turn(params)  # type: ignore[attr-defined]
-            graph = turns.TurnGraph.load(connection, built.graph_id, structure)
-            if turn_cycles.has_cyclic_states(connection, graph):  # a race: Newton's method per state layer
-                turn_cycles.ensure_solved(connection, graph, progress)
-            else:
-                turns.ensure_solved(connection, graph, progress)
+            solve_graph(connection, built.graph_id, game, progress=progress)
     return built
 
 

@@ -14,7 +14,7 @@ import sqlalchemy as sa
 
 from graphs.montecarlo import Policy, simulate
 from graphs.protocol import Game, Progress
-from store import turns
+from store.solve import turns
 from store.catalog import find_policy, root_value, stored_choices
 from store.errors import NotFound
 from store.load import canonical_params, find_graph

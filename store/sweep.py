@@ -19,7 +19,7 @@ from sqlalchemy.dialects import postgresql, sqlite
 
 from store.schema import EdgeId, edge, edges_of, layer_ranges, node
 from store.scratch import sweep_table
-from store.solve import Goal, best_moves, chance_values
+from store.solve.layers import Goal, best_moves, chance_values
 
 
 def sweep_outcomes(

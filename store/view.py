@@ -26,14 +26,14 @@ import sqlalchemy as sa
 
 from graphs.protocol import ChosenMove, Progress
 from graphs.spec import GameSpec
-from store import cycles, turn_cycles, turns
+from store.solve import cycles, turn_cycles, turns
 from store.catalog import find_node, find_policy, policy_convergence
 from store.errors import NotFound
 from store.load import canonical_params, find_graph
 from store.positions import describe_position
 from store.propagate import outcome_distribution
 from store.schema import choice, edge, graph, node, value
-from store.solve import Goal
+from store.solve.layers import Goal
 from store.sweep import sweep_outcomes
 
 
@@ -136,7 +136,7 @@ class GraphView:
 
     def turn_node_values(self, keys: Sequence[str]) -> dict[str, dict[str, float]]:
         """Return, for each turn state ``keys`` of a race, its turn's rolling nodes and ends (keys) -> their value
-        under the optimum (``store/turn_cycles.py``)."""
+        under the optimum (``store/solve/turn_cycles.py``)."""
         ids = {key: find_node(self.connection, self.graph_id, key).id for key in keys}
         found = turn_cycles.turn_node_values(self.connection, self._turn(), list(ids.values()))
         names = dict(self.connection.execute(sa.select(node.c.id, node.c.key).where(
@@ -145,7 +145,7 @@ class GraphView:
 
     def match(self, first: str, second: str) -> tuple[float, float]:
         """Return the probabilities that policy ``first``, moving first, beats ``second``, and the other way
-        round (one run for both: ``store/turn_cycles.py`` for a race whose turn is stored once, else ``store/cycles.py``)."""
+        round (one run for both: ``store/solve/turn_cycles.py`` for a race whose turn is stored once, else ``store/solve/cycles.py``)."""
         if self.spec.turn is not None:
             return turn_cycles.match(self.connection, self._turn(), first, second, self.progress)
         return cycles.head_to_head(self.connection, self.graph_id, first, second, self.progress)

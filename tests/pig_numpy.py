@@ -8,7 +8,7 @@ together, turn total from the highest down, as functions of the opponent's
 turn-start value ``x = win[b, a, 0]`` (a bust or a hold at 0 hands the turn
 over to it): each is worth ``c + d * (1 - x)`` along the moves taken. Newton's
 method on the pairs ``(a, b), (b, a)`` then takes a few passes a sum, as in
-``store/cycles.py``, but written again from the rules with arrays.
+``store/solve/cycles.py``, but written again from the rules with arrays.
 
     python tests/pig_numpy.py [TARGET]    # prints P(first player wins) and the time
 """

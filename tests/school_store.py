@@ -1,4 +1,4 @@
-"""School's solve as the tests call it: the store's generic turn solve (``store/turns.py``) with School's turn.
+"""School's solve as the tests call it: the store's generic turn solve (``store/solve/turns.py``) with School's turn.
 
 Thin wrappers naming the graph by id, so that a test reads as one call; each
 calls the store's function with School's :func:`graphs.school.turn.turn`.
@@ -14,7 +14,7 @@ from graphs import get_game
 from graphs.school import game as rules
 from graphs.school.advise import advise as advise_on
 from graphs.school.turn import average_table as averages_from, decision_array as array_of, last_state, turn
-from store import turns
+from store.solve import turns
 from store.view import GraphView
 
 

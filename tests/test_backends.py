@@ -105,7 +105,7 @@ def test_headline_numbers_equal_sqlites(name: str, backend_url: str, sqlite_repo
 def test_race_solve_and_match_equal_sqlites(backend_url: str, tmp_path: Path) -> None:
     """5000 as a race (the turn stored once, cycles, horizons): the optimum's chance to win at the start and
     threshold-2 against it in both seats, as on SQLite (PostgreSQL decides by the window, DuckDB by arg_max)."""
-    from store import turn_cycles, turns
+    from store.solve import turn_cycles, turns
 
     game, params = get_game("5000-race"), {"target": 300}
     found = []

@@ -20,7 +20,7 @@ from store.db import open_database
 from store.load import build_graph
 from store.report import game_report
 from store.schema import node, value
-from store.solve import solve
+from store.solve.layers import solve
 
 GAME = get_game("cant-stop")
 LENGTH = [0, 0, 3, 5, 7, 9, 11, 13, 11, 9, 7, 5, 3]

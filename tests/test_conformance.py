@@ -8,12 +8,12 @@ built rows otherwise; by policy iteration and exact linear solves where the
 graph has cycles), every agent deciding at every decision, Monte Carlo
 within 4 standard errors of the exact value, DuckDB equal to SQLite.
 
-A game whose turn is stored once (its ``turn`` hook, ``store/turns.py``: School,
+A game whose turn is stored once (its ``turn`` hook, ``store/solve/turns.py``: School,
 Yahtzee) is solved by the turn-joined solve instead: its optimum on the last
 layer of turn states is checked against an exact recursion over the built rows
 (the turn played from each state, its ends worth the state's moves), and its
 whole games in the game's own tests; its agents choose at every decision of
-the turn. When its turn states loop (a race, ``store/turn_cycles.py``), every
+the turn. When its turn states loop (a race, ``store/solve/turn_cycles.py``), every
 state's optimum is checked against policy iteration in fractions on the graph
 with the turn copied into each state, on SQLite and DuckDB; when its turn gives
 horizons, what lies past a state's horizon must be reached only through a win
@@ -44,11 +44,11 @@ from graphs.exact import exact_value, exact_values
 from graphs.expand import expand
 from graphs.playout import rules_simulator
 from graphs.repeating import SEPARATOR
-from store import cycles, turn_cycles, turns
+from store.solve import cycles, turn_cycles, turns
 from store.db import open_database
 from store.load import build_graph
 from store.report import ensure_evaluated
-from store.solve import solve
+from store.solve.layers import solve
 from store.report import stores_turn_once
 from store.schema import node, policy, turn_policy, value
 from graphs.exact import RHS, solve_sparse
@@ -598,19 +598,24 @@ def test_a_turn_stored_once_solves_to_the_exact_values_of_the_games_rules(game: 
 
 # --- every tool on every game ---------------------------------------------------------------------------------
 
-TOOLED = games(lambda game: not stores_turn_once(game) or loops_between_states(game))  # quick on small parameters
+TOOLED = games()
+# games whose whole game is minutes to solve on their small parameters: solved once a session (tests/conftest.py)
+WHOLE_GAMES = {"school": "whole_game", "yahtzee": "yahtzee_game"}
 
 
 @pytest.fixture(scope="module")
-def reported(tmp_path_factory: pytest.TempPathFactory) -> Callable[[Game], tuple[str, dict[str, Any]]]:
-    """Return a function giving (database URL, report --json) of the game on its small parameters, each once."""
+def reported(tmp_path_factory: pytest.TempPathFactory,
+             request: pytest.FixtureRequest) -> Callable[[Game], tuple[str, dict[str, Any]]]:
+    """Return a function giving (database URL, report --json) of the game on its small parameters, each once
+    (:data:`WHOLE_GAMES` in the session's database that holds them solved)."""
     from tests.commands import run
 
     done: dict[str, tuple[str, dict[str, Any]]] = {}
 
     def report(game: Game) -> tuple[str, dict[str, Any]]:
         if game.name not in done:
-            url = f"sqlite:///{tmp_path_factory.mktemp(game.name) / 'game.db'}"
+            url = (request.getfixturevalue(WHOLE_GAMES[game.name]) if game.name in WHOLE_GAMES
+                   else f"sqlite:///{tmp_path_factory.mktemp(game.name) / 'game.db'}")
             options = [item for name, v in small_params(game).items() for item in ("-p", f"{name}={value_text(v)}")]
             result = run(url, "report", game.name, *options, "-n", "0", "--json")
             assert result.exit_code == 0, (game.name, result.stderr)
@@ -712,13 +717,14 @@ def test_every_explorer_page_answers_in_html_and_json(game: Game, reported: Any)
 def test_the_python_apis_report_is_report_json_built_and_solved_once(game: Game, reported: Any, tmp_path: Any,
                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
     """``dicegraph.open(url).report(game, params)`` returns what ``report --json`` prints; it builds each graph
-    the report needs once and solves each policy once, and a second report reuses them all."""
+    the report needs once and solves each policy once, and a second report reuses them all (a game of
+    :data:`WHOLE_GAMES`: the session's database, where both were done before)."""
     import dataclasses
 
     import dicegraph
-    import store.report
+    from store.solve import layers
 
-    _, printed = reported(game)
+    reported_url, printed = reported(game)
     counted = {"builds": 0, "solves": 0}
 
     def counting(name: str, work: Callable[..., Any]) -> Callable[..., Any]:
@@ -733,15 +739,16 @@ def test_the_python_apis_report_is_report_json_built_and_solved_once(game: Game,
             return work(*args, **kwargs)
         return counted_work
 
-    monkeypatch.setattr(store.report, "solve", counting("solves", store.report.solve))
+    monkeypatch.setattr(layers, "solve", counting("solves", layers.solve))
     monkeypatch.setattr(turns, "solve_policies", counting("solves", turns.solve_policies))
     monkeypatch.setattr(turn_cycles, "run", counting_optimum(turn_cycles.run))
     counting_game = dataclasses.replace(game, build=counting("builds", game.build))
-    db = dicegraph.open(f"sqlite:///{tmp_path / 'api.db'}")
+    whole = game.name in WHOLE_GAMES
+    db = dicegraph.open(reported_url if whole else f"sqlite:///{tmp_path / 'api.db'}")
     params = small_params(game)
     assert db.report(counting_game, params) == printed
-    graphs = 1 + len((game.report_graphs or (lambda _: []))(params))
-    solves = 1 if stores_turn_once(game) else graphs * (1 + len(game.solves))
+    graphs = 0 if whole else 1 + len((game.report_graphs or (lambda _: []))(params))
+    solves = 0 if whole else 1 if stores_turn_once(game) else graphs * (1 + len(game.solves))
     assert counted == {"builds": graphs, "solves": solves}
     assert db.report(counting_game, params) == printed
     assert counted == {"builds": graphs, "solves": solves}
@@ -749,12 +756,13 @@ def test_the_python_apis_report_is_report_json_built_and_solved_once(game: Game,
 
 @pytest.mark.parametrize("game", TOOLED)
 def test_solve_works_on_every_game_and_gives_the_reports_optimum(game: Game, reported: Any, tmp_path: Any) -> None:
-    """``dicegraph build`` then ``dicegraph solve``, in a fresh database, store the optimum the report gives."""
+    """``dicegraph build`` then ``dicegraph solve``, in a fresh database, store the optimum the report gives (a
+    game of :data:`WHOLE_GAMES`: solve is asked again in the session's database, and says what it holds)."""
     from tests.commands import run
 
     report_url, _ = reported(game)
     options = [item for name, v in small_params(game).items() for item in ("-p", f"{name}={value_text(v)}")]
-    url = f"sqlite:///{tmp_path / 'solve.db'}"
+    url = report_url if game.name in WHOLE_GAMES else f"sqlite:///{tmp_path / 'solve.db'}"
     assert run(url, "build", game.name, *options).exit_code == 0
     solved = run(url, "solve", game.name, "--json")
     assert solved.exit_code == 0, solved.stderr

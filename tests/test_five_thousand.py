@@ -45,7 +45,7 @@ from store.db import open_database  # noqa: E402
 from store.load import build_graph  # noqa: E402
 from store.report import game_report  # noqa: E402
 from store.schema import node, value  # noqa: E402
-from store.solve import solve  # noqa: E402
+from store.solve.layers import solve  # noqa: E402
 
 GAME = get_game("5000")
 

@@ -14,11 +14,11 @@ from graphs.spec import GameSpec
 from graphs import get_game, pig
 from graphs.errors import InvalidGraph
 from graphs.protocol import CHANCE, DECISION, MOVE, ROLL, TERMINAL, CyclicLayers, Edge, Node, Row
-from store import cycles
+from store.solve import cycles
 from store.catalog import find_policy, policy_convergence
 from store.load import build_graph
 from store.schema import choice, edge, node, policy, value
-from store.solve import evaluate, solve
+from store.solve.layers import evaluate, solve
 from tests import pig_exact
 
 

@@ -23,7 +23,7 @@ import sqlalchemy as sa
 from graphs import get_game, pig
 from store.load import build_graph
 from store.schema import edge, node, value
-from store.solve import solve
+from store.solve.layers import solve
 
 if importlib.util.find_spec("pyspiel") is None:  # CI installs the extra: there, a missing one fails
     if os.environ.get("CI"):

@@ -108,7 +108,7 @@ def test_duckdb_solves_and_matches_exactly(tmp_path):
     """On DuckDB the decisions take each seat's columns by ``arg_min`` where they are chosen (SQLite joins the moves
     back): the optimum, an agent against it in both seats, and two agents against each other, against exact rationals."""
     from graphs import get_game
-    from store import turn_cycles, turns
+    from store.solve import turn_cycles, turns
     from store.db import open_database
     from store.load import build_graph
     from store.scratch import has_arg_min
@@ -135,7 +135,7 @@ def test_playing_the_next_score_sum_along_changes_no_value_and_no_pass(tmp_path,
     score sum whose values the pass proves exact; the values and the Newton passes stay those of a solve that
     plays one sum at a time (the numpy reference's passes: it guesses the same way)."""
     from graphs import get_game
-    from store import turn_cycles, turns
+    from store.solve import turn_cycles, turns
     from store.db import open_database
     from store.load import build_graph
 
@@ -180,7 +180,7 @@ def test_a_pass_leaves_out_the_turn_past_each_pairs_winning_total_and_changes_no
     import sqlalchemy as sa
 
     from graphs import get_game
-    from store import turn_cycles, turns
+    from store.solve import turn_cycles, turns
     from store.db import open_database
     from store.load import build_graph
     from store.schema import edge, node

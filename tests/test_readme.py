@@ -139,7 +139,7 @@ def test_readme_yahtzee_report_is_what_report_prints(runner: CliRunner, yahtzee_
 
 
 def test_readme_turn_policy_query_is_what_query_prints(runner: CliRunner, whole_game: str) -> None:
-    block = page("games/school").split('$ dicegraph query "SELECT policy.name')[1].split("```")[0]
+    block = page("sql").split('$ dicegraph query "SELECT policy.name')[1].split("```")[0]
     sql = "SELECT policy.name" + block.split('"\n')[0]
     printed = printed_by(runner, ["--db", whole_game, "query", sql])
     assert printed.strip() in block

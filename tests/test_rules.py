@@ -28,7 +28,7 @@ from graphs.spec import GameSpec
 from store.db import open_database
 from store.load import build_graph
 from store.schema import node, policy, value
-from store.solve import solve
+from store.solve.layers import solve
 
 STANDARD_ERRORS = 4
 

@@ -25,7 +25,7 @@ from graphs.montecarlo import simulate
 from tests import school_store as school
 from store.db import open_database
 from store.load import build_graph
-from store import turns
+from store.solve import turns
 from store.schema import node, turn_policy
 
 SEED = Path(__file__).resolve().parents[2] / "shared" / "seeds" / "001_4d0d9a8c031293e3.txt"

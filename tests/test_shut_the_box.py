@@ -17,7 +17,7 @@ from graphs.contest import series
 from store.catalog import resolve_graph
 from store.db import open_database
 from store.report import game_report
-from store.solve import Goal, solved_outcomes
+from store.solve.layers import Goal, solved_outcomes
 from store.sweep import sweep_outcomes
 
 GAME = get_game("shut-the-box")

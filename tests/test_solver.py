@@ -22,7 +22,7 @@ from store.catalog import find_policy
 from store.db import open_database
 from store.load import BATCH_ROWS, build_graph
 from store.schema import choice, edge, graph, node, value
-from store.solve import evaluate, solve
+from store.solve.layers import evaluate, solve
 
 SMALL = {"layers": 6, "width": 7, "fanout": 3, "seed": 11}
 

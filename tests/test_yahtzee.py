@@ -22,7 +22,7 @@ from cli import main
 from graphs import get_game
 from graphs.yahtzee import boxes
 from graphs.yahtzee.turn import last_state
-from store import turns
+from store.solve import turns
 from store.db import open_database
 from store.load import build_graph
 from tests.yahtzee_numpy import optimal_score

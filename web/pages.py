@@ -6,7 +6,7 @@ gives up).
 
 >>> from store.db import open_database
 >>> from store.load import build_graph
->>> from store.solve import solve
+>>> from store.solve.layers import solve
 >>> from graphs import get_game
 >>> engine = open_database("sqlite://", create=True)
 >>> graph_id = build_graph(engine, get_game("jackpot"), {"cells": 4}).graph_id
@@ -31,9 +31,8 @@ from graphs.commands import plain
 from graphs.errors import DicegraphError
 from graphs.protocol import OPTIMAL
 from store.browse import game_listing, graph_layers, root_key, search_positions, stored_graph, stored_graphs
-from store.catalog import find_policy, list_policies, list_policy_names, value_unit
+from store.catalog import find_policy, has_cycles, list_policies, list_policy_names, value_unit
 from store.compare import SEATS, policy_comparison
-from store.cycles import has_cycles
 from store.errors import NotFound, ReadOnly
 from store.export import neighbourhood
 from store.positions import describe_position

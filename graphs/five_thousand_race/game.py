@@ -8,7 +8,7 @@ the player to move and are worth the probability that this player wins.
 
 The turn is the same for every pair of scores but for what its ends are
 worth, so it is stored once and joined with the score pairs when solving
-(``store/turns.py`` and, for the cycles, ``store/turn_cycles.py``). The
+(``store/solve/turns.py`` and, for the cycles, ``store/solve/turn_cycles.py``). The
 game is written at the rules level (:class:`RaceRules`, the turn
 :class:`RaceTurn` and the score pairs that value its ends); the stored
 graph is what they expand to (:func:`graphs.expand.expand_repeating`):

@@ -6,7 +6,7 @@ don't make it). Grades 1..6 come first (the *school phase*: until three grades
 are scored only grades may be scored); a non-grade scored on a turn's first
 roll counts double.
 
-The graph has two parts, built once and joined when solving (``store/turns.py``, by the turn structure of
+The graph has two parts, built once and joined when solving (``store/solve/turns.py``, by the turn structure of
 :mod:`graphs.school.turn`), both what School's rules (:mod:`graphs.school.rules`) expand to
 (:func:`graphs.expand.expand_repeating`; the turn as :class:`graphs.five_dice.StoredTurn` keeps it):
 

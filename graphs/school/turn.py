@@ -1,6 +1,6 @@
 """School's turn structure: how its turn, stored once, joins its turn states, and its decisions in bytes.
 
-The solve is the store's generic one (``store/turns.py``); this module says
+The solve is the store's generic one (``store/solve/turns.py``); this module says
 what is School's in it: the turn's root (``roll1``) and ends (``end:<c>``,
 reached by the state moves labelled ``c``), the two policies (``optimal``,
 and ``bob``, who ranks a combination by its points minus its average: the

@@ -11,7 +11,7 @@ value: the rule of the published optimum, see :func:`graphs.yahtzee.boxes.is_jok
 ``yatzy-solver``'s ``american+no-bonus``); with ``bonuses=off`` none.
 
 The graph is School's shape (:mod:`graphs.five_dice`), joined when solving
-(``store/turns.py``, by :mod:`graphs.yahtzee.turn`), and is what Yahtzee's
+(``store/solve/turns.py``, by :mod:`graphs.yahtzee.turn`), and is what Yahtzee's
 rules (:mod:`graphs.yahtzee.rules`) expand to (:func:`graphs.expand.expand_repeating`):
 
 * **Turn states** (layers 0..13, layer = boxes filled): the filled boxes

@@ -1,6 +1,6 @@
 """Yahtzee's turn structure: its ends, its three policies and its decision bytes (the five-dice layout).
 
-The solve is the store's generic one (``store/turns.py``). The policies:
+The solve is the store's generic one (``store/solve/turns.py``). The policies:
 
 * ``optimal`` maximises the expected final score (the published optimum);
 * ``greedy`` plays each turn for the most points it scores in its box

@@ -27,7 +27,7 @@ from graphs.spec import GameSpec
 from graphs import synthetic  # noqa: E402
 from store.db import open_database  # noqa: E402
 from store.load import build_graph  # noqa: E402
-from store.solve import solve  # noqa: E402
+from store.solve.layers import solve  # noqa: E402
 from tests.bench.phases import PHASES, peak_mib, reference_rate, timed_solve  # noqa: E402
 
 

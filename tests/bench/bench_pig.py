@@ -3,7 +3,7 @@
     .venv/bin/python tests/bench/bench_pig.py [--target 100] [BACKEND ...]
 
 For each backend named (default: sqlite duckdb): build Pig into an empty
-database, solve the optimum (``store/cycles.py``: Newton's method on each
+database, solve the optimum (``store/solve/cycles.py``: Newton's method on each
 score sum's turn starts), evaluate the hold-at-20 agent, play it against the
 optimum in both seats, and print each phase's time, the edges per second of
 the build, the peak memory of the process and the Newton passes. The SQL
@@ -26,10 +26,10 @@ sys.path.insert(0, str(ROOT))
 
 from graphs import get_game, pig  # noqa: E402
 from store.catalog import find_policy  # noqa: E402
-from store.cycles import head_to_head  # noqa: E402
+from store.solve.cycles import head_to_head  # noqa: E402
 from store.db import open_database  # noqa: E402
 from store.load import build_graph  # noqa: E402
-from store.solve import evaluate, solve  # noqa: E402
+from store.solve.layers import evaluate, solve  # noqa: E402
 from store.view import GraphView  # noqa: E402
 from tests import pig_numpy  # noqa: E402
 from tests.bench.phases import bench_database, peak_mib  # noqa: E402

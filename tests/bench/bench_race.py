@@ -4,7 +4,7 @@
 
 For each target and backend named (default: sqlite duckdb): build the race
 into an empty database (score pairs as turn states, the turn stored once),
-solve the optimum (``store/turn_cycles.py``: Newton's method per score sum),
+solve the optimum (``store/solve/turn_cycles.py``: Newton's method per score sum),
 play threshold-2 against it in both seats (not with ``--solve-only``), and
 print the sizes (score pairs, joined edges per pass, the (pair, turn node)
 combinations and those a pass values, short of each pair's horizon), each
@@ -31,7 +31,7 @@ sys.path.insert(0, str(ROOT))
 
 from graphs import get_game  # noqa: E402
 from graphs.five_thousand_race.game import sizes  # noqa: E402
-from store import turn_cycles, turns  # noqa: E402
+from store.solve import turn_cycles, turns  # noqa: E402
 from store.catalog import policy_convergence  # noqa: E402
 from store.db import open_database  # noqa: E402
 from store.load import build_graph  # noqa: E402

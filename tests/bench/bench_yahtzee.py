@@ -4,7 +4,7 @@
 
 For each backend named (default: duckdb): build Yahtzee into an empty
 database, solve the optimal policy with the store's turn-joined solve
-(``store/turns.py``) from the last state layer down to ``--down-to`` (0, the
+(``store/solve/turns.py``) from the last state layer down to ``--down-to`` (0, the
 whole game, by default; a higher layer times part of it, and the whole
 solve's time is extrapolated from the joined edges per second), and print
 the time, the joined edges (turn states x turn edges, what the solve reads)
@@ -31,7 +31,7 @@ import sqlalchemy as sa  # noqa: E402
 from graphs import get_game  # noqa: E402
 from graphs.yahtzee import boxes  # noqa: E402
 from graphs.yahtzee.report import PUBLISHED  # noqa: E402
-from store import turns  # noqa: E402
+from store.solve import turns  # noqa: E402
 from store.db import open_database  # noqa: E402
 from store.load import build_graph  # noqa: E402
 from tests.bench.phases import bench_database, peak_memory  # noqa: E402

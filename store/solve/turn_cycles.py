@@ -1,6 +1,6 @@
 """Turn games whose turn states loop, solved exactly: the turn stored once, Newton's method per cyclic state layer.
 
-A race is a turn game (``store/turns.py``: the turn stored once, joined with
+A race is a turn game (``store/solve/turns.py``: the turn stored once, joined with
 the turn states) whose state moves may hand the turn over (``sign`` -1, the
 state seen from the other player) and may lead back into their own state
 layer (a bust leaves the scores as they were): each such layer is a cyclic
@@ -8,7 +8,7 @@ component (:class:`graphs.protocol.CyclicLayers`). Layers are solved from the
 last down, each exactly:
 
 * Given a guess ``x`` of its states' values, one pass plays the turn from
-  every state of the layer at once, as ``store/turns.py`` does: per (turn
+  every state of the layer at once, as ``store/solve/turns.py`` does: per (turn
   node, state) the value ``v`` and its derivative ``d`` in the value of the
   state the turn loops back to (each state's moves into its own layer must
   all lead to one state: the solver checks it). A state's turn is then worth
@@ -28,7 +28,7 @@ last down, each exactly:
   first plays the next layer too, from its first guess: when the pass proves
   the layer exact, that was the next layer's first pass.
 
-*Seats*, as in ``store/cycles.py``: seat ``i`` is "the player to move plays
+*Seats*, as in ``store/solve/cycles.py``: seat ``i`` is "the player to move plays
 seat ``i``'s way"; a pass leads to seat ``after_pass``. A seat maximises
 (the optimum), ranks moves by a stored solve's values (the optimum's own
 moves, played against another policy), or follows a stored agent's choices,
@@ -50,12 +50,12 @@ import sqlalchemy as sa
 from graphs.errors import DicegraphError, InvalidGraph
 from graphs.protocol import TIE, Progress
 from store.catalog import find_policy
-from store.cycles import (MAX_PASSES, RESIDUAL_TOLERANCE, Convergence, Guess, NotConverged, components,
+from store.solve.cycles import (MAX_PASSES, RESIDUAL_TOLERANCE, Convergence, Guess, NotConverged, components,
                           mean_guess, named_positions)
 from store.schema import EdgeId, choice, edge, graph_edge_span, node, policy, turn_policy
 from store.scratch import (edge_copy, has_arg_min, has_bare_max, pays_per_statement, plan_whole_layers, temporary_table,
                            turn_work_table)
-from store.turns import TurnGraph, ensure_policy
+from store.solve.turns import TurnGraph, ensure_policy
 
 Guesses = dict[int, list[float]]  # state -> a value per seat
 Played = dict[int, list[tuple[float, float]]]  # state -> per seat (value, derivative in its loop state's value)

@@ -94,13 +94,6 @@ class Convergence:
                            "value_iteration_steps": self.fallbacks})
 
 
-def has_cycles(connection: sa.Connection, graph_id: int) -> bool:
-    """Return whether the graph declares cyclic layers."""
-    query = sa.select(sa.func.count()).select_from(layer).where(layer.c.graph_id == graph_id,
-                                                                 layer.c.cycle_start.is_not(None))
-    return connection.execute(query).scalar_one() > 0
-
-
 def components(connection: sa.Connection, graph_id: int) -> list[Component]:
     """Return the graph's components with edges, deepest first: cyclic ones, and each other layer alone."""
     rows = connection.execute(

@@ -32,8 +32,8 @@ from dataclasses import dataclass
 import sqlalchemy as sa
 
 from graphs.protocol import OBJECTIVES, TIE, Progress
-from store import cycles
-from store.catalog import root_value
+from store.solve import cycles
+from store.catalog import has_cycles, root_value
 from store.errors import NotFound
 from store.load import next_id, now
 from store.propagate import propagate
@@ -223,7 +223,7 @@ def _run(
     """Compute and store values, reach and (when solving) choices of one policy."""
     policy_id, graph_id = policy_row.id, policy_row.graph_id
     goal = None if policy_row.goal is None else Goal.parse(policy_row.goal)
-    if cycles.has_cycles(connection, graph_id):
+    if has_cycles(connection, graph_id):
         _run_cyclic(connection, policy_row, solving, goal, progress, first_guess)
         return
     connection.execute(sa.delete(value).where(value.c.policy_id == policy_id))

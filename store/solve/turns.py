@@ -55,7 +55,7 @@ from store.errors import NotFound
 from store.load import next_id, now
 from store.schema import edge, edges_of, layer, layer_ranges, node, policy, turn_policy
 from store.scratch import has_arg_min, hashed_joins, plan_whole_layers, temporary_table, turn_work_table
-from store.solve import best_move_rows
+from store.solve.layers import best_move_rows
 
 # turn states solved together, per backend: SQLite sorts each GROUP BY, and
 # its sorts stay in memory (and fast) for a few hundred states; DuckDB

@@ -18,6 +18,12 @@ state's optimum is checked against policy iteration in fractions on the graph
 with the turn copied into each state, on SQLite and DuckDB; when its turn gives
 horizons, what lies past a state's horizon must be reached only through a win
 at once (the solve leaves it out).
+
+Every tool is then checked on every game: ``report`` (text and JSON, and the
+Python API's, which builds and solves once), ``solve``, ``export`` (DOT and
+PNG), the advisor where declared, and every explorer page. School and Yahtzee
+take minutes to solve on their small parameters: they are checked in the
+databases the session solves once (``tests/conftest.py``).
 """
 
 from __future__ import annotations

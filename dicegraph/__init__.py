@@ -10,7 +10,7 @@
 ...     db.build("jackpot", {"cells": 99})
 ... except dicegraph.Error as error:
 ...     print(error)
-invalid value 99 for parameter 'cells' (accepted: whole numbers 2..12)
+invalid value '99' for parameter 'cells' (accepted: whole numbers 2..12)
 """
 
 from __future__ import annotations

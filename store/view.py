@@ -145,17 +145,21 @@ class GraphView:
 
     def match(self, first: str, second: str) -> tuple[float, float]:
         """Return the probabilities that policy ``first``, moving first, beats ``second``, and the other way
-        round (one run for both: ``store/solve/turn_cycles.py`` for a race whose turn is stored once, else ``store/solve/cycles.py``)."""
+        round (one run for both: ``store/solve/turn_cycles.py`` for a race whose turn is stored once, else
+        ``store/solve/cycles.py``)."""
         if self.spec.turn is not None:
-            return turn_cycles.match(self.connection, self._turn(), first, second, self.progress)
+            return turn_cycles.matches(self.connection, self._turn(), [(first, second)], self.progress)[0]
         return cycles.head_to_head(self.connection, self.graph_id, first, second, self.progress)
 
     def matches(self, pairs: Sequence[tuple[str, str]]) -> list[dict[str, Any]]:
-        """Return each pair of policies played both ways (:meth:`match`, one run a pair):
-        ``[{"first", "second", "p_first_wins"}]``, a pair's two orders side by side."""
+        """Return each pair of policies played both ways: ``[{"first", "second", "p_first_wins"}]``, a pair's two
+        orders side by side (a race whose turn is stored once plays every pair in one run, else a run a pair)."""
+        if self.spec.turn is not None:
+            results = turn_cycles.matches(self.connection, self._turn(), pairs, self.progress)
+        else:
+            results = [self.match(first, second) for first, second in pairs]
         played = []
-        for first, second in pairs:
-            one_way, other_way = self.match(first, second)
+        for (first, second), (one_way, other_way) in zip(pairs, results):
             played += [{"first": first, "second": second, "p_first_wins": one_way},
                        {"first": second, "second": first, "p_first_wins": other_way}]
         return played

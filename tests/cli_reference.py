@@ -31,7 +31,8 @@ def _commands(command: click.Command, context: click.Context) -> list[tuple[clic
 
 def reference() -> str:
     """Return docs/cli.md: a section per command, its ``--help`` as printed."""
-    root = click.Context(main, info_name="dicegraph", terminal_width=WIDTH, max_content_width=WIDTH)
+    settings = {**main.context_settings, "max_content_width": WIDTH}  # as a command line makes it, help options too
+    root = click.Context(main, info_name="dicegraph", terminal_width=WIDTH, **settings)
     lines = ["# CLI reference", "",
              "Every `dicegraph` command's `--help`, generated from the commands (`python -m tests.cli_reference`;",
              "a test fails when this page is stale). Commands under a game's name are the ones it declares.", ""]

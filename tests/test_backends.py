@@ -117,7 +117,7 @@ def test_race_solve_and_match_equal_sqlites(backend_url: str, tmp_path: Path) ->
             turn_cycles.ensure_solved(connection, graph)
             optimal_id = turns.ensure_policy(connection, graph, "optimal")
             optimal = turns.state_result(connection, built.graph_id, optimal_id, "0-0").value
-            found.append((optimal, *turn_cycles.match(connection, graph, "threshold-2", "optimal")))
+            found.append((optimal, *turn_cycles.matches(connection, graph, [("threshold-2", "optimal")])[0]))
         engine.dispose()
     (expected, got) = found
     assert 0.5 < expected[0] < 1

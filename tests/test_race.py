@@ -122,10 +122,13 @@ def test_duckdb_solves_and_matches_exactly(tmp_path):
         turn_cycles.ensure_solved(connection, graph)
         optimal = turns.state_result(connection, built.graph_id, turns.ensure_policy(connection, graph, "optimal"), "0-0")
         assert math.isclose(optimal.value, race_exact.solve(200)[0, 0], rel_tol=1e-12)
-        for first, second in (("threshold-2", "optimal"), ("turn-optimal", "threshold-5")):
-            got = turn_cycles.match(connection, graph, first, second)
-            for value, exact in zip(got, race_exact.match(200, first, second)):
+        pairs = [("threshold-2", "optimal"), ("turn-optimal", "threshold-5")]
+        together = turn_cycles.matches(connection, graph, pairs)  # both pairs in one run
+        for (first, second), got in zip(pairs, together):
+            alone = turn_cycles.matches(connection, graph, [(first, second)])[0]
+            for value, by_itself, exact in zip(got, alone, race_exact.match(200, first, second)):
                 assert math.isclose(value, exact, rel_tol=1e-12), (first, second)
+                assert math.isclose(by_itself, exact, rel_tol=1e-12), (first, second)
     engine.dispose()
 
 

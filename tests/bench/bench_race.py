@@ -62,7 +62,7 @@ def bench(backend: str, target: int, reference: float, reference_seconds: float,
             record = policy_convergence(connection, turns.ensure_policy(connection, graph, "optimal"))
             if match:
                 step = time.perf_counter()
-                forward, backward = turn_cycles.match(connection, graph, "threshold-2", "optimal")
+                forward, backward = turn_cycles.matches(connection, graph, [("threshold-2", "optimal")])[0]
                 times["match threshold-2 / optimal"] = time.perf_counter() - step
         engine.dispose()
     phases = ", ".join(f"{name} {seconds:.1f} s" for name, seconds in times.items())

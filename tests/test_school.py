@@ -369,10 +369,14 @@ def test_advise_bad_input(runner: CliRunner, db_url: str, args: list[str], messa
         next(line for line in result.output.splitlines() if message in line)]  # one line says what is wrong
 
 
-def test_the_generic_solver_refuses_school(runner: CliRunner, db_url: str) -> None:
+def test_solve_refuses_a_policy_school_does_not_declare(runner: CliRunner, db_url: str) -> None:
+    """``dicegraph solve school`` solves its declared turn policies (the conformance suite checks it on the
+    session's database); another name or objective is refused in one line before any work."""
     assert runner.invoke(main, ["--db", db_url, "build", "school"]).exit_code == 0
-    result = runner.invoke(main, ["--db", db_url, "solve", "school"])
-    assert result.exit_code == 1 and "run dicegraph report school" in result.output
+    for options in (["--name", "pessimal"], ["--objective", "min"]):
+        result = runner.invoke(main, ["--db", db_url, "solve", "school", *options])
+        assert result.exit_code == 1 and "solves its declared policies (optimal, bob)" in result.stderr
+        assert len(result.stderr.strip().splitlines()) == 1
 
 
 def test_simulate_plays_the_stored_decisions(whole_game: str, runner: CliRunner) -> None:

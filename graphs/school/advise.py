@@ -42,7 +42,7 @@ def _advice(graph: StoredGraph, answers: Mapping[str, str]) -> Advice:
 advisor = Advisor(
     "What to do with this roll",
     (*ROLL_QUESTIONS,
-     Question("used", "Combinations used", "Grade 1,Pair", "comma-separated names from RULES.md, blank for none",
+     Question("used", "Combinations used", "Grade 1,Grade 3,Grade 5,Pair", "comma-separated names from RULES.md, blank for none",
               required=False),
      policy_question(rules.POLICIES)),
     _advice, "expected points still to come, this turn's included, scored as the graph's rules say (grades)")

@@ -197,3 +197,12 @@ def test_every_link_between_pages_leads_somewhere(where: Path) -> None:
         if anchor:
             headings = re.findall(r"(?m)^#+ (.*)$", linked.read_text())
             assert anchor in {_anchor(heading) for heading in headings}, (where.name, target)
+
+
+def test_the_tutorials_commands_run(runner: CliRunner, toured: str) -> None:
+    """Every command of docs/tutorial.md's ``sh`` blocks, once the README's main command and tour have run."""
+    blocks = [block.split("```", 1)[0] for block in page("tutorial").split("```sh")[1:]]
+    commands = [shlex.split(line, comments=True)[1:] for block in blocks for line in block.splitlines() if line.strip()]
+    assert commands
+    for args in commands:
+        printed_by(runner, ["--db", toured, *args])

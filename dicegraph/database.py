@@ -102,7 +102,7 @@ class Database:
                  on_wait: Callable[[str], None] | None = None):
         self.url = database_url(url)
         self.memory, self.meter, self.on_wait = memory, meter, on_wait
-        self._kept: sa.Engine | None = None  # an in-memory database's one engine: it lives as long as its engine
+        self._kept: sa.Engine | None = None  # the one engine of an in-memory database, which lives as long as it
 
     def __repr__(self) -> str:
         return f"<dicegraph.Database {self.url}>"

@@ -32,7 +32,7 @@ def policy_to_play(
     """
     is_agent = name in game.agents(params)
     stored = None if connection is None else find_graph(connection, game.name, canonical_params(params))
-    if game.turn is not None and stored is not None:  # decisions per turn state, not per node
+    if game.stores_turn_once and stored is not None:  # decisions per turn state, not per node
         return _turn_policy_to_play(connection, game, params, stored.id, name)
     if stored is None:
         if is_agent:

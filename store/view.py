@@ -147,14 +147,14 @@ class GraphView:
         """Return the probabilities that policy ``first``, moving first, beats ``second``, and the other way
         round (one run for both: ``store/solve/turn_cycles.py`` for a race whose turn is stored once, else
         ``store/solve/cycles.py``)."""
-        if self.spec.turn is not None:
+        if self.spec.stores_turn_once:
             return turn_cycles.matches(self.connection, self._turn(), [(first, second)], self.progress)[0]
         return cycles.head_to_head(self.connection, self.graph_id, first, second, self.progress)
 
     def matches(self, pairs: Sequence[tuple[str, str]]) -> list[dict[str, Any]]:
         """Return each pair of policies played both ways: ``[{"first", "second", "p_first_wins"}]``, a pair's two
         orders side by side (a race whose turn is stored once plays every pair in one run, else a run a pair)."""
-        if self.spec.turn is not None:
+        if self.spec.stores_turn_once:
             results = turn_cycles.matches(self.connection, self._turn(), pairs, self.progress)
         else:
             results = [self.match(first, second) for first, second in pairs]

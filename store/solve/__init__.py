@@ -32,7 +32,7 @@ def solve_graph(connection: sa.Connection, graph_id: int, game: GameSpec, *, obj
     turn is stored once solves the turn policies it declares, for its own objective, and refuses others.
     """
     params = stored_params(connection, graph_id)
-    if game.turn is None:
+    if not game.stores_turn_once:
         return layers.solve(connection, graph_id, objective or game.objective, name, progress, goal=goal,
                             first_guess=game.guess_for(params))
     structure = game.turn(params)

@@ -21,7 +21,7 @@ from dicegraph.database import Database, stored_graph
 from graphs import GAMES, REFUSED, get_game
 from graphs.commands import JSON_OPTION, PARAM_OPTION, SESSION, mounted, parse_params, print_json, residual_text, table
 from graphs.errors import DicegraphError
-from graphs.protocol import OBJECTIVES, OPTIMAL, resolve_params
+from graphs.protocol import OBJECTIVES, OPTIMAL, resolve_params, value_text
 from store.browse import game_listing
 from store.catalog import evaluated_policy
 from store.compare import SEATS, policy_comparison
@@ -33,7 +33,7 @@ from store.propagate import outcome_distribution
 from store.query import DEFAULT_TIMEOUT
 from store.output import check_file
 from store.render import DEFAULT_DPI, MAX_NODES, RENDERERS, diagram_format
-from store.report import DEFAULT_SEED, describe_analysis, stores_turn_once
+from store.report import DEFAULT_SEED, describe_analysis
 from graphs.montecarlo import MIN_GAMES, z_text
 from store.simulation import monte_carlo
 from store.view import GraphView
@@ -530,15 +530,14 @@ def report(ctx: click.Context, game: str, params: tuple[str, ...], simulated_gam
 
     data = _database(ctx).report(chosen, parse_params(params), simulated_games, seed=seed, diagrams=diagrams_dir,
                                  all_matches=all_matches, on_build=announce)
-    values = resolve_params(chosen, parse_params(params))
     if as_json:
         print_json(data)
         return
-    if stores_turn_once(chosen):  # a report of its own (School)
+    if chosen.stores_turn_once:  # a report of its own (School)
         click.echo(f"{chosen.title}: {chosen.outcome} by policy")
         click.echo("\n".join(describe_analysis(chosen, data)))
         return
-    described = ", ".join(f"{k}={v}" for k, v in values.items())
+    described = ", ".join(f"{k}={value_text(v)}" for k, v in data["params"].items())  # as -p takes them
     click.echo(f"{chosen.title}{f' ({described})' if described else ''}: {chosen.outcome} by policy")
     headers = ["policy", "method", "CALCULATED"]
     rows = [[p["name"], p["method"], _percent(p["value"], chosen.outcome)] for p in data["policies"]]

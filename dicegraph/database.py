@@ -38,7 +38,7 @@ from store.output import check_directory, check_file
 from store.positions import describe_position
 from store.query import DEFAULT_TIMEOUT, run_query
 from store.report import (DEFAULT_SEED, draw_game_diagrams, ensure_evaluated, evaluate_stored, game_report,
-                          pending_layers, policy_names, prepare_game, report_simulations, solve_steps, stores_turn_once)
+                          pending_layers, policy_names, prepare_game, report_simulations, solve_steps)
 from store.solve import solve_graph
 from store.view import GraphView
 
@@ -156,7 +156,7 @@ class Database:
             started = time.perf_counter()
             with self.meter(f"solving {row.game}", solve_steps(game, params_stored) or row.layers) as progress:
                 solve_graph(connection, row.id, game, objective=objective, name=name, progress=progress)
-            if stores_turn_once(game):  # its turn policies are solved together
+            if game.stores_turn_once:  # its turn policies are solved together
                 evaluated = [other for other in policy_names(game, params_stored) if other != name]
             else:
                 with self.meter("evaluating the agents, layers", None) as evaluating:

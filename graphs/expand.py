@@ -43,7 +43,7 @@ from typing import Any
 import numpy as np
 
 from graphs.errors import InvalidGraph
-from graphs.protocol import CHANCE, DECISION, MOVE, ROLL, TERMINAL, CyclicLayers, Edge, Node, Row
+from graphs.protocol import CHANCE, DECISION, MOVE, ROLL, TERMINAL, CyclicLayers, EdgeColumns, Node, Row
 from graphs.repeating import RepeatingTurn, TurnStates
 from graphs.rules import Ending, Move, Position, Roll, Rules
 
@@ -446,47 +446,51 @@ def _expanded_rows(rules: Rules, players: int, loops: bool) -> Iterator[Row]:
     yield from _rows(graph, order, ids, layer, components)
 
 
-def _column(values: np.ndarray) -> array:
-    """Return whole numbers as an ``array('q')``: read one at a time, without a Python object for each held."""
-    column = array("q")
-    column.frombytes(values.astype(np.int64).tobytes())
-    return column
+def _objects(values: Sequence[Any]) -> np.ndarray:
+    """Return ``values`` as a numpy array of objects (tuples stay elements, not rows)."""
+    found = np.empty(len(values), dtype=object)
+    found[:] = values
+    return found
 
 
 def _rows(graph: _Graph, order: np.ndarray, ids: np.ndarray, layer: np.ndarray,
           components: dict[int, int]) -> Iterator[Row]:
     """Yield the rows: for each layer in order, its cyclic component if one starts there, its nodes in ``order``
-    (node ``n`` gets id ``ids[n]``), then the edges leaving them."""
+    (node ``n`` gets id ``ids[n]``), then the edges leaving them as one :class:`EdgeColumns` block."""
     first_edge = np.zeros(len(graph.keys), dtype=np.int64)
     last_edge = np.zeros(len(graph.keys), dtype=np.int64)
     found = np.array(graph.found, dtype=np.int64)
     first_edge[found] = graph.first_edge
     last_edge[found] = np.append(np.array(graph.first_edge[1:], dtype=np.int64), len(graph.src))
-    edge_ids = _column(ids[np.frombuffer(graph.dst, dtype=np.int64)])
-    kinds = [ROLL, MOVE]
-    is_move, weights, rewards, signs = graph.is_move, graph.weight, graph.reward, graph.sign
-    texts, text, choosers, chosen = graph.texts, graph.text, graph.choosers, graph.chosen
+    # every edge's index in the stream's order: the edges of the nodes in ``order``, each node's in turn
+    lengths = (last_edge - first_edge)[order]
+    ends = np.cumsum(lengths)
+    stream = np.repeat(first_edge[order] - ends + lengths, lengths) + np.arange(int(ends[-1]) if len(ends) else 0)
+    src = np.repeat(np.arange(len(order), dtype=np.int64), lengths)  # ids[order] is 0, 1, ...
+    dst = ids[np.frombuffer(graph.dst, dtype=np.int64)[stream]]
+    kind = _objects([ROLL, MOVE])[np.frombuffer(graph.is_move, dtype=np.int8)[stream]]
+    label = _objects(graph.texts)[np.frombuffer(graph.text, dtype=np.int64)[stream]]
+    weight = np.frombuffer(graph.weight, dtype=np.int64)[stream]
+    reward = np.frombuffer(graph.reward, dtype=np.float64)[stream]
+    chosen_by = _objects(graph.choosers)[np.frombuffer(graph.chosen, dtype=np.int64)[stream]]
+    sign = np.frombuffer(graph.sign, dtype=np.int8)[stream]
     keys, node_kinds, labels, denoms, payoffs = graph.keys, graph.kinds, graph.labels, graph.denoms, graph.payoffs
     new = tuple.__new__
-    layer_of, ids_of, order_list = _column(layer), _column(ids), _column(order)
-    firsts, lasts = _column(first_edge), _column(last_edge)
-    start = 0
-    while start < len(order_list):
-        current = layer_of[order_list[start]]
-        end = start
-        while end < len(order_list) and layer_of[order_list[end]] == current:
-            end += 1
+    layers = layer[order]
+    starts = np.flatnonzero(np.diff(layers, prepend=-1)).tolist() + [len(order)]
+    edge_starts = np.concatenate(([0], ends)).tolist()
+    order_list = order.tolist()
+    for start, end in zip(starts[:-1], starts[1:]):
+        current = int(layers[start])
         if current in components:
             yield CyclicLayers(current, components[current])
-        for number in order_list[start:end]:
-            yield new(Node, (ids_of[number], keys[number], current, node_kinds[number], labels[number], denoms[number],
+        for node_id, number in enumerate(order_list[start:end], start):
+            yield new(Node, (node_id, keys[number], current, node_kinds[number], labels[number], denoms[number],
                              payoffs[number]))
-        for number in order_list[start:end]:
-            source = ids_of[number]
-            for edge in range(firsts[number], lasts[number]):
-                yield new(Edge, (source, edge_ids[edge], kinds[is_move[edge]], texts[text[edge]], weights[edge],
-                                 rewards[edge], choosers[chosen[edge]], signs[edge]))
-        start = end
+        edges = slice(edge_starts[start], edge_starts[end])
+        if edges.start < edges.stop:
+            yield EdgeColumns(src[edges], dst[edges], kind[edges], label[edges], weight[edges], reward[edges],
+                              chosen_by[edges], sign[edges])
 
 
 def expand_repeating(game: RepeatingTurn, players: int = 1, loops: bool = False) -> Iterator[Row]:
@@ -509,7 +513,7 @@ def expand_repeating(game: RepeatingTurn, players: int = 1, loops: bool = False)
     for row in turn:
         if type(row) is Node:
             yield row._replace(id=row.id + nodes, layer=row.layer + layers)
-        elif type(row) is Edge:
+        elif type(row) is EdgeColumns:
             yield row._replace(src=row.src + nodes, dst=row.dst + nodes)
         else:
             yield CyclicLayers(row.first + layers, row.last + layers)

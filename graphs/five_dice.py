@@ -38,6 +38,7 @@ ROLLS = 3
 OUTCOMES = tuple(roll for roll, _ in sorted_rolls(DICE))  # the 252 sorted rolls of five dice
 OUTCOME_INDEX = {roll: index for index, roll in enumerate(OUTCOMES)}
 KEEPS = tuple(keep for size in range(DICE) for keep in itertools.combinations_with_replacement(range(1, FACES + 1), size))
+FIRST_ROLL = "roll1"  # the stage of the turn's first roll, and the key of its root
 POSITIONS = len(OUTCOMES) * ROLLS  # decision bytes per turn state: position ``outcome * ROLLS + rerolls left``
 
 
@@ -129,7 +130,7 @@ def turn_key(stage: str, dice: Sequence[int] | str = ()) -> str:
     ``'h3:122'`` (choosing the dice to keep for roll 3, 1-2-2 kept so far),
     ``'k3:122'`` (1-2-2 kept, the rest about to be rolled), ``'end:Pair'``.
     """
-    return stage if stage == "roll1" else f"{stage}:{dice if isinstance(dice, str) else dice_text(dice)}"
+    return stage if stage == FIRST_ROLL else f"{stage}:{dice if isinstance(dice, str) else dice_text(dice)}"
 
 
 def _without(dice: tuple[int, ...], face: int) -> tuple[int, ...]:
@@ -156,12 +157,12 @@ class StoredTurn(DiceRules):
     rolls), a ``roll n`` and put-backs at each of the 210 keeps, six faces at each of the 210 ``k`` nodes.
 
     >>> from graphs.expand import expand
-    >>> from graphs.protocol import Edge
+    >>> from graphs.protocol import Edge, one_by_one
     >>> turn = StoredTurn(lambda dice, roll: [("score the sum", "end:sum", sum(dice))], (), [("end:sum", "scored")])
     >>> put_backs = sum(len(set(dice)) for dice in OUTCOMES)
     >>> keeps = sum(1 + len(set(keep)) for keep in KEEPS)
     >>> counted = 252 + 3 * 252 + 2 * put_backs + 2 * (keeps + 6 * len(KEEPS))
-    >>> sum(1 for row in expand(turn) if isinstance(row, Edge)) == counted
+    >>> sum(1 for row in one_by_one(expand(turn)) if isinstance(row, Edge)) == counted
     True
     """
 
@@ -170,18 +171,18 @@ class StoredTurn(DiceRules):
 
     def starts(self) -> list[Any]:
         """Return the first roll, then the ends (every one is stored, reached or not)."""
-        return [("roll1",), *(("end", key) for key in self.ends)]
+        return [(FIRST_ROLL,), *(("end", key) for key in self.ends)]
 
     def key(self, position: Any) -> str:
         """Return ``'roll1'``, ``'r2:12245'``, ``'h3:122'``, ``'k3:122'`` or the end's key (:func:`turn_key`)."""
         if position[0] == "end":
             return position[1]
-        return turn_key(position[0] if position[0] == "roll1" else f"{position[0]}{position[1]}", position[-1])
+        return turn_key(position[0] if position[0] == FIRST_ROLL else f"{position[0]}{position[1]}", position[-1])
 
     def label(self, position: Any) -> str:
         """Return the position in words."""
         kind = position[0]
-        if kind == "roll1":
+        if kind == FIRST_ROLL:
             return "first roll"
         if kind == "end":
             return self.ends[position[1]]
@@ -198,7 +199,7 @@ class StoredTurn(DiceRules):
 
     def rolls(self, position: Any) -> Any:
         """Return all five dice at the first roll, one die at a ``k`` node; None at the decisions."""
-        if position[0] == "roll1":
+        if position[0] == FIRST_ROLL:
             return sorted_rolls(DICE)
         return [(face, 1) for face in range(1, FACES + 1)] if position[0] == "k" else None
 
@@ -206,7 +207,7 @@ class StoredTurn(DiceRules):
         """Return a decision's moves: scores (or ``stop``) and dice put back after a roll; more put back or ``roll
         n`` while keeping. Rolls decide alone (:meth:`ending`)."""
         kind = position[0]
-        if roll is not None or kind in ("roll1", "k"):
+        if roll is not None or kind in (FIRST_ROLL, "k"):
             return []
         _, at, dice = position
         if kind == "r":
@@ -223,7 +224,7 @@ class StoredTurn(DiceRules):
 
     def ending(self, position: Any, roll: Any) -> Move:
         """Return where a roll leads: the first roll's decision, or one die more (the decision once five show)."""
-        if position[0] == "roll1":
+        if position[0] == FIRST_ROLL:
             return Move(("r", 1, roll), f"roll {dice_text(roll)}")
         _, at, kept = position
         more = tuple(sorted(kept + (roll,)))
@@ -368,7 +369,7 @@ class DecisionBytes:
         keep_index = {keep: k for k, keep in enumerate(KEEPS)}
         dice_of: dict[int, tuple[int, ...]] = {}
         for node_id, key in nodes:
-            if key[0] not in "rh" or key == "roll1":
+            if key[0] not in "rh" or key == FIRST_ROLL:
                 continue
             self.local[node_id] = len(self.local)
             stage, text = key.split(":")

@@ -36,7 +36,7 @@ from typing import Any
 from graphs.commands import residual_text
 from graphs.errors import BadParameter
 from graphs.montecarlo import Estimate, z_text
-from graphs.protocol import CHANCE, DECISION, OPTIMAL, CyclicLayers, Edge, Node, Param, StoredGraph
+from graphs.protocol import CHANCE, DECISION, OPTIMAL, CyclicLayers, Edge, Node, Param, StoredGraph, one_by_one
 from graphs.rules import DiceRules, Ending, Move
 
 name = "pig"
@@ -384,7 +384,7 @@ def sizes(target: int) -> dict[str, int]:
     """Return the graph's counts for ``target``: decisions, roll nodes, edges and cyclic components."""
     from graphs.expand import expand
 
-    rows = list(expand(rules({"target": target, "holds": ()}), players=players, loops=loops))
+    rows = list(one_by_one(expand(rules({"target": target, "holds": ()}), players=players, loops=loops)))
     nodes = [row for row in rows if isinstance(row, Node)]
     return {"decisions": sum(n.kind == DECISION for n in nodes), "rolls": sum(n.kind == CHANCE for n in nodes),
             "edges": sum(isinstance(row, Edge) for row in rows),

@@ -20,9 +20,11 @@ exactly by Newton's method (``store/solve/cycles.py``).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple, Protocol, Union
+
+import numpy as np
 
 from graphs.errors import BadParameter
 
@@ -75,6 +77,38 @@ class Edge(NamedTuple):
     sign: int = 1
 
 
+class EdgeColumns(NamedTuple):
+    """Edges in a block, column by column: the ``i``-th edge is ``Edge(src[i], dst[i], kind[i], ...)``.
+
+    A builder may stream a block where it would stream those edges one by one (the expander streams each
+    layer's edges as one), and the loader takes it without making a Python object per edge. Every column
+    is a sequence (a list or a one-dimensional numpy array) as long as the others.
+
+    >>> block = EdgeColumns([0, 0], [1, 2], [MOVE, MOVE], ["stop", "go"], [1, 1], [0.0, 0.0], [("first",), ()], [1, 1])
+    >>> [edge.label for edge in block.edges()]
+    ['stop', 'go']
+    """
+
+    src: Sequence[int]
+    dst: Sequence[int]
+    kind: Sequence[str]
+    label: Sequence[str]
+    weight: Sequence[int]
+    reward: Sequence[float]
+    chosen_by: Sequence[tuple[str, ...]]
+    sign: Sequence[int]
+
+    def edges(self) -> list[Edge]:
+        """Return the block's edges one by one, in order."""
+        columns = (column.tolist() if isinstance(column, np.ndarray) else column for column in self)
+        return [Edge(*values) for values in zip(*columns)]
+
+    @classmethod
+    def of(cls, edges: Sequence[Edge]) -> EdgeColumns:
+        """Return the block of ``edges`` (in order)."""
+        return cls(*(list(column) for column in zip(*edges))) if edges else cls(*([] for _ in Edge._fields))
+
+
 class CyclicLayers(NamedTuple):
     """Layers ``first .. last`` form one cyclic component: their edges may also go back to layer ``first``.
 
@@ -86,7 +120,21 @@ class CyclicLayers(NamedTuple):
     last: int
 
 
-Row = Union[Node, Edge, CyclicLayers]
+Row = Union[Node, Edge, EdgeColumns, CyclicLayers]
+
+
+def one_by_one(rows: Iterable[Row]) -> Iterator[Node | Edge | CyclicLayers]:
+    """Yield ``rows`` with every :class:`EdgeColumns` block given as its edges, one row each.
+
+    >>> rows = [Node(0, "r", 0, DECISION, ""), EdgeColumns([0], [1], [MOVE], ["go"], [1], [0.0], [()], [1])]
+    >>> [type(row).__name__ for row in one_by_one(rows)]
+    ['Node', 'Edge']
+    """
+    for row in rows:
+        if type(row) is EdgeColumns:
+            yield from row.edges()
+        else:
+            yield row
 
 
 @dataclass(frozen=True)

@@ -19,11 +19,12 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
 import sqlalchemy as sa
 
 from graphs.check import StreamChecker, checker_for
 from graphs.errors import InvalidGraph, TooLarge
-from graphs.protocol import CyclicLayers, Edge, Game, Node, Progress, Row
+from graphs.protocol import CyclicLayers, Edge, EdgeColumns, Game, Node, Progress, Row
 from store.schema import choice, edge, graph, graph_edge_span, layer, node, policy, turn_policy, value
 
 BATCH_ROWS = 20_000
@@ -250,39 +251,57 @@ def _insert_rows(
     edges = BulkInserter(connection, edge, EDGE_COLUMNS)
     choices = BulkInserter(connection, choice, ("policy_id", "node_id", "edge_id"))
     next_edge = next_id(connection, edge)
-    pending: list[Edge] = []
+    unchecked: list[Node] = []  # nodes queued, not yet checked: they are checked before the edges after them
+    pending: list[Edge] = []  # edges streamed one by one, loaded as one block
+
+    def check_nodes() -> None:
+        nonlocal unchecked
+        checker.nodes(unchecked)
+        unchecked = []
+
+    def load(block: EdgeColumns) -> None:
+        nonlocal next_edge
+        count = len(block.src)
+        check_nodes()
+        source_layers = checker.edge_columns(block, next_edge)
+        src, dst, kind, label, weight, reward, chosen_by, sign = (
+            column.tolist() if isinstance(column, np.ndarray) else column for column in block)
+        edges.extend(list(zip(range(next_edge, next_edge + count), itertools.repeat(graph_id), src, dst, kind,
+                              source_layers.tolist(), label, weight, reward, sign)))
+        for offset, agents in enumerate(chosen_by):
+            for agent in agents:
+                choices.add((policy_ids[agent], src[offset], next_edge + offset))
+        if progress is not None:
+            progress(count)
+        next_edge += count
 
     def load_pending() -> None:
-        nonlocal next_edge, pending
-        source_layers = checker.edges(pending, next_edge)
-        edges.extend([
-            (edge_id, graph_id, src, dst, kind, src_layer, label, weight, reward, sign)
-            for edge_id, (src, dst, kind, label, weight, reward, _, sign), src_layer in zip(
-                itertools.count(next_edge), pending, source_layers
-            )
-        ])
-        for edge_id, row in enumerate(pending, next_edge):
-            for agent in row.chosen_by:
-                choices.add((policy_ids[agent], row.src, edge_id))
-        if progress is not None:
-            progress(len(pending))
-        next_edge += len(pending)
-        pending = []
+        nonlocal pending
+        if pending:
+            load(EdgeColumns.of(pending))
+            pending = []
 
     try:
         for row in rows:
-            if type(row) is Edge:
+            kind = type(row)
+            if kind is Edge:
                 pending.append(row)
                 if len(pending) >= BATCH_ROWS:
                     load_pending()
-            elif type(row) is Node:
-                checker.node(row)
+            elif kind is Node:
+                unchecked.append(row)
                 nodes.add((graph_id, *row))
-            elif type(row) is CyclicLayers:
+            elif kind is EdgeColumns:
+                load_pending()
+                load(row)
+            elif kind is CyclicLayers:
+                load_pending()
+                check_nodes()
                 checker.cyclic(row)
             else:
-                raise InvalidGraph(f"builder yielded {type(row).__name__}, not a Node, Edge or CyclicLayers")
+                raise InvalidGraph(f"builder yielded {kind.__name__}, not a Node, Edge, EdgeColumns or CyclicLayers")
         load_pending()
+        check_nodes()
         nodes.flush()
         choices.flush()
     except sa.exc.IntegrityError as error:

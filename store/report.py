@@ -23,11 +23,6 @@ from store.view import GraphView
 DEFAULT_SEED = 1
 
 
-def stores_turn_once(game: Game) -> bool:
-    """Return whether the game's turn is stored once and joined with its turn states (its ``turn`` hook)."""
-    return game.stores_turn_once
-
-
 def ensure_evaluated(connection: sa.Connection, graph_id: int, game: Game,
                      progress: Progress | None = None) -> None:
     """Solve ``optimal`` (and the game's other ``solves``) unless stored; evaluate every policy not yet evaluated.
@@ -36,7 +31,7 @@ def ensure_evaluated(connection: sa.Connection, graph_id: int, game: Game,
     e.g. ``{"optimal-shut": ("max", "payoff = 0")}``. ``progress``
     counts the layers each solve and evaluation has done.
     """
-    if stores_turn_once(game):  # solved by the turn-joined solve (store/solve/turns.py), per turn state
+    if game.stores_turn_once:  # solved by the turn-joined solve (store/solve/turns.py), per turn state
         return
     names = [row.name for row in connection.execute(sa.select(policy.c.name).where(policy.c.graph_id == graph_id))]
     wanted = {OPTIMAL: (game.objective, None), **game.solves}
@@ -51,7 +46,7 @@ def pending_layers(connection: sa.Connection, graph_id: int, game: Game) -> int 
     """Return how many layers :func:`ensure_evaluated` will pass through on the graph: its layers times the
     solves still missing and the policies not yet evaluated (0: nothing to do; None where the report also solves
     graphs not built yet, its ``report_graphs``, or solves a turn stored once by steps of its own)."""
-    if stores_turn_once(game) or game.report_graphs is not None:
+    if game.stores_turn_once or game.report_graphs is not None:
         return None
     layers = len(layer_ranges(connection, graph_id))  # a pass steps through the layers that have edges
     stored = connection.execute(sa.select(policy.c.id, policy.c.name).where(policy.c.graph_id == graph_id)).all()
@@ -108,7 +103,7 @@ def game_report(
     """
     if built is None:
         built = prepare_game(engine, game, params, on_build)
-    if stores_turn_once(game):
+    if game.stores_turn_once:
         with engine.connect() as connection:
             view = GraphView(connection, built.graph_id, game, matches, all_matches)
             return game.turn_report(view, params,  # type: ignore[attr-defined]
@@ -148,7 +143,7 @@ def prepare_game(engine: sa.Engine, game: Game, params: Mapping[str, Any],
     built = build_graph(engine, game, params, progress=building)
     if on_build is not None:
         on_build(built)
-    if stores_turn_once(game):
+    if game.stores_turn_once:
         with engine.connect() as connection:  # the solve commits as it goes: an interrupted one resumes
             solve_graph(connection, built.graph_id, game, progress=progress)
     return built
@@ -156,7 +151,7 @@ def prepare_game(engine: sa.Engine, game: Game, params: Mapping[str, Any],
 
 def policy_names(game: Game, params: Mapping[str, Any]) -> list[str]:
     """Return the names of the policies the game's report evaluates (and simulates)."""
-    if stores_turn_once(game):
+    if game.stores_turn_once:
         return [declared.name for declared in game.turn(params).policies]  # type: ignore[attr-defined]
     return [*game.agents(params), OPTIMAL, *game.solves]
 
@@ -172,7 +167,7 @@ def report_simulations(game: Game, params: Mapping[str, Any], all_matches: bool 
 
 def solve_steps(game: Game, params: Mapping[str, Any]) -> int:
     """Return how many steps :func:`prepare_game` reports to its progress callback for ``params`` (0: no progress to show)."""
-    if not stores_turn_once(game):
+    if not game.stores_turn_once:
         return 0
     structure = game.turn(params)  # type: ignore[attr-defined]
     return len(structure.policies) * structure.states

@@ -29,11 +29,10 @@ from tests.postgres import postgres_server
 from store.db import open_database, scratch_database, scratch_reader
 from store.load import build_graph
 from store.report import game_report
-from store.report import stores_turn_once
 
 # every game the generic solver reports on (School, solved by its own module, has its own test below;
 # the synthetic graph is the benchmarks')
-GAMES = sorted(name for name, game in ALL_GAMES.items() if not stores_turn_once(game) and name != "synthetic")
+GAMES = sorted(name for name, game in ALL_GAMES.items() if not game.stores_turn_once and name != "synthetic")
 
 if importlib.util.find_spec("duckdb_engine") is None:  # CI installs the extra: there, a missing one fails
     if os.environ.get("CI"):

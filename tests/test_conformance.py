@@ -45,7 +45,8 @@ from graphs import GAMES
 from graphs.check import checker_for
 from graphs.errors import BadParameter
 from graphs.montecarlo import can_simulate, simulate
-from graphs.protocol import CHANCE, DECISION, TERMINAL, CyclicLayers, Edge, Game, Node, Param, Row, resolve_params, value_text
+from graphs.protocol import (CHANCE, DECISION, TERMINAL, CyclicLayers, Edge, Game, Node, Param, Row, one_by_one, resolve_params,
+                             value_text)
 from graphs.exact import exact_value, exact_values
 from graphs.expand import expand
 from graphs.playout import rules_simulator
@@ -55,7 +56,6 @@ from store.db import open_database
 from store.load import build_graph
 from store.report import ensure_evaluated
 from store.solve.layers import solve
-from store.report import stores_turn_once
 from store.schema import node, policy, turn_policy, value
 from graphs.exact import RHS, solve_sparse
 
@@ -72,7 +72,7 @@ def small_params(game: Game) -> dict[str, Any]:
 @functools.cache
 def built_rows(game: Game) -> list[Row]:
     """Return the rows of the game built on its small parameters (built once per test run)."""
-    return list(game.build(small_params(game)))
+    return list(one_by_one(game.build(small_params(game))))
 
 
 def games(condition: Any = lambda game: True) -> list[Any]:
@@ -80,15 +80,15 @@ def games(condition: Any = lambda game: True) -> list[Any]:
     return [pytest.param(game, id=name) for name, game in sorted(GAMES.items()) if condition(game)]
 
 
-SOLVED_BY_THE_STORE = games(lambda game: not stores_turn_once(game))
+SOLVED_BY_THE_STORE = games(lambda game: not game.stores_turn_once)
 
 
 def loops_between_states(game: Game) -> bool:
     """Return whether the game's turn is stored once and its turn states loop (cyclic layers below the turn)."""
-    return stores_turn_once(game) and any(isinstance(row, CyclicLayers) for row in built_rows(game))
+    return game.stores_turn_once and any(isinstance(row, CyclicLayers) for row in built_rows(game))
 
 
-TURN_GAMES = games(lambda game: stores_turn_once(game) and not loops_between_states(game))
+TURN_GAMES = games(lambda game: game.stores_turn_once and not loops_between_states(game))
 CYCLIC_TURN_GAMES = games(loops_between_states)
 
 
@@ -116,7 +116,7 @@ def test_metadata(game: Game) -> None:
 def test_two_builds_are_identical_and_stream_by_the_rules(game: Game) -> None:
     params = small_params(game)
     rows = built_rows(game)
-    assert rows == list(game.build(params))
+    assert rows == list(one_by_one(game.build(params)))
     layers, totals = checker_for(game, params).check(rows)
     first_node = next(row for row in rows if isinstance(row, Node))
     assert layers[0].nodes == 1 and first_node.id == 0  # the root, alone in the lowest layer
@@ -273,7 +273,7 @@ def test_every_agent_decides_at_every_decision(game: Game) -> None:
     params = small_params(game)
     rows = built_rows(game)
     lowest = 0  # a turn game's agents choose in its turn
-    if stores_turn_once(game):
+    if game.stores_turn_once:
         root = game.turn(params).root  # type: ignore[attr-defined]
         lowest = next(row.layer for row in rows if isinstance(row, Node) and row.key == root)
     decisions = {row.id for row in rows if isinstance(row, Node) and row.kind == DECISION and row.layer >= lowest}
@@ -284,7 +284,7 @@ def test_every_agent_decides_at_every_decision(game: Game) -> None:
 
 def same_graph(rows: Iterable[Row]) -> tuple[list[tuple], list[tuple], int]:
     """Return a graph's nodes and edges by key, sorted (ids and layers left out), and its cyclic components' count."""
-    rows = list(rows)
+    rows = list(one_by_one(rows))
     keys = {row.id: row.key for row in rows if isinstance(row, Node)}
     nodes = sorted((row.key, row.kind, row.label, row.denom, row.payoff) for row in rows if isinstance(row, Node))
     edges = sorted((keys[row.src], keys[row.dst], row.kind, row.label, row.weight, row.reward, row.chosen_by, row.sign)
@@ -292,12 +292,12 @@ def same_graph(rows: Iterable[Row]) -> tuple[list[tuple], list[tuple], int]:
     return nodes, edges, sum(isinstance(row, CyclicLayers) for row in rows)
 
 
-@pytest.mark.parametrize("game", games(lambda game: game.rules is not None and not stores_turn_once(game)))
+@pytest.mark.parametrize("game", games(lambda game: game.rules is not None and not game.stores_turn_once))
 def test_a_game_with_rules_builds_the_graph_its_rules_expand_to(game: Game) -> None:
     """A game may stream its graph by hand (Pig, for speed), but it must be the graph its rules describe."""
     params = small_params(game)
     assert game.agents(params) == tuple(game.rules(params).agents)
-    expanded = list(expand(game.rules(params), players=game.players, loops=game.loops))
+    expanded = list(one_by_one(expand(game.rules(params), players=game.players, loops=game.loops)))
     assert same_graph(built_rows(game)) == same_graph(expanded)
 
 
@@ -313,7 +313,7 @@ def test_games_played_from_the_rules_agree_with_the_exact_values(game: Game) -> 
         assert abs(results.mean() - float(exact(game, agent))) < 4 * max(error, 1e-12), agent
 
 
-@pytest.mark.parametrize("game", games(lambda game: can_simulate(game) and not stores_turn_once(game)))
+@pytest.mark.parametrize("game", games(lambda game: can_simulate(game) and not game.stores_turn_once))
 def test_monte_carlo_within_four_standard_errors(game: Game) -> None:
     params = small_params(game)
     for agent in game.agents(params):
@@ -515,7 +515,7 @@ def copied_turns(game: Game, params: dict[str, Any]) -> tuple[list[Row], dict[st
 
 def has_horizons(game: Game) -> bool:
     """Return whether the game's turn gives its nodes a progress and its states a horizon (both are needed)."""
-    if not stores_turn_once(game):
+    if not game.stores_turn_once:
         return False
     structure = game.turn(small_params(game))  # type: ignore[attr-defined]
     assert (structure.progress is None) == (structure.horizon is None), "progress and horizon come together"
@@ -754,7 +754,7 @@ def test_the_python_apis_report_is_report_json_built_and_solved_once(game: Game,
     params = small_params(game)
     assert db.report(counting_game, params) == printed
     graphs = 0 if whole else 1 + len((game.report_graphs or (lambda _: []))(params))
-    solves = 0 if whole else 1 if stores_turn_once(game) else graphs * (1 + len(game.solves))
+    solves = 0 if whole else 1 if game.stores_turn_once else graphs * (1 + len(game.solves))
     assert counted == {"builds": graphs, "solves": solves}
     assert db.report(counting_game, params) == printed
     assert counted == {"builds": graphs, "solves": solves}

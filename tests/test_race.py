@@ -9,6 +9,7 @@ from fractions import Fraction
 import pytest
 
 from graphs.five_thousand_race.game import _reachable
+from store.solve.seats import Seat
 from tests import race_exact, race_numpy
 
 
@@ -153,7 +154,7 @@ def test_playing_the_next_score_sum_along_changes_no_value_and_no_pass(tmp_path,
         return original_play(self, connection, layers)
 
     monkeypatch.setattr(turn_cycles._Work, "play", counted_play)
-    seat = [turn_cycles.TurnSeat(turn_cycles.MAXIMISE, None, 0)]
+    seat = [Seat.maximising()]
     solves = {}
     with engine.connect() as connection:
         graph = turns.TurnGraph.load(connection, built.graph_id, game.turn(params))
@@ -191,7 +192,7 @@ def test_a_pass_leaves_out_the_turn_past_each_pairs_winning_total_and_changes_no
     game, params = get_game("5000-race"), {"target": 300}
     engine = open_database(f"{backend}:///{tmp_path / 'race.db'}", create=True)
     built = build_graph(engine, game, params)
-    seat = [turn_cycles.TurnSeat(turn_cycles.MAXIMISE, None, 0)]
+    seat = [Seat.maximising()]
     structure = game.turn(params)
     rows, roots = {}, {}
     with engine.connect() as connection:

@@ -22,7 +22,7 @@ from graphs.errors import InvalidGraph
 from graphs.exact import exact_value
 from graphs.expand import expand
 from graphs.playout import play_one
-from graphs.protocol import CyclicLayers, Edge, Node, Row
+from graphs.protocol import CyclicLayers, Edge, Node, Row, one_by_one
 from graphs.rules import DiceRules, Ending, Move
 from graphs.spec import GameSpec
 from store.db import open_database
@@ -129,7 +129,7 @@ def edges_by_label(rows: Iterable[Row]) -> dict[str, Edge]:
 
 
 def test_a_move_that_hands_the_turn_over_is_stored_with_sign_minus_one_and_the_constant_sum() -> None:
-    rows = list(expand(Duel(), players=2, loops=True))
+    rows = list(one_by_one(expand(Duel(), players=2, loops=True)))
     edges = edges_by_label(rows)
     assert (edges["pass"].sign, edges["pass"].reward) == (-1, 1.0)
     assert (edges["miss: turn over"].sign, edges["miss: turn over"].reward) == (-1, 1.0)
@@ -148,7 +148,7 @@ def test_the_duel_solved_in_sql_equals_the_exact_value_from_the_rules(tmp_path: 
 
 
 def test_a_loop_that_never_hands_the_turn_over_gets_its_anchor_from_a_search(tmp_path: Any) -> None:
-    rows = list(expand(Reroll(), loops=True))
+    rows = list(one_by_one(expand(Reroll(), loops=True)))
     components = [row for row in rows if isinstance(row, CyclicLayers)]
     first_layer = {row.key for row in rows if isinstance(row, Node) and row.layer == components[0].first}
     assert len(components) == 1 and first_layer == {"start"}
@@ -160,7 +160,7 @@ def test_a_loop_that_never_hands_the_turn_over_gets_its_anchor_from_a_search(tmp
 
 @pytest.mark.parametrize("rules", [pig.PigRules(8, (4,)), ClocklessPig(8, (4,))], ids=["clock", "no clock"])
 def test_pigs_rules_expand_to_a_graph_whose_sql_solve_is_exact(rules: pig.PigRules, tmp_path: Any) -> None:
-    rows = list(expand(rules, players=2, loops=True))
+    rows = list(one_by_one(expand(rules, players=2, loops=True)))
     components = [row for row in rows if isinstance(row, CyclicLayers)]
     anchors = {row.key for row in rows if isinstance(row, Node) and any(row.layer == part.first for part in components)}
     assert anchors == {row.key for row in rows if isinstance(row, Node) and row.key.endswith(" +0")}  # turn starts
@@ -217,7 +217,7 @@ def test_rules_that_break_a_promise_are_refused_in_one_line_naming_the_game(how:
 def test_a_game_with_rules_gets_its_build_agents_and_simulator_from_them() -> None:
     game = rules_game("duel", Duel(), players=2, loops=True)
     assert game.agents({}) == ("always-pass",)
-    assert list(game.build({})) == list(expand(Duel(), players=2, loops=True))
+    assert list(one_by_one(game.build({}))) == list(one_by_one(expand(Duel(), players=2, loops=True)))
     wins = game.simulator({}, "always-pass")(4000, np.random.default_rng(1))
     assert abs(np.mean(wins) - 6 / 11) < STANDARD_ERRORS * np.std(wins) / np.sqrt(len(wins))
     assert dataclasses.replace(get_game("jackpot")).build is get_game("jackpot").build  # its own, declared

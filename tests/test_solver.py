@@ -14,9 +14,10 @@ import sqlalchemy as sa
 
 from graphs.spec import GameSpec
 from graphs import GAMES, get_game, synthetic
+from graphs import check
 from graphs.check import checker_for
 from graphs.errors import InvalidGraph
-from graphs.protocol import Edge, Node, resolve_params
+from graphs.protocol import Edge, EdgeColumns, Node, one_by_one, resolve_params
 from store import catalog
 from store.catalog import find_policy
 from store.db import open_database
@@ -151,6 +152,32 @@ def test_every_game_streams_a_valid_graph(name: str) -> None:
     layers, totals = checker_for(game, params).check(game.build(params))
     assert totals["nodes"] > 0
     assert layers[0].nodes == 1
+
+
+@pytest.mark.parametrize("name", ["pig", "5000-race", "cant-stop-board", "shut-the-box"])
+def test_edge_blocks_are_checked_as_the_same_edges_one_by_one(name: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The expander streams each layer's edges as one block; the checker's per-layer counts and totals are
+    those of the same edges streamed one by one (checked seven at a time, so that a layer spans blocks), and
+    those the rows themselves count."""
+    monkeypatch.setattr(check, "CHECKED_AT_ONCE", 7)
+    game = get_game(name)
+    params = resolve_params(game, {}) | dict(game.small_params or {})
+    rows = list(game.build(params))
+    assert any(isinstance(row, EdgeColumns) for row in rows)
+    single = list(one_by_one(rows))
+    by_block = checker_for(game, params).check(rows)
+    assert by_block == checker_for(game, params).check(single)
+    layer_of = {row.id: row.layer for row in single if isinstance(row, Node)}
+    edges = [row for row in single if isinstance(row, Edge)]
+    counted: dict[int, list[int]] = defaultdict(lambda: [0, 0, len(edges), -1])  # rolls, moves, first id, last id
+    for edge_id, row in enumerate(edges):
+        counts = counted[layer_of[row.src]]
+        counts[row.kind == "move"] += 1
+        counts[2], counts[3] = min(counts[2], edge_id), edge_id
+    layers, totals = by_block
+    assert {stats.layer: [stats.rolls, stats.moves, stats.first_edge, stats.last_edge]
+            for stats in layers if stats.first_edge is not None} == counted
+    assert totals["edges"] == len(edges) and totals["nodes"] == len(layer_of)
 
 
 def test_failed_build_leaves_the_database_as_it_was(engine: sa.Engine) -> None:

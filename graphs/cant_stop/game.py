@@ -285,8 +285,9 @@ def rules(params: Mapping[str, Any]) -> CantStopRules:
     come from them.
 
     >>> from graphs.expand import expand
-    >>> from graphs.protocol import Edge
-    >>> [row.label for row in expand(rules({"columns": (2, 3, 12), "worth": "one", "slack": 0})) if isinstance(row, Edge)]
+    >>> from graphs.protocol import Edge, one_by_one
+    >>> [row.label for row in one_by_one(expand(rules({"columns": (2, 3, 12), "worth": "one", "slack": 0})))
+    ...  if isinstance(row, Edge)]
     ['stop']
     """
     return CantStopRules(params["columns"], params["worth"], params["slack"])

@@ -44,7 +44,7 @@ from typing import Any
 
 from graphs.dice import sorted_rolls
 from graphs.five_thousand.game import DICE, STEP, bank_bound, roll_text, score, selections, threshold_move
-from graphs.protocol import OPTIMAL, TERMINAL, TIE, Edge, Node, Param, TurnPolicy, TurnStructure
+from graphs.protocol import OPTIMAL, TERMINAL, TIE, Edge, Node, Param, TurnPolicy, TurnStructure, one_by_one
 from graphs.repeating import RepeatingTurn, TurnsInFull
 from graphs.rules import DiceRules, Ending, Move
 
@@ -407,7 +407,7 @@ def sizes(target: int) -> dict[str, int]:
     """Return the graph's counts for ``target``: score pairs, their edges, the turn's nodes and edges."""
     from graphs.expand import expand_repeating
 
-    rows = list(expand_repeating(RaceRules(target), players=players, loops=loops))
+    rows = list(one_by_one(expand_repeating(RaceRules(target), players=players, loops=loops)))
     root = next(row.layer for row in rows if isinstance(row, Node) and row.key == ROOT)
     nodes = [row for row in rows if isinstance(row, Node)]
     layer_of = {row.id: row.layer for row in nodes}

@@ -50,7 +50,7 @@ class DecisionBytes(five_dice.DecisionBytes):
 def turn(params: Mapping[str, Any]) -> TurnStructure:
     """Return School's turn structure (the same for every parameter)."""
     return TurnStructure(
-        root="roll1",
+        root=five_dice.FIRST_ROLL,
         ends={end_key(c): combination for c, combination in enumerate(rules.COMBINATIONS)},
         policies=(TurnPolicy("optimal"),
                   TurnPolicy("bob", method="agent", needs=tuple(last_state(c) for c in range(len(rules.COMBINATIONS))),

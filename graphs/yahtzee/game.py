@@ -40,7 +40,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from graphs.expand import expand
-from graphs.protocol import Edge, Param
+from graphs.protocol import Edge, Param, one_by_one
 from graphs.yahtzee.boxes import (ALL_FILLED, BONUSES, JOKER_BOXES, UPPER, YAHTZEE, open_boxes, tracks_upper,
                                   tracks_yahtzees, upper_totals)
 from graphs.yahtzee.play import simulator  # noqa: F401  (the game's Monte Carlo)
@@ -90,4 +90,4 @@ def estimated_edges(params: Mapping[str, Any]) -> int:
 
 @functools.cache
 def _turn_edges(bonuses: str) -> int:
-    return sum(1 for row in expand(YahtzeeRules(bonuses).stored_turn) if isinstance(row, Edge))
+    return sum(1 for row in one_by_one(expand(YahtzeeRules(bonuses).stored_turn)) if isinstance(row, Edge))

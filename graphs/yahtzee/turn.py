@@ -50,7 +50,7 @@ def turn(params: Mapping[str, Any]) -> TurnStructure:
         return {key: -optimal[last_state(box, bonuses)] for key, box in box_of_end.items()}
 
     return TurnStructure(
-        root="roll1",
+        root=five_dice.FIRST_ROLL,
         ends=ends,
         policies=(
             TurnPolicy("optimal"),

@@ -47,6 +47,7 @@ from graphs.protocol import TIE, Progress
 from store.catalog import find_policy, node_ids
 from store.schema import EdgeId, choice, edge, layer, node
 from store.scratch import create_afresh, hashed_joins, keyed_pair_table, temporary_table
+from store.solve.seats import FOLLOW, MAXIMISE, Seat
 
 RESIDUAL_TOLERANCE = 1e-12  # relative: |T(x) - x| at which a component is solved
 MAX_PASSES = 60
@@ -114,17 +115,6 @@ def components(connection: sa.Connection, graph_id: int) -> list[Component]:
     return sorted(parts, key=lambda part: -part.first)
 
 
-@dataclass(frozen=True)
-class Seat:
-    """One seat of a play: follows the stored policy ``policy_id``, or maximises when it is None.
-
-    ``after_pass`` is the seat that moves after an edge of sign -1 (itself in self-play).
-    """
-
-    policy_id: int | None
-    after_pass: int
-
-
 VALUE, ONE = -1, -2  # the pseudo-anchors of a node's terms: its value at the guess, and its constant
 
 
@@ -165,8 +155,10 @@ class _Tables:
              "policy_id": seat.policy_id}
             for number, seat in enumerate(seats) for sign in (1, -1)])
         self.seats = len(seats)
-        self.maximising = any(seat.policy_id is None for seat in seats)
-        self.following = any(seat.policy_id is not None for seat in seats)
+        if any(seat.kind not in (MAXIMISE, FOLLOW) for seat in seats):
+            raise ValueError("a graph of rows is played by seats that maximise or follow a stored policy")
+        self.maximising = any(seat.kind == MAXIMISE for seat in seats)
+        self.following = any(seat.kind == FOLLOW for seat in seats)
         self.all = (self.term, self.new, self.solved, self.guess, self.seat_map)
 
     def drop(self, connection: sa.Connection) -> None:
@@ -524,7 +516,7 @@ def head_to_head(connection: sa.Connection, graph_id: int, first: str, second: s
     following ``second``, and that ``second``, moving first, beats ``first`` (in a two-player zero-sum graph
     seen from the mover; one run, nothing stored): each seat is one player to move, and a pass leads to the
     other's. ``progress`` counts the layers done."""
-    seats = [Seat(find_policy(connection, graph_id, first).id, after_pass=1),
-             Seat(find_policy(connection, graph_id, second).id, after_pass=0)]
+    seats = [Seat(FOLLOW, find_policy(connection, graph_id, first).id, after_pass=1),
+             Seat(FOLLOW, find_policy(connection, graph_id, second).id, after_pass=0)]
     first_moves, second_moves = root_values(connection, graph_id, seats, progress)
     return first_moves, second_moves

@@ -39,6 +39,7 @@ from store.load import next_id, now
 from store.propagate import propagate
 from store.schema import choice, edge, edges_of, layer_ranges, node, policy, value
 from store.scratch import values_table
+from store.solve.seats import FOLLOW, Seat
 
 TESTS = ("<", "<=", "=", ">=", ">")
 
@@ -254,7 +255,7 @@ def _run_cyclic(connection: sa.Connection, policy_row: sa.Row, solving: bool, go
     policy_id = policy_row.id
     for table in (value, choice) if solving else (value,):
         connection.execute(sa.delete(table).where(table.c.policy_id == policy_id))
-    seat = cycles.Seat(None if solving else policy_id, after_pass=0)
+    seat = Seat.maximising() if solving else Seat(FOLLOW, policy_id)
     tables, convergence = cycles.run(connection, policy_row.graph_id, [seat], progress, first_guess)
     values = cycles.values_of(tables).subquery()
     connection.execute(sa.insert(value).from_select(

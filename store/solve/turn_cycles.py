@@ -55,21 +55,11 @@ from store.solve.cycles import (MAX_PASSES, RESIDUAL_TOLERANCE, Convergence, Gue
 from store.schema import EdgeId, choice, edge, graph_edge_span, node, policy, turn_policy
 from store.scratch import (edge_copy, has_arg_min, has_bare_max, pays_per_statement, plan_whole_layers, temporary_table,
                            turn_work_table)
+from store.solve.seats import FOLLOW, MAXIMISE, RANK, Seat
 from store.solve.turns import TurnGraph, ensure_policy
 
 Guesses = dict[int, list[float]]  # state -> a value per seat
 Played = dict[int, list[tuple[float, float]]]  # state -> per seat (value, derivative in its loop state's value)
-MAXIMISE, RANK, FOLLOW = "max", "rank", "follow"
-
-
-@dataclass(frozen=True)
-class TurnSeat:
-    """One seat: ``kind`` :data:`MAXIMISE`, :data:`RANK` (the moves best for the stored solve ``policy_id``'s
-    values) or :data:`FOLLOW` (stored agent ``policy_id``'s choices); ``after_pass`` is the seat moving next."""
-
-    kind: str
-    policy_id: int | None
-    after_pass: int
 
 
 def has_cyclic_states(connection: sa.Connection, graph: TurnGraph) -> bool:
@@ -81,7 +71,7 @@ def has_cyclic_states(connection: sa.Connection, graph: TurnGraph) -> bool:
 class _Work:
     """The temporary tables and statements of one run (seats as columns ``p_i, v_i, d_i``)."""
 
-    def __init__(self, connection: sa.Connection, graph: TurnGraph, seats: Sequence[TurnSeat], copy_turn: bool = False,
+    def __init__(self, connection: sa.Connection, graph: TurnGraph, seats: Sequence[Seat], copy_turn: bool = False,
                  prune: bool = False):
         """``copy_turn``: play the turn from a temporary copy of its edges (:func:`store.scratch.edge_copy`), worth
         it for a whole solve (the performance notes measure it). ``prune`` (with ``copy_turn``): leave out the
@@ -432,7 +422,7 @@ def _solve_layer(connection: sa.Connection, work: _Work, layer: int, first: Gues
     return {state: [float(solution[index[state, i]]) for i in range(len(seats))] for state in ids}, next_pass
 
 
-def run(connection: sa.Connection, graph: TurnGraph, seats: Sequence[TurnSeat], rank_policy: int | None = None,
+def run(connection: sa.Connection, graph: TurnGraph, seats: Sequence[Seat], rank_policy: int | None = None,
         keep: Callable[[int, dict[int, list[float]], Convergence], None] | None = None, down_to: int = 0,
         solved: dict[int, list[float]] | None = None,
         progress: Progress | None = None) -> tuple[dict[int, list[float]], Convergence]:
@@ -533,7 +523,7 @@ def ensure_solved(connection: sa.Connection, graph: TurnGraph, progress: Progres
         if progress is not None:
             progress(len(found))
 
-    run(connection, graph, [TurnSeat(MAXIMISE, None, 0)], keep=keep,
+    run(connection, graph, [Seat.maximising()], keep=keep,
         solved={state: [value] for state, value in stored.items()})
 
 
@@ -567,10 +557,10 @@ def matches(connection: sa.Connection, graph: TurnGraph, pairs: Sequence[tuple[s
     optimal = next(p.name for p in graph.structure.policies if p.end_profits is None)
     optimal_id = ensure_policy(connection, graph, optimal)
 
-    def seat(name: str, after_pass: int) -> TurnSeat:
+    def seat(name: str, after_pass: int) -> Seat:
         if name == optimal:
-            return TurnSeat(RANK, optimal_id, after_pass)
-        return TurnSeat(FOLLOW, find_policy(connection, graph.graph_id, name).id, after_pass)
+            return Seat(RANK, optimal_id, after_pass)
+        return Seat(FOLLOW, find_policy(connection, graph.graph_id, name).id, after_pass)
 
     played: list[tuple[float, float]] = []
     for start in range(0, len(pairs), PAIRS_A_RUN):
@@ -589,7 +579,7 @@ def turn_node_values(connection: sa.Connection, graph: TurnGraph, states: Sequen
     what the state's moves through them are worth."""
     optimal = next(p.name for p in graph.structure.policies if p.end_profits is None)
     optimal_id = ensure_policy(connection, graph, optimal)
-    work = _Work(connection, graph, [TurnSeat(MAXIMISE, None, 0)])
+    work = _Work(connection, graph, [Seat.maximising()])
     stored = sa.select(turn_policy.c.node_id, turn_policy.c.value.label("v0"), turn_policy.c.value.label("rank"),
                        sa.literal(0.0).label("sure")).where(
         turn_policy.c.policy_id == optimal_id)

@@ -198,9 +198,11 @@ class StreamChecker:
                                        "stream edges layer by layer"),
         ])
         self._grow(int(dst.max()) + 1)
-        self.weight_out[: int(src.max()) + 1] += np.bincount(src[rolls], weights=weight[rolls],
-                                                             minlength=int(src.max()) + 1).astype(np.int64)
-        self.moves_out[: int(src.max()) + 1] += np.bincount(src[moves], minlength=int(src.max()) + 1)
+        lowest = int(src.min())  # a block's sources are a few neighbouring ids: count over them only
+        rolled = np.bincount(src[rolls] - lowest, weights=weight[rolls]).astype(np.int64)
+        self.weight_out[lowest:lowest + len(rolled)] += rolled
+        moved = np.bincount(src[moves] - lowest)
+        self.moves_out[lowest:lowest + len(moved)] += moved
         np.maximum.at(self.deepest_source_into, dst, layer)
         chosen = [i for i, agents in enumerate(block.chosen_by) if agents and moves[i]]
         if chosen:

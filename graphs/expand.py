@@ -466,14 +466,11 @@ def _rows(graph: _Graph, order: np.ndarray, ids: np.ndarray, layer: np.ndarray,
     lengths = (last_edge - first_edge)[order]
     ends = np.cumsum(lengths)
     stream = np.repeat(first_edge[order] - ends + lengths, lengths) + np.arange(int(ends[-1]) if len(ends) else 0)
-    src = np.repeat(np.arange(len(order), dtype=np.int64), lengths)  # ids[order] is 0, 1, ...
-    dst = ids[np.frombuffer(graph.dst, dtype=np.int64)[stream]]
-    kind = _objects([ROLL, MOVE])[np.frombuffer(graph.is_move, dtype=np.int8)[stream]]
-    label = _objects(graph.texts)[np.frombuffer(graph.text, dtype=np.int64)[stream]]
-    weight = np.frombuffer(graph.weight, dtype=np.int64)[stream]
-    reward = np.frombuffer(graph.reward, dtype=np.float64)[stream]
-    chosen_by = _objects(graph.choosers)[np.frombuffer(graph.chosen, dtype=np.int64)[stream]]
-    sign = np.frombuffer(graph.sign, dtype=np.int8)[stream]
+    dst, is_move = np.frombuffer(graph.dst, dtype=np.int64), np.frombuffer(graph.is_move, dtype=np.int8)
+    text, chosen = np.frombuffer(graph.text, dtype=np.int64), np.frombuffer(graph.chosen, dtype=np.int64)
+    weight, reward = np.frombuffer(graph.weight, dtype=np.int64), np.frombuffer(graph.reward, dtype=np.float64)
+    sign = np.frombuffer(graph.sign, dtype=np.int8)
+    kinds, texts, choosers = _objects([ROLL, MOVE]), _objects(graph.texts), _objects(graph.choosers)
     keys, node_kinds, labels, denoms, payoffs = graph.keys, graph.kinds, graph.labels, graph.denoms, graph.payoffs
     new = tuple.__new__
     layers = layer[order]
@@ -487,10 +484,11 @@ def _rows(graph: _Graph, order: np.ndarray, ids: np.ndarray, layer: np.ndarray,
         for node_id, number in enumerate(order_list[start:end], start):
             yield new(Node, (node_id, keys[number], current, node_kinds[number], labels[number], denoms[number],
                              payoffs[number]))
-        edges = slice(edge_starts[start], edge_starts[end])
-        if edges.start < edges.stop:
-            yield EdgeColumns(src[edges], dst[edges], kind[edges], label[edges], weight[edges], reward[edges],
-                              chosen_by[edges], sign[edges])
+        edges = stream[edge_starts[start]:edge_starts[end]]  # a layer's columns made as it streams: memory for one
+        if edges.size:
+            yield EdgeColumns(np.repeat(np.arange(start, end, dtype=np.int64), lengths[start:end]), ids[dst[edges]],
+                              kinds[is_move[edges]], texts[text[edges]], weight[edges], reward[edges],
+                              choosers[chosen[edges]], sign[edges])
 
 
 def expand_repeating(game: RepeatingTurn, players: int = 1, loops: bool = False) -> Iterator[Row]:

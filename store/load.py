@@ -101,10 +101,11 @@ class BulkInserter:
         if len(self.rows) >= BATCH_ROWS:
             self.flush()
 
-    def extend(self, rows: list[tuple]) -> None:
-        """Queue many rows at once and insert them."""
+    def extend(self, rows: Iterable[tuple]) -> None:
+        """Queue many rows at once; inserts a batch when the buffer is full."""
         self.rows.extend(rows)
-        self.flush()
+        if len(self.rows) >= BATCH_ROWS:
+            self.flush()
 
     def flush(self) -> None:
         """Insert every queued row."""
@@ -266,8 +267,8 @@ def _insert_rows(
         source_layers = checker.edge_columns(block, next_edge)
         src, dst, kind, label, weight, reward, chosen_by, sign = (
             column.tolist() if isinstance(column, np.ndarray) else column for column in block)
-        edges.extend(list(zip(range(next_edge, next_edge + count), itertools.repeat(graph_id), src, dst, kind,
-                              source_layers.tolist(), label, weight, reward, sign)))
+        edges.extend(zip(range(next_edge, next_edge + count), itertools.repeat(graph_id), src, dst, kind,
+                         source_layers.tolist(), label, weight, reward, sign))
         for offset, agents in enumerate(chosen_by):
             for agent in agents:
                 choices.add((policy_ids[agent], src[offset], next_edge + offset))
@@ -303,6 +304,7 @@ def _insert_rows(
         load_pending()
         check_nodes()
         nodes.flush()
+        edges.flush()
         choices.flush()
     except sa.exc.IntegrityError as error:
         raise InvalidGraph(f"duplicate node key or two choices of one agent at a node: {error.orig}") from None

@@ -209,7 +209,7 @@ def test_two_races_in_one_database_report_as_each_alone(backend: str, tmp_path: 
         result = run(url, "report", "5000-race", "-p", f"target={target}", "-n", "0", "--json")
         assert result.exit_code == 0, result.output
         data = json.loads(result.stdout)
-        data.pop("graph_id")
+        data.pop("graph")
         return data
 
     shared = f"{backend}:///{tmp_path / 'both.db'}"

@@ -305,8 +305,8 @@ def test_report_json(whole_game: str, runner: CliRunner) -> None:
     assert optimal["expected_score"] > bob["expected_score"] and optimal["sd"] > 0
     assert all(abs(p["monte_carlo"]["z"]) < 4 for p in data["policies"])
     keeps = sum(math.comb(size + 5, 5) for size in range(5))
-    assert data["graph"]["turn_states"] == len(rules.STATES)
-    assert data["graph"]["turn_nodes"] == 1 + 3 * len(rules.OUTCOMES) + 4 * keeps + 15
+    assert data["graph_size"]["turn_states"] == len(rules.STATES)
+    assert data["graph_size"]["turn_nodes"] == 1 + 3 * len(rules.OUTCOMES) + 4 * keeps + 15
     assert "negative" in data["rules"]["scores"] or "upstream" in data["rules"]["scores"]
     text = runner.invoke(main, ["--db", whole_game, "report", "school", "-n", "0"])
     assert text.exit_code == 0 and "Bob loses" in text.stdout and "upstream" in text.stdout

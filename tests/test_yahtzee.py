@@ -219,8 +219,8 @@ def test_whole_games_played_from_the_rules_with_the_stored_decisions_score_the_s
     url, data = whole_game
     engine = open_database(url)
     with engine.connect() as connection:
-        graph = turns.TurnGraph.load(connection, data["graph_id"], get_game("yahtzee").turn(OFF))
-        decisions = turns.stored_decisions(connection, data["graph_id"], turns.ensure_policy(connection, graph, "optimal"))
+        graph = turns.TurnGraph.load(connection, data["graph"], get_game("yahtzee").turn(OFF))
+        decisions = turns.stored_decisions(connection, data["graph"], turns.ensure_policy(connection, graph, "optimal"))
     engine.dispose()
     full = yahtzee_rules(OFF)
     scores = np.array(rules_simulator(lambda params: full)(OFF, full.plays(stored_agent(decisions, "off")))(
@@ -238,7 +238,7 @@ def test_report_json(whole_game: tuple[str, dict]) -> None:
         assert math.isclose(row["loss"], optimal["expected_score"] - row["expected_score"], rel_tol=RELATIVE)
         assert row is optimal or row["loss"] > 0
     assert data["published_optimum"] is None  # nothing is published for the game without any bonus
-    assert data["graph"]["turn_states"] == 2**13 and set(data["average_table"]) == set(boxes.BOXES)
+    assert data["graph_size"]["turn_states"] == 2**13 and set(data["average_table"]) == set(boxes.BOXES)
 
 
 def test_report_text(whole_game: tuple[str, dict], runner: CliRunner) -> None:

@@ -127,7 +127,7 @@ def turn_report(graph: StoredGraph, params: Mapping[str, Any], simulated_games: 
         simulate_matches(graph, params, [self_play, *played], simulated_games, seed, progress)
     return {
         "game": name,
-        "graph_id": graph.graph_id,
+        "graph": graph.graph_id,
         "params": json.loads(json.dumps(dict(params))),
         "p_first_wins": values[state_key(0, 0)],
         "self_play": self_play,
@@ -138,7 +138,7 @@ def turn_report(graph: StoredGraph, params: Mapping[str, Any], simulated_games: 
                         "dice": {str(dice): rule for dice, rule in bank_rule(turns[key], mine, target).items()}}
                        for (mine, theirs), key in zip(situations(target), keys)],
         "convergence": graph.convergence(OPTIMAL),
-        "graph": graph.turn_sizes(),
+        "graph_size": graph.turn_sizes(),
     }
 
 
@@ -171,7 +171,7 @@ def describe(data: Mapping[str, Any]) -> list[str]:
         lines += ["", f"cycles: {convergence['cyclic_components']} score sums solved by Newton's method, "
                   f"{convergence['passes']} passes (at most {convergence['most_passes']} for one), "
                   f"residual {residual_text(convergence['residual'])}"]
-    sizes = data["graph"]
+    sizes = data["graph_size"]
     lines.append(f"graph: {sizes['turn_states'] - 1:,} score pairs and the win ({sizes['state_edges']:,} edges), one turn of "
                  f"{sizes['turn_edges']:,} edges stored once (copied into every pair: {sizes['copied_edges']:,})")
     return lines

@@ -45,7 +45,7 @@ def turn_report(graph: StoredGraph, params: Mapping[str, Any], simulated_games: 
     decided = optimal > 0
     return {
         "game": rules.name,
-        "graph_id": graph.graph_id,
+        "graph": graph.graph_id,
         "params": json.loads(json.dumps(dict(params))),
         "rules": {
             "straights": list(params["straights"]),
@@ -61,7 +61,7 @@ def turn_report(graph: StoredGraph, params: Mapping[str, Any], simulated_games: 
         "policies": policies,
         "bob_loss": policies[0]["expected_score"] - policies[1]["expected_score"],
         "disagreements": {"positions": int((decided & (optimal != bob)).sum()), "of": int(decided.sum())},
-        "graph": graph.turn_sizes(),
+        "graph_size": graph.turn_sizes(),
     }
 
 
@@ -83,8 +83,8 @@ def describe(data: Mapping[str, Any]) -> list[str]:
         f"  Bob loses {data['bob_loss']:.6f} points a game against the optimum; he decides otherwise at "
         f"{disagree['positions']:,} of {disagree['of']:,} turn positions ({100 * disagree['positions'] / disagree['of']:.2f} %).",
         "",
-        f"graph: {data['graph']['turn_states']:,} turn states ({data['graph']['state_edges']:,} edges), one turn of "
-        f"{data['graph']['turn_nodes']:,} nodes and {data['graph']['turn_edges']:,} edges joined with them "
-        f"(copied into every state it would be {data['graph']['copied_edges']:,} edges)",
+        f"graph: {data['graph_size']['turn_states']:,} turn states ({data['graph_size']['state_edges']:,} edges), one turn of "
+        f"{data['graph_size']['turn_nodes']:,} nodes and {data['graph_size']['turn_edges']:,} edges joined with them "
+        f"(copied into every state it would be {data['graph_size']['copied_edges']:,} edges)",
     ]
     return lines

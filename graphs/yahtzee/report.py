@@ -48,13 +48,13 @@ def turn_report(graph: StoredGraph, params: Mapping[str, Any], simulated_games: 
         policies.append(row)
     return {
         "game": game.name,
-        "graph_id": graph.graph_id,
+        "graph": graph.graph_id,
         "params": json.loads(json.dumps(dict(params))),
         "rules": {"bonuses": bonuses, "boxes": list(boxes.BOXES)},
         "policies": policies,
         "published_optimum": PUBLISHED.get(bonuses),
         "average_table": averages,
-        "graph": graph.turn_sizes(),
+        "graph_size": graph.turn_sizes(),
     }
 
 
@@ -77,7 +77,7 @@ def describe(data: Mapping[str, Any]) -> list[str]:
     lines += ["",
               "average score of each box alone (the optimum with that box alone open):"]
     lines += [f"  {box:<16} {value:>12.6f}" for box, value in data["average_table"].items()]
-    sizes = data["graph"]
+    sizes = data["graph_size"]
     lines += ["", f"graph: {sizes['turn_states']:,} turn states ({sizes['state_edges']:,} edges), one turn of "
               f"{sizes['turn_nodes']:,} nodes and {sizes['turn_edges']:,} edges joined with them "
               f"(copied into every state it would be {sizes['copied_edges']:,} edges)"]

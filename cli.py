@@ -17,26 +17,20 @@ from typing import Any
 import click
 import sqlalchemy as sa
 
-from dicegraph.database import Database, stored_graph
+from dicegraph.database import Database
 from graphs import GAMES, REFUSED, get_game
 from graphs.commands import JSON_OPTION, PARAM_OPTION, SESSION, mounted, parse_params, print_json, residual_text, table
 from graphs.errors import DicegraphError
-from graphs.protocol import OBJECTIVES, OPTIMAL, resolve_params, value_text
-from store.browse import game_listing
-from store.catalog import evaluated_policy
-from store.compare import SEATS, policy_comparison
-from store.errors import database_failure
-from store.db import (DEFAULT_MEMORY, DEFAULT_URL, ENV_VAR, MEMORY_VAR, database_exists, memory_bytes, open_database,
-                      schema_revision)
-from store.load import MAX_EDGES
-from store.propagate import outcome_distribution
-from store.query import DEFAULT_TIMEOUT
-from store.output import check_file
-from store.render import DEFAULT_DPI, MAX_NODES, RENDERERS, diagram_format
-from store.report import DEFAULT_SEED, describe_analysis
 from graphs.montecarlo import MIN_GAMES, z_text
-from store.simulation import monte_carlo
-from store.view import GraphView
+from graphs.protocol import OBJECTIVES, OPTIMAL, value_text
+from store.browse import game_listing
+from store.compare import SEATS
+from store.errors import database_failure
+from store.db import DEFAULT_MEMORY, DEFAULT_URL, ENV_VAR, MEMORY_VAR, memory_bytes, open_database
+from store.load import MAX_EDGES
+from store.query import DEFAULT_TIMEOUT
+from store.render import DEFAULT_DPI, MAX_NODES, RENDERERS
+from store.report import DEFAULT_SEED, describe_analysis
 from web.limits import SQL_SLOTS, SQL_TIMEOUT
 
 SEED_OPTION = click.option("--seed", type=click.IntRange(min=0), default=DEFAULT_SEED, show_default=True,
@@ -145,7 +139,7 @@ REPORT_EVERY = 10.0  # seconds between progress lines when stderr is not a termi
 @contextmanager
 def _progress(label: str, length: int | None) -> Iterator[Callable[[int], None] | None]:
     """Yield a callback advancing a progress bar of ``length`` steps (None when there is nothing to count; a
-    ``length`` of None: work whose size is not known, :func:`_activity`).
+    ``length`` of None: work whose size is not known, counted on).
 
     On a terminal it is click's bar, drawn from the first step on, so that a bar
     waiting for its work never sits under lines printed before it starts; elsewhere
@@ -169,12 +163,6 @@ def _progress(label: str, length: int | None) -> Iterator[Callable[[int], None] 
             yield advance
     else:
         yield _reporter(label, length)
-
-
-@contextmanager
-def _activity(label: str) -> Iterator[Callable[[int], None]]:
-    """Yield a callback counting work of unknown size; a line every :data:`REPORT_EVERY` seconds says how much is done."""
-    yield _reporter(label, None)
 
 
 def _reporter(label: str, length: int | None) -> Callable[[int], None]:
@@ -218,11 +206,6 @@ def _duration(seconds: float) -> str:
 
 for _group in mounted(GAMES):
     main.add_command(_group)
-
-
-def _stored_graph(connection: sa.Connection, ref: str, params: tuple[str, ...]) -> sa.Row:
-    """Return the graph GRAPH names: an id, or a game name (with -p picking among its graphs)."""
-    return stored_graph(connection, ref, parse_params(params))
 
 
 def _engine(ctx: click.Context, *, create: bool = False, read_only: bool = False) -> sa.Engine:
@@ -301,12 +284,11 @@ def upgrade(ctx: click.Context, as_json: bool) -> None:
     Example:
       dicegraph --db sqlite:///old.db upgrade
     """
-    engine = _engine(ctx)
-    revision = schema_revision(engine)
+    result = _database(ctx).upgrade()
     if as_json:
-        print_json({"revision": revision})
+        print_json(result)
     else:
-        click.echo(f"the schema is at revision {revision} (this dicegraph's newest)")
+        click.echo(f"the schema is at revision {result['revision']} (this dicegraph's newest)")
 
 
 def _build_message(result: Mapping[str, Any], seconds: float | None = None) -> str:
@@ -414,17 +396,12 @@ def propagate(ctx: click.Context, graph: str, params: tuple[str, ...], policy_na
     Example:
       dicegraph propagate jackpot --policy hilo --json
     """
-    with _engine(ctx, read_only=True).connect() as connection:
-        row = _stored_graph(connection, graph, params)
-        chosen = evaluated_policy(connection, row, policy_name)
-        distribution = outcome_distribution(connection, chosen.id, row.id)
-    expected = sum(payoff * probability for payoff, probability in distribution.items())
+    result = _database(ctx).propagate(graph, policy_name, parse_params(params))
     if as_json:
-        print_json({"graph": row.id, "policy": policy_name, "expected_payoff": expected,
-                     "distribution": [{"payoff": k, "probability": v} for k, v in distribution.items()]})
+        print_json(result)
         return
-    click.echo(table(["payoff", "probability"], [[k, v] for k, v in distribution.items()]))
-    click.echo(f"expected terminal payoff: {expected:.12g}")
+    click.echo(table(["payoff", "probability"], [[row["payoff"], row["probability"]] for row in result["distribution"]]))
+    click.echo(f"expected terminal payoff: {result['expected_payoff']:.12g}")
 
 
 @main.command()
@@ -458,16 +435,12 @@ def compare(ctx: click.Context, graph: str, params: tuple[str, ...], policy_name
       dicegraph compare jackpot hilo optimal --json
       dicegraph compare pig hold-at-20 --against hold-at-20 --seat second
     """
-    with _engine(ctx, read_only=True).connect() as connection:
-        row = _stored_graph(connection, graph, params)
-        game = get_game(row.game)
-        with _activity("playing the matches, layers") as layers:
-            result = policy_comparison(GraphView(connection, row.id, game, progress=layers), policy_name, reference,
-                                       opponent=opponent, seat=seat, top=top)
+    result = _database(ctx).compare(graph, policy_name, reference, parse_params(params), opponent=opponent, seat=seat,
+                                    top=top)
     if as_json:
         print_json({key: value for key, value in result.items() if key != "deviations"})
         return
-    click.echo(f"{policy_name} against {reference} on graph {row.id} ({row.game}), in {result['unit']}:")
+    click.echo(f"{policy_name} against {reference} on graph {result['graph']} ({result['game']}), in {result['unit']}:")
     for line in _seat_lines(result):
         click.echo(line)
     if result["decisions"] is not None:
@@ -579,19 +552,11 @@ def simulate(ctx: click.Context, game: str, params: tuple[str, ...], policy_name
       dicegraph simulate jackpot --policy hilo -n 1000000 --seed 7
       dicegraph simulate jackpot --policy optimal --json
     """
-    chosen = get_game(game)
-    values = resolve_params(chosen, parse_params(params))
-    engine = _engine(ctx, read_only=True) if database_exists(ctx.obj) else None
-    with _progress("simulating", games) as progress:
-        if engine is None:
-            result = monte_carlo(None, chosen, values, policy_name, games, seed, progress)
-        else:
-            with engine.connect() as connection:
-                result = monte_carlo(connection, chosen, values, policy_name, games, seed, progress)
+    result = _database(ctx).simulate(game, parse_params(params), policy_name, games, seed)
     if as_json:
         print_json(result)
         return
-    click.echo(f"{chosen.title}, {policy_name}: {games:,} games (seed {seed})")
+    click.echo(f"{get_game(game).title}, {policy_name}: {games:,} games (seed {seed})")
     click.echo(f"  estimate  {result['estimate']:.6f} +- {result['stderr']:.6f} (standard error)")
     if result["exact"] is None:
         click.echo(f"  exact     not stored (dicegraph report {game} computes it)")
@@ -642,17 +607,10 @@ def export(ctx: click.Context, graph: str, params: tuple[str, ...], output: Path
       dicegraph export jackpot --root 0 --depth 2 --values -o start.png
       dicegraph export 2 --full --to-layer 3 -o small.dot
     """
-    from store.diagram import Diagram, draw_diagram  # networkx and pydot load only when drawing
-
-    diagram_format(output)  # refuse a name that says no format before any work
-    check_file(output)
-    diagram = Diagram(policy=policy_name, full=full, root=root, depth=depth, to_layer=to_layer, busts=busts,
-                      layers=layers, move_labels=move_labels, values=values)
-    with _engine(ctx, read_only=True).connect() as connection:
-        row = _stored_graph(connection, graph, params)
-        evaluated_policy(connection, row, policy_name)
-        result = draw_diagram(connection, row, diagram, output, max_nodes=None if force else max_nodes,
-                              renderer=renderer, dpi=dpi)
+    result = _database(ctx).export(graph, output, parse_params(params), max_nodes=None if force else max_nodes,
+                                   renderer=renderer, dpi=dpi, policy=policy_name, full=full, root=root, depth=depth,
+                                   to_layer=to_layer, busts=busts, layers=layers, move_labels=move_labels,
+                                   values=values)
     if as_json:
         print_json(result)
     else:
@@ -725,7 +683,7 @@ def serve(ctx: click.Context, host: str, port: int, threads: int, sql_slots: int
         from web.app import create_app
     except ImportError as error:
         raise click.ClickException(f"the explorer needs {error.name}: pip install -e '.[web]'") from None
-    app = create_app(_engine(ctx, read_only=True), sql_slots=sql_slots, sql_timeout=sql_timeout)
+    app = create_app(Database.over(_engine(ctx, read_only=True)), sql_slots=sql_slots, sql_timeout=sql_timeout)
     # a service manager's stop (SIGTERM) ends it as Ctrl-C does, so its temporary charts are removed
     stopped_before = signal.signal(signal.SIGTERM, signal.default_int_handler)
     click.echo(f"dicegraph explorer on http://{address}/ (read-only; Ctrl-C stops it)", err=True)

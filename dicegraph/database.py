@@ -29,16 +29,21 @@ from graphs import GAMES, get_game
 from graphs.commands import as_json
 from graphs.errors import DicegraphError
 from graphs.protocol import OPTIMAL, Game, Progress, StoredGraph, resolve_params, value_text
-from store.browse import stored_graphs
-from store.catalog import find_policy, is_graph_id, list_policies, policy_convergence, resolve_graph, stored_params
-from store.db import DEFAULT_MEMORY, database_url, is_in_memory, open_database
-from store.errors import database_failure, file_failure
+from store.browse import game_listing, graph_layers, root_key, search_positions, stored_graphs
+from store.catalog import (evaluated_policy, find_policy, graph_by_id, has_cycles, is_graph_id, list_policies,
+                           list_policy_names, policy_convergence, resolve_graph, stored_params, value_unit)
+from store.compare import SEATS, policy_comparison
+from store.db import DEFAULT_MEMORY, database_exists, database_url, is_in_memory, open_database, schema_revision
+from store.errors import NotFound, database_failure, file_failure
 from store.load import BuildResult, build_graph, expected_edges
 from store.output import check_directory, check_file
 from store.positions import describe_position
+from store.propagate import outcome_distribution
 from store.query import DEFAULT_TIMEOUT, run_query
+from store.render import DEFAULT_DPI, MAX_NODES, Style, diagram_format, render, to_dot
 from store.report import (DEFAULT_SEED, draw_game_diagrams, ensure_evaluated, evaluate_stored, game_report,
                           pending_layers, policy_names, prepare_game, report_simulations, solve_steps)
+from store.simulation import monte_carlo
 from store.solve import solve_graph
 from store.view import GraphView
 
@@ -62,7 +67,10 @@ def _texts(params: Mapping[str, Any] | None) -> dict[str, str]:
 
 def stored_graph(connection: sa.Connection, graph: str | int, params: Mapping[str, Any] | None = None) -> sa.Row:
     """Return the stored graph named by id or game name, ``params`` (values or text) picking among a game's graphs;
-    raises NotFound or Ambiguous (:func:`store.catalog.resolve_graph`)."""
+    raises NotFound or Ambiguous (:func:`store.catalog.resolve_graph`). A number (an ``int``) is an id only; text
+    is read as the command line reads it (digits name the game 5000 where no graph has that id)."""
+    if isinstance(graph, int) and not params:  # an id, never a game's name (the explorer's addresses)
+        return graph_by_id(connection, graph)
     ref = str(graph)
     if not params:
         return resolve_graph(connection, ref)
@@ -104,6 +112,14 @@ class Database:
         self.memory, self.meter, self.on_wait = memory, meter, on_wait
         self._kept: sa.Engine | None = None  # the one engine of an in-memory database, which lives as long as it
 
+    @classmethod
+    def over(cls, engine: sa.Engine, **options: Any) -> Database:
+        """Return a session over an engine already open, kept for every call and never disposed of here (the
+        explorer's, opened read-only once for the server's life; the caller closes it)."""
+        session = cls(engine.url.render_as_string(hide_password=False), **options)
+        session._kept = engine
+        return session
+
     def __repr__(self) -> str:
         return f"<dicegraph.Database {self.url}>"
 
@@ -111,7 +127,7 @@ class Database:
     def _engine(self, *, create: bool = False, read_only: bool = False) -> Iterator[sa.Engine]:
         """Yield an engine on the database, disposed of afterwards (its pooled connections let go of the file); an
         in-memory database's is kept for the next call."""
-        if is_in_memory(self.url):
+        if self._kept is not None or is_in_memory(self.url):
             if self._kept is None:
                 self._kept = open_database(self.url, create=True, memory=self.memory)
             yield self._kept
@@ -224,6 +240,200 @@ class Database:
             with engine.connect() as connection:
                 yield GraphView(connection, built.graph_id, game)
 
+    @contextmanager
+    def _reading(self) -> Iterator[sa.Connection]:
+        """Yield a connection that only reads (the database opened read-only; nothing through it is committed)."""
+        with self._engine(read_only=True) as engine, engine.connect() as connection:
+            yield connection
+
+    @_one_line_errors
+    def catalog(self) -> dict[str, Any]:
+        """Return what there is: ``games`` that can be built (:func:`store.browse.game_listing`) and ``graphs``
+        stored (:meth:`graph`'s ``graph`` row each), each with its ``policies``, their root values and the values'
+        ``unit`` (the ``outcome`` of a game no longer registered is "outcome")."""
+        with self._reading() as connection:
+            graphs = [_readable(connection, row) for row in stored_graphs(connection, with_policies=True)]
+        for row in graphs:
+            game = GAMES.get(row["game"])
+            outcome = game.outcome if game is not None else "outcome"
+            for listed in row["policies"]:
+                listed["unit"] = value_unit(listed["goal"], outcome)
+        return {"games": game_listing(GAMES.values()), "graphs": graphs}
+
+    @_one_line_errors
+    def graph(self, graph: str | int, params: Mapping[str, Any] | None = None) -> dict[str, Any]:
+        """Return a stored graph's row as ``graphs --json`` gives it (``id``, ``game``, ``params``, ``nodes``,
+        ``edges``, ``layers``, ``created_at`` as text), with its first position's key as ``root``."""
+        with self._reading() as connection:
+            return _readable(connection, dict(stored_graph(connection, graph, params)._mapping))
+
+    @_one_line_errors
+    def layers(self, graph: str | int, params: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
+        """Return a stored graph's layers in order: ``layer``, ``nodes``, ``rolls``, ``moves`` (edges leaving it)
+        and ``cycle_start`` (the first layer of its cyclic component, None outside cycles)."""
+        with self._reading() as connection:
+            return graph_layers(connection, stored_graph(connection, graph, params).id)
+
+    @_one_line_errors
+    def distributions(self, graph: str | int, params: Mapping[str, Any] | None = None) -> dict[str, list[dict]]:
+        """Return each evaluated policy's exact outcome distribution: policy -> ``[{"payoff", "probability"}]``;
+        empty for a graph with cycles, or whose turn is stored once."""
+        with self._reading() as connection:
+            row = stored_graph(connection, graph, params)
+            return _distributions(connection, row.id, list_policies(connection, row.id))
+
+    @_one_line_errors
+    def propagate(self, graph: str | int, policy: str = OPTIMAL, params: Mapping[str, Any] | None = None
+                  ) -> dict[str, Any]:
+        """Return the exact outcome distribution under ``policy`` as ``propagate --json`` prints it: ``graph``,
+        ``policy``, ``expected_payoff`` and ``distribution`` (``[{"payoff", "probability"}]``)."""
+        with self._reading() as connection:
+            row = stored_graph(connection, graph, params)
+            distribution = outcome_distribution(connection, evaluated_policy(connection, row, policy).id, row.id)
+        expected = sum(payoff * probability for payoff, probability in distribution.items())
+        return {"graph": row.id, "policy": policy, "expected_payoff": expected,
+                "distribution": [{"payoff": k, "probability": v} for k, v in distribution.items()]}
+
+    @_one_line_errors
+    def compare(self, graph: str | int, policy: str, reference: str = OPTIMAL, params: Mapping[str, Any] | None = None,
+                *, opponent: str | None = None, seat: str = SEATS[0], top: int = 10) -> dict[str, Any]:
+        """Return how ``policy`` compares with ``reference`` (:func:`store.compare.policy_comparison`: ``unit``,
+        ``expected_loss``, position by position ``decisions``, ``worse``, ``tied`` and the costliest
+        ``deviations``; in a two-player game the matches against ``opponent`` in ``seat``), with the ``graph``'s id
+        and its ``game``."""
+        with self._reading() as connection:
+            row = stored_graph(connection, graph, params)
+            with self.meter("playing the matches, layers", None) as layers:
+                result = policy_comparison(GraphView(connection, row.id, get_game(row.game), progress=layers), policy,
+                                           reference, opponent=opponent, seat=seat, top=top)
+        return {"graph": row.id, "game": row.game, **result}
+
+    @_one_line_errors
+    def matches(self, graph: str | int, params: Mapping[str, Any] | None = None,
+                pairs: list[tuple[str, str]] | None = None) -> list[dict[str, Any]]:
+        """Return a two-player game's matches, each pair both ways (``[{"first", "second", "p_first_wins"}]``):
+        ``pairs`` of policy names, every pair of its stored policies by default."""
+        with self._reading() as connection:
+            row = stored_graph(connection, graph, params)
+            game = get_game(row.game)
+            if game.players != 2:
+                raise DicegraphError(f"{row.game} is a one-player game: it plays no matches")
+            if pairs is None:
+                names = [p["name"] for p in list_policies(connection, row.id)]
+                pairs = [(first, second) for at, first in enumerate(names) for second in names[at + 1:]]
+            with self.meter("playing the matches, layers", None) as layers:
+                return GraphView(connection, row.id, game, progress=layers).matches(pairs)
+
+    @_one_line_errors
+    def search(self, graph: str | int, text: str, params: Mapping[str, Any] | None = None,
+               limit: int = 50) -> list[dict[str, Any]]:
+        """Return up to ``limit`` positions whose key or label contains ``text``, the exact key first: ``key``,
+        ``label``, ``kind``, ``layer``."""
+        with self._reading() as connection:
+            return search_positions(connection, stored_graph(connection, graph, params).id, text, limit)
+
+    @_one_line_errors
+    def advise(self, graph: str | int, answers: Mapping[str, str], params: Mapping[str, Any] | None = None
+               ) -> dict[str, Any]:
+        """Return the game's advisor on a graph (:mod:`graphs.advice`): its ``title``, the ``questions`` it asks
+        of this graph, what its ``values`` mean, the ``answers`` as given (defaults filled in), and, once anything
+        is asked, the ``advice`` or the ``error`` that says what to type instead. NotFound for a game without
+        an advisor."""
+        with self._reading() as connection:
+            row = stored_graph(connection, graph, params)
+            advisor = get_game(row.game).advisor
+            if advisor is None:
+                raise NotFound(f"{row.game} has no advisor (the games with one: "
+                               f"{', '.join(game.name for game in GAMES.values() if game.advisor is not None)})")
+            view = GraphView(connection, row.id, get_game(row.game))
+            questions = advisor.questions_for(view.params)
+            advised: dict[str, Any] = {
+                "title": advisor.title, "values": advisor.values,
+                "questions": [{"name": q.name, "label": q.label, "example": q.example, "help": q.help,
+                               "required": q.required, "choices": list(q.choices)} for q in questions],
+                "answers": {q.name: answers.get(q.name) or q.default for q in questions},
+                "advice": None, "error": None,
+            }
+            if advisor.asked(answers):
+                try:
+                    advised["advice"] = advisor.answer(view, answers).as_dict()
+                except DicegraphError as error:
+                    advised["error"] = str(error)
+            return advised
+
+    @_one_line_errors
+    def charts(self, graph: str | int, directory: str | Path, params: Mapping[str, Any] | None = None
+               ) -> dict[str, Any]:
+        """Return the pictures the game's report draws from this graph (its ``charts``, PNGs written to
+        ``directory``, never to the database): ``{"pictures": [{"file", "title"}], "error"}``, ``error`` saying
+        why none could be drawn (a game without charts)."""
+        with self._reading() as connection:
+            row = stored_graph(connection, graph, params)
+            game = get_game(row.game)
+            if game.charts is None:
+                return {"pictures": [], "error": f"{row.game} draws no charts of its own"}
+            folder = Path(directory)
+            folder.mkdir(parents=True, exist_ok=True)
+            view = GraphView(connection, row.id, game)
+            drawn = game.charts(view, view.params, folder)
+        return {"pictures": [{"file": Path(found["file"]).name, "title": found["title"]} for found in drawn],
+                "error": None}
+
+    @_one_line_errors
+    def diagram(self, graph: str | int, key: str, link: Callable[[str], str] | None = None, *, depth: int = 1,
+                max_nodes: int | None = None, params: Mapping[str, Any] | None = None) -> bytes:
+        """Return an SVG of the position ``key`` and the positions ``depth`` steps from it
+        (:func:`store.export.neighbourhood`, the optimum's moves drawn bold when it is solved), each node linking
+        to ``link(its key)`` when given; TooLarge past ``max_nodes`` nodes."""
+        from store.export import neighbourhood  # networkx loads only when drawing
+
+        with self._reading() as connection:
+            row = stored_graph(connection, graph, params)
+            solved = OPTIMAL in list_policy_names(connection, row.id)
+            policy_id = find_policy(connection, row.id, OPTIMAL).id if solved else None
+            view = neighbourhood(connection, row.id, key, depth=depth, policy_id=policy_id, max_nodes=max_nodes)
+        svg, _ = render(to_dot(view, Style(link=link)), "svg")
+        return svg
+
+    @_one_line_errors
+    def export(self, graph: str | int, output: str | Path, params: Mapping[str, Any] | None = None, *,
+               max_nodes: int | None = MAX_NODES, renderer: str = "auto", dpi: int = DEFAULT_DPI,
+               **view: Any) -> dict[str, Any]:
+        """Draw the stored graph to ``output`` (DOT, SVG or PNG by its suffix) and return what ``export --json``
+        prints (``file``, ``view``, ``policy``, ``nodes``, ``edges``, ``renderer``, ``seconds``); ``view`` holds
+        :class:`store.diagram.Diagram`'s fields (``policy``, ``full``, ``root``, ``depth``, ``to_layer``,
+        ``busts``, ``layers``, ``move_labels``, ``values``); refused past ``max_nodes`` nodes (None: any size)."""
+        from store.diagram import Diagram, draw_diagram  # networkx loads only when drawing
+
+        path = Path(output)
+        diagram_format(path)  # refuse a name that says no format before any work
+        check_file(path)
+        diagram = Diagram.of(view)
+        with self._reading() as connection:
+            row = stored_graph(connection, graph, params)
+            evaluated_policy(connection, row, diagram.policy)
+            return draw_diagram(connection, row, diagram, path, max_nodes=max_nodes, renderer=renderer, dpi=dpi)
+
+    @_one_line_errors
+    def simulate(self, game: str | Game, params: Mapping[str, Any] | None = None, policy: str = OPTIMAL,
+                 games: int = 100_000, seed: int = DEFAULT_SEED) -> dict[str, Any]:
+        """Play ``games`` games from the rules with ``policy`` (an agent, or a policy stored with the game's graph)
+        and return what ``simulate --json`` prints: ``game``, ``policy``, ``games``, ``estimate``, ``stderr``, and
+        the stored ``exact`` value with the estimate's ``z`` (None where the database has none)."""
+        chosen, values = self._game(game, params)
+        with self.meter("simulating", games) as progress:
+            if not database_exists(self.url):
+                return monte_carlo(None, chosen, values, policy, games, seed, progress)
+            with self._reading() as connection:
+                return monte_carlo(connection, chosen, values, policy, games, seed, progress)
+
+    @_one_line_errors
+    def upgrade(self) -> dict[str, Any]:
+        """Bring the database's schema up to this dicegraph's (one transaction; nothing is lost); return
+        ``{"revision"}``, the revision it is at now."""
+        with self._engine() as engine:
+            return {"revision": schema_revision(engine)}
+
     @staticmethod
     def game(name: str) -> Game:
         """Return the game registered as ``name`` (:class:`graphs.commands.Session`); raises UnknownGame."""
@@ -243,17 +453,19 @@ class Database:
     @_one_line_errors
     def policies(self, graph: str | int, params: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
         """Return a stored graph's policies with their values, as ``policies --json`` prints them."""
-        with self._engine(read_only=True) as engine, engine.connect() as connection:
+        with self._reading() as connection:
             row = stored_graph(connection, graph, params)
             return as_json(list_policies(connection, row.id, get_game(row.game).outcome))
 
     @_one_line_errors
-    def position(self, graph: str | int, key: str, params: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    def position(self, graph: str | int, key: str, params: Mapping[str, Any] | None = None, *,
+                 depth: int = 2) -> dict[str, Any]:
         """Return the position ``key`` of a stored graph as ``show --json`` prints it: its kind, label, layer, each
-        policy's value and reach, its rolls or moves, and ``not_evaluated`` (the policies without values)."""
-        with self._engine(read_only=True) as engine, engine.connect() as connection:
+        policy's value and reach, its rolls or moves (``depth`` levels deep), and ``not_evaluated`` (the policies
+        without values)."""
+        with self._reading() as connection:
             row = stored_graph(connection, graph, params)
-            described = describe_position(connection, row.id, key)
+            described = describe_position(connection, row.id, key, depth)
             unevaluated = [p["name"] for p in list_policies(connection, row.id) if p["value"] is None]
         return as_json({**described, "graph": row.id, "game": row.game, "not_evaluated": unevaluated})
 
@@ -273,6 +485,27 @@ class Database:
             raise DicegraphError("no SQL statement given")
         with self._engine(read_only=not write) as engine:
             return run_query(engine, sql, write=write, limit=limit, timeout=timeout or None)
+
+
+def _readable(connection: sa.Connection, row: dict[str, Any]) -> dict[str, Any]:
+    """Return a stored graph's row with its creation time as text and its first position's key (``root``)."""
+    return {**row, "created_at": str(row["created_at"]), "root": root_key(connection, row["id"])}
+
+
+def _distributions(connection: sa.Connection, graph_id: int,
+                   policies: list[dict[str, Any]]) -> dict[str, list[dict[str, float]]]:
+    """Return each evaluated policy's exact outcome distribution (:func:`store.propagate.outcome_distribution`):
+    policy -> ``[{"payoff", "probability"}]``; empty for a graph with cycles, or whose turn is stored once."""
+    if has_cycles(connection, graph_id):
+        return {}
+    found = {}
+    for row in policies:
+        if row["value"] is None:
+            continue
+        spread = outcome_distribution(connection, find_policy(connection, graph_id, row["name"]).id, graph_id)
+        if spread:
+            found[row["name"]] = [{"payoff": payoff, "probability": p} for payoff, p in spread.items()]
+    return found
 
 
 def open(url: str | None = None, **options: Any) -> Database:  # noqa: A001 (the library's verb, as sqlite-utils')

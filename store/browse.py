@@ -22,8 +22,7 @@ import sqlalchemy as sa
 
 from graphs.protocol import OPTIMAL, value_text
 from graphs.spec import GameSpec
-from store.catalog import MAX_ID, list_policies
-from store.errors import NotFound
+from store.catalog import graph_by_id, list_policies
 from store.report import policy_names
 from store.schema import graph, layer, node
 
@@ -66,10 +65,7 @@ def stored_graphs(connection: sa.Connection, with_policies: bool = False) -> lis
 
 def stored_graph(connection: sa.Connection, graph_id: int) -> dict[str, Any]:
     """Return the ``graph`` table row of graph ``graph_id`` as a dict, or raise NotFound."""
-    row = connection.execute(sa.select(graph).where(graph.c.id == graph_id)).first() if graph_id <= MAX_ID else None
-    if row is None:
-        raise NotFound(f"no graph {graph_id} in the database")
-    return dict(row._mapping)
+    return dict(graph_by_id(connection, graph_id)._mapping)
 
 
 def root_key(connection: sa.Connection, graph_id: int) -> str | None:

@@ -25,6 +25,14 @@ def is_graph_id(ref: str) -> bool:
     return ref.isascii() and ref.isdigit()
 
 
+def graph_by_id(connection: sa.Connection, graph_id: int) -> sa.Row:
+    """Return the ``graph`` table row of graph ``graph_id`` (an id only, never a game's name), or raise NotFound."""
+    row = connection.execute(sa.select(graph).where(graph.c.id == graph_id)).first() if graph_id <= MAX_ID else None
+    if row is None:
+        raise NotFound(f"no graph {graph_id} in the database")
+    return row
+
+
 def resolve_graph(connection: sa.Connection, ref: str, params: Mapping[str, Any] | None = None) -> sa.Row:
     """Return the graph row that ``ref`` names: a graph id, or a game name (a name of digits, the game 5000's,
     names its game where ``params`` are given or no graph has that id).

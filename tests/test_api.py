@@ -48,6 +48,16 @@ def test_each_method_returns_what_its_command_prints_as_json(solved: str) -> Non
     assert db.position(1, "1/1-2") == printed_json(solved, "show", "1", "1/1-2")
     sql = "SELECT key, value FROM positions WHERE policy = 'optimal' ORDER BY key LIMIT 5"
     assert db.query(sql) == printed_json(solved, "query", sql)
+    compared = db.compare("jackpot", "first", top=3)
+    assert len(compared.pop("deviations")) == 3  # the command prints them as a table, not in its JSON
+    assert compared == printed_json(solved, "compare", "jackpot", "first", "--top", "3")
+    assert db.propagate("jackpot", "hilo") == printed_json(solved, "propagate", "jackpot", "--policy", "hilo")
+    assert db.simulate("jackpot", {"cells": 5}, "hilo", games=2_000, seed=4) == printed_json(
+        solved, "simulate", "jackpot", "-p", "cells=5", "--policy", "hilo", "-n", "2000", "--seed", "4")
+    drawn = db.export("jackpot", Path(solved.removeprefix("sqlite:///")).with_name("api.dot"), policy="hilo")
+    printed = printed_json(solved, "export", "jackpot", "--policy", "hilo", "-o", drawn["file"])
+    assert {**drawn, "seconds": None} == {**printed, "seconds": None}
+    assert db.upgrade() == printed_json(solved, "upgrade")
     assert db.build("jackpot", {"cells": "5"})["action"] == "reused"  # values and -p's text name one graph
     again = db.solve("jackpot", name="again")
     assert again["value"] == next(row["value"] for row in db.policies("jackpot") if row["name"] == "optimal")
@@ -69,6 +79,11 @@ def test_report_takes_parameters_as_values_or_as_text(tmp_path: Path) -> None:
     (lambda db: db.query("SELEC nonsense"), ["query", "SELEC nonsense"]),
     (lambda db: db.query("DELETE FROM graph"), ["query", "DELETE FROM graph"]),
     (lambda db: db.query("ATTACH DATABASE '/etc/passwd' AS x"), ["query", "ATTACH DATABASE '/etc/passwd' AS x"]),
+    (lambda db: db.propagate("jackpot", "nonesuch"), ["propagate", "jackpot", "--policy", "nonesuch"]),
+    (lambda db: db.compare("jackpot", "nonesuch"), ["compare", "jackpot", "nonesuch"]),
+    (lambda db: db.export("jackpot", "picture.gif"), ["export", "jackpot", "-o", "picture.gif"]),
+    (lambda db: db.simulate("jackpot", policy="nonesuch", games=100), ["simulate", "jackpot", "--policy", "nonesuch",
+                                                                      "-n", "100"]),
 ])
 def test_errors_are_the_commands_one_line_as_dicegraph_error(solved: str, call: Any, args: list[str]) -> None:
     with pytest.raises(dicegraph.Error) as raised:

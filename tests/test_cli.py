@@ -39,7 +39,7 @@ def test_compare_json(runner: CliRunner, jackpot_db: str) -> None:
     result = run(runner, jackpot_db, "compare", "jackpot", "hilo", "optimal", "--json")
     assert result.exit_code == 0, result.output
     data = json.loads(result.stdout)
-    assert set(data) == {"policy", "reference", "unit", "decisions", "worse", "tied", "expected_loss"}
+    assert set(data) == {"graph", "game", "policy", "reference", "unit", "decisions", "worse", "tied", "expected_loss"}
     assert data["unit"] == "win probability" and (data["policy"], data["reference"]) == ("hilo", "optimal")
     assert data["worse"] > 0 and data["decisions"] > data["worse"]
     assert math.isclose(data["expected_loss"], float(exact_win(None) - exact_win("hilo")), rel_tol=1e-9)

@@ -691,11 +691,12 @@ def test_every_explorer_page_answers_in_html_and_json(game: Game, reported: Any)
     the charts and the advisor where the game declares them: 200, HTML and JSON, with no traceback."""
     from urllib.parse import quote
 
+    from dicegraph.database import Database
     from web.app import create_app
 
     url, _ = reported(game)
     engine = open_database(url, read_only=True)
-    client = create_app(engine).test_client()
+    client = create_app(Database.over(engine)).test_client()
     with engine.connect() as connection:
         keys = dict(connection.execute(sa.select(node.c.kind, sa.func.min(node.c.key)).where(node.c.graph_id == 1)
                                        .group_by(node.c.kind)).all())

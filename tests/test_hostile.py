@@ -113,12 +113,13 @@ def test_query_reads_no_file_but_the_database(backend) -> None:  # noqa: ANN001
 
 def test_the_sql_console_reads_no_file_but_the_database(backend) -> None:  # noqa: ANN001
     from store.db import open_database
+    from dicegraph.database import Database
     from web.app import create_app
 
     name, _, reading = backend
     engine = open_database(reading, read_only=True)
     try:
-        client = create_app(engine).test_client()
+        client = create_app(Database.over(engine)).test_client()
         for statement in READING_FILES[name]:
             for address in ("/sql", "/sql.json"):
                 answer = client.get(address, query_string={"sql": statement})
@@ -172,11 +173,12 @@ def test_the_sql_console_never_holds_the_pages(small_jackpot: str) -> None:
 
 def test_the_sql_console_cuts_what_is_too_large_and_says_so(small_jackpot: str) -> None:
     from store.db import open_database
+    from dicegraph.database import Database
     from web.app import create_app
     from web.limits import MAX_CELL_CHARS, MAX_RESULT_CHARS, MAX_ROWS
 
     engine = open_database(small_jackpot, read_only=True)
-    client = create_app(engine).test_client()
+    client = create_app(Database.over(engine)).test_client()
     huge = client.get("/sql.json", query_string={"sql": "SELECT randomblob(30000000) AS b, 1e999 AS inf"})
     data = strict_json(huge.get_data(as_text=True))
     assert huge.status_code == 200 and len(data["rows"][0][0]) == MAX_CELL_CHARS + 3 and data["rows"][0][1] is None
@@ -259,6 +261,7 @@ HUGE_IDS = [str(2**63), str(10**30), "²"]
 
 def test_graph_ids_past_64_bits_are_not_found_in_one_line(small_jackpot: str) -> None:
     from store.db import open_database
+    from dicegraph.database import Database
     from web.app import create_app
 
     for ref in HUGE_IDS:
@@ -266,7 +269,7 @@ def test_graph_ids_past_64_bits_are_not_found_in_one_line(small_jackpot: str) ->
                      ["export", ref, "-o", "x.dot"]):
             assert_one_line_error(run(small_jackpot, *args), "no graph")
     engine = open_database(small_jackpot, read_only=True)
-    client = create_app(engine).test_client()
+    client = create_app(Database.over(engine)).test_client()
     for ref in HUGE_IDS[:2]:
         for address in (f"/graphs/{ref}", f"/graphs/{ref}.json", f"/graphs/{ref}/positions/0",
                         f"/graphs/{ref}/positions/0.json", f"/graphs/{ref}/search.json?q=1", f"/graphs/{ref}/values.svg"):
@@ -286,6 +289,7 @@ def test_a_damaged_file_says_so_in_one_line_on_every_command(small_jackpot: str,
     import sqlite3
 
     from store.db import open_database
+    from dicegraph.database import Database
     from web.app import create_app
 
     damaged = tmp_path / "damaged.db"
@@ -303,7 +307,7 @@ def test_a_damaged_file_says_so_in_one_line_on_every_command(small_jackpot: str,
         assert_one_line_error(run(url, *args), "damaged", "sqlite3 FILE .recover")
     assert run(url, "graphs").exit_code == 0  # what reads only the undamaged parts still works
     engine = open_database(url, read_only=True)
-    answer = create_app(engine).test_client().get("/graphs/1/positions/0.json")
+    answer = create_app(Database.over(engine)).test_client().get("/graphs/1/positions/0.json")
     assert answer.status_code == 500 and "damaged" in answer.get_json()["error"]
     engine.dispose()
 
@@ -390,13 +394,14 @@ def test_the_explorers_graph_page_compares_two_player_policies_and_keeps_units_a
     Shut The Box (a goal's probability beside expected scores): each page answers, a two-player comparison is a
     match in a seat, equal to compare's, and Pig's layers are shown a cyclic component a row."""
     from store.db import open_database
+    from dicegraph.database import Database
     from web.app import create_app
 
     url = f"sqlite:///{tmp_path / 'three.db'}"
     for game, param in (("pig", "target=10"), ("5000-race", "target=150"), ("shut-the-box", "tiles=4")):
         assert run(url, "report", game, "-p", param, "-n", "0").exit_code == 0
     engine = open_database(url, read_only=True)
-    client = create_app(engine).test_client()
+    client = create_app(Database.over(engine)).test_client()
     for graph, policy in ((1, "hold-at-20"), (2, "threshold-2")):
         address = f"/graphs/{graph}?policy={policy}&reference=optimal&against=optimal&seat=second"
         html, data = client.get(address), client.get(address.replace("?", ".json?")).get_json()
@@ -422,6 +427,7 @@ def test_the_explorer_shows_a_two_player_reports_head_to_head_matches(tmp_path: 
     """The race to 150's report plays every pair of its policies; the graph page with ?matches=all shows the
     same numbers (to 1e-12: the same passes)."""
     from store.db import open_database
+    from dicegraph.database import Database
     from web.app import create_app
 
     url = f"sqlite:///{tmp_path / 'race.db'}"
@@ -429,7 +435,7 @@ def test_the_explorer_shows_a_two_player_reports_head_to_head_matches(tmp_path: 
     assert reported.exit_code == 0
     expected = {(m["first"], m["second"]): m["p_first_wins"] for m in strict_json(reported.stdout)["matches"]}
     engine = open_database(url, read_only=True)
-    client = create_app(engine).test_client()
+    client = create_app(Database.over(engine)).test_client()
     assert b'id="play-matches"' in client.get("/graphs/1").data
     shown = client.get("/graphs/1.json?matches=all").get_json()["matches"]
     found = {(m["first"], m["second"]): m["p_first_wins"] for m in shown}

@@ -45,6 +45,7 @@ if importlib.util.find_spec("flask") is None:  # CI installs the web extra with 
 from flask.testing import FlaskClient  # noqa: E402
 
 from tests.processes import served  # noqa: E402
+from dicegraph.database import Database
 from web.app import create_app  # noqa: E402
 
 BOARD = "6:4>8,7:9>10,8:>8,12:x"  # three runners placed, column 12 claimed: a small turn graph (272 nodes)
@@ -78,7 +79,7 @@ def client(database: tuple[str, Path, dict]) -> Iterator[FlaskClient]:
         if url.startswith("postgresql"):
             url = stack.enter_context(scratch_reader(url))
         engine = open_database(url, read_only=True)
-        yield create_app(engine).test_client()
+        yield create_app(Database.over(engine)).test_client()
         engine.dispose()
 
 
@@ -254,7 +255,7 @@ def test_schools_advisor_names_each_policys_move_and_values_every_alternative(wh
         optimal, bob = (school.decision_array(connection, graph_id, school.ensure_policy(connection, graph_id, name))
                         for name in ("optimal", "bob"))
     engine = open_database(whole_game, read_only=True)
-    client = create_app(engine).test_client()
+    client = create_app(Database.over(engine)).test_client()
     unused, outcome, left = (int(i[0]) for i in np.nonzero((optimal != bob) & (optimal > 0)))
     dice = school_rules.OUTCOMES[outcome]
     used = ",".join(c for i, c in enumerate(school_rules.COMBINATIONS) if not unused >> i & 1)
@@ -294,7 +295,7 @@ def test_yahtzees_advisor_uses_the_same_hook_and_values_each_move_as_the_rules_d
     """Yahtzee (without bonuses), a game added after School, advises through the same hook and five-dice advice:
     with Chance alone open, every alternative's value equals an exact recursion over the rules."""
     engine = open_database(yahtzee_game, read_only=True)
-    client = create_app(engine).test_client()
+    client = create_app(Database.over(engine)).test_client()
     graph_id = next(g["id"] for g in page(client, "/")[1]["graphs"] if g["game"] == "yahtzee")
     asked = [q["name"] for q in page(client, f"/graphs/{graph_id}/advise")[1]["questions"]]
     assert asked == ["roll", "rolls_left", "filled", "policy"]  # no upper total, no Yahtzee bonus: bonuses are off
@@ -356,7 +357,7 @@ def test_an_unexpected_failure_is_a_page_without_its_traceback(database, monkeyp
 
     monkeypatch.setattr(pages, "home_page", broken)
     engine = open_database(database[0], read_only=True)
-    client = create_app(engine).test_client()
+    client = create_app(Database.over(engine)).test_client()
     response = client.get("/")
     assert response.status_code == 500 and "deep inside" not in response.get_data(as_text=True)
     assert "Traceback" not in response.get_data(as_text=True)

@@ -1,10 +1,11 @@
 """The explorer's Flask application: URLs, HTML or JSON, and errors as pages (never a traceback).
 
-Each route renders one function of :mod:`web.pages`; the same URL with
-``.json`` appended gives that function's dict as JSON.
+Each route renders one function of :mod:`web.pages`, which reads through the session
+(:class:`dicegraph.Database`) alone; the same URL with ``.json`` appended gives that
+function's dict as JSON.
 
->>> from store.db import open_database
->>> client = create_app(open_database("sqlite://", create=True)).test_client()
+>>> import dicegraph
+>>> client = create_app(dicegraph.open("sqlite://")).test_client()
 >>> client.get("/.json").get_json()["graphs"]
 []
 >>> client.get("/graphs/7").status_code
@@ -22,21 +23,19 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
-import sqlalchemy as sa
 from flask import Flask, Response, jsonify, render_template, request, send_from_directory
 from werkzeug.exceptions import HTTPException
 
-from graphs import get_game
+from dicegraph.database import Database
 from graphs.commands import plain
 from graphs.errors import DicegraphError
-from store.browse import stored_graph
-from store.catalog import list_policies
-from store.errors import NotFound, database_failure
+from store.errors import DatabaseError, NotFound
 from web import charts, pages
 from web.limits import SQL_SLOTS, SQL_TIMEOUT
 
-def create_app(engine: sa.Engine, sql_slots: int = SQL_SLOTS, sql_timeout: float = SQL_TIMEOUT) -> Flask:
-    """Return the explorer over ``engine`` (open it read-only: the pages only read, and ``/sql`` refuses writes).
+def create_app(db: Database, sql_slots: int = SQL_SLOTS, sql_timeout: float = SQL_TIMEOUT) -> Flask:
+    """Return the explorer over the session ``db`` (a read-only one, :meth:`dicegraph.Database.over` an engine
+    opened read-only: the pages only read, and ``/sql`` refuses writes).
 
     The SQL console runs at most ``sql_slots`` statements at once, each for at most ``sql_timeout`` seconds (0: no
     limit); one more is answered at once with 503 and a line saying so (it waits for no slot), so that it never
@@ -45,10 +44,8 @@ def create_app(engine: sa.Engine, sql_slots: int = SQL_SLOTS, sql_timeout: float
     app = Flask(__name__)
     app.json.sort_keys = False  # type: ignore[attr-defined]
 
-    def show(template: str, as_json: bool, build: Callable[[sa.Connection], dict[str, Any]], status: int = 200) -> Any:
-        with engine.connect() as connection:
-            data = build(connection)
-        return _answer(template, data, as_json, status)
+    def show(template: str, as_json: bool, build: Callable[[Database], dict[str, Any]], status: int = 200) -> Any:
+        return _answer(template, build(db), as_json, status)
 
     @app.get("/")
     @app.get("/.json")
@@ -59,8 +56,8 @@ def create_app(engine: sa.Engine, sql_slots: int = SQL_SLOTS, sql_timeout: float
     @app.get("/graphs/<int:graph_id>.json")
     def graph(graph_id: int) -> Any:
         asked = request.args
-        return show("graph.html", request.path.endswith(".json"), lambda connection: pages.graph_page(
-            connection, graph_id, asked.get("policy"), asked.get("reference"), opponent=asked.get("against") or None,
+        return show("graph.html", request.path.endswith(".json"), lambda session: pages.graph_page(
+            session, graph_id, asked.get("policy"), asked.get("reference"), opponent=asked.get("against") or None,
             seat=asked.get("seat") or "first", matches=asked.get("matches") == "all"))
 
     pictures = Path(tempfile.mkdtemp(prefix="dicegraph-explorer-"))  # the games' charts, drawn when their page is viewed
@@ -72,7 +69,7 @@ def create_app(engine: sa.Engine, sql_slots: int = SQL_SLOTS, sql_timeout: float
     def charts_page(graph_id: int) -> Any:
         with drawing:
             return show("charts.html", request.path.endswith(".json"),
-                        lambda connection: pages.game_pictures(connection, graph_id, pictures / str(graph_id)))
+                        lambda session: pages.game_pictures(session, graph_id, pictures / str(graph_id)))
 
     @app.get("/graphs/<int:graph_id>/charts/<name>")
     def chart_file(graph_id: int, name: str) -> Any:
@@ -81,24 +78,20 @@ def create_app(engine: sa.Engine, sql_slots: int = SQL_SLOTS, sql_timeout: float
     @app.get("/graphs/<int:graph_id>/advise")
     @app.get("/graphs/<int:graph_id>/advise.json")
     def advise(graph_id: int) -> Any:
-        with engine.connect() as connection:
-            data = pages.advice_page(connection, graph_id, request.args)
+        data = pages.advice_page(db, graph_id, request.args)
         return _answer("advise.html", data, request.path.endswith(".json"), 400 if data["error"] else 200)
 
     @app.get("/graphs/<int:graph_id>/values.svg")
     def values_chart(graph_id: int) -> Any:
-        with engine.connect() as connection:
-            game = get_game(stored_graph(connection, graph_id)["game"])
-            policies = list_policies(connection, graph_id, game.outcome)
+        outcome = db.game(db.graph(graph_id)["game"]).outcome
+        policies = db.policies(graph_id)
         # one unit on one axis: a goal's probability is not drawn beside expected scores
-        return Response(charts.values_chart([p for p in policies if p["unit"] == game.outcome], game.outcome),
+        return Response(charts.values_chart([p for p in policies if p["unit"] == outcome], outcome),
                         mimetype="image/svg+xml")
 
     @app.get("/graphs/<int:graph_id>/distribution.svg")
     def distribution_chart(graph_id: int) -> Any:
-        with engine.connect() as connection:
-            stored_graph(connection, graph_id)  # NotFound for an unknown graph
-            spread = pages.outcome_distributions(connection, graph_id, list_policies(connection, graph_id))
+        spread = db.distributions(graph_id)  # NotFound for an unknown graph
         if not spread:
             raise NotFound(f"graph {graph_id} has no outcome distribution (cycles, or its turn is stored once)")
         return Response(charts.distribution_chart(spread), mimetype="image/svg+xml")
@@ -106,20 +99,19 @@ def create_app(engine: sa.Engine, sql_slots: int = SQL_SLOTS, sql_timeout: float
     @app.get("/graphs/<int:graph_id>/positions/<path:key>")
     def position(graph_id: int, key: str) -> Any:
         if key.endswith(".svg"):  # the local diagram (no game's key ends so, nor with .json)
-            with engine.connect() as connection:
-                svg = pages.position_diagram(connection, graph_id, key.removesuffix(".svg"),
-                                             lambda target: position_address(graph_id, target))
+            svg = pages.position_diagram(db, graph_id, key.removesuffix(".svg"),
+                                         lambda target: position_address(graph_id, target))
             return Response(svg, mimetype="image/svg+xml")
         as_json = key.endswith(".json")
         key = key.removesuffix(".json") if as_json else key
-        return show("position.html", as_json, lambda connection: pages.position_page(connection, graph_id, key))
+        return show("position.html", as_json, lambda session: pages.position_page(session, graph_id, key))
 
     @app.get("/graphs/<int:graph_id>/search")
     @app.get("/graphs/<int:graph_id>/search.json")
     def search(graph_id: int) -> Any:
         text = request.args.get("q", "")
         return show("search.html", request.path.endswith(".json"),
-                    lambda connection: pages.search_page(connection, graph_id, text))
+                    lambda session: pages.search_page(session, graph_id, text))
 
     console = threading.BoundedSemaphore(sql_slots)
 
@@ -128,14 +120,14 @@ def create_app(engine: sa.Engine, sql_slots: int = SQL_SLOTS, sql_timeout: float
     def sql() -> Any:
         text = request.args.get("sql", "")
         if not text.strip():
-            return _answer("sql.html", pages.sql_page(engine, text), request.path.endswith(".json"), 200)
+            return _answer("sql.html", pages.sql_page(db, text), request.path.endswith(".json"), 200)
         if not console.acquire(blocking=False):  # never hold a thread the pages need while waiting for a slot
-            busy = {**pages.sql_page(engine, ""), "sql": text, "refused": False,
+            busy = {**pages.sql_page(db, ""), "sql": text, "refused": False,
                     "error": f"the SQL console is busy with {sql_slots} statements already; try again when one ends "
                              f"(each stops after {sql_timeout:g} s)"}
             return _answer("sql.html", busy, request.path.endswith(".json"), 503)
         try:
-            data = pages.sql_page(engine, text, timeout=sql_timeout or None)
+            data = pages.sql_page(db, text, timeout=sql_timeout or None)
         finally:
             console.release()
         status = 403 if data.get("refused") else 400 if data.get("error") else 200
@@ -153,10 +145,10 @@ def create_app(engine: sa.Engine, sql_slots: int = SQL_SLOTS, sql_timeout: float
     def http_error(error: HTTPException) -> Any:
         return _error_page(error.code or 500, error.description or error.name, _graph_in(request.path))
 
-    @app.errorhandler(sa.exc.DBAPIError)
-    def database_error(error: sa.exc.DBAPIError) -> Any:
+    @app.errorhandler(DatabaseError)  # the session's one line for what the database raised
+    def database_error(error: DatabaseError) -> Any:
         app.logger.warning("database error on %s: %s", request.path, error)
-        return _error_page(500, str(database_failure(error)), _graph_in(request.path))
+        return _error_page(500, str(error), _graph_in(request.path))
 
     @app.errorhandler(Exception)
     def internal_error(error: Exception) -> Any:

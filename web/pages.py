@@ -1,18 +1,12 @@
 """The explorer's pages as data: each function returns what one page shows, the same dict its ``.json`` gives.
 
-The functions only read: they call the store's functions on a connection and
-add what a reader needs beside them (links, the best move, what each move
-gives up).
+The functions only read, and only through the session (:class:`dicegraph.Database`): they add what a reader needs
+beside its answers (links, the best move, what each move gives up, the layers in bands, bounded SQL results).
 
->>> from store.db import open_database
->>> from store.load import build_graph
->>> from store.solve.layers import solve
->>> from graphs import get_game
->>> engine = open_database("sqlite://", create=True)
->>> graph_id = build_graph(engine, get_game("jackpot"), {"cells": 4}).graph_id
->>> with engine.begin() as connection:
-...     _ = solve(connection, graph_id)
-...     page = position_page(connection, graph_id, "0/1-2")
+>>> import dicegraph
+>>> db = dicegraph.open("sqlite://")
+>>> _ = db.report("jackpot", {"cells": 4})
+>>> page = position_page(db, 1, "0/1-2")
 >>> page["kind"], page["best"], [(move["label"], round(move["gives_up"], 4)) for move in page["edges"]]
 ('decision', 'flip 1', [('flip 1', 0.0), ('flip 2', 0.0117), ('flip 3', 0.0214)])
 """
@@ -24,22 +18,13 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-import sqlalchemy as sa
-
-from graphs import GAMES, get_game
+from dicegraph.database import Database
 from graphs.commands import plain
 from graphs.errors import DicegraphError
 from graphs.protocol import OPTIMAL
-from store.browse import game_listing, graph_layers, root_key, search_positions, stored_graph, stored_graphs
-from store.catalog import find_policy, has_cycles, list_policies, list_policy_names, value_unit
-from store.compare import SEATS, policy_comparison
-from store.errors import NotFound, ReadOnly
-from store.export import neighbourhood
-from store.positions import describe_position
-from store.propagate import outcome_distribution
-from store.query import FilesReachable, run_query
-from store.render import Style, render, to_dot
-from store.view import GraphView
+from store.compare import SEATS
+from store.errors import ReadOnly
+from store.query import FilesReachable
 from web.limits import MAX_CELL_CHARS, MAX_RESULT_CHARS, MAX_ROWS, SQL_TIMEOUT
 
 DIAGRAM_NODES = 60  # the most positions a position's local diagram draws (a roll of five dice leads to 252)
@@ -48,68 +33,48 @@ GRAPH_COLUMNS = ("graph", "graph_id")  # the views' column naming the graph, and
 READ_ONLY = "refused: the explorer only reads (statements that write, attach or touch files are not run)"
 
 
-def home_page(connection: sa.Connection) -> dict[str, Any]:
-    """Return the home page: ``games`` that can be built (:func:`store.browse.game_listing`) and ``graphs``
-    stored, each with its first position's key (``root``), its policies, their root values and the values' units
-    (``unit``; ``outcome``, the game's, where no game of that name is registered now)."""
-    graphs = [_readable(row, connection) for row in stored_graphs(connection, with_policies=True)]
-    for row in graphs:
-        game = GAMES.get(row["game"])
-        outcome = game.outcome if game is not None else "outcome"
-        for listed in row["policies"]:
-            listed["unit"] = value_unit(listed["goal"], outcome)
-    return {"games": game_listing(GAMES.values()), "graphs": graphs}
+def home_page(db: Database) -> dict[str, Any]:
+    """Return the home page: ``games`` that can be built and ``graphs`` stored (:meth:`dicegraph.Database.catalog`)."""
+    return db.catalog()
 
 
-def _graph_row(connection: sa.Connection, graph_id: int) -> dict[str, Any]:
-    """Return the graph's row as a page shows it (:func:`_readable`); NotFound for an unknown graph."""
-    return _readable(stored_graph(connection, graph_id), connection)
+MAX_LAYER_ROWS = 100  # the most rows a graph page's table of layers shows (Pig to 100 has 7,549 layers)
 
 
-def _readable(row: dict[str, Any], connection: sa.Connection) -> dict[str, Any]:
-    """Return a stored graph's row with its creation time as text and its first position's key (``root``)."""
-    return {**row, "created_at": str(row["created_at"]), "root": root_key(connection, row["id"])}
-
-
-MAX_LAYER_ROWS = 100  # the most rows a graph page's table of layers shows (Pig to 100 has 7,600 layers)
-
-
-def graph_page(connection: sa.Connection, graph_id: int, policy: str | None = None,
+def graph_page(db: Database, graph_id: int, policy: str | None = None,
                reference: str | None = None, top: int = 10, opponent: str | None = None,
                seat: str = SEATS[0], matches: bool = False) -> dict[str, Any]:
-    """Return a graph's page: the ``graph`` row, whether its game draws ``charts`` (:func:`game_pictures`), its
-    ``advisor``'s title (:func:`advice_page`) if it has one, its
-    ``root`` key, ``layers`` (every one) and ``layer_rows`` (:func:`layer_rows`: what the page's table shows),
-    ``policies`` with their values and units, whether it is ``two_player`` (a policy's value is then both seats
-    following it), their ``distributions`` (:func:`outcome_distributions`), and with ``policy`` and ``reference``
-    a ``comparison`` (:func:`store.compare.policy_comparison`: in a two-player game a match against ``opponent``
-    in ``seat``), else the ``comparison_error`` that says why there is none; with ``matches``, in a two-player
-    game, the ``matches`` of every pair of its policies (:meth:`store.view.GraphView.matches`), as its report plays them."""
-    row = _graph_row(connection, graph_id)
-    game = get_game(row["game"])
+    """Return a graph's page: the ``graph`` row (:meth:`dicegraph.Database.graph`), whether its game draws
+    ``charts`` (:func:`game_pictures`), its ``advisor``'s title (:func:`advice_page`) if it has one, its ``root``
+    key, ``layers`` (every one) and ``layer_rows`` (:func:`layer_rows`: what the page's table shows), ``policies``
+    with their values and units, whether it is ``two_player`` (a policy's value is then both seats following it),
+    their ``distributions`` (:meth:`dicegraph.Database.distributions`), and with ``policy`` and ``reference`` a
+    ``comparison`` (:meth:`dicegraph.Database.compare`: in a two-player game a match against ``opponent`` in
+    ``seat``), else the ``comparison_error`` that says why there is none; with ``matches``, in a two-player game,
+    the ``matches`` of every pair of its policies (:meth:`dicegraph.Database.matches`), as its report plays them."""
+    row = db.graph(graph_id)
+    game = db.game(row["game"])
     page: dict[str, Any] = {
         "graph": row,
         "charts": game.charts is not None,
         "advisor": None if game.advisor is None else game.advisor.title,
         "root": row["root"],
-        "layers": graph_layers(connection, graph_id),
-        "policies": list_policies(connection, graph_id, game.outcome),
+        "layers": db.layers(graph_id),
+        "policies": db.policies(graph_id),
         "two_player": game.players == 2,
         "seats": list(SEATS),
     }
     page["layer_rows"] = layer_rows(page["layers"])
-    page["distributions"] = outcome_distributions(connection, graph_id, page["policies"])
+    page["distributions"] = db.distributions(graph_id)
     if policy and reference:
         try:
-            page["comparison"] = policy_comparison(
-                GraphView(connection, graph_id, game), policy, reference, top=top,
-                opponent=opponent if page["two_player"] else None, seat=seat if page["two_player"] else SEATS[0])
+            page["comparison"] = db.compare(
+                graph_id, policy, reference, top=top, opponent=opponent if page["two_player"] else None,
+                seat=seat if page["two_player"] else SEATS[0])
         except DicegraphError as error:
             page["comparison_error"] = f"cannot compare: {error}"
     if matches and page["two_player"]:
-        names = [p["name"] for p in page["policies"]]
-        page["matches"] = GraphView(connection, graph_id, game).matches(
-            [(first, second) for at, first in enumerate(names) for second in names[at + 1:]])
+        page["matches"] = db.matches(graph_id)
     return page
 
 
@@ -145,78 +110,30 @@ def _merged(band: dict[str, Any], row: dict[str, Any]) -> dict[str, Any]:
             "moves": band["moves"] + row["moves"], "cyclic": band["cyclic"] or row["cyclic"]}
 
 
-def outcome_distributions(connection: sa.Connection, graph_id: int,
-                          policies: list[dict[str, Any]]) -> dict[str, list[dict[str, float]]]:
-    """Return each evaluated policy's exact outcome distribution (:func:`store.propagate.outcome_distribution`):
-    policy -> ``[{"payoff", "probability"}]``; empty for a graph with cycles, or whose turn is stored once."""
-    if has_cycles(connection, graph_id):
-        return {}
-    found = {}
-    for row in policies:
-        if row["value"] is None:
-            continue
-        spread = outcome_distribution(connection, find_policy(connection, graph_id, row["name"]).id, graph_id)
-        if spread:
-            found[row["name"]] = [{"payoff": payoff, "probability": p} for payoff, p in spread.items()]
-    return found
+def game_pictures(db: Database, graph_id: int, directory: Path) -> dict[str, Any]:
+    """Return the pictures the game's report draws from this graph (:meth:`dicegraph.Database.charts`, PNGs
+    written to ``directory``, never to the database) with its row: ``{"graph", "pictures": [{"file", "title"}],
+    "error"}``; ``error`` says why none could be drawn (a game without charts)."""
+    return {"graph": db.graph(graph_id), **db.charts(graph_id, directory)}
 
 
-def game_pictures(connection: sa.Connection, graph_id: int, directory: Path) -> dict[str, Any]:
-    """Return the pictures the game's report draws from this graph (its ``charts`` hook, PNGs written to
-    ``directory``, never to the database): ``{"graph", "pictures": [{"file", "title"}], "error"}``; ``error``
-    says why none could be drawn (a game without charts)."""
-    row = _graph_row(connection, graph_id)
-    game = get_game(row["game"])
-    draw = game.charts
-    page: dict[str, Any] = {"graph": row, "pictures": [], "error": None}
-    if draw is None:
-        page["error"] = f"{row['game']} draws no charts of its own"
-        return page
-    directory.mkdir(parents=True, exist_ok=True)
-    view = GraphView(connection, graph_id, game)
-    drawn = draw(view, view.params, directory)
-    page["pictures"] = [{"file": Path(found["file"]).name, "title": found["title"]} for found in drawn]
-    return page
-
-
-def advice_page(connection: sa.Connection, graph_id: int, given: Mapping[str, str]) -> dict[str, Any]:
-    """Return the game's advice page for a graph (its ``advisor`` hook, :mod:`graphs.advice`): the ``graph`` row,
-    the advisor's ``title``, the ``questions`` it asks of this graph, what its ``values`` mean, the ``answers``
-    as given (defaults filled in), and, once anything is asked, the ``advice``
-    (:meth:`graphs.advice.Advice.as_dict`) or the ``error`` that says what to type instead. NotFound for a
+def advice_page(db: Database, graph_id: int, given: Mapping[str, str]) -> dict[str, Any]:
+    """Return the game's advice page for a graph (:meth:`dicegraph.Database.advise`: the advisor's ``title``, the
+    ``questions`` it asks of this graph, what its ``values`` mean, the ``answers`` as given, and once anything is
+    asked the ``advice`` or the ``error`` that says what to type instead) with the ``graph`` row. NotFound for a
     game without an advisor."""
-    row = _graph_row(connection, graph_id)
-    game = get_game(row["game"])
-    advisor = game.advisor
-    if advisor is None:
-        raise NotFound(f"{row['game']} has no advisor (the games with one: "
-                       f"{', '.join(game.name for game in GAMES.values() if game.advisor is not None)})")
-    view = GraphView(connection, graph_id, game)
-    questions = advisor.questions_for(view.params)
-    page: dict[str, Any] = {
-        "graph": row, "title": advisor.title, "values": advisor.values,
-        "questions": [{"name": q.name, "label": q.label, "example": q.example, "help": q.help, "required": q.required,
-                       "choices": list(q.choices)} for q in questions],
-        "answers": {q.name: given.get(q.name) or q.default for q in questions},
-        "advice": None, "error": None,
-    }
-    if advisor.asked(given):
-        try:
-            page["advice"] = advisor.answer(view, given).as_dict()
-        except DicegraphError as error:
-            page["error"] = str(error)
-    return page
+    return {"graph": db.graph(graph_id), **db.advise(graph_id, given)}
 
 
-def position_page(connection: sa.Connection, graph_id: int, key: str) -> dict[str, Any]:
-    """Return a position's page: :func:`store.positions.describe_position` one level deep, with ``graph``,
+def position_page(db: Database, graph_id: int, key: str) -> dict[str, Any]:
+    """Return a position's page: :meth:`dicegraph.Database.position` one level deep, with ``graph`` (its row),
     ``best`` (a decision's optimal move by the game's objective, None before a solve), each edge's
     ``gives_up`` (how much less than the best it is worth to the optimum) and ``likely`` (the edge the
     most likely path takes: the optimum's move, or the most probable roll)."""
-    row = _graph_row(connection, graph_id)
-    page = describe_position(connection, graph_id, key, depth=1)
+    row = db.graph(graph_id)
+    page = db.position(graph_id, key, depth=1)
     page["graph"] = row
-    sign = -1.0 if get_game(row["game"]).objective == "min" else 1.0
+    sign = -1.0 if db.game(row["game"]).objective == "min" else 1.0
     worth = [edge["values"].get(OPTIMAL) for edge in page["edges"]]
     known = [value for value in worth if value is not None]
     best_value = max(known, key=lambda value: sign * value) if known and page["kind"] == "decision" else None
@@ -233,26 +150,21 @@ def position_page(connection: sa.Connection, graph_id: int, key: str) -> dict[st
     return page
 
 
-def position_diagram(connection: sa.Connection, graph_id: int, key: str, link: Callable[[str], str]) -> bytes:
-    """Return an SVG of the position ``key`` and the positions one step from it (:func:`store.export.neighbourhood`,
+def position_diagram(db: Database, graph_id: int, key: str, link: Callable[[str], str]) -> bytes:
+    """Return an SVG of the position ``key`` and the positions one step from it (:meth:`dicegraph.Database.diagram`,
     the optimum's moves drawn bold when it is solved), each node linking to ``link(its key)``. Raises TooLarge
     past :data:`DIAGRAM_NODES` nodes."""
-    solved = OPTIMAL in list_policy_names(connection, graph_id)
-    policy_id = find_policy(connection, graph_id, OPTIMAL).id if solved else None
-    view = neighbourhood(connection, graph_id, key, depth=1, policy_id=policy_id, max_nodes=DIAGRAM_NODES)
-    svg, _ = render(to_dot(view, Style(link=link)), "svg")
-    return svg
+    return db.diagram(graph_id, key, link, max_nodes=DIAGRAM_NODES)
 
 
-def search_page(connection: sa.Connection, graph_id: int, text: str) -> dict[str, Any]:
-    """Return the positions of a graph whose key or label contains ``text`` (:func:`store.browse.search_positions`)."""
-    return {"graph": _graph_row(connection, graph_id), "q": text,
-            "positions": search_positions(connection, graph_id, text) if text else []}
+def search_page(db: Database, graph_id: int, text: str) -> dict[str, Any]:
+    """Return the positions of a graph whose key or label contains ``text`` (:meth:`dicegraph.Database.search`)."""
+    return {"graph": db.graph(graph_id), "q": text, "positions": db.search(graph_id, text) if text else []}
 
 
-def sql_page(engine: sa.Engine, sql: str, timeout: float = SQL_TIMEOUT) -> dict[str, Any]:
+def sql_page(db: Database, sql: str, timeout: float = SQL_TIMEOUT) -> dict[str, Any]:
     """Return the SQL console's page for ``sql``: ``columns`` and ``rows`` of the statement run read-only within
-    ``timeout`` seconds (:func:`store.query.run_query`), and ``links``: per row, the
+    ``timeout`` seconds (:meth:`dicegraph.Database.query_table`), and ``links``: per row, the
     position each key column names (``{column: [graph id, key]}``) when the row has a ``graph`` (or ``graph_id``)
     column, as the views ``positions`` and ``moves`` have. The page is bounded: at most :data:`MAX_ROWS` rows,
     :data:`MAX_CELL_CHARS` characters of a value and :data:`MAX_RESULT_CHARS` in all; ``truncated`` says what was
@@ -262,7 +174,7 @@ def sql_page(engine: sa.Engine, sql: str, timeout: float = SQL_TIMEOUT) -> dict[
     if not sql.strip():
         return page
     try:
-        columns, fetched = run_query(engine, sql, limit=MAX_ROWS + 1, timeout=timeout)
+        columns, fetched = db.query_table(sql, limit=MAX_ROWS + 1, timeout=timeout)
     except DicegraphError as error:
         refused = isinstance(error, ReadOnly)
         shown = str(error) if isinstance(error, FilesReachable) or not refused else READ_ONLY

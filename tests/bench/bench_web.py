@@ -48,6 +48,7 @@ from store.report import game_report  # noqa: E402
 from store.schema import graph, node  # noqa: E402
 from tests.commands import ENDLESS  # noqa: E402
 from tests.processes import served  # noqa: E402
+from dicegraph.database import Database
 from web.app import create_app  # noqa: E402
 
 QUICK_REPORTS = {"jackpot": {}, "shut-the-box": {}, "5000": {}, "cant-stop": {"columns": "6,7,8"},
@@ -166,7 +167,7 @@ def main() -> None:
         print(f"writing the reports into {url}", flush=True)
         write_reports(url, QUICK_REPORTS | (TURN_REPORTS if args.turn_games else {}))
     engine = open_database(url, read_only=True)
-    client = create_app(engine).test_client()
+    client = create_app(Database.over(engine)).test_client()
     timed(client, "/")  # the first request loads the templates
     home = [timed(client, "/") for _ in range(20)]
     print(f"home page (20 requests): {summary(home)}")

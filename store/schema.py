@@ -130,11 +130,11 @@ turn_policy = Table(
     "turn_policy",
     metadata,
     Column("policy_id", Integer, ForeignKey("policy.id"), primary_key=True),
-    Column("node_id", Integer, primary_key=True, autoincrement=False, comment="a turn state (School: a used set)"),
+    Column("node_id", Integer, primary_key=True, autoincrement=False, comment="a turn state"),
     Column("value", Double, nullable=False, comment="expected points still to come from the state under the policy"),
     Column("moment2", Double, nullable=False, comment="expected square of those points"),
     Column("decisions", sa.LargeBinary, nullable=False,
-           comment="one byte per turn position (outcome * 3 + rerolls left), see graphs.school.encode_decision"),
+           comment="the policy's moves at the turn's decision nodes, packed by the game's DecisionEncoder"),
     sqlite_with_rowid=False,
     comment="games whose turn graph is stored once: a policy's value and decisions per turn state",
 )

@@ -14,7 +14,7 @@ import sqlalchemy as sa
 
 from graphs.montecarlo import Policy, simulate
 from graphs.protocol import Game, Progress
-from store.solve import turns
+from store.solve import readers, turns
 from store.catalog import find_policy, root_value, stored_choices
 from store.errors import NotFound
 from store.load import canonical_params, find_graph
@@ -54,8 +54,8 @@ def _turn_policy_to_play(connection: sa.Connection, game: Game, params: Mapping[
         raise NotFound(f"policy {name!r} of {game.name} is not solved over the whole game "
                        f"(run: dicegraph report {game.name})")
     root = connection.execute(sa.select(node.c.key).where(node.c.graph_id == graph_id, node.c.id == 0)).scalar_one()
-    exact = turns.game_score(connection, graph_id, policy_id, root)[0]
-    return game.play_turns(turns.stored_decisions(connection, graph_id, policy_id)), exact  # type: ignore[attr-defined]
+    exact = readers.game_score(connection, graph_id, policy_id, root)[0]
+    return game.play_turns(readers.stored_decisions(connection, graph_id, policy_id)), exact  # type: ignore[attr-defined]
 
 
 def _maybe_policy(connection: sa.Connection, graph_id: int, name: str) -> sa.Row | None:

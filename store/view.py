@@ -26,7 +26,7 @@ import sqlalchemy as sa
 
 from graphs.protocol import ChosenMove, Progress
 from graphs.spec import GameSpec
-from store.solve import cycles, turn_cycles, turns
+from store.solve import cycles, readers, turn_cycles, turns
 from store.catalog import find_node, find_policy, policy_convergence
 from store.errors import NotFound
 from store.load import canonical_params, find_graph
@@ -115,12 +115,12 @@ class GraphView:
 
     def turn_values(self, policy: str, key: str) -> tuple[float, float, bytes]:
         """Return a turn game's policy value, second moment and decision bytes at turn state ``key``."""
-        row = turns.state_result(self.connection, self.graph_id, self._turn_policy(policy), key)
+        row = readers.state_result(self.connection, self.graph_id, self._turn_policy(policy), key)
         return row.value, row.moment2, row.decisions
 
     def turn_decisions(self, policy: str) -> dict[str, bytes]:
         """Return a turn game's policy decisions: turn state key -> its bytes."""
-        return turns.stored_decisions(self.connection, self.graph_id, self._turn_policy(policy))
+        return readers.stored_decisions(self.connection, self.graph_id, self._turn_policy(policy))
 
     def turn_worths(self, policy: str, key: str) -> dict[str, tuple[float, float]]:
         """Return, for turn state ``key``, each turn node's key -> (profit, value) under the policy."""
@@ -128,11 +128,11 @@ class GraphView:
 
     def turn_sizes(self) -> dict[str, int]:
         """Return a turn game's sizes: turn_states, state_edges, turn_nodes, turn_edges, copied_edges."""
-        return turns.turn_sizes(self.connection, self._turn())
+        return readers.turn_sizes(self.connection, self._turn())
 
     def turn_state_values(self, policy: str) -> dict[str, float]:
         """Return a turn game's policy values: turn state key -> its value."""
-        return turns.stored_values(self.connection, self.graph_id, self._turn_policy(policy))
+        return readers.stored_values(self.connection, self.graph_id, self._turn_policy(policy))
 
     def turn_node_values(self, keys: Sequence[str]) -> dict[str, dict[str, float]]:
         """Return, for each turn state ``keys`` of a race, its turn's rolling nodes and ends (keys) -> their value

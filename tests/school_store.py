@@ -14,7 +14,7 @@ from graphs import get_game
 from graphs.school import game as rules
 from graphs.school.advise import advise as advise_on
 from graphs.school.turn import average_table as averages_from, decision_array as array_of, last_state, turn
-from store.solve import turns
+from store.solve import readers, turns
 from store.view import GraphView
 
 
@@ -35,15 +35,15 @@ def solve_policy(connection: sa.Connection, graph_id: int, name: str, **options:
 
 
 def state_result(connection: sa.Connection, graph_id: int, policy_id: int, key: str) -> sa.Row:
-    return turns.state_result(connection, graph_id, policy_id, key)
+    return readers.state_result(connection, graph_id, policy_id, key)
 
 
 def game_score(connection: sa.Connection, graph_id: int, policy_id: int) -> tuple[float, float]:
-    return turns.game_score(connection, graph_id, policy_id, rules.state_key(0))
+    return readers.game_score(connection, graph_id, policy_id, rules.state_key(0))
 
 
 def decision_array(connection: sa.Connection, graph_id: int, policy_id: int) -> Any:
-    return array_of(turns.stored_decisions(connection, graph_id, policy_id))
+    return array_of(readers.stored_decisions(connection, graph_id, policy_id))
 
 
 def average_table(connection: sa.Connection, graph_id: int) -> dict[str, float]:

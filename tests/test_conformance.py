@@ -51,7 +51,7 @@ from graphs.exact import exact_value, exact_values
 from graphs.expand import expand
 from graphs.playout import rules_simulator
 from graphs.repeating import SEPARATOR
-from store.solve import cycles, turn_cycles, turns
+from store.solve import cycles, parallel, readers, turn_cycles, turns
 from store.db import open_database
 from store.load import build_graph
 from store.report import ensure_evaluated
@@ -374,13 +374,13 @@ def test_turn_solve_of_the_last_states_equals_an_exact_recursion(game: Game, tmp
         graph = turns.TurnGraph.load(connection, built.graph_id, game.turn(params))  # type: ignore[attr-defined]
         policy_id = turns.solve_policy(connection, graph, "optimal", down_to=max(graph.layer_ids))
         for key, expected in exact.items():
-            stored = turns.state_result(connection, built.graph_id, policy_id, key).value
+            stored = readers.state_result(connection, built.graph_id, policy_id, key).value
             assert stored == pytest.approx(float(expected), rel=1e-12), key
         if game.rules is not None:  # and, for a few of them, from the game's rules (graphs/repeating.py)
             rules = game.rules(params)
             for key in sorted(exact)[::max(1, len(exact) // RULES_STATES)]:
                 worth = exact_value(rules, game.objective, position=(rules.game.state_of(key), rules.root))
-                stored = turns.state_result(connection, built.graph_id, policy_id, key).value
+                stored = readers.state_result(connection, built.graph_id, policy_id, key).value
                 assert stored == pytest.approx(float(worth), rel=1e-12), key
     assert len(exact) >= 10
 
@@ -389,8 +389,8 @@ def _recorded_process_pools(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     """Return the list to which each pool of worker processes that ``turns`` starts adds its first state layer
     (the pools run as they are)."""
     pools: list[int] = []
-    spawning = turns._process_solvers
-    monkeypatch.setattr(turns, "_process_solvers", lambda *setup: pools.append(setup[4]) or spawning(*setup))
+    spawning = turns.process_solvers  # (url, solver, spread, start), as turns calls it
+    monkeypatch.setattr(turns, "process_solvers", lambda *setup: pools.append(setup[3]) or spawning(*setup))
     return pools
 
 
@@ -427,8 +427,8 @@ def test_a_solve_spread_over_connections_stores_what_one_connection_stores(game:
             connection.execute(sa.delete(turn_policy))
             connection.commit()
             ids = turns.solve_policies(connection, graph, names, down_to=top, **options)
-            solved.append({name: (turns.stored_values(connection, built.graph_id, ids[name]),
-                                  turns.stored_decisions(connection, built.graph_id, ids[name])) for name in names})
+            solved.append({name: (readers.stored_values(connection, built.graph_id, ids[name]),
+                                  readers.stored_decisions(connection, built.graph_id, ids[name])) for name in names})
         first, last = graph.layer_ids[top]
     engine.dispose()
     assert last - first + 1 > 8  # several batches a worker
@@ -457,20 +457,20 @@ def test_worker_processes_read_each_layer_as_it_is_committed(game: Game, tmp_pat
             connection.execute(sa.delete(turn_policy))
             connection.commit()
             policy_id = turns.solve_policy(connection, graph, "optimal", down_to=top - 1, **options)
-            solved.append((turns.stored_values(connection, built.graph_id, policy_id),
-                           turns.stored_decisions(connection, built.graph_id, policy_id)))
+            solved.append((readers.stored_values(connection, built.graph_id, policy_id),
+                           readers.stored_decisions(connection, built.graph_id, policy_id)))
     engine.dispose()
     assert pools == [top]
     _assert_stores_the_same(*solved, "optimal")
 
 
 def test_dicegraph_workers_must_be_a_positive_whole_number(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv(turns.WORKERS_VARIABLE, "3")
-    assert turns.solve_workers() == 3
+    monkeypatch.setenv(parallel.WORKERS_VARIABLE, "3")
+    assert parallel.solve_workers() == 3
     for wrong in ("0", "two", "-1"):
-        monkeypatch.setenv(turns.WORKERS_VARIABLE, wrong)
+        monkeypatch.setenv(parallel.WORKERS_VARIABLE, wrong)
         with pytest.raises(BadParameter, match="whole number from 1"):
-            turns.solve_workers()
+            parallel.solve_workers()
 
 
 def copied_turns(game: Game, params: dict[str, Any]) -> tuple[list[Row], dict[str, int]]:
@@ -572,7 +572,7 @@ def test_cyclic_turn_solve_equals_policy_iteration_on_the_copied_turns(game: Gam
         kinds = {row.id: row.kind for row in rows if isinstance(row, Node)}
         playing = {key: node_id for key, node_id in state_ids.items() if kinds[node_id] != TERMINAL}
         for key, node_id in playing.items():
-            stored = turns.state_result(connection, built.graph_id, policy_id, key).value
+            stored = readers.state_result(connection, built.graph_id, policy_id, key).value
             assert stored == pytest.approx(float(exact_values[node_id]), rel=1e-12, abs=1e-15), key
     engine.dispose()
     assert len(playing) >= 4
@@ -596,7 +596,7 @@ def test_a_turn_stored_once_solves_to_the_exact_values_of_the_games_rules(game: 
         policy_id = turns.ensure_policy(connection, graph, "optimal")
         states = {key.removesuffix(start): worth for key, worth in values.items() if key.endswith(start)}
         for key, worth in states.items():
-            stored = turns.state_result(connection, built.graph_id, policy_id, key).value
+            stored = readers.state_result(connection, built.graph_id, policy_id, key).value
             assert stored == pytest.approx(float(worth), rel=1e-12, abs=1e-15), key
     engine.dispose()
     assert len(states) >= 4

@@ -109,7 +109,7 @@ def test_duckdb_solves_and_matches_exactly(tmp_path):
     """On DuckDB the decisions take each seat's columns by ``arg_min`` where they are chosen (SQLite joins the moves
     back): the optimum, an agent against it in both seats, and two agents against each other, against exact rationals."""
     from graphs import get_game
-    from store.solve import turn_cycles, turns
+    from store.solve import readers, turn_cycles, turns
     from store.db import open_database
     from store.load import build_graph
     from store.scratch import has_arg_min
@@ -121,7 +121,7 @@ def test_duckdb_solves_and_matches_exactly(tmp_path):
         assert has_arg_min(connection)
         graph = turns.TurnGraph.load(connection, built.graph_id, game.turn(params))
         turn_cycles.ensure_solved(connection, graph)
-        optimal = turns.state_result(connection, built.graph_id, turns.ensure_policy(connection, graph, "optimal"), "0-0")
+        optimal = readers.state_result(connection, built.graph_id, turns.ensure_policy(connection, graph, "optimal"), "0-0")
         assert math.isclose(optimal.value, race_exact.solve(200)[0, 0], rel_tol=1e-12)
         pairs = [("threshold-2", "optimal"), ("turn-optimal", "threshold-5")]
         together = turn_cycles.matches(connection, graph, pairs)  # both pairs in one run

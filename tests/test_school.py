@@ -25,7 +25,7 @@ from graphs.montecarlo import simulate
 from tests import school_store as school
 from store.db import open_database
 from store.load import build_graph
-from store.solve import turns
+from store.solve import readers
 from store.schema import node, turn_policy
 
 SEED = Path(__file__).resolve().parents[2] / "shared" / "seeds" / "001_4d0d9a8c031293e3.txt"
@@ -277,7 +277,7 @@ def test_whole_games_played_from_the_rules_with_the_stored_decisions_score_the_s
         graph_id = connection.execute(sa.text("SELECT id FROM graph WHERE game = 'school'")).scalar_one()
         policy_id = school.ensure_policy(connection, graph_id, "optimal")
         expected, _ = school.game_score(connection, graph_id, policy_id)
-        decisions = turns.stored_decisions(connection, graph_id, policy_id)
+        decisions = readers.stored_decisions(connection, graph_id, policy_id)
     engine.dispose()
     full = school_rules(DEFAULT)
     scores = np.array(rules_simulator(lambda params: full)(DEFAULT, full.plays(stored_agent(decisions)))(

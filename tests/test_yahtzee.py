@@ -22,7 +22,7 @@ from cli import main
 from graphs import get_game
 from graphs.yahtzee import boxes
 from graphs.yahtzee.turn import last_state
-from store.solve import turns
+from store.solve import readers, turns
 from store.db import open_database
 from store.load import build_graph
 from tests.yahtzee_numpy import optimal_score
@@ -167,7 +167,7 @@ def endgame(tmp_path_factory: pytest.TempPathFactory) -> dict[str, float]:
         graph = turns.TurnGraph.load(connection, built.graph_id, game.turn(OFF))
         policy_id = turns.solve_policy(connection, graph, "optimal", down_to=11)
         keys = [boxes.state_key(s, "off") for s in boxes.states("off") if bin(s.filled).count("1") >= 11]
-        return {key: turns.state_result(connection, built.graph_id, policy_id, key).value
+        return {key: readers.state_result(connection, built.graph_id, policy_id, key).value
                 for key in keys if not key.endswith(f":{boxes.ALL_FILLED}")}
 
 
@@ -220,7 +220,7 @@ def test_whole_games_played_from_the_rules_with_the_stored_decisions_score_the_s
     engine = open_database(url)
     with engine.connect() as connection:
         graph = turns.TurnGraph.load(connection, data["graph"], get_game("yahtzee").turn(OFF))
-        decisions = turns.stored_decisions(connection, data["graph"], turns.ensure_policy(connection, graph, "optimal"))
+        decisions = readers.stored_decisions(connection, data["graph"], turns.ensure_policy(connection, graph, "optimal"))
     engine.dispose()
     full = yahtzee_rules(OFF)
     scores = np.array(rules_simulator(lambda params: full)(OFF, full.plays(stored_agent(decisions, "off")))(

@@ -35,14 +35,9 @@ decisions packed by the game's :class:`graphs.protocol.DecisionEncoder`.
 from __future__ import annotations
 
 import dataclasses
-import math
-import multiprocessing
-import os
-import queue
-import signal
-from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import Future, ProcessPoolExecutor, ThreadPoolExecutor, as_completed
-from contextlib import closing, contextmanager
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import closing
 from dataclasses import dataclass
 
 import sqlalchemy as sa
@@ -50,12 +45,14 @@ import sqlalchemy as sa
 from graphs.errors import BadParameter
 from graphs.protocol import DecisionEncoder, Progress, TurnPolicy, TurnStructure
 from store.catalog import find_node, node_ids
-from store.db import open_database, side_connections, sqlite_file_url
+from store.db import sqlite_file_url
 from store.errors import NotFound
 from store.load import next_id, now
-from store.schema import edge, edges_of, layer, layer_ranges, node, policy, turn_policy
+from store.schema import edge, edges_of, layer_ranges, node, policy, turn_policy
 from store.scratch import has_arg_min, hashed_joins, plan_whole_layers, temporary_table, turn_work_table
 from store.solve.layers import best_move_rows
+from store.solve.parallel import connection_solvers, even_batches, process_solvers, solve_workers
+from store.solve.readers import state_result
 
 # turn states solved together, per backend: SQLite sorts each GROUP BY, and
 # its sorts stay in memory (and fast) for a few hundred states; DuckDB
@@ -367,10 +364,10 @@ def _load_solved(connection: sa.Connection, work: _Work, policy_ids: Sequence[in
 
 @dataclass(frozen=True)
 class _Batch:
-    """What one batch of turn states needs to go through the turn: its game layer and node ids (first, last)."""
+    """What one batch of turn states needs to go through the turn: its state layer and node ids (first, last)."""
 
     graph: TurnGraph
-    game_layer: int
+    layer: int
     states: tuple[int, int]
     own_profits: tuple[bool, ...]
     first_edge: int
@@ -381,156 +378,44 @@ class _Batch:
         return self.states[1] - self.states[0] + 1
 
 
-def _solve_on(connection: sa.Connection, work: _Work, batch: _Batch) -> list[tuple[list, list]]:
-    """Solve a batch with ``work``'s tables (emptied after); return each policy's :func:`_fetch_batch`."""
-    plan_whole_layers(connection)
-    _start_turns(connection, batch.graph, work, batch.game_layer, batch.states, batch.own_profits)
-    _turn_statements(connection, batch.graph, work)
-    fetched = [_fetch_batch(connection, work, i, batch.first_edge, batch.graph.root) for i in range(work.policies)]
-    _clear(connection, work)
-    return fetched
+@dataclass(frozen=True)
+class _TurnSolver:
+    """How a connection solves batches of turn states (:class:`store.solve.parallel.BatchSolver`) for the policies
+    ``policy_ids`` with their own end ``profits``: plain data, pickled for a worker process (its graph then
+    without the game's policies and encoder, functions that may not pickle and that a worker needs not)."""
 
-
-def _solve_batch(free: queue.SimpleQueue[tuple[sa.Connection, _Work]], batch: _Batch) -> list[tuple[list, list]]:
-    """Solve a batch on a connection taken from ``free`` (given back after); return :func:`_solve_on`'s results."""
-    connection, work = free.get()
-    try:
-        return _solve_on(connection, work, batch)
-    finally:
-        free.put((connection, work))
-
-
-@dataclass
-class _SolvingProcess:
-    """What a worker process keeps between batches: its connection, its work tables, and the lowest state
-    layer whose values its state table holds (the layers above it too)."""
-
-    connection: sa.Connection
-    work: _Work
-    policy_ids: tuple[int, ...]
-    loaded_from: int
-
-
-_solving_process: _SolvingProcess | None = None  # set in a worker process by _start_process
-
-
-def _start_process(url: str, graph: TurnGraph, policy_ids: tuple[int, ...],
-                   profits: Sequence[dict[str, float] | None], loaded_from: int) -> None:
-    """Set up a worker process: open the database read-only, make the work tables, read the stored layers
-    (those from ``loaded_from`` up). Interrupts go to the parent, which stops the solve."""
-    global _solving_process
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    connection = open_database(url, read_only=True).connect()
-    work = _policy_work(connection, graph, profits)
-    _load_solved(connection, work, policy_ids)
-    _solving_process = _SolvingProcess(connection, work, policy_ids, loaded_from)
-
-
-def _solve_in_process(batch: _Batch) -> list[tuple[list, list]]:
-    """Solve a batch in this worker process (after reading the layers committed since its last batch); return
-    :func:`_solve_on`'s results as plain tuples, which go back to the parent pickled."""
-    worker = _solving_process
-    assert worker is not None, "_start_process sets up a worker process"
-    if batch.game_layer + 1 < worker.loaded_from:
-        worker.connection.commit()  # a new snapshot, holding the layers committed since
-        for game_layer in range(batch.game_layer + 1, worker.loaded_from):
-            _load_solved(worker.connection, worker.work, worker.policy_ids, batch.graph.layer_ids[game_layer])
-        worker.loaded_from = batch.game_layer + 1
-    return [([tuple(row) for row in chosen], [tuple(row) for row in values])
-            for chosen, values in _solve_on(worker.connection, worker.work, batch)]
-
-
-def _solved(submit: Callable[[_Batch], Future] | None, solve: Callable[[_Batch], list[tuple[list, list]]],
-            batches: Sequence[_Batch]) -> Iterator[tuple[_Batch, list[tuple[list, list]]]]:
-    """Yield each batch with its results as it is solved: by ``solve`` in this thread, or by the futures
-    ``submit`` gives (those not started are cancelled when the generator is closed early)."""
-    if submit is None:
-        for one in batches:
-            yield one, solve(one)
-        return
-    solving = {submit(one): one for one in batches}
-    try:
-        for done in as_completed(solving):
-            yield solving[done], done.result()
-    finally:
-        for future in solving:
-            future.cancel()
-
-
-def even_batches(first: int, last: int, most: int, workers: int) -> list[tuple[int, int]]:
-    """Return the id ranges ``(first, last)`` of batches of at most ``most`` ids covering ``first .. last``: as few
-    as can be, in a multiple of ``workers``, of sizes differing by one at most (so no worker waits for a last small one).
-
-    >>> even_batches(1, 10, 4, 1)
-    [(1, 3), (4, 6), (7, 10)]
-    >>> even_batches(1, 10, 4, 2)
-    [(1, 2), (3, 5), (6, 7), (8, 10)]
-    """
-    size = last - first + 1
-    count = -(-size // most)
-    count = min(size, -(-count // workers) * workers)
-    bounds = [first + size * i // count for i in range(count + 1)]
-    return [(low, high - 1) for low, high in zip(bounds, bounds[1:])]
-
-
-@dataclass
-class _Solvers:
-    """Where a layer's batches are solved: ``count`` at once through ``submit`` (None: one after another by
-    ``solve``), from batches of ``graph``; ``layer_done(states)`` is told the node ids of each layer committed."""
-
-    count: int
     graph: TurnGraph
-    submit: Callable[[_Batch], Future] | None
-    solve: Callable[[_Batch], list[tuple[list, list]]]
-    layer_done: Callable[[tuple[int, int]], None]
+    policy_ids: tuple[int, ...]
+    profits: tuple[dict[str, float] | None, ...]
 
+    def prepare(self, connection: sa.Connection) -> _Work:
+        """Return new work tables holding the values of the layers stored above."""
+        work = _policy_work(connection, self.graph, self.profits)
+        _load_solved(connection, work, self.policy_ids)
+        return work
 
-@contextmanager
-def _connection_solvers(connection: sa.Connection, graph: TurnGraph, policies: Sequence[tuple[int, dict[str, float] | None]],
-                        spread: int) -> Iterator[_Solvers]:
-    """Yield solvers on ``connection`` and up to ``spread - 1`` more connections (:func:`store.db.side_connections`),
-    each used by one thread at a time, with work tables of its own; drop the tables after."""
-    policy_ids = [policy_id for policy_id, _ in policies]
-    with side_connections(connection, spread - 1) as others:
-        free: queue.SimpleQueue[tuple[sa.Connection, _Work]] = queue.SimpleQueue()
-        connections = []
-        for worker in [connection, *others]:
-            work = _policy_work(worker, graph, [own for _, own in policies])
-            _load_solved(worker, work, policy_ids)  # the layers stored above
-            connections.append((worker, work))
-            free.put((worker, work))
+    def solve(self, connection: sa.Connection, work: _Work, batch: _Batch) -> list[tuple[list, list]]:
+        """Solve a batch with ``work``'s tables (emptied after); return each policy's chosen moves and root values
+        (:func:`_fetch_batch`) as tuples."""
+        plan_whole_layers(connection)
+        _start_turns(connection, batch.graph, work, batch.layer, batch.states, batch.own_profits)
+        _turn_statements(connection, batch.graph, work)
+        fetched = [_fetch_batch(connection, work, i, batch.first_edge, batch.graph.root) for i in range(work.policies)]
+        _clear(connection, work)
+        return [([tuple(row) for row in chosen], [tuple(row) for row in values]) for chosen, values in fetched]
 
-        def layer_done(states: tuple[int, int]) -> None:
-            for worker, work in connections:  # the next layer reads this one
-                if worker is not connection:
-                    worker.commit()  # a new snapshot, holding the layer just committed
-                _load_solved(worker, work, policy_ids, states)
+    def catch_up(self, connection: sa.Connection, work: _Work, layer: int) -> None:
+        """Read the values of the state layer ``layer`` into the work's state table."""
+        _load_solved(connection, work, self.policy_ids, self.graph.layer_ids[layer])
 
-        with ThreadPoolExecutor(max_workers=len(connections)) as threads:
-            submit = None if len(connections) == 1 else (lambda one: threads.submit(_solve_batch, free, one))
-            yield _Solvers(len(connections), graph, submit, lambda one: _solve_batch(free, one), layer_done)
-        for worker, work in connections:
-            _drop(worker, work)
+    def drop(self, connection: sa.Connection, work: _Work) -> None:
+        """Drop the work tables."""
+        _drop(connection, work)
 
-
-@contextmanager
-def _process_solvers(url: str, graph: TurnGraph, policies: Sequence[tuple[int, dict[str, float] | None]],
-                     spread: int, start: int) -> Iterator[_Solvers]:
-    """Yield solvers in ``spread`` worker processes on the database ``url``, each with its own connection and
-    work tables (:func:`_start_process`); shut them down after.
-
-    A batch carries the turn graph without the game's policies and encoder
-    (functions, which may not pickle): a worker needs neither.
-    """
-    bare = dataclasses.replace(graph, structure=dataclasses.replace(graph.structure, policies=(), encoder=None))
-    setup = (url, bare, tuple(policy_id for policy_id, _ in policies), [own for _, own in policies], start + 1)
-    pool = ProcessPoolExecutor(spread, mp_context=multiprocessing.get_context("spawn"), initializer=_start_process,
-                               initargs=setup)
-    try:
-        yield _Solvers(spread, bare, lambda one: pool.submit(_solve_in_process, one), _solve_in_process,
-                       lambda states: None)
-    finally:
-        pool.shutdown(cancel_futures=True)
+    def bare(self) -> _TurnSolver:
+        """Return this solver with the graph a worker process gets (no policies or encoder)."""
+        structure = dataclasses.replace(self.graph.structure, policies=(), encoder=None)
+        return dataclasses.replace(self, graph=dataclasses.replace(self.graph, structure=structure))
 
 
 def _solve_together(connection: sa.Connection, graph: TurnGraph, policies: Sequence[tuple[int, dict[str, float] | None]],
@@ -543,9 +428,8 @@ def _solve_together(connection: sa.Connection, graph: TurnGraph, policies: Seque
     tables, so the database runs their statements at the same time; each
     reads a layer's values from ``turn_policy`` once it is committed. The
     connections are used by threads, except on a SQLite file with more than
-    a batch of states a worker in some layer: there by worker processes,
-    as SQLite's statements in threads of one process slow each other down
-    (two threads did the work of 1.3 connections, two processes of 2).
+    a batch of states a worker in some layer: there by worker processes
+    (:mod:`store.solve.parallel`).
     """
     if commit_layers:
         connection.commit()  # what the other connections read
@@ -556,17 +440,19 @@ def _solve_together(connection: sa.Connection, graph: TurnGraph, policies: Seque
     spread = (workers or solve_workers()) if commit_layers else 1
     largest = max(last - first + 1 for layer, (first, last) in graph.layer_ids.items() if stop <= layer <= start)
     url = sqlite_file_url(connection)
+    solver = _TurnSolver(graph, tuple(policy_ids), tuple(own for _, own in policies))
     if url is not None and spread > 1 and largest > batch * spread:
-        solvers = _process_solvers(url, graph, policies, spread, start)
+        solver = solver.bare()
+        solvers = process_solvers(url, solver, spread, start)
     else:
-        solvers = _connection_solvers(connection, graph, policies, spread)
+        solvers = connection_solvers(connection, solver, spread)
     with solvers as solving, ThreadPoolExecutor(max_workers=1) as packer:
         for game_layer in range(start, stop - 1, -1):
             first, last = graph.layer_ids[game_layer]
-            batches = [_Batch(solving.graph, game_layer, ids, own_profits, first_edge)
+            batches = [_Batch(solver.graph, game_layer, ids, own_profits, first_edge)
                        for ids in even_batches(first, last, batch, solving.count)]
             packing = []
-            with closing(_solved(solving.submit, solving.solve, batches)) as solved:
+            with closing(solving.solved(batches)) as solved:
                 for one, fetched in solved:
                     for policy_id, results in zip(policy_ids, fetched):
                         packing.append(packer.submit(_policy_rows, policy_id, encoder, *results))
@@ -581,20 +467,7 @@ def _solve_together(connection: sa.Connection, graph: TurnGraph, policies: Seque
                 connection.commit()
             if game_layer == stop:
                 break
-            solving.layer_done((first, last))
-
-
-def solve_workers() -> int:
-    """Return how many connections solve a committed turn game's batches at once: the processor count, unless
-    ``$DICEGRAPH_WORKERS`` names another (1: the caller's connection alone); raise BadParameter if it is not
-    a positive whole number."""
-    configured = os.environ.get(WORKERS_VARIABLE, "").strip()
-    if not configured:
-        return os.cpu_count() or 1
-    if not configured.isdigit() or int(configured) < 1:
-        raise BadParameter(f"${WORKERS_VARIABLE} is how many connections solve at once, a whole number from 1 "
-                           f"(not {configured!r}); unset it to use one per processor")
-    return int(configured)
+            solving.layer_done(game_layer)
 
 
 def chosen_moves(work: _Work, policy: int, first_edge: int) -> sa.Select:
@@ -668,33 +541,6 @@ def ensure_solved(connection: sa.Connection, graph: TurnGraph, progress: Progres
         solve_policies(connection, graph, missing, progress=progress, commit_layers=True)
 
 
-def state_result(connection: sa.Connection, graph_id: int, policy_id: int, key: str) -> sa.Row:
-    """Return the ``turn_policy`` row (value, moment2, decisions) of the turn state ``key``; raise NotFound if unsolved."""
-    query = (sa.select(turn_policy.c.value, turn_policy.c.moment2, turn_policy.c.decisions)
-             .select_from(turn_policy.join(node, sa.and_(node.c.id == turn_policy.c.node_id, node.c.graph_id == graph_id)))
-             .where(turn_policy.c.policy_id == policy_id, node.c.key == key))
-    row = connection.execute(query).first()
-    if row is None:
-        raise NotFound(f"no stored value for {key} (solve the game first: dicegraph report GAME)")
-    return row
-
-
-def stored_decisions(connection: sa.Connection, graph_id: int, policy_id: int) -> dict[str, bytes]:
-    """Return the policy's decisions: turn state key -> its bytes."""
-    query = (sa.select(node.c.key, turn_policy.c.decisions)
-             .select_from(turn_policy.join(node, sa.and_(node.c.id == turn_policy.c.node_id, node.c.graph_id == graph_id)))
-             .where(turn_policy.c.policy_id == policy_id))
-    return dict(connection.execute(query).all())
-
-
-def stored_values(connection: sa.Connection, graph_id: int, policy_id: int) -> dict[str, float]:
-    """Return the policy's values: turn state key -> its value."""
-    query = (sa.select(node.c.key, turn_policy.c.value)
-             .select_from(turn_policy.join(node, sa.and_(node.c.id == turn_policy.c.node_id, node.c.graph_id == graph_id)))
-             .where(turn_policy.c.policy_id == policy_id))
-    return dict(connection.execute(query).all())
-
-
 def turn_worths(connection: sa.Connection, graph: TurnGraph, name: str, key: str) -> dict[str, tuple[float, float]]:
     """Return, for the turn state ``key``, every turn node's key -> (profit, value) under policy ``name``.
 
@@ -720,25 +566,3 @@ def turn_worths(connection: sa.Connection, graph: TurnGraph, name: str, key: str
     worths = {turn_key: (p, v1) for turn_key, p, v1 in connection.execute(query)}
     _drop(connection, work)
     return worths
-
-
-def turn_sizes(connection: sa.Connection, graph: TurnGraph) -> dict[str, int]:
-    """Return the sizes of the stored parts: turn states and their edges, the turn, and the copy it saves."""
-    def count(condition: sa.ColumnElement[bool]) -> int:
-        return connection.execute(sa.select(sa.func.count()).select_from(node).where(condition)).scalar_one()
-
-    root_layer = graph.turn_spans[0].layer
-    states = count(sa.and_(node.c.graph_id == graph.graph_id, node.c.layer < root_layer))
-    turn_nodes = count(sa.and_(node.c.graph_id == graph.graph_id, node.c.layer >= root_layer))
-    spans = sa.select(layer.c.layer, layer.c.rolls + layer.c.moves).where(layer.c.graph_id == graph.graph_id)
-    by_layer = dict(connection.execute(spans).all())
-    turn_edges = sum(n for number, n in by_layer.items() if number >= root_layer)
-    state_edges = sum(n for number, n in by_layer.items() if number < root_layer)
-    return {"turn_states": states, "state_edges": state_edges, "turn_nodes": turn_nodes, "turn_edges": turn_edges,
-            "copied_edges": (states - 1) * turn_edges}
-
-
-def game_score(connection: sa.Connection, graph_id: int, policy_id: int, key: str) -> tuple[float, float]:
-    """Return the policy's expected score from turn state ``key`` and its standard deviation."""
-    row = state_result(connection, graph_id, policy_id, key)
-    return row.value, math.sqrt(max(row.moment2 - row.value**2, 0.0))

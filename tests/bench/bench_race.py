@@ -31,7 +31,7 @@ sys.path.insert(0, str(ROOT))
 
 from graphs import get_game  # noqa: E402
 from graphs.five_thousand_race.game import sizes  # noqa: E402
-from store.solve import turn_cycles, turns  # noqa: E402
+from store.solve import readers, turn_cycles, turns  # noqa: E402
 from store.catalog import policy_convergence  # noqa: E402
 from store.db import open_database  # noqa: E402
 from store.load import build_graph  # noqa: E402
@@ -57,7 +57,7 @@ def bench(backend: str, target: int, reference: float, reference_seconds: float,
             step = time.perf_counter()
             turn_cycles.ensure_solved(connection, graph)
             times["solve optimal"] = time.perf_counter() - step
-            value = turns.state_result(connection, built.graph_id, turns.ensure_policy(connection, graph, "optimal"),
+            value = readers.state_result(connection, built.graph_id, turns.ensure_policy(connection, graph, "optimal"),
                                        "0-0").value
             record = policy_convergence(connection, turns.ensure_policy(connection, graph, "optimal"))
             if match:

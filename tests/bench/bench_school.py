@@ -27,7 +27,7 @@ sys.path.insert(0, str(ROOT))
 from graphs import get_game  # noqa: E402
 from graphs import school as rules  # noqa: E402
 from graphs.school.turn import turn  # noqa: E402
-from store.solve import turns  # noqa: E402
+from store.solve import readers, turns  # noqa: E402
 from store.db import open_database  # noqa: E402
 from store.load import build_graph  # noqa: E402
 from tests.bench.phases import bench_database, peak_memory  # noqa: E402
@@ -80,7 +80,7 @@ def bench(backend: str) -> tuple[float, float]:
             turns.ensure_solved(connection, graph)
             seconds = time.perf_counter() - started
             policy_id = turns.ensure_policy(connection, graph, "optimal")
-            expected, sd = turns.game_score(connection, built.graph_id, policy_id, rules.state_key(0))
+            expected, sd = readers.game_score(connection, built.graph_id, policy_id, rules.state_key(0))
     turn_edges = sum(span.rolls + span.moves for span in graph.turn_spans)
     joined = len(graph.structure.policies) * (len(rules.STATES) - 1) * turn_edges
     target = TARGET_SECONDS.get(backend)

@@ -31,7 +31,7 @@ import sqlalchemy as sa  # noqa: E402
 from graphs import get_game  # noqa: E402
 from graphs.yahtzee import boxes  # noqa: E402
 from graphs.yahtzee.report import PUBLISHED  # noqa: E402
-from store.solve import turns  # noqa: E402
+from store.solve import readers, turns  # noqa: E402
 from store.db import open_database  # noqa: E402
 from store.load import build_graph  # noqa: E402
 from tests.bench.phases import bench_database, peak_memory  # noqa: E402
@@ -68,7 +68,7 @@ def bench(backend: str, bonuses: str, down_to: int) -> tuple[float, float | None
             expected = None
             if down_to == 0:
                 start = boxes.state_key(boxes.states(bonuses)[0], bonuses)
-                expected, sd = turns.game_score(connection, built.graph_id, policy_id, start)
+                expected, sd = readers.game_score(connection, built.graph_id, policy_id, start)
     turn_edges = sum(span.rolls + span.moves for span in graph.turn_spans)
     joined = solved * turn_edges
     every = sum(1 for state in boxes.states(bonuses) if state.filled != boxes.ALL_FILLED)

@@ -128,7 +128,7 @@ class GraphView:
 
     def turn_sizes(self) -> dict[str, int]:
         """Return a turn game's sizes: turn_states, state_edges, turn_nodes, turn_edges, copied_edges."""
-        return readers.turn_sizes(self.connection, self._turn())
+        return readers.turn_sizes(self.connection, self.graph_id, self._turn().turn_spans[0].layer)
 
     def turn_state_values(self, policy: str) -> dict[str, float]:
         """Return a turn game's policy values: turn state key -> its value."""

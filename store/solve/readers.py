@@ -13,7 +13,7 @@ decisions, every state's values or decisions, and the sizes of the stored parts.
 ...     _ = solve_graph(connection, graph_id, race)
 ...     turn = TurnGraph.load(connection, graph_id, race.turn({"target": 100}))
 ...     first_wins = state_result(connection, graph_id, ensure_policy(connection, turn, "optimal"), "0-0").value
-...     sizes = turn_sizes(connection, turn)
+...     sizes = turn_sizes(connection, graph_id, turn.turn_spans[0].layer)
 >>> round(first_wins, 6), sizes["turn_states"], sizes["turn_edges"]
 (0.910906, 5, 1254)
 """
@@ -21,15 +21,10 @@ decisions, every state's values or decisions, and the sizes of the stored parts.
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING
-
 import sqlalchemy as sa
 
 from store.errors import NotFound
 from store.schema import layer, node, turn_policy
-
-if TYPE_CHECKING:
-    from store.solve.turns import TurnGraph
 
 
 def state_result(connection: sa.Connection, graph_id: int, policy_id: int, key: str) -> sa.Row:
@@ -59,15 +54,15 @@ def stored_values(connection: sa.Connection, graph_id: int, policy_id: int) -> d
     return dict(connection.execute(query).all())
 
 
-def turn_sizes(connection: sa.Connection, graph: TurnGraph) -> dict[str, int]:
-    """Return the sizes of the stored parts: turn states and their edges, the turn, and the copy it saves."""
+def turn_sizes(connection: sa.Connection, graph_id: int, root_layer: int) -> dict[str, int]:
+    """Return the sizes of the stored parts of a turn game whose turn starts at layer ``root_layer``: turn states
+    and their edges, the turn, and the copy it saves."""
     def count(condition: sa.ColumnElement[bool]) -> int:
         return connection.execute(sa.select(sa.func.count()).select_from(node).where(condition)).scalar_one()
 
-    root_layer = graph.turn_spans[0].layer
-    states = count(sa.and_(node.c.graph_id == graph.graph_id, node.c.layer < root_layer))
-    turn_nodes = count(sa.and_(node.c.graph_id == graph.graph_id, node.c.layer >= root_layer))
-    spans = sa.select(layer.c.layer, layer.c.rolls + layer.c.moves).where(layer.c.graph_id == graph.graph_id)
+    states = count(sa.and_(node.c.graph_id == graph_id, node.c.layer < root_layer))
+    turn_nodes = count(sa.and_(node.c.graph_id == graph_id, node.c.layer >= root_layer))
+    spans = sa.select(layer.c.layer, layer.c.rolls + layer.c.moves).where(layer.c.graph_id == graph_id)
     by_layer = dict(connection.execute(spans).all())
     turn_edges = sum(n for number, n in by_layer.items() if number >= root_layer)
     state_edges = sum(n for number, n in by_layer.items() if number < root_layer)

@@ -6,6 +6,7 @@ one line on stderr and exit status 1.
 
 from __future__ import annotations
 
+import random
 import signal
 import sys
 import time
@@ -18,6 +19,8 @@ import click
 import sqlalchemy as sa
 
 from dicegraph.database import Database
+from dicegraph.play import Table, matching_edge, person_seats
+from dicegraph.record import PERSON, Record
 from graphs import GAMES, REFUSED, get_game
 from graphs.commands import JSON_OPTION, PARAM_OPTION, SESSION, mounted, parse_params, print_json, residual_text, table
 from graphs.errors import DicegraphError
@@ -757,6 +760,216 @@ def show(ctx: click.Context, graph: str, params: tuple[str, ...], key: str, as_j
         click.echo(f"\nnot evaluated yet: {', '.join(unevaluated)} "
                    f"(compute them with: dicegraph solve {described['graph']}, or dicegraph report {described['game']} -n 0)",
                    err=True)
+
+
+@main.command()
+@click.argument("game")
+@click.argument("policies", nargs=-1, metavar="[FIRST [SECOND]]")
+@PARAM_OPTION
+@click.option("--auto", is_flag=True,
+              help="Play the whole game between the stored policies FIRST [SECOND] (agents, optimal, a named solve), "
+                   "no person; one policy alone plays every seat.")
+@click.option("--against", default=OPTIMAL, show_default=True, metavar="POLICY",
+              help="Two-player games: the stored policy you play against.")
+@click.option("--seat", type=click.Choice(SEATS), default=SEATS[0], show_default=True,
+              help="Two-player games: your seat (first moves first).")
+@click.option("--dice", type=click.Choice(["auto", "manual"]), default="auto", show_default=True,
+              help="auto: dicegraph rolls (--seed repeats a game); manual: you type each roll of real dice.")
+@click.option("--seed", type=click.IntRange(min=0), default=None, help="The dice's seed [default: a new one, recorded].")
+@click.option("--record", "record_path", type=click.Path(dir_okay=False, path_type=Path), metavar="FILE",
+              help="Write the game's record to FILE after every step (a stopped game loses nothing).")
+@click.option("--resume", type=click.Path(dir_okay=False, path_type=Path), metavar="FILE",
+              help="Go on with the game recorded in FILE (and keep recording there).")
+@JSON_OPTION
+@click.pass_context
+def play(ctx: click.Context, game: str, policies: tuple[str, ...], params: tuple[str, ...], auto: bool, against: str,
+         seat: str, dice: str, seed: int | None, record_path: Path | None, resume: Path | None, as_json: bool) -> None:
+    """Play GAME against the stored optimum (or --against another policy), or watch --auto policies play it.
+
+    The game must be built and solved (dicegraph report GAME does both); the
+    database is only read: the game lives in its record (--record). At your
+    move, type its number or its label, ? for every move's value and what it
+    gives up, q to stop. At the end the game is analysed (dicegraph analyse).
+
+    \b
+    Examples:
+      dicegraph play jackpot
+      dicegraph play pig --seat second --record game.json
+      dicegraph play pig --auto optimal hold-at-20 --seed 7 --json
+      dicegraph play shut-the-box --dice manual
+      dicegraph play pig --resume game.json
+    """
+    db = _database(ctx)
+    if auto:
+        if resume is not None:
+            raise click.BadParameter("--auto plays a new game; resume a record without it", param_hint="--resume")
+        def shown(row: Mapping[str, Any]) -> None:
+            if not as_json:
+                click.echo(_step_line(len(steps) + 1, row))
+            steps.append(row)
+
+        steps: list[Mapping[str, Any]] = []
+        result = db.play(game, parse_params(params), policies or (OPTIMAL,), seed=seed, record=record_path,
+                         on_step=shown)
+        if as_json:
+            print_json(result)
+        else:
+            click.echo("\n".join(_analysis_totals(result)))
+        return
+    if policies:
+        raise click.BadParameter("policies are named with --auto (a person plays against --against)",
+                                 param_hint="FIRST [SECOND]")
+    record = _started_record(db, game, params, resume, seat, against, dice, seed)
+    path = record_path or resume
+    stopped = False
+    with db.table(record, policies=True) as playing:
+        click.echo(f"{playing.record.game}: you play {_seats_text(playing.record.seats)}"
+                   + (f"; dice seed {playing.record.seed}" if playing.record.seed is not None else "; dice typed by you"),
+                   err=True)
+        try:
+            while not playing.finished:
+                step = _next_step(playing, as_json)
+                playing.take(step)
+                if path is not None:
+                    playing.record.write(path)
+        except (KeyboardInterrupt, click.Abort):
+            stopped = True
+        finished = playing.record
+    if stopped:
+        where = f"; the record is in {path}: dicegraph play {game} --resume {path}" if path else \
+            " (nothing recorded: give --record FILE to keep a game)"
+        click.echo(f"stopped after step {len(finished.steps)}{where}", err=True)
+        ctx.exit(130)
+    analysis = db.analyse(finished)
+    if as_json:
+        print_json({**analysis, "record": finished.as_json()})
+    else:
+        click.echo("\n".join(_analysis_totals(analysis)))
+
+
+def _started_record(db: Database, game: str, params: tuple[str, ...], resume: Path | None, seat: str, against: str,
+                    dice: str, seed: int | None) -> Record:
+    """Return the record a person's game starts from: the one in ``resume``, or a new one."""
+    if resume is not None:
+        if params:
+            raise click.BadParameter("a resumed game keeps its record's parameters", param_hint="-p")
+        try:
+            record = Record.read(resume)
+        except OSError as error:
+            raise click.ClickException(_os_error_line(error)) from None
+        if record.game != get_game(game).name:
+            raise DicegraphError(f"{resume} is a record of {record.game}, not of {game}")
+        return record
+    chosen = get_game(game)
+    drawn = None if dice == "manual" else (seed if seed is not None else random.SystemRandom().randrange(2**31))
+    return Record(chosen.name, parse_params(params), person_seats(chosen.players == 2, seat, against), [], drawn)
+
+
+def _seats_text(seats: Mapping[str, str]) -> str:
+    """Return who plays which seat, in words: ``'first; optimal plays second'``, ``'solo'``."""
+    yours = [name for name, policy in seats.items() if policy == PERSON]
+    others = [f"{policy} plays {name}" for name, policy in seats.items() if policy != PERSON]
+    return "; ".join([", ".join(yours) or "no seat", *others])
+
+
+def _next_step(playing: Table, quiet: bool) -> dict[str, str]:
+    """Return the next step of a person's game: the dice's roll (drawn, or typed), a policy's move, or the person's
+    (the game shown on stderr when ``quiet``: stdout is for the JSON)."""
+    position = playing.position
+    if playing.expects == "roll":
+        if playing.rng is not None:
+            step = playing.roll(playing.rng)
+            click.echo(f"{position['label']}: {step['roll']}", err=quiet)
+            return step
+        return _asked(playing, "roll", "your roll of the dice (its label, e.g. as dicegraph show prints it)")
+    policy = playing.record.seats[playing.to_move]
+    if policy != PERSON:
+        step = playing.move_of(policy)
+        click.echo(f"{position['label']}: {policy} ({playing.to_move}) moves {step['move']}", err=quiet)
+        return step
+    options = playing.options()
+    click.echo(f"\n{position['label']} (value now {playing.value_now:.6g})", err=quiet)
+    for number, option in enumerate(options, 1):
+        click.echo(f"  {number}) {option['label']}", err=quiet)
+    return _asked(playing, "move", "your move (number or label; ? for hints, q to stop)")
+
+
+def _asked(playing: Table, kind: str, prompt: str) -> dict[str, str]:
+    """Return the step a person types at ``playing``'s position: a roll or a move, checked against the game."""
+    options = playing.options()
+    while True:
+        answer = click.prompt(prompt, type=str, err=True).strip()
+        if answer in ("q", "quit"):
+            raise click.Abort
+        if answer in ("?", "hint"):
+            click.echo(table(["option", "value", "gives up"],
+                             [[o["label"], o["value"], o["gives_up"]] for o in options]), err=True)
+            continue
+        if kind == "move" and answer.isdigit() and 1 <= int(answer) <= len(options):
+            answer = options[int(answer) - 1]["label"]
+        step = {kind: answer}
+        try:
+            matching_edge(playing.position, step, len(playing.record.steps) + 1)
+        except DicegraphError as error:
+            click.echo(str(error), err=True)
+            continue
+        return step
+
+
+def _step_line(number: int, row: Mapping[str, Any]) -> str:
+    """Return one step of an analysis as a line: who, what, the value before and after, the luck or the loss."""
+    change = f"luck {row['luck']:+.6f}" if row["kind"] == "roll" else (
+        f"loss {row['loss']:.6f}" + (f" ({row['grade']}; best: {row['best']})" if row["grade"] else
+                                      f" (best: {row['best']})" if row["loss"] > 0 else ""))
+    return (f"{number:>4}  {row['player']:<6}  {row['kind']:<4}  {row['label'][:40]:<40}  "
+            f"{row['value_before']:.6f} -> {row['value_after']:.6f}  {change}")
+
+
+def _analysis_totals(analysis: Mapping[str, Any]) -> list[str]:
+    """Return the lines closing an analysis: the start value and outcome, each player's loss and luck, the identity."""
+    outcome = "not finished" if analysis["outcome"] is None else f"{analysis['outcome']:.6f}"
+    lines = [f"start value {analysis['start_value']:.6f}, outcome {outcome}"]
+    for seat, totals in analysis["players"].items():
+        lines.append(f"  {seat} ({totals['policy'] or 'not named'}): lost {totals['loss']:.6f} by its moves, "
+                     f"luck {totals['luck']:+.6f}")
+    identity = analysis["identity"]
+    lines.append(f"  outcome - start value = {identity['change']:+.6f} = the steps' changes added up "
+                 f"({identity['sum_of_steps']:+.6f})")
+    return lines
+
+
+@main.command()
+@click.argument("record_file", metavar="RECORD", type=click.Path(dir_okay=False, path_type=Path))
+@JSON_OPTION
+@click.pass_context
+def analyse(ctx: click.Context, record_file: Path, as_json: bool) -> None:
+    """Analyse a game record step by step on the stored optimum: each move's loss, each roll's luck.
+
+    Values are the first player's probability of winning in a two-player
+    game, the outcome of a one-player game; a move's loss is what it gives up
+    against the best move, from the mover's view, graded doubtful, bad or very
+    bad at 4, 8 and 16 % of the game's scale (1 for a probability, the largest
+    payoff for a score). Per player: the moves' losses and the rolls' luck.
+
+    \b
+    Examples:
+      dicegraph play pig --auto optimal hold-at-20 --seed 7 --record game.json
+      dicegraph analyse game.json
+      dicegraph analyse game.json --json
+    """
+    try:
+        record = Record.read(record_file)
+    except OSError as error:
+        raise click.ClickException(_os_error_line(error)) from None
+    analysis = _database(ctx).analyse(record)
+    if as_json:
+        print_json(analysis)
+        return
+    seats = ", ".join(f"{seat}: {totals['policy'] or 'not named'}" for seat, totals in analysis["players"].items())
+    click.echo(f"{record.game} on graph {analysis['graph']} ({seats})")
+    for number, row in enumerate(analysis["steps"], 1):
+        click.echo(_step_line(number, row))
+    click.echo("\n".join(_analysis_totals(analysis)))
 
 
 if __name__ == "__main__":

@@ -17,19 +17,22 @@ methods cover parses its arguments, calls one method and prints what it returns 
 from __future__ import annotations
 
 import functools
+import random
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from pathlib import Path
 from typing import Any, TypeVar
 
 import sqlalchemy as sa
 
+from dicegraph.play import NotSolved, Table, autoplay, replayed, seats_for, summary
+from dicegraph.record import PERSON, Record
 from graphs import GAMES, get_game
 from graphs.commands import as_json
 from graphs.errors import DicegraphError
 from graphs.protocol import OPTIMAL, Game, Progress, StoredGraph, resolve_params, value_text
-from store.browse import game_listing, graph_layers, root_key, search_positions, stored_graphs
+from store.browse import game_listing, graph_layers, largest_payoff, root_key, search_positions, stored_graphs
 from store.catalog import (evaluated_policy, find_policy, graph_by_id, has_cycles, is_graph_id, list_policies,
                            list_policy_names, policy_convergence, resolve_graph, stored_params, value_unit)
 from store.compare import SEATS, policy_comparison
@@ -433,6 +436,74 @@ class Database:
         ``{"revision"}``, the revision it is at now."""
         with self._engine() as engine:
             return {"revision": schema_revision(engine)}
+
+    @contextmanager
+    def table(self, record: Record, *, policies: bool = False) -> Iterator[Table]:
+        """Yield the game ``record`` describes in progress on its stored, solved graph, its steps taken (a record
+        with a ``seed`` draws its rolls again, so that the dice go on as they would have); with ``policies``, the
+        seats' policies must be stored with the graph. Read-only: the game lives in the record. NotSolved for a
+        graph without its optimum, BadRecord for a step that does not fit the game."""
+        game, values = self._game(record.game, record.params)
+        with self._reading() as connection:
+            row = stored_graph(connection, game.name, values)
+            hint = f"dicegraph report {game.name}" + "".join(f" -p {name}={value_text(value)}" for name, value in
+                                                           values.items())
+            if game.stores_turn_once:
+                raise DicegraphError(f"{game.name} stores its turn once: playing and analysing it is not available "
+                                     "yet (the games whose positions are stored one by one can be played)")
+            if OPTIMAL not in list_policy_names(connection, row.id):
+                raise NotSolved(f"graph {row.id} ({game.name}) is not solved: solve it first with: {hint} -n 0")
+            if policies:
+                stored = list_policy_names(connection, row.id)
+                unknown = [name for name in record.seats.values() if name != PERSON and name not in stored]
+                if unknown:
+                    raise DicegraphError(f"no policy {unknown[0]!r} stored with graph {row.id} (stored: "
+                                         f"{', '.join(stored)}; a report evaluates every agent: {hint} -n 0)")
+            scale = 1.0 if "probability" in game.outcome else largest_payoff(connection, row.id) or 1.0
+            started = Record(game.name, as_json(values), dict(record.seats), [], record.seed)
+            table = Table(lambda key: describe_position(connection, row.id, key, 1), started,
+                          root_key(connection, row.id) or "", game.players == 2, game.objective, scale, row.id)
+            rng = None if record.seed is None else random.Random(record.seed)
+            for step in record.steps:
+                if rng is not None and table.expects == "roll":
+                    table.roll(rng)  # the draw this roll made, so that the next ones follow it
+                table.take(step)
+            table.rng = rng
+            yield table
+
+    @_one_line_errors
+    def analyse(self, record: Record | Mapping[str, Any] | str | Path) -> dict[str, Any]:
+        """Return the analysis of a game record (:mod:`dicegraph.play`): as ``analyse --json`` prints it,
+        ``start_value``, ``outcome``, ``steps`` (each ``kind``, ``label``, ``player``, ``value_before``,
+        ``value_after``; a move's ``best``, ``loss`` and ``grade``; a roll's ``luck``) and ``players`` (each
+        one's ``loss`` and ``luck``), with the ``graph`` and the ``identity`` the values keep. ``record`` is a
+        :class:`dicegraph.record.Record`, its JSON data, or a file holding it."""
+        given = (record if isinstance(record, Record) else Record.of(record) if isinstance(record, Mapping)
+                 else Record.read(record))
+        with self.table(Record(given.game, given.params, given.seats, [], given.seed)) as table:
+            rows = list(replayed(table, given.steps))
+            return as_json(summary(table, rows))
+
+    @_one_line_errors
+    def play(self, game: str | Game, params: Mapping[str, Any] | None = None, policies: Sequence[str] = (OPTIMAL,),
+             *, seed: int | None = None, record: str | Path | None = None,
+             on_step: Callable[[dict[str, Any]], None] | None = None) -> dict[str, Any]:
+        """Play a whole game between stored policies (the first named takes the first seat; one alone plays every
+        seat), the dice drawn with ``seed`` (a new one when None); return its analysis (:meth:`analyse`) with the
+        ``record``. With ``record`` (a file) the record is written after every step; ``on_step`` is told of each
+        step's analysis as it is taken."""
+        chosen, values = self._game(game, params)
+        seats = seats_for(chosen.players == 2, list(policies))
+        drawn = random.SystemRandom().randrange(2**31) if seed is None else seed
+        with self.table(Record(chosen.name, values, seats, [], drawn), policies=True) as table:
+            def taken(row: dict[str, Any]) -> None:
+                if record is not None:
+                    table.record.write(record)
+                if on_step is not None:
+                    on_step(row)
+
+            rows = autoplay(table, seats, table.rng or random.Random(drawn), taken)
+            return as_json({**summary(table, rows), "record": table.record.as_json()})
 
     @staticmethod
     def game(name: str) -> Game:

@@ -22,7 +22,7 @@ from graphs.protocol import CHANCE, DECISION, MOVE, ROLL, TERMINAL, Edge, Node, 
 name = "synthetic"
 title = "Synthetic layered graph"
 summary = "Random layered chance/decision graph of a chosen size, for benchmarks and tests."
-version = 1
+version = 2  # 2: each edge labelled by the position it leads to (records name edges by label)
 objective = "max"
 outcome = "expected payoff"
 
@@ -89,8 +89,9 @@ def build(params: Mapping[str, Any]) -> Iterator[Row]:
             if chance:
                 yield Node(base + i, f"{layer}.{i}", layer, CHANCE, "", denom=denoms[i])
                 for target, weight, reward in zip(targets_list[i], weights_list[i], rewards_list[i]):
-                    yield Edge(base + i, next_base + target, ROLL, "", weight, reward)
+                    yield Edge(base + i, next_base + target, ROLL, f"to {layer + 1}.{target}", weight, reward)
             else:
                 yield Node(base + i, f"{layer}.{i}", layer, DECISION, "")
                 for k, (target, reward) in enumerate(zip(targets_list[i], rewards_list[i])):
-                    yield Edge(base + i, next_base + target, MOVE, "", 1, reward, ("first",) if k == 0 else ())
+                    yield Edge(base + i, next_base + target, MOVE, f"to {layer + 1}.{target}", 1, reward,
+                               ("first",) if k == 0 else ())

@@ -73,6 +73,13 @@ def root_key(connection: sa.Connection, graph_id: int) -> str | None:
     return connection.execute(sa.select(node.c.key).where(node.c.graph_id == graph_id, node.c.id == 0)).scalar()
 
 
+def largest_payoff(connection: sa.Connection, graph_id: int) -> float:
+    """Return the size of the graph's largest payoff (its terminals' largest absolute payoff; 0.0 without any)."""
+    query = sa.select(sa.func.max(sa.func.abs(node.c.payoff))).where(node.c.graph_id == graph_id,
+                                                                     node.c.kind == "terminal")
+    return float(connection.execute(query).scalar() or 0.0)
+
+
 def graph_layers(connection: sa.Connection, graph_id: int) -> list[dict[str, Any]]:
     """Return the graph's layers in order: ``layer``, ``nodes``, ``rolls``, ``moves`` (edges leaving it) and
     ``cycle_start`` (the first layer of its cyclic component, None outside cycles)."""

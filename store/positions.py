@@ -78,7 +78,7 @@ def _describe(connection: sa.Connection, graph_id: int, row: sa.Row, depth: int)
     for out in edges:
         item = {
             "kind": out["kind"], "label": out["label"], "to": out["to_key"], "to_label": out["to_label"],
-            "weight": out["weight"], "reward": out["reward"],
+            "weight": out["weight"], "reward": out["reward"], "sign": out["sign"],
             "probability": out["weight"] / row.denom if out["kind"] == "roll" else None,
             "chosen_by": sorted(out["chosen_by"].split(",")) if out["chosen_by"] else [],
             "values": {name: out["reward"] + out["sign"] * scores["value"]  # sign -1: the turn passes

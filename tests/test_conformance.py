@@ -779,3 +779,44 @@ def test_solve_works_on_every_game_and_gives_the_reports_optimum(game: Game, rep
     listed = run(report_url, "policies", str(graph_id), "--json")
     reported_optimum = next(row["value"] for row in json.loads(listed.stdout) if row["name"] == "optimal")
     assert json.loads(solved.stdout)["value"] == pytest.approx(reported_optimum, rel=1e-12)
+
+
+@pytest.mark.parametrize("game", TOOLED)
+def test_a_game_played_by_its_policies_analyses_with_the_values_identity(game: Game, reported: Any,
+                                                                         tmp_path: Any) -> None:
+    """``play --auto`` of the optimum and of up to two other policies stored (in a two-player game each against the
+    optimum, in both seats) writes a
+    record that ``analyse`` reads back to the same analysis; the steps' changes add up to the outcome minus the
+    start value, the optimum's moves lose nothing, and every loss is what its move's value gives up. A game whose
+    turn is stored once is refused in one line (not available yet)."""
+    from tests.commands import assert_one_line_error, run
+
+    url, data = reported(game)
+    options = [item for name, v in small_params(game).items() for item in ("-p", f"{name}={value_text(v)}")]
+    if game.stores_turn_once:
+        assert_one_line_error(run(url, "play", game.name, *options, "--auto"), "not available yet")
+        return
+    others = [row["name"] for row in data["policies"] if row["name"] != "optimal" and row.get("goal") is None]
+    if game.players == 2:
+        pairs = [["optimal", other] for other in others[:2]] or [["optimal"]]
+        pairs += [list(reversed(pair)) for pair in pairs]
+    else:
+        pairs = [["optimal"], *[[other] for other in others[:2]]]
+    for seed, policies in enumerate(pairs):
+        record = tmp_path / f"{seed}.json"
+        played = run(url, "play", game.name, *policies, *options, "--auto", "--seed", str(seed), "--record", str(record),
+                     "--json")
+        assert played.exit_code == 0, (game.name, policies, played.output)
+        analysis = json.loads(played.stdout)
+        assert analysis.pop("record") == json.loads(record.read_text())
+        assert json.loads(run(url, "analyse", str(record), "--json").stdout) == analysis
+        assert analysis["finished"] and analysis["outcome"] == analysis["value_now"]
+        scale = max(1.0, abs(analysis["start_value"]), abs(analysis["outcome"]))
+        assert analysis["identity"]["sum_of_steps"] == pytest.approx(analysis["outcome"] - analysis["start_value"],
+                                                                      abs=1e-12 * scale)
+        seats = dict(zip(["first", "second"] if game.players == 2 else ["solo"], policies * 2))
+        for step in analysis["steps"]:
+            if step["kind"] == "move":
+                assert step["loss"] >= 0 and (step["loss"] == 0 or seats[step["player"]] != "optimal"), step
+            else:
+                assert step["luck"] == pytest.approx(step["value_after"] - step["value_before"], abs=1e-12 * scale)

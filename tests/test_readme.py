@@ -206,3 +206,20 @@ def test_the_tutorials_commands_run(runner: CliRunner, toured: str) -> None:
     assert commands
     for args in commands:
         printed_by(runner, ["--db", toured, *args])
+
+
+def test_the_play_pages_commands_run_and_print_its_analysis(runner: CliRunner, tmp_path: Path) -> None:
+    """Every command of docs/play.md's ``sh`` block, in a folder of their own (they write game.json); the
+    analysis lines the page shows are what ``analyse`` prints."""
+    blocks = [block.split("```", 1)[0] for block in page("play").split("```sh")[1:]]
+    commands = [shlex.split(line, comments=True)[1:] for block in blocks for line in block.splitlines() if line.strip()]
+    url = f"sqlite:///{tmp_path / 'play.db'}"
+    here = os.getcwd()
+    os.chdir(tmp_path)
+    try:
+        printed = [printed_by(runner, ["--db", url, *args]) for args in commands]
+    finally:
+        os.chdir(here)
+    plain = re.sub(r"(?ms)^```\w+\n.*?^```\n", "", page("play"))  # the page without its sh and json blocks
+    shown = re.search(r"(?ms)^```\n(.*?)^```", plain).group(1)  # the first plain block: the analysis' start
+    assert shown.strip() and shown in printed[2]

@@ -31,6 +31,7 @@ from store.compare import SEATS
 from store.errors import database_failure
 from store.db import DEFAULT_MEMORY, DEFAULT_URL, ENV_VAR, MEMORY_VAR, memory_bytes, open_database
 from store.load import MAX_EDGES
+from store.output import check_file
 from store.query import DEFAULT_TIMEOUT
 from store.render import DEFAULT_DPI, MAX_NODES, RENDERERS
 from store.report import DEFAULT_SEED, describe_analysis
@@ -940,9 +941,11 @@ def _analysis_totals(analysis: Mapping[str, Any]) -> list[str]:
 
 @main.command()
 @click.argument("record_file", metavar="RECORD", type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--chart", type=click.Path(dir_okay=False, path_type=Path), metavar="FILE",
+              help="Also draw the value over the game, its mistakes marked: PNG or SVG by FILE's suffix.")
 @JSON_OPTION
 @click.pass_context
-def analyse(ctx: click.Context, record_file: Path, as_json: bool) -> None:
+def analyse(ctx: click.Context, record_file: Path, chart: Path | None, as_json: bool) -> None:
     """Analyse a game record step by step on the stored optimum: each move's loss, each roll's luck.
 
     Values are the first player's probability of winning in a two-player
@@ -955,13 +958,27 @@ def analyse(ctx: click.Context, record_file: Path, as_json: bool) -> None:
     Examples:
       dicegraph play pig --auto optimal hold-at-20 --seed 7 --record game.json
       dicegraph analyse game.json
-      dicegraph analyse game.json --json
+      dicegraph analyse game.json --chart game.png --json
     """
+    kind = None if chart is None else chart.suffix.lower().lstrip(".")
+    if kind not in (None, "png", "svg"):
+        raise click.BadParameter(f"{chart} names no chart format: end it in .png or .svg", param_hint="--chart")
     try:
         record = Record.read(record_file)
     except OSError as error:
         raise click.ClickException(_os_error_line(error)) from None
     analysis = _database(ctx).analyse(record)
+    if chart is not None:
+        try:
+            from web.charts import analysis_chart
+            drawn = analysis_chart(analysis, kind)
+        except ImportError as error:
+            raise click.ClickException(f"the chart needs {error.name}: pip install -e '.[png]'") from None
+        try:
+            check_file(chart).write_bytes(drawn)
+        except OSError as error:
+            raise click.ClickException(_os_error_line(error)) from None
+        click.echo(f"wrote {chart}", err=True)
     if as_json:
         print_json(analysis)
         return

@@ -26,7 +26,7 @@ from typing import Any, TypeVar
 
 import sqlalchemy as sa
 
-from dicegraph.play import NotSolved, Table, autoplay, replayed, seats_for, summary
+from dicegraph.play import NotSolved, Table, autoplay, seats_for, summary
 from dicegraph.record import PERSON, Record
 from graphs import GAMES, get_game
 from graphs.commands import as_json
@@ -463,12 +463,8 @@ class Database:
             started = Record(game.name, as_json(values), dict(record.seats), [], record.seed)
             table = Table(lambda key: describe_position(connection, row.id, key, 1), started,
                           root_key(connection, row.id) or "", game.players == 2, game.objective, scale, row.id)
-            rng = None if record.seed is None else random.Random(record.seed)
-            for step in record.steps:
-                if rng is not None and table.expects == "roll":
-                    table.roll(rng)  # the draw this roll made, so that the next ones follow it
-                table.take(step)
-            table.rng = rng
+            table.rng = None if record.seed is None else random.Random(record.seed)
+            table.replay(record.steps)
             yield table
 
     @_one_line_errors
@@ -480,9 +476,8 @@ class Database:
         :class:`dicegraph.record.Record`, its JSON data, or a file holding it."""
         given = (record if isinstance(record, Record) else Record.of(record) if isinstance(record, Mapping)
                  else Record.read(record))
-        with self.table(Record(given.game, given.params, given.seats, [], given.seed)) as table:
-            rows = list(replayed(table, given.steps))
-            return as_json(summary(table, rows))
+        with self.table(given) as table:
+            return as_json(summary(table))
 
     @_one_line_errors
     def play(self, game: str | Game, params: Mapping[str, Any] | None = None, policies: Sequence[str] = (OPTIMAL,),
@@ -502,8 +497,8 @@ class Database:
                 if on_step is not None:
                     on_step(row)
 
-            rows = autoplay(table, seats, table.rng or random.Random(drawn), taken)
-            return as_json({**summary(table, rows), "record": table.record.as_json()})
+            autoplay(table, seats, taken)
+            return as_json({**summary(table), "record": table.record.as_json()})
 
     @staticmethod
     def game(name: str) -> Game:

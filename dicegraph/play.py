@@ -18,7 +18,7 @@ Nothing here reads the database: the session hands a :class:`Table` a ``look(key
 from __future__ import annotations
 
 import random
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -107,6 +107,7 @@ class Table:
     frame: Frame = field(default_factory=Frame)
     start_value: float = field(init=False)
     rng: random.Random | None = None  # the dice, when dicegraph rolls them (None: typed from real dice)
+    rows: list[dict[str, Any]] = field(default_factory=list)  # each step's analysis, in order
 
     def __post_init__(self) -> None:
         self.position = self.look(self.root)
@@ -190,7 +191,29 @@ class Table:
         self.record.steps.append({kind: edge["label"]})
         self.frame = self.frame.through(edge)
         self.position = self.look(edge["to"])
+        self.rows.append(row)
         return row
+
+    def replay(self, steps: list[dict[str, str]]) -> None:
+        """Take ``steps`` in turn (:meth:`take`), the dice drawing each roll again (so that with a seed the next
+        rolls follow them as they would have)."""
+        for step in steps:
+            if self.rng is not None and self.expects == "roll":
+                self.roll(self.rng)
+            self.take(step)
+
+    def advance(self, seats: Mapping[str, str]) -> None:
+        """Take the steps that are no person's: the dice's rolls (when dicegraph rolls them) and the moves of the
+        seats' stored policies, until a person is to move, a roll is to be typed, or the game is over."""
+        while not self.finished:
+            if self.expects == "roll":
+                if self.rng is None:
+                    return
+                self.take(self.roll(self.rng))
+            elif seats.get(self.to_move, PERSON) == PERSON:
+                return
+            else:
+                self.take(self.move_of(seats[self.to_move]))
 
     def roll(self, rng: random.Random) -> dict[str, str]:
         """Return the step of a roll of the dice here, drawn by ``rng`` with the rolls' exact probabilities."""
@@ -206,19 +229,14 @@ class Table:
                         f"(position {self.position['key']}): it is not a policy stored with this graph")
 
 
-def replayed(table: Table, steps: list[dict[str, str]]) -> Iterator[dict[str, Any]]:
-    """Yield the analysis of each of ``steps`` taken in turn at ``table`` (:meth:`Table.take`)."""
-    for step in steps:
-        yield table.take(step)
-
-
-def summary(table: Table, rows: list[dict[str, Any]]) -> dict[str, Any]:
+def summary(table: Table) -> dict[str, Any]:
     """Return a record's analysis: the ``graph`` played on, ``game``, ``params``, ``start_value``, ``outcome`` (None for a game not finished), ``value_now``,
     ``finished``, the ``steps`` and ``players`` (each seat's ``policy``, total ``loss`` and total ``luck``, each from
     that player's own view: good luck positive, in a game that minimises too), with ``identity``: the outcome (or the value now) minus the start value, and the sum
     of the steps' changes, equal but for rounding."""
     seats = SEATS_OF[2 if table.two_player else 1]
     players = {seat: {"policy": table.record.seats.get(seat), "loss": 0.0, "luck": 0.0} for seat in seats}
+    rows = table.rows
     for row in rows:
         own = 1.0 if row["player"] != SEATS_OF[2][1] else -1.0  # the second player counts the frame's values negated
         if table.objective == "min":
@@ -236,17 +254,14 @@ def summary(table: Table, rows: list[dict[str, Any]]) -> dict[str, Any]:
                          "sum_of_steps": sum(row["value_after"] - row["value_before"] for row in rows)}}
 
 
-def autoplay(table: Table, seats: Mapping[str, str], rng: random.Random,
-             on_step: Callable[[dict[str, Any]], None] | None = None) -> list[dict[str, Any]]:
-    """Play the game out at ``table``: dice drawn by ``rng``, each seat's moves its stored policy's (``seats``:
-    seat -> policy); return each step's analysis, ``on_step`` told of each as it is taken."""
-    rows = []
+def autoplay(table: Table, seats: Mapping[str, str], on_step: Callable[[dict[str, Any]], None] | None = None) -> None:
+    """Play the game out at ``table`` (its dice drawn by its ``rng``), each seat's moves its stored policy's
+    (``seats``: seat -> policy), ``on_step`` told of each step's analysis as it is taken."""
     while not table.finished:
-        step = table.roll(rng) if table.expects == "roll" else table.move_of(seats[table.to_move])
-        rows.append(table.take(step))
+        step = table.roll(table.rng) if table.expects == "roll" else table.move_of(seats[table.to_move])
+        table.take(step)
         if on_step is not None:
-            on_step(rows[-1])
-    return rows
+            on_step(table.rows[-1])
 
 
 def seats_for(two_player: bool, policies: list[str]) -> dict[str, str]:

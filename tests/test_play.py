@@ -161,3 +161,13 @@ def test_policies_not_stored_are_refused(solved: str) -> None:
     assert_one_line_error(run(solved, "play", "pig", *PIG, "--auto", "optimal", "nonesuch"), "no policy 'nonesuch'")
     assert_one_line_error(run(solved, "play", "pig", *PIG, "--auto", "optimal", "optimal", "optimal"),
                           "two-player game takes 1 or 2 policies")
+
+
+def test_the_chart_is_drawn_as_its_name_says(solved: str, tmp_path: Path) -> None:
+    record = tmp_path / "game.json"
+    auto(solved, "pig", "hold-at-4", *PIG, "--seed", "4", "--record", str(record))
+    for name, start in (("game.png", b"\x89PNG\r\n\x1a\n"), ("game.svg", b"<?xml")):
+        drawn = run(solved, "analyse", str(record), "--chart", str(tmp_path / name))
+        assert drawn.exit_code == 0, drawn.output
+        assert (tmp_path / name).read_bytes().startswith(start)
+    assert_one_line_error(run(solved, "analyse", str(record), "--chart", str(tmp_path / "game.gif")), ".png or .svg")

@@ -22,11 +22,12 @@ def _figure(width: float, height: float) -> tuple[Any, Any]:
     return plt.subplots(figsize=(width, height))
 
 
-def _svg(figure: Any) -> bytes:
+def _svg(figure: Any, kind: str = "svg") -> bytes:
+    """Return the figure drawn as ``kind`` (``svg``, or ``png``), and close it."""
     import matplotlib.pyplot as plt
 
     buffer = io.BytesIO()
-    figure.savefig(buffer, format="svg", bbox_inches="tight")
+    figure.savefig(buffer, format=kind, bbox_inches="tight", dpi=120)
     plt.close(figure)
     return buffer.getvalue()
 
@@ -74,3 +75,29 @@ def distribution_chart(distributions: Mapping[str, Sequence[Mapping[str, float]]
     axes.set_ylabel("probability")
     axes.legend(fontsize=8)
     return _svg(figure)
+
+
+def analysis_chart(analysis: Mapping[str, Any], kind: str = "svg") -> bytes:
+    """Return a game's value over its steps (:meth:`dicegraph.Database.analyse`: the start, then each step's value
+    after it), its graded moves marked and named, drawn as ``kind`` (``svg`` or ``png``).
+
+    >>> svg = analysis_chart({"game": "pig", "start_value": 0.6, "steps": [
+    ...     {"kind": "move", "label": "hold", "value_after": 0.4, "grade": "bad", "player": "first"}]})
+    >>> svg.startswith(b"<?xml") and b"hold (bad)" in svg
+    True
+    """
+    steps = analysis["steps"]
+    values = [analysis["start_value"], *(step["value_after"] for step in steps)]
+    figure, axes = _figure(8.0, 3.6)
+    axes.plot(range(len(values)), values, color="#2b5c8a", linewidth=1.4, drawstyle="steps-post")
+    for number, step in enumerate(steps, 1):
+        if step["kind"] == "move" and step.get("grade"):
+            axes.plot([number], [step["value_after"]], marker="o", color="#c0392b", markersize=6)
+            axes.annotate(f"{step['label']} ({step['grade']})", (number, step["value_after"]), fontsize=7,
+                          xytext=(4, 6), textcoords="offset points", color="#c0392b")
+    axes.set_xlabel("step")
+    axes.set_ylabel("value under best play (first player's view)" if "second" in {s.get("player") for s in steps}
+                    else "value under best play")
+    axes.set_title(f"{analysis['game']}: the value over the game, mistakes marked", fontsize=10)
+    axes.margins(x=0.02)
+    return _svg(figure, kind)

@@ -480,6 +480,23 @@ class Database:
             return as_json(summary(table))
 
     @_one_line_errors
+    def playing(self, record: Record | Mapping[str, Any]) -> dict[str, Any]:
+        """Return a game a person plays, as it stands after its ``record``'s steps and those that are no person's
+        (the dice drawn from its seed, the stored policies' moves): the ``record`` so far, the ``position``
+        (``key``, ``label``, ``kind``), who is ``to_move``, what it ``expects`` (a ``move``, a ``roll`` to type,
+        or None at the end), ``value_now``, the person's ``options`` (each ``label``, ``value``, ``gives_up``) when
+        it is the person's move, and the ``analysis`` so far (:meth:`analyse`'s dict)."""
+        given = record if isinstance(record, Record) else Record.of(record)
+        with self.table(given, policies=True) as table:
+            table.advance(given.seats)
+            yours = table.expects == "roll" or given.seats.get(table.to_move) == PERSON
+            position = {name: table.position[name] for name in ("key", "label", "kind")}
+            return as_json({"record": table.record.as_json(), "position": position, "to_move": table.to_move,
+                            "expects": table.expects, "finished": table.finished, "value_now": table.value_now,
+                            "options": table.options() if yours and not table.finished else [],
+                            "analysis": summary(table)})
+
+    @_one_line_errors
     def play(self, game: str | Game, params: Mapping[str, Any] | None = None, policies: Sequence[str] = (OPTIMAL,),
              *, seed: int | None = None, record: str | Path | None = None,
              on_step: Callable[[dict[str, Any]], None] | None = None) -> dict[str, Any]:

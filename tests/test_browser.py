@@ -43,15 +43,21 @@ from selenium.webdriver.support.wait import WebDriverWait  # noqa: E402
 
 
 @pytest.fixture(scope="module")
-def address(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """The address of ``dicegraph serve`` over a database holding Jackpot (6 cells, graph 1) and a turn of Can't
-    Stop on a board (graph 2), every policy evaluated."""
+def browsed(tmp_path_factory: pytest.TempPathFactory) -> str:
+    """URL of a database holding Jackpot (6 cells, graph 1) and a turn of Can't Stop on a board (graph 2), every
+    policy evaluated."""
     url = f"sqlite:///{tmp_path_factory.mktemp('browse') / 'browse.db'}"
     engine = open_database(url, create=True)
     game_report(engine, get_game("jackpot"), {"cells": 6})
     game_report(engine, get_game("cant-stop-board"), {"board": BOARD, "objective": "progress", "prune": True})
     engine.dispose()
-    with served(url) as found:
+    return url
+
+
+@pytest.fixture(scope="module")
+def address(browsed: str) -> Iterator[str]:
+    """The address of ``dicegraph serve`` over :func:`browsed`'s database."""
+    with served(browsed) as found:
         yield found
 
 
@@ -159,3 +165,35 @@ def test_chromium_is_the_systems(browser) -> None:
     """No browser was downloaded: the one driven is Debian's."""
     assert shutil.which("chromium") == CHROMIUM
     assert browser.capabilities["browserName"] in ("chrome", "chromium")
+
+
+def test_a_person_plays_a_whole_game_by_clicks_and_reads_its_analysis(address, browsed, browser, shots) -> None:
+    """Jackpot from the graph's page: hints shown, the best move clicked at each decision until the game is over
+    (the dice rolled from the seed in the address), the chart drawn, then the analysis page: the same numbers as
+    the analysis of the record through the Python API; playing and analysing wrote nothing."""
+    import hashlib
+
+    import dicegraph
+
+    stored = Path(browsed.removeprefix("sqlite:///"))
+    before = hashlib.sha256(stored.read_bytes()).hexdigest()
+    browser.get(address + "/graphs/1")
+    follow(browser, By.ID, "play")
+    assert "seed=" in browser.current_url  # the dice's seed is in the address: a reload loses nothing
+    follow(browser, By.ID, "hints")
+    while not browser.find_elements(By.ID, "over"):
+        follow(browser, By.CSS_SELECTOR, "#options tr.best a.option")
+    playing = as_json(browser.current_url)
+    assert playing["finished"] and all(step["loss"] == 0 for step in playing["analysis"]["steps"]
+                                       if step["kind"] == "move")
+    WebDriverWait(browser, 10).until(lambda driver: driver.execute_script(
+        "return document.getElementById('chart').naturalWidth") > 0)
+    browser.save_screenshot(str(shots / "explorer-play.png"))
+    follow(browser, By.ID, "analyse")
+    expected = dicegraph.open(browsed).analyse(playing["record"])
+    assert browser.find_element(By.ID, "start-value").text == f"{expected['start_value']:.6f}"
+    assert browser.find_element(By.ID, "outcome").text == f"{expected['outcome']:.6f}"
+    assert expected["steps"] == playing["analysis"]["steps"]
+    WebDriverWait(browser, 10).until(lambda driver: driver.execute_script(
+        "return document.getElementById('chart').naturalWidth") > 0)
+    assert hashlib.sha256(stored.read_bytes()).hexdigest() == before

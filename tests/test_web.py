@@ -412,3 +412,31 @@ def test_a_stopped_server_leaves_no_temporary_files(tmp_path, runner, monkeypatc
         urllib.request.urlopen(f"{address}/graphs/1/charts.json", timeout=10).close()
         assert [path.name.startswith("dicegraph-explorer-") for path in scratch.iterdir()] == [True]
     assert list(scratch.iterdir()) == []
+
+
+def test_a_game_played_page_by_page_is_the_analysis_of_its_record(client: FlaskClient) -> None:
+    """Pig to 6 (graph 2) in the second seat against hold-at-3, the first move offered taken at each step: every
+    step is a page and its JSON; at the end the record, pasted into /analyse or uploaded as a file, analyses to
+    the game's own analysis, its values keeping the identity. The race (its turn stored once) says not yet."""
+    import io
+    from urllib.parse import quote
+
+    html, data = page(client, "/graphs/2/play?seat=second&against=hold-at-3&seed=4")
+    assert 'id="options"' in html or data["finished"]
+    while not data["finished"]:
+        assert data["options"] and data["expects"] == "move" and data["to_move"] == "second"
+        html, data = page(client, data["options"][0]["href"])
+    assert data["record"]["seats"] == {"first": "hold-at-3", "second": "you"}
+    _, pasted = page(client, f"/analyse?record={quote(data['record_text'])}")
+    linked = [{key: value for key, value in step.items() if key != "href"} for step in pasted["analysis"]["steps"]]
+    assert linked == data["analysis"]["steps"] and pasted["error"] is None
+    assert all(step["href"].startswith("/graphs/2/positions/") for step in pasted["analysis"]["steps"])
+    identity = pasted["analysis"]["identity"]
+    assert identity["sum_of_steps"] == pytest.approx(identity["change"], abs=1e-12)
+    uploaded = client.post("/analyse.json", data={"file": (io.BytesIO(data["record_text"].encode()), "game.json")},
+                           content_type="multipart/form-data")
+    assert uploaded.status_code == 200 and uploaded.get_json()["analysis"] == pasted["analysis"]
+    assert client.get(pasted["chart"]).mimetype == "image/svg+xml"
+    assert client.get("/graphs/2/play").status_code == 302  # a new game gets a seed in its address
+    refused = client.get("/graphs/3/play.json?seed=1")
+    assert refused.status_code == 400 and "not available yet" in refused.get_json()["error"]

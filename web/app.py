@@ -15,15 +15,16 @@ function's dict as JSON.
 from __future__ import annotations
 
 import atexit
+import random
 import shutil
 import tempfile
 import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
-from urllib.parse import quote
+from urllib.parse import quote, urlencode
 
-from flask import Flask, Response, jsonify, render_template, request, send_from_directory
+from flask import Flask, Response, jsonify, redirect, render_template, request, send_from_directory
 from werkzeug.exceptions import HTTPException
 
 from dicegraph.database import Database
@@ -112,6 +113,35 @@ def create_app(db: Database, sql_slots: int = SQL_SLOTS, sql_timeout: float = SQ
         text = request.args.get("q", "")
         return show("search.html", request.path.endswith(".json"),
                     lambda session: pages.search_page(session, graph_id, text))
+
+    @app.get("/graphs/<int:graph_id>/play")
+    @app.get("/graphs/<int:graph_id>/play.json")
+    def play(graph_id: int) -> Any:
+        if not request.args.get("seed"):  # a game's dice come from a seed in its address: a reload rolls them again
+            seeded = {**request.args.to_dict(), "seed": str(random.SystemRandom().randrange(2**31))}
+            return redirect(f"{request.path}?{urlencode(seeded)}")
+        return show("play.html", request.path.endswith(".json"),
+                    lambda session: pages.play_page(session, graph_id, request.args))
+
+    @app.get("/graphs/<int:graph_id>/play.svg")
+    def play_chart(graph_id: int) -> Any:
+        page = pages.play_page(db, graph_id, request.args)
+        return Response(charts.analysis_chart(page["analysis"]), mimetype="image/svg+xml")
+
+    @app.route("/analyse", methods=["GET", "POST"])
+    @app.route("/analyse.json", methods=["GET", "POST"])
+    def analyse() -> Any:
+        sent = request.files.get("file")
+        text = sent.read().decode("utf-8", errors="replace") if sent else request.values.get("record", "")
+        data = pages.analyse_page(db, text)
+        return _answer("analyse.html", data, request.path.endswith(".json"), 400 if data["error"] else 200)
+
+    @app.get("/analyse.svg")
+    def analyse_chart() -> Any:
+        data = pages.analyse_page(db, request.args.get("record", ""))
+        if data["analysis"] is None:
+            raise DicegraphError(data["error"] or "give the record to draw: /analyse.svg?record=JSON")
+        return Response(charts.analysis_chart(data["analysis"]), mimetype="image/svg+xml")
 
     console = threading.BoundedSemaphore(sql_slots)
 

@@ -14,11 +14,15 @@ beside its answers (links, the best move, what each move gives up, the layers in
 from __future__ import annotations
 
 import functools
+import json
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote, urlencode
 
 from dicegraph.database import Database
+from dicegraph.play import person_seats
+from dicegraph.record import Record
 from graphs.commands import plain
 from graphs.errors import DicegraphError
 from graphs.protocol import OPTIMAL
@@ -51,7 +55,8 @@ def graph_page(db: Database, graph_id: int, policy: str | None = None,
     their ``distributions`` (:meth:`dicegraph.Database.distributions`), and with ``policy`` and ``reference`` a
     ``comparison`` (:meth:`dicegraph.Database.compare`: in a two-player game a match against ``opponent`` in
     ``seat``), else the ``comparison_error`` that says why there is none; with ``matches``, in a two-player game,
-    the ``matches`` of every pair of its policies (:meth:`dicegraph.Database.matches`), as its report plays them."""
+    the ``matches`` of every pair of its policies (:meth:`dicegraph.Database.matches`), as its report plays them;
+    whether it is ``playable`` in the browser (:func:`play_page`: solved, its positions stored one by one)."""
     row = db.graph(graph_id)
     game = db.game(row["game"])
     page: dict[str, Any] = {
@@ -65,6 +70,7 @@ def graph_page(db: Database, graph_id: int, policy: str | None = None,
         "seats": list(SEATS),
     }
     page["layer_rows"] = layer_rows(page["layers"])
+    page["playable"] = not game.stores_turn_once and OPTIMAL in [p["name"] for p in page["policies"]]
     page["distributions"] = db.distributions(graph_id)
     if policy and reference:
         try:
@@ -160,6 +166,57 @@ def position_diagram(db: Database, graph_id: int, key: str, link: Callable[[str]
 def search_page(db: Database, graph_id: int, text: str) -> dict[str, Any]:
     """Return the positions of a graph whose key or label contains ``text`` (:meth:`dicegraph.Database.search`)."""
     return {"graph": db.graph(graph_id), "q": text, "positions": db.search(graph_id, text) if text else []}
+
+
+def play_page(db: Database, graph_id: int, asked: Mapping[str, str]) -> dict[str, Any]:
+    """Return a game played in the browser on a graph, all of it in the page's address (``asked``): the person's
+    ``seat`` (first by default), the policy played ``against`` (the optimum by default), the dice's ``seed`` and
+    the ``steps`` so far (JSON), ``hints`` to show each move's value. The page is
+    :meth:`dicegraph.Database.playing` with the ``graph`` row, each option's ``href`` (the address with its step
+    added), the ``chart`` and ``analyse`` addresses, the ``record`` as text (``record_text``) and the policies
+    that can be played against (``opponents``)."""
+    row = db.graph(graph_id)
+    game = db.game(row["game"])
+    seat, against = asked.get("seat") or SEATS[0], asked.get("against") or OPTIMAL
+    if seat not in SEATS:
+        raise DicegraphError(f"no seat {seat!r}: a seat is {' or '.join(SEATS)}")
+    try:
+        seed, steps = int(asked.get("seed", "")), json.loads(asked.get("steps") or "[]")
+    except ValueError:
+        raise DicegraphError("a game's address holds a whole number seed and its steps as JSON "
+                             "(start again from the graph's page)") from None
+    record = Record.of({"game": row["game"], "params": json.loads(row["params"]), "seed": seed, "steps": steps,
+                        "seats": person_seats(game.players == 2, seat, against)})
+    page = db.playing(record)
+    kept = {"seat": seat, "against": against, "seed": str(seed), **({"hints": "1"} if asked.get("hints") else {})}
+    here = f"/graphs/{graph_id}/play"
+    done = page["record"]["steps"]
+    for option in page["options"]:
+        option["href"] = f"{here}?{urlencode({**kept, 'steps': json.dumps([*done, {page['expects']: option['label']}])})}"
+    address = urlencode({**kept, "steps": json.dumps(done)})
+    record_text = json.dumps(page["record"])
+    page.update(graph=row, seat=seat, against=against, seed=seed, hints=bool(asked.get("hints")),
+                two_player=game.players == 2, here=f"{here}?{address}", chart=f"{here}.svg?{address}",
+                hints_href=f"{here}?{urlencode({**kept, 'hints': '1', 'steps': json.dumps(done)})}",
+                analyse=f"/analyse?{urlencode({'record': record_text})}", record_text=record_text,
+                opponents=[p["name"] for p in db.policies(graph_id)])
+    return page
+
+
+def analyse_page(db: Database, text: str) -> dict[str, Any]:
+    """Return the analysis page of a game record given as JSON ``text`` (:meth:`dicegraph.Database.analyse`):
+    ``record_text``, and once a record is given its ``analysis`` (each step with the ``href`` of the position it
+    was taken at, and the ``chart``'s address) or the ``error`` that says what is wrong with it."""
+    page: dict[str, Any] = {"record_text": text, "analysis": None, "error": None, "chart": None}
+    if not text.strip():
+        return page
+    try:
+        analysis = db.analyse(Record.parse(text))
+    except DicegraphError as error:
+        return {**page, "error": str(error)}
+    for step in analysis["steps"]:
+        step["href"] = f"/graphs/{analysis['graph']}/positions/{quote(step['position'], safe='/')}"
+    return {**page, "analysis": analysis, "chart": f"/analyse.svg?{urlencode({'record': text})}"}
 
 
 def sql_page(db: Database, sql: str, timeout: float = SQL_TIMEOUT) -> dict[str, Any]:

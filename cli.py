@@ -19,7 +19,7 @@ import click
 import sqlalchemy as sa
 
 from dicegraph.database import Database
-from dicegraph.play import Table, matching_edge, person_seats
+from dicegraph.play import Table, matching_edge, person_seats, summary
 from dicegraph.record import PERSON, Record
 from graphs import GAMES, REFUSED, get_game
 from graphs.commands import JSON_OPTION, PARAM_OPTION, SESSION, mounted, parse_params, print_json, residual_text, table
@@ -835,13 +835,12 @@ def play(ctx: click.Context, game: str, policies: tuple[str, ...], params: tuple
                     playing.record.write(path)
         except (KeyboardInterrupt, click.Abort):
             stopped = True
-        finished = playing.record
+        finished, analysis = playing.record, summary(playing)
     if stopped:
         where = f"; the record is in {path}: dicegraph play {game} --resume {path}" if path else \
             " (nothing recorded: give --record FILE to keep a game)"
         click.echo(f"stopped after step {len(finished.steps)}{where}", err=True)
         ctx.exit(130)
-    analysis = db.analyse(finished)
     if as_json:
         print_json({**analysis, "record": finished.as_json()})
     else:

@@ -451,10 +451,10 @@ class Database:
             if game.stores_turn_once:
                 raise DicegraphError(f"{game.name} stores its turn once: playing and analysing it is not available "
                                      "yet (the games whose positions are stored one by one can be played)")
-            if OPTIMAL not in list_policy_names(connection, row.id):
+            stored = list_policy_names(connection, row.id)
+            if OPTIMAL not in stored:
                 raise NotSolved(f"graph {row.id} ({game.name}) is not solved: solve it first with: {hint} -n 0")
             if policies:
-                stored = list_policy_names(connection, row.id)
                 unknown = [name for name in record.seats.values() if name != PERSON and name not in stored]
                 if unknown:
                     raise DicegraphError(f"no policy {unknown[0]!r} stored with graph {row.id} (stored: "

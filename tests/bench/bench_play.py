@@ -1,0 +1,88 @@
+"""Benchmark of playing and analysing on a solved graph (not part of the test run).
+
+    .venv/bin/python tests/bench/bench_play.py [--games 5] [GAME[:key=value,...] ...]
+
+For each game named (default: Pig to 100, Jackpot, Shut The Box), builds and solves it in a SQLite file (not
+timed), then times through the Python API: ``play --auto`` of whole games between the optimum and another
+stored policy (seeded), the analysis of each game's record, one step's analysis (a record of one step more
+than the game so far, minus the analysis without it: what a hint or a step costs), and the explorer's play
+page answering a click (Flask's test client, the page with one step more). Prints each figure's mean and
+largest, and the steps a second. The targets of issue 40: a hint or a step under 50 ms, a whole game's
+analysis under 1 s, a click under 200 ms.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT))
+
+import dicegraph  # noqa: E402
+from graphs.commands import parse_params  # noqa: E402
+from tests.bench.phases import peak_mib  # noqa: E402
+
+DEFAULTS = ["pig:target=100", "jackpot", "shut-the-box"]
+
+
+def timed(work) -> tuple[float, object]:
+    """Return the seconds ``work()`` took and what it returned."""
+    started = time.perf_counter()
+    result = work()
+    return time.perf_counter() - started, result
+
+
+def bench(named: str, games: int) -> None:
+    name, _, options = named.partition(":")
+    params = parse_params(tuple(options.split(","))) if options else {}
+    folder = Path(tempfile.mkdtemp(prefix="bench-play-"))
+    db = dicegraph.open(f"sqlite:///{folder / 'play.db'}")
+    prepared, report = timed(lambda: db.report(name, params))
+    others = [row["name"] for row in report["policies"] if row["name"] != "optimal" and row.get("goal") is None]
+    policies = ["optimal", others[0]] if dicegraph.games()[name].players == 2 and others else [others[0] if others else "optimal"]
+    plays, analyses, steps_each, step_costs, clicks = [], [], [], [], []
+    from web.app import create_app
+
+    client = create_app(db).test_client()
+    for seed in range(games):
+        played_for, played = timed(lambda: db.play(name, params, policies, seed=seed))
+        record = played["record"]
+        analysed_for, _ = timed(lambda: db.analyse(record))
+        plays.append(played_for)
+        analyses.append(analysed_for)
+        steps_each.append(len(record["steps"]))
+        middle = len(record["steps"]) // 2
+        shorter = {**record, "steps": record["steps"][:middle]}
+        longer = {**record, "steps": record["steps"][:middle + 1]}
+        step_costs.append(timed(lambda: db.analyse(longer))[0] - timed(lambda: db.analyse(shorter))[0])
+        graph = played["graph"]
+        seat = "first" if dicegraph.games()[name].players == 2 else "first"
+        address = (f"/graphs/{graph}/play.json?seat={seat}&against=optimal&seed={seed}&steps="
+                   + json.dumps(record["steps"][:middle]))
+        clicks.append(timed(lambda: client.get(address))[0])
+    print(f"{named}: prepared (build, solve, evaluate; not part of the figures) in {prepared:.1f} s")
+    print(f"  {games} games of {', '.join(policies)}: {statistics.mean(steps_each):.0f} steps a game on average")
+    for label, figures in (("play --auto, a whole game", plays), ("analyse, a whole game's record", analyses),
+                           ("one step more to analyse (a hint or a step)", step_costs),
+                           ("the play page, a click", clicks)):
+        print(f"  {label:<45} mean {1000 * statistics.mean(figures):8.1f} ms, largest {1000 * max(figures):8.1f} ms")
+    print(f"  analysis: {sum(steps_each) / sum(analyses):,.0f} steps a second; peak memory {peak_mib():.0f} MiB")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--games", type=int, default=5)
+    parser.add_argument("games_named", nargs="*", default=DEFAULTS, metavar="GAME")
+    args = parser.parse_args()
+    for named in args.games_named:
+        bench(named, args.games)
+
+
+if __name__ == "__main__":
+    main()

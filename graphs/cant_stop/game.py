@@ -121,16 +121,24 @@ def to_worth(units: int, worth: str) -> float:
     return units / UNITS[worth]
 
 
+@functools.lru_cache(maxsize=1)
+def _pairings_counted() -> tuple[tuple[tuple[tuple[int, int], ...], int], ...]:
+    """Return the distinct pairings of the 1296 rolls, each with how many rolls offer it (fewer than the rolls:
+    every triple's groups are counted over these)."""
+    return tuple(Counter(pairings(dice) for dice in DICE).items())
+
+
 @functools.lru_cache(maxsize=None)
 def roll_effects(columns: tuple[int, ...], worth: str) -> tuple[tuple[tuple[int, ...], int], ...]:
     """Return the rolls grouped by effect: (the distinct positive gains the pairings offer, highest first; weight).
 
     The group with no gain is the bust. Weights add up to 1296.
     """
+    units = {column: worth_units(column, worth) for column in columns}
     groups: Counter[tuple[int, ...]] = Counter()
-    for dice in DICE:
-        gains = {sum(worth_units(s, worth) for s in pair if s in columns) for pair in pairings(dice)}
-        groups[tuple(sorted((g for g in gains if g > 0), reverse=True))] += 1
+    for offered, rolls in _pairings_counted():
+        gains = {units.get(first, 0) + units.get(second, 0) for first, second in offered}
+        groups[tuple(sorted((g for g in gains if g > 0), reverse=True))] += rolls
     return tuple(sorted(groups.items(), key=lambda item: (-len(item[0]), item[0]), reverse=False))
 
 
@@ -163,6 +171,7 @@ def triple_key(columns: tuple[int, ...]) -> str:
     return "-".join(map(str, columns))
 
 
+@functools.lru_cache(maxsize=None)
 def gain_text(units: int, worth: str) -> str:
     """Return a worth in units as an exact fraction for labels, e.g. ``'2'`` or ``'24/143'``."""
     return str(Fraction(units, UNITS[worth]))

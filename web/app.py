@@ -22,7 +22,7 @@ import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
-from urllib.parse import quote, urlencode
+from urllib.parse import urlencode
 
 from flask import Flask, Response, jsonify, redirect, render_template, request, send_from_directory
 from werkzeug.exceptions import HTTPException
@@ -101,7 +101,7 @@ def create_app(db: Database, sql_slots: int = SQL_SLOTS, sql_timeout: float = SQ
     def position(graph_id: int, key: str) -> Any:
         if key.endswith(".svg"):  # the local diagram (no game's key ends so, nor with .json)
             svg = pages.position_diagram(db, graph_id, key.removesuffix(".svg"),
-                                         lambda target: position_address(graph_id, target))
+                                         lambda target: pages.position_address(graph_id, target))
             return Response(svg, mimetype="image/svg+xml")
         as_json = key.endswith(".json")
         key = key.removesuffix(".json") if as_json else key
@@ -187,15 +187,6 @@ def create_app(db: Database, sql_slots: int = SQL_SLOTS, sql_timeout: float = SQ
                            None)
 
     return app
-
-
-def position_address(graph_id: int, key: str) -> str:
-    """Return the address of a position's page, its key percent-encoded (slashes kept).
-
-    >>> position_address(2, "30-10 +22")
-    '/graphs/2/positions/30-10%20%2B22'
-    """
-    return f"/graphs/{graph_id}/positions/{quote(key, safe='/')}"
 
 
 def _answer(template: str, data: dict[str, Any], as_json: bool, status: int) -> tuple[Response | str, int]:

@@ -168,6 +168,15 @@ def search_page(db: Database, graph_id: int, text: str) -> dict[str, Any]:
     return {"graph": db.graph(graph_id), "q": text, "positions": db.search(graph_id, text) if text else []}
 
 
+def position_address(graph_id: int, key: str) -> str:
+    """Return the address of a position's page, its key percent-encoded (slashes kept).
+
+    >>> position_address(2, "30-10 +22")
+    '/graphs/2/positions/30-10%20%2B22'
+    """
+    return f"/graphs/{graph_id}/positions/{quote(key, safe='/')}"
+
+
 def play_page(db: Database, graph_id: int, asked: Mapping[str, str]) -> dict[str, Any]:
     """Return a game played in the browser on a graph, all of it in the page's address (``asked``): the person's
     ``seat`` (first by default), the policy played ``against`` (the optimum by default), the dice's ``seed`` and
@@ -215,7 +224,7 @@ def analyse_page(db: Database, text: str) -> dict[str, Any]:
     except DicegraphError as error:
         return {**page, "error": str(error)}
     for step in analysis["steps"]:
-        step["href"] = f"/graphs/{analysis['graph']}/positions/{quote(step['position'], safe='/')}"
+        step["href"] = position_address(analysis["graph"], step["position"])
     return {**page, "analysis": analysis, "chart": f"/analyse.svg?{urlencode({'record': text})}"}
 
 

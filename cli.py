@@ -20,7 +20,7 @@ import sqlalchemy as sa
 
 from dicegraph.database import Database
 from dicegraph.play import Table, matching_edge, person_seats, summary
-from dicegraph.record import PERSON, Record
+from dicegraph.record import PERSON, TYPED_DICE, Record
 from graphs import GAMES, REFUSED, get_game
 from graphs.commands import JSON_OPTION, PARAM_OPTION, SESSION, mounted, parse_params, print_json, residual_text, table
 from graphs.errors import DicegraphError
@@ -774,7 +774,7 @@ def show(ctx: click.Context, graph: str, params: tuple[str, ...], key: str, as_j
               help="Two-player games: the stored policy you play against.")
 @click.option("--seat", type=click.Choice(SEATS), default=SEATS[0], show_default=True,
               help="Two-player games: your seat (first moves first).")
-@click.option("--dice", type=click.Choice(["auto", "manual"]), default="auto", show_default=True,
+@click.option("--dice", type=click.Choice(["auto", TYPED_DICE]), default="auto", show_default=True,
               help="auto: dicegraph rolls (--seed repeats a game); manual: you type each roll of real dice.")
 @click.option("--seed", type=click.IntRange(min=0), default=None, help="The dice's seed [default: a new one, recorded].")
 @click.option("--record", "record_path", type=click.Path(dir_okay=False, path_type=Path), metavar="FILE",
@@ -861,7 +861,7 @@ def _started_record(db: Database, game: str, params: tuple[str, ...], resume: Pa
             raise DicegraphError(f"{resume} is a record of {record.game}, not of {game}")
         return record
     chosen = get_game(game)
-    drawn = None if dice == "manual" else (seed if seed is not None else random.SystemRandom().randrange(2**31))
+    drawn = None if dice == TYPED_DICE else (seed if seed is not None else random.SystemRandom().randrange(2**31))
     return Record(chosen.name, parse_params(params), person_seats(chosen.players == 2, seat, against), [], drawn)
 
 

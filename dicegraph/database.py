@@ -26,7 +26,7 @@ from typing import Any, TypeVar
 
 import sqlalchemy as sa
 
-from dicegraph.play import NotSolved, Table, autoplay, seats_for, summary
+from dicegraph.play import Look, NotSolved, Table, autoplay, seats_for, summary
 from dicegraph.record import PERSON, Record
 from graphs import GAMES, get_game
 from graphs.commands import as_json
@@ -48,6 +48,7 @@ from store.report import (DEFAULT_SEED, draw_game_diagrams, ensure_evaluated, ev
                           pending_layers, policy_names, prepare_game, report_simulations, solve_steps)
 from store.simulation import monte_carlo
 from store.solve import solve_graph
+from store.turn_positions import TurnPositions
 from store.view import GraphView
 
 Meter = Callable[[str, "int | None"], AbstractContextManager["Progress | None"]]
@@ -114,6 +115,7 @@ class Database:
         self.url = database_url(url)
         self.memory, self.meter, self.on_wait = memory, meter, on_wait
         self._kept: sa.Engine | None = None  # the one engine of an in-memory database, which lives as long as it
+        self._turn_positions: dict[tuple[int, str], TurnPositions] = {}  # (graph, created): its turns' values so far
 
     @classmethod
     def over(cls, engine: sa.Engine, **options: Any) -> Database:
@@ -448,9 +450,6 @@ class Database:
             row = stored_graph(connection, game.name, values)
             hint = f"dicegraph report {game.name}" + "".join(f" -p {name}={value_text(value)}" for name, value in
                                                            values.items())
-            if game.stores_turn_once:
-                raise DicegraphError(f"{game.name} stores its turn once: playing and analysing it is not available "
-                                     "yet (the games whose positions are stored one by one can be played)")
             stored = list_policy_names(connection, row.id)
             if OPTIMAL not in stored:
                 raise NotSolved(f"graph {row.id} ({game.name}) is not solved: solve it first with: {hint} -n 0")
@@ -459,10 +458,21 @@ class Database:
                 if unknown:
                     raise DicegraphError(f"no policy {unknown[0]!r} stored with graph {row.id} (stored: "
                                          f"{', '.join(stored)}; a report evaluates every agent: {hint} -n 0)")
-            scale = 1.0 if "probability" in game.outcome else largest_payoff(connection, row.id) or 1.0
             started = Record(game.name, as_json(values), dict(record.seats), [], record.seed)
-            table = Table(lambda key: describe_position(connection, row.id, key, 1), started,
-                          root_key(connection, row.id) or "", game.players == 2, game.objective, scale, row.id)
+            root = root_key(connection, row.id) or ""
+            look: Look = lambda key: describe_position(connection, row.id, key, 1)  # noqa: E731
+            if game.stores_turn_once:  # a position is a turn state and a node of its turn, valued as it is reached
+                known = self._turn_positions.get((row.id, str(row.created_at)))
+                if known is None:
+                    known = self._turn_positions[row.id, str(row.created_at)] = TurnPositions(
+                        connection, row.id, game.turn(values))
+                positions = known.bound(connection, [name for name in record.seats.values()
+                                                     if name in stored and policies])
+                positions.prefetch(positions.states_along(root, record.steps))
+                look = positions.look
+            table = Table(look, started, root, game.players == 2, game.objective, 1.0, row.id)
+            table.scale = (1.0 if "probability" in game.outcome
+                           else largest_payoff(connection, row.id) or abs(table.start_value) or 1.0)
             table.rng = None if record.seed is None else random.Random(record.seed)
             table.replay(record.steps)
             yield table

@@ -38,6 +38,7 @@ VERSION = 1  # the record format's version, the first key of a record
 STEP_KINDS = ("roll", "move")  # a step is a roll of the dice or a move of a player
 SEATS_OF = {1: ("solo",), 2: SEATS}  # the seats of a game, by its number of players
 PERSON = "you"  # the seat's name in a record when a person played it
+TYPED_DICE = "manual"  # dice typed from real dice (--dice manual, dice=manual in a play page's address)
 
 
 class BadRecord(DicegraphError):

@@ -208,16 +208,17 @@ def test_the_tutorials_commands_run(runner: CliRunner, toured: str) -> None:
         printed_by(runner, ["--db", toured, *args])
 
 
-def test_the_play_pages_commands_run_and_print_its_analysis(runner: CliRunner, tmp_path: Path) -> None:
-    """Every command of docs/play.md's ``sh`` block, in a folder of their own (they write game.json); the
-    analysis lines the page shows are what ``analyse`` prints."""
+def test_the_play_pages_commands_run_and_print_its_analysis(runner: CliRunner, tmp_path: Path, whole_game: str) -> None:
+    """Every command of docs/play.md's ``sh`` blocks, in a folder of their own (they write game.json); School's
+    in the session's database that holds it solved; the analysis lines the page shows are what ``analyse`` prints."""
     blocks = [block.split("```", 1)[0] for block in page("play").split("```sh")[1:]]
-    commands = [shlex.split(line, comments=True)[1:] for block in blocks for line in block.splitlines() if line.strip()]
-    url = f"sqlite:///{tmp_path / 'play.db'}"
+    commands = [(whole_game if " school" in block else f"sqlite:///{tmp_path / 'play.db'}", shlex.split(line, comments=True)[1:])
+                for block in blocks for line in block.splitlines() if line.strip()]
+    assert any(url == whole_game for url, _ in commands)
     here = os.getcwd()
     os.chdir(tmp_path)
     try:
-        printed = [printed_by(runner, ["--db", url, *args]) for args in commands]
+        printed = [printed_by(runner, ["--db", url, *args]) for url, args in commands]
     finally:
         os.chdir(here)
     plain = re.sub(r"(?ms)^```\w+\n.*?^```\n", "", page("play"))  # the page without its sh and json blocks

@@ -417,7 +417,7 @@ def test_a_stopped_server_leaves_no_temporary_files(tmp_path, runner, monkeypatc
 def test_a_game_played_page_by_page_is_the_analysis_of_its_record(client: FlaskClient) -> None:
     """Pig to 6 (graph 2) in the second seat against hold-at-3, the first move offered taken at each step: every
     step is a page and its JSON; at the end the record, pasted into /analyse or uploaded as a file, analyses to
-    the game's own analysis, its values keeping the identity. The race (its turn stored once) says not yet."""
+    the game's own analysis, its values keeping the identity."""
     import io
     from urllib.parse import quote
 
@@ -428,8 +428,7 @@ def test_a_game_played_page_by_page_is_the_analysis_of_its_record(client: FlaskC
         html, data = page(client, data["options"][0]["href"])
     assert data["record"]["seats"] == {"first": "hold-at-3", "second": "you"}
     _, pasted = page(client, f"/analyse?record={quote(data['record_text'])}")
-    linked = [{key: value for key, value in step.items() if key != "href"} for step in pasted["analysis"]["steps"]]
-    assert linked == data["analysis"]["steps"] and pasted["error"] is None
+    assert pasted["analysis"]["steps"] == data["analysis"]["steps"] and pasted["error"] is None  # hrefs as well
     assert all(step["href"].startswith("/graphs/2/positions/") for step in pasted["analysis"]["steps"])
     identity = pasted["analysis"]["identity"]
     assert identity["sum_of_steps"] == pytest.approx(identity["change"], abs=1e-12)
@@ -438,5 +437,41 @@ def test_a_game_played_page_by_page_is_the_analysis_of_its_record(client: FlaskC
     assert uploaded.status_code == 200 and uploaded.get_json()["analysis"] == pasted["analysis"]
     assert client.get(pasted["chart"]).mimetype == "image/svg+xml"
     assert client.get("/graphs/2/play").status_code == 302  # a new game gets a seed in its address
-    refused = client.get("/graphs/3/play.json?seed=1")
-    assert refused.status_code == 400 and "not available yet" in refused.get_json()["error"]
+
+
+def test_a_race_whose_turn_is_stored_once_is_played_page_by_page(client: FlaskClient) -> None:
+    """The race to 150 (graph 3, its turn stored once) in the first seat against threshold-3, the first move offered
+    taken at each step: each position is a turn state and a node of its turn (``STATE @ NODE``), a move into the
+    turn's end leads on to the next state's turn, and the analysis links each step to its turn state's page."""
+    from urllib.parse import quote
+
+    _, data = page(client, "/graphs/3/play?seat=first&against=threshold-3&seed=2")
+    assert data["position"]["key"].startswith("0-0 @ ")
+    while not data["finished"]:
+        assert data["options"] and (data["to_move"] == "first" or data["expects"] == "roll")
+        _, data = page(client, data["options"][0]["href"])
+    analysis = data["analysis"]
+    assert analysis["outcome"] in (0.0, 1.0)
+    assert analysis["identity"]["sum_of_steps"] == pytest.approx(analysis["identity"]["change"], abs=1e-12)
+    _, pasted = page(client, f"/analyse?record={quote(data['record_text'])}")
+    states = {step["position"].split(" @ ")[0] for step in pasted["analysis"]["steps"]}
+    assert {step["href"] for step in pasted["analysis"]["steps"]} == {f"/graphs/3/positions/{state}" for state in states}
+    assert all(page(client, href)[1]["key"] in states for href in {step["href"] for step in pasted["analysis"]["steps"]})
+
+
+def test_typed_dice_in_the_browser_are_checked_and_kept_in_the_address(client: FlaskClient) -> None:
+    """Pig to 6 with ``dice=manual``: no seed, every roll offered as a link and typed into the page's form (one
+    face of a roll, checked as the command line checks it); a roll that cannot be rolled is refused in one line
+    and the game's address before it still plays on."""
+    html, data = page(client, "/graphs/2/play?dice=manual&against=hold-at-3")
+    assert client.get("/graphs/2/play?dice=manual").status_code == 200  # no seed asked for: the dice are typed
+    assert data["record"]["seed"] is None and 'id="type-roll"' not in html  # the first step is the first's move
+    _, data = page(client, data["options"][0]["href"])  # roll
+    assert data["expects"] == "roll" and {option["label"] for option in data["options"]} >= {"2", "1: bust"}
+    steps = quote(json.dumps(data["record"]["steps"]))
+    html, typed = page(client, f"/graphs/2/play?dice=manual&against=hold-at-3&steps={steps}&roll=4")
+    assert 'id="type-roll"' in html or typed["expects"] == "move"
+    assert typed["record"]["steps"][-1] == {"roll": "4"} and typed["analysis"]["steps"][-1]["kind"] == "roll"
+    refused = client.get(f"/graphs/2/play.json?dice=manual&against=hold-at-3&steps={steps}&roll=7")
+    assert refused.status_code == 400 and "'7' is not offered" in refused.get_json()["error"]
+    assert client.get(f"/graphs/2/play.json?dice=manual&against=hold-at-3&steps={steps}").status_code == 200

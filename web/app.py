@@ -28,6 +28,7 @@ from flask import Flask, Response, jsonify, redirect, render_template, request, 
 from werkzeug.exceptions import HTTPException
 
 from dicegraph.database import Database
+from dicegraph.record import TYPED_DICE
 from graphs.commands import plain
 from graphs.errors import DicegraphError
 from store.errors import DatabaseError, NotFound
@@ -117,7 +118,8 @@ def create_app(db: Database, sql_slots: int = SQL_SLOTS, sql_timeout: float = SQ
     @app.get("/graphs/<int:graph_id>/play")
     @app.get("/graphs/<int:graph_id>/play.json")
     def play(graph_id: int) -> Any:
-        if not request.args.get("seed"):  # a game's dice come from a seed in its address: a reload rolls them again
+        if not request.args.get("seed") and request.args.get("dice") != TYPED_DICE:
+            # a game's dice come from a seed in its address (a reload rolls them again), or are typed (dice=manual)
             seeded = {**request.args.to_dict(), "seed": str(random.SystemRandom().randrange(2**31))}
             return redirect(f"{request.path}?{urlencode(seeded)}")
         return show("play.html", request.path.endswith(".json"),

@@ -22,13 +22,14 @@ from urllib.parse import quote, urlencode
 
 from dicegraph.database import Database
 from dicegraph.play import person_seats
-from dicegraph.record import Record
+from dicegraph.record import TYPED_DICE, Record
 from graphs.commands import plain
 from graphs.errors import DicegraphError
 from graphs.protocol import OPTIMAL
 from store.compare import SEATS
 from store.errors import ReadOnly
 from store.query import FilesReachable
+from store.turn_positions import state_of
 from web.limits import MAX_CELL_CHARS, MAX_RESULT_CHARS, MAX_ROWS, SQL_TIMEOUT
 
 DIAGRAM_NODES = 60  # the most positions a position's local diagram draws (a roll of five dice leads to 252)
@@ -177,6 +178,12 @@ def position_address(graph_id: int, key: str) -> str:
     return f"/graphs/{graph_id}/positions/{quote(key, safe='/')}"
 
 
+def _stored_position(turn_once: bool) -> Callable[[str], str]:
+    """Return what gives the key of the stored position whose page shows a game's position: the key itself, or in
+    a game whose turn is stored once its turn state's (a position there is a turn state and a node of its turn)."""
+    return state_of if turn_once else (lambda key: key)
+
+
 def play_page(db: Database, graph_id: int, asked: Mapping[str, str]) -> dict[str, Any]:
     """Return a game played in the browser on a graph, all of it in the page's address (``asked``): the person's
     ``seat`` (first by default), the policy played ``against`` (the optimum by default), the dice's ``seed`` and
@@ -189,22 +196,32 @@ def play_page(db: Database, graph_id: int, asked: Mapping[str, str]) -> dict[str
     seat, against = asked.get("seat") or SEATS[0], asked.get("against") or OPTIMAL
     if seat not in SEATS:
         raise DicegraphError(f"no seat {seat!r}: a seat is {' or '.join(SEATS)}")
+    typed = asked.get("dice") == TYPED_DICE
     try:
-        seed, steps = int(asked.get("seed", "")), json.loads(asked.get("steps") or "[]")
+        seed = None if typed else int(asked.get("seed", ""))
+        steps = json.loads(asked.get("steps") or "[]")
     except ValueError:
-        raise DicegraphError("a game's address holds a whole number seed and its steps as JSON "
+        raise DicegraphError("a game's address holds a whole number seed (or dice=manual) and its steps as JSON "
                              "(start again from the graph's page)") from None
+    if typed and asked.get("roll"):  # a roll typed into the page's form, checked as any step is
+        steps = [*steps, {"roll": asked["roll"].strip()}] if isinstance(steps, list) else steps
     record = Record.of({"game": row["game"], "params": json.loads(row["params"]), "seed": seed, "steps": steps,
                         "seats": person_seats(game.players == 2, seat, against)})
     page = db.playing(record)
-    kept = {"seat": seat, "against": against, "seed": str(seed), **({"hints": "1"} if asked.get("hints") else {})}
+    dice = {"dice": TYPED_DICE} if typed else {"seed": str(seed)}
+    kept = {"seat": seat, "against": against, **dice, **({"hints": "1"} if asked.get("hints") else {})}
     here = f"/graphs/{graph_id}/play"
     done = page["record"]["steps"]
     for option in page["options"]:
         option["href"] = f"{here}?{urlencode({**kept, 'steps': json.dumps([*done, {page['expects']: option['label']}])})}"
     address = urlencode({**kept, "steps": json.dumps(done)})
     record_text = json.dumps(page["record"])
-    page.update(graph=row, seat=seat, against=against, seed=seed, hints=bool(asked.get("hints")),
+    stored = _stored_position(game.stores_turn_once)
+    page["position"]["href"] = position_address(graph_id, stored(page["position"]["key"]))
+    for step in page["analysis"]["steps"]:
+        step["href"] = position_address(graph_id, stored(step["position"]))
+    page.update(graph=row, seat=seat, against=against, seed=seed, typed=typed, kept=kept, steps_text=json.dumps(done),
+                hints=bool(asked.get("hints")),
                 two_player=game.players == 2, here=f"{here}?{address}", chart=f"{here}.svg?{address}",
                 hints_href=f"{here}?{urlencode({**kept, 'hints': '1', 'steps': json.dumps(done)})}",
                 analyse=f"/analyse?{urlencode({'record': record_text})}", record_text=record_text,
@@ -223,8 +240,9 @@ def analyse_page(db: Database, text: str) -> dict[str, Any]:
         analysis = db.analyse(Record.parse(text))
     except DicegraphError as error:
         return {**page, "error": str(error)}
+    stored = _stored_position(db.game(analysis["game"]).stores_turn_once)
     for step in analysis["steps"]:
-        step["href"] = position_address(analysis["graph"], step["position"])
+        step["href"] = position_address(analysis["graph"], stored(step["position"]))
     return {**page, "analysis": analysis, "chart": f"/analyse.svg?{urlencode({'record': text})}"}
 
 

@@ -211,9 +211,15 @@ def _turn_statements(connection: sa.Connection, graph: TurnGraph, work: _Work) -
         connection.execute(sa.insert(turn).from_select(["node_id", "state", *numbered], rows))
 
 
-def _start_turns(connection: sa.Connection, graph: TurnGraph, work: _Work, game_layer: int,
-                 states: tuple[int, int], own_profits: Sequence[bool]) -> None:
-    """Put the end rows of the states of ``game_layer`` with node ids in ``states`` (first, last) in the turn table.
+def state_moves(graph: TurnGraph, game_layer: int, states: tuple[int, int]) -> sa.ColumnElement[bool]:
+    """Return the condition selecting the moves of the states of ``game_layer`` with node ids in ``states``
+    (first, last)."""
+    return sa.and_(edges_of(graph.game_spans[game_layer], "move"), edge.c.src.between(*states))
+
+
+def _start_turns(connection: sa.Connection, graph: TurnGraph, work: _Work, which: sa.ColumnElement[bool],
+                 own_profits: Sequence[bool]) -> None:
+    """Put the end rows of the states whose moves ``which`` selects (:func:`state_moves`) in the turn table.
 
     An end is worth the state move's reward plus the value of the state it
     leads to; a policy with its own profits ranks it by its profit instead.
@@ -225,8 +231,7 @@ def _start_turns(connection: sa.Connection, graph: TurnGraph, work: _Work, game_
         v1, v2 = nxt.c[f"v1_{i}"], nxt.c[f"v2_{i}"]
         columns += [ends.c[f"profit{i}"] if own else reward + v1, reward + v1, _moment(reward, v1, v2)]
     moves = edge.join(nxt, nxt.c.node_id == edge.c.dst).join(ends, ends.c.label == edge.c.label)
-    where = [edges_of(graph.game_spans[game_layer], "move"), edge.c.src.between(*states)]
-    rows = sa.select(ends.c.node_id, edge.c.src, *columns).select_from(moves).where(*where)
+    rows = sa.select(ends.c.node_id, edge.c.src, *columns).select_from(moves).where(which)
     numbered = work.names("p", "v1_", "v2_")
     connection.execute(sa.insert(work.turn).from_select(["node_id", "state", *numbered], rows))
 
@@ -398,7 +403,8 @@ class _TurnSolver:
         """Solve a batch with ``work``'s tables (emptied after); return each policy's chosen moves and root values
         (:func:`_fetch_batch`) as tuples."""
         plan_whole_layers(connection)
-        _start_turns(connection, batch.graph, work, batch.layer, batch.states, batch.own_profits)
+        _start_turns(connection, batch.graph, work, state_moves(batch.graph, batch.layer, batch.states),
+                     batch.own_profits)
         _turn_statements(connection, batch.graph, work)
         fetched = [_fetch_batch(connection, work, i, batch.first_edge, batch.graph.root) for i in range(work.policies)]
         _clear(connection, work)
@@ -542,27 +548,44 @@ def ensure_solved(connection: sa.Connection, graph: TurnGraph, progress: Progres
 
 
 def turn_worths(connection: sa.Connection, graph: TurnGraph, name: str, key: str) -> dict[str, tuple[float, float]]:
-    """Return, for the turn state ``key``, every turn node's key -> (profit, value) under policy ``name``.
+    """Return, for the turn state ``key``, every turn node's key -> (profit, value) under policy ``name``
+    (:func:`turns_played`; raises NotFound when the states after it are not solved)."""
+    state = find_node(connection, graph.graph_id, key)
+    worths = turns_played(connection, graph, name, [state.id])[state.id]
+    keys = dict(connection.execute(sa.select(node.c.id, node.c.key).where(
+        node.c.graph_id == graph.graph_id, node.c.id.in_(list(worths)))).all())
+    return {keys[node_id]: worth for node_id, worth in worths.items()}
 
-    Solves the turn of that one state in SQL from the stored values of the
-    states after it; raises NotFound when those are not stored.
+
+def turns_played(connection: sa.Connection, graph: TurnGraph, name: str,
+                 states: Sequence[int]) -> dict[int, dict[int, tuple[float, float]]]:
+    """Return, for each turn state of ``states`` (node ids), every node of its turn (id) -> (profit, value) under
+    policy ``name``: the turns of all of them played at once in SQL from the stored values of the states their
+    moves lead to (nothing stored). Ends a state has no move through are left out. Raises NotFound when the
+    policy is not solved past the states.
+
+    A game visits one state a state layer; its turns cost about what one turn costs.
     """
     policy_id = ensure_policy(connection, graph, name)
-    state = find_node(connection, graph.graph_id, key)
-    if not is_solved(connection, policy_id, state.layer + 1):
-        raise NotFound(f"policy {name!r} is not solved past {key} (run: dicegraph report GAME)")
+    rows = connection.execute(sa.select(node.c.id, node.c.layer).where(
+        node.c.graph_id == graph.graph_id, node.c.id.in_(list(states)))).all()
+    if len(rows) < len(set(states)) or any(layer not in graph.game_spans for _, layer in rows):
+        raise NotFound(f"not every node of {sorted(set(states))} is a turn state of graph {graph.graph_id}")
+    if rows and not is_solved(connection, policy_id, min(layer for _, layer in rows) + 1):
+        raise NotFound(f"policy {name!r} is not solved past the states asked for (run: dicegraph report GAME)")
     profits = _profits(connection, graph, graph.policy(name))
     work = _policy_work(connection, graph, [profits])
+    which = sa.or_(sa.false(), *(state_moves(graph, layer, (state, state)) for state, layer in rows))
+    leads_to = sa.select(edge.c.dst).where(which)
     following = (sa.select(turn_policy.c.node_id, turn_policy.c.value, turn_policy.c.moment2)
-                 .select_from(turn_policy.join(node, node.c.id == turn_policy.c.node_id))
-                 .where(turn_policy.c.policy_id == policy_id, node.c.graph_id == graph.graph_id,
-                        node.c.layer > state.layer))
+                 .where(turn_policy.c.policy_id == policy_id, turn_policy.c.node_id.in_(leads_to),
+                        turn_policy.c.node_id.not_in(sa.select(work.state.c.node_id))))
     connection.execute(sa.insert(work.state).from_select(["node_id", "v1_0", "v2_0"], following))
-    _start_turns(connection, graph, work, state.layer, (state.id, state.id), [profits is not None])
+    _start_turns(connection, graph, work, which, [profits is not None])
     _turn_statements(connection, graph, work)
-    query = (sa.select(node.c.key, work.turn.c.p0, work.turn.c.v1_0)
-             .select_from(work.turn.join(node, sa.and_(node.c.graph_id == graph.graph_id, node.c.id == work.turn.c.node_id)))
-             .where(work.turn.c.state == state.id))
-    worths = {turn_key: (p, v1) for turn_key, p, v1 in connection.execute(query)}
+    found: dict[int, dict[int, tuple[float, float]]] = {state: {} for state in states}
+    for state, node_id, p, v1 in connection.execute(
+            sa.select(work.turn.c.state, work.turn.c.node_id, work.turn.c.p0, work.turn.c.v1_0)):
+        found[state][node_id] = (p, v1)
     _drop(connection, work)
-    return worths
+    return found

@@ -1,14 +1,17 @@
 """Benchmark of playing and analysing on a solved graph (not part of the test run).
 
-    .venv/bin/python tests/bench/bench_play.py [--games 5] [GAME[:key=value,...] ...]
+    .venv/bin/python tests/bench/bench_play.py [--games 5] [--db URL] [GAME[:key=value,...] ...]
 
-For each game named (default: Pig to 100, Jackpot, Shut The Box), builds and solves it in a SQLite file (not
-timed), then times through the Python API: ``play --auto`` of whole games between the optimum and another
-stored policy (seeded), the analysis of each game's record, a hint (a position of the game with its moves'
-values, :meth:`dicegraph.Database.position`, ten of each game), and the explorer's play page answering a click
-halfway through the game (Flask's test client: the page replays the steps in its address). Prints each figure's mean and
-largest, and the steps a second. The targets of issue 40: a hint or a step under 50 ms, a whole game's
-analysis under 1 s, a click under 200 ms.
+For each game named (default: Pig to 100, Jackpot, Shut The Box), builds and solves it in a SQLite file (or in
+the database ``--db`` names, reusing what it holds; not timed), then times through the Python API: ``play
+--auto`` of whole games between the optimum and another stored policy (seeded), the analysis of each game's
+record in a new session (nothing known), a hint (a position of the game with its moves' values: for a graph of
+positions :meth:`dicegraph.Database.position`, ten of each game; for a game whose turn is stored once a
+position of a turn state not seen before, :meth:`dicegraph.Database.playing`, which works the state's turn out),
+and the explorer's play page answering a click halfway through the game (Flask's test client: the page replays
+the steps in its address), the first click of a new server (cold) and the same click again. Prints each
+figure's mean and largest, and the steps a second. The targets of issue 40: a hint or a step under 50 ms, a
+whole game's analysis under 1 s, a click under 200 ms.
 """
 
 from __future__ import annotations
@@ -38,38 +41,47 @@ def timed(work) -> tuple[float, object]:
     return time.perf_counter() - started, result
 
 
-def bench(named: str, games: int) -> None:
+def bench(named: str, games: int, url: str | None) -> None:
     name, _, options = named.partition(":")
     params = parse_params(tuple(options.split(","))) if options else {}
-    folder = Path(tempfile.mkdtemp(prefix="bench-play-"))
-    db = dicegraph.open(f"sqlite:///{folder / 'play.db'}")
-    prepared, report = timed(lambda: db.report(name, params))
-    others = [row["name"] for row in report["policies"] if row["name"] != "optimal" and row.get("goal") is None]
-    policies = ["optimal", others[0]] if dicegraph.games()[name].players == 2 and others else [others[0] if others else "optimal"]
-    plays, analyses, steps_each, step_costs, clicks = [], [], [], [], []
+    game = dicegraph.games()[name]
+    url = url or f"sqlite:///{Path(tempfile.mkdtemp(prefix='bench-play-')) / 'play.db'}"
+    db = dicegraph.open(url)
+    prepared, _ = timed(lambda: db.report(name, params))
+    others = [row["name"] for row in db.policies(name, params) if row["name"] != "optimal" and row.get("goal") is None]
+    policies = ["optimal", others[0]] if game.players == 2 and others else [others[0] if others else "optimal"]
+    plays, analyses, steps_each, step_costs, clicks, again = [], [], [], [], [], []
     from web.app import create_app
 
-    client = create_app(db).test_client()
     for seed in range(games):
         played_for, played = timed(lambda: db.play(name, params, policies, seed=seed))
         record = played["record"]
-        analysed_for, _ = timed(lambda: db.analyse(record))
+        analysed_for, _ = timed(lambda: dicegraph.open(url).analyse(record))
         plays.append(played_for)
         analyses.append(analysed_for)
         steps_each.append(len(record["steps"]))
         middle = len(record["steps"]) // 2
         graph = played["graph"]
-        for step in played["steps"][::max(1, len(played["steps"]) // 10)]:  # a hint: a position's moves and values
-            step_costs.append(timed(lambda: db.position(graph, step["position"], depth=1))[0])
-        seat = "first" if dicegraph.games()[name].players == 2 else "first"
-        address = (f"/graphs/{graph}/play.json?seat={seat}&against=optimal&seed={seed}&steps="
+        if game.stores_turn_once:  # the game so far, one step into a turn state not seen before: its turn worked out
+            warm = dicegraph.open(url)
+            states = [step["position"].split(" @ ")[0] for step in played["steps"]]
+            for end in [number + 1 for number in range(len(states)) if number == 0 or states[number] != states[number - 1]]:
+                shown = {**record, "seats": {seat: "you" for seat in record["seats"]}, "steps": record["steps"][:end]}
+                step_costs.append(timed(lambda: warm.playing(shown))[0])
+        else:
+            for step in played["steps"][::max(1, len(played["steps"]) // 10)]:  # a position's moves and values
+                step_costs.append(timed(lambda: db.position(graph, step["position"], depth=1))[0])
+        address = (f"/graphs/{graph}/play.json?seat=first&against=optimal&seed={seed}&steps="
                    + json.dumps(record["steps"][:middle]))
+        client = create_app(dicegraph.open(url)).test_client()
         clicks.append(timed(lambda: client.get(address))[0])
+        again.append(timed(lambda: client.get(address))[0])
     print(f"{named}: prepared (build, solve, evaluate; not part of the figures) in {prepared:.1f} s")
     print(f"  {games} games of {', '.join(policies)}: {statistics.mean(steps_each):.0f} steps a game on average")
     for label, figures in (("play --auto, a whole game", plays), ("analyse, a whole game's record", analyses),
                            ("a hint (one position's moves and values)", step_costs),
-                           ("the play page, a click", clicks)):
+                           ("the play page, a click (a new server)", clicks),
+                          ("the play page, the same click again", again)):
         print(f"  {label:<45} mean {1000 * statistics.mean(figures):8.1f} ms, largest {1000 * max(figures):8.1f} ms")
     print(f"  analysis: {sum(steps_each) / sum(analyses):,.0f} steps a second; peak memory {peak_mib():.0f} MiB")
 
@@ -77,10 +89,11 @@ def bench(named: str, games: int) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--games", type=int, default=5)
+    parser.add_argument("--db", help="the database to play in (default: a new SQLite file a game)")
     parser.add_argument("games_named", nargs="*", default=DEFAULTS, metavar="GAME")
     args = parser.parse_args()
     for named in args.games_named:
-        bench(named, args.games)
+        bench(named, args.games, args.db)
 
 
 if __name__ == "__main__":

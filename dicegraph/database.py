@@ -56,6 +56,7 @@ Meter = Callable[[str, "int | None"], AbstractContextManager["Progress | None"]]
 callback told of the steps done, or None to show nothing (the CLI's bars and lines on stderr are one)."""
 
 Result = TypeVar("Result")
+POSITIONS_KEPT = 20_000  # positions of a graph a session keeps once a game has read them (a few kB each)
 
 
 def _quiet(label: str, length: int | None) -> AbstractContextManager[Progress | None]:
@@ -116,6 +117,7 @@ class Database:
         self.memory, self.meter, self.on_wait = memory, meter, on_wait
         self._kept: sa.Engine | None = None  # the one engine of an in-memory database, which lives as long as it
         self._turn_positions: dict[tuple[int, str], TurnPositions] = {}  # (graph, created): its turns' values so far
+        self._row_positions: dict[tuple[int, str, tuple[str, ...]], dict[str, dict[str, Any]]] = {}  # and policies
 
     @classmethod
     def over(cls, engine: sa.Engine, **options: Any) -> Database:
@@ -460,7 +462,7 @@ class Database:
                                          f"{', '.join(stored)}; a report evaluates every agent: {hint} -n 0)")
             started = Record(game.name, as_json(values), dict(record.seats), [], record.seed)
             root = root_key(connection, row.id) or ""
-            look: Look = lambda key: describe_position(connection, row.id, key, 1)  # noqa: E731
+            look = self._positions_kept(connection, row, stored)
             if game.stores_turn_once:  # a position is a turn state and a node of its turn, valued as it is reached
                 known = self._turn_positions.get((row.id, str(row.created_at)))
                 if known is None:
@@ -476,6 +478,22 @@ class Database:
             table.rng = None if record.seed is None else random.Random(record.seed)
             table.replay(record.steps)
             yield table
+
+    def _positions_kept(self, connection: sa.Connection, row: sa.Row, policies: list[str]) -> Look:
+        """Return a graph's positions one level deep (:func:`store.positions.describe_position`) as a game reads
+        them, each kept once read (up to :data:`POSITIONS_KEPT` a graph, while its policies are these), so that
+        the explorer's play page, which replays a game at each click, reads each position once."""
+        kept = self._row_positions.setdefault((row.id, str(row.created_at), tuple(policies)), {})
+
+        def look(key: str) -> dict[str, Any]:
+            found = kept.get(key)
+            if found is None:
+                found = kept[key] = describe_position(connection, row.id, key, 1)
+                while len(kept) > POSITIONS_KEPT:
+                    kept.pop(next(iter(kept), None), None)
+            return found
+
+        return look
 
     @_one_line_errors
     def analyse(self, record: Record | Mapping[str, Any] | str | Path) -> dict[str, Any]:

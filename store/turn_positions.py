@@ -97,7 +97,7 @@ class TurnPositions:
     def _played(self, name: str, states: list[int]) -> dict[int, dict[int, tuple[float, float]]]:
         """Return state -> turn node -> (profit, value) under policy ``name`` for ``states``."""
         if not self.cyclic:
-            return turns.turns_played(self.connection, self.turn, name, states)
+            return turns.turns_played(self.connection, self.turn, name, states, solved=True)  # a listed policy's
         if name != OPTIMAL:
             raise NotFound(f"policy {name!r} of a race is played by its stored moves, not by values")
         found = turn_cycles.turn_node_values(self.connection, self.turn, states, ("chance", "decision", "terminal"))
@@ -166,6 +166,8 @@ class TurnPositions:
         if (turn_key or self.root) not in self.ids:
             raise NotFound(f"no node {turn_key!r} in the turn of graph {self.graph_id}")
         here = self.nodes[self.ids[turn_key or self.root]]
+        if here.id in self.ends:
+            raise NotFound(f"{turn_key!r} is an end of the turn: a game goes on from there to the next state's turn")
         values = self.worths(OPTIMAL, state.id)
         if here.id not in values:
             raise NotFound(f"{key!r} is not reached from its state in play (no value there)")
@@ -224,18 +226,17 @@ class TurnPositions:
         return find_policy(self.connection, self.graph_id, name).id
 
     def states_along(self, root: str, steps: list[dict[str, str]]) -> list[int]:
-        """Return the turn states (node ids) a record's ``steps`` pass through from ``root``, by their labels alone
-        (as far as they fit the game: :meth:`look` says what does not), so that their turns are worked out at
-        once (:meth:`prefetch`)."""
+        """Return the turn states (node ids) a record's ``steps`` pass through from ``root``, by their labels alone,
+        as far as they name edges exactly (:meth:`look` says what does not fit), so that their turns are worked
+        out at once (:meth:`prefetch`)."""
         state = self.state(state_of(root))
         here, found = self.turn.root, [state.id]
         for step in steps:
             if state.kind == "terminal":
                 break
             label = next(iter(step.values()))
-            out = next((o for o in self._turn_edges(here) if o.label == label
-                        or (o.kind == "roll" and o.label.startswith("roll ") and label in o.label.split()[1:])), None)
-            if out is None:
+            out = next((o for o in self._turn_edges(here) if o.label == label), None)
+            if out is None:  # not a label of the game (look says so), or one roll of several a label lists
                 break
             if out.dst in self.ends:
                 through = self._state_moves(state).get(self.ends[out.dst])

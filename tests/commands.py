@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from typing import Any
+
+import pytest
 from click.testing import CliRunner, Result
 
 from cli import main
@@ -23,3 +26,20 @@ def assert_one_line_error(result: Result, *phrases: str) -> None:
     assert len(lines) == 1 and lines[0].startswith("Error: "), result.stderr
     for phrase in phrases:
         assert phrase in lines[0], (phrase, lines[0])
+
+
+def assert_close(found: Any, expected: Any, where: str = "", absolute: float = 1e-15) -> None:
+    """Assert that ``found`` equals ``expected``: the same structure (JSON's dicts and lists), floats to 1e-12
+    relative or ``absolute`` (sums of the same values in another order)."""
+    if isinstance(expected, dict):
+        assert isinstance(found, dict) and found.keys() == expected.keys(), where
+        for key in expected:
+            assert_close(found[key], expected[key], f"{where}/{key}", absolute)
+    elif isinstance(expected, list):
+        assert isinstance(found, list) and len(found) == len(expected), where
+        for index, (one, other) in enumerate(zip(found, expected)):
+            assert_close(one, other, f"{where}/{index}", absolute)
+    elif isinstance(expected, float):
+        assert found == pytest.approx(expected, rel=1e-12, abs=absolute), where
+    else:
+        assert found == expected, where

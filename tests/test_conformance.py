@@ -781,23 +781,6 @@ def test_solve_works_on_every_game_and_gives_the_reports_optimum(game: Game, rep
     assert json.loads(solved.stdout)["value"] == pytest.approx(reported_optimum, rel=1e-12)
 
 
-def assert_equal_to_float_rounding(found: Any, expected: Any, where: str = "") -> None:
-    """Assert that two JSON values are equal, their numbers within 1e-12 relative (a turn game's analysis sums its
-    turns' values in another order when it works several states out at once)."""
-    if isinstance(expected, dict):
-        assert isinstance(found, dict) and found.keys() == expected.keys(), where
-        for key in expected:
-            assert_equal_to_float_rounding(found[key], expected[key], f"{where}.{key}")
-    elif isinstance(expected, list):
-        assert isinstance(found, list) and len(found) == len(expected), where
-        for number, (one, other) in enumerate(zip(found, expected)):
-            assert_equal_to_float_rounding(one, other, f"{where}[{number}]")
-    elif isinstance(expected, float):
-        assert found == pytest.approx(expected, rel=1e-12, abs=1e-12), where
-    else:
-        assert found == expected, where
-
-
 @pytest.mark.parametrize("game", TOOLED)
 def test_a_game_played_by_its_policies_analyses_with_the_values_identity(game: Game, reported: Any,
                                                                          tmp_path: Any) -> None:
@@ -805,7 +788,7 @@ def test_a_game_played_by_its_policies_analyses_with_the_values_identity(game: G
     optimum, in both seats) writes a
     record that ``analyse`` reads back to the same analysis; the steps' changes add up to the outcome minus the
     start value, the optimum's moves lose nothing, and every loss is what its move's value gives up."""
-    from tests.commands import run
+    from tests.commands import assert_close, assert_one_line_error, run
 
     url, _ = reported(game)
     options = [item for name, v in small_params(game).items() for item in ("-p", f"{name}={value_text(v)}")]
@@ -823,7 +806,8 @@ def test_a_game_played_by_its_policies_analyses_with_the_values_identity(game: G
         assert played.exit_code == 0, (game.name, policies, played.output)
         analysis = json.loads(played.stdout)
         assert analysis.pop("record") == json.loads(record.read_text())
-        assert_equal_to_float_rounding(json.loads(run(url, "analyse", str(record), "--json").stdout), analysis)
+        # a turn game's analysis sums its turns' values in another order when it works several states out at once
+        assert_close(json.loads(run(url, "analyse", str(record), "--json").stdout), analysis, absolute=1e-12)
         assert analysis["finished"] and analysis["outcome"] == analysis["value_now"]
         scale = max(1.0, abs(analysis["start_value"]), abs(analysis["outcome"]))
         assert analysis["identity"]["sum_of_steps"] == pytest.approx(analysis["outcome"] - analysis["start_value"],
@@ -834,3 +818,8 @@ def test_a_game_played_by_its_policies_analyses_with_the_values_identity(game: G
                 assert step["loss"] >= 0 and (step["loss"] == 0 or seats[step["player"]] != "optimal"), step
             else:
                 assert step["luck"] == pytest.approx(step["value_after"] - step["value_before"], abs=1e-12 * scale)
+    broken = json.loads(record.read_text())  # its last step not one the game offers there: refused, saying which
+    kind = next(iter(broken["steps"][-1]))
+    broken["steps"][-1] = {kind: "no such label"}
+    record.write_text(json.dumps(broken))
+    assert_one_line_error(run(url, "analyse", str(record)), f"step {len(broken['steps'])}: {kind} 'no such label' is not offered")

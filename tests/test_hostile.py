@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 from store.render import available_renderers
-from tests.commands import ENDLESS, assert_one_line_error, run
+from tests.commands import ENDLESS, assert_close, assert_one_line_error, run
 from tests.processes import served
 
 
@@ -218,22 +218,6 @@ def test_two_races_in_one_database_report_as_each_alone(backend: str, tmp_path: 
     alone = {target: report(f"{backend}:///{tmp_path / f'{target}.db'}", target) for target in (100, 150)}
     for target in (150, 100):
         assert_close(report(shared, target), alone[target])
-
-
-def assert_close(found, expected, where: str = "") -> None:  # noqa: ANN001
-    """``found`` equals ``expected``: the same structure, floats to 1e-12 relative (another order of summing)."""
-    if isinstance(expected, dict):
-        assert isinstance(found, dict) and found.keys() == expected.keys(), where
-        for key in expected:
-            assert_close(found[key], expected[key], f"{where}/{key}")
-    elif isinstance(expected, list):
-        assert isinstance(found, list) and len(found) == len(expected), where
-        for index, (one, other) in enumerate(zip(found, expected)):
-            assert_close(one, other, f"{where}/{index}")
-    elif isinstance(expected, float):
-        assert found == pytest.approx(expected, rel=1e-12, abs=1e-15), where
-    else:
-        assert found == expected, where
 
 
 # the smallest parameters each game accepts (dicegraph games lists the ranges)

@@ -75,6 +75,7 @@ class TurnPositions:
         self.top = connection.execute(top).scalar()
         self._worths: dict[tuple[str, int], dict[int, tuple[float, float]]] = {}
         self._edges: dict[int, list[sa.Row]] = {}
+        self._layers_read: set[int] = set()
         self._states: dict[str, sa.Row] = {}
         self._moves: dict[int, dict[str, sa.Row]] = {}
 
@@ -128,14 +129,17 @@ class TurnPositions:
         return self._states[key]
 
     def _turn_edges(self, node_id: int) -> list[sa.Row]:
-        """Return the edges leaving turn node ``node_id``, in order."""
-        if node_id not in self._edges:
-            span = self.spans[self.nodes[node_id].layer]
-            self._edges[node_id] = self.connection.execute(
-                sa.select(edge.c.id, edge.c.kind, edge.c.label, edge.c.weight, edge.c.reward, edge.c.sign, edge.c.dst)
-                .where(edge.c.id.between(span.first_edge, span.last_edge), edge.c.src == node_id)
-                .order_by(edge.c.id)).all()
-        return self._edges[node_id]
+        """Return the edges leaving turn node ``node_id``, in order (its layer's read at once, the first time)."""
+        layer_number = self.nodes[node_id].layer
+        if layer_number not in self._layers_read:
+            span = self.spans[layer_number]
+            rows = self.connection.execute(
+                sa.select(edge.c.src, edge.c.id, edge.c.kind, edge.c.label, edge.c.weight, edge.c.reward, edge.c.sign,
+                          edge.c.dst).where(edge.c.id.between(span.first_edge, span.last_edge)).order_by(edge.c.id))
+            for row in rows:
+                self._edges.setdefault(row.src, []).append(row)
+            self._layers_read.add(layer_number)
+        return self._edges.get(node_id, [])
 
     def _state_moves(self, state: sa.Row) -> dict[str, sa.Row]:
         """Return a state's moves by label: where each leads (its row), its reward and sign."""

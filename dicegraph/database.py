@@ -462,7 +462,6 @@ class Database:
                                          f"{', '.join(stored)}; a report evaluates every agent: {hint} -n 0)")
             started = Record(game.name, as_json(values), dict(record.seats), [], record.seed)
             root = root_key(connection, row.id) or ""
-            look = self._positions_kept(connection, row, stored)
             if game.stores_turn_once:  # a position is a turn state and a node of its turn, valued as it is reached
                 known = self._turn_positions.get((row.id, str(row.created_at)))
                 if known is None:
@@ -472,6 +471,8 @@ class Database:
                                                      if name in stored and policies])
                 positions.prefetch(positions.states_along(root, record.steps))
                 look = positions.look
+            else:
+                look = self._positions_kept(connection, row, stored)
             table = Table(look, started, root, game.players == 2, game.objective, 1.0, row.id)
             table.scale = (1.0 if "probability" in game.outcome
                            else largest_payoff(connection, row.id) or abs(table.start_value) or 1.0)

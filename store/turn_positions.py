@@ -136,8 +136,10 @@ class TurnPositions:
             rows = self.connection.execute(
                 sa.select(edge.c.src, edge.c.id, edge.c.kind, edge.c.label, edge.c.weight, edge.c.reward, edge.c.sign,
                           edge.c.dst).where(edge.c.id.between(span.first_edge, span.last_edge)).order_by(edge.c.id))
+            grouped: dict[int, list[sa.Row]] = {}
             for row in rows:
-                self._edges.setdefault(row.src, []).append(row)
+                grouped.setdefault(row.src, []).append(row)
+            self._edges.update(grouped)  # whole lists: two pages reading a layer at once leave it once
             self._layers_read.add(layer_number)
         return self._edges.get(node_id, [])
 

@@ -51,11 +51,10 @@ def state_of(key: str) -> str:
 class TurnPositions:
     """The positions of a stored turn game on one connection, their values worked out state by state (kept).
 
-    ``policies`` are the stored policies whose moves the positions name (``chosen_by``); the optimum always.
+    They name the optimum's moves (``chosen_by``); :meth:`bound` names other stored policies' too.
     """
 
-    def __init__(self, connection: sa.Connection, graph_id: int, structure: TurnStructure,
-                 policies: Sequence[str] = ()):
+    def __init__(self, connection: sa.Connection, graph_id: int, structure: TurnStructure):
         self.connection, self.graph_id = connection, graph_id
         self.turn = turns.TurnGraph.load(connection, graph_id, structure)
         self.cyclic = has_cycles(connection, graph_id)
@@ -69,7 +68,7 @@ class TurnPositions:
         self.ends = {node_id: structure.ends[key] for key, node_id in self.turn.ends.items()}
         self.spans = {span.layer: span for span in self.turn.turn_spans}
         self.turn_policies = {declared.name for declared in structure.policies}
-        self.policies = list(dict.fromkeys([OPTIMAL, *policies]))
+        self.policies = [OPTIMAL]
         top = sa.select(sa.func.max(node.c.payoff)).where(node.c.graph_id == graph_id, node.c.kind == "terminal",
                                                           node.c.layer < root_layer)
         self.top = connection.execute(top).scalar()

@@ -584,8 +584,8 @@ def turns_played(connection: sa.Connection, graph: TurnGraph, name: str, states:
     _start_turns(connection, graph, work, which, [profits is not None])
     _turn_statements(connection, graph, work)
     found: dict[int, dict[int, tuple[float, float]]] = {state: {} for state in states}
-    rows = connection.execute(sa.select(work.turn.c.state, work.turn.c.node_id, work.turn.c.p0, work.turn.c.v1_0)).all()
-    for state, node_id, p, v1 in rows:  # fetched at once: a row at a time costs more than the statements (Yahtzee)
+    fetched = connection.execute(sa.select(work.turn.c.state, work.turn.c.node_id, work.turn.c.p0, work.turn.c.v1_0)).all()
+    for state, node_id, p, v1 in fetched:  # fetched at once: a row at a time costs more than the statements (Yahtzee)
         found[state][node_id] = (p, v1)
     _drop(connection, work)
     return found

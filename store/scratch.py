@@ -29,14 +29,23 @@ def temporary_table(connection: sa.Connection, name: str, *columns: sa.Column, i
 
     With ``indexed`` False, ``node_id`` is not declared a key (see :func:`hashed_joins`).
     """
-    table = sa.Table(
+    return create_afresh(connection, temporary_definition(name, *columns, indexed=indexed))
+
+
+def temporary_definition(name: str, *columns: sa.Column, indexed: bool = True) -> sa.Table:
+    """Return :func:`temporary_table`'s table without creating it: a table object kept and created again
+    (:func:`create_afresh`) lets SQLAlchemy reuse the statements it compiled over it.
+
+    >>> temporary_definition("work", indexed=False).c.node_id.primary_key
+    False
+    """
+    return sa.Table(
         name,
         sa.MetaData(),
         sa.Column("node_id", sa.Integer, primary_key=indexed, autoincrement=False, nullable=False),
         *columns,
         prefixes=["TEMPORARY"],
     )
-    return create_afresh(connection, table)
 
 
 def hashed_joins(connection: sa.Connection) -> bool:
@@ -109,17 +118,20 @@ def keyed_pair_table(connection: sa.Connection, name: str, second_key: str, *col
     declared: DuckDB joins by hashing and would only pay for maintaining the
     index on every insert and delete (measured: a third of a turn-joined solve).
     """
-    keyed = indexed
-    table = sa.Table(
+    return create_afresh(connection, keyed_pair_definition(name, second_key, *columns, indexed=indexed))
+
+
+def keyed_pair_definition(name: str, second_key: str, *columns: sa.Column, indexed: bool = True) -> sa.Table:
+    """Return :func:`keyed_pair_table`'s table without creating it (see :func:`temporary_definition`)."""
+    return sa.Table(
         name,
         sa.MetaData(),
-        sa.Column("node_id", sa.Integer, primary_key=keyed, autoincrement=False, nullable=False),
-        sa.Column(second_key, sa.Integer, primary_key=keyed, autoincrement=False, nullable=False),
+        sa.Column("node_id", sa.Integer, primary_key=indexed, autoincrement=False, nullable=False),
+        sa.Column(second_key, sa.Integer, primary_key=indexed, autoincrement=False, nullable=False),
         *columns,
         prefixes=["TEMPORARY"],
-        sqlite_with_rowid=not keyed,
+        sqlite_with_rowid=not indexed,
     )
-    return create_afresh(connection, table)
 
 
 def sweep_table(connection: sa.Connection, name: str, *columns: sa.Column) -> sa.Table:

@@ -77,6 +77,7 @@ class TurnPositions:
         self._layers_read: set[int] = set()
         self._states: dict[str, sa.Row] = {}
         self._moves: dict[int, dict[str, sa.Row]] = {}
+        self._players = {name: turns.TurnPlayer(self.turn, name) for name in self.turn_policies}
 
     def bound(self, connection: sa.Connection, policies: Sequence[str] = ()) -> TurnPositions:
         """Return these positions read through ``connection``, naming the moves of ``policies`` (and the optimum's),
@@ -97,7 +98,7 @@ class TurnPositions:
     def _played(self, name: str, states: list[int]) -> dict[int, dict[int, tuple[float, float]]]:
         """Return state -> turn node -> (profit, value) under policy ``name`` for ``states``."""
         if not self.cyclic:
-            return turns.turns_played(self.connection, self.turn, name, states, solved=True)  # a listed policy's
+            return self._players[name].played(self.connection, states, solved=True)  # a listed policy's
         if name != OPTIMAL:
             raise NotFound(f"policy {name!r} of a race is played by its stored moves, not by values")
         found = turn_cycles.turn_node_values(self.connection, self.turn, states, ("chance", "decision", "terminal"))

@@ -35,6 +35,7 @@ decisions packed by the game's :class:`graphs.protocol.DecisionEncoder`.
 from __future__ import annotations
 
 import dataclasses
+import threading
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import closing
@@ -49,7 +50,8 @@ from store.db import sqlite_file_url
 from store.errors import NotFound
 from store.load import next_id, now
 from store.schema import edge, edges_of, layer_ranges, node, policy, turn_policy
-from store.scratch import has_arg_min, hashed_joins, plan_whole_layers, temporary_table, turn_work_table
+from store.scratch import (create_afresh, has_arg_min, hashed_joins, keyed_pair_definition, plan_whole_layers,
+                           temporary_definition)
 from store.solve.layers import best_move_rows
 from store.solve.parallel import connection_solvers, even_batches, process_solvers, solve_workers
 from store.solve.readers import state_result
@@ -78,20 +80,33 @@ class _Work:
 
 
 def _work_tables(connection: sa.Connection, policies: int) -> _Work:
+    work = _work_definitions(policies, has_arg_min(connection), keyed=not hashed_joins(connection))
+    _create_work(connection, work)
+    return work
+
+
+def _work_definitions(policies: int, carried: bool, keyed: bool) -> _Work:
+    """Return the work tables of ``policies`` policies solved together, not created (:func:`_create_work`)."""
     def numbers(*names: str, nullable: bool = False) -> list[sa.Column]:
         return [sa.Column(f"{name}{i}", sa.Double, nullable=nullable) for i in range(policies) for name in names]
 
     edges = [sa.Column(f"edge{i}", sa.BigInteger, nullable=False) for i in range(policies)]
-    carried = has_arg_min(connection)
     return _Work(
         policies=policies,
-        state=temporary_table(connection, "turn_state", *numbers("v1_", "v2_")),
-        turn=turn_work_table(connection, "turn_value", *numbers("p", "v1_", "v2_")),
-        chosen=turn_work_table(connection, "turn_chosen", *edges, *numbers("p", *(("v1_", "v2_") if carried else ()))),
+        state=temporary_definition("turn_state", *numbers("v1_", "v2_")),
+        turn=keyed_pair_definition("turn_value", "state", *numbers("p", "v1_", "v2_"), indexed=keyed),
+        chosen=keyed_pair_definition("turn_chosen", "state", *edges,
+                                     *numbers("p", *(("v1_", "v2_") if carried else ())), indexed=keyed),
         carried=carried,
-        ends=temporary_table(connection, "turn_end", sa.Column("label", sa.Text, nullable=False),
-                             *numbers("profit", nullable=True)),
+        ends=temporary_definition("turn_end", sa.Column("label", sa.Text, nullable=False),
+                                  *numbers("profit", nullable=True)),
     )
+
+
+def _create_work(connection: sa.Connection, work: _Work) -> None:
+    """Create the work's tables afresh on ``connection``."""
+    for table in (work.state, work.turn, work.chosen, work.ends):
+        create_afresh(connection, table)
 
 
 @dataclass(frozen=True)
@@ -142,16 +157,26 @@ def _policy_work(connection: sa.Connection, graph: TurnGraph, profits: Sequence[
     """Return new work tables for the policies whose own end profits (None: none) are ``profits``: the turn's ends
     with those profits, and the terminal states."""
     work = _work_tables(connection, len(profits))
-    connection.execute(sa.insert(work.ends), [
-        {"node_id": node_id, "label": graph.structure.ends[key],
-         **{f"profit{i}": None if own is None else own[key] for i, own in enumerate(profits)}}
-        for key, node_id in graph.ends.items()])
-    root_layer = graph.turn_spans[0].layer
-    payoff = node.c.payoff
-    over = sa.select(node.c.id, *[column for _ in profits for column in (payoff, payoff * payoff)]).where(
-        node.c.graph_id == graph.graph_id, node.c.kind == "terminal", node.c.layer < root_layer)
-    connection.execute(sa.insert(work.state).from_select(["node_id", *work.names("v1_", "v2_")], over))  # the game is over there
+    connection.execute(sa.insert(work.ends), _end_rows(graph, profits))
+    connection.execute(sa.insert(work.state).from_select(["node_id", *work.names("v1_", "v2_")],
+                                                         _terminal_states(graph, len(profits))))
     return work
+
+
+def _end_rows(graph: TurnGraph, profits: Sequence[dict[str, float] | None]) -> list[dict]:
+    """Return the rows of the work's ends table: each end's node, the label of the state moves through it, and
+    each policy's own profit there (None for none)."""
+    return [{"node_id": node_id, "label": graph.structure.ends[key],
+             **{f"profit{i}": None if own is None else own[key] for i, own in enumerate(profits)}}
+            for key, node_id in graph.ends.items()]
+
+
+def _terminal_states(graph: TurnGraph, policies: int) -> sa.Select:
+    """Return the SELECT of the states where the game is over, worth their payoff under every policy:
+    ``(node_id, v1_0, v2_0, v1_1, ...)``."""
+    payoff = node.c.payoff
+    return sa.select(node.c.id, *[column for _ in range(policies) for column in (payoff, payoff * payoff)]).where(
+        node.c.graph_id == graph.graph_id, node.c.kind == "terminal", node.c.layer < graph.turn_spans[0].layer)
 
 
 def _drop(connection: sa.Connection, work: _Work) -> None:
@@ -166,6 +191,14 @@ def _moment(reward: sa.ColumnElement[float], v1: sa.ColumnElement[float], v2: sa
 
 def _turn_statements(connection: sa.Connection, graph: TurnGraph, work: _Work) -> None:
     """Solve the turn for every state whose end rows are in the turn table (deepest turn layer first), all policies at once."""
+    for statement in _turn_plan(graph, work, grouped=hashed_joins(connection)):
+        connection.execute(statement)
+
+
+def _turn_plan(graph: TurnGraph, work: _Work, grouped: bool) -> list[sa.Executable]:
+    """Return :func:`_turn_statements`' statements in order (a decision's best move taken by a grouping joined back
+    when ``grouped``, else by a window; see :func:`best_move_rows`), over ``work``'s tables whatever rows they hold."""
+    statements: list[sa.Executable] = []
     turn, chosen = work.turn, work.chosen
     after = turn.alias("after")
     numbered = work.names("p", "v1_", "v2_")
@@ -178,7 +211,7 @@ def _turn_statements(connection: sa.Connection, graph: TurnGraph, work: _Work) -
                 .select_from(edge.join(after, after.c.node_id == edge.c.dst))
                 .where(edges_of(span, "roll")).group_by(edge.c.src, after.c.state)
             )
-            connection.execute(sa.insert(turn).from_select(["node_id", "state", *numbered], rows))
+            statements.append(sa.insert(turn).from_select(["node_id", "state", *numbered], rows))
             continue
         this_layer = (chosen.c.node_id.between(*graph.turn_sources[span.layer]),
                       chosen.c.edge0.between(span.first_edge, span.last_edge))
@@ -186,13 +219,13 @@ def _turn_statements(connection: sa.Connection, graph: TurnGraph, work: _Work) -
             carried = [(edge.c.reward + after.c[f"v1_{i}"], _moment(edge.c.reward, after.c[f"v1_{i}"], after.c[f"v2_{i}"]))
                        for i in range(work.policies)]
             picked = best_move_rows(after, work.names("p"), span, "max", keys=("state",), grouped=True, carried=carried)
-            connection.execute(sa.insert(chosen).from_select(
+            statements.append(sa.insert(chosen).from_select(
                 ["state", "node_id", *work.names("p", "edge"), *work.names("v1_", "v2_")], picked))
             copied = sa.select(chosen.c.node_id, chosen.c.state, *(chosen.c[name] for name in numbered)).where(*this_layer)
-            connection.execute(sa.insert(turn).from_select(["node_id", "state", *numbered], copied))
+            statements.append(sa.insert(turn).from_select(["node_id", "state", *numbered], copied))
             continue
-        picked = best_move_rows(after, work.names("p"), span, "max", keys=("state",), grouped=hashed_joins(connection))
-        connection.execute(sa.insert(chosen).from_select(["state", "node_id", *work.names("p", "edge")], picked))
+        picked = best_move_rows(after, work.names("p"), span, "max", keys=("state",), grouped=grouped)
+        statements.append(sa.insert(chosen).from_select(["state", "node_id", *work.names("p", "edge")], picked))
         parts = []
         for i in range(work.policies):  # each policy's move and its value, joined on (node, state) afterwards
             move = edge.alias(f"move{i}")
@@ -208,7 +241,8 @@ def _turn_statements(connection: sa.Connection, graph: TurnGraph, work: _Work) -
             joined = joined.join(part, sa.and_(part.c.node_id == parts[0].c.node_id, part.c.state == parts[0].c.state))
         columns = [part.c[name] for i, part in enumerate(parts) for name in (f"p{i}", f"v1_{i}", f"v2_{i}")]
         rows = sa.select(parts[0].c.node_id, parts[0].c.state, *columns).select_from(joined)
-        connection.execute(sa.insert(turn).from_select(["node_id", "state", *numbered], rows))
+        statements.append(sa.insert(turn).from_select(["node_id", "state", *numbered], rows))
+    return statements
 
 
 def state_moves(graph: TurnGraph, game_layer: int, states: tuple[int, int]) -> sa.ColumnElement[bool]:
@@ -559,33 +593,87 @@ def turn_worths(connection: sa.Connection, graph: TurnGraph, name: str, key: str
 
 def turns_played(connection: sa.Connection, graph: TurnGraph, name: str, states: Sequence[int],
                  solved: bool = False) -> dict[int, dict[int, tuple[float, float]]]:
-    """Return, for each turn state of ``states`` (node ids), every node of its turn (id) -> (profit, value) under
-    policy ``name``: the turns of all of them played at once in SQL from the stored values of the states their
-    moves lead to (nothing stored). Ends a state has no move through are left out. Raises NotFound when the
-    policy is not solved past the states (not looked at when ``solved``: its whole solve is known stored).
+    """Return :meth:`TurnPlayer.played` of a new player (statements built for this call alone)."""
+    return TurnPlayer(graph, name).played(connection, states, solved)
 
-    A game visits one state a state layer: the 15 states of a game of School cost about twice what one costs.
+
+@dataclass(frozen=True)
+class _Prepared:
+    """What a :class:`TurnPlayer` builds once a backend: the policy's id, the rows of the turn's ends (with the
+    policy's own profits), whether it has its own, the work's tables (not created) and the turn's statements."""
+
+    policy_id: int
+    ends: list[dict]
+    own_profits: bool
+    work: _Work
+    plan: list[sa.Executable]
+
+
+class TurnPlayer:
+    """The turns of a stored turn game played under policy ``name`` from the states a game reaches, in SQL from the
+    stored values of the states their moves lead to (nothing stored).
+
+    Its work tables and statements are built once, at the first call, and run again at each: SQLAlchemy compiles a
+    statement over the same table objects once, which saves more than the statements cost (Yahtzee: a state's turn
+    in 56 statements, 45 ms of SQL, was 170 ms when built at each call). Safe to share between threads: a
+    connection's temporary tables are its own.
     """
-    policy_id = ensure_policy(connection, graph, name)
-    rows = connection.execute(sa.select(node.c.id, node.c.layer).where(
-        node.c.graph_id == graph.graph_id, node.c.id.in_(list(states)))).all()
-    if len(rows) < len(set(states)) or any(layer not in graph.game_spans for _, layer in rows):
-        raise NotFound(f"not every node of {sorted(set(states))} is a turn state of graph {graph.graph_id}")
-    if rows and not solved and not is_solved(connection, policy_id, min(layer for _, layer in rows) + 1):
-        raise NotFound(f"policy {name!r} is not solved past the states asked for (run: dicegraph report GAME)")
-    profits = _profits(connection, graph, graph.policy(name))
-    work = _policy_work(connection, graph, [profits])
-    which = sa.or_(sa.false(), *(state_moves(graph, layer, (state, state)) for state, layer in rows))
-    leads_to = sa.select(edge.c.dst).where(which)
-    following = (sa.select(turn_policy.c.node_id, turn_policy.c.value, turn_policy.c.moment2)
-                 .where(turn_policy.c.policy_id == policy_id, turn_policy.c.node_id.in_(leads_to),
-                        turn_policy.c.node_id.not_in(sa.select(work.state.c.node_id))))
-    connection.execute(sa.insert(work.state).from_select(["node_id", "v1_0", "v2_0"], following))
-    _start_turns(connection, graph, work, which, [profits is not None])
-    _turn_statements(connection, graph, work)
-    found: dict[int, dict[int, tuple[float, float]]] = {state: {} for state in states}
-    fetched = connection.execute(sa.select(work.turn.c.state, work.turn.c.node_id, work.turn.c.p0, work.turn.c.v1_0)).all()
-    for state, node_id, p, v1 in fetched:  # fetched at once: a row at a time costs more than the statements (Yahtzee)
-        found[state][node_id] = (p, v1)
-    _drop(connection, work)
-    return found
+
+    def __init__(self, graph: TurnGraph, name: str):
+        self.graph, self.name = graph, name
+        self._prepared: dict[str, _Prepared] = {}  # backend -> what its statements need
+        self._lock = threading.Lock()
+
+    def _prepare(self, connection: sa.Connection) -> _Prepared:
+        """Return the policy's id, its ends' rows, the work's tables and its turn's statements (built once a
+        backend)."""
+        backend = connection.dialect.name
+        with self._lock:
+            if backend not in self._prepared:
+                profits = _profits(connection, self.graph, self.graph.policy(self.name))
+                work = _work_definitions(1, has_arg_min(connection), keyed=not hashed_joins(connection))
+                self._prepared[backend] = _Prepared(
+                    policy_id=ensure_policy(connection, self.graph, self.name),
+                    ends=_end_rows(self.graph, [profits]), own_profits=profits is not None, work=work,
+                    plan=_turn_plan(self.graph, work, grouped=hashed_joins(connection)))
+            return self._prepared[backend]
+
+    def played(self, connection: sa.Connection, states: Sequence[int],
+               solved: bool = False) -> dict[int, dict[int, tuple[float, float]]]:
+        """Return, for each turn state of ``states`` (node ids), every node of its turn (id) -> (profit, value):
+        the turns of all of them played at once. Ends a state has no move through are left out. Raises NotFound
+        when the policy is not solved past the states (not looked at when ``solved``: its whole solve is known
+        stored).
+
+        A game visits one state a state layer: the 15 states of a game of School cost about twice what one costs.
+        """
+        graph = self.graph
+        prepared = self._prepare(connection)
+        policy_id, work = prepared.policy_id, prepared.work
+        rows = connection.execute(sa.select(node.c.id, node.c.layer).where(
+            node.c.graph_id == graph.graph_id, node.c.id.in_(list(states)))).all()
+        if len(rows) < len(set(states)) or any(layer not in graph.game_spans for _, layer in rows):
+            raise NotFound(f"not every node of {sorted(set(states))} is a turn state of graph {graph.graph_id}")
+        if rows and not solved and not is_solved(connection, policy_id, min(layer for _, layer in rows) + 1):
+            raise NotFound(f"policy {self.name!r} is not solved past the states asked for (run: dicegraph report GAME)")
+        _create_work(connection, work)
+        connection.execute(sa.insert(work.ends), prepared.ends)
+        which = sa.or_(sa.false(), *(state_moves(graph, layer, (state, state)) for state, layer in rows))
+        leads_to = sa.union_all(*(sa.select(edge.c.dst).where(state_moves(graph, layer, (state, state)))
+                                  for state, layer in rows))  # a range of edges each: SQLite scanned them all for an OR
+        ended = _terminal_states(graph, 1).where(node.c.id.in_(leads_to))
+        connection.execute(sa.insert(work.state).from_select(["node_id", "v1_0", "v2_0"], ended))
+        following = (sa.select(turn_policy.c.node_id, turn_policy.c.value, turn_policy.c.moment2)
+                     .where(turn_policy.c.policy_id == policy_id, turn_policy.c.node_id.in_(leads_to),
+                            turn_policy.c.node_id.not_in(sa.select(work.state.c.node_id))))
+        connection.execute(sa.insert(work.state).from_select(["node_id", "v1_0", "v2_0"], following))
+        _start_turns(connection, graph, work, which, [prepared.own_profits])
+        for statement in prepared.plan:
+            connection.execute(statement)
+        found: dict[int, dict[int, tuple[float, float]]] = {state: {} for state in states}
+        fetched = connection.execute(sa.select(work.turn.c.state, work.turn.c.node_id, work.turn.c.p0,
+                                               work.turn.c.v1_0)).all()
+        for state, node_id, p, v1 in fetched:  # at once: a row at a time costs more than the statements (Yahtzee)
+            found[state][node_id] = (p, v1)
+        _drop(connection, work)
+        return found

@@ -117,7 +117,7 @@ class Database:
         self.memory, self.meter, self.on_wait = memory, meter, on_wait
         self._kept: sa.Engine | None = None  # the one engine of an in-memory database, which lives as long as it
         self._turn_positions: dict[tuple[int, str], TurnPositions] = {}  # (graph, created): its turns' values so far
-        self._row_positions: dict[tuple[int, str, tuple[str, ...]], dict[str, dict[str, Any]]] = {}  # and policies
+        self._positions: dict[tuple[int, str, tuple[str, ...]], dict[str, dict[str, Any]]] = {}  # and policies: read
 
     @classmethod
     def over(cls, engine: sa.Engine, **options: Any) -> Database:
@@ -470,9 +470,9 @@ class Database:
                 positions = known.bound(connection, [name for name in record.seats.values()
                                                      if name in stored and policies])
                 positions.prefetch(positions.states_along(root, record.steps))
-                look = positions.look
+                look = self._positions_kept(row, positions.policies, positions.look)
             else:
-                look = self._positions_kept(connection, row, stored)
+                look = self._positions_kept(row, stored, functools.partial(describe_position, connection, row.id, depth=1))
             table = Table(look, started, root, game.players == 2, game.objective, 1.0, row.id)
             table.scale = (1.0 if "probability" in game.outcome
                            else largest_payoff(connection, row.id) or abs(table.start_value) or 1.0)
@@ -480,16 +480,17 @@ class Database:
             table.replay(record.steps)
             yield table
 
-    def _positions_kept(self, connection: sa.Connection, row: sa.Row, policies: list[str]) -> Look:
-        """Return a graph's positions one level deep (:func:`store.positions.describe_position`) as a game reads
-        them, each kept once read (up to :data:`POSITIONS_KEPT` a graph, while its policies are these), so that
-        the explorer's play page, which replays a game at each click, reads each position once."""
-        kept = self._row_positions.setdefault((row.id, str(row.created_at), tuple(policies)), {})
+    def _positions_kept(self, row: sa.Row, policies: Sequence[str], describe: Look) -> Look:
+        """Return ``describe`` (a graph's positions one level deep, as :func:`store.positions.describe_position`
+        or :meth:`store.turn_positions.TurnPositions.look` gives them) with each position kept once read (up to
+        :data:`POSITIONS_KEPT` a graph, while its policies are these), so that the explorer's play page, which
+        replays a game at each click, reads each position once."""
+        kept = self._positions.setdefault((row.id, str(row.created_at), tuple(policies)), {})
 
         def look(key: str) -> dict[str, Any]:
             found = kept.get(key)
             if found is None:
-                found = kept[key] = describe_position(connection, row.id, key, 1)
+                found = kept[key] = describe(key)
                 while len(kept) > POSITIONS_KEPT:
                     kept.pop(next(iter(kept), None), None)
             return found

@@ -5,10 +5,10 @@
 For each game named (default: Pig to 100, Jackpot, Shut The Box), builds and solves it in a SQLite file (or in
 the database ``--db`` names, reusing what it holds; not timed), then times through the Python API: ``play
 --auto`` of whole games between the optimum and another stored policy (seeded), the analysis of each game's
-record in a new session (nothing known), a hint (a position of the game with its moves' values: for a graph of
-positions :meth:`dicegraph.Database.position`, ten of each game; for a game whose turn is stored once a
-position of a turn state not seen before, :meth:`dicegraph.Database.playing`, which works the state's turn out),
-and the explorer's play page answering a click halfway through the game (Flask's test client: the page replays
+record in a new session (nothing known), each step of a game in progress in a new session with its hint (the
+step taken, :meth:`dicegraph.play.Table.take`, then the options offered where it leads, as ``dicegraph play``
+shows them: a new position read; in a game whose turn is stored once, a step into a turn state not seen before
+works the state's turn out, its figures shown apart), and the explorer's play page answering a click halfway through the game (Flask's test client: the page replays
 the steps in its address), the first click of a new server (cold) and the same click again. Prints each
 figure's mean and largest, and the steps a second. The targets of issue 40: a hint or a step under 50 ms, a
 whole game's analysis under 1 s, a click under 200 ms.
@@ -28,7 +28,9 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 import dicegraph  # noqa: E402
+from dicegraph.record import Record  # noqa: E402
 from graphs.commands import parse_params  # noqa: E402
+from store.turn_positions import SEPARATOR  # noqa: E402
 from tests.bench.phases import peak_mib  # noqa: E402
 
 DEFAULTS = ["pig:target=100", "jackpot", "shut-the-box"]
@@ -50,7 +52,7 @@ def bench(named: str, games: int, url: str | None) -> None:
     prepared, _ = timed(lambda: db.report(name, params))
     others = [row["name"] for row in db.policies(name, params) if row["name"] != "optimal" and row.get("goal") is None]
     policies = ["optimal", others[0]] if game.players == 2 and others else [others[0] if others else "optimal"]
-    plays, analyses, steps_each, step_costs, clicks, again = [], [], [], [], [], []
+    plays, analyses, steps_each, step_costs, new_states, clicks, again = [], [], [], [], [], [], []
     from web.app import create_app
 
     for seed in range(games):
@@ -62,15 +64,13 @@ def bench(named: str, games: int, url: str | None) -> None:
         steps_each.append(len(record["steps"]))
         middle = len(record["steps"]) // 2
         graph = played["graph"]
-        if game.stores_turn_once:  # the game so far, one step into a turn state not seen before: its turn worked out
-            warm = dicegraph.open(url)
-            states = [step["position"].split(" @ ")[0] for step in played["steps"]]
-            for end in [number + 1 for number in range(len(states)) if number == 0 or states[number] != states[number - 1]]:
-                shown = {**record, "seats": {seat: "you" for seat in record["seats"]}, "steps": record["steps"][:end]}
-                step_costs.append(timed(lambda: warm.playing(shown))[0])
-        else:
-            for step in played["steps"][::max(1, len(played["steps"]) // 10)]:  # a position's moves and values
-                step_costs.append(timed(lambda: db.position(graph, step["position"], depth=1))[0])
+        with dicegraph.open(url).table(Record.of({**record, "steps": []})) as table:  # a live game, step by step
+            for step in record["steps"]:
+                entering = table.position["key"].split(SEPARATOR)[0]
+                cost, _ = timed(lambda: (table.take(step), table.options()))
+                step_costs.append(cost)
+                if game.stores_turn_once and table.position["key"].split(SEPARATOR)[0] != entering:
+                    new_states.append(cost)
         address = (f"/graphs/{graph}/play.json?seat=first&against=optimal&seed={seed}&steps="
                    + json.dumps(record["steps"][:middle]))
         client = create_app(dicegraph.open(url)).test_client()
@@ -79,10 +79,13 @@ def bench(named: str, games: int, url: str | None) -> None:
     print(f"{named}: prepared (build, solve, evaluate; not part of the figures) in {prepared:.1f} s")
     print(f"  {games} games of {', '.join(policies)}: {statistics.mean(steps_each):.0f} steps a game on average")
     for label, figures in (("play --auto, a whole game", plays), ("analyse, a whole game's record", analyses),
-                           ("a hint (one position's moves and values)", step_costs),
+                           ("a step and its hint, in a game in progress", step_costs),
+                           ("  of them, those into a new turn state", new_states),
                            ("the play page, a click (a new server)", clicks),
-                          ("the play page, the same click again", again)):
-        print(f"  {label:<45} mean {1000 * statistics.mean(figures):8.1f} ms, largest {1000 * max(figures):8.1f} ms")
+                           ("the play page, the same click again", again)):
+        if figures:
+            print(f"  {label:<45} mean {1000 * statistics.mean(figures):8.1f} ms, "
+                  f"largest {1000 * max(figures):8.1f} ms")
     print(f"  analysis: {sum(steps_each) / sum(analyses):,.0f} steps a second; peak memory {peak_mib():.0f} MiB")
 
 

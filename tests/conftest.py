@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import os
+import shutil
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 import sqlalchemy as sa
 from click.testing import CliRunner
+from filelock import FileLock
 
 from graphs import get_game
 from store.db import open_database
@@ -33,6 +38,42 @@ def jackpot_db(tmp_path_factory: pytest.TempPathFactory) -> str:
     return url
 
 
+def made_once(tmp_path_factory: pytest.TempPathFactory, name: str, make: Callable[[Path], None]) -> Path:
+    """Return this process's own copy of the database file ``make(path)`` writes at ``path``, made once a run.
+
+    Under pytest-xdist the first worker to need it makes it while the others wait (a file lock in the run's
+    directory, which the workers share), then each copies it: two processes may not write one DuckDB file at once.
+    Without xdist it is made in place.
+    """
+    own = tmp_path_factory.mktemp(name) / f"{name}.duckdb"
+    if not os.environ.get("PYTEST_XDIST_WORKER"):
+        make(own)
+        return own
+    shared = tmp_path_factory.getbasetemp().parent / "made-once"  # the run's directory, above each worker's
+    shared.mkdir(exist_ok=True)
+    made = shared / own.name
+    with FileLock(f"{made}.lock"):
+        if not made.exists():
+            making = shared / f"making-{own.name}"
+            make(making)
+            for file in shared.glob(f"{making.name}*"):  # the database and any log DuckDB left beside it
+                file.rename(shared / file.name.replace(making.name, made.name))
+    for file in shared.glob(f"{made.name}*"):
+        if not file.name.endswith(".lock"):
+            shutil.copyfile(file, own.parent / file.name)
+    return own
+
+
+def _prepared(game: str, params: dict[str, Any]) -> Callable[[Path], None]:
+    """Return a function writing a DuckDB file at a path, holding ``game`` built and solved (:func:`prepare_game`)."""
+    def make(path: Path) -> None:
+        engine = open_database(f"duckdb:///{path}", create=True)
+        prepare_game(engine, get_game(game), params)
+        engine.dispose()  # the file closed: a command of the tests opens it as another process would
+
+    return make
+
+
 @pytest.fixture(scope="session")
 def whole_game(tmp_path_factory: pytest.TempPathFactory) -> str:
     """URL of a DuckDB database holding School (default rules) solved: optimal and Bob over whole games.
@@ -40,21 +81,14 @@ def whole_game(tmp_path_factory: pytest.TempPathFactory) -> str:
     DuckDB runs the same statements as SQLite in under half the time (about 5
     minutes here for both policies; tests/bench/bench_school.py times SQLite).
     """
-    url = f"duckdb:///{tmp_path_factory.mktemp('school') / 'school.duckdb'}"
-    engine = open_database(url, create=True)
-    prepare_game(engine, get_game("school"), {"straights": (15, 20), "grades": "negative"})
-    engine.dispose()  # the file closed: a command of the tests opens it as another process would
-    return url
+    made = _prepared("school", {"straights": (15, 20), "grades": "negative"})
+    return f"duckdb:///{made_once(tmp_path_factory, 'school', made)}"
 
 
 @pytest.fixture(scope="session")
 def yahtzee_game(tmp_path_factory: pytest.TempPathFactory) -> str:
     """URL of a DuckDB database holding Yahtzee without bonuses solved: its three policies over whole games."""
-    url = f"duckdb:///{tmp_path_factory.mktemp('yahtzee') / 'yahtzee.duckdb'}"
-    engine = open_database(url, create=True)
-    prepare_game(engine, get_game("yahtzee"), {"bonuses": "off"})
-    engine.dispose()
-    return url
+    return f"duckdb:///{made_once(tmp_path_factory, 'yahtzee', _prepared('yahtzee', {'bonuses': 'off'}))}"
 
 
 @pytest.fixture

@@ -659,10 +659,8 @@ class TurnPlayer:
         _create_work(connection, work)
         connection.execute(sa.insert(work.ends), prepared.ends)
         which = sa.or_(sa.false(), *(state_moves(graph, layer, (state, state)) for state, layer in rows))
-        leads_to = sa.union_all(*(sa.select(edge.c.dst).where(state_moves(graph, layer, (state, state)))
-                                  for state, layer in rows))  # a range of edges each: SQLite scanned them all for an OR
-        ended = _terminal_states(graph, 1).where(node.c.id.in_(leads_to))
-        connection.execute(sa.insert(work.state).from_select(["node_id", "v1_0", "v2_0"], ended))
+        leads_to = sa.select(edge.c.dst).where(which)
+        connection.execute(sa.insert(work.state).from_select(["node_id", "v1_0", "v2_0"], _terminal_states(graph, 1)))
         following = (sa.select(turn_policy.c.node_id, turn_policy.c.value, turn_policy.c.moment2)
                      .where(turn_policy.c.policy_id == policy_id, turn_policy.c.node_id.in_(leads_to),
                             turn_policy.c.node_id.not_in(sa.select(work.state.c.node_id))))

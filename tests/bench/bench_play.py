@@ -3,15 +3,20 @@
     .venv/bin/python tests/bench/bench_play.py [--games 5] [--db URL] [GAME[:key=value,...] ...]
 
 For each game named (default: Pig to 100, Jackpot, Shut The Box), builds and solves it in a SQLite file (or in
-the database ``--db`` names, reusing what it holds; not timed), then times through the Python API: ``play
---auto`` of whole games between the optimum and another stored policy (seeded), the analysis of each game's
-record in a new session (nothing known), each step of a game in progress in a new session with its hint (the
-step taken, :meth:`dicegraph.play.Table.take`, then the options offered where it leads, as ``dicegraph play``
-shows them: a new position read; in a game whose turn is stored once, a step into a turn state not seen before
-works the state's turn out, its figures shown apart), and the explorer's play page answering a click halfway through the game (Flask's test client: the page replays
-the steps in its address), the first click of a new server (cold) and the same click again. Prints each
-figure's mean and largest, and the steps a second. The targets of issue 40: a hint or a step under 50 ms, a
-whole game's analysis under 1 s, a click under 200 ms.
+the database ``--db`` names, reusing what it holds; not timed), then times through the Python API:
+
+- ``play --auto`` of whole games between the optimum and another stored policy (seeded);
+- the analysis of each game's record in a new session (nothing known);
+- each step of a game in progress, in a new session, with its hint: the step taken
+  (:meth:`dicegraph.play.Table.take`), then the options offered where it leads, as ``dicegraph play`` shows them.
+  A step reads a new position; in a game whose turn is stored once, a step into a turn state not seen before
+  works the state's turn out, and those steps are also shown apart;
+- the explorer's play page (Flask's test client; the page replays the steps in its address): a new game's first
+  page on a new server, a click halfway through the game on a new server (a reload after a restart), and the
+  same click again (a click of a game being played).
+
+Prints each figure's mean and largest, and the steps a second. The targets of issue 40: a hint or a step under
+50 ms, a whole game's analysis under 1 s, a click under 200 ms.
 """
 
 from __future__ import annotations
@@ -52,7 +57,7 @@ def bench(named: str, games: int, url: str | None) -> None:
     prepared, _ = timed(lambda: db.report(name, params))
     others = [row["name"] for row in db.policies(name, params) if row["name"] != "optimal" and row.get("goal") is None]
     policies = ["optimal", others[0]] if game.players == 2 and others else [others[0] if others else "optimal"]
-    plays, analyses, steps_each, step_costs, new_states, clicks, again = [], [], [], [], [], [], []
+    plays, analyses, steps_each, step_costs, new_states, first_clicks, clicks, again = [], [], [], [], [], [], [], []
     from web.app import create_app
 
     for seed in range(games):
@@ -73,6 +78,8 @@ def bench(named: str, games: int, url: str | None) -> None:
                     new_states.append(cost)
         address = (f"/graphs/{graph}/play.json?seat=first&against=optimal&seed={seed}&steps="
                    + json.dumps(record["steps"][:middle]))
+        opening = f"/graphs/{graph}/play.json?seat=first&against=optimal&seed={seed}&steps=[]"
+        first_clicks.append(timed(lambda: create_app(dicegraph.open(url)).test_client().get(opening))[0])
         client = create_app(dicegraph.open(url)).test_client()
         clicks.append(timed(lambda: client.get(address))[0])
         again.append(timed(lambda: client.get(address))[0])
@@ -81,7 +88,8 @@ def bench(named: str, games: int, url: str | None) -> None:
     for label, figures in (("play --auto, a whole game", plays), ("analyse, a whole game's record", analyses),
                            ("a step and its hint, in a game in progress", step_costs),
                            ("  of them, those into a new turn state", new_states),
-                           ("the play page, a click (a new server)", clicks),
+                           ("the play page, a new game (a new server)", first_clicks),
+                           ("the play page, a click halfway (a new server)", clicks),
                            ("the play page, the same click again", again)):
         if figures:
             print(f"  {label:<45} mean {1000 * statistics.mean(figures):8.1f} ms, "

@@ -195,14 +195,21 @@ def _turn_statements(connection: sa.Connection, graph: TurnGraph, work: _Work) -
         connection.execute(statement)
 
 
-def _turn_plan(graph: TurnGraph, work: _Work, grouped: bool) -> list[sa.Executable]:
+def _turn_plan(graph: TurnGraph, work: _Work, grouped: bool, keep_chosen: bool = True) -> list[sa.Executable]:
     """Return :func:`_turn_statements`' statements in order (a decision's best move taken by a grouping joined back
-    when ``grouped``, else by a window; see :func:`best_move_rows`), over ``work``'s tables whatever rows they hold."""
+    when ``grouped``, else by a window; see :func:`best_move_rows`), over ``work``'s tables whatever rows they hold.
+
+    Without ``keep_chosen`` (one policy, whose moves are not stored: a game played) a decision layer's values go
+    straight to the turn table, in one statement rather than two through the chosen moves' table.
+    """
     statements: list[sa.Executable] = []
     turn, chosen = work.turn, work.chosen
     after = turn.alias("after")
     numbered = work.names("p", "v1_", "v2_")
     for span in reversed(graph.turn_spans):
+        if not span.rolls and not keep_chosen:
+            statements.append(_played_decisions(work, after, span, grouped))
+            continue
         if span.rolls:
             weight = sa.func.sum(edge.c.weight)
             means = [sa.func.sum(edge.c.weight * after.c[name]) / weight for name in numbered]
@@ -243,6 +250,27 @@ def _turn_plan(graph: TurnGraph, work: _Work, grouped: bool) -> list[sa.Executab
         rows = sa.select(parts[0].c.node_id, parts[0].c.state, *columns).select_from(joined)
         statements.append(sa.insert(turn).from_select(["node_id", "state", *numbered], rows))
     return statements
+
+
+def _played_decisions(work: _Work, after: sa.FromClause, span: sa.Row, grouped: bool) -> sa.Executable:
+    """Return the statement putting in the turn table the values of the decision layer ``span`` under the work's
+    one policy: each node's best profit, and the value and second moment of the move taken (the tie rule of
+    :func:`best_move_rows`)."""
+    if work.policies != 1:
+        raise ValueError("a decision layer goes straight to the turn table for one policy only")
+    reward, numbered = edge.c.reward, work.names("p", "v1_", "v2_")
+    if work.carried:
+        carried = [(reward + after.c.v1_0, _moment(reward, after.c.v1_0, after.c.v2_0))]
+        picked = best_move_rows(after, ["p0"], span, "max", keys=("state",), grouped=True, carried=carried).subquery()
+        state, src, best, _, v1, v2 = picked.c  # the edge taken, then the values carried from it
+        return sa.insert(work.turn).from_select(["node_id", "state", *numbered], sa.select(src, state, best, v1, v2))
+    picked = best_move_rows(after, ["p0"], span, "max", keys=("state",), grouped=grouped).subquery()
+    move, then = edge.alias("move"), after.alias("then")
+    state, src, best, taken = picked.c
+    rows = (sa.select(src, state, best, move.c.reward + then.c.v1_0, _moment(move.c.reward, then.c.v1_0, then.c.v2_0))
+            .select_from(picked.join(move, move.c.id == taken)
+                         .join(then, sa.and_(then.c.node_id == move.c.dst, then.c.state == state))))
+    return sa.insert(work.turn).from_select(["node_id", "state", *numbered], rows)
 
 
 def state_moves(graph: TurnGraph, game_layer: int, states: tuple[int, int]) -> sa.ColumnElement[bool]:
@@ -635,7 +663,7 @@ class TurnPlayer:
                 self._prepared[backend] = _Prepared(
                     policy_id=ensure_policy(connection, self.graph, self.name),
                     ends=_end_rows(self.graph, [profits]), own_profits=profits is not None, work=work,
-                    plan=_turn_plan(self.graph, work, grouped=hashed_joins(connection)))
+                    plan=_turn_plan(self.graph, work, grouped=hashed_joins(connection), keep_chosen=False))
             return self._prepared[backend]
 
     def played(self, connection: sa.Connection, states: Sequence[int],

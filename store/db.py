@@ -90,7 +90,7 @@ def alembic_config() -> Config:
 
 @functools.cache
 def head_revision() -> str:
-    """Return the schema revision this dicegraph writes (read from the migrations once a process: 10 ms a time)."""
+    """Return the schema revision this dicegraph writes (read from the migrations once a process)."""
     return ScriptDirectory.from_config(alembic_config()).get_current_head()  # type: ignore[return-value]
 
 

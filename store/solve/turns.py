@@ -642,8 +642,9 @@ class TurnPlayer:
     stored values of the states their moves lead to (nothing stored).
 
     Its work tables and statements are built once, at the first call, and run again at each: SQLAlchemy compiles a
-    statement over the same table objects once, which saves more than the statements cost (Yahtzee: a state's turn
-    in 56 statements, 45 ms of SQL, was 170 ms when built at each call). Safe to share between threads: a
+    statement over the same table objects once, and compiling had cost more than running them (measured in
+    docs/performance.md). A decision layer takes
+    one statement (:func:`_played_decisions`), as no chosen move is stored. Safe to share between threads: a
     connection's temporary tables are its own.
     """
 
@@ -673,7 +674,7 @@ class TurnPlayer:
         when the policy is not solved past the states (not looked at when ``solved``: its whole solve is known
         stored).
 
-        A game visits one state a state layer: the 15 states of a game of School cost about twice what one costs.
+        A game visits one state a state layer, and an analysis asks for all of them at once.
         """
         graph = self.graph
         prepared = self._prepare(connection)
@@ -699,7 +700,7 @@ class TurnPlayer:
         found: dict[int, dict[int, tuple[float, float]]] = {state: {} for state in states}
         fetched = connection.execute(sa.select(work.turn.c.state, work.turn.c.node_id, work.turn.c.p0,
                                                work.turn.c.v1_0)).all()
-        for state, node_id, p, v1 in fetched:  # at once: a row at a time costs more than the statements (Yahtzee)
+        for state, node_id, p, v1 in fetched:  # fetched at once: a row at a time cost more than the statements
             found[state][node_id] = (p, v1)
         _drop(connection, work)
         return found

@@ -80,7 +80,8 @@ def bench(named: str, games: int, url: str | None) -> None:
         address = (f"/graphs/{graph}/play.json?seat=first&against=optimal&seed={seed}&steps="
                    + json.dumps(record["steps"][:middle]))
         opening = f"/graphs/{graph}/play.json?seat=first&against=optimal&seed={seed}&steps=[]"
-        first_clicks.append(timed(lambda: create_app(dicegraph.open(url)).test_client().get(opening))[0])
+        opened = create_app(dicegraph.open(url)).test_client()
+        first_clicks.append(timed(lambda: opened.get(opening))[0])
         client = create_app(dicegraph.open(url)).test_client()
         clicks.append(timed(lambda: client.get(address))[0])
         again.append(timed(lambda: client.get(address))[0])

@@ -689,7 +689,8 @@ class TurnPlayer:
         connection.execute(sa.insert(work.ends), prepared.ends)
         which = sa.or_(sa.false(), *(state_moves(graph, layer, (state, state)) for state, layer in rows))
         leads_to = sa.select(edge.c.dst).where(which)
-        connection.execute(sa.insert(work.state).from_select(["node_id", "v1_0", "v2_0"], _terminal_states(graph, 1)))
+        ended = _terminal_states(graph, 1).where(node.c.id.in_(leads_to))
+        connection.execute(sa.insert(work.state).from_select(["node_id", "v1_0", "v2_0"], ended))
         following = (sa.select(turn_policy.c.node_id, turn_policy.c.value, turn_policy.c.moment2)
                      .where(turn_policy.c.policy_id == policy_id, turn_policy.c.node_id.in_(leads_to),
                             turn_policy.c.node_id.not_in(sa.select(work.state.c.node_id))))

@@ -113,7 +113,7 @@ def test_race_solve_and_match_equal_sqlites(backend_url: str, tmp_path: Path) ->
         built = build_graph(engine, game, params)
         with engine.connect() as connection:
             graph = turns.TurnGraph.load(connection, built.graph_id, game.turn(params))
-            turn_cycles.ensure_solved(connection, graph)
+            turn_cycles.ensure_race_solved(connection, graph)
             optimal_id = turns.ensure_policy(connection, graph, "optimal")
             optimal = readers.state_result(connection, built.graph_id, optimal_id, "0-0").value
             found.append((optimal, *turn_cycles.matches(connection, graph, [("threshold-2", "optimal")])[0]))

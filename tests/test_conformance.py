@@ -567,7 +567,7 @@ def test_cyclic_turn_solve_equals_policy_iteration_on_the_copied_turns(game: Gam
     with engine.connect() as connection:
         graph = turns.TurnGraph.load(connection, built.graph_id, game.turn(params))  # type: ignore[attr-defined]
         assert turn_cycles.has_cyclic_states(connection, graph)
-        turn_cycles.ensure_solved(connection, graph)
+        turn_cycles.ensure_race_solved(connection, graph)
         policy_id = turns.ensure_policy(connection, graph, "optimal")
         kinds = {row.id: row.kind for row in rows if isinstance(row, Node)}
         playing = {key: node_id for key, node_id in state_ids.items() if kinds[node_id] != TERMINAL}
@@ -592,7 +592,7 @@ def test_a_turn_stored_once_solves_to_the_exact_values_of_the_games_rules(game: 
     built = build_graph(engine, game, params)
     with engine.connect() as connection:
         graph = turns.TurnGraph.load(connection, built.graph_id, game.turn(params))  # type: ignore[attr-defined]
-        turn_cycles.ensure_solved(connection, graph)
+        turn_cycles.ensure_race_solved(connection, graph)
         policy_id = turns.ensure_policy(connection, graph, "optimal")
         states = {key.removesuffix(start): worth for key, worth in values.items() if key.endswith(start)}
         for key, worth in states.items():
@@ -748,7 +748,7 @@ def test_the_python_apis_report_is_report_json_built_and_solved_once(game: Game,
 
     monkeypatch.setattr(layers, "solve", counting("solves", layers.solve))
     monkeypatch.setattr(turns, "solve_policies", counting("solves", turns.solve_policies))
-    monkeypatch.setattr(turn_cycles, "run", counting_optimum(turn_cycles.run))
+    monkeypatch.setattr(turn_cycles, "solve_race", counting_optimum(turn_cycles.solve_race))
     counting_game = dataclasses.replace(game, build=counting("builds", game.build))
     whole = game.name in WHOLE_GAMES
     db = dicegraph.open(reported_url if whole else f"sqlite:///{tmp_path / 'api.db'}")

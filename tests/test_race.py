@@ -120,7 +120,7 @@ def test_duckdb_solves_and_matches_exactly(tmp_path):
     with engine.connect() as connection:
         assert has_arg_min(connection)
         graph = turns.TurnGraph.load(connection, built.graph_id, game.turn(params))
-        turn_cycles.ensure_solved(connection, graph)
+        turn_cycles.ensure_race_solved(connection, graph)
         optimal = readers.state_result(connection, built.graph_id, turns.ensure_policy(connection, graph, "optimal"), "0-0")
         assert math.isclose(optimal.value, race_exact.solve(200)[0, 0], rel_tol=1e-12)
         pairs = [("threshold-2", "optimal"), ("turn-optimal", "threshold-5")]
@@ -147,13 +147,13 @@ def test_playing_the_next_score_sum_along_changes_no_value_and_no_pass(tmp_path,
     engine = open_database(f"{backend}:///{tmp_path / 'race.db'}", create=True)
     built = build_graph(engine, game, params)
     plays = []  # per turn played, the score sums played from
-    original_play = turn_cycles._Work.play
+    original_play = turn_cycles._RaceTables.play
 
     def counted_play(self, connection, layers):
         plays.append(len(layers))
         return original_play(self, connection, layers)
 
-    monkeypatch.setattr(turn_cycles._Work, "play", counted_play)
+    monkeypatch.setattr(turn_cycles._RaceTables, "play", counted_play)
     seat = [Seat.maximising()]
     solves = {}
     with engine.connect() as connection:
@@ -161,7 +161,7 @@ def test_playing_the_next_score_sum_along_changes_no_value_and_no_pass(tmp_path,
         for speculate in (False, True):
             monkeypatch.setattr(turn_cycles, "pays_per_statement", lambda connection, on=speculate: on)
             plays.clear()
-            values, convergence = turn_cycles.run(connection, graph, seat)
+            values, convergence = turn_cycles.solve_race(connection, graph, seat)
             solves[speculate] = values, convergence, list(plays)
     engine.dispose()
     (alone, one_by_one, plays_alone), (along, together, plays_along) = solves[False], solves[True]
@@ -197,7 +197,7 @@ def test_a_pass_leaves_out_the_turn_past_each_pairs_winning_total_and_changes_no
     rows, roots = {}, {}
     with engine.connect() as connection:
         graph = turns.TurnGraph.load(connection, built.graph_id, structure)
-        solved, _ = turn_cycles.run(connection, graph, seat)
+        solved, _ = turn_cycles.solve_race(connection, graph, seat)
         layer = max(graph.layer_ids, key=lambda layer: graph.layer_ids[layer][1] - graph.layer_ids[layer][0])
         span, states = graph.game_spans[layer], graph.layer_ids[layer]
         keys = dict(connection.execute(sa.select(node.c.id, node.c.key).where(node.c.graph_id == built.graph_id)).all())
@@ -205,7 +205,7 @@ def test_a_pass_leaves_out_the_turn_past_each_pairs_winning_total_and_changes_no
             node.c.graph_id == built.graph_id, node.c.layer >= graph.turn_spans[0].layer,
             node.c.kind != "terminal")).scalars().all()
         for prune in (False, True):
-            work = turn_cycles._Work(connection, graph, seat, copy_turn=True, prune=prune)
+            work = turn_cycles._RaceTables(connection, graph, seat, copy_turn=True, prune=prune)
             for ids in graph.layer_ids.values():
                 work.set_values(connection, ids, {state: solved[state] for state in range(ids[0], ids[1] + 1)}, {})
             work.start(connection, edge.c.id.between(span.first_edge, span.last_edge), edge.c.dst.between(*states))

@@ -6,7 +6,6 @@ import os
 import re
 import shlex
 from pathlib import Path
-from typing import Any
 
 import pytest
 from click.testing import CliRunner

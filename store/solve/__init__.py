@@ -42,7 +42,7 @@ def solve_graph(connection: sa.Connection, graph_id: int, game: GameSpec, *, obj
                              f"{game.objective}, with no goal: solve it without --objective and --name")
     graph = turns.TurnGraph.load(connection, graph_id, structure)
     if turn_cycles.has_cyclic_states(connection, graph):  # a race: Newton's method per state layer
-        turn_cycles.ensure_solved(connection, graph, progress)
+        turn_cycles.ensure_race_solved(connection, graph, progress)
     else:
-        turns.ensure_solved(connection, graph, progress)
+        turns.ensure_turns_solved(connection, graph, progress)
     return find_policy(connection, graph_id, name).id

@@ -462,7 +462,7 @@ def mean_guess(weights: Mapping[int, float], solved: Mapping[int, Sequence[float
             for seat in range(len(start))]
 
 
-def run(connection: sa.Connection, graph_id: int, seats: Sequence[Seat],
+def solve_components(connection: sa.Connection, graph_id: int, seats: Sequence[Seat],
         progress: Progress | None = None, first_guess: Guess | None = None) -> tuple[_Tables, Convergence]:
     """Value every node of the graph for each seat; return the tables (``term`` rows of anchor
     :data:`VALUE` hold the values and, at decision nodes, the moves taken) and how the components converged.
@@ -489,12 +489,12 @@ def run(connection: sa.Connection, graph_id: int, seats: Sequence[Seat],
 
 
 def values_of(t: _Tables, seat: int = 0) -> sa.Select:
-    """Return the SELECT of ``(node_id, value)`` for ``seat`` after :func:`run`."""
+    """Return the SELECT of ``(node_id, value)`` for ``seat`` after :func:`solve_components`."""
     return sa.select(t.term.c.node_id, t.term.c.coeff).where(t.term.c.seat == seat, t.term.c.anchor == VALUE)
 
 
 def moves_of(t: _Tables, seat: int = 0) -> sa.Select:
-    """Return the SELECT of ``(node_id, edge_id)``, the moves ``seat`` takes, after :func:`run`."""
+    """Return the SELECT of ``(node_id, edge_id)``, the moves ``seat`` takes, after :func:`solve_components`."""
     return sa.select(t.term.c.node_id, t.term.c.edge_id).where(t.term.c.seat == seat, t.term.c.anchor == VALUE,
                                                               t.term.c.edge_id.is_not(None))
 
@@ -503,7 +503,7 @@ def root_values(connection: sa.Connection, graph_id: int, seats: Sequence[Seat],
                 progress: Progress | None = None) -> list[float]:
     """Return the root's value for each seat (nothing is stored): for a match of two policies, the first
     entry is the probability that the first seat, moving first, wins. ``progress`` counts the layers done."""
-    t, _ = run(connection, graph_id, seats, progress)
+    t, _ = solve_components(connection, graph_id, seats, progress)
     found = dict(connection.execute(sa.select(t.term.c.seat, t.term.c.coeff)
                                     .where(t.term.c.node_id == 0, t.term.c.anchor == VALUE)).all())
     t.drop(connection)

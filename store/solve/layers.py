@@ -256,7 +256,7 @@ def _run_cyclic(connection: sa.Connection, policy_row: sa.Row, solving: bool, go
     for table in (value, choice) if solving else (value,):
         connection.execute(sa.delete(table).where(table.c.policy_id == policy_id))
     seat = Seat.maximising() if solving else Seat(FOLLOW, policy_id)
-    tables, convergence = cycles.run(connection, policy_row.graph_id, [seat], progress, first_guess)
+    tables, convergence = cycles.solve_components(connection, policy_row.graph_id, [seat], progress, first_guess)
     values = cycles.values_of(tables).subquery()
     connection.execute(sa.insert(value).from_select(
         ["policy_id", "node_id", "value", "reach"],

@@ -68,7 +68,7 @@ def has_cyclic_states(connection: sa.Connection, graph: TurnGraph) -> bool:
     return any(part.cyclic and part.first < root_layer for part in components(connection, graph.graph_id))
 
 
-class _Work:
+class _RaceTables:
     """The temporary tables and statements of one run (seats as columns ``p_i, v_i, d_i``)."""
 
     def __init__(self, connection: sa.Connection, graph: TurnGraph, seats: Sequence[Seat], copy_turn: bool = False,
@@ -363,7 +363,7 @@ def _mean_values(found: Guesses, seats: int) -> list[float]:
     return [sum(xs[i] for xs in found.values()) / len(found) for i in range(seats)]
 
 
-def _solve_layer(connection: sa.Connection, work: _Work, layer: int, first: Guesses | _FirstPass, rank: dict[int, float],
+def _solve_layer(connection: sa.Connection, work: _RaceTables, layer: int, first: Guesses | _FirstPass, rank: dict[int, float],
                  convergence: Convergence, ahead: _Ahead | None = None) -> tuple[Guesses, _FirstPass | None]:
     """Solve the cyclic state layer ``layer`` exactly from ``first``, its first guesses (state -> a value per
     seat) or its first pass played already; return state -> its value per seat, and the first pass of the
@@ -422,7 +422,7 @@ def _solve_layer(connection: sa.Connection, work: _Work, layer: int, first: Gues
     return {state: [float(solution[index[state, i]]) for i in range(len(seats))] for state in ids}, next_pass
 
 
-def run(connection: sa.Connection, graph: TurnGraph, seats: Sequence[Seat], rank_policy: int | None = None,
+def solve_race(connection: sa.Connection, graph: TurnGraph, seats: Sequence[Seat], rank_policy: int | None = None,
         keep: Callable[[int, dict[int, list[float]], Convergence], None] | None = None, down_to: int = 0,
         solved: dict[int, list[float]] | None = None,
         progress: Progress | None = None) -> tuple[dict[int, list[float]], Convergence]:
@@ -442,7 +442,7 @@ def run(connection: sa.Connection, graph: TurnGraph, seats: Sequence[Seat], rank
     if any(seat.kind == RANK for seat in seats) and rank_policy is None:
         raise DicegraphError("a seat ranks moves by a stored solve: name it (rank_policy)")
     plan_whole_layers(connection)
-    work = _Work(connection, graph, seats, copy_turn=True, prune=True)
+    work = _RaceTables(connection, graph, seats, copy_turn=True, prune=True)
     rank: dict[int, float] = {}
     if rank_policy is not None:
         rank = dict(connection.execute(sa.select(turn_policy.c.node_id, turn_policy.c.value)
@@ -493,7 +493,7 @@ def graph_payoffs(connection: sa.Connection, graph: TurnGraph) -> list[float]:
         node.c.graph_id == graph.graph_id, node.c.kind == "terminal", node.c.layer < root_layer))]
 
 
-def ensure_solved(connection: sa.Connection, graph: TurnGraph, progress: Progress | None = None) -> None:
+def ensure_race_solved(connection: sa.Connection, graph: TurnGraph, progress: Progress | None = None) -> None:
     """Solve and store the optimum (the game's one maximising turn policy) unless stored, a state layer at a time.
 
     Each layer is committed as it is stored, with the convergence so far in
@@ -523,7 +523,7 @@ def ensure_solved(connection: sa.Connection, graph: TurnGraph, progress: Progres
         if progress is not None:
             progress(len(found))
 
-    run(connection, graph, [Seat.maximising()], keep=keep,
+    solve_race(connection, graph, [Seat.maximising()], keep=keep,
         solved={state: [value] for state, value in stored.items()})
 
 
@@ -567,7 +567,7 @@ def matches(connection: sa.Connection, graph: TurnGraph, pairs: Sequence[tuple[s
         group = pairs[start:start + PAIRS_A_RUN]
         seats = [placed for k, (first, second) in enumerate(group)
                  for placed in (seat(first, 2 * k + 1), seat(second, 2 * k))]
-        values, _ = run(connection, graph, seats, rank_policy=optimal_id, progress=progress)
+        values, _ = solve_race(connection, graph, seats, rank_policy=optimal_id, progress=progress)
         root = values[0]  # node 0, the root, is the first turn state
         played += [(root[2 * k], root[2 * k + 1]) for k in range(len(group))]
     return played
@@ -579,7 +579,7 @@ def turn_node_values(connection: sa.Connection, graph: TurnGraph, states: Sequen
     what the state's moves through them are worth."""
     optimal = next(p.name for p in graph.structure.policies if p.end_profits is None)
     optimal_id = ensure_policy(connection, graph, optimal)
-    work = _Work(connection, graph, [Seat.maximising()])
+    work = _RaceTables(connection, graph, [Seat.maximising()])
     stored = sa.select(turn_policy.c.node_id, turn_policy.c.value.label("v0"), turn_policy.c.value.label("rank"),
                        sa.literal(0.0).label("sure")).where(
         turn_policy.c.policy_id == optimal_id)

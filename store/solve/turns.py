@@ -64,7 +64,7 @@ WORKERS_VARIABLE = "DICEGRAPH_WORKERS"  # how many connections solve at once (de
 
 
 @dataclass
-class _Work:
+class _TurnTables:
     """The temporary tables of one solve of ``policies`` policies together (columns numbered 0, 1, ...)."""
 
     policies: int
@@ -79,19 +79,19 @@ class _Work:
         return [f"{prefix}{i}" for i in range(self.policies) for prefix in prefixes]
 
 
-def _work_tables(connection: sa.Connection, policies: int) -> _Work:
+def _work_tables(connection: sa.Connection, policies: int) -> _TurnTables:
     work = _work_definitions(policies, has_arg_min(connection), keyed=not hashed_joins(connection))
     _create_work(connection, work)
     return work
 
 
-def _work_definitions(policies: int, carried: bool, keyed: bool) -> _Work:
+def _work_definitions(policies: int, carried: bool, keyed: bool) -> _TurnTables:
     """Return the work tables of ``policies`` policies solved together, not created (:func:`_create_work`)."""
     def numbers(*names: str, nullable: bool = False) -> list[sa.Column]:
         return [sa.Column(f"{name}{i}", sa.Double, nullable=nullable) for i in range(policies) for name in names]
 
     edges = [sa.Column(f"edge{i}", sa.BigInteger, nullable=False) for i in range(policies)]
-    return _Work(
+    return _TurnTables(
         policies=policies,
         state=temporary_definition("turn_state", *numbers("v1_", "v2_")),
         turn=keyed_pair_definition("turn_value", "state", *numbers("p", "v1_", "v2_"), indexed=keyed),
@@ -103,7 +103,7 @@ def _work_definitions(policies: int, carried: bool, keyed: bool) -> _Work:
     )
 
 
-def _create_work(connection: sa.Connection, work: _Work) -> None:
+def _create_work(connection: sa.Connection, work: _TurnTables) -> None:
     """Create the work's tables afresh on ``connection``."""
     for table in (work.state, work.turn, work.chosen, work.ends):
         create_afresh(connection, table)
@@ -153,7 +153,7 @@ class TurnGraph:
         raise BadParameter(f"unknown policy {name!r} (known: {known})")
 
 
-def _policy_work(connection: sa.Connection, graph: TurnGraph, profits: Sequence[dict[str, float] | None]) -> _Work:
+def _policy_work(connection: sa.Connection, graph: TurnGraph, profits: Sequence[dict[str, float] | None]) -> _TurnTables:
     """Return new work tables for the policies whose own end profits (None: none) are ``profits``: the turn's ends
     with those profits, and the terminal states."""
     work = _work_tables(connection, len(profits))
@@ -179,7 +179,7 @@ def _terminal_states(graph: TurnGraph, policies: int) -> sa.Select:
         node.c.graph_id == graph.graph_id, node.c.kind == "terminal", node.c.layer < graph.turn_spans[0].layer)
 
 
-def _drop(connection: sa.Connection, work: _Work) -> None:
+def _drop(connection: sa.Connection, work: _TurnTables) -> None:
     for table in (work.state, work.turn, work.chosen, work.ends):
         table.drop(connection)
 
@@ -189,13 +189,13 @@ def _moment(reward: sa.ColumnElement[float], v1: sa.ColumnElement[float], v2: sa
     return reward * reward + 2 * reward * v1 + v2
 
 
-def _turn_statements(connection: sa.Connection, graph: TurnGraph, work: _Work) -> None:
+def _turn_statements(connection: sa.Connection, graph: TurnGraph, work: _TurnTables) -> None:
     """Solve the turn for every state whose end rows are in the turn table (deepest turn layer first), all policies at once."""
     for statement in _turn_plan(graph, work, grouped=hashed_joins(connection)):
         connection.execute(statement)
 
 
-def _turn_plan(graph: TurnGraph, work: _Work, grouped: bool, keep_chosen: bool = True) -> list[sa.Executable]:
+def _turn_plan(graph: TurnGraph, work: _TurnTables, grouped: bool, keep_chosen: bool = True) -> list[sa.Executable]:
     """Return :func:`_turn_statements`' statements in order (a decision's best move taken by a grouping joined back
     when ``grouped``, else by a window; see :func:`best_move_rows`), over ``work``'s tables whatever rows they hold.
 
@@ -252,7 +252,7 @@ def _turn_plan(graph: TurnGraph, work: _Work, grouped: bool, keep_chosen: bool =
     return statements
 
 
-def _played_decisions(work: _Work, after: sa.FromClause, span: sa.Row, grouped: bool) -> sa.Executable:
+def _played_decisions(work: _TurnTables, after: sa.FromClause, span: sa.Row, grouped: bool) -> sa.Executable:
     """Return the statement putting in the turn table the values of the decision layer ``span`` under the work's
     one policy: each node's best profit, and the value and second moment of the move taken (the tie rule of
     :func:`best_move_rows`)."""
@@ -279,7 +279,7 @@ def state_moves(graph: TurnGraph, game_layer: int, states: tuple[int, int]) -> s
     return sa.and_(edges_of(graph.game_spans[game_layer], "move"), edge.c.src.between(*states))
 
 
-def _start_turns(connection: sa.Connection, graph: TurnGraph, work: _Work, which: sa.ColumnElement[bool],
+def _start_turns(connection: sa.Connection, graph: TurnGraph, work: _TurnTables, which: sa.ColumnElement[bool],
                  own_profits: Sequence[bool]) -> None:
     """Put the end rows of the states whose moves ``which`` selects (:func:`state_moves`) in the turn table.
 
@@ -298,7 +298,7 @@ def _start_turns(connection: sa.Connection, graph: TurnGraph, work: _Work, which
     connection.execute(sa.insert(work.turn).from_select(["node_id", "state", *numbered], rows))
 
 
-def _clear(connection: sa.Connection, work: _Work) -> None:
+def _clear(connection: sa.Connection, work: _TurnTables) -> None:
     for table in (work.turn, work.chosen):
         connection.execute(sa.delete(table))
 
@@ -414,7 +414,7 @@ def solve_policies(connection: sa.Connection, graph: TurnGraph, names: Sequence[
     return ids
 
 
-def _load_solved(connection: sa.Connection, work: _Work, policy_ids: Sequence[int],
+def _load_solved(connection: sa.Connection, work: _TurnTables, policy_ids: Sequence[int],
                  states: tuple[int, int] | None = None) -> None:
     """Put the policies' stored values in the work's state table: of every stored state, or of the node ids in
     ``states`` (first, last)."""
@@ -455,13 +455,13 @@ class _TurnSolver:
     policy_ids: tuple[int, ...]
     profits: tuple[dict[str, float] | None, ...]
 
-    def prepare(self, connection: sa.Connection) -> _Work:
+    def prepare(self, connection: sa.Connection) -> _TurnTables:
         """Return new work tables holding the values of the layers stored above."""
         work = _policy_work(connection, self.graph, self.profits)
         _load_solved(connection, work, self.policy_ids)
         return work
 
-    def solve(self, connection: sa.Connection, work: _Work, batch: _Batch) -> list[tuple[list, list]]:
+    def solve(self, connection: sa.Connection, work: _TurnTables, batch: _Batch) -> list[tuple[list, list]]:
         """Solve a batch with ``work``'s tables (emptied after); return each policy's chosen moves and root values
         (:func:`_fetch_batch`) as tuples."""
         plan_whole_layers(connection)
@@ -472,11 +472,11 @@ class _TurnSolver:
         _clear(connection, work)
         return [([tuple(row) for row in chosen], [tuple(row) for row in values]) for chosen, values in fetched]
 
-    def catch_up(self, connection: sa.Connection, work: _Work, layer: int) -> None:
+    def catch_up(self, connection: sa.Connection, work: _TurnTables, layer: int) -> None:
         """Read the values of the state layer ``layer`` into the work's state table."""
         _load_solved(connection, work, self.policy_ids, self.graph.layer_ids[layer])
 
-    def drop(self, connection: sa.Connection, work: _Work) -> None:
+    def drop(self, connection: sa.Connection, work: _TurnTables) -> None:
         """Drop the work tables."""
         _drop(connection, work)
 
@@ -538,7 +538,7 @@ def _solve_together(connection: sa.Connection, graph: TurnGraph, policies: Seque
             solving.layer_done(game_layer)
 
 
-def chosen_moves(work: _Work, policy: int, first_edge: int) -> sa.Select:
+def chosen_moves(work: _TurnTables, policy: int, first_edge: int) -> sa.Select:
     """Return the SELECT of each state's chosen moves under the solve's policy number ``policy``:
     ``(state, 'offset,offset,...')``, offsets from ``first_edge``.
 
@@ -569,7 +569,7 @@ def _decoded(rows: Sequence[tuple[int, str]]) -> tuple[object, object] | None:
     return states, moves
 
 
-def _fetch_batch(connection: sa.Connection, work: _Work, number: int, first_edge: int,
+def _fetch_batch(connection: sa.Connection, work: _TurnTables, number: int, first_edge: int,
                  root: int) -> tuple[list[sa.Row], list[sa.Row]]:
     """Return the batch's chosen moves (:func:`chosen_moves`) and root values ``(state, v1, v2)`` of the solve's
     policy ``number``."""
@@ -591,7 +591,7 @@ def _policy_rows(policy_id: int, encoder: DecisionEncoder, chosen: Sequence[tupl
             for state, v1, v2 in values]
 
 
-def ensure_solved(connection: sa.Connection, graph: TurnGraph, progress: Progress | None = None) -> None:
+def ensure_turns_solved(connection: sa.Connection, graph: TurnGraph, progress: Progress | None = None) -> None:
     """Solve every turn policy over the whole game unless stored, together (``progress``: policy-states done).
 
     Each state layer is committed as it is stored, so an interrupted solve
@@ -633,7 +633,7 @@ class _Prepared:
     policy_id: int
     ends: list[dict]
     own_profits: bool
-    work: _Work
+    work: _TurnTables
     plan: list[sa.Executable]
 
 

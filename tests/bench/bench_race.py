@@ -55,7 +55,7 @@ def bench(backend: str, target: int, reference: float, reference_seconds: float,
             print(f"  {backend}: a pass values {valued:,} of the {combinations:,} (pair, turn node) combinations "
                   f"({valued / combinations:.0%}): those short of the pair's horizon")
             step = time.perf_counter()
-            turn_cycles.ensure_solved(connection, graph)
+            turn_cycles.ensure_race_solved(connection, graph)
             times["solve optimal"] = time.perf_counter() - step
             value = readers.state_result(connection, built.graph_id, turns.ensure_policy(connection, graph, "optimal"),
                                        "0-0").value

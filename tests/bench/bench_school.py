@@ -5,7 +5,7 @@
 For each backend named (default: sqlite; postgresql needs
 ``$DICEGRAPH_BENCH_POSTGRES``, see bench_backends.py): build School into an empty
 database and solve what a cold ``report school`` solves, the optimum and Bob
-over all 21,526 turn states (:func:`store.solve.turns.ensure_solved`, the policies
+over all 21,526 turn states (:func:`store.solve.turns.ensure_turns_solved`, the policies
 together), and print the time against the issue's targets (5 minutes on
 SQLite, 1 on DuckDB), the joined edges per second (policies x turn states x
 turn edges, what the solve reads), and the peak memory of the process. Then
@@ -77,7 +77,7 @@ def bench(backend: str) -> tuple[float, float]:
         started = time.perf_counter()
         with engine.connect() as connection:
             graph = turns.TurnGraph.load(connection, built.graph_id, turn(PARAMS))
-            turns.ensure_solved(connection, graph)
+            turns.ensure_turns_solved(connection, graph)
             seconds = time.perf_counter() - started
             policy_id = turns.ensure_policy(connection, graph, "optimal")
             expected, sd = readers.game_score(connection, built.graph_id, policy_id, rules.state_key(0))

@@ -9,6 +9,7 @@ from __future__ import annotations
 import random
 import signal
 import sys
+import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import ExitStack, contextmanager
@@ -687,7 +688,9 @@ def serve(ctx: click.Context, host: str, port: int, threads: int, sql_slots: int
         from web.app import create_app
     except ImportError as error:
         raise click.ClickException(f"the explorer needs {error.name}: pip install -e '.[web]'") from None
-    app = create_app(Database.over(_engine(ctx, read_only=True)), sql_slots=sql_slots, sql_timeout=sql_timeout)
+    db = Database.over(_engine(ctx, read_only=True))
+    app = create_app(db, sql_slots=sql_slots, sql_timeout=sql_timeout)
+    threading.Thread(target=_ready_to_play, args=(db,), name="dicegraph-ready", daemon=True).start()
     # a service manager's stop (SIGTERM) ends it as Ctrl-C does, so its temporary charts are removed
     stopped_before = signal.signal(signal.SIGTERM, signal.default_int_handler)
     click.echo(f"dicegraph explorer on http://{address}/ (read-only; Ctrl-C stops it)", err=True)
@@ -700,6 +703,15 @@ def serve(ctx: click.Context, host: str, port: int, threads: int, sql_slots: int
                                    "of this machine, e.g. 127.0.0.1)") from None
     finally:
         signal.signal(signal.SIGTERM, stopped_before)
+
+
+def _ready_to_play(db: Database) -> None:
+    """Ready the turn games' play as the explorer starts (:meth:`dicegraph.Database.ready_to_play`); a game it
+    cannot ready is readied by its first page instead, which says what is wrong."""
+    try:
+        db.ready_to_play()
+    except DicegraphError:
+        pass
 
 
 def _listening_address(host: str, port: int) -> str:

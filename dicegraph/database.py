@@ -17,6 +17,7 @@ methods cover parses its arguments, calls one method and prints what it returns 
 from __future__ import annotations
 
 import functools
+import json
 import random
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -525,6 +526,27 @@ class Database:
                             "expects": table.expects, "finished": table.finished, "value_now": table.value_now,
                             "options": table.options() if yours and not table.finished else [],
                             "analysis": summary(table)})
+
+    @_one_line_errors
+    def ready_to_play(self) -> list[int]:
+        """Work out now what a new game of each stored, solved game whose turn is stored once reads first (the
+        turn's statements built and compiled, the first state's turn valued), kept by the session as a game's
+        steps are, so that the first game the explorer shows answers as its later clicks do; return the graphs
+        readied. ``dicegraph serve`` calls it in the background as it starts."""
+        with self._reading() as connection:
+            stored = stored_graphs(connection)
+        readied = []
+        for row in stored:
+            game = GAMES.get(row["game"])
+            if game is None or not game.stores_turn_once:
+                continue
+            seats = seats_for(game.players == 2, [OPTIMAL])
+            try:
+                with self.table(Record(game.name, json.loads(row["params"]), seats, [])):
+                    readied.append(row["id"])
+            except DicegraphError:  # not solved, or built with other rules: its first game pays as it comes
+                continue
+        return readied
 
     @_one_line_errors
     def play(self, game: str | Game, params: Mapping[str, Any] | None = None, policies: Sequence[str] = (OPTIMAL,),

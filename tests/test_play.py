@@ -171,3 +171,17 @@ def test_the_chart_is_drawn_as_its_name_says(solved: str, tmp_path: Path) -> Non
         assert drawn.exit_code == 0, drawn.output
         assert (tmp_path / name).read_bytes().startswith(start)
     assert_one_line_error(run(solved, "analyse", str(record), "--chart", str(tmp_path / "game.gif")), ".png or .svg")
+
+
+def test_a_server_readies_each_solved_turn_game_and_its_first_game_is_the_same(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'turns.db'}"
+    db = dicegraph.open(url)
+    solved = db.build("5000-race", {"target": "150"})["graph_id"]
+    db.solve(solved)
+    db.build("5000-race", {"target": "100"})  # built, not solved: left to its first game, which says so
+    db.build("jackpot", {"cells": "3"})  # not a turn game
+    served = dicegraph.open(url)
+    assert served.ready_to_play() == [solved]
+    record = {"game": "5000-race", "params": {"target": 150}, "seats": {"first": "you", "second": "optimal"},
+              "steps": []}
+    assert served.playing(record) == dicegraph.open(url).playing(record)

@@ -12,8 +12,9 @@ the database ``--db`` names, reusing what it holds; not timed), then times throu
   A step reads a new position; in a game whose turn is stored once, a step into a turn state not seen before
   works the state's turn out, and those steps are also shown apart;
 - the explorer's play page (Flask's test client; the page replays the steps in its address): a new game's first
-  page on a new server, a click halfway through the game on a new server (a reload after a restart), and the
-  same click again (a click of a game being played).
+  page on a new server (also once the server has readied its games as ``dicegraph serve`` does as it starts,
+  :meth:`dicegraph.Database.ready_to_play`), a click halfway through the game on a new server (a reload after a
+  restart), and the same click again (a click of a game being played).
 
 Prints each figure's mean, median and largest (the first of a session reads what the rest reuse), and the steps
 a second. The targets of issue 40: a hint or a step under 50 ms, a whole game's analysis under 1 s, a click under
@@ -58,7 +59,8 @@ def bench(named: str, games: int, url: str | None) -> None:
     prepared, _ = timed(lambda: db.report(name, params))
     others = [row["name"] for row in db.policies(name, params) if row["name"] != "optimal" and row.get("goal") is None]
     policies = ["optimal", others[0]] if game.players == 2 and others else [others[0] if others else "optimal"]
-    plays, analyses, steps_each, step_costs, new_states, first_clicks, clicks, again = [], [], [], [], [], [], [], []
+    plays, analyses, steps_each, step_costs, new_states, first_clicks, readied_clicks, clicks, again = (
+        [], [], [], [], [], [], [], [], [])
     from web.app import create_app
 
     for seed in range(games):
@@ -82,6 +84,10 @@ def bench(named: str, games: int, url: str | None) -> None:
         opening = f"/graphs/{graph}/play.json?seat=first&against=optimal&seed={seed}&steps=[]"
         opened = create_app(dicegraph.open(url)).test_client()
         first_clicks.append(timed(lambda: opened.get(opening))[0])
+        ready = dicegraph.open(url)
+        ready.ready_to_play()  # as dicegraph serve does as it starts
+        readied = create_app(ready).test_client()
+        readied_clicks.append(timed(lambda: readied.get(opening))[0])
         client = create_app(dicegraph.open(url)).test_client()
         clicks.append(timed(lambda: client.get(address))[0])
         again.append(timed(lambda: client.get(address))[0])
@@ -91,6 +97,7 @@ def bench(named: str, games: int, url: str | None) -> None:
                            ("a step and its hint, in a game in progress", step_costs),
                            ("  of them, those into a new turn state", new_states),
                            ("the play page, a new game (a new server)", first_clicks),
+                           ("  the same, the server readied as it starts", readied_clicks),
                            ("the play page, a click halfway (a new server)", clicks),
                            ("the play page, the same click again", again)):
         if figures:

@@ -80,13 +80,16 @@ class _TurnTables:
 
 
 def _work_tables(connection: sa.Connection, policies: int) -> _TurnTables:
-    work = _work_definitions(policies, has_arg_min(connection), keyed=not hashed_joins(connection))
+    work = _work_definitions(connection, policies)
     _create_work(connection, work)
     return work
 
 
-def _work_definitions(policies: int, carried: bool, keyed: bool) -> _TurnTables:
-    """Return the work tables of ``policies`` policies solved together, not created (:func:`_create_work`)."""
+def _work_definitions(connection: sa.Connection, policies: int) -> _TurnTables:
+    """Return the work tables of ``policies`` policies solved together on ``connection``'s backend, not created
+    (:func:`_create_work`): keyed except where joins hash, the chosen moves' values carried where it has
+    ``arg_min``."""
+    carried, keyed = has_arg_min(connection), not hashed_joins(connection)
     def numbers(*names: str, nullable: bool = False) -> list[sa.Column]:
         return [sa.Column(f"{name}{i}", sa.Double, nullable=nullable) for i in range(policies) for name in names]
 
@@ -660,7 +663,7 @@ class TurnPlayer:
         with self._lock:
             if backend not in self._prepared:
                 profits = _profits(connection, self.graph, self.graph.policy(self.name))
-                work = _work_definitions(1, has_arg_min(connection), keyed=not hashed_joins(connection))
+                work = _work_definitions(connection, 1)
                 self._prepared[backend] = _Prepared(
                     policy_id=ensure_policy(connection, self.graph, self.name),
                     ends=_end_rows(self.graph, [profits]), own_profits=profits is not None, work=work,

@@ -6,6 +6,7 @@ one line on stderr and exit status 1.
 
 from __future__ import annotations
 
+import gc
 import random
 import signal
 import sys
@@ -690,6 +691,7 @@ def serve(ctx: click.Context, host: str, port: int, threads: int, sql_slots: int
         raise click.ClickException(f"the explorer needs {error.name}: pip install -e '.[web]'") from None
     db = Database.over(_engine(ctx, read_only=True))
     app = create_app(db, sql_slots=sql_slots, sql_timeout=sql_timeout)
+    _set_aside_long_lived()
     threading.Thread(target=_ready_to_play, args=(db,), name="dicegraph-ready", daemon=True).start()
     # a service manager's stop (SIGTERM) ends it as Ctrl-C does, so its temporary charts are removed
     stopped_before = signal.signal(signal.SIGTERM, signal.default_int_handler)
@@ -712,6 +714,7 @@ def _ready_to_play(db: Database) -> None:
         db.ready_to_play()
     except DicegraphError:
         pass
+    _set_aside_long_lived()
 
 
 def _listening_address(host: str, port: int) -> str:
@@ -1000,5 +1003,19 @@ def analyse(ctx: click.Context, record_file: Path, chart: Path | None, as_json: 
     click.echo("\n".join(_analysis_totals(analysis)))
 
 
+def run() -> None:
+    """Run the ``dicegraph`` command (the installed script): :func:`main`, with what the modules made set aside."""
+    _set_aside_long_lived()
+    main(prog_name="dicegraph")
+
+
+def _set_aside_long_lived() -> None:
+    """Move every object alive now out of the garbage collector's reach (:func:`gc.freeze`): the modules, and in
+    the explorer the games a session has loaded, live as long as the process, and each full collection walked them
+    all again (docs/performance.md measures what that cost an analysis). Only the program's own process does this,
+    not a test calling :func:`main`, whose earlier tests' garbage would stay."""
+    gc.freeze()
+
+
 if __name__ == "__main__":
-    main()
+    run()

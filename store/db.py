@@ -8,7 +8,6 @@ True
 from __future__ import annotations
 
 import functools
-
 import os
 import re
 import sqlite3
@@ -50,8 +49,21 @@ Waiting = Callable[[str], None]  # told once what a process is waiting for
 
 
 def database_url(url: str | None = None) -> str:
-    """Return ``url``, else ``$DICEGRAPH_DB``, else the default ``sqlite:///dicegraph.db``."""
-    return url or os.environ.get(ENV_VAR) or DEFAULT_URL
+    """Return ``url``, else ``$DICEGRAPH_DB``, else the default ``sqlite:///dicegraph.db``; raise DatabaseError for
+    text that is no database URL (a file's path, say), naming the URL to give instead.
+
+    >>> database_url("games.db")
+    Traceback (most recent call last):
+    ...
+    store.errors.DatabaseError: 'games.db' is not a database URL: give sqlite:///games.db for a SQLite file (or duckdb:///games.db, postgresql://HOST/NAME)
+    """
+    chosen = url or os.environ.get(ENV_VAR) or DEFAULT_URL
+    try:
+        sa.make_url(chosen)
+    except sa.exc.ArgumentError:
+        raise DatabaseError(f"{chosen!r} is not a database URL: give sqlite:///{chosen} for a SQLite file "
+                            f"(or duckdb:///{chosen}, postgresql://HOST/NAME)") from None
+    return chosen
 
 
 def memory_bytes(text: str | None = None) -> int:

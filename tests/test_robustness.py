@@ -22,6 +22,7 @@ import pytest
 import sqlalchemy as sa
 from click.testing import CliRunner
 
+import dicegraph as api  # tests.processes' dicegraph is the command line
 from cli import main
 from graphs import get_game
 from store.db import open_database
@@ -103,6 +104,14 @@ def test_a_database_path_that_cannot_be_a_database_says_why(tmp_path: Path) -> N
     assert_one_line_error(run(f"sqlite:///{tmp_path}", "build", "jackpot"), "is a folder, not a database file")
     assert_one_line_error(run(f"sqlite:///{tmp_path / 'no' / 'x.db'}", "build", "jackpot"), "no folder")
     assert not (tmp_path / "no").exists()
+
+
+def test_a_file_path_given_for_a_url_names_the_url_to_give(tmp_path: Path) -> None:
+    path = tmp_path / "games.db"
+    assert_one_line_error(run(str(path), "build", "jackpot"), "is not a database URL", f"sqlite:///{path}")
+    assert not path.exists()
+    with pytest.raises(api.Error, match="is not a database URL"):
+        api.open("games.db")
 
 
 @pytest.mark.parametrize("url", ["mysql://user@host/db", "oracle://user@host/db"])

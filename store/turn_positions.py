@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 import sqlalchemy as sa
 
@@ -48,6 +48,30 @@ def state_of(key: str) -> str:
     return key.partition(SEPARATOR)[0]
 
 
+class TurnNode(NamedTuple):
+    """A node of the turn, as a session keeps it (a plain tuple: read far faster than a result row)."""
+
+    id: int
+    key: str
+    label: str
+    kind: str
+    layer: int
+    denom: int
+
+
+class TurnEdge(NamedTuple):
+    """An edge of the turn, as a session keeps it."""
+
+    src: int
+    id: int
+    kind: str
+    label: str
+    weight: int
+    reward: float
+    sign: int
+    dst: int
+
+
 class TurnPositions:
     """The positions of a stored turn game on one connection, their values worked out state by state (kept).
 
@@ -59,11 +83,10 @@ class TurnPositions:
         self.turn = turns.TurnGraph.load(connection, graph_id, structure)
         self.cyclic = has_cycles(connection, graph_id)
         root_layer = self.turn.turn_spans[0].layer
-        rows = connection.execute(sa.select(node.c.id, node.c.key, node.c.label, node.c.kind, node.c.layer,
-                                            node.c.denom).where(node.c.graph_id == graph_id,
-                                                                node.c.layer >= root_layer)).all()
-        self.nodes = {row.id: row for row in rows}
-        self.ids = {row.key: row.id for row in rows}
+        rows = connection.execute(sa.select(*(node.c[name] for name in TurnNode._fields)).where(
+            node.c.graph_id == graph_id, node.c.layer >= root_layer))
+        self.nodes = {row[0]: TurnNode._make(row) for row in rows}
+        self.ids = {turn_node.key: turn_node.id for turn_node in self.nodes.values()}
         self.root = self.nodes[self.turn.root].key
         self.ends = {node_id: structure.ends[key] for key, node_id in self.turn.ends.items()}
         self.spans = {span.layer: span for span in self.turn.turn_spans}
@@ -73,7 +96,7 @@ class TurnPositions:
                                                           node.c.layer < root_layer)
         self.top = connection.execute(top).scalar()
         self._worths: dict[tuple[str, int], dict[int, tuple[float, float]]] = {}
-        self._edges: dict[int, list[sa.Row]] = {}
+        self._edges: dict[int, list[TurnEdge]] = {}
         self._layers_read: set[int] = set()
         self._states: dict[str, sa.Row] = {}
         self._moves: dict[int, dict[str, sa.Row]] = {}
@@ -128,17 +151,16 @@ class TurnPositions:
             self._states[key] = found
         return self._states[key]
 
-    def _turn_edges(self, node_id: int) -> list[sa.Row]:
+    def _turn_edges(self, node_id: int) -> list[TurnEdge]:
         """Return the edges leaving turn node ``node_id``, in order (its layer's read at once, the first time)."""
         layer_number = self.nodes[node_id].layer
         if layer_number not in self._layers_read:
             span = self.spans[layer_number]
-            rows = self.connection.execute(
-                sa.select(edge.c.src, edge.c.id, edge.c.kind, edge.c.label, edge.c.weight, edge.c.reward, edge.c.sign,
-                          edge.c.dst).where(edge.c.id.between(span.first_edge, span.last_edge)).order_by(edge.c.id))
-            grouped: dict[int, list[sa.Row]] = {}
+            rows = self.connection.execute(sa.select(*(edge.c[name] for name in TurnEdge._fields)).where(
+                edge.c.id.between(span.first_edge, span.last_edge)).order_by(edge.c.id))
+            grouped: dict[int, list[TurnEdge]] = {}
             for row in rows:
-                grouped.setdefault(row.src, []).append(row)
+                grouped.setdefault(row[0], []).append(TurnEdge._make(row))
             self._edges.update(grouped)  # whole lists: two pages reading a layer at once leave it once
             self._layers_read.add(layer_number)
         return self._edges.get(node_id, [])

@@ -37,6 +37,10 @@ from store.output import check_file
 from store.query import DEFAULT_TIMEOUT
 from store.render import DEFAULT_DPI, MAX_NODES, RENDERERS
 from store.report import DEFAULT_SEED, describe_analysis
+from store.spark.cluster import DEFAULT_FOLDER, DEFAULT_PORT, Cluster, answers
+from store.spark.cluster import running as running_processes
+from store.spark.cluster import start as start_cluster
+from store.spark.cluster import stop as stop_cluster
 from web.limits import SQL_SLOTS, SQL_TIMEOUT
 
 SEED_OPTION = click.option("--seed", type=click.IntRange(min=0), default=DEFAULT_SEED, show_default=True,
@@ -1001,6 +1005,77 @@ def analyse(ctx: click.Context, record_file: Path, chart: Path | None, as_json: 
     for number, row in enumerate(analysis["steps"], 1):
         click.echo(_step_line(number, row))
     click.echo("\n".join(_analysis_totals(analysis)))
+
+
+@main.group()
+def spark() -> None:
+    """Run a local Spark cluster to use as the database (--db spark://127.0.0.1:PORT/default).
+
+    A standalone master, two workers and the Spark Thrift server on 127.0.0.1,
+    from pyspark (pip install -e '.[spark]') and Java 17 (apt-get install
+    openjdk-17-jre-headless); their logs, warehouse and metastore stay in one
+    folder. docs/spark.md says how to use a cluster of several machines instead.
+
+    \b
+    Examples:
+      dicegraph spark start
+      dicegraph --db spark://127.0.0.1:10000/default report jackpot -n 0
+      dicegraph spark stop
+    """
+
+
+_SPARK_FOLDER = click.option("--folder", type=click.Path(file_okay=False, path_type=Path), default=DEFAULT_FOLDER,
+                             show_default=True, help="Where the cluster keeps its logs, warehouse and metastore.")
+
+
+@spark.command("start")
+@_SPARK_FOLDER
+@click.option("--port", type=click.IntRange(1, 65535), default=DEFAULT_PORT, show_default=True,
+              help="The Thrift server's port (the --db URL's).")
+def spark_start(folder: Path, port: int) -> None:
+    """Start the cluster (about a minute) and print its --db URL; nothing is done when it runs already.
+
+    \b
+    Example:
+      export DICEGRAPH_DB=$(dicegraph spark start)
+    """
+    url = start_cluster(Cluster(folder, port), told=lambda line: click.echo(line, err=True))
+    click.echo(url)
+
+
+@spark.command("stop")
+@_SPARK_FOLDER
+def spark_stop(folder: Path) -> None:
+    """Stop the cluster's processes (its folder and the databases in it stay).
+
+    \b
+    Example:
+      dicegraph spark stop
+    """
+    stopped = stop_cluster(Cluster(folder), told=lambda line: click.echo(line, err=True))
+    click.echo(f"stopped {len(stopped)} processes" if stopped else f"no cluster was running in {folder}")
+
+
+@spark.command("status")
+@_SPARK_FOLDER
+@click.option("--port", type=click.IntRange(1, 65535), default=DEFAULT_PORT, show_default=True,
+              help="The Thrift server's port.")
+@JSON_OPTION
+def spark_status(folder: Path, port: int, as_json: bool) -> None:
+    """Say which of the cluster's processes run and whether its Thrift server answers.
+
+    \b
+    Example:
+      dicegraph spark status --json
+    """
+    cluster = Cluster(folder, port)
+    status = {"folder": str(folder), "url": cluster.url, "processes": running_processes(cluster),
+              "answers": answers(port)}
+    if as_json:
+        print_json(status)
+        return
+    processes = ", ".join(f"{role} ({pid})" for role, pid in status["processes"].items()) or "none"
+    click.echo(f"processes running: {processes}; {cluster.url} {'answers' if status['answers'] else 'does not answer'}")
 
 
 def run() -> None:

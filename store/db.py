@@ -27,6 +27,9 @@ from alembic.script import ScriptDirectory
 
 import migrations
 from store.errors import DatabaseError
+from store.schema import VIEWS, metadata
+
+sa.dialects.registry.register("spark", "store.spark.dialect", "SparkDialect")
 
 class AlembicDuckDBImpl(DefaultImpl):
     """Lets Alembic run on DuckDB (``duckdb:///...`` through duckdb-engine), which it does not know by itself."""
@@ -34,10 +37,19 @@ class AlembicDuckDBImpl(DefaultImpl):
     __dialect__ = "duckdb"
 
 
+class AlembicSparkImpl(DefaultImpl):
+    """Lets Alembic read a Spark database's revision (it never migrates one: :func:`create_at_head`)."""
+
+    __dialect__ = "spark"
+    transactional_ddl = False
+
+
 DEFAULT_URL = "sqlite:///dicegraph.db"
-BACKENDS = ("sqlite", "duckdb", "postgresql")  # the backends dicegraph runs on
-SUPPORTED = ("use sqlite:///FILE (built in), duckdb:///FILE (pip install 'dicegraph[duckdb]') or "
-             "postgresql+psycopg://USER@HOST/DB (pip install 'dicegraph[postgres]')")
+BACKENDS = ("sqlite", "duckdb", "postgresql", "spark")  # the backends dicegraph runs on
+SUPPORTED = ("use sqlite:///FILE (built in), duckdb:///FILE (pip install 'dicegraph[duckdb]'), "
+             "postgresql+psycopg://USER@HOST/DB (pip install 'dicegraph[postgres]') or spark://HOST:PORT/DB "
+             "(pip install 'dicegraph[spark]'; dicegraph spark start runs one here)")
+UNMIGRATED = ("spark",)  # backends Alembic cannot drive: their schema is made at the head from store.schema
 ENV_VAR = "DICEGRAPH_DB"
 SQLITE_PRAGMAS = ("cache_size = -262144", "temp_store = MEMORY")
 MEMORY_VAR = "DICEGRAPH_MEMORY"  # the memory DuckDB may use (--memory): a size such as 8GB, or a share such as 50%
@@ -217,10 +229,7 @@ def open_database(url: str | None = None, *, create: bool = False, read_only: bo
     it to ``FILE.tmp`` beside its file.
     """
     url_text = database_url(url)
-    try:
-        parsed = sa.make_url(url_text)
-    except sa.exc.ArgumentError:
-        raise DatabaseError(f"not a database URL: {url_text!r}") from None
+    parsed = sa.make_url(url_text)
     path = _database_file(parsed)
     if path is not None and path.is_dir():
         raise DatabaseError(f"{path} is a folder, not a database file: name a file in it, e.g. {path / 'dicegraph.db'}")
@@ -245,6 +254,10 @@ def open_database(url: str | None = None, *, create: bool = False, read_only: bo
         # writes refused by DuckDB, and with them every file but the database's (read_text, glob, COPY, ATTACH...);
         # other readers may open the file too
         options["connect_args"] = {"read_only": True, "config": {**config, "enable_external_access": False}}
+    if backend == "spark":
+        from store.spark.dialect import reachable
+
+        reachable(parsed, create)
     try:
         engine = sa.create_engine(parsed, **options)
     except ImportError as error:
@@ -359,7 +372,7 @@ def _waiting_for(message: str, database: str) -> str:
     except OSError:
         words = []
     command = " ".join(words)[:120]  # one line, however the process was started
-    if "serve" in words and any("dicegraph" in word or "cli import main" in word for word in words):
+    if "serve" in words and ("dicegraph" in " ".join(words[:2]) or "from cli import" in " ".join(words)):
         return (f"dicegraph serve (PID {pid}) has {database} open and keeps it until it is stopped: stop it (kill "
                 f"{pid}) or serve a copy of the file; waiting (Ctrl-C to give up)")
     return f"another process (PID {pid}, {command or program}) has {database} open; waiting for it to finish " \
@@ -381,12 +394,32 @@ def _check_schema(engine: sa.Engine, read_only: bool) -> None:
         raise DatabaseError("the database holds tables but no dicegraph schema; use a new file")
     if read_only and current is None:
         raise DatabaseError("the database is empty (build a game first: dicegraph build GAME; dicegraph games lists them)")
+    if engine.dialect.name in UNMIGRATED:
+        if current is not None:
+            raise DatabaseError(f"database schema is at revision {current!r}, older than {head!r}, and dicegraph "
+                                f"cannot migrate a {engine.dialect.name} database: build its games again in a new one")
+        create_at_head(engine)
+        return
     if read_only:
         raise DatabaseError(
             f"database schema is at revision {current!r}, older than {head!r}: "
             "upgrade it with: dicegraph upgrade"
         )
     upgrade(engine)
+
+
+def create_at_head(engine: sa.Engine) -> None:
+    """Make the head schema in an empty database from :mod:`store.schema`'s tables and views, and record the head
+    revision as Alembic does (``alembic_version``): the migrations' equivalent where Alembic cannot run. On Spark a
+    table has its columns alone (no keys or indexes: :mod:`store.spark.dialect`)."""
+    version = sa.Table("alembic_version", sa.MetaData(), sa.Column("version_num", sa.String(32), nullable=False))
+    with engine.begin() as connection:
+        for table in metadata.sorted_tables:
+            connection.execute(sa.schema.CreateTable(table))
+        for name, view in VIEWS.items():
+            connection.execute(sa.schema.CreateView(view(), name))
+        connection.execute(sa.schema.CreateTable(version))  # last: an interrupted creation is no dicegraph schema
+        connection.execute(sa.insert(version).values(version_num=head_revision()))
 
 
 def _has_foreign_tables(engine: sa.Engine) -> bool:

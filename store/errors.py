@@ -1,5 +1,7 @@
 """Errors of the store, all meant to reach the user as one line."""
 
+import re
+
 from graphs.errors import DicegraphError
 
 
@@ -22,6 +24,20 @@ class ReadOnly(DicegraphError):
 DAMAGED = ("malformed", "not a database", "file is encrypted", "corrupt")  # the drivers' words for a damaged file
 
 
+def driver_message(error: BaseException) -> str:
+    """Return what a database driver's error says: its text, or for a Spark Thrift server's (PyHive's, which
+    carries the server's whole response) the server's message without its Java class names.
+
+    >>> driver_message(Exception("no such table: x"))
+    'no such table: x'
+    """
+    status = getattr(error.args[0], "status", None) if error.args else None
+    said = getattr(status, "errorMessage", None)
+    if not isinstance(said, str):
+        return str(error)
+    return re.sub(r"^(Error running query: )?(\[[A-Z_.]+\] )?[\w.$]+(Exception|Error): ", "", said.strip())
+
+
 def database_failure(error: Exception) -> DatabaseError:
     """Return the one line a user reads for an error the database raised in the middle of a command: a damaged
     file says so, with what still works and how to save what is left; any other error is the driver's first line.
@@ -29,7 +45,7 @@ def database_failure(error: Exception) -> DatabaseError:
     >>> database_failure(Exception("database disk image is malformed"))  # doctest: +ELLIPSIS
     DatabaseError('the database file is damaged (database disk image is malformed): ...')
     """
-    message = str(getattr(error, "orig", None) or error).strip().splitlines()
+    message = driver_message(getattr(error, "orig", None) or error).strip().splitlines()
     first = message[0] if message else type(error).__name__
     if any(word in first.lower() for word in DAMAGED):
         return DatabaseError(f"the database file is damaged ({first}): commands that read only its undamaged parts "

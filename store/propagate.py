@@ -5,12 +5,15 @@ reach once every lower layer has pushed its flow: a roll edge carries
 ``reach(src) * weight / denom``, the move the policy takes carries
 ``reach(src)``, other moves carry nothing. One statement per layer adds the
 flows into the destinations (``INSERT ... ON CONFLICT DO UPDATE``, which
-SQLite, DuckDB and PostgreSQL share); nodes never reached get no row (reach 0).
+SQLite, DuckDB and PostgreSQL share; on Spark, which has no keys, it appends
+them, and a node's reach is the sum of its rows); nodes never reached get no
+row (reach 0).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import NamedTuple
 
 import sqlalchemy as sa
 from sqlalchemy.dialects import postgresql, sqlite
@@ -18,32 +21,58 @@ from sqlalchemy.dialects import postgresql, sqlite
 from store.catalog import has_cycles
 from store.errors import NotFound
 from store.schema import edge, edges_of, node, value
-from store.scratch import reach_table
+from store.scratch import has_upsert, reach_table
 
 
-def _insert_adding(connection: sa.Connection, table: sa.Table, rows: sa.Select, add: str) -> None:
-    """INSERT ``rows`` into ``table``; where the node is there already, add to its ``add`` column."""
+class Reach(NamedTuple):
+    """A propagation's result: its work ``table`` (dropped by the caller) and ``by_node``, a row per reached node
+    (``node_id``, ``reach``, ``denom``)."""
+
+    table: sa.Table
+    by_node: sa.FromClause
+
+
+def summed(reach: sa.Table, upserts: bool, keys: Sequence[str] = ("node_id",)) -> sa.FromClause:
+    """Return a reach table (``*keys``, ``reach``, ``denom``) as a row per key: the table itself where flows were
+    added in place, else their sums (:func:`insert_adding`)."""
+    if upserts:
+        return reach
+    key_columns = [reach.c[key] for key in keys]
+    return sa.select(*key_columns, sa.func.sum(reach.c.reach).label("reach"),
+                     sa.func.max(reach.c.denom).label("denom")).group_by(*key_columns).subquery(f"{reach.name}_summed")
+
+
+def insert_adding(connection: sa.Connection, table: sa.Table, rows: sa.Select, add: str,
+                  keys: Sequence[str] = ("node_id",)) -> None:
+    """INSERT ``rows`` (every column of ``table``, in order) into ``table``; where its ``keys`` are there already,
+    add to their ``add`` column. Where the backend has no upsert the rows are appended, and :func:`summed` adds
+    them up when read."""
+    columns = [column.name for column in table.columns]
+    if not has_upsert(connection):
+        connection.execute(sa.insert(table).from_select(columns, rows))
+        return
     dialect_insert = sqlite.insert if connection.dialect.name == "sqlite" else postgresql.insert
-    statement = dialect_insert(table).from_select([column.name for column in table.columns], rows)
+    statement = dialect_insert(table).from_select(columns, rows)
     statement = statement.on_conflict_do_update(
-        index_elements=[table.c.node_id], set_={add: table.c[add] + statement.excluded[add]}
+        index_elements=[table.c[key] for key in keys], set_={add: table.c[add] + statement.excluded[add]}
     )
     connection.execute(statement)
 
 
-def propagate(connection: sa.Connection, graph_id: int, spans: Sequence[sa.Row], chosen: sa.FromClause) -> sa.Table:
-    """Return a temporary table of each reached node's probability under the ``chosen`` moves.
+def propagate(connection: sa.Connection, graph_id: int, spans: Sequence[sa.Row], chosen: sa.FromClause) -> Reach:
+    """Return each reached node's probability under the ``chosen`` moves, in a temporary table.
 
     ``chosen`` has the move taken at each decision node as (``node_id``, ``edge_id``) rows;
     rows whose ``edge_id`` is NULL (the solver's other nodes) match no edge.
 
     ``spans`` are the graph's layers with their edge id ranges (``store.schema.layer_ranges``).
     """
-    reach = reach_table(connection)
+    table = reach_table(connection)
+    reach = summed(table, has_upsert(connection))
     root = sa.select(node.c.id, sa.literal(1.0, sa.Double), sa.func.coalesce(node.c.denom, 1)).where(
         node.c.graph_id == graph_id, node.c.id == 0
     )
-    connection.execute(sa.insert(reach).from_select(["node_id", "reach", "denom"], root))
+    connection.execute(sa.insert(table).from_select(["node_id", "reach", "denom"], root))
     for span in spans:
         rolls = (
             sa.select(edge.c.dst, (reach.c.reach * edge.c.weight / reach.c.denom).label("flow"))
@@ -70,8 +99,8 @@ def propagate(connection: sa.Connection, graph_id: int, spans: Sequence[sa.Row],
         rows = sa.select(totals.c.dst, totals.c.reach, sa.func.coalesce(node.c.denom, 1)).select_from(
             totals.join(node, sa.and_(node.c.graph_id == graph_id, node.c.id == totals.c.dst))
         ).where(sa.true())
-        _insert_adding(connection, reach, rows, "reach")
-    return reach
+        insert_adding(connection, table, rows, "reach")
+    return Reach(table, reach)
 
 
 def outcome_distribution(connection: sa.Connection, policy_id: int, graph_id: int) -> dict[float, float]:

@@ -19,7 +19,7 @@ from typing import Any
 
 import sqlalchemy as sa
 
-from store.errors import DAMAGED, DatabaseError, ReadOnly, database_failure
+from store.errors import DAMAGED, DatabaseError, ReadOnly, database_failure, driver_message
 
 WRITE_REFUSALS = ("readonly", "read-only", "read only", "query_only", "not authorized", "authorization denied")
 DEFAULT_TIMEOUT = 60.0  # seconds a query may run unless told otherwise
@@ -28,6 +28,10 @@ READING_DUCKDB_STATEMENTS = ("SELECT", "EXPLAIN", "PRAGMA")
 FILE_STATEMENT = re.compile(r"^\s*(copy|attach|detach|load|install|export|import)\b", re.IGNORECASE)
 READ_ONLY_MESSAGE = "query is read-only: pass --write to change the database (or to attach or write files)"
 FILE_REFUSALS = ("file system operations are disabled",)  # DuckDB's word when a statement reaches for a file
+# statements a user's read-only query may be on Spark, and what their plan must not name: a write, a command, a
+# call into Java, a file read by its path rather than through a table
+SPARK_READING = re.compile(r"^\s*(select|with|values|table|show|describe|desc|explain)\b", re.IGNORECASE)
+SPARK_REFUSED_PLANS = re.compile(r"Execute |Command|WriteFiles|InsertInto|reflect\(|java_method\(|FileScan \w+ \[")
 FILES_MESSAGE = "query reads no file but the database: pass --write to read or write other files"
 # PostgreSQL roles that read or write the server's files (pg_read_file, COPY ... FROM 'file', lo_import) or run
 # programs there; a superuser holds them all, and no read-only transaction stops them
@@ -81,7 +85,10 @@ def run_query(engine: sa.Engine, sql: str, *, write: bool = False, limit: int | 
                 connection.rollback()
             return columns, rows
     except sa.exc.DBAPIError as error:
-        message = str(error.orig).splitlines()[0] if error.orig is not None else str(error)
+        message = driver_message(error.orig if error.orig is not None else error).splitlines()[0]
+        if "timed out" in message.lower() or "timeout" in message.lower():
+            raise QueryStopped(f"the statement ran longer than {timeout:g} s and was stopped (--timeout SECONDS; 0: "
+                               "no limit)") from None
         if any(word in message.lower() for word in DAMAGED):
             raise database_failure(error) from None
         if not write and any(word in message.lower() for word in FILE_REFUSALS):
@@ -103,6 +110,9 @@ def _fetch(connection: sa.Connection, sql: str, limit: int | None) -> tuple[list
 
 def _interruptible(connection: sa.Connection, work: Callable[[], Any], timeout: float | None) -> Any:
     """Return ``work()`` run in a worker thread; stop the statement on time-out or Ctrl-C and raise QueryStopped."""
+    if connection.dialect.name == "spark":  # the Thrift server stops the statement itself at the time limit
+        connection.exec_driver_sql(f"SET spark.sql.thriftServer.queryTimeout={int(timeout or 0)}")
+        return work()
     outcome: dict[str, Any] = {}
 
     def target() -> None:
@@ -167,6 +177,8 @@ def _refuse_writes(connection: sa.Connection, sql: str) -> None:
     elif connection.dialect.name == "postgresql":
         connection.exec_driver_sql("SET TRANSACTION READ ONLY")
         _refuse_file_roles(connection)
+    elif connection.dialect.name == "spark":
+        _refuse_spark_writes(connection, sql)
     elif connection.dialect.name == "duckdb":
         import duckdb
 
@@ -180,6 +192,24 @@ def _refuse_writes(connection: sa.Connection, sql: str) -> None:
             raise DatabaseError(f"SQL error: {str(error).splitlines()[0]}") from None
         if any(kind not in READING_DUCKDB_STATEMENTS for kind in kinds):
             raise ReadOnly(READ_ONLY_MESSAGE)
+
+
+def _refuse_spark_writes(connection: sa.Connection, sql: str) -> None:
+    """Refuse a statement Spark's plan shows would write, run a command, call into Java or read a file by its path
+    (:data:`SPARK_REFUSED_PLANS`): Spark has no read-only mode, so its own parse and plan (EXPLAIN) decide."""
+    if ";" in sql.strip().rstrip(";"):
+        raise ReadOnly("query runs one statement at a time")
+    if not SPARK_READING.match(sql):
+        raise ReadOnly(READ_ONLY_MESSAGE)
+    try:
+        plan = "\n".join(str(row[0]) for row in connection.exec_driver_sql(f"EXPLAIN {sql.strip().rstrip(';')}"))
+    except sa.exc.DBAPIError as error:
+        raise DatabaseError(f"SQL error: {driver_message(error.orig).splitlines()[0]}") from None
+    if plan.startswith("Error occurred during query planning"):
+        said = [line for line in plan.splitlines()[1:] if line.strip()]
+        raise DatabaseError(f"SQL error: {said[0] if said else plan}")
+    if SPARK_REFUSED_PLANS.search(plan):
+        raise ReadOnly(READ_ONLY_MESSAGE)
 
 
 def _refuse_file_roles(connection: sa.Connection) -> None:

@@ -54,7 +54,13 @@ def hashed_joins(connection: sa.Connection) -> bool:
     There a key is kept up to date on every insert and delete and never
     helps a join; tables that take ``ON CONFLICT`` upserts keep theirs.
     """
-    return connection.dialect.name == "duckdb"
+    return connection.dialect.name in ("duckdb", "spark")
+
+
+def has_upsert(connection: sa.Connection) -> bool:
+    """Return whether the backend takes ``INSERT ... ON CONFLICT DO UPDATE`` (SQLite, DuckDB, PostgreSQL; Spark has
+    no keys to conflict on, and appends instead)."""
+    return connection.dialect.name != "spark"
 
 
 def has_arg_min(connection: sa.Connection) -> bool:
@@ -100,12 +106,14 @@ def values_table(connection: sa.Connection) -> sa.Table:
 
 
 def reach_table(connection: sa.Connection) -> sa.Table:
-    """Return a new temporary table of reach probabilities (with the node's denom, 1 if none)."""
+    """Return a new temporary table of reach probabilities (with the node's denom, 1 if none): keyed by node where
+    flows are added in place (:func:`has_upsert`), else a row per flow, added up when read."""
     return temporary_table(
         connection,
         "work_reach",
         sa.Column("reach", sa.Double, nullable=False),
         sa.Column("denom", sa.Integer, nullable=False),
+        indexed=has_upsert(connection),
     )
 
 

@@ -15,10 +15,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import sqlalchemy as sa
-from sqlalchemy.dialects import postgresql, sqlite
 
+from store.propagate import insert_adding, summed
 from store.schema import EdgeId, edge, edges_of, layer_ranges, node
-from store.scratch import sweep_table
+from store.scratch import has_upsert, sweep_table
 from store.solve.layers import Goal, best_moves, chance_values
 
 
@@ -60,11 +60,11 @@ def sweep_outcomes(
 def _propagate(
     connection: sa.Connection, graph_id: int, spans: Sequence[sa.Row], chosen: sa.Table, goals: int
 ) -> list[dict[float, float]]:
-    reach = sweep_table(connection, "sweep_reach", sa.Column("reach", sa.Double, nullable=False),
+    table = sweep_table(connection, "sweep_reach", sa.Column("reach", sa.Double, nullable=False),
                         sa.Column("denom", sa.Integer, nullable=False))
+    reach = summed(table, has_upsert(connection), ("goal", "node_id"))
     root = connection.execute(sa.select(node.c.denom).where(node.c.graph_id == graph_id, node.c.id == 0)).scalar_one()
-    connection.execute(sa.insert(reach), [{"goal": i, "node_id": 0, "reach": 1.0, "denom": root or 1} for i in range(goals)])
-    dialect_insert = sqlite.insert if connection.dialect.name == "sqlite" else postgresql.insert
+    connection.execute(sa.insert(table), [{"goal": i, "node_id": 0, "reach": 1.0, "denom": root or 1} for i in range(goals)])
     for span in spans:
         rolls = (
             sa.select(reach.c.goal, edge.c.dst, (reach.c.reach * edge.c.weight / reach.c.denom).label("flow"))
@@ -87,12 +87,10 @@ def _propagate(
             .group_by(flows.c.goal, flows.c.dst)
             .subquery()
         )
-        rows = sa.select(totals.c.goal, totals.c.dst, totals.c.reach, sa.func.coalesce(node.c.denom, 1)).select_from(
+        rows = sa.select(totals.c.dst, totals.c.goal, totals.c.reach, sa.func.coalesce(node.c.denom, 1)).select_from(
             totals.join(node, sa.and_(node.c.graph_id == graph_id, node.c.id == totals.c.dst))
         ).where(sa.true())
-        statement = dialect_insert(reach).from_select(["goal", "node_id", "reach", "denom"], rows)
-        connection.execute(statement.on_conflict_do_update(
-            index_elements=[reach.c.goal, reach.c.node_id], set_={"reach": reach.c.reach + statement.excluded.reach}))
+        insert_adding(connection, table, rows, "reach", ("goal", "node_id"))
     query = (
         sa.select(reach.c.goal, node.c.payoff, sa.func.sum(reach.c.reach))
         .select_from(reach.join(node, sa.and_(node.c.graph_id == graph_id, node.c.id == reach.c.node_id)))
@@ -103,5 +101,5 @@ def _propagate(
     outcomes: list[dict[float, float]] = [{} for _ in range(goals)]
     for goal, payoff, probability in connection.execute(query):
         outcomes[goal][payoff] = probability
-    reach.drop(connection)
+    table.drop(connection)
     return outcomes

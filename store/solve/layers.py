@@ -237,12 +237,13 @@ def _run(
     if solving:
         picked = sa.select(sa.literal(policy_id), work.c.node_id, work.c.edge_id).where(work.c.edge_id.is_not(None))
         connection.execute(sa.insert(choice).from_select(["policy_id", "node_id", "edge_id"], picked))
-    reach = propagate(connection, graph_id, spans, work)
+    propagated = propagate(connection, graph_id, spans, work)
+    reach = propagated.by_node
     rows = sa.select(sa.literal(policy_id), work.c.node_id, work.c.value, sa.func.coalesce(reach.c.reach, 0.0)).select_from(
         work.outerjoin(reach, reach.c.node_id == work.c.node_id)
     )
     connection.execute(sa.insert(value).from_select(["policy_id", "node_id", "value", "reach"], rows))
-    for table in (work, reach):
+    for table in (work, propagated.table):
         table.drop(connection)
 
 
@@ -276,7 +277,8 @@ def solved_outcomes(connection: sa.Connection, graph_id: int, objective: str, go
     the policy, its values and its reach stay in temporary tables.
     """
     work, spans = _induce(connection, graph_id, objective, goal, None, None)
-    reach = propagate(connection, graph_id, spans, work)
+    propagated = propagate(connection, graph_id, spans, work)
+    reach = propagated.by_node
     query = (
         sa.select(node.c.payoff, sa.func.sum(reach.c.reach))
         .select_from(reach.join(node, sa.and_(node.c.graph_id == graph_id, node.c.id == reach.c.node_id)))
@@ -285,7 +287,7 @@ def solved_outcomes(connection: sa.Connection, graph_id: int, objective: str, go
         .order_by(node.c.payoff)
     )
     outcomes = {payoff: probability for payoff, probability in connection.execute(query)}
-    for table in (work, reach):
+    for table in (work, propagated.table):
         table.drop(connection)
     return outcomes
 

@@ -1,0 +1,208 @@
+"""A local Spark standalone cluster to run dicegraph on: a master, workers and the Spark Thrift server, on 127.0.0.1.
+
+Everything it writes stays in one folder: the processes' ids (``*.pid``), their logs (``logs/``), the warehouse
+of Parquet files (``warehouse/``) and the metastore (``metastore_db/``). The processes come from PyPI's
+``pyspark`` (``pip install -e '.[spark]'``), which carries Spark's jars, and need Java 17 or later
+(Debian: ``apt-get install openjdk-17-jre-headless``). :func:`start` returns the ``--db`` URL once the Thrift
+server answers; :func:`stop` stops them all, whatever state they are in.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from graphs.errors import DicegraphError
+
+DEFAULT_FOLDER = Path(".dicegraph-spark")
+DEFAULT_PORT = 10000  # the Thrift server's (HiveServer2's usual port)
+WORKERS = 2
+WORKER_MEMORY = "1g"  # each worker's, and its one executor's
+SHUFFLE_PARTITIONS = 2 * WORKERS  # Spark's default, 200, makes every small grouping 200 tasks and 200 files
+STARTUP_SECONDS = 240  # how long the processes may take to answer before start gives up
+THRIFT_SERVER = "org.apache.spark.sql.hive.thriftserver.HiveThriftServer2"
+ROLES = ("thrift", *(f"worker{number}" for number in range(1, WORKERS + 1)), "master")  # stopped in this order
+
+
+class ClusterError(DicegraphError):
+    """A local cluster that cannot start, or a missing Java or Spark."""
+
+
+@dataclass(frozen=True)
+class Cluster:
+    """A local cluster's folder and the port its Thrift server listens on."""
+
+    folder: Path = DEFAULT_FOLDER
+    port: int = DEFAULT_PORT
+
+    @property
+    def url(self) -> str:
+        """Return the ``--db`` URL of the cluster's default database.
+
+        >>> Cluster(Path("x"), 10001).url
+        'spark://127.0.0.1:10001/default'
+        """
+        return f"spark://127.0.0.1:{self.port}/default"
+
+    def pid_file(self, role: str) -> Path:
+        """Return the file holding the process id of ``role`` (master, workerN, thrift)."""
+        return self.folder / f"{role}.pid"
+
+    def log_file(self, role: str) -> Path:
+        """Return the file ``role``'s output goes to."""
+        return self.folder / "logs" / f"{role}.log"
+
+
+def spark_home() -> Path:
+    """Return the folder of the Spark that pyspark installed; raise ClusterError naming what to install."""
+    try:
+        from pyspark.find_spark_home import _find_spark_home
+    except ImportError:
+        raise ClusterError("Spark is not installed: pip install -e '.[spark]' (pyspark brings Spark's jars)") from None
+    return Path(_find_spark_home())
+
+
+def java_found() -> bool:
+    """Return whether a Java runtime is there to run Spark (``$JAVA_HOME/bin/java`` or ``java`` on the PATH)."""
+    home = os.environ.get("JAVA_HOME")
+    return bool(home and (Path(home) / "bin" / "java").exists()) or shutil.which("java") is not None
+
+
+def _environment(cluster: Cluster) -> dict[str, str]:
+    if not java_found():
+        raise ClusterError("Spark needs Java 17 or later and none was found: apt-get install openjdk-17-jre-headless "
+                           "(or set JAVA_HOME)")
+    return {**os.environ, "SPARK_HOME": str(spark_home()), "SPARK_LOCAL_IP": "127.0.0.1",
+            "SPARK_LOG_DIR": str(cluster.folder / "logs"), "SPARK_WORKER_DIR": str(cluster.folder / "work")}
+
+
+def _alive(pid: int) -> bool:
+    try:
+        if os.waitpid(pid, os.WNOHANG)[0] == pid:
+            return False  # a child of this process, ended (and now reaped)
+    except ChildProcessError:
+        pass  # not this process's child
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def running(cluster: Cluster) -> dict[str, int]:
+    """Return role -> process id of the cluster's processes still running."""
+    found = {}
+    for role in ROLES:
+        try:
+            pid = int(cluster.pid_file(role).read_text())
+        except (OSError, ValueError):
+            continue
+        if _alive(pid):
+            found[role] = pid
+    return found
+
+
+def answers(port: int, host: str = "127.0.0.1") -> bool:
+    """Return whether something accepts connections on ``host:port``."""
+    with socket.socket() as probe:
+        probe.settimeout(1)
+        return probe.connect_ex((host, port)) == 0
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def _launch(cluster: Cluster, role: str, command: list[str], environment: dict[str, str]) -> subprocess.Popen:
+    """Start ``command`` as ``role``, in a session of its own (a Ctrl-C of the caller leaves it running), its output
+    in its log file and its id in its pid file."""
+    with cluster.log_file(role).open("ab") as log:
+        process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                   env=environment, cwd=cluster.folder, start_new_session=True)
+    cluster.pid_file(role).write_text(str(process.pid))
+    return process
+
+
+def _wait_for(cluster: Cluster, role: str, process: subprocess.Popen, port: int, deadline: float) -> None:
+    """Wait until ``port`` answers; raise ClusterError (stopping the cluster) if ``process`` ends or time runs out."""
+    while not answers(port):
+        if process.poll() is not None or time.monotonic() > deadline:
+            why = "stopped" if process.poll() is not None else f"did not answer within {STARTUP_SECONDS} s"
+            stop(cluster)
+            raise ClusterError(f"the Spark {role} {why}: see {cluster.log_file(role)}")
+        time.sleep(0.5)
+
+
+def start(cluster: Cluster, told: Callable[[str], None] = lambda line: None) -> str:
+    """Start the cluster's master, workers and Thrift server unless they run already; return the ``--db`` URL once
+    the Thrift server answers. ``told`` hears each step. Raises ClusterError when Java or Spark is missing, when
+    the port is taken by something else, or when a process does not come up (the others are stopped then)."""
+    if running(cluster).keys() == set(ROLES) and answers(cluster.port):
+        told(f"the cluster in {cluster.folder} is running already")
+        return cluster.url
+    stop(cluster)
+    if answers(cluster.port):
+        raise ClusterError(f"port {cluster.port} is taken by another program: give another (--port)")
+    for part in ("logs", "warehouse", "work"):
+        (cluster.folder / part).mkdir(parents=True, exist_ok=True)
+    cluster = Cluster(cluster.folder.resolve(), cluster.port)
+    environment = _environment(cluster)
+    home = spark_home()
+    deadline = time.monotonic() + STARTUP_SECONDS
+    master_port = _free_port()
+    master_url = f"spark://127.0.0.1:{master_port}"
+    told(f"starting the master on {master_url}")
+    master = _launch(cluster, "master", [str(home / "bin" / "spark-class"), "org.apache.spark.deploy.master.Master",
+                                         "--host", "127.0.0.1", "--port", str(master_port), "--webui-port", "0"],
+                     environment)
+    _wait_for(cluster, "master", master, master_port, deadline)
+    for number in range(1, WORKERS + 1):
+        told(f"starting worker {number} of {WORKERS}")
+        _launch(cluster, f"worker{number}", [
+            str(home / "bin" / "spark-class"), "org.apache.spark.deploy.worker.Worker", master_url, "--host",
+            "127.0.0.1", "--cores", "1", "--memory", WORKER_MEMORY, "--webui-port", "0",
+            "--work-dir", str(cluster.folder / "work")], environment)
+    told(f"starting the Thrift server on 127.0.0.1:{cluster.port} (about a minute)")
+    thrift = _launch(cluster, "thrift", [
+        str(home / "bin" / "spark-submit"), "--class", THRIFT_SERVER, "--master", master_url,
+        "--name", "dicegraph", "--conf", f"spark.sql.warehouse.dir={cluster.folder / 'warehouse'}",
+        "--conf", f"spark.driver.extraJavaOptions=-Dderby.system.home={cluster.folder}",
+        "--conf", f"spark.executor.memory={WORKER_MEMORY}", "--conf", "spark.executor.cores=1",
+        "--conf", f"spark.cores.max={WORKERS}", "--conf", "spark.ui.enabled=false",
+        "--conf", f"spark.sql.shuffle.partitions={SHUFFLE_PARTITIONS}", "--conf", "spark.sql.runSQLOnFiles=false",
+        "--hiveconf", f"hive.server2.thrift.port={cluster.port}",
+        "--hiveconf", "hive.server2.thrift.bind.host=127.0.0.1", "spark-internal"], environment)
+    _wait_for(cluster, "Thrift server", thrift, cluster.port, deadline)
+    return cluster.url
+
+
+def stop(cluster: Cluster, told: Callable[[str], None] = lambda line: None, grace: float = 20.0) -> list[str]:
+    """Stop the cluster's processes (Thrift server, workers, master: each with SIGTERM, then SIGKILL past ``grace``
+    seconds); return the roles stopped. Nothing running is not an error."""
+    stopped = []
+    for role, pid in sorted(running(cluster).items(), key=lambda item: ROLES.index(item[0])):
+        told(f"stopping the {role} (process {pid})")
+        try:
+            os.killpg(pid, signal.SIGTERM)
+        except ProcessLookupError:
+            continue
+        ends = time.monotonic() + grace
+        while _alive(pid) and time.monotonic() < ends:
+            time.sleep(0.2)
+        if _alive(pid):
+            os.killpg(pid, signal.SIGKILL)
+        stopped.append(role)
+    for role in ROLES:
+        cluster.pid_file(role).unlink(missing_ok=True)
+    return stopped

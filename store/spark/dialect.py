@@ -1,0 +1,264 @@
+"""Spark SQL through a Spark Thrift server, as a SQLAlchemy dialect: ``spark://HOST:PORT/DATABASE``.
+
+It is PyHive's Hive dialect (``pyhive.sqlalchemy_hive``) with what Spark 4 needs of it:
+
+- an ``INSERT ... SELECT`` keeps its column list (PyHive drops it, Spark takes it);
+- a table is created with its columns alone, as Parquet: Spark has no PRIMARY KEY, UNIQUE, FOREIGN KEY or index;
+- parameters are written into the statement here, a float as a double literal (``0.1D``: Spark reads ``0.1`` as a
+  decimal), and ``%`` is left alone in a statement without them (PyHive formats every statement it is given
+  parameters for);
+- many rows go in as a few multi-row ``INSERT ... VALUES`` (PyHive sends one statement a row, and Spark pays about
+  half a second a statement);
+- a table is looked for with ``SHOW TABLES`` (PyHive reads Hive's error text, which Spark 4's is not);
+- statements are compiled once (:attr:`supports_statement_cache`), and there are no transactions to begin, commit
+  or roll back;
+- Spark's tables take no UPDATE or DELETE: one is run as a rewrite of the table (its rows as they are to be,
+  copied aside, then written over it), which suits the catalog's small tables; the algorithms' large writes
+  append instead. A DELETE of every row is a TRUNCATE;
+- a temporary table (Spark has none that takes rows) is a table of its own name with this process's mark added
+  (:attr:`SparkDialect.work_mark`), so that two processes' work tables never meet.
+
+>>> from sqlalchemy import Column, Float, Integer, MetaData, Table, insert, select
+>>> table = Table("t", MetaData(), Column("id", Integer, primary_key=True), Column("v", Float))
+>>> print(insert(table).from_select(["id", "v"], select(table.c.id, table.c.v)).compile(dialect=SparkDialect()))
+INSERT INTO `t` (`id`, `v`) SELECT `t`.`id`, `t`.`v` 
+FROM `t`
+>>> literal(0.1), literal("it's"), literal(None), literal(True), literal(b"\\x01")
+('0.1D', "'it\\\\'s'", 'NULL', 'TRUE', "X'01'")
+"""
+
+from __future__ import annotations
+
+import datetime
+import logging
+import math
+import os
+import re
+import secrets
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import sqlalchemy as sa
+from pyhive import hive
+from pyhive.sqlalchemy_hive import HiveCompiler, HiveDialect, HiveIdentifierPreparer, HiveTypeCompiler
+from sqlalchemy.sql import compiler
+
+from store.errors import DatabaseError
+
+ROWS_A_STATEMENT = 2000  # rows a multi-row INSERT carries: few statements, each well under the server's limits
+NEXT_STATEMENT = "\n/* dicegraph: next statement */\n"  # between the statements one compiled statement runs as
+_VALUES = re.compile(r"^(INSERT INTO .+? VALUES )(\(.*\))$", re.DOTALL)
+
+
+def literal(value: Any) -> str:
+    """Return ``value`` as a Spark SQL literal."""
+    if value is None:
+        return "NULL"
+    if isinstance(value, bool):
+        return "TRUE" if value else "FALSE"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        if math.isnan(value) or math.isinf(value):
+            return f"CAST('{value}' AS DOUBLE)"
+        return f"{value!r}D"
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        return f"X'{bytes(value).hex()}'"
+    if isinstance(value, datetime.datetime):
+        return f"TIMESTAMP '{value.isoformat(sep=' ')}'"
+    text = str(value).replace("\\", "\\\\").replace("'", "\\'")
+    return f"'{text}'"
+
+
+def _formatted(statement: str, parameters: Mapping[str, Any] | Sequence[Any] | None) -> str:
+    """Return ``statement`` (pyformat) with its parameters written in as literals."""
+    if not parameters:
+        return statement.replace("%%", "%")
+    if isinstance(parameters, Mapping):
+        return statement % {name: literal(value) for name, value in parameters.items()}
+    return statement % tuple(literal(value) for value in parameters)
+
+
+class _Bytes(sa.types.LargeBinary):
+    """Bytes passed as they are (written in as ``X'..'`` by :func:`literal`): PyHive has no ``Binary`` wrapper."""
+
+    def bind_processor(self, dialect: sa.Dialect) -> None:  # type: ignore[override]
+        return None
+
+
+class SparkCompiler(HiveCompiler):
+    """PyHive's compiler, keeping an INSERT's column list, with Spark's name for joining strings."""
+
+    def visit_insert(self, insert_stmt: Any, **kw: Any) -> str:  # type: ignore[override]
+        return compiler.SQLCompiler.visit_insert(self, insert_stmt, **kw)
+
+    def visit_table(self, table: Any, asfrom: bool = False, enclosing_alias: Any = None, **kw: Any) -> str:
+        if not asfrom or "TEMPORARY" not in getattr(table, "_prefixes", ()):
+            return super().visit_table(table, asfrom=asfrom, enclosing_alias=enclosing_alias, **kw)
+        marked = self.preparer.format_table(table)
+        if enclosing_alias is not None and enclosing_alias.element is table:
+            return marked
+        return f"{marked} AS {self.preparer.quote(table.name)}"  # its columns are named by the table's own name
+
+    def visit_delete(self, delete_stmt: Any, **kw: Any) -> str:  # type: ignore[override]
+        table = delete_stmt.table
+        if delete_stmt.whereclause is None:
+            return f"TRUNCATE TABLE {self.preparer.format_table(table)}"
+        kept = sa.select(*table.c).where(sa.not_(sa.func.coalesce(delete_stmt.whereclause, sa.false())))
+        return self._rewrite(table, kept, **kw)
+
+    def visit_update(self, update_stmt: Any, **kw: Any) -> str:  # type: ignore[override]
+        table = update_stmt.table
+        values = {(key if isinstance(key, str) else key.key): value for key, value in update_stmt._values.items()}
+        chosen = sa.true() if update_stmt.whereclause is None else sa.func.coalesce(update_stmt.whereclause, sa.false())
+        rows = sa.select(*(sa.case((chosen, values[column.key]), else_=column).label(column.name)
+                           if column.key in values else column for column in table.c))
+        return self._rewrite(table, rows, **kw)
+
+    def _rewrite(self, table: sa.Table, rows: sa.Select, **kw: Any) -> str:
+        """Return the statements writing ``rows`` over ``table`` through a copy (Spark cannot overwrite a table
+        with a statement that reads it)."""
+        name = self.preparer.format_table(table)
+        copy = self.preparer.quote(f"{table.name}__rewrite_{self.dialect.work_mark}")
+        kw.pop("asfrom", None)
+        selected = self.process(rows.subquery("rows"), asfrom=True, **kw)
+        return NEXT_STATEMENT.join([
+            f"DROP TABLE IF EXISTS {copy}",
+            f"CREATE TABLE {copy} USING parquet AS SELECT * FROM {selected}",
+            f"INSERT OVERWRITE TABLE {name} SELECT * FROM {copy}",
+            f"DROP TABLE {copy}"])
+
+    def visit_aggregate_strings_func(self, fn: Any, **kw: Any) -> str:
+        value, separator = fn.clauses
+        return f"array_join(collect_list({self.process(value, **kw)}), {self.process(separator, **kw)})"
+
+
+class SparkTypeCompiler(HiveTypeCompiler):
+    """PyHive's type names, every float a double (Spark's FLOAT has four bytes)."""
+
+    def visit_FLOAT(self, type_: Any, **kw: Any) -> str:
+        return "DOUBLE"
+
+    def visit_REAL(self, type_: Any, **kw: Any) -> str:
+        return "DOUBLE"
+
+    def visit_DOUBLE(self, type_: Any, **kw: Any) -> str:
+        return "DOUBLE"
+
+
+class SparkIdentifierPreparer(HiveIdentifierPreparer):
+    """PyHive's quoting, a temporary table's name marked with its process's (:attr:`SparkDialect.work_mark`)."""
+
+    def format_table(self, table: Any, use_schema: bool = True, name: str | None = None) -> str:
+        if name is None and "TEMPORARY" in getattr(table, "_prefixes", ()):
+            name = f"{table.name}__{self.dialect.work_mark}"
+        return super().format_table(table, use_schema, name)
+
+
+class SparkDDLCompiler(compiler.DDLCompiler):
+    """Tables as Spark makes them: columns and their types, stored as Parquet, no constraints; a temporary table
+    an ordinary one under its marked name."""
+
+    def visit_create_table(self, create: Any, **kw: Any) -> str:
+        return super().visit_create_table(create, **kw).replace("CREATE TEMPORARY TABLE", "CREATE TABLE", 1)
+
+    def create_table_constraints(self, table: sa.Table, **kw: Any) -> str:
+        return ""
+
+    def get_column_specification(self, column: sa.Column, **kw: Any) -> str:
+        text = f"{self.preparer.format_column(column)} {self.dialect.type_compiler_instance.process(column.type)}"
+        default = self.get_column_default_string(column)
+        return text if default is None else f"{text} DEFAULT {default}"
+
+    def post_create_table(self, table: sa.Table) -> str:
+        return " USING parquet"
+
+
+class SparkDialect(HiveDialect):
+    """SQLAlchemy's view of a Spark Thrift server (``spark://HOST:PORT/DATABASE``, port 10000 by default)."""
+
+    name = "spark"
+    driver = "pyhive"
+    statement_compiler = SparkCompiler
+    ddl_compiler = SparkDDLCompiler
+    type_compiler = type_compiler_cls = SparkTypeCompiler
+    preparer = SparkIdentifierPreparer
+
+    def __init__(self, **kwargs: Any):
+        super().__init__(**kwargs)
+        self.work_mark = f"w{os.getpid()}_{secrets.token_hex(3)}"  # this engine's work tables' mark
+    supports_statement_cache = True
+    supports_sane_multi_rowcount = False
+    colspecs = {**HiveDialect.colspecs, sa.types.LargeBinary: _Bytes}
+
+    @classmethod
+    def import_dbapi(cls) -> Any:
+        return hive
+
+    def create_connect_args(self, url: sa.URL) -> tuple[list[Any], dict[str, Any]]:
+        return [], {"host": url.host or "127.0.0.1", "port": url.port or 10000, "username": url.username,
+                    "database": url.database or "default", **url.query}
+
+    def has_table(self, connection: sa.Connection, table_name: str, schema: str | None = None,
+                  **kw: Any) -> bool:
+        where = schema or connection.engine.url.database or "default"
+        rows = connection.exec_driver_sql(f"SHOW TABLES IN `{where}` LIKE '{table_name}'").all()
+        return any(row[1] == table_name for row in rows)
+
+    def get_table_names(self, connection: sa.Connection, schema: str | None = None, **kw: Any) -> list[str]:
+        where = schema or connection.engine.url.database or "default"
+        return [row[1] for row in connection.exec_driver_sql(f"SHOW TABLES IN `{where}`").all() if not row[2]]
+
+    def do_execute(self, cursor: hive.Cursor, statement: str, parameters: Any, context: Any = None) -> None:
+        for part in _formatted(statement, parameters).split(NEXT_STATEMENT):
+            cursor.execute(part)
+
+    def do_execute_no_params(self, cursor: hive.Cursor, statement: str, context: Any = None) -> None:
+        for part in statement.split(NEXT_STATEMENT):
+            cursor.execute(part)
+
+    def do_executemany(self, cursor: hive.Cursor, statement: str, parameters: Sequence[Any],
+                       context: Any = None) -> None:
+        found = _VALUES.match(statement)
+        if found is None:
+            for row in parameters:
+                self.do_execute(cursor, statement, row, context)
+            return
+        head, row_text = found.groups()
+        for start in range(0, len(parameters), ROWS_A_STATEMENT):
+            rows = parameters[start:start + ROWS_A_STATEMENT]
+            cursor.execute(head + ", ".join(_formatted(row_text, row) for row in rows))
+
+    def do_begin(self, dbapi_connection: Any) -> None:
+        pass
+
+    def do_commit(self, dbapi_connection: Any) -> None:
+        pass
+
+    def do_rollback(self, dbapi_connection: Any) -> None:
+        pass
+
+
+def reachable(url: sa.URL, create: bool) -> None:
+    """Check that a Spark Thrift server answers at ``url`` and holds its database, creating the database when
+    ``create``; raise DatabaseError in one line saying what is wrong and what to do."""
+    host, port, name = url.host or "127.0.0.1", url.port or 10000, url.database or "default"
+    quiet = logging.getLogger("thrift.transport.TSocket")
+    level, quiet.level = quiet.level, logging.CRITICAL  # it logs the refused connection on its own
+    try:
+        connection = hive.connect(host=host, port=port, username=url.username, database="default")
+    except Exception:  # thrift's transport error, or the server hanging up on us
+        raise DatabaseError(f"no Spark Thrift server answers at {host}:{port}: start one with dicegraph spark start "
+                            "(or check the URL's host and port)") from None
+    finally:
+        quiet.level = level
+    try:
+        cursor = connection.cursor()
+        cursor.execute("SHOW DATABASES")
+        if name.lower() not in {row[0].lower() for row in cursor.fetchall()}:
+            if not create:
+                raise DatabaseError(f"no database {name!r} on the Spark server at {host}:{port} (build a game first: "
+                                    "dicegraph build GAME)")
+            cursor.execute(f"CREATE DATABASE IF NOT EXISTS `{name}`")
+    finally:
+        connection.close()

@@ -1,0 +1,121 @@
+"""dicegraph on Apache Spark SQL, on a real local cluster: a standalone master, two workers and the Spark Thrift
+server, started here by ``dicegraph spark start`` and stopped however the tests end.
+
+It needs Java (Debian's openjdk-17-jre-headless) and pyspark (the test extra brings it). Where either is missing
+the tests are skipped and say why; in CI (``$CI`` set) they must run. Each test works in a database of its own on
+the cluster. A Spark statement costs about half a second, so the games are the small ones.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import socket
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import sqlalchemy as sa
+from click.testing import CliRunner
+
+from cli import main
+from graphs import get_game
+from store.db import open_database
+from store.report import game_report
+from store.spark.cluster import Cluster, answers, java_found, running
+from tests.test_backends import headline
+
+if not java_found() or __import__("importlib").util.find_spec("pyspark") is None:
+    if os.environ.get("CI"):
+        raise RuntimeError("CI must test Spark: install openjdk-17-jre-headless, and the test extra brings pyspark")
+    pytest.skip("Spark needs Java 17 (apt-get install openjdk-17-jre-headless) and pyspark (the test extra)",
+                allow_module_level=True)
+
+GAMES = {"jackpot": {"cells": 4}, "shut-the-box": {"tiles": 4, "one_die": "on"}}  # a few hundred edges each
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
+    """A running local cluster, started with the CLI and stopped after the module's tests."""
+    started = Cluster(tmp_path_factory.mktemp("spark"), _free_port())
+    result = CliRunner().invoke(main, ["spark", "start", "--folder", str(started.folder), "--port", str(started.port)])
+    try:
+        assert result.exit_code == 0, result.output
+        assert result.stdout.strip() == started.url
+        yield started
+    finally:
+        CliRunner().invoke(main, ["spark", "stop", "--folder", str(started.folder)])
+
+
+@pytest.fixture
+def spark_url(cluster: Cluster) -> Iterator[str]:
+    """The URL of a database of its own on the cluster (created by dicegraph as it builds; dropped after)."""
+    name = f"dicegraph_test_{uuid.uuid4().hex[:10]}"
+    yield sa.make_url(cluster.url).set(database=name).render_as_string()
+    engine = sa.create_engine(cluster.url)
+    with engine.connect() as connection:
+        connection.exec_driver_sql(f"DROP DATABASE IF EXISTS `{name}` CASCADE")
+    engine.dispose()
+
+
+def run(url: str, *args: str) -> Any:
+    result = CliRunner().invoke(main, ["--db", url, *args])
+    assert result.exit_code == 0, result.output
+    return result
+
+
+@pytest.mark.parametrize("name", sorted(GAMES))
+def test_a_report_on_spark_equals_sqlites(name: str, spark_url: str, tmp_path: Path) -> None:
+    """Build, solve, evaluate every agent and propagate: each policy's value and the optimal outcome distribution
+    as on SQLite, to 1e-12."""
+    game, params = get_game(name), GAMES[name]
+    reference = game_report(open_database(f"sqlite:///{tmp_path / 'reference.db'}", create=True), game, params)
+    engine = open_database(spark_url, create=True)
+    report = game_report(engine, game, params)
+    engine.dispose()
+    expected, got = headline(reference), headline(report)
+    assert got.keys() == expected.keys() and len(expected) > 3
+    for key, value in expected.items():
+        assert math.isclose(got[key], value, rel_tol=1e-12, abs_tol=1e-15), key
+
+
+def test_query_on_spark_reads_and_refuses_writes_files_and_java(spark_url: str) -> None:
+    run(spark_url, "build", "jackpot", "-p", "cells=4")
+    listed = json.loads(run(spark_url, "query", "--json", "SELECT kind, count(*) AS n FROM node GROUP BY kind "
+                                                          "ORDER BY kind").output)
+    counts = {row["kind"]: row["n"] for row in listed}
+    assert counts.keys() == {"chance", "decision", "terminal"}
+    assert sum(counts.values()) == json.loads(run(spark_url, "graphs", "--json").output)[0]["nodes"]
+    for statement in ("DROP TABLE edge", "INSERT INTO graph SELECT * FROM graph", "CREATE TABLE x AS SELECT 1",
+                      "WITH x AS (SELECT 1) INSERT INTO graph SELECT * FROM graph", "SELECT * FROM csv.`/etc/passwd`",
+                      "SELECT reflect('java.lang.System', 'getenv', 'HOME')", "SELECT 1; DROP TABLE edge"):
+        result = CliRunner().invoke(main, ["--db", spark_url, "query", statement])
+        assert result.exit_code == 1 and len(result.output.strip().splitlines()) == 1, (statement, result.output)
+    assert json.loads(run(spark_url, "query", "--json", "SELECT count(*) AS n FROM edge").output)[0]["n"] > 0
+    bad = CliRunner().invoke(main, ["--db", spark_url, "query", "SELECT * FROM nothere"])
+    assert bad.exit_code == 1 and "nothere" in bad.output and len(bad.output.strip().splitlines()) == 1
+
+
+def test_start_again_reuses_the_running_cluster_and_status_says_so(cluster: Cluster) -> None:
+    again = run(cluster.url, "spark", "start", "--folder", str(cluster.folder), "--port", str(cluster.port))
+    assert again.stdout.strip() == cluster.url and "running already" in again.stderr
+    status = json.loads(run(cluster.url, "spark", "status", "--folder", str(cluster.folder), "--port",
+                            str(cluster.port), "--json").output)
+    assert status["answers"] and set(status["processes"]) == {"master", "worker1", "worker2", "thrift"}
+    assert status["processes"] == running(cluster) and answers(cluster.port)
+
+
+def test_no_server_and_no_database_are_one_line_errors(cluster: Cluster) -> None:
+    for url, words in ((f"spark://127.0.0.1:{_free_port()}/default", "dicegraph spark start"),
+                       (sa.make_url(cluster.url).set(database="not_there").render_as_string(), "no database")):
+        result = CliRunner().invoke(main, ["--db", url, "graphs"])
+        assert result.exit_code == 1 and words in result.output and len(result.output.strip().splitlines()) == 1

@@ -271,6 +271,11 @@ def open_database(url: str | None = None, *, create: bool = False, read_only: bo
     try:
         _wait_for_file(engine, on_wait)
         _check_schema(engine, read_only)
+        if backend == "spark" and not read_only:
+            from store.spark.dialect import drop_leftovers
+
+            with engine.connect() as connection:
+                drop_leftovers(connection)  # what killed processes of this machine left: no transaction took it back
     except sa.exc.DBAPIError as error:
         engine.dispose()
         raise DatabaseError(f"cannot read database {url_text!r}: {error.orig}") from None

@@ -49,7 +49,8 @@ def temporary_definition(name: str, *columns: sa.Column, indexed: bool = True) -
 
 
 def hashed_joins(connection: sa.Connection) -> bool:
-    """Return whether the backend joins by hashing, so that a key on a work table only costs (DuckDB).
+    """Return whether the backend joins by hashing, so that a key on a work table only costs (DuckDB; Spark,
+    which has no keys at all).
 
     There a key is kept up to date on every insert and delete and never
     helps a join; tables that take ``ON CONFLICT`` upserts keep theirs.

@@ -12,6 +12,7 @@ import json
 import math
 import os
 import socket
+import subprocess
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -35,6 +36,13 @@ if not java_found() or __import__("importlib").util.find_spec("pyspark") is None
                 allow_module_level=True)
 
 GAMES = {"jackpot": {"cells": 4}, "shut-the-box": {"tiles": 4, "one_die": "on"}}  # a few hundred edges each
+
+
+def _ended_pid() -> int:
+    """Return the id of a process that has ended."""
+    process = subprocess.Popen(["true"])
+    process.wait()
+    return process.pid
 
 
 def _free_port() -> int:
@@ -103,6 +111,25 @@ def test_query_on_spark_reads_and_refuses_writes_files_and_java(spark_url: str) 
     assert json.loads(run(spark_url, "query", "--json", "SELECT count(*) AS n FROM edge").output)[0]["n"] > 0
     bad = CliRunner().invoke(main, ["--db", spark_url, "query", "SELECT * FROM nothere"])
     assert bad.exit_code == 1 and "nothere" in bad.output and len(bad.output.strip().splitlines()) == 1
+
+
+def test_work_tables_a_killed_process_left_are_dropped_by_the_next_writer(spark_url: str) -> None:
+    """No transaction takes a killed solve's work tables back on Spark: the next process that opens the database
+    to write drops those of this machine's processes that no longer run, and no other."""
+    from store.spark.dialect import work_mark
+
+    open_database(spark_url, create=True).dispose()
+    left, running = f"work_value__{work_mark(_ended_pid())}", f"work_value__{work_mark(os.getpid())}"
+    engine = sa.create_engine(spark_url)
+    with engine.connect() as connection:
+        for name in (left, running):
+            connection.exec_driver_sql(f"CREATE TABLE {name} (node_id INT) USING parquet")
+    open_database(spark_url).dispose()
+    with engine.connect() as connection:
+        names = {row[1] for row in connection.exec_driver_sql("SHOW TABLES").all()}
+        connection.exec_driver_sql(f"DROP TABLE {running}")
+    engine.dispose()
+    assert left.lower() not in names and running.lower() in names
 
 
 def test_start_again_reuses_the_running_cluster_and_status_says_so(cluster: Cluster) -> None:

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from graphs.errors import DicegraphError
+from store.spark import process_runs
 
 DEFAULT_FOLDER = Path(".dicegraph-spark")
 DEFAULT_PORT = 10000  # the Thrift server's (HiveServer2's usual port)
@@ -89,13 +90,7 @@ def _alive(pid: int) -> bool:
             return False  # a child of this process, ended (and now reaped)
     except ChildProcessError:
         pass  # not this process's child
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
+    return process_runs(pid)
 
 
 def running(cluster: Cluster) -> dict[str, int]:
@@ -181,6 +176,7 @@ def start(cluster: Cluster, told: Callable[[str], None] = lambda line: None) -> 
         "--conf", f"spark.executor.memory={WORKER_MEMORY}", "--conf", "spark.executor.cores=1",
         "--conf", f"spark.cores.max={WORKERS}", "--conf", "spark.ui.enabled=false",
         "--conf", f"spark.sql.shuffle.partitions={SHUFFLE_PARTITIONS}", "--conf", "spark.sql.runSQLOnFiles=false",
+        "--conf", "spark.locality.wait=0s", "--conf", "spark.sql.adaptive.enabled=false",
         "--hiveconf", f"hive.server2.thrift.port={cluster.port}",
         "--hiveconf", "hive.server2.thrift.bind.host=127.0.0.1", "spark-internal"], environment)
     _wait_for(cluster, "Thrift server", thrift, cluster.port, deadline)

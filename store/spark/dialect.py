@@ -30,11 +30,13 @@ FROM `t`
 from __future__ import annotations
 
 import datetime
+import hashlib
 import logging
 import math
 import os
 import re
 import secrets
+import socket
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -44,10 +46,41 @@ from pyhive.sqlalchemy_hive import HiveCompiler, HiveDialect, HiveIdentifierPrep
 from sqlalchemy.sql import compiler
 
 from store.errors import DatabaseError
+from store.spark import process_runs
 
+_MARKED = re.compile(r"__(?:rewrite_)?w(\d+)_([0-9a-f]{6})_[0-9a-f]{6}$")  # a work table's name: its process, its host
 ROWS_A_STATEMENT = 2000  # rows a multi-row INSERT carries: few statements, each well under the server's limits
 NEXT_STATEMENT = "\n/* dicegraph: next statement */\n"  # between the statements one compiled statement runs as
 _VALUES = re.compile(r"^(INSERT INTO .+? VALUES )(\(.*\))$", re.DOTALL)
+
+
+def _host_mark() -> str:
+    """Return six hex digits naming this machine in work tables' marks."""
+    return hashlib.sha256(socket.gethostname().encode()).hexdigest()[:6]
+
+
+def work_mark(pid: int) -> str:
+    """Return the mark of the work tables of process ``pid`` of this machine (and a random part, so that two
+    engines of one process differ).
+
+    >>> bool(_MARKED.search("work_value__" + work_mark(1234)))
+    True
+    """
+    return f"w{pid}_{_host_mark()}_{secrets.token_hex(3)}"
+
+
+def drop_leftovers(connection: sa.Connection, alive: Any = None) -> list[str]:
+    """Drop the work tables that processes of this machine no longer running left in ``connection``'s database (a
+    killed process drops none); return their names. ``alive(pid)`` says whether a process runs (by default: a
+    signal 0 reaches it)."""
+    alive = alive or process_runs
+    dropped = []
+    for row in connection.exec_driver_sql("SHOW TABLES").all():
+        found = _MARKED.search(row[1])
+        if found and found.group(2) == _host_mark() and not alive(int(found.group(1))):
+            connection.exec_driver_sql(f"DROP TABLE IF EXISTS `{row[1]}`")
+            dropped.append(row[1])
+    return dropped
 
 
 def literal(value: Any) -> str:
@@ -186,7 +219,7 @@ class SparkDialect(HiveDialect):
 
     def __init__(self, **kwargs: Any):
         super().__init__(**kwargs)
-        self.work_mark = f"w{os.getpid()}_{secrets.token_hex(3)}"  # this engine's work tables' mark
+        self.work_mark = work_mark(os.getpid())  # this engine's work tables' mark
     supports_statement_cache = True
     supports_sane_multi_rowcount = False
     colspecs = {**HiveDialect.colspecs, sa.types.LargeBinary: _Bytes}

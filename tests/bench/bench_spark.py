@@ -1,0 +1,106 @@
+"""Benchmark of Spark SQL beside SQLite and DuckDB (not part of the test run).
+
+    .venv/bin/python tests/bench/bench_spark.py [--db spark://HOST:PORT/DB] [GAME[:key=value,...] ...]
+
+Starts a local cluster (``dicegraph spark start``, in a folder of its own, stopped at the end) unless ``--db``
+names a Spark database to use, then, for each game named (default: Jackpot with 4 cells), runs its report
+(``-n 0``: build, solve, every agent evaluated) cold on SQLite, DuckDB and Spark in turn and prints, for each:
+the time, the statements sent (a Spark UPDATE or DELETE is four), the time a statement, and the graph's edges.
+It also prints Spark's cost of one ``SELECT 1`` and of one small ``INSERT ... SELECT`` (medians of ten).
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import tempfile
+import time
+import uuid
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT))
+
+import sqlalchemy as sa  # noqa: E402
+
+from graphs import get_game  # noqa: E402
+from graphs.commands import parse_params  # noqa: E402
+from graphs.protocol import resolve_params  # noqa: E402
+from store.db import open_database  # noqa: E402
+from store.report import game_report  # noqa: E402
+from store.schema import graph  # noqa: E402
+from store.spark.cluster import Cluster, start, stop  # noqa: E402
+from store.spark.dialect import NEXT_STATEMENT  # noqa: E402
+
+DEFAULTS = ["jackpot:cells=4"]
+
+
+def statement_costs(url: str) -> tuple[float, float]:
+    """Return the median seconds of ``SELECT 1`` and of a one-row ``INSERT ... SELECT`` on ``url`` (ten each)."""
+    engine = sa.create_engine(url)
+    name = f"bench_{uuid.uuid4().hex[:8]}"
+    selects, inserts = [], []
+    with engine.connect() as connection:
+        connection.exec_driver_sql(f"CREATE TABLE {name} (id BIGINT, v DOUBLE) USING parquet")
+        for _ in range(10):
+            started = time.perf_counter()
+            connection.exec_driver_sql("SELECT 1").all()
+            selects.append(time.perf_counter() - started)
+            started = time.perf_counter()
+            connection.exec_driver_sql(f"INSERT INTO {name} (id, v) SELECT 1, 0.5D")
+            inserts.append(time.perf_counter() - started)
+        connection.exec_driver_sql(f"DROP TABLE {name}")
+    engine.dispose()
+    return statistics.median(selects), statistics.median(inserts)
+
+
+def report_on(url: str, name: str, params: dict) -> tuple[float, int, int]:
+    """Return the seconds, statements and edges of the game's cold report (``-n 0``) into ``url``."""
+    counted = [0]
+
+    def count(conn, cursor, statement, parameters, context, executemany):  # type: ignore[no-untyped-def]
+        counted[0] += statement.count(NEXT_STATEMENT) + 1
+
+    sa.event.listen(sa.engine.Engine, "before_cursor_execute", count)
+    try:
+        started = time.perf_counter()
+        engine = open_database(url, create=True)
+        report = game_report(engine, get_game(name), params)
+        seconds = time.perf_counter() - started
+    finally:
+        sa.event.remove(sa.engine.Engine, "before_cursor_execute", count)
+    with engine.connect() as connection:
+        edges = connection.execute(sa.select(graph.c.edges).where(graph.c.id == report["graph"])).scalar_one()
+    engine.dispose()
+    return seconds, counted[0], edges
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--db", help="a Spark database to use (default: a local cluster started for the run)")
+    parser.add_argument("games_named", nargs="*", default=DEFAULTS, metavar="GAME")
+    args = parser.parse_args()
+    folder = Path(tempfile.mkdtemp(prefix="bench-spark-"))
+    cluster = Cluster(folder / "cluster", 10000 + uuid.uuid4().int % 5000)
+    try:
+        spark = args.db or start(cluster, told=lambda line: print(line, file=sys.stderr))
+        select, insert = statement_costs(spark)
+        print(f"Spark: SELECT 1 {1000 * select:.0f} ms, a one-row INSERT ... SELECT {1000 * insert:.0f} ms (medians)")
+        for named in args.games_named:
+            name, _, options = named.partition(":")
+            params = resolve_params(get_game(name), parse_params(tuple(options.split(","))) if options else {})
+            database = f"bench_{uuid.uuid4().hex[:8]}"
+            for backend, url in (("SQLite", f"sqlite:///{folder / (database + '.db')}"),
+                                 ("DuckDB", f"duckdb:///{folder / (database + '.duckdb')}"),
+                                 ("Spark", sa.make_url(spark).set(database=database).render_as_string())):
+                seconds, statements, edges = report_on(url, name, params)
+                print(f"{named} report -n 0 on {backend}: {seconds:.1f} s, {statements} statements "
+                      f"({1000 * seconds / statements:.0f} ms a statement), {edges:,} edges")
+    finally:
+        if not args.db:
+            stop(cluster)
+
+
+if __name__ == "__main__":
+    main()

@@ -7,8 +7,8 @@ It is PyHive's Hive dialect (``pyhive.sqlalchemy_hive``) with what Spark 4 needs
 - parameters are written into the statement here, a float as a double literal (``0.1D``: Spark reads ``0.1`` as a
   decimal), and ``%`` is left alone in a statement without them (PyHive formats every statement it is given
   parameters for);
-- many rows go in as a few multi-row ``INSERT ... VALUES`` (PyHive sends one statement a row, and Spark pays about
-  half a second a statement);
+- many rows go in as a few multi-row ``INSERT ... VALUES`` (PyHive sends one statement a row, and Spark pays
+  dearly for each: docs/spark.md measures it);
 - a table is looked for with ``SHOW TABLES`` (PyHive reads Hive's error text, which Spark 4's is not);
 - statements are compiled once (:attr:`supports_statement_cache`), and there are no transactions to begin, commit
   or roll back;
@@ -37,7 +37,7 @@ import os
 import re
 import secrets
 import socket
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import sqlalchemy as sa
@@ -69,11 +69,10 @@ def work_mark(pid: int) -> str:
     return f"w{pid}_{_host_mark()}_{secrets.token_hex(3)}"
 
 
-def drop_leftovers(connection: sa.Connection, alive: Any = None) -> list[str]:
+def drop_leftovers(connection: sa.Connection, alive: Callable[[int], bool] = process_runs) -> list[str]:
     """Drop the work tables that processes of this machine no longer running left in ``connection``'s database (a
     killed process drops none); return their names. ``alive(pid)`` says whether a process runs (by default: a
     signal 0 reaches it)."""
-    alive = alive or process_runs
     dropped = []
     for row in connection.exec_driver_sql("SHOW TABLES").all():
         found = _MARKED.search(row[1])

@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import math
 import os
-import socket
 import subprocess
 import uuid
 from collections.abc import Iterator
@@ -26,7 +25,7 @@ from cli import main
 from graphs import get_game
 from store.db import open_database
 from store.report import game_report
-from store.spark.cluster import Cluster, answers, java_found, running
+from store.spark.cluster import Cluster, answers, free_port, java_found, running
 from tests.test_backends import headline
 
 if not java_found() or __import__("importlib").util.find_spec("pyspark") is None:
@@ -45,16 +44,10 @@ def _ended_pid() -> int:
     return process.pid
 
 
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
     """A running local cluster, started with the CLI and stopped after the module's tests."""
-    started = Cluster(tmp_path_factory.mktemp("spark"), _free_port())
+    started = Cluster(tmp_path_factory.mktemp("spark"), free_port())
     result = CliRunner().invoke(main, ["spark", "start", "--folder", str(started.folder), "--port", str(started.port)])
     try:
         assert result.exit_code == 0, result.output
@@ -142,7 +135,7 @@ def test_start_again_reuses_the_running_cluster_and_status_says_so(cluster: Clus
 
 
 def test_no_server_and_no_database_are_one_line_errors(cluster: Cluster) -> None:
-    for url, words in ((f"spark://127.0.0.1:{_free_port()}/default", "dicegraph spark start"),
+    for url, words in ((f"spark://127.0.0.1:{free_port()}/default", "dicegraph spark start"),
                        (sa.make_url(cluster.url).set(database="not_there").render_as_string(), "no database")):
         result = CliRunner().invoke(main, ["--db", url, "graphs"])
         assert result.exit_code == 1 and words in result.output and len(result.output.strip().splitlines()) == 1

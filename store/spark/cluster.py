@@ -113,7 +113,8 @@ def answers(port: int, host: str = "127.0.0.1") -> bool:
         return probe.connect_ex((host, port)) == 0
 
 
-def _free_port() -> int:
+def free_port() -> int:
+    """Return a TCP port of 127.0.0.1 that nothing listens on now."""
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         return probe.getsockname()[1]
@@ -155,7 +156,7 @@ def start(cluster: Cluster, told: Callable[[str], None] = lambda line: None) -> 
     environment = _environment(cluster)
     home = spark_home()
     deadline = time.monotonic() + STARTUP_SECONDS
-    master_port = _free_port()
+    master_port = free_port()
     master_url = f"spark://127.0.0.1:{master_port}"
     told(f"starting the master on {master_url}")
     master = _launch(cluster, "master", [str(home / "bin" / "spark-class"), "org.apache.spark.deploy.master.Master",

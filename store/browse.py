@@ -22,7 +22,7 @@ import sqlalchemy as sa
 
 from graphs.protocol import OPTIMAL, value_text
 from graphs.spec import GameSpec
-from store.catalog import graph_by_id, list_policies
+from store.catalog import built_graphs, graph_by_id, list_policies
 from store.report import policy_names
 from store.schema import graph, layer, node
 
@@ -56,7 +56,7 @@ def game_listing(games: Iterable[GameSpec]) -> list[dict[str, Any]]:
 def stored_graphs(connection: sa.Connection, with_policies: bool = False) -> list[dict[str, Any]]:
     """Return the stored graphs, oldest first: their ``graph`` table row as a dict, and with ``with_policies``
     their ``policies`` (:func:`store.catalog.list_policies`: name, objective, method, goal, root value)."""
-    rows = [dict(row._mapping) for row in connection.execute(sa.select(graph).order_by(graph.c.id))]
+    rows = [dict(row._mapping) for row in connection.execute(built_graphs().order_by(graph.c.id))]
     if with_policies:
         for row in rows:
             row["policies"] = list_policies(connection, row["id"])

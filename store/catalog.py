@@ -14,6 +14,12 @@ from store.schema import choice, edge, graph, layer, node, policy, turn_policy, 
 
 
 MAX_ID = 2**63 - 1  # the largest id a database's 64-bit integer column holds: no graph has a larger one
+BUILT = graph.c.nodes > 0  # a graph is listed once built: its totals are written last (a build on Spark may stop first)
+
+
+def built_graphs() -> sa.Select:
+    """Return the SELECT of the ``graph`` rows of the finished builds (:data:`BUILT`)."""
+    return sa.select(graph).where(BUILT)
 
 
 def is_graph_id(ref: str) -> bool:
@@ -27,7 +33,7 @@ def is_graph_id(ref: str) -> bool:
 
 def graph_by_id(connection: sa.Connection, graph_id: int) -> sa.Row:
     """Return the ``graph`` table row of graph ``graph_id`` (an id only, never a game's name), or raise NotFound."""
-    row = connection.execute(sa.select(graph).where(graph.c.id == graph_id)).first() if graph_id <= MAX_ID else None
+    row = connection.execute(built_graphs().where(graph.c.id == graph_id)).first() if graph_id <= MAX_ID else None
     if row is None:
         raise NotFound(f"no graph {graph_id} in the database")
     return row
@@ -42,11 +48,11 @@ def resolve_graph(connection: sa.Connection, ref: str, params: Mapping[str, Any]
     listing the candidates (ids and parameters) when the name fits several
     graphs and no ``params`` say which.
     """
-    query = sa.select(graph).where(graph.c.game == ref).order_by(graph.c.id)
+    query = built_graphs().where(graph.c.game == ref).order_by(graph.c.id)
     rows = connection.execute(query).all()
     if is_graph_id(ref) and params is None:  # an id, unless only a game of that name (5000) has graphs
         number = int(ref)
-        row = connection.execute(sa.select(graph).where(graph.c.id == number)).first() if number <= MAX_ID else None
+        row = connection.execute(built_graphs().where(graph.c.id == number)).first() if number <= MAX_ID else None
         if row is not None and rows:
             raise Ambiguous(f"{ref!r} names graph {ref} and the game {ref!r}: pick the game's graph with "
                             f"-p NAME=VALUE, or name another graph by its id")

@@ -25,6 +25,7 @@ import sqlalchemy as sa
 from graphs.check import StreamChecker, checker_for
 from graphs.errors import InvalidGraph, TooLarge
 from graphs.protocol import CyclicLayers, Edge, EdgeColumns, Game, Node, Progress, Row
+from store.catalog import built_graphs
 from store.schema import choice, edge, graph, graph_edge_span, layer, node, policy, turn_policy, value
 
 BATCH_ROWS = 20_000
@@ -145,9 +146,10 @@ class BulkInserter:
         self.connection.execute(self.statement, [dict(zip(self.columns, row)) for row in rows])
 
 
-def find_graph(connection: sa.Connection, game: str, params_text: str) -> sa.Row | None:
-    """Return the stored graph row of ``game`` built with ``params_text``, if any."""
-    query = sa.select(graph).where(graph.c.game == game, graph.c.params == params_text)
+def find_graph(connection: sa.Connection, game: str, params_text: str, *, unfinished: bool = False) -> sa.Row | None:
+    """Return the stored graph row of ``game`` built with ``params_text``, if any: a finished build's
+    (:data:`store.catalog.BUILT`), or with ``unfinished`` also one that stopped before it was done."""
+    query = (sa.select(graph) if unfinished else built_graphs()).where(graph.c.game == game, graph.c.params == params_text)
     return connection.execute(query).first()
 
 
@@ -160,6 +162,8 @@ def delete_graph(connection: sa.Connection, graph_id: int) -> None:
     first, last = graph_edge_span(connection, graph_id)
     if first is not None:
         connection.execute(sa.delete(edge).where(edge.c.id.between(first, last)))
+    else:  # a build that stopped before its layers were written (on Spark): its edges found by their graph
+        connection.execute(sa.delete(edge).where(edge.c.graph_id == graph_id))
     for table in (policy, layer, node):
         connection.execute(sa.delete(table).where(table.c.graph_id == graph_id))
     connection.execute(sa.delete(graph).where(graph.c.id == graph_id))
@@ -178,7 +182,9 @@ def build_graph(
 
     The same game and parameters built before with the same builder version is
     reused unless ``replace``; a stale builder version is replaced. Everything
-    happens in one transaction: an error or Ctrl-C leaves the database as it was.
+    happens in one transaction: an error or Ctrl-C leaves the database as it was. Where there are no
+    transactions (Spark), the graph's totals are written last and a graph without them is not listed
+    (:data:`store.catalog.BUILT`); the next build of the same game and parameters deletes it and starts again.
     A game that estimates its size (``estimated_edges``) is refused, before
     anything is built, above :data:`MAX_EDGES` edges unless ``force``.
     """
@@ -189,8 +195,8 @@ def build_graph(
                        f"{edges * BYTES_PER_EDGE / 2**30:,.0f} GiB stored; dicegraph builds at most {MAX_EDGES:,} "
                        "unless forced (dicegraph build --force)")
     with engine.begin() as connection:
-        old = find_graph(connection, game.name, params_text)
-        if old is not None and old.builder_version == game.version and not replace:
+        old = find_graph(connection, game.name, params_text, unfinished=True)  # one that stopped is built again
+        if old is not None and old.nodes > 0 and old.builder_version == game.version and not replace:
             return BuildResult(old.id, "reused", old.nodes, old.edges, old.layers)
         if old is not None:
             delete_graph(connection, old.id)

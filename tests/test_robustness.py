@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 import sqlalchemy as sa
-from click.testing import CliRunner
+from click.testing import CliRunner, Result
 
 import dicegraph as api  # tests.processes' dicegraph is the command line
 from cli import main
@@ -288,6 +288,49 @@ def test_kill_9_during_a_solve_leaves_no_policy_and_the_next_solve_works(big_gra
     assert [p["name"] for p in listing] == ["first"] and listing[0]["value"] is None
     solved = subprocess.run(dicegraph("--db", url, "solve", "1", "--json"), capture_output=True, text=True, timeout=300)
     assert solved.returncode == 0 and json.loads(solved.stdout)["evaluated"] == ["first"]
+
+
+def succeeded(url: str, *args: str) -> Result:
+    """Return the result of ``dicegraph --db URL ARGS``, which must have succeeded."""
+    result = run(url, *args)
+    assert result.exit_code == 0, result.output
+    return result
+
+
+def test_a_build_stopped_before_its_totals_is_not_listed_and_is_built_again(tmp_path: Path) -> None:
+    """Where there are no transactions (Spark), a build writes its graph's totals last: a graph row without them
+    (made here by hand on SQLite) is a build that stopped. Nothing lists it, and the next build starts it again."""
+    url = f"sqlite:///{tmp_path / 'stopped.db'}"
+    succeeded(url, "build", "jackpot", "-p", "cells=3")
+    with sqlite3.connect(sqlite_path(url)) as connection:
+        nodes = connection.execute("SELECT nodes FROM graph").fetchone()[0]
+        connection.execute("UPDATE graph SET nodes = 0, edges = 0, layers = 0")
+    assert json.loads(succeeded(url, "graphs", "--json").output) == []
+    assert_one_line_error(CliRunner().invoke(main, ["--db", url, "show", "jackpot", "0"]), "no graph")
+    again = succeeded(url, "build", "jackpot", "-p", "cells=3")
+    assert again.output.startswith("rebuilt graph 1 ")
+    with sqlite3.connect(sqlite_path(url)) as connection:
+        assert connection.execute("SELECT nodes, (SELECT count(*) FROM node) FROM graph").fetchone() == (nodes, nodes)
+
+
+def test_a_solve_stopped_before_it_was_marked_finished_is_not_listed_and_is_solved_again(tmp_path: Path) -> None:
+    """A solve is listed once its last statement marks it finished (``unfinished_since`` cleared): one that
+    stopped with half its values written (made here by hand) is not listed, and the next solve starts afresh."""
+    url = f"sqlite:///{tmp_path / 'stopped.db'}"
+    succeeded(url, "build", "jackpot", "-p", "cells=3")
+    first = json.loads(succeeded(url, "solve", "jackpot", "--json").output)
+    with sqlite3.connect(sqlite_path(url)) as connection:
+        connection.execute("UPDATE policy SET unfinished_since = CURRENT_TIMESTAMP WHERE name = 'optimal'")
+        connection.execute("DELETE FROM value WHERE node_id % 2 = 0 AND policy_id = "
+                           "(SELECT id FROM policy WHERE name = 'optimal')")
+    listed = json.loads(succeeded(url, "policies", "jackpot", "--json").output)
+    assert "optimal" not in [row["name"] for row in listed] and listed
+    again = json.loads(succeeded(url, "solve", "jackpot", "--json").output)
+    assert again["value"] == first["value"] and again["policy_id"] == first["policy_id"]
+    with sqlite3.connect(sqlite_path(url)) as connection:
+        stored = connection.execute("SELECT count(*) FROM value JOIN policy ON policy.id = value.policy_id "
+                                    "WHERE policy.name = 'optimal'").fetchone()[0]
+        assert stored == connection.execute("SELECT nodes FROM graph").fetchone()[0]
 
 
 @pytest.mark.parametrize("how", ["ctrl-c", "timeout"])

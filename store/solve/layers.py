@@ -220,16 +220,15 @@ def _run(
     solving: bool,
     progress: Progress | None,
     first_guess: cycles.Guess | None = None,
-) -> None:
-    """Compute and store values, reach and (when solving) choices of one policy."""
+) -> str | None:
+    """Compute and store values, reach and (when solving) choices of one policy; return how its cyclic
+    components converged (:meth:`cycles.Convergence.record`), None for a graph without cycles."""
     policy_id, graph_id = policy_row.id, policy_row.graph_id
     goal = None if policy_row.goal is None else Goal.parse(policy_row.goal)
     if has_cycles(connection, graph_id):
-        _run_cyclic(connection, policy_row, solving, goal, progress, first_guess)
-        return
-    connection.execute(sa.delete(value).where(value.c.policy_id == policy_id))
+        return _run_cyclic(connection, policy_row, solving, goal, progress, first_guess)
+    _forget(connection, policy_id, (value, choice) if solving else (value,))
     if solving:
-        connection.execute(sa.delete(choice).where(choice.c.policy_id == policy_id))
         stored = None
     else:
         stored = sa.select(choice.c.node_id, choice.c.edge_id).where(choice.c.policy_id == policy_id).subquery()
@@ -245,17 +244,24 @@ def _run(
     connection.execute(sa.insert(value).from_select(["policy_id", "node_id", "value", "reach"], rows))
     for table in (work, propagated.table):
         table.drop(connection)
+    return None
+
+
+def _forget(connection: sa.Connection, policy_id: int, tables: Sequence[sa.Table]) -> None:
+    """Delete the policy's rows from ``tables``, where it has any (on Spark a DELETE rewrites the whole table)."""
+    for table in tables:
+        if connection.execute(sa.select(table.c.policy_id).where(table.c.policy_id == policy_id).limit(1)).first():
+            connection.execute(sa.delete(table).where(table.c.policy_id == policy_id))
 
 
 def _run_cyclic(connection: sa.Connection, policy_row: sa.Row, solving: bool, goal: Goal | None,
-                progress: Progress | None, first_guess: cycles.Guess | None = None) -> None:
+                progress: Progress | None, first_guess: cycles.Guess | None = None) -> str:
     """Store the values (reach unknown: a position may recur) and choices of a policy of a graph with cycles,
-    in self-play, and how its cyclic components converged."""
+    in self-play; return how its cyclic components converged."""
     if goal is not None or policy_row.objective != "max":
         raise NotFound("graphs with cycles are solved for their payoff, maximised (no --goal, no min)")
     policy_id = policy_row.id
-    for table in (value, choice) if solving else (value,):
-        connection.execute(sa.delete(table).where(table.c.policy_id == policy_id))
+    _forget(connection, policy_id, (value, choice) if solving else (value,))
     seat = Seat.maximising() if solving else Seat(FOLLOW, policy_id)
     tables, convergence = cycles.solve_components(connection, policy_row.graph_id, [seat], progress, first_guess)
     values = cycles.values_of(tables).subquery()
@@ -266,8 +272,8 @@ def _run_cyclic(connection: sa.Connection, policy_row: sa.Row, solving: bool, go
         moves = cycles.moves_of(tables).subquery()
         connection.execute(sa.insert(choice).from_select(
             ["policy_id", "node_id", "edge_id"], sa.select(sa.literal(policy_id), moves.c.node_id, moves.c.edge_id)))
-    connection.execute(sa.update(policy).where(policy.c.id == policy_id).values(convergence=convergence.record()))
     tables.drop(connection)
+    return convergence.record()
 
 
 def solved_outcomes(connection: sa.Connection, graph_id: int, objective: str, goal: Goal | None = None) -> dict[float, float]:
@@ -305,7 +311,10 @@ def solve(
 
     With a ``goal``, terminals are worth 1 where it holds (values are then
     probabilities). A policy of that name made by an earlier solve is
-    replaced; an agent's name is refused. ``progress`` is called with 1 after
+    replaced; an agent's name is refused. The policy is not listed
+    (``unfinished_since``) until its rows are all stored: where there are no
+    transactions (Spark) a solve that stops midway is never listed, and the
+    next solve of that name starts it again. ``progress`` is called with 1 after
     each layer. ``first_guess`` (key -> the positions whose values start Newton's
     method there, the game's ``first_guess`` on the graph's parameters) saves a
     graph with cycles passes; the answers are the same without it.
@@ -320,14 +329,16 @@ def solve(
         connection.execute(
             sa.insert(policy).values(
                 id=policy_id, graph_id=graph_id, name=name, objective=objective, method="solve", created_at=now(),
-                goal=None if goal is None else goal.text,
+                goal=None if goal is None else goal.text, unfinished_since=now(),
             )
         )
     else:
         policy_id = old.id
         connection.execute(sa.update(policy).where(policy.c.id == policy_id).values(
-            objective=objective, created_at=now(), goal=None if goal is None else goal.text))
-    _run(connection, _policy_row(connection, policy_id), True, progress, first_guess)
+            objective=objective, created_at=now(), goal=None if goal is None else goal.text, unfinished_since=now()))
+    convergence = _run(connection, _policy_row(connection, policy_id), True, progress, first_guess)
+    connection.execute(sa.update(policy).where(policy.c.id == policy_id).values(unfinished_since=None,
+                                                                                convergence=convergence))
     return policy_id
 
 
@@ -337,7 +348,9 @@ def _policy_row(connection: sa.Connection, policy_id: int) -> sa.Row:
 
 def evaluate(connection: sa.Connection, policy_id: int, progress: Progress | None = None) -> None:
     """Store every node's value (under the policy's goal, if any) and reach under its stored choices."""
-    _run(connection, _policy_row(connection, policy_id), False, progress)
+    convergence = _run(connection, _policy_row(connection, policy_id), False, progress)
+    if convergence is not None:
+        connection.execute(sa.update(policy).where(policy.c.id == policy_id).values(convergence=convergence))
 
 
 def is_evaluated(connection: sa.Connection, policy_id: int) -> bool:

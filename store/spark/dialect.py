@@ -48,7 +48,7 @@ from sqlalchemy.sql import compiler
 from store.errors import DatabaseError
 from store.spark import process_runs
 
-_MARKED = re.compile(r"__(?:rewrite_)?w(\d+)_([0-9a-f]{6})_[0-9a-f]{6}$")  # a work table's name: its process, its host
+_MARKED = re.compile(r"__(?P<rewrite>rewrite_)?w(?P<pid>\d+)_(?P<host>[0-9a-f]{6})_[0-9a-f]{6}$")  # a work table's name: its process, its host
 ROWS_A_STATEMENT = 2000  # rows a multi-row INSERT carries: few statements, each well under the server's limits
 NEXT_STATEMENT = "\n/* dicegraph: next statement */\n"  # between the statements one compiled statement runs as
 _VALUES = re.compile(r"^(INSERT INTO .+? VALUES )(\(.*\))$", re.DOTALL)
@@ -72,13 +72,23 @@ def work_mark(pid: int) -> str:
 def drop_leftovers(connection: sa.Connection, alive: Callable[[int], bool] = process_runs) -> list[str]:
     """Drop the work tables that processes of this machine no longer running left in ``connection``'s database (a
     killed process drops none); return their names. ``alive(pid)`` says whether a process runs (by default: a
-    signal 0 reaches it)."""
+    signal 0 reaches it).
+
+    A rewrite's copy (``policy__rewrite_w...``: an UPDATE or DELETE, see :meth:`SparkCompiler._rewrite`) is
+    complete once it exists (Spark makes a table by ``CREATE TABLE ... AS`` only when its rows are written), and
+    the process may have died while its table was being overwritten: the copy is written over the table again
+    before it is dropped, which finishes the statement the process was running.
+    """
     dropped = []
-    for row in connection.exec_driver_sql("SHOW TABLES").all():
-        found = _MARKED.search(row[1])
-        if found and found.group(2) == _host_mark() and not alive(int(found.group(1))):
-            connection.exec_driver_sql(f"DROP TABLE IF EXISTS `{row[1]}`")
-            dropped.append(row[1])
+    names = [row[1] for row in connection.exec_driver_sql("SHOW TABLES").all()]
+    for name in names:
+        found = _MARKED.search(name)
+        if found and found.group("host") == _host_mark() and not alive(int(found.group("pid"))):
+            table = name[:found.start()]
+            if found.group("rewrite") and table in names:  # (a work table's copy: the work table goes too)
+                connection.exec_driver_sql(f"INSERT OVERWRITE TABLE `{table}` SELECT * FROM `{name}`")
+            connection.exec_driver_sql(f"DROP TABLE IF EXISTS `{name}`")
+            dropped.append(name)
     return dropped
 
 

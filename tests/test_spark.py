@@ -8,10 +8,12 @@ the cluster. A Spark statement costs about half a second, so the games are the s
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import math
 import os
 import subprocess
+import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -25,6 +27,7 @@ from cli import main
 from graphs import get_game
 from store.db import open_database
 from store.report import game_report
+from store.schema import graph
 from store.spark.cluster import Cluster, answers, free_port, java_found, running
 from tests.test_backends import headline
 
@@ -89,6 +92,76 @@ def test_a_report_on_spark_equals_sqlites(name: str, spark_url: str, tmp_path: P
         assert math.isclose(got[key], value, rel_tol=1e-12, abs_tol=1e-15), key
 
 
+CYCLIC = {"pig": ["-p", "target=4"], "5000-race": ["-p", "target=100"]}  # a graph of rows, and a turn stored once
+
+
+def solved(url: str, name: str) -> dict[str, Any]:
+    """Return ``dicegraph solve NAME --json`` on ``url``, where the game is built with its :data:`CYCLIC` parameters."""
+    run(url, "build", name, *CYCLIC[name])
+    return json.loads(run(url, "solve", name, "--json").output)
+
+
+@pytest.mark.parametrize("name", sorted(CYCLIC))
+def test_a_game_with_cycles_solves_on_spark_as_on_sqlite(name: str, spark_url: str, tmp_path: Path) -> None:
+    """Newton's method over cyclic components (Pig: a graph of rows; the race: the turn stored once, per state
+    layer): the optimum's value at the start, its agents' and how it converged, as on SQLite to 1e-12."""
+    expected, got = solved(f"sqlite:///{tmp_path / 'reference.db'}", name), solved(spark_url, name)
+    assert 0.5 < expected["value"] < 1 and expected["convergence"]["cyclic_components"] > 1
+    assert math.isclose(got["value"], expected["value"], rel_tol=1e-12)
+    assert got["evaluated"] == expected["evaluated"]
+    assert got["convergence"]["cyclic_components"] == expected["convergence"]["cyclic_components"]
+
+
+def test_school_endgame_on_spark_equals_sqlites(spark_url: str, tmp_path: Path) -> None:
+    """School (the turn stored once, two policies solved together): the states with up to two combinations left,
+    both policies, as on SQLite to 1e-12 (the whole game, with its reference numbers, is in
+    tests/bench/bench_spark.py: about half an hour on this cluster)."""
+    from graphs import school as rules
+    from graphs.protocol import resolve_params
+    from store.load import build_graph
+    from tests import school_store as school
+
+    params, stored = resolve_params(get_game("school"), {}), []
+    for url in (f"sqlite:///{tmp_path / 'school.db'}", spark_url):
+        engine = open_database(url, create=True)
+        built = build_graph(engine, get_game("school"), params)
+        with engine.connect() as connection:
+            ids = {name: school.solve_policy(connection, built.graph_id, name, down_to=13)
+                   for name in rules.POLICIES}
+            stored.append({(name, used): school.state_result(connection, built.graph_id, ids[name],
+                                                             rules.state_key(used))
+                           for name in rules.POLICIES for used in rules.STATES if bin(used).count("1") in (13, 14)})
+        engine.dispose()
+    expected, got = stored
+    assert len(expected) > 100
+    for key, row in expected.items():
+        assert math.isclose(got[key].value, row.value, rel_tol=1e-12), key
+        assert got[key].decisions == row.decisions, key
+
+
+def test_a_solve_killed_on_spark_is_not_listed_and_the_next_one_starts_again(spark_url: str, tmp_path: Path) -> None:
+    """No transaction takes a killed solve back on Spark: its policy is listed only once its last statement
+    marks it finished, so the kill leaves none listed, and the next solve starts again and is right."""
+    from tests.processes import dicegraph
+
+    run(spark_url, "build", *["pig", *CYCLIC["pig"]])
+    process = subprocess.Popen(dicegraph("--db", spark_url, "solve", "pig"), stdout=subprocess.DEVNULL,
+                               stderr=subprocess.DEVNULL)
+    engine = sa.create_engine(spark_url)
+    with engine.connect() as connection:
+        started = "SELECT count(*) FROM policy WHERE name = 'optimal'"
+        while process.poll() is None and not connection.exec_driver_sql(started).scalar_one():
+            time.sleep(1)
+    engine.dispose()
+    process.kill()
+    assert process.wait() == -9, "the solve ended before it could be killed"
+    listed = json.loads(run(spark_url, "policies", "pig", "--json").output)
+    assert [row["name"] for row in listed] == ["hold-at-20"]
+    expected = solved(f"sqlite:///{tmp_path / 'reference.db'}", "pig")
+    again = json.loads(run(spark_url, "solve", "pig", "--json").output)
+    assert math.isclose(again["value"], expected["value"], rel_tol=1e-12)
+
+
 def test_query_on_spark_reads_and_refuses_writes_files_and_java(spark_url: str) -> None:
     run(spark_url, "build", "jackpot", "-p", "cells=4")
     listed = json.loads(run(spark_url, "query", "--json", "SELECT kind, count(*) AS n FROM node GROUP BY kind "
@@ -108,21 +181,31 @@ def test_query_on_spark_reads_and_refuses_writes_files_and_java(spark_url: str) 
 
 def test_work_tables_a_killed_process_left_are_dropped_by_the_next_writer(spark_url: str) -> None:
     """No transaction takes a killed solve's work tables back on Spark: the next process that opens the database
-    to write drops those of this machine's processes that no longer run, and no other."""
+    to write drops those of this machine's processes that no longer run, and no other. A rewrite's copy (an
+    UPDATE or DELETE that was under way) is first written over its table: the statement is finished."""
     from store.spark.dialect import work_mark
 
     open_database(spark_url, create=True).dispose()
-    left, running = f"work_value__{work_mark(_ended_pid())}", f"work_value__{work_mark(os.getpid())}"
+    dead = _ended_pid()
+    left, running = f"work_value__{work_mark(dead)}", f"work_value__{work_mark(os.getpid())}"
+    rewrite = f"graph__rewrite_{work_mark(dead)}"  # a DELETE of graph 2 of two, killed as it overwrote the table
     engine = sa.create_engine(spark_url)
     with engine.connect() as connection:
         for name in (left, running):
             connection.exec_driver_sql(f"CREATE TABLE {name} (node_id INT) USING parquet")
+        rows = [dict(id=number, game="jackpot", params=f'{{"cells": {number + 2}}}', builder_version=1, created_at=dt.datetime.now(dt.UTC),
+                     nodes=1, edges=0, layers=1) for number in (1, 2)]
+        connection.execute(sa.insert(graph), rows)
+        connection.exec_driver_sql(f"CREATE TABLE {rewrite} USING parquet AS SELECT * FROM graph WHERE id = 1")
+        connection.exec_driver_sql("TRUNCATE TABLE graph")  # the overwrite had begun
     open_database(spark_url).dispose()
     with engine.connect() as connection:
         names = {row[1] for row in connection.exec_driver_sql("SHOW TABLES").all()}
+        ids = [row[0] for row in connection.exec_driver_sql("SELECT id FROM graph")]
         connection.exec_driver_sql(f"DROP TABLE {running}")
     engine.dispose()
-    assert left.lower() not in names and running.lower() in names
+    assert left.lower() not in names and rewrite.lower() not in names and running.lower() in names
+    assert ids == [1]
 
 
 def test_start_again_reuses_the_running_cluster_and_status_says_so(cluster: Cluster) -> None:

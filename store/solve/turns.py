@@ -59,7 +59,7 @@ from store.solve.readers import state_result
 # turn states solved together, per backend: SQLite sorts each GROUP BY, and
 # its sorts stay in memory (and fast) for a few hundred states; DuckDB
 # runs a batch in parallel, and batches bound its memory
-BATCH_STATES = {"sqlite": 256, "default": 2048}
+BATCH_STATES = {"sqlite": 256, "spark": 1 << 20, "default": 2048}  # Spark: a layer at once (it pays per statement)
 WORKERS_VARIABLE = "DICEGRAPH_WORKERS"  # how many connections solve at once (default: one per processor)
 
 

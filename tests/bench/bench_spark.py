@@ -4,9 +4,13 @@
 
 Starts a local cluster (``dicegraph spark start``, in a folder of its own, stopped at the end) unless ``--db``
 names a Spark database to use, then, for each game named (default: Jackpot with 4 cells), runs its report
-(``-n 0``: build, solve, every agent evaluated) cold on SQLite, DuckDB and Spark in turn and prints, for each:
-the time, the statements sent (a Spark UPDATE or DELETE is four), the time a statement, and the graph's edges.
-It also prints Spark's cost of one ``SELECT 1`` and of one small ``INSERT ... SELECT`` (medians of ten).
+(``-n 0``: build, solve, every agent evaluated) cold on SQLite, DuckDB and Spark in turn (``--on`` picks
+some) and prints, for each: the time, the statements sent (a Spark UPDATE or DELETE is four), the time a
+statement, the graph's edges and edges a second, and each policy's value (School's are the reference numbers
+132.3396104771 and 127.7336202819). It also prints Spark's cost of one ``SELECT 1`` and of one small
+``INSERT ... SELECT`` (medians of ten).
+
+    .venv/bin/python tests/bench/bench_spark.py school yahtzee:bonuses=off jackpot
 """
 
 from __future__ import annotations
@@ -34,6 +38,7 @@ from store.spark.cluster import Cluster, start, stop  # noqa: E402
 from store.spark.dialect import NEXT_STATEMENT  # noqa: E402
 
 DEFAULTS = ["jackpot:cells=4"]
+BACKENDS = ("SQLite", "DuckDB", "Spark")
 
 
 def statement_costs(url: str) -> tuple[float, float]:
@@ -55,8 +60,9 @@ def statement_costs(url: str) -> tuple[float, float]:
     return statistics.median(selects), statistics.median(inserts)
 
 
-def report_on(url: str, name: str, params: dict) -> tuple[float, int, int]:
-    """Return the seconds, statements and edges of the game's cold report (``-n 0``) into ``url``."""
+def report_on(url: str, name: str, params: dict) -> tuple[float, int, int, dict[str, float]]:
+    """Return the seconds, statements and edges of the game's cold report (``-n 0``) into ``url``, and each
+    policy's value."""
     counted = [0]
 
     def count(conn, cursor, statement, parameters, context, executemany):  # type: ignore[no-untyped-def]
@@ -73,32 +79,40 @@ def report_on(url: str, name: str, params: dict) -> tuple[float, int, int]:
     with engine.connect() as connection:
         edges = connection.execute(sa.select(graph.c.edges).where(graph.c.id == report["graph"])).scalar_one()
     engine.dispose()
-    return seconds, counted[0], edges
+    return seconds, counted[0], edges, {row["name"]: row["value"] for row in report["policies"]}
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--db", help="a Spark database to use (default: a local cluster started for the run)")
+    parser.add_argument("--on", action="append", choices=BACKENDS, help="a backend to run on (default: all three)")
     parser.add_argument("games_named", nargs="*", default=DEFAULTS, metavar="GAME")
     args = parser.parse_args()
     folder = Path(tempfile.mkdtemp(prefix="bench-spark-"))
     cluster = Cluster(folder / "cluster", 10000 + uuid.uuid4().int % 5000)
+    spark = ""
     try:
-        spark = args.db or start(cluster, told=lambda line: print(line, file=sys.stderr))
-        select, insert = statement_costs(spark)
-        print(f"Spark: SELECT 1 {1000 * select:.0f} ms, a one-row INSERT ... SELECT {1000 * insert:.0f} ms (medians)")
+        spark = "" if "Spark" not in (args.on or BACKENDS) else (
+            args.db or start(cluster, told=lambda line: print(line, file=sys.stderr)))
+        if spark:
+            select, insert = statement_costs(spark)
+            print(f"Spark: SELECT 1 {1000 * select:.0f} ms, a one-row INSERT ... SELECT {1000 * insert:.0f} ms "
+                  "(medians)", flush=True)
         for named in args.games_named:
             name, _, options = named.partition(":")
             params = resolve_params(get_game(name), parse_params(tuple(options.split(","))) if options else {})
             database = f"bench_{uuid.uuid4().hex[:8]}"
-            for backend, url in (("SQLite", f"sqlite:///{folder / (database + '.db')}"),
-                                 ("DuckDB", f"duckdb:///{folder / (database + '.duckdb')}"),
-                                 ("Spark", sa.make_url(spark).set(database=database).render_as_string())):
-                seconds, statements, edges = report_on(url, name, params)
+            urls = {"SQLite": f"sqlite:///{folder / (database + '.db')}",
+                    "DuckDB": f"duckdb:///{folder / (database + '.duckdb')}",
+                    "Spark": spark and sa.make_url(spark).set(database=database).render_as_string()}
+            for backend in args.on or BACKENDS:
+                seconds, statements, edges, values = report_on(urls[backend], name, params)
                 print(f"{named} report -n 0 on {backend}: {seconds:.1f} s, {statements} statements "
-                      f"({1000 * seconds / statements:.0f} ms a statement), {edges:,} edges")
+                      f"({1000 * seconds / statements:.0f} ms a statement), {edges:,} edges "
+                      f"({edges / seconds:,.0f} a second); "
+                      + ", ".join(f"{policy} {value:.10f}" for policy, value in values.items()), flush=True)
     finally:
-        if not args.db:
+        if spark and not args.db:
             stop(cluster)
 
 

@@ -44,6 +44,7 @@ import sqlalchemy as sa
 from pyhive import hive
 from pyhive.sqlalchemy_hive import HiveCompiler, HiveDialect, HiveIdentifierPreparer, HiveTypeCompiler
 from sqlalchemy.sql import compiler
+from thrift.transport.TTransport import TTransportException
 
 from store.errors import DatabaseError
 from store.spark import process_runs
@@ -253,11 +254,11 @@ class SparkDialect(HiveDialect):
 
     def do_execute(self, cursor: hive.Cursor, statement: str, parameters: Any, context: Any = None) -> None:
         for part in _formatted(statement, parameters).split(NEXT_STATEMENT):
-            cursor.execute(part)
+            _sent(cursor, part)
 
     def do_execute_no_params(self, cursor: hive.Cursor, statement: str, context: Any = None) -> None:
         for part in statement.split(NEXT_STATEMENT):
-            cursor.execute(part)
+            _sent(cursor, part)
 
     def do_executemany(self, cursor: hive.Cursor, statement: str, parameters: Sequence[Any],
                        context: Any = None) -> None:
@@ -269,7 +270,7 @@ class SparkDialect(HiveDialect):
         head, row_text = found.groups()
         for start in range(0, len(parameters), ROWS_A_STATEMENT):
             rows = parameters[start:start + ROWS_A_STATEMENT]
-            cursor.execute(head + ", ".join(_formatted(row_text, row) for row in rows))
+            _sent(cursor, head + ", ".join(_formatted(row_text, row) for row in rows))
 
     def do_begin(self, dbapi_connection: Any) -> None:
         pass
@@ -279,6 +280,24 @@ class SparkDialect(HiveDialect):
 
     def do_rollback(self, dbapi_connection: Any) -> None:
         pass
+
+
+def _sent(cursor: hive.Cursor, statement: str) -> None:
+    """Run ``statement`` on ``cursor``; raise the DB-API's OperationalError, which SQLAlchemy hands on as the
+    database's error, when the server stops answering (thrift raises its own transport error, no DB-API one).
+
+    >>> class Gone:
+    ...     def execute(self, statement): raise TTransportException(message="TSocket read 0 bytes")
+    >>> _sent(Gone(), "SELECT 1")
+    Traceback (most recent call last):
+    pyhive.exc.OperationalError: the Spark Thrift server stopped answering (TSocket read 0 bytes): see dicegraph spark status, start it again with dicegraph spark start, and run the command again
+    """
+    try:
+        cursor.execute(statement)
+    except TTransportException as error:
+        raise hive.OperationalError(f"the Spark Thrift server stopped answering ({error}): see dicegraph spark "
+                                    "status, start it again with dicegraph spark start, and run the command "
+                                    "again") from None
 
 
 def reachable(url: sa.URL, create: bool) -> None:

@@ -59,47 +59,59 @@ def insert_adding(connection: sa.Connection, table: sa.Table, rows: sa.Select, a
     connection.execute(statement)
 
 
-def propagate(connection: sa.Connection, graph_id: int, spans: Sequence[sa.Row], chosen: sa.FromClause) -> Reach:
+def propagate(connection: sa.Connection, graph_id: int, spans: Sequence[sa.Row], chosen: sa.FromClause,
+              key: str | None = None, key_values: Sequence[int] = ()) -> Reach:
     """Return each reached node's probability under the ``chosen`` moves, in a temporary table.
 
     ``chosen`` has the move taken at each decision node as (``node_id``, ``edge_id``) rows;
-    rows whose ``edge_id`` is NULL (the solver's other nodes) match no edge.
+    rows whose ``edge_id`` is NULL (the solver's other nodes) match no edge. With a ``key`` (a column of
+    ``chosen``: a sweep's goal, an evaluation's policy) each of its ``key_values`` is propagated on its own,
+    in the same statements, and the reach table has that column too.
 
     ``spans`` are the graph's layers with their edge id ranges (``store.schema.layer_ranges``).
     """
-    table = reach_table(connection)
-    reach = summed(table, has_upsert(connection))
-    root = sa.select(node.c.id, sa.literal(1.0, sa.Double), sa.func.coalesce(node.c.denom, 1)).where(
-        node.c.graph_id == graph_id, node.c.id == 0
-    )
-    connection.execute(sa.insert(table).from_select(["node_id", "reach", "denom"], root))
+    keys = (() if key is None else (key,))
+    table = reach_table(connection, key)
+    reach = summed(table, has_upsert(connection), (*keys, "node_id"))
+    root = sa.select(node.c.id, sa.literal(1.0, sa.Double), sa.func.coalesce(node.c.denom, 1).label("denom")).where(
+        node.c.graph_id == graph_id, node.c.id == 0)
+    if key is None:
+        connection.execute(sa.insert(table).from_select(["node_id", "reach", "denom"], root))
+    elif key_values:
+        denom = connection.execute(sa.select(root.subquery().c.denom)).scalar_one()
+        connection.execute(sa.insert(table), [{key: value, "node_id": 0, "reach": 1.0, "denom": denom}
+                                              for value in key_values])
+    same_key = [reach.c[name] == chosen.c[name] for name in keys]
     for span in spans:
         rolls = (
-            sa.select(edge.c.dst, (reach.c.reach * edge.c.weight / reach.c.denom).label("flow"))
+            sa.select(*(reach.c[name] for name in keys), edge.c.dst,
+                      (reach.c.reach * edge.c.weight / reach.c.denom).label("flow"))
             .select_from(edge.join(reach, reach.c.node_id == edge.c.src))
             .where(edges_of(span, "roll"))
         )
         moves = (
-            sa.select(edge.c.dst, reach.c.reach.label("flow"))
+            sa.select(*(reach.c[name] for name in keys), edge.c.dst, reach.c.reach.label("flow"))
             .select_from(
                 edge.join(chosen, sa.and_(chosen.c.node_id == edge.c.src, chosen.c.edge_id == edge.c.id)).join(
-                    reach, reach.c.node_id == edge.c.src
+                    reach, sa.and_(reach.c.node_id == edge.c.src, *same_key)
                 )
             )
             .where(edges_of(span, "move"))
         )
         parts = [part for part, count in ((rolls, span.rolls), (moves, span.moves)) if count]
         flows = (sa.union_all(*parts) if len(parts) > 1 else parts[0]).subquery()
+        grouping = [flows.c[name] for name in keys]
         totals = (
-            sa.select(flows.c.dst, sa.func.sum(flows.c.flow).label("reach"))
+            sa.select(*grouping, flows.c.dst, sa.func.sum(flows.c.flow).label("reach"))
             .where(sa.true())  # SQLite needs a WHERE before ON CONFLICT in INSERT ... SELECT
-            .group_by(flows.c.dst)
+            .group_by(*grouping, flows.c.dst)
             .subquery()
         )
-        rows = sa.select(totals.c.dst, totals.c.reach, sa.func.coalesce(node.c.denom, 1)).select_from(
+        rows = sa.select(totals.c.dst, *(totals.c[name] for name in keys), totals.c.reach,
+                         sa.func.coalesce(node.c.denom, 1)).select_from(
             totals.join(node, sa.and_(node.c.graph_id == graph_id, node.c.id == totals.c.dst))
         ).where(sa.true())
-        insert_adding(connection, table, rows, "reach")
+        insert_adding(connection, table, rows, "reach", ("node_id", *keys))
     return Reach(table, reach)
 
 

@@ -17,7 +17,7 @@ from store.propagate import mean_payoff, outcome_distribution
 from store.schema import layer_ranges, policy
 from store.simulation import monte_carlo
 from store.solve import solve_graph
-from store.solve.layers import Goal, evaluate, is_evaluated
+from store.solve.layers import Goal, evaluate_all, is_evaluated
 from store.view import GraphView
 
 DEFAULT_SEED = 1
@@ -63,8 +63,7 @@ def evaluate_stored(connection: sa.Connection, graph_id: int, progress: Progress
     rows = connection.execute(sa.select(policy.c.id, policy.c.name).where(policy.c.graph_id == graph_id)
                               .order_by(policy.c.id)).all()
     evaluated = [row for row in rows if not is_evaluated(connection, row.id)]
-    for row in evaluated:
-        evaluate(connection, row.id, progress)
+    evaluate_all(connection, graph_id, [row.id for row in evaluated], progress)
     return [row.name for row in evaluated]
 
 

@@ -106,16 +106,14 @@ def values_table(connection: sa.Connection) -> sa.Table:
                            sa.Column("edge_id", EdgeId), indexed=not hashed_joins(connection))
 
 
-def reach_table(connection: sa.Connection) -> sa.Table:
-    """Return a new temporary table of reach probabilities (with the node's denom, 1 if none): keyed by node where
-    flows are added in place (:func:`has_upsert`), else a row per flow, added up when read."""
-    return temporary_table(
-        connection,
-        "work_reach",
-        sa.Column("reach", sa.Double, nullable=False),
-        sa.Column("denom", sa.Integer, nullable=False),
-        indexed=has_upsert(connection),
-    )
+def reach_table(connection: sa.Connection, key: str | None = None) -> sa.Table:
+    """Return a new temporary table of reach probabilities (with the node's denom, 1 if none), per node or per
+    node and ``key`` (``node_id, key, reach, denom``): keyed where flows are added in place
+    (:func:`has_upsert`), else a row per flow, added up when read."""
+    columns = (sa.Column("reach", sa.Double, nullable=False), sa.Column("denom", sa.Integer, nullable=False))
+    if key is None:
+        return temporary_table(connection, "work_reach", *columns, indexed=has_upsert(connection))
+    return keyed_pair_table(connection, "work_reach", key, *columns, indexed=has_upsert(connection))
 
 
 def keyed_pair_table(connection: sa.Connection, name: str, second_key: str, *columns: sa.Column,

@@ -16,9 +16,9 @@ from collections.abc import Sequence
 
 import sqlalchemy as sa
 
-from store.propagate import insert_adding, summed
-from store.schema import EdgeId, edge, edges_of, layer_ranges, node
-from store.scratch import has_upsert, sweep_table
+from store.propagate import propagate
+from store.schema import EdgeId, layer_ranges, node
+from store.scratch import sweep_table
 from store.solve.layers import Goal, best_moves, chance_values
 
 
@@ -60,37 +60,8 @@ def sweep_outcomes(
 def _propagate(
     connection: sa.Connection, graph_id: int, spans: Sequence[sa.Row], chosen: sa.Table, goals: int
 ) -> list[dict[float, float]]:
-    table = sweep_table(connection, "sweep_reach", sa.Column("reach", sa.Double, nullable=False),
-                        sa.Column("denom", sa.Integer, nullable=False))
-    reach = summed(table, has_upsert(connection), ("goal", "node_id"))
-    root = connection.execute(sa.select(node.c.denom).where(node.c.graph_id == graph_id, node.c.id == 0)).scalar_one()
-    connection.execute(sa.insert(table), [{"goal": i, "node_id": 0, "reach": 1.0, "denom": root or 1} for i in range(goals)])
-    for span in spans:
-        rolls = (
-            sa.select(reach.c.goal, edge.c.dst, (reach.c.reach * edge.c.weight / reach.c.denom).label("flow"))
-            .select_from(edge.join(reach, reach.c.node_id == edge.c.src))
-            .where(edges_of(span, "roll"))
-        )
-        moves = (
-            sa.select(reach.c.goal, edge.c.dst, reach.c.reach.label("flow"))
-            .select_from(
-                edge.join(chosen, sa.and_(chosen.c.node_id == edge.c.src, chosen.c.edge_id == edge.c.id))
-                .join(reach, sa.and_(reach.c.node_id == edge.c.src, reach.c.goal == chosen.c.goal))
-            )
-            .where(edges_of(span, "move"))
-        )
-        parts = [part for part, count in ((rolls, span.rolls), (moves, span.moves)) if count]
-        flows = (sa.union_all(*parts) if len(parts) > 1 else parts[0]).subquery()
-        totals = (
-            sa.select(flows.c.goal, flows.c.dst, sa.func.sum(flows.c.flow).label("reach"))
-            .where(sa.true())
-            .group_by(flows.c.goal, flows.c.dst)
-            .subquery()
-        )
-        rows = sa.select(totals.c.dst, totals.c.goal, totals.c.reach, sa.func.coalesce(node.c.denom, 1)).select_from(
-            totals.join(node, sa.and_(node.c.graph_id == graph_id, node.c.id == totals.c.dst))
-        ).where(sa.true())
-        insert_adding(connection, table, rows, "reach", ("goal", "node_id"))
+    propagated = propagate(connection, graph_id, spans, chosen, key="goal", key_values=range(goals))
+    reach = propagated.by_node
     query = (
         sa.select(reach.c.goal, node.c.payoff, sa.func.sum(reach.c.reach))
         .select_from(reach.join(node, sa.and_(node.c.graph_id == graph_id, node.c.id == reach.c.node_id)))
@@ -101,5 +72,5 @@ def _propagate(
     outcomes: list[dict[float, float]] = [{} for _ in range(goals)]
     for goal, payoff, probability in connection.execute(query):
         outcomes[goal][payoff] = probability
-    table.drop(connection)
+    propagated.table.drop(connection)
     return outcomes

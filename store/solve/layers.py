@@ -37,8 +37,8 @@ from store.catalog import has_cycles, root_value
 from store.errors import NotFound
 from store.load import next_id, now
 from store.propagate import propagate
-from store.schema import choice, edge, edges_of, layer_ranges, node, policy, value
-from store.scratch import values_table
+from store.schema import EdgeId, choice, edge, edges_of, layer_ranges, node, policy, value
+from store.scratch import hashed_joins, keyed_pair_table, values_table
 from store.solve.seats import FOLLOW, Seat
 
 TESTS = ("<", "<=", "=", ">=", ">")
@@ -170,17 +170,20 @@ def best_moves(connection: sa.Connection, work: sa.Table, span: sa.Row, objectiv
     connection.execute(sa.insert(work).from_select([*keys, "node_id", "value", "edge_id"], rows))
 
 
-def _chosen_values(connection: sa.Connection, work: sa.Table, chosen: sa.FromClause, span: sa.Row) -> None:
+def _chosen_values(connection: sa.Connection, work: sa.Table, chosen: sa.FromClause, span: sa.Row,
+                   keys: Sequence[str] = ()) -> None:
+    """Insert into ``work`` each decision node of the layer ``span`` worth the move ``chosen`` takes there;
+    ``keys`` as in :func:`chance_values` (columns of ``chosen`` too)."""
     rows = (
-        sa.select(edge.c.src, edge.c.reward + work.c.value, edge.c.id)
+        sa.select(*(chosen.c[key] for key in keys), edge.c.src, edge.c.reward + work.c.value, edge.c.id)
         .select_from(
             edge.join(chosen, sa.and_(chosen.c.node_id == edge.c.src, chosen.c.edge_id == edge.c.id)).join(
-                work, work.c.node_id == edge.c.dst
+                work, sa.and_(work.c.node_id == edge.c.dst, *(work.c[key] == chosen.c[key] for key in keys))
             )
         )
         .where(edges_of(span, "move"))
     )
-    connection.execute(sa.insert(work).from_select(["node_id", "value", "edge_id"], rows))
+    connection.execute(sa.insert(work).from_select([*keys, "node_id", "value", "edge_id"], rows))
 
 
 def _induce(
@@ -351,6 +354,49 @@ def evaluate(connection: sa.Connection, policy_id: int, progress: Progress | Non
     convergence = _run(connection, _policy_row(connection, policy_id), False, progress)
     if convergence is not None:
         connection.execute(sa.update(policy).where(policy.c.id == policy_id).values(convergence=convergence))
+
+
+def evaluate_all(connection: sa.Connection, graph_id: int, policy_ids: Sequence[int],
+                 progress: Progress | None = None) -> None:
+    """Store every node's value and reach under each of the stored policies ``policy_ids`` of graph ``graph_id``
+    (as :func:`evaluate` does for one). On a graph without cycles, policies without a goal go through the
+    layers together: every statement carries the policy as a key column (as :mod:`store.sweep` carries goals),
+    so k policies cost the statements of one. ``progress`` counts the layers of each policy."""
+    rows = connection.execute(sa.select(policy.c.id, policy.c.goal).where(policy.c.id.in_(list(policy_ids)))).all()
+    together = [] if has_cycles(connection, graph_id) else [policy_id for policy_id, goal in rows if goal is None]
+    for policy_id in policy_ids:
+        if policy_id not in together:
+            evaluate(connection, policy_id, progress)
+    if together:
+        _evaluate_together(connection, graph_id, together, progress)
+
+
+def _evaluate_together(connection: sa.Connection, graph_id: int, policy_ids: Sequence[int],
+                       progress: Progress | None) -> None:
+    """Evaluate the goal-less policies ``policy_ids`` of an acyclic graph in one pass (:func:`evaluate_all`)."""
+    work = keyed_pair_table(connection, "work_value", "policy_id", sa.Column("value", sa.Double, nullable=False),
+                            sa.Column("edge_id", EdgeId), indexed=not hashed_joins(connection))
+    terminals = (sa.select(policy.c.id, node.c.id, node.c.payoff).select_from(node.join(policy, sa.true()))
+                 .where(node.c.graph_id == graph_id, node.c.kind == "terminal", policy.c.id.in_(policy_ids)))
+    connection.execute(sa.insert(work).from_select(["policy_id", "node_id", "value"], terminals))
+    chosen = sa.select(choice).where(choice.c.policy_id.in_(policy_ids)).subquery("chosen")
+    spans = layer_ranges(connection, graph_id)
+    for span in reversed(spans):  # the deepest layer first
+        if span.rolls:
+            chance_values(connection, work, span, keys=("policy_id",))
+        if span.moves:
+            _chosen_values(connection, work, chosen, span, keys=("policy_id",))
+        if progress is not None:
+            progress(len(policy_ids))
+    for policy_id in policy_ids:
+        _forget(connection, policy_id, (value,))
+    propagated = propagate(connection, graph_id, spans, chosen, key="policy_id", key_values=policy_ids)
+    reach = propagated.by_node
+    rows = sa.select(work.c.policy_id, work.c.node_id, work.c.value, sa.func.coalesce(reach.c.reach, 0.0)).select_from(
+        work.outerjoin(reach, sa.and_(reach.c.node_id == work.c.node_id, reach.c.policy_id == work.c.policy_id)))
+    connection.execute(sa.insert(value).from_select(["policy_id", "node_id", "value", "reach"], rows))
+    for table in (work, propagated.table):
+        table.drop(connection)
 
 
 def is_evaluated(connection: sa.Connection, policy_id: int) -> bool:

@@ -37,6 +37,7 @@ import os
 import re
 import secrets
 import socket
+import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -51,6 +52,8 @@ from store.spark import process_runs
 
 _MARKED = re.compile(r"__(?P<rewrite>rewrite_)?w(?P<pid>\d+)_(?P<host>[0-9a-f]{6})_[0-9a-f]{6}$")  # a work table's name: its process, its host
 ROWS_A_STATEMENT = 2000  # rows a multi-row INSERT carries: few statements, each well under the server's limits
+READ_RETRIES = 3  # a read that met a table being written over is run again this many times, at most
+_FILE_GONE = "FAILED_READ_FILE.FILE_NOT_EXIST"  # Spark's error for it
 NEXT_STATEMENT = "\n/* dicegraph: next statement */\n"  # between the statements one compiled statement runs as
 _VALUES = re.compile(r"^(INSERT INTO .+? VALUES )(\(.*\))$", re.DOTALL)
 
@@ -291,13 +294,32 @@ def _sent(cursor: hive.Cursor, statement: str) -> None:
     >>> _sent(Gone(), "SELECT 1")
     Traceback (most recent call last):
     pyhive.exc.OperationalError: the Spark Thrift server stopped answering (TSocket read 0 bytes): see dicegraph spark status, start it again with dicegraph spark start, and run the command again
+
+    A statement that read a table while another connection wrote it over (a rewrite's ``INSERT OVERWRITE``)
+    finds a file of it gone; it is run again, at most :data:`READ_RETRIES` times, unless it is itself an
+    overwrite (its job failed, so it wrote nothing).
+
+    >>> class Overwritten:
+    ...     calls = 0
+    ...     def execute(self, statement):
+    ...         Overwritten.calls += 1
+    ...         if Overwritten.calls == 1: raise hive.OperationalError("[FAILED_READ_FILE.FILE_NOT_EXIST] part-0")
+    >>> _sent(Overwritten(), "SELECT count(*) FROM policy"), Overwritten.calls
+    (None, 2)
     """
-    try:
-        cursor.execute(statement)
-    except TTransportException as error:
-        raise hive.OperationalError(f"the Spark Thrift server stopped answering ({error}): see dicegraph spark "
-                                    "status, start it again with dicegraph spark start, and run the command "
-                                    "again") from None
+    for attempt in range(READ_RETRIES + 1):
+        try:
+            cursor.execute(statement)
+            return
+        except TTransportException as error:
+            raise hive.OperationalError(f"the Spark Thrift server stopped answering ({error}): see dicegraph "
+                                        "spark status, start it again with dicegraph spark start, and run the "
+                                        "command again") from None
+        except hive.OperationalError as error:
+            if (attempt == READ_RETRIES or _FILE_GONE not in str(error)
+                    or statement.lstrip().upper().startswith("INSERT OVERWRITE")):
+                raise
+            time.sleep(0.5 * (attempt + 1))
 
 
 def reachable(url: sa.URL, create: bool) -> None:

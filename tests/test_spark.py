@@ -223,3 +223,28 @@ def test_no_server_and_no_database_are_one_line_errors(cluster: Cluster) -> None
                        (sa.make_url(cluster.url).set(database="not_there").render_as_string(), "no database")):
         result = CliRunner().invoke(main, ["--db", url, "graphs"])
         assert result.exit_code == 1 and words in result.output and len(result.output.strip().splitlines()) == 1
+
+
+def test_a_server_that_keeps_table_file_lists_is_refused_in_one_line(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A Thrift server with Spark's default relation cache would let a connection miss what others write: it is
+    refused before anything runs, saying which setting to start it with (no cluster needed: a stand-in server)."""
+    from store.errors import DatabaseError
+    from store.spark import dialect
+
+    class Server:
+        def cursor(self) -> "Server":
+            return self
+
+        def execute(self, statement: str) -> None:
+            self.said = statement
+
+        def fetchall(self) -> list[tuple[str, str]]:
+            return [(dialect.RELATION_CACHE, "1000")] if self.said.startswith("SET") else [("default",)]
+
+        def close(self) -> None:
+            pass
+
+    monkeypatch.setattr(dialect.hive, "connect", lambda **options: Server())
+    with pytest.raises(DatabaseError) as refused:
+        dialect.reachable(sa.make_url("spark://127.0.0.1:10000/default"), create=False)
+    assert "spark.sql.filesourceTableRelationCacheSize=0" in str(refused.value) and "\n" not in str(refused.value)

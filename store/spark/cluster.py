@@ -178,6 +178,7 @@ def start(cluster: Cluster, told: Callable[[str], None] = lambda line: None) -> 
         "--conf", f"spark.cores.max={WORKERS}", "--conf", "spark.ui.enabled=false",
         "--conf", f"spark.sql.shuffle.partitions={SHUFFLE_PARTITIONS}", "--conf", "spark.sql.runSQLOnFiles=false",
         "--conf", "spark.locality.wait=0s", "--conf", "spark.sql.adaptive.enabled=false",
+        "--conf", "spark.sql.filesourceTableRelationCacheSize=0",
         "--hiveconf", f"hive.server2.thrift.port={cluster.port}",
         "--hiveconf", "hive.server2.thrift.bind.host=127.0.0.1", "spark-internal"], environment)
     _wait_for(cluster, "Thrift server", thrift, cluster.port, deadline)

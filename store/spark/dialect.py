@@ -322,6 +322,24 @@ def _sent(cursor: hive.Cursor, statement: str) -> None:
             time.sleep(0.5 * (attempt + 1))
 
 
+RELATION_CACHE = "spark.sql.filesourceTableRelationCacheSize"  # must be 0 (docs/spark.md)
+
+
+def relation_cache_size(cursor: Any) -> int:
+    """Return the server's :data:`RELATION_CACHE`: how many tables' file lists a connection keeps from its first
+    read of them (Spark's default 1,000). Above 0, a connection misses the rows that others write after it read
+    a table (measured: a count stayed 0 after another connection's insert) and fails on files they overwrote.
+
+    >>> class Server:
+    ...     def execute(self, statement): self.said = statement
+    ...     def fetchall(self): return [(self.said.split()[1], "1000")]
+    >>> relation_cache_size(Server())
+    1000
+    """
+    cursor.execute(f"SET {RELATION_CACHE}")
+    return int(cursor.fetchall()[0][1])
+
+
 def reachable(url: sa.URL, create: bool) -> None:
     """Check that a Spark Thrift server answers at ``url`` and holds its database, creating the database when
     ``create``; raise DatabaseError in one line saying what is wrong and what to do."""
@@ -337,6 +355,11 @@ def reachable(url: sa.URL, create: bool) -> None:
         quiet.level = level
     try:
         cursor = connection.cursor()
+        if (cached := relation_cache_size(cursor)) != 0:
+            raise DatabaseError(f"the Spark Thrift server at {host}:{port} keeps each connection's list of a table's "
+                                f"files (spark.sql.filesourceTableRelationCacheSize={cached}), so a connection would not "
+                                "see what others write: start it with --conf spark.sql.filesourceTableRelationCacheSize=0 "
+                                "(dicegraph spark start does)")
         cursor.execute("SHOW DATABASES")
         if name.lower() not in {row[0].lower() for row in cursor.fetchall()}:
             if not create:

@@ -100,10 +100,13 @@ def plan_whole_layers(connection: sa.Connection) -> None:
         connection.execute(sa.text("SET LOCAL join_collapse_limit = 1"))
 
 
-def values_table(connection: sa.Connection) -> sa.Table:
-    """Return a new temporary table of node values, with the move taken at decision nodes (``edge_id``)."""
-    return temporary_table(connection, "work_value", sa.Column("value", sa.Double, nullable=False),
-                           sa.Column("edge_id", EdgeId), indexed=not hashed_joins(connection))
+def values_table(connection: sa.Connection, key: str | None = None) -> sa.Table:
+    """Return a new temporary table of node values, with the move taken at decision nodes (``edge_id``): per node,
+    or per node and ``key`` (``node_id, key, value, edge_id``: several inductions in the same statements)."""
+    columns = (sa.Column("value", sa.Double, nullable=False), sa.Column("edge_id", EdgeId))
+    if key is None:
+        return temporary_table(connection, "work_value", *columns, indexed=not hashed_joins(connection))
+    return keyed_pair_table(connection, "work_value", key, *columns, indexed=not hashed_joins(connection))
 
 
 def reach_table(connection: sa.Connection, key: str | None = None) -> sa.Table:

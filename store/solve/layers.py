@@ -37,8 +37,8 @@ from store.catalog import has_cycles, root_value
 from store.errors import NotFound
 from store.load import next_id, now
 from store.propagate import propagate
-from store.schema import EdgeId, choice, edge, edges_of, layer_ranges, node, policy, value
-from store.scratch import hashed_joins, keyed_pair_table, values_table
+from store.schema import choice, edge, edges_of, layer_ranges, node, policy, value
+from store.scratch import values_table
 from store.solve.seats import FOLLOW, Seat
 
 TESTS = ("<", "<=", "=", ">=", ">")
@@ -374,8 +374,7 @@ def evaluate_all(connection: sa.Connection, graph_id: int, policy_ids: Sequence[
 def _evaluate_together(connection: sa.Connection, graph_id: int, policy_ids: Sequence[int],
                        progress: Progress | None) -> None:
     """Evaluate the goal-less policies ``policy_ids`` of an acyclic graph in one pass (:func:`evaluate_all`)."""
-    work = keyed_pair_table(connection, "work_value", "policy_id", sa.Column("value", sa.Double, nullable=False),
-                            sa.Column("edge_id", EdgeId), indexed=not hashed_joins(connection))
+    work = values_table(connection, "policy_id")
     terminals = (sa.select(policy.c.id, node.c.id, node.c.payoff).select_from(node.join(policy, sa.true()))
                  .where(node.c.graph_id == graph_id, node.c.kind == "terminal", policy.c.id.in_(policy_ids)))
     connection.execute(sa.insert(work).from_select(["policy_id", "node_id", "value"], terminals))

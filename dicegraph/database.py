@@ -142,9 +142,24 @@ class Database:
             return
         engine = open_database(self.url, create=create, read_only=read_only, on_wait=self.on_wait, memory=self.memory)
         try:
-            yield engine
+            if engine.dialect.name == "spark" and not read_only:
+                with self._spark_writer(engine):
+                    yield engine
+            else:
+                yield engine
         finally:
             engine.dispose()
+
+    @contextmanager
+    def _spark_writer(self, engine: sa.Engine) -> Iterator[None]:
+        """Hold a Spark database's writer lock while a command writes (Spark has no transactions), and compact
+        the small files its statements wrote once it is done."""
+        from store.spark.compact import compact
+        from store.spark.writer import writing
+
+        with engine.connect() as connection, writing(connection, self.on_wait):
+            yield
+            compact(connection)
 
     @staticmethod
     def _game(game: str | Game, params: Mapping[str, Any] | None) -> tuple[Game, dict[str, Any]]:

@@ -24,12 +24,16 @@ import sqlalchemy as sa
 from click.testing import CliRunner
 
 from cli import main
+from graphs import GAMES as ALL_GAMES
 from graphs import get_game
+from graphs.protocol import OPTIMAL
 from store.db import open_database
 from store.report import game_report
 from store.schema import graph
+from store.spark import compact
 from store.spark.cluster import Cluster, answers, free_port, java_found, running
 from tests.test_backends import headline
+from tests.test_conformance import TURN_GAMES, small_params
 
 if not java_found() or __import__("importlib").util.find_spec("pyspark") is None:
     if os.environ.get("CI"):
@@ -92,48 +96,103 @@ def test_a_report_on_spark_equals_sqlites(name: str, spark_url: str, tmp_path: P
         assert math.isclose(got[key], value, rel_tol=1e-12, abs_tol=1e-15), key
 
 
-CYCLIC = {"pig": ["-p", "target=4"], "5000-race": ["-p", "target=100"]}  # a graph of rows, and a turn stored once
+SPARK_PARAMS = {  # where the conformance suite's small parameters take too many statements for Spark's half second each
+    "5000-race": {"target": "100"},
+    "cant-stop": {"columns": "6,7,8"},
+    "cant-stop-board": {"board": "6:>1,7:>1,8:>1"},
+    "jackpot": {"cells": "4"},
+    "pig": {"target": "4", "holds": "4"},
+    "shut-the-box": {"tiles": "4", "one_die": "on"},
+}
+TURN_NAMES = [param.id for param in TURN_GAMES]  # School and Yahtzee: their last turn states (a whole game takes
+# half an hour here: tests/bench/bench_spark.py)
+COMPACTED = "5000-race"  # its commands compact every table of more than two files, so that its solve reads them so
+
+
+def options(name: str) -> list[str]:
+    """Return the ``-p`` options of game ``name`` on Spark: :data:`SPARK_PARAMS`, else the conformance suite's."""
+    params = SPARK_PARAMS.get(name) or {key: ",".join(map(str, value)) if isinstance(value, tuple) else str(value)
+                                        for key, value in small_params(get_game(name)).items()}
+    return [option for key, value in params.items() for option in ("-p", f"{key}={value}")]
 
 
 def solved(url: str, name: str) -> dict[str, Any]:
-    """Return ``dicegraph solve NAME --json`` on ``url``, where the game is built with its :data:`CYCLIC` parameters."""
-    run(url, "build", name, *CYCLIC[name])
+    """Return ``dicegraph solve NAME --json`` on ``url``, the game built on its :func:`options`."""
+    run(url, "build", name, *options(name))
     return json.loads(run(url, "solve", name, "--json").stdout)
 
 
-def test_the_race_solves_on_spark_as_on_sqlite(spark_url: str, tmp_path: Path) -> None:
-    """The race to 100 (the turn stored once, Newton's method per state layer, the next layer played along with
-    each pass): the optimum's chance to win at the start and how it converged, as on SQLite to 1e-12. (Pig, a
-    graph of rows with cycles, is solved in the test of a killed solve below.)"""
-    expected, got = solved(f"sqlite:///{tmp_path / 'reference.db'}", "5000-race"), solved(spark_url, "5000-race")
-    assert 0.5 < expected["value"] < 1 and expected["convergence"]["cyclic_components"] > 1
-    assert math.isclose(got["value"], expected["value"], rel_tol=1e-12)
-    assert got["convergence"]["cyclic_components"] == expected["convergence"]["cyclic_components"]
+def policy_values(url: str, name: str) -> dict[str, float]:
+    """Return each listed policy of game ``name`` and its value, from ``dicegraph policies --json``."""
+    return {row["name"]: row["value"] for row in json.loads(run(url, "policies", name, "--json").stdout)}
 
 
-def test_school_endgame_on_spark_equals_sqlites(spark_url: str, tmp_path: Path) -> None:
-    """School (the turn stored once): the optimum's values and decisions at the states with one combination left,
-    as on SQLite to 1e-12 (the whole game, both policies, with its reference numbers, is measured by
-    tests/bench/bench_spark.py: about half an hour on this cluster)."""
-    from graphs import school as rules
-    from graphs.protocol import resolve_params
-    from store.load import build_graph
-    from tests import school_store as school
-
-    params, stored = resolve_params(get_game("school"), {}), []
-    for url in (f"sqlite:///{tmp_path / 'school.db'}", spark_url):
-        engine = open_database(url, create=True)
-        built = build_graph(engine, get_game("school"), params)
+@pytest.mark.parametrize("name", sorted(set(ALL_GAMES) - set(TURN_NAMES)))
+def test_every_game_solves_on_spark_as_on_sqlite(name: str, spark_url: str, tmp_path: Path,
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """``dicegraph build`` and ``solve``, the method the store picks for the graph (layers, cyclic components, a
+    turn stored once with loops): every policy's value, the optimum's and each agent's, and how the optimum
+    converged, as on SQLite to 1e-12."""
+    reference = f"sqlite:///{tmp_path / 'reference.db'}"
+    expected = solved(reference, name)
+    if name == COMPACTED:
+        monkeypatch.setattr(compact, "FILES_PER_TABLE", 2)
+    got = solved(spark_url, name)
+    assert (got["convergence"] or {}).get("cyclic_components") == (expected["convergence"] or {}).get("cyclic_components")
+    values, expected_values = policy_values(spark_url, name), policy_values(reference, name)
+    assert values.keys() == expected_values.keys() and OPTIMAL in values
+    for policy, value in expected_values.items():
+        assert math.isclose(values[policy], value, rel_tol=1e-12, abs_tol=1e-15), policy
+    if name == COMPACTED:
+        engine = open_database(spark_url)
         with engine.connect() as connection:
-            optimal = school.solve_policy(connection, built.graph_id, "optimal", down_to=14)
-            stored.append({used: school.state_result(connection, built.graph_id, optimal, rules.state_key(used))
-                           for used in rules.STATES if bin(used).count("1") == 14})
+            files = compact.table_files(connection)
         engine.dispose()
-    expected, got = stored
-    assert len(expected) == 15
-    for key, row in expected.items():
-        assert math.isclose(got[key].value, row.value, rel_tol=1e-12), key
-        assert got[key].decisions == row.decisions, key
+        assert max(files.values()) <= 2 and files["turn_policy"] > 0, files
+
+
+@pytest.mark.parametrize("name", TURN_NAMES)
+def test_a_turn_games_last_states_solve_on_spark_as_on_sqlite(name: str, spark_url: str, tmp_path: Path) -> None:
+    """A turn stored once, without loops (School, Yahtzee): the optimum's values and decisions at the states of the
+    last layer (one category or combination left), as on SQLite to 1e-12 (the whole games, with their reference
+    numbers, are measured by tests/bench/bench_spark.py)."""
+    from store.load import build_graph
+    from store.solve import readers, turns
+
+    game, stored = get_game(name), []
+    params = small_params(game)
+    for url in (f"sqlite:///{tmp_path / 'turns.db'}", spark_url):
+        engine = open_database(url, create=True)
+        built = build_graph(engine, game, params)
+        with engine.connect() as connection:
+            graph = turns.TurnGraph.load(connection, built.graph_id, game.turn(params))  # type: ignore[attr-defined]
+            policy_id = turns.solve_policy(connection, graph, OPTIMAL, down_to=max(graph.layer_ids))
+            stored.append((readers.stored_values(connection, built.graph_id, policy_id),
+                           readers.stored_decisions(connection, built.graph_id, policy_id)))
+        engine.dispose()
+    (expected, expected_decisions), (got, decisions) = stored
+    assert len(expected) > 10 and got.keys() == expected.keys() and decisions == expected_decisions
+    for key, value in expected.items():
+        assert math.isclose(got[key], value, rel_tol=1e-12), key
+
+
+def test_compaction_keeps_every_row_in_fewer_files(spark_url: str) -> None:
+    """A table written by three INSERTs (three files) is rewritten into fewer, with the same rows; a table within
+    the limit is left alone."""
+    engine = open_database(spark_url, create=True)
+    with engine.connect() as connection:
+        rows = [dict(id=number, game="jackpot", params=f'{{"cells": {number}}}', builder_version=1,
+                     created_at=dt.datetime.now(dt.UTC), nodes=1, edges=0, layers=1) for number in (3, 4, 5)]
+        for row in rows:
+            connection.execute(sa.insert(graph), row)
+        kept = sorted(connection.execute(sa.select(graph)).all())
+        before = compact.table_files(connection)
+        done = compact.compact(connection, at_least=2)
+        after = compact.table_files(connection)
+        again = sorted(connection.execute(sa.select(graph)).all())
+    engine.dispose()
+    assert before["graph"] == 3 and done == {"graph": (3, after["graph"])} and after["graph"] < 3
+    assert again == kept and len(kept) == 3
 
 
 def test_a_solve_killed_on_spark_is_not_listed_and_the_next_one_starts_again(spark_url: str, tmp_path: Path) -> None:
@@ -142,7 +201,7 @@ def test_a_solve_killed_on_spark_is_not_listed_and_the_next_one_starts_again(spa
     (Pig to 4: Newton's method over cyclic components of a graph of rows, and its agent evaluated)."""
     from tests.processes import dicegraph
 
-    run(spark_url, "build", *["pig", *CYCLIC["pig"]])
+    run(spark_url, "build", "pig", *options("pig"))
     process = subprocess.Popen(dicegraph("--db", spark_url, "solve", "pig"), stdout=subprocess.DEVNULL,
                                stderr=subprocess.DEVNULL)
     engine = sa.create_engine(spark_url)
@@ -154,13 +213,37 @@ def test_a_solve_killed_on_spark_is_not_listed_and_the_next_one_starts_again(spa
     process.kill()
     assert process.wait() == -9, "the solve ended before it could be killed"
     listed = json.loads(run(spark_url, "policies", "pig", "--json").stdout)
-    assert [row["name"] for row in listed] == ["hold-at-20"]
-    expected = solved(f"sqlite:///{tmp_path / 'reference.db'}", "pig")
+    assert [row["name"] for row in listed] == ["hold-at-4"]
+    reference = f"sqlite:///{tmp_path / 'reference.db'}"
+    expected = solved(reference, "pig")
     again = json.loads(run(spark_url, "solve", "pig", "--json").stdout)
     assert math.isclose(again["value"], expected["value"], rel_tol=1e-12) and 0.5 < expected["value"] < 1
     assert again["convergence"]["cyclic_components"] == expected["convergence"]["cyclic_components"] > 1
-    agent = json.loads(run(spark_url, "policies", "pig", "--json").stdout)[0]
-    assert agent["name"] == "hold-at-20" and agent["value"] is not None
+    agent, expected_agent = policy_values(spark_url, "pig")["hold-at-4"], policy_values(reference, "pig")["hold-at-4"]
+    assert math.isclose(agent, expected_agent, rel_tol=1e-12)
+
+
+def test_two_writers_take_turns_and_a_killed_writers_lock_is_let_go(spark_url: str) -> None:
+    """Spark has no transactions, so a writing command holds the database's writer table: a second one waits,
+    says so in one line, and goes on once the first lets go; the table a killed process of this machine left is
+    let go of by the next writer."""
+    from store.spark import writer
+    from store.spark.dialect import host_mark
+    from tests.processes import spawn
+
+    engine = open_database(spark_url, create=True)
+    with engine.connect() as connection:
+        with writer.writing(connection):
+            second = spawn("--db", spark_url, "build", "jackpot", "-p", "cells=2")
+            said = second.stderr.readline()  # type: ignore[union-attr]
+            assert "is writing to" in said and "waiting for it to finish" in said and second.poll() is None
+        out, err = second.communicate(timeout=600)
+        assert second.returncode == 0, err
+        connection.exec_driver_sql(f"CREATE TABLE `{writer.WRITER}` (held INT) USING parquet TBLPROPERTIES "
+                                   f"('pid'='{_ended_pid()}', 'host'='{host_mark()}')")
+    engine.dispose()
+    run(spark_url, "build", "jackpot", "-p", "cells=3")
+    assert [json.loads(row["params"])["cells"] for row in json.loads(run(spark_url, "graphs", "--json").stdout)] == [2, 3]
 
 
 def test_query_on_spark_reads_and_refuses_writes_files_and_java(spark_url: str) -> None:

@@ -1,0 +1,41 @@
+"""Compaction of the small Parquet files Spark leaves: every INSERT writes at least one file of its own, so a solve
+of a few hundred statements leaves a table in hundreds of files, and each later read of it opens them all.
+
+A table held in more than :data:`FILES_PER_TABLE` files is written over by itself, rebalanced into few files of
+Spark's advisory size (the ``REBALANCE`` hint, adaptive execution), through the same copy an UPDATE takes
+(:func:`store.spark.dialect.rewrite_statements`), so that a process killed meanwhile leaves the copy for the
+next writer to finish (:func:`store.spark.dialect.drop_leftovers`). :class:`dicegraph.Database` compacts at the
+end of every command that wrote to a Spark database.
+"""
+
+from __future__ import annotations
+
+import sqlalchemy as sa
+
+from store.spark.dialect import is_work_table, rewrite_statements
+
+FILES_PER_TABLE = 64  # a table held in more files than this is compacted
+
+
+def table_files(connection: sa.Connection) -> dict[str, int]:
+    """Return each of the database's tables (not work tables) and the number of Parquet files holding its rows,
+    counted in one statement (an empty table: 0)."""
+    names = [name for name in connection.dialect.get_table_names(connection) if not is_work_table(name)]
+    if not names:
+        return {}
+    counts = " UNION ALL ".join(f"SELECT '{name}', count(DISTINCT _metadata.file_path) FROM `{name}`"
+                                for name in names)
+    return {name: int(files) for name, files in connection.exec_driver_sql(counts).all()}
+
+
+def compact(connection: sa.Connection, at_least: int | None = None) -> dict[str, tuple[int, int]]:
+    """Rewrite each table held in more than ``at_least`` files (by default :data:`FILES_PER_TABLE`) into few;
+    return the tables rewritten, each with its number of files before and after."""
+    limit = FILES_PER_TABLE if at_least is None else at_least
+    before = {name: files for name, files in table_files(connection).items() if files > limit}
+    for name in before:
+        for statement in rewrite_statements(f"`{name}`", name, f"`{name}`", connection.dialect.work_mark,
+                                            hint="/*+ REBALANCE */"):
+            connection.exec_driver_sql(statement)
+    after = table_files(connection) if before else {}
+    return {name: (files, after[name]) for name, files in before.items()}

@@ -3,7 +3,9 @@ server, started here by ``dicegraph spark start`` and stopped however the tests 
 
 It needs Java (Debian's openjdk-17-jre-headless) and pyspark (the test extra brings it). Where either is missing
 the tests are skipped and say why; in CI (``$CI`` set) they must run. Each test works in a database of its own on
-the cluster. A Spark statement costs about half a second, so the games are the small ones.
+the cluster. A Spark statement costs about half a second, so the games are the small ones: every registered game
+on parameters of a few hundred statements, but those in :data:`LONG` (too deep for CI's time), which run with
+``$DICEGRAPH_TEST_SPARK_ALL`` set.
 """
 
 from __future__ import annotations
@@ -98,7 +100,7 @@ def test_a_report_on_spark_equals_sqlites(name: str, spark_url: str, tmp_path: P
 
 SPARK_PARAMS = {  # where the conformance suite's small parameters take too many statements for Spark's half second each
     "5000-race": {"target": "100"},
-    "cant-stop": {"columns": "6,7,8"},
+    "cant-stop": {"columns": "7,8"},
     "cant-stop-board": {"board": "6:>1,7:>1,8:>1"},
     "jackpot": {"cells": "4"},
     "pig": {"target": "4", "holds": "4"},
@@ -106,6 +108,10 @@ SPARK_PARAMS = {  # where the conformance suite's small parameters take too many
 }
 TURN_NAMES = [param.id for param in TURN_GAMES]  # School and Yahtzee: their last turn states (a whole game takes
 # half an hour here: tests/bench/bench_spark.py)
+LONG = {  # games too deep for CI's time on Spark, run with $DICEGRAPH_TEST_SPARK_ALL set: the reason, measured
+    "5000": "136 layers of rows, as Jackpot's but deep: 620 s on the local cluster",
+}
+ALL_ON_SPARK = "DICEGRAPH_TEST_SPARK_ALL"
 COMPACTED = "5000-race"  # its commands compact every table of more than two files, so that its solve reads them so
 
 
@@ -127,12 +133,14 @@ def policy_values(url: str, name: str) -> dict[str, float]:
     return {row["name"]: row["value"] for row in json.loads(run(url, "policies", name, "--json").stdout)}
 
 
-@pytest.mark.parametrize("name", sorted(set(ALL_GAMES) - set(TURN_NAMES)))
+@pytest.mark.parametrize("name", sorted(set(ALL_GAMES) - set(TURN_NAMES) - set(GAMES)))  # (GAMES: reported above)
 def test_every_game_solves_on_spark_as_on_sqlite(name: str, spark_url: str, tmp_path: Path,
                                                  monkeypatch: pytest.MonkeyPatch) -> None:
     """``dicegraph build`` and ``solve``, the method the store picks for the graph (layers, cyclic components, a
     turn stored once with loops): every policy's value, the optimum's and each agent's, and how the optimum
     converged, as on SQLite to 1e-12."""
+    if name in LONG and not os.environ.get(ALL_ON_SPARK):
+        pytest.skip(f"{name} on Spark: {LONG[name]} (set {ALL_ON_SPARK}=1 to run it)")
     reference = f"sqlite:///{tmp_path / 'reference.db'}"
     expected = solved(reference, name)
     if name == COMPACTED:
@@ -142,7 +150,10 @@ def test_every_game_solves_on_spark_as_on_sqlite(name: str, spark_url: str, tmp_
     values, expected_values = policy_values(spark_url, name), policy_values(reference, name)
     assert values.keys() == expected_values.keys() and OPTIMAL in values
     for policy, value in expected_values.items():
-        assert math.isclose(values[policy], value, rel_tol=1e-12, abs_tol=1e-15), policy
+        if value is None:  # a race's fixed strategy: no value of its own, it is played in matches
+            assert values[policy] is None, policy
+        else:
+            assert math.isclose(values[policy], value, rel_tol=1e-12, abs_tol=1e-15), policy
     if name == COMPACTED:
         engine = open_database(spark_url)
         with engine.connect() as connection:

@@ -1,18 +1,17 @@
 """Compaction of the small Parquet files Spark leaves: every INSERT writes at least one file of its own, so a solve
 of a few hundred statements leaves a table in hundreds of files, and each later read of it opens them all.
 
-A table held in more than :data:`FILES_PER_TABLE` files is written over by itself, rebalanced into few files of
-Spark's advisory size (the ``REBALANCE`` hint, adaptive execution), through the same copy an UPDATE takes
-(:func:`store.spark.dialect.rewrite_statements`), so that a process killed meanwhile leaves the copy for the
-next writer to finish (:func:`store.spark.dialect.drop_leftovers`). :class:`dicegraph.Database` compacts at the
-end of every command that wrote to a Spark database.
+A table held in more than :data:`FILES_PER_TABLE` files is written over by itself in few files
+(:func:`store.spark.dialect.compaction_statements`), through the same copy an UPDATE takes, so that a process
+killed meanwhile leaves the copy for the next writer to finish (:func:`store.spark.dialect.drop_leftovers`). :class:`dicegraph.Database` compacts at the
+end of every command that wrote to a Spark database; the dialect compacts a solve's work tables as it goes.
 """
 
 from __future__ import annotations
 
 import sqlalchemy as sa
 
-from store.spark.dialect import is_work_table, rewrite_statements
+from store.spark.dialect import compaction_statements, is_work_table
 
 FILES_PER_TABLE = 64  # a table held in more files than this is compacted
 
@@ -34,8 +33,7 @@ def compact(connection: sa.Connection, at_least: int | None = None) -> dict[str,
     limit = FILES_PER_TABLE if at_least is None else at_least
     before = {name: files for name, files in table_files(connection).items() if files > limit}
     for name in before:
-        for statement in rewrite_statements(f"`{name}`", name, f"`{name}`", connection.dialect.work_mark,
-                                            hint="/*+ REBALANCE */"):
+        for statement in compaction_statements(name, connection.dialect.work_mark):  # type: ignore[attr-defined]
             connection.exec_driver_sql(statement)
     after = table_files(connection) if before else {}
     return {name: (files, after[name]) for name, files in before.items()}

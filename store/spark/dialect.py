@@ -16,7 +16,9 @@ It is PyHive's Hive dialect (``pyhive.sqlalchemy_hive``) with what Spark 4 needs
   copied aside, then written over it), which suits the catalog's small tables; the algorithms' large writes
   append instead. A DELETE of every row is a TRUNCATE;
 - a temporary table (Spark has none that takes rows) is a table of its own name with this process's mark added
-  (:attr:`SparkDialect.work_mark`), so that two processes' work tables never meet.
+  (:attr:`SparkDialect.work_mark`), so that two processes' work tables never meet; one is compacted every
+  :data:`WORK_FILES` inserts into it (each INSERT writes a file of its own; :mod:`store.spark.compact` does the
+  database's tables at the end of a command).
 
 >>> from sqlalchemy import Column, Float, Integer, MetaData, Table, insert, select
 >>> table = Table("t", MetaData(), Column("id", Integer, primary_key=True), Column("v", Float))
@@ -159,6 +161,13 @@ def rewrite_statements(table: str, name: str, rows: str, mark: str, hint: str = 
             f"CREATE TABLE {copy} USING parquet AS SELECT * FROM {rows}",
             f"INSERT OVERWRITE TABLE {table} SELECT {hint + ' ' if hint else ''}* FROM {copy}",
             f"DROP TABLE {copy}"]
+
+
+def compaction_statements(name: str, mark: str) -> list[str]:
+    """Return the statements writing table ``name`` over itself in few files (:func:`rewrite_statements` with the
+    ``REBALANCE`` hint: files of Spark's advisory size with adaptive execution, a shuffle partition each
+    without)."""
+    return rewrite_statements(f"`{name}`", name, f"`{name}`", mark, hint="/*+ REBALANCE */")
 
 
 class SparkCompiler(HiveCompiler):
@@ -313,7 +322,7 @@ class SparkDialect(HiveDialect):
         table = found.group("table")
         self._inserts[table] = self._inserts.get(table, 0) + 1
         if self._inserts[table] % WORK_FILES == 0:
-            for part in rewrite_statements(f"`{table}`", table, f"`{table}`", self.work_mark, hint="/*+ REBALANCE */"):
+            for part in compaction_statements(table, self.work_mark):
                 _sent(cursor, part)
 
     def do_executemany(self, cursor: hive.Cursor, statement: str, parameters: Sequence[Any],

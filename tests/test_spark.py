@@ -133,7 +133,10 @@ def policy_values(url: str, name: str) -> dict[str, float]:
     return {row["name"]: row["value"] for row in json.loads(run(url, "policies", name, "--json").stdout)}
 
 
-@pytest.mark.parametrize("name", sorted(set(ALL_GAMES) - set(TURN_NAMES) - set(GAMES)))  # (GAMES: reported above)
+SOLVED_ELSEWHERE = {*GAMES, "pig"}  # Jackpot's whole report (above); Pig's solve, killed and solved again (below)
+
+
+@pytest.mark.parametrize("name", sorted(set(ALL_GAMES) - set(TURN_NAMES) - SOLVED_ELSEWHERE))
 def test_every_game_solves_on_spark_as_on_sqlite(name: str, spark_url: str, tmp_path: Path,
                                                  monkeypatch: pytest.MonkeyPatch) -> None:
     """``dicegraph build`` and ``solve``, the method the store picks for the graph (layers, cyclic components, a

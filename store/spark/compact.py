@@ -3,8 +3,9 @@ of a few hundred statements leaves a table in hundreds of files, and each later 
 
 A table held in more than :data:`FILES_PER_TABLE` files is written over by itself in few files
 (:func:`store.spark.dialect.compaction_statements`), through the same copy an UPDATE takes, so that a process
-killed meanwhile leaves the copy for the next writer to finish (:func:`store.spark.dialect.drop_leftovers`). :class:`dicegraph.Database` compacts at the
-end of every command that wrote to a Spark database; the dialect compacts a solve's work tables as it goes.
+killed meanwhile leaves the copy for the next writer to finish (:func:`store.spark.dialect.drop_leftovers`).
+:class:`dicegraph.Database` compacts at the end of every command that wrote to a Spark database; the dialect
+compacts a solve's work tables as it goes.
 """
 
 from __future__ import annotations

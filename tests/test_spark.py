@@ -33,7 +33,7 @@ from store.db import open_database
 from store.report import game_report
 from store.schema import graph
 from store.spark import compact
-from store.spark.cluster import Cluster, answers, free_port, java_found, running
+from store.spark.cluster import Cluster, answers, free_port, java_found, running, stop_when_gone
 from tests.test_backends import headline
 from tests.test_conformance import TURN_GAMES, small_params
 
@@ -55,8 +55,10 @@ def _ended_pid() -> int:
 
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
-    """A running local cluster, started with the CLI and stopped after the module's tests."""
+    """A running local cluster, started with the CLI and stopped after the module's tests, or by a watcher process
+    when pytest is ended by a signal."""
     started = Cluster(tmp_path_factory.mktemp("spark"), free_port())
+    watcher = stop_when_gone(started, os.getpid())  # stops it if this process is ended by a signal
     result = CliRunner().invoke(main, ["spark", "start", "--folder", str(started.folder), "--port", str(started.port)])
     try:
         assert result.exit_code == 0, result.output
@@ -64,6 +66,8 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
         yield started
     finally:
         CliRunner().invoke(main, ["spark", "stop", "--folder", str(started.folder)])
+        watcher.terminate()
+        watcher.wait()
 
 
 @pytest.fixture

@@ -4,7 +4,8 @@ Everything it writes stays in one folder: the processes' ids (``*.pid``), their 
 of Parquet files (``warehouse/``) and the metastore (``metastore_db/``). The processes come from PyPI's
 ``pyspark`` (``pip install -e '.[spark]'``), which carries Spark's jars, and need Java 17 or later
 (Debian: ``apt-get install openjdk-17-jre-headless``). :func:`start` returns the ``--db`` URL once the Thrift
-server answers; :func:`stop` stops them all, whatever state they are in.
+server answers; :func:`stop` stops them all, whatever state they are in; :func:`stop_when_gone` has a process
+of its own stop them once a given process has ended, however it ended (the tests' fixture, killed by a signal).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import shutil
 import signal
 import socket
 import subprocess
+import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -204,3 +206,22 @@ def stop(cluster: Cluster, told: Callable[[str], None] = lambda line: None, grac
     for role in ROLES:
         cluster.pid_file(role).unlink(missing_ok=True)
     return stopped
+
+
+WATCH_SECONDS = 1.0  # how often :func:`stop_when_gone`'s watcher looks for the process it waits on
+
+
+def stop_when_gone(cluster: Cluster, pid: int) -> subprocess.Popen:
+    """Start and return a watcher: a process of its own session that stops the cluster (:func:`stop`) once process
+    ``pid`` has ended, whether it returned, was stopped by SIGTERM (which runs no ``finally``) or killed. Terminate
+    the watcher to call it off, once the cluster is stopped the usual way."""
+    code = f"from store.spark.cluster import watch_and_stop; watch_and_stop({pid}, {str(cluster.folder)!r})"
+    return subprocess.Popen([sys.executable, "-c", code], start_new_session=True, stdin=subprocess.DEVNULL,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
+def watch_and_stop(pid: int, folder: str) -> None:
+    """Wait until process ``pid`` has ended, then stop the cluster whose folder is ``folder`` (the watcher's body)."""
+    while process_runs(pid):
+        time.sleep(WATCH_SECONDS)
+    stop(Cluster(Path(folder)))

@@ -95,6 +95,7 @@ def main() -> None:
         spark = "" if "Spark" not in (args.on or BACKENDS) else (
             args.db or start(cluster, told=lambda line: print(line, file=sys.stderr)))
         if spark:
+            open_database(spark, create=True).dispose()  # --db may name a database not made yet
             select, insert = statement_costs(spark)
             print(f"Spark: SELECT 1 {1000 * select:.0f} ms, a one-row INSERT ... SELECT {1000 * insert:.0f} ms "
                   "(medians)", flush=True)

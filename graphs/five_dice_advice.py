@@ -2,7 +2,7 @@
 
 The turn is stored once (:mod:`graphs.five_dice`); the store solves the turn
 of the one state asked about from the stored values of the states after it
-(``StoredGraph.turn_worths``). After a roll the player scores (where the
+(``StoredTurn.worths``). After a roll the player scores (where the
 game lets the roll score: after a roll whose only move is ``stop`` the
 scoring happens as after the third roll) or keeps some dice and rerolls the
 rest; a keep is worth what its ``k`` node is worth.
@@ -40,7 +40,7 @@ def alternatives(graph: StoredGraph, policy: str, state: str, dice: tuple[int, .
     """
     if not 0 <= rerolls_left < five_dice.ROLLS:
         raise BadParameter(f"rerolls left must be 0..{five_dice.ROLLS - 1} (not {rerolls_left})")
-    worth = graph.turn_worths(policy, state)
+    worth = graph.turn.worths(policy, state)
     roll = five_dice.ROLLS - rerolls_left
     moves = graph.position(five_dice.turn_key(f"r{roll}", dice), depth=1)["edges"]
     if any(move["label"] == "stop" for move in moves):  # this roll scores as the third does
@@ -60,7 +60,7 @@ def decisions(graph: StoredGraph, policies: tuple[str, ...], state: str, dice: t
               boxes: tuple[str, ...]) -> dict[str, str]:
     """Return each policy's stored decision at the moment, in words (``boxes``: the game's box names)."""
     position = five_dice.OUTCOME_INDEX[dice] * five_dice.ROLLS + rerolls_left
-    return {name: five_dice.describe_decision(graph.turn_values(name, state)[2][position], dice, boxes)
+    return {name: five_dice.describe_decision(graph.turn.state(name, state)[2][position], dice, boxes)
             for name in policies}
 
 

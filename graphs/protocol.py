@@ -252,16 +252,51 @@ class TurnStructure:
     first_guess: Callable[[str], Any] | None = None
 
 
+class StoredTurn(Protocol):
+    """What the store offers about the turn of a game that stores it once (:class:`TurnStructure`): its states'
+    results, read from the stored solve or worked out from it (implemented in ``store/view.py``)."""
+
+    def values(self, policy: str) -> dict[str, float]:
+        """Return turn state key -> the policy's value there."""
+        ...
+
+    def state(self, policy: str, key: str) -> tuple[float, float, bytes]:
+        """Return the policy's value, second moment and decision bytes at turn state ``key``."""
+        ...
+
+    def decisions(self, policy: str) -> dict[str, bytes]:
+        """Return turn state key -> the policy's decision bytes there (the game's :class:`DecisionEncoder`)."""
+        ...
+
+    def worths(self, policy: str, key: str) -> dict[str, tuple[float, float]]:
+        """Return, for turn state ``key``, each turn node's key -> (profit, value) under the policy."""
+        ...
+
+    def node_values(self, keys: Sequence[str]) -> dict[str, dict[str, float]]:
+        """Return, for each turn state ``keys`` of a race, its turn's rolling nodes and ends -> their optimal value."""
+        ...
+
+    def sizes(self) -> dict[str, int]:
+        """Return the sizes: turn_states, state_edges, turn_nodes, turn_edges, copied_edges."""
+        ...
+
+
 class StoredGraph(Protocol):
     """What the store offers a game's hooks about one stored, solved graph (implemented in ``store/view.py``).
 
     Every policy named is one the graph stores and has evaluated. Keys are the
-    game's own keys: the game reads them, the store never does.
+    game's own keys: the game reads them, the store never does. A game whose
+    turn is stored once reads its states' results through :attr:`turn`.
     """
 
     graph_id: int
     params: Mapping[str, Any]
     all_matches: bool  # the report was asked to play every pair of policies (report --all-matches)
+
+    @property
+    def turn(self) -> StoredTurn:
+        """Return the turn of a game that stores it once (:class:`StoredTurn`)."""
+        ...
 
     def values(self, policy: str, kind: str | None = None, layer: int | None = None) -> dict[str, float]:
         """Return node key -> the policy's value there (only nodes of ``kind`` / ``layer`` when given)."""
@@ -287,30 +322,6 @@ class StoredGraph(Protocol):
     def goal_sweep(self, objective: str, goals: Sequence[str]) -> list[dict[float, float]]:
         """Return, per goal (``'payoff < 7'``; one test, several thresholds), the outcome distribution of the
         policy that maximises (``objective``) the probability of reaching it; nothing is stored."""
-        ...
-
-    def turn_values(self, policy: str, key: str) -> tuple[float, float, bytes]:
-        """Return a turn game's policy value, second moment and decision bytes at turn state ``key``."""
-        ...
-
-    def turn_decisions(self, policy: str) -> dict[str, bytes]:
-        """Return a turn game's policy decisions: turn state key -> its bytes."""
-        ...
-
-    def turn_worths(self, policy: str, key: str) -> dict[str, tuple[float, float]]:
-        """Return, for turn state ``key``, each turn node's key -> (profit, value) under the policy."""
-        ...
-
-    def turn_sizes(self) -> dict[str, int]:
-        """Return a turn game's sizes: turn_states, state_edges, turn_nodes, turn_edges, copied_edges."""
-        ...
-
-    def turn_state_values(self, policy: str) -> dict[str, float]:
-        """Return a turn game's policy values: turn state key -> its value."""
-        ...
-
-    def turn_node_values(self, keys: Sequence[str]) -> dict[str, dict[str, float]]:
-        """Return, for each turn state ``keys`` of a race, its turn's rolling nodes and ends -> their optimal value."""
         ...
 
     def match(self, first: str, second: str) -> tuple[float, float]:

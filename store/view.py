@@ -107,41 +107,15 @@ class GraphView:
 
     def _turn(self) -> turns.TurnGraph:
         if self._turn_graph is None:
+            if not self.spec.stores_turn_once:
+                raise NotFound(f"{self.game} does not store its turn once: its graph has no turn states")
             self._turn_graph = turns.TurnGraph.load(self.connection, self.graph_id, self.spec.turn(self.params))
         return self._turn_graph
 
-    def _turn_policy(self, name: str) -> int:
-        return turns.ensure_policy(self.connection, self._turn(), name)
-
-    def turn_values(self, policy: str, key: str) -> tuple[float, float, bytes]:
-        """Return a turn game's policy value, second moment and decision bytes at turn state ``key``."""
-        row = readers.state_result(self.connection, self.graph_id, self._turn_policy(policy), key)
-        return row.value, row.moment2, row.decisions
-
-    def turn_decisions(self, policy: str) -> dict[str, bytes]:
-        """Return a turn game's policy decisions: turn state key -> its bytes."""
-        return readers.stored_decisions(self.connection, self.graph_id, self._turn_policy(policy))
-
-    def turn_worths(self, policy: str, key: str) -> dict[str, tuple[float, float]]:
-        """Return, for turn state ``key``, each turn node's key -> (profit, value) under the policy."""
-        return turns.turn_worths(self.connection, self._turn(), policy, key)
-
-    def turn_sizes(self) -> dict[str, int]:
-        """Return a turn game's sizes: turn_states, state_edges, turn_nodes, turn_edges, copied_edges."""
-        return readers.turn_sizes(self.connection, self.graph_id, self._turn().turn_spans[0].layer)
-
-    def turn_state_values(self, policy: str) -> dict[str, float]:
-        """Return a turn game's policy values: turn state key -> its value."""
-        return readers.stored_values(self.connection, self.graph_id, self._turn_policy(policy))
-
-    def turn_node_values(self, keys: Sequence[str]) -> dict[str, dict[str, float]]:
-        """Return, for each turn state ``keys`` of a race, its turn's rolling nodes and ends (keys) -> their value
-        under the optimum (``store/solve/turn_cycles.py``)."""
-        ids = {key: find_node(self.connection, self.graph_id, key).id for key in keys}
-        found = turn_cycles.turn_node_values(self.connection, self._turn(), list(ids.values()))
-        names = dict(self.connection.execute(sa.select(node.c.id, node.c.key).where(
-            node.c.graph_id == self.graph_id, node.c.layer >= self._turn().turn_spans[0].layer)).all())
-        return {key: {names[node_id]: v for node_id, v in found[state].items()} for key, state in ids.items()}
+    @property
+    def turn(self) -> TurnView:
+        """Return the turn of a game that stores it once (:class:`TurnView`); NotFound for another game."""
+        return TurnView(self.connection, self._turn())
 
     def match(self, first: str, second: str) -> tuple[float, float]:
         """Return the probabilities that policy ``first``, moving first, beats ``second``, and the other way
@@ -164,9 +138,9 @@ class GraphView:
                        {"first": second, "second": first, "p_first_wins": other_way}]
         return played
 
-    def convergence(self, policy_name: str) -> dict[str, Any] | None:
+    def convergence(self, policy: str) -> dict[str, Any] | None:
         """Return the policy's record of how its cyclic components converged (None without cycles)."""
-        return policy_convergence(self.connection, self._policy(policy_name))
+        return policy_convergence(self.connection, self._policy(policy))
 
     def other(self, params: Mapping[str, Any]) -> GraphView:
         """Return the same game's stored graph for ``params`` (built by the report first: ``report_graphs``)."""
@@ -174,3 +148,54 @@ class GraphView:
         if stored is None:
             raise NotFound(f"no stored {self.game} graph with {dict(params)} (the game's report_graphs names it)")
         return GraphView(self.connection, stored.id, self.spec)
+
+
+class TurnView:
+    """The turn of a game that stores it once, read through ``connection`` (see :class:`graphs.protocol.StoredTurn`).
+
+    >>> from graphs import get_game
+    >>> from store.db import open_database
+    >>> from store.report import game_report
+    >>> engine = open_database("sqlite://", create=True)
+    >>> report = game_report(engine, get_game("5000-race"), {"target": 100})
+    >>> with engine.connect() as connection:
+    ...     turn = GraphView(connection, report["graph"], get_game("5000-race")).turn
+    ...     turn.values("optimal")["0-0"] == report["p_first_wins"], turn.sizes()["turn_states"]
+    (True, 5)
+    """
+
+    def __init__(self, connection: sa.Connection, graph: turns.TurnGraph):
+        self.connection, self.graph, self.graph_id = connection, graph, graph.graph_id
+
+    def _policy(self, name: str) -> int:
+        return turns.ensure_policy(self.connection, self.graph, name)
+
+    def values(self, policy: str) -> dict[str, float]:
+        """Return turn state key -> the policy's value there."""
+        return readers.stored_values(self.connection, self.graph_id, self._policy(policy))
+
+    def state(self, policy: str, key: str) -> tuple[float, float, bytes]:
+        """Return the policy's value, second moment and decision bytes at turn state ``key``."""
+        row = readers.state_result(self.connection, self.graph_id, self._policy(policy), key)
+        return row.value, row.moment2, row.decisions
+
+    def decisions(self, policy: str) -> dict[str, bytes]:
+        """Return turn state key -> the policy's decision bytes there."""
+        return readers.stored_decisions(self.connection, self.graph_id, self._policy(policy))
+
+    def worths(self, policy: str, key: str) -> dict[str, tuple[float, float]]:
+        """Return, for turn state ``key``, each turn node's key -> (profit, value) under the policy."""
+        return turns.turn_worths(self.connection, self.graph, policy, key)
+
+    def node_values(self, keys: Sequence[str]) -> dict[str, dict[str, float]]:
+        """Return, for each turn state ``keys`` of a race, its turn's rolling nodes and ends (keys) -> their value
+        under the optimum (``store/solve/turn_cycles.py``)."""
+        ids = {key: find_node(self.connection, self.graph_id, key).id for key in keys}
+        found = turn_cycles.turn_node_values(self.connection, self.graph, list(ids.values()))
+        names = dict(self.connection.execute(sa.select(node.c.id, node.c.key).where(
+            node.c.graph_id == self.graph_id, node.c.layer >= self.graph.turn_spans[0].layer)).all())
+        return {key: {names[node_id]: v for node_id, v in found[state].items()} for key, state in ids.items()}
+
+    def sizes(self) -> dict[str, int]:
+        """Return the sizes: turn_states, state_edges, turn_nodes, turn_edges, copied_edges."""
+        return readers.turn_sizes(self.connection, self.graph_id, self.graph.turn_spans[0].layer)

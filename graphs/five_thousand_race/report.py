@@ -100,7 +100,7 @@ def simulate_matches(graph: StoredGraph, params: Mapping[str, Any], rows: Sequen
     if simulates_optimum(params):
         steps = target // STEP
         keys = [state_key(mine * STEP, theirs * STEP) for mine in range(steps) for theirs in range(steps)]
-        tables[OPTIMAL] = simulate.optimal_table(target, graph.turn_node_values(keys))
+        tables[OPTIMAL] = simulate.optimal_table(target, graph.turn.node_values(keys))
     for number, row in enumerate(rows):
         if row["first"] not in tables or row["second"] not in tables:
             continue
@@ -116,11 +116,11 @@ def turn_report(graph: StoredGraph, params: Mapping[str, Any], simulated_games: 
     optimum's banking rule in a few ``situations``, how the cycles converged and the graph's sizes. With
     ``simulated_games``, ``self_play`` (the optimum against itself) and each match get a ``monte_carlo`` check."""
     target = params["target"]
-    values = graph.turn_state_values(OPTIMAL)
+    values = graph.turn.values(OPTIMAL)
     head_starts = {points: values[state_key(0, points)] for points in range(0, target, STEP)}
     fair = min(head_starts, key=lambda points: (abs(head_starts[points] - 0.5), points))
     keys = [state_key(mine, theirs) for mine, theirs in situations(target)]
-    turns = graph.turn_node_values(keys)
+    turns = graph.turn.node_values(keys)
     self_play = {"first": OPTIMAL, "second": OPTIMAL, "p_first_wins": values[state_key(0, 0)]}
     played = matches(graph, params)
     if simulated_games:
@@ -138,7 +138,7 @@ def turn_report(graph: StoredGraph, params: Mapping[str, Any], simulated_games: 
                         "dice": {str(dice): rule for dice, rule in bank_rule(turns[key], mine, target).items()}}
                        for (mine, theirs), key in zip(situations(target), keys)],
         "convergence": graph.convergence(OPTIMAL),
-        "graph_size": graph.turn_sizes(),
+        "graph_size": graph.turn.sizes(),
     }
 
 
@@ -213,7 +213,7 @@ def charts(graph: StoredGraph, params: Mapping[str, Any], directory: Path) -> li
     figure, axes = plt.subplots(len(opponents), DICE, figsize=(3 * DICE, 3 * len(opponents)), squeeze=False)
     for row, theirs in enumerate(opponents):
         keys = [state_key(mine * STEP, theirs) for mine in range(steps)]
-        turns = graph.turn_node_values(keys)
+        turns = graph.turn.node_values(keys)
         for dice in range(1, DICE + 1):
             grid = np.full((steps, steps), np.nan)  # [turn total, my score]
             for mine, key in enumerate(keys):

@@ -70,7 +70,7 @@ def agent_table(target: int, agent: str) -> MoveTable:
 
 def optimal_table(target: int, turn_values: Mapping[str, Mapping[str, float]]) -> MoveTable:
     """Return the optimum's moves from its turn values: score pair key (``'mine-theirs'``) -> the turn's rolling
-    nodes and ends -> their values (``StoredGraph.turn_node_values``). At each roll it takes the best option
+    nodes and ends -> their values (``StoredTurn.node_values``). At each roll it takes the best option
     by those values, the first (banking before rolling on) within :data:`TIE` of the best."""
     import numpy as np
 

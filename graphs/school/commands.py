@@ -94,7 +94,7 @@ def school_export(policy_name: str, output: Path, params: tuple[str, ...], as_js
         raise click.BadParameter(f"{output} does not end in .zip", param_hint="--output")
     session().output_file(output)
     with _school(params) as graph:
-        decisions = decision_array(graph.turn_decisions(policy_name))
+        decisions = decision_array(graph.turn.decisions(policy_name))
     written = {"policy": policy_name, "file": str(output), **rules.write_decision_archive(decisions, output)}
     emit(written, [f"wrote {output}: {written['decisions']:,} decisions of {policy_name} in {written['files']} files, "
                    f"{written['bytes']:,} bytes"], as_json)

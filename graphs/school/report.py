@@ -30,13 +30,13 @@ def turn_report(graph: StoredGraph, params: Mapping[str, Any], simulated_games: 
     ``simulated_games`` whole games per policy are played from the rules with
     the stored decisions.
     """
-    averages = average_table({key: graph.turn_values("optimal", key)[0]
+    averages = average_table({key: graph.turn.state("optimal", key)[0]
                               for key in (last_state(c) for c in range(len(rules.COMBINATIONS)))})
     policies, decisions = [], {}
     for name in rules.POLICIES:
-        expected, moment2, _ = graph.turn_values(name, rules.state_key(0))
+        expected, moment2, _ = graph.turn.state(name, rules.state_key(0))
         row: dict[str, Any] = {"name": name, "expected_score": expected, "sd": math.sqrt(max(moment2 - expected**2, 0.0))}
-        decisions[name] = decision_array(graph.turn_decisions(name))
+        decisions[name] = decision_array(graph.turn.decisions(name))
         if simulated_games:
             estimate = simulate(rules, params, decisions[name], simulated_games, seed, progress)
             row["monte_carlo"] = estimate.against(expected)
@@ -61,7 +61,7 @@ def turn_report(graph: StoredGraph, params: Mapping[str, Any], simulated_games: 
         "policies": policies,
         "bob_loss": policies[0]["expected_score"] - policies[1]["expected_score"],
         "disagreements": {"positions": int((decided & (optimal != bob)).sum()), "of": int(decided.sum())},
-        "graph_size": graph.turn_sizes(),
+        "graph_size": graph.turn.sizes(),
     }
 
 

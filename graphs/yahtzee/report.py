@@ -33,16 +33,16 @@ def turn_report(graph: StoredGraph, params: Mapping[str, Any], simulated_games: 
     """
     bonuses = params["bonuses"]
     start = boxes.state_key(boxes.states(bonuses)[0], bonuses)
-    averages = average_table({key: graph.turn_values("optimal", key)[0]
+    averages = average_table({key: graph.turn.state("optimal", key)[0]
                               for key in (last_state(box, bonuses) for box in range(len(boxes.BOXES)))}, bonuses)
     policies: list[dict[str, Any]] = []
     for name in game.POLICIES:
-        expected, moment2, _ = graph.turn_values(name, start)
+        expected, moment2, _ = graph.turn.state(name, start)
         row: dict[str, Any] = {"name": name, "expected_score": expected,
                                "sd": math.sqrt(max(moment2 - expected**2, 0.0))}
         row["loss"] = policies[0]["expected_score"] - expected if policies else 0.0
         if simulated_games:
-            decisions = decision_array(graph.turn_decisions(name))
+            decisions = decision_array(graph.turn.decisions(name))
             estimate = simulate(game, params, decisions, simulated_games, seed, progress)
             row["monte_carlo"] = estimate.against(expected)
         policies.append(row)
@@ -54,7 +54,7 @@ def turn_report(graph: StoredGraph, params: Mapping[str, Any], simulated_games: 
         "policies": policies,
         "published_optimum": PUBLISHED.get(bonuses),
         "average_table": averages,
-        "graph_size": graph.turn_sizes(),
+        "graph_size": graph.turn.sizes(),
     }
 
 

@@ -1,0 +1,26 @@
+"""The store implements what graphs/protocol.py declares to the games: every method of StoredGraph and StoredTurn,
+with the same parameters (a game's hooks are written against the protocol, run against the store)."""
+
+from __future__ import annotations
+
+import inspect
+
+import pytest
+
+from graphs.protocol import StoredGraph, StoredTurn
+from store.view import GraphView, TurnView
+
+
+@pytest.mark.parametrize(("protocol", "implementation"), [(StoredGraph, GraphView), (StoredTurn, TurnView)])
+def test_the_store_offers_every_method_the_protocol_declares_with_its_parameters(protocol: type,
+                                                                                  implementation: type) -> None:
+    declared = {name: member for name, member in vars(protocol).items()
+                if not name.startswith("_") and (inspect.isfunction(member) or isinstance(member, property))}
+    assert declared, "the protocol declares no methods"
+    for name, member in declared.items():
+        offered = inspect.getattr_static(implementation, name, None)
+        assert offered is not None, f"{implementation.__name__} lacks {name}"
+        if isinstance(member, property):
+            assert isinstance(offered, property), f"{implementation.__name__}.{name} should be a property"
+        else:
+            assert list(inspect.signature(offered).parameters) == list(inspect.signature(member).parameters), name

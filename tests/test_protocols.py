@@ -1,5 +1,6 @@
 """The store implements what graphs/protocol.py declares to the games: every method of StoredGraph and StoredTurn,
-with the same parameters (a game's hooks are written against the protocol, run against the store)."""
+with the same parameters (a game's hooks are written against the protocol, run against the store); a game without
+a turn stored once has none to read."""
 
 from __future__ import annotations
 
@@ -7,7 +8,11 @@ import inspect
 
 import pytest
 
+from graphs import get_game
 from graphs.protocol import StoredGraph, StoredTurn
+from store.db import open_database
+from store.errors import NotFound
+from store.report import game_report
 from store.view import GraphView, TurnView
 
 
@@ -24,3 +29,11 @@ def test_the_store_offers_every_method_the_protocol_declares_with_its_parameters
             assert isinstance(offered, property), f"{implementation.__name__}.{name} should be a property"
         else:
             assert list(inspect.signature(offered).parameters) == list(inspect.signature(member).parameters), name
+
+
+def test_a_game_that_does_not_store_its_turn_once_has_no_turn_to_read() -> None:
+    engine = open_database("sqlite://", create=True)
+    report = game_report(engine, get_game("jackpot"), {"cells": 3})
+    with engine.connect() as connection:
+        with pytest.raises(NotFound, match="jackpot does not store its turn once"):
+            GraphView(connection, report["graph"], get_game("jackpot")).turn  # noqa: B018

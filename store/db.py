@@ -30,6 +30,7 @@ from store.errors import DatabaseError
 from store.schema import VIEWS, metadata
 
 sa.dialects.registry.register("spark", "store.spark.dialect", "SparkDialect")
+sa.dialects.registry.register("duckdb", "store.duckdb_dialect", "DuckDBDialect")  # duckdb-engine's, statements cached
 
 class AlembicDuckDBImpl(DefaultImpl):
     """Lets Alembic run on DuckDB (``duckdb:///...`` through duckdb-engine), which it does not know by itself."""

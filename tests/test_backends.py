@@ -19,6 +19,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import sqlalchemy as sa
+from sqlalchemy.engine import default
 
 from graphs import GAMES as ALL_GAMES
 from graphs import get_game
@@ -29,6 +31,7 @@ from tests.postgres import postgres_server
 from store.db import open_database, scratch_database, scratch_reader
 from store.load import build_graph
 from store.report import game_report
+from store.schema import graph
 
 # every game the generic solver reports on (School, solved by its own module, has its own test below;
 # the synthetic graph is the benchmarks')
@@ -224,3 +227,15 @@ def test_postgresqls_schema_is_the_models_comments_and_all(tmp_path: Path) -> No
         with engine.connect() as connection:
             assert compare_metadata(MigrationContext.configure(connection, opts={"compare_type": True}), metadata) == []
         engine.dispose()
+
+
+def test_duckdb_compiles_a_statement_once_and_reuses_it(tmp_path: Path) -> None:
+    """duckdb-engine turns SQLAlchemy's statement cache off; dicegraph's DuckDB dialect (store/duckdb_dialect.py)
+    turns it on."""
+    engine = open_database(f"duckdb:///{tmp_path / 'cached.duckdb'}", create=True)
+    lookup = sa.select(graph.c.id).where(graph.c.id == sa.bindparam("wanted"))
+    with engine.connect() as connection:
+        first = connection.execute(lookup, {"wanted": 1})
+        again = connection.execute(lookup, {"wanted": 2})
+        assert (first.context.cache_hit, again.context.cache_hit) == (default.CACHE_MISS, default.CACHE_HIT)
+    engine.dispose()

@@ -58,7 +58,7 @@ class GraphView:
     def _policy(self, name: str) -> int:
         return find_policy(self.connection, self.graph_id, name).id
 
-    def _rows(self, what: str) -> None:
+    def _refuse_if_turn_stored_once(self, what: str) -> None:
         """Refuse a question about node rows of a game whose turn is stored once: its solve keeps each turn state's
         results instead, read through :attr:`turn` (an empty answer would say the policy is nowhere)."""
         if self.spec.stores_turn_once:
@@ -67,7 +67,7 @@ class GraphView:
 
     def _by_key(self, column: sa.ColumnElement, policy: str, kind: str | None, layer: int | None,
                 reached: bool = False) -> dict[str, float]:
-        self._rows("reaches" if reached else "values")
+        self._refuse_if_turn_stored_once("reaches" if reached else "values")
         query = (sa.select(node.c.key, column)
                  .select_from(node.join(value, sa.and_(value.c.node_id == node.c.id,
                                                        value.c.policy_id == self._policy(policy))))
@@ -90,7 +90,7 @@ class GraphView:
 
     def choices(self, policy: str) -> dict[str, ChosenMove]:
         """Return decision key -> the move the policy takes there (its label and the key it leads to)."""
-        self._rows("choices")
+        self._refuse_if_turn_stored_once("choices")
         source, target = node.alias("source"), node.alias("target")
         query = (
             sa.select(source.c.key, edge.c.label, target.c.key.label("dst"))

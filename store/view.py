@@ -26,7 +26,7 @@ import sqlalchemy as sa
 
 from graphs.protocol import ChosenMove, Progress
 from graphs.spec import GameSpec
-from store.solve import cycles, readers, turn_cycles, turns
+from store.solve import cycles, race_matches, readers, turn_cycles, turns
 from store.catalog import find_node, find_policy, policy_convergence
 from store.errors import NotFound
 from store.load import canonical_params, find_graph
@@ -128,17 +128,17 @@ class GraphView:
 
     def match(self, first: str, second: str) -> tuple[float, float]:
         """Return the probabilities that policy ``first``, moving first, beats ``second``, and the other way
-        round (one run for both: ``store/solve/turn_cycles.py`` for a race whose turn is stored once, else
+        round (one run for both: ``store/solve/race_matches.py`` for a race whose turn is stored once, else
         ``store/solve/cycles.py``)."""
         if self.spec.stores_turn_once:
-            return turn_cycles.matches(self.connection, self._turn(), [(first, second)], self.progress)[0]
+            return race_matches.matches(self.connection, self._turn(), [(first, second)], self.progress)[0]
         return cycles.head_to_head(self.connection, self.graph_id, first, second, self.progress)
 
     def matches(self, pairs: Sequence[tuple[str, str]]) -> list[dict[str, Any]]:
         """Return each pair of policies played both ways: ``[{"first", "second", "p_first_wins"}]``, a pair's two
         orders side by side (a race whose turn is stored once plays every pair in one run, else a run a pair)."""
         if self.spec.stores_turn_once:
-            results = turn_cycles.matches(self.connection, self._turn(), pairs, self.progress)
+            results = race_matches.matches(self.connection, self._turn(), pairs, self.progress)
         else:
             results = [self.match(first, second) for first, second in pairs]
         played = []

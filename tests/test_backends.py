@@ -107,7 +107,7 @@ def test_headline_numbers_equal_sqlites(name: str, backend_url: str, sqlite_repo
 def test_race_solve_and_match_equal_sqlites(backend_url: str, tmp_path: Path) -> None:
     """5000 as a race (the turn stored once, cycles, horizons): the optimum's chance to win at the start and
     threshold-2 against it in both seats, as on SQLite (PostgreSQL decides by the window, DuckDB by arg_max)."""
-    from store.solve import readers, turn_cycles, turns
+    from store.solve import race_matches, readers, turn_cycles, turns
 
     game, params = get_game("5000-race"), {"target": 300}
     found = []
@@ -119,7 +119,7 @@ def test_race_solve_and_match_equal_sqlites(backend_url: str, tmp_path: Path) ->
             turn_cycles.ensure_race_solved(connection, graph)
             optimal_id = turns.ensure_policy(connection, graph, "optimal")
             optimal = readers.state_result(connection, built.graph_id, optimal_id, "0-0").value
-            found.append((optimal, *turn_cycles.matches(connection, graph, [("threshold-2", "optimal")])[0]))
+            found.append((optimal, *race_matches.matches(connection, graph, [("threshold-2", "optimal")])[0]))
         engine.dispose()
     (expected, got) = found
     assert 0.5 < expected[0] < 1

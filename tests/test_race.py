@@ -109,7 +109,7 @@ def test_duckdb_solves_and_matches_exactly(tmp_path):
     """On DuckDB the decisions take each seat's columns by ``arg_min`` where they are chosen (SQLite joins the moves
     back): the optimum, an agent against it in both seats, and two agents against each other, against exact rationals."""
     from graphs import get_game
-    from store.solve import readers, turn_cycles, turns
+    from store.solve import race_matches, readers, turn_cycles, turns
     from store.db import open_database
     from store.load import build_graph
     from store.scratch import has_arg_min
@@ -124,9 +124,9 @@ def test_duckdb_solves_and_matches_exactly(tmp_path):
         optimal = readers.state_result(connection, built.graph_id, turns.ensure_policy(connection, graph, "optimal"), "0-0")
         assert math.isclose(optimal.value, race_exact.solve(200)[0, 0], rel_tol=1e-12)
         pairs = [("threshold-2", "optimal"), ("turn-optimal", "threshold-5")]
-        together = turn_cycles.matches(connection, graph, pairs)  # both pairs in one run
+        together = race_matches.matches(connection, graph, pairs)  # both pairs in one run
         for (first, second), got in zip(pairs, together):
-            alone = turn_cycles.matches(connection, graph, [(first, second)])[0]
+            alone = race_matches.matches(connection, graph, [(first, second)])[0]
             for value, by_itself, exact in zip(got, alone, race_exact.match(200, first, second)):
                 assert math.isclose(value, exact, rel_tol=1e-12), (first, second)
                 assert math.isclose(by_itself, exact, rel_tol=1e-12), (first, second)
@@ -228,8 +228,9 @@ def test_a_pass_leaves_out_the_turn_past_each_pairs_winning_total_and_changes_no
 
 def test_beyond_its_limit_the_fixed_strategies_play_each_other_only_when_asked(tmp_path, monkeypatch) -> None:
     """Past :data:`ALL_MATCHES_UP_TO` (1000; lowered here to 150, for a race to 200 that takes seconds) the report
-    plays each fixed strategy against the optimum in both seats, the matches' progress counting the state layers
-    of each; ``all_matches`` adds their matches among themselves, the same numbers for the rest."""
+    plays each fixed strategy against the optimum in both seats; ``all_matches`` adds their matches among
+    themselves, the same numbers for the rest, in a run of the same steps (the matches' progress counts the
+    policies' end distributions and the state layers, played once for every pair)."""
     from contextlib import contextmanager
 
     import dicegraph
@@ -242,6 +243,8 @@ def test_beyond_its_limit_the_fixed_strategies_play_each_other_only_when_asked(t
 
     @contextmanager
     def meter(label, length):
+        if label.startswith("playing the matches"):
+            counted.clear()
         yield counted.append if label.startswith("playing the matches") else None
 
     db = dicegraph.open(f"sqlite:///{tmp_path / 'race.db'}", meter=meter)
@@ -249,9 +252,13 @@ def test_beyond_its_limit_the_fixed_strategies_play_each_other_only_when_asked(t
     fixed = len(get_game("5000-race").agents({"target": 200}))
     assert not against["all_matches"] and len(against["matches"]) == 2 * fixed
     assert all(OPTIMAL in (row["first"], row["second"]) for row in against["matches"])
-    assert len(counted) > 0 and len(counted) % fixed == 0  # each match plays every state layer
+    steps = len(counted)
+    assert steps > 0
     everything = db.report("5000-race", {"target": 200}, all_matches=True)
+    assert len(counted) == steps  # 28 pairs in the steps of 7
     assert everything["all_matches"] and len(everything["matches"]) == 2 * fixed + fixed * (fixed - 1)
-    assert everything["matches"][:2 * fixed] == against["matches"]
+    for row, alone in zip(everything["matches"], against["matches"], strict=False):
+        assert (row["first"], row["second"]) == (alone["first"], alone["second"])
+        assert math.isclose(row["p_first_wins"], alone["p_first_wins"], rel_tol=1e-12), row
     assert everything["p_first_wins"] == against["p_first_wins"]
     assert race_report.simulated_runs({"target": 200}) == 1 + 2 * fixed

@@ -35,7 +35,9 @@ moves, played against another policy), or follows a stored agent's choices,
 except that an agent takes a move that wins at once (ends the game at its
 highest payoff) whenever it has one: nobody plays on past a win. Self-play
 has one seat; a match of two policies two, and its passes give the exact
-probability that the first wins.
+probability that the first wins. The report's matches are played by
+:mod:`store.solve.race_matches`, which chooses the seats' moves with these
+tables once and then plays every match from the policies' end distributions.
 """
 
 from __future__ import annotations
@@ -49,7 +51,6 @@ import sqlalchemy as sa
 
 from graphs.errors import DicegraphError, InvalidGraph
 from graphs.protocol import TIE, Progress
-from store.catalog import find_policy
 from store.solve.cycles import (MAX_PASSES, RESIDUAL_TOLERANCE, Convergence, Guess, NotConverged, components,
                           mean_guess, named_positions)
 from store.schema import EdgeId, choice, edge, graph_edge_span, node, policy, turn_policy
@@ -72,12 +73,13 @@ class _RaceTables:
     """The temporary tables and statements of one run (seats as columns ``p_i, v_i, d_i``)."""
 
     def __init__(self, connection: sa.Connection, graph: TurnGraph, seats: Sequence[Seat], copy_turn: bool = False,
-                 prune: bool = False):
+                 prune: bool = False, record_moves: bool = False):
         """``copy_turn``: play the turn from a temporary copy of its edges (:func:`store.scratch.edge_copy`), worth
         it for a whole solve (the performance notes measure it). ``prune`` (with ``copy_turn``): leave out the
         turn's nodes at or past each state's horizon, when the game gives them
-        (:class:`graphs.protocol.TurnStructure`)."""
-        self.graph, self.seats = graph, list(seats)
+        (:class:`graphs.protocol.TurnStructure`). ``record_moves``: the turn table keeps each seat's move at
+        each (decision node, state), column ``m<i>`` (:mod:`store.solve.race_matches` follows them)."""
+        self.graph, self.seats, self.record_moves = graph, list(seats), record_moves
         structure = graph.structure
         self.pruned = copy_turn and prune and structure.progress is not None and structure.horizon is not None
         first, last = graph.turn_spans[0].first_edge, graph.turn_spans[-1].last_edge
@@ -95,7 +97,8 @@ class _RaceTables:
                                      *self._horizon_column())
         self.turn = turn_work_table(connection, "tcy_turn", *self._horizon_column(),
                                     *(sa.Column(f"{name}{i}", sa.Double, nullable=False)
-                                      for i in numbers for name in ("p", "v", "d")))
+                                      for i in numbers for name in ("p", "v", "d")),
+                                    *(sa.Column(f"m{i}", EdgeId) for i in numbers if record_moves))
         self.ends = temporary_table(connection, "tcy_end", sa.Column("label", sa.Text, nullable=False))
         connection.execute(sa.insert(self.ends), [{"node_id": node_id, "label": graph.structure.ends[key]}
                                                   for key, node_id in graph.ends.items()])
@@ -143,7 +146,15 @@ class _RaceTables:
 
     def _into(self) -> list[str]:
         """Return the turn table's columns a statement inserts, in order: the keys, the horizon, the values."""
-        return ["node_id", "state", *(["horizon"] if self.pruned else []), *self._names()]
+        return ["node_id", "state", *(["horizon"] if self.pruned else []), *self._names(), *self._moves()]
+
+    def _moves(self) -> list[str]:
+        """Return the columns of the seats' moves, when recorded."""
+        return [f"m{i}" for i in range(len(self.seats))] if self.record_moves else []
+
+    def _no_moves(self) -> list[sa.ColumnElement]:
+        """Return the move columns of a row that is no decision: NULL each."""
+        return [sa.null() for _ in self._moves()]
 
     def drop(self, connection: sa.Connection) -> None:
         """Drop the tables."""
@@ -175,7 +186,8 @@ class _RaceTables:
         mover = st.alias("mover")
         if self.pruned:
             joined = joined.join(mover, mover.c.node_id == edge.c.src)
-        rows = (sa.select(self.ends.c.node_id, edge.c.src, *self._carried(mover), *columns).select_from(joined)
+        rows = (sa.select(self.ends.c.node_id, edge.c.src, *self._carried(mover), *columns, *self._no_moves())
+                .select_from(joined)
                 .where(which, edge.c.kind == "move"))
         connection.execute(sa.insert(self.turn).from_select(self._into(), rows))
 
@@ -190,7 +202,7 @@ class _RaceTables:
             columns += [sa.func.sum(e.c.weight * self._profit(i, e.c.reward, after)) / weight,
                         sa.func.sum(e.c.weight * (e.c.reward + after.c[f"v{i}"])) / weight,
                         sa.func.sum(e.c.weight * after.c[f"d{i}"]) / weight]
-        rows = (sa.select(e.c.src, after.c.state, *self._carried(after), *columns)
+        rows = (sa.select(e.c.src, after.c.state, *self._carried(after), *columns, *self._no_moves())
                 .select_from(e.join(after, after.c.node_id == e.c.dst))
                 .where(e.c.id.between(FIRST, LAST), e.c.kind == "roll", self._played(e, after))
                 .group_by(e.c.src, after.c.state, *self._carried(after)))
@@ -198,7 +210,8 @@ class _RaceTables:
 
     def _decide(self) -> sa.Insert:
         """Each (decision node, state)'s move and its columns, for every seat at once."""
-        if len(self.seats) == 1 and self.seats[0].kind == MAXIMISE and (self.carried or self.bare_max):
+        if len(self.seats) == 1 and self.seats[0].kind == MAXIMISE and (self.carried or self.bare_max) \
+                and not self.record_moves:
             return self._decide_best()
         return self._decide_by_window()
 
@@ -243,25 +256,27 @@ class _RaceTables:
                 columns.append(agent.c.edge_id.label(f"own{i}"))
         moves = (sa.select(e.c.src, after.c.state, *self._carried(after), e.c.id, *columns).select_from(joins)
                  .where(e.c.id.between(FIRST, LAST), e.c.kind == "move", self._played(e, after)).subquery("moves"))
-        picks, candidates = [], []
+        picks, candidates, chosen = [], [], []
         for i, seat in enumerate(self.seats):
             q, best = moves.c[f"q{i}"], moves.c[f"best{i}"]
             if seat.kind == FOLLOW:  # a move that wins at once, else the agent's own
                 wins, own = sa.case((q >= 1.0, moves.c.id)), moves.c[f"own{i}"]
                 candidates.append(sa.or_(q >= 1.0, own.is_not(None)))
+                chosen.append(sa.case((sa.func.max(best) >= 1.0, sa.func.min(wins)), else_=sa.func.max(own)))
                 if self.carried:
                     picks += [sa.case((sa.func.max(best) >= 1.0, sa.func.arg_min(moves.c[name], wins)),
                                       else_=sa.func.arg_min(moves.c[name], own)) for name in (f"q{i}", f"v{i}", f"d{i}")]
-                else:
-                    picks.append(sa.case((sa.func.max(best) >= 1.0, sa.func.min(wins)), else_=sa.func.max(own)).label(f"edge{i}"))
             else:
                 near = q >= best - TIE * (1 + sa.func.abs(best))
                 candidates.append(near)
                 taken = sa.case((near, moves.c.id))
+                chosen.append(sa.func.min(taken))
                 if self.carried:
                     picks += [sa.func.arg_min(moves.c[name], taken) for name in (f"q{i}", f"v{i}", f"d{i}")]
-                else:
-                    picks.append(sa.func.min(taken).label(f"edge{i}"))
+        if self.carried:
+            picks += chosen if self.record_moves else []
+        else:
+            picks += [move.label(f"edge{i}") for i, move in enumerate(chosen)]
         picked = (sa.select(moves.c.src, moves.c.state, *self._carried(moves), *picks).where(sa.or_(*candidates))
                   .group_by(moves.c.src, moves.c.state, *self._carried(moves)))
         if self.carried:
@@ -274,7 +289,8 @@ class _RaceTables:
             joined = joined.join(move, move.c.id == picked.c[f"edge{i}"]).join(
                 then, sa.and_(then.c.node_id == move.c.dst, then.c.state == picked.c.state))
             columns += [self._profit(i, move.c.reward, then), move.c.reward + then.c[f"v{i}"], then.c[f"d{i}"]]
-        rows = sa.select(picked.c.src, picked.c.state, *self._carried(picked), *columns).select_from(joined)
+        recorded = [picked.c[f"edge{i}"] for i in range(len(self.seats))] if self.record_moves else []
+        rows = sa.select(picked.c.src, picked.c.state, *self._carried(picked), *columns, *recorded).select_from(joined)
         return sa.insert(self.turn).from_select(self._into(), rows)
 
     def play(self, connection: sa.Connection, layers: Sequence[tuple[sa.Row, tuple[int, int]]]) -> Played:
@@ -537,40 +553,6 @@ def _merged(earlier: dict | None, convergence: Convergence) -> str:
                         residual=max(earlier["residual"], convergence.residual),
                         fallbacks=earlier["value_iteration_steps"] + convergence.fallbacks)
     return total.record()
-
-
-# matches played together (the race's fixed strategies against the optimum): 14 seats; 16 pairs would pass
-# SQLite's limit of 64 tables in a join
-PAIRS_A_RUN = 7
-
-
-def matches(connection: sa.Connection, graph: TurnGraph, pairs: Sequence[tuple[str, str]],
-            progress: Progress | None = None) -> list[tuple[float, float]]:
-    """Return, for each pair of policies ``(first, second)``, the exact probabilities that a player of ``first``,
-    moving first, beats one of ``second``, and the other way round (nothing stored). The optimum plays its own
-    moves (ranked by its stored values); an agent its stored choices.
-
-    The pairs are played :data:`PAIRS_A_RUN` to a run, two seats a pair (each the other's ``after_pass``):
-    the statements of a state layer serve them all, so seven matches cost about what one does where a
-    statement costs more than its rows. ``progress`` counts the state layers played.
-    """
-    optimal = next(p.name for p in graph.structure.policies if p.end_profits is None)
-    optimal_id = ensure_policy(connection, graph, optimal)
-
-    def seat(name: str, after_pass: int) -> Seat:
-        if name == optimal:
-            return Seat(RANK, optimal_id, after_pass)
-        return Seat(FOLLOW, find_policy(connection, graph.graph_id, name).id, after_pass)
-
-    played: list[tuple[float, float]] = []
-    for start in range(0, len(pairs), PAIRS_A_RUN):
-        group = pairs[start:start + PAIRS_A_RUN]
-        seats = [placed for k, (first, second) in enumerate(group)
-                 for placed in (seat(first, 2 * k + 1), seat(second, 2 * k))]
-        values, _ = solve_race(connection, graph, seats, rank_policy=optimal_id, progress=progress)
-        root = values[0]  # node 0, the root, is the first turn state
-        played += [(root[2 * k], root[2 * k + 1]) for k in range(len(group))]
-    return played
 
 
 def turn_node_values(connection: sa.Connection, graph: TurnGraph, states: Sequence[int], kinds: Sequence[str] = ("chance", "terminal")) -> dict[int, dict[int, float]]:

@@ -31,7 +31,7 @@ sys.path.insert(0, str(ROOT))
 
 from graphs import get_game  # noqa: E402
 from graphs.five_thousand_race.game import sizes  # noqa: E402
-from store.solve import readers, turn_cycles, turns  # noqa: E402
+from store.solve import race_matches, readers, turn_cycles, turns  # noqa: E402
 from store.catalog import policy_convergence  # noqa: E402
 from store.db import open_database  # noqa: E402
 from store.load import build_graph  # noqa: E402
@@ -62,7 +62,7 @@ def bench(backend: str, target: int, reference: float, reference_seconds: float,
             record = policy_convergence(connection, turns.ensure_policy(connection, graph, "optimal"))
             if match:
                 step = time.perf_counter()
-                forward, backward = turn_cycles.matches(connection, graph, [("threshold-2", "optimal")])[0]
+                forward, backward = race_matches.matches(connection, graph, [("threshold-2", "optimal")])[0]
                 times["match threshold-2 / optimal"] = time.perf_counter() - step
         engine.dispose()
     phases = ", ".join(f"{name} {seconds:.1f} s" for name, seconds in times.items())

@@ -1,0 +1,330 @@
+"""Matches in a race whose turn is stored once, played through each policy's distribution of the turn's ends.
+
+In a match no seat maximises: the optimum plays its own moves (ranked by its
+stored values), an agent its stored choices. From a turn state, a policy's
+turn then ends at each of the turn's ends with a probability that depends on
+no value: the policy's *end distribution* at that state. A match is played in
+two steps:
+
+* **The end distributions.** For each policy, the turn is played from each
+  state: backward once, to choose the moves as the seat would
+  (:class:`store.solve.turn_cycles._RaceTables`, which records them), then
+  forward, spreading the probability of reaching each turn node from the root
+  along the moves chosen, one statement a turn layer. An agent knows of the
+  state only which of its moves win at once (and the horizon, which leaves
+  out nothing it reaches), so states alike in those share one distribution,
+  played once: the race to 5000's 10,000 score pairs have 100 (the player's
+  own score). The states are played in batches of about :data:`BATCH_ROWS`
+  (turn node, state) rows.
+* **The state layers**, last first, as in :mod:`store.solve.turn_cycles`:
+  each seat's value at a state is, over the ends, the end's probability times
+  what the state's move through it is worth (its reward plus, with its sign,
+  the value of where it leads for the seat then to move), one statement a
+  layer for every seat at once; a layer's loops (a bust leaves the scores
+  and hands the turn over) make it a small linear system, solved exactly.
+
+The turn's own edges carry no reward or sign in a race; a graph whose turn
+edges do is refused (InvalidGraph), since their expected sum would be a
+column of its own.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import sqlalchemy as sa
+
+from graphs.errors import DicegraphError, InvalidGraph
+from graphs.protocol import Progress
+from store.catalog import find_policy
+from store.schema import edge, node, turn_policy
+from store.scratch import create_afresh, hashed_joins, plan_whole_layers, temporary_table, turn_work_table
+from store.solve.cycles import Convergence
+from store.solve.seats import FOLLOW, RANK, Seat
+from store.solve.turn_cycles import Played, _RaceTables, _solve_layer
+from store.solve.turns import TurnGraph, ensure_policy
+
+BATCH_ROWS = 4_000_000  # (turn node, state) rows a batch of the end distributions plays at most (one state layer at least)
+
+
+def matches(connection: sa.Connection, graph: TurnGraph, pairs: Sequence[tuple[str, str]],
+            progress: Progress | None = None) -> list[tuple[float, float]]:
+    """Return, for each pair of policies ``(first, second)``, the exact probabilities that a player of ``first``,
+    moving first, beats one of ``second``, and the other way round (nothing stored). The optimum plays its own
+    moves (ranked by its stored values); an agent its stored choices.
+
+    Every pair is played in one run, two seats a pair (each the other's ``after_pass``); each policy's end
+    distributions are worked out once for all of them. ``progress`` counts the state layers played (the
+    distributions' and the matches').
+    """
+    optimal = next(p.name for p in graph.structure.policies if p.end_profits is None)
+    optimal_id = ensure_policy(connection, graph, optimal)
+
+    def seat(name: str, after_pass: int) -> Seat:
+        if name == optimal:
+            return Seat(RANK, optimal_id, after_pass)
+        return Seat(FOLLOW, find_policy(connection, graph.graph_id, name).id, after_pass)
+
+    seats = [placed for k, (first, second) in enumerate(pairs) for placed in (seat(first, 2 * k + 1), seat(second, 2 * k))]
+    values = play(connection, graph, seats, optimal_id, progress)
+    root = values[0]  # node 0, the root, is the first turn state
+    return [(root[2 * k], root[2 * k + 1]) for k in range(len(pairs))]
+
+
+def play(connection: sa.Connection, graph: TurnGraph, seats: Sequence[Seat], rank_policy: int,
+         progress: Progress | None = None) -> dict[int, list[float]]:
+    """Return every turn state's value per seat (``FOLLOW`` or ``RANK`` seats, ranking by the stored solve
+    ``rank_policy``): the end distributions of the seats' policies, then the state layers, last first."""
+    if any(seat.kind not in (FOLLOW, RANK) for seat in seats):
+        raise DicegraphError("a match's seats follow a policy or rank moves by a stored solve: none maximises")
+    _refuse_turn_rewards(connection, graph)
+    plan_whole_layers(connection)
+    policies = list(dict.fromkeys((seat.kind, seat.policy_id) for seat in seats))
+    rank = dict(connection.execute(sa.select(turn_policy.c.node_id, turn_policy.c.value)
+                                   .where(turn_policy.c.policy_id == rank_policy)).all())
+    runs = []  # (the policies' numbers, their distributions)
+    for by_class, kind in ((False, RANK), (True, FOLLOW)):
+        numbers = [n for n, (own, _) in enumerate(policies) if own == kind]
+        if numbers:
+            runs.append((numbers, _distributions(connection, graph, [Seat(*policies[n]) for n in numbers], rank,
+                                                 by_class, f"rm_dist_{kind}", progress)))
+    ends = _end_table(connection, len(policies), runs)
+    chain = _Chain(connection, graph, seats, [policies.index((seat.kind, seat.policy_id)) for seat in seats], ends)
+    values: dict[int, list[float]] = {}
+    convergence = Convergence()
+    for layer in sorted(graph.layer_ids, reverse=True):
+        states = graph.layer_ids[layer]
+        first = {state: [0.0] * len(seats) for state in range(states[0], states[1] + 1)}
+        found, _ = _solve_layer(connection, chain, layer, first, {}, convergence)  # type: ignore[arg-type]
+        chain.set_values(connection, states, found, {})
+        values.update(found)
+        if progress is not None:
+            progress(1)
+    chain.drop(connection)
+    ends.drop(connection)
+    return values
+
+
+def _end_table(connection: sa.Connection, policies: int, runs: list[tuple[list[int], sa.Table]]) -> sa.Table:
+    """Return a new table ``rm_end(node_id, state, q0 ..)``: an end's probability from a state per policy, from the
+    distribution tables of ``runs`` (the policies' numbers each gives, in its columns ``r0 ..``), which it drops."""
+    names = [f"q{n}" for n in range(policies)]
+    table = turn_work_table(connection, "rm_end", *(sa.Column(name, sa.Double, nullable=False) for name in names))
+    parts = []
+    for numbers, found in runs:
+        given = {n: found.c[f"r{i}"] for i, n in enumerate(numbers)}
+        parts.append(sa.select(found.c.node_id, found.c.state,
+                               *(given.get(n, sa.literal(0.0, sa.Double)).label(name) for n, name in enumerate(names))))
+    together = sa.union_all(*parts).subquery("together")
+    grouped = (sa.select(together.c.node_id, together.c.state, *(sa.func.sum(together.c[name]) for name in names))
+               .group_by(together.c.node_id, together.c.state))
+    connection.execute(sa.insert(table).from_select(["node_id", "state", *names], grouped))
+    for _, found in runs:
+        found.drop(connection)
+    return table
+
+
+def _refuse_turn_rewards(connection: sa.Connection, graph: TurnGraph) -> None:
+    """Raise InvalidGraph when an edge of the turn carries a reward or hands the turn over."""
+    first, last = graph.turn_spans[0].first_edge, graph.turn_spans[-1].last_edge
+    odd = connection.execute(sa.select(sa.func.count()).select_from(edge).where(
+        edge.c.id.between(first, last), sa.or_(edge.c.reward != 0, edge.c.sign != 1))).scalar_one()
+    if odd:
+        raise InvalidGraph(f"{odd} edges of the turn carry a reward or a sign: a match through end distributions "
+                           "needs a turn whose edges carry neither")
+
+
+def _agent_classes(connection: sa.Connection, graph: TurnGraph, work: _RaceTables) -> dict[int, int]:
+    """Return state -> the state whose end distribution an agent's is (the first state alike: the same horizon and
+    the same ends through which its moves win at once, the only things an agent's turn knows of the state)."""
+    first = min(span.first_edge for span in graph.game_spans.values())
+    last = max(span.last_edge for span in graph.game_spans.values())
+    root_layer = graph.turn_spans[0].layer
+    top = sa.select(sa.func.max(node.c.payoff)).where(node.c.graph_id == graph.graph_id, node.c.kind == "terminal",
+                                                      node.c.layer < root_layer).scalar_subquery()
+    winning = (sa.select(edge.c.src, edge.c.label)
+               .select_from(edge.join(node, sa.and_(node.c.graph_id == graph.graph_id, node.c.id == edge.c.dst)))
+               .where(edge.c.id.between(first, last), edge.c.kind == "move", edge.c.sign == 1,
+                      node.c.kind == "terminal", node.c.payoff >= top))
+    wins: dict[int, set[str]] = {}
+    for src, label in connection.execute(winning):
+        wins.setdefault(src, set()).add(label)
+    alike: dict[tuple, int] = {}
+    classes = {}
+    for states in graph.layer_ids.values():
+        for state in range(states[0], states[1] + 1):
+            signature = (work.horizons.get(state), frozenset(wins.get(state, ())))
+            classes[state] = alike.setdefault(signature, state)
+    return classes
+
+
+def _distributions(connection: sa.Connection, graph: TurnGraph, seats: list[Seat], rank: dict[int, float],
+                   by_class: bool, name: str, progress: Progress | None) -> sa.Table:
+    """Return a new table ``name(node_id, state, r0 ..)``: each state's end distribution for each of ``seats`` (a
+    policy each), played from every state, or with ``by_class`` from one state of each of the agents' classes
+    (:func:`_agent_classes`) and copied to the others."""
+    work = _RaceTables(connection, graph, seats, copy_turn=True, prune=True, record_moves=True)
+    for states in graph.layer_ids.values():
+        work.set_values(connection, states, {state: [0.0] * len(seats) for state in range(states[0], states[1] + 1)},
+                        rank)
+    classes = _agent_classes(connection, graph, work) if by_class else None
+    wanted = sorted(set(classes.values())) if classes is not None else [
+        state for states in graph.layer_ids.values() for state in range(states[0], states[1] + 1)]
+    numbers = range(len(seats))
+    found = turn_work_table(connection, name, *(sa.Column(f"r{i}", sa.Double, nullable=False) for i in numbers))
+    played = temporary_table(connection, "rm_played")
+    spread = _Spread(connection, work)
+    first, last = _state_edges(graph)
+    for batch in _batches(connection, graph, wanted):
+        connection.execute(sa.insert(played), [{"node_id": state} for state in batch])
+        work.start(connection, sa.and_(edge.c.id.between(first, last), edge.c.src.in_(sa.select(played.c.node_id))),
+                   sa.false())
+        work.play_turn(connection)
+        spread.run(connection, found)
+        connection.execute(sa.delete(work.turn))
+        connection.execute(sa.delete(played))
+        if progress is not None:
+            progress(1)
+    if classes is not None:
+        alike = temporary_table(connection, "rm_class", sa.Column("rep", sa.Integer, nullable=False))
+        connection.execute(sa.insert(alike), [{"node_id": state, "rep": rep} for state, rep in classes.items()
+                                              if state != rep])
+        copied = (sa.select(found.c.node_id, alike.c.node_id, *(found.c[f"r{i}"] for i in numbers))
+                  .select_from(found.join(alike, alike.c.rep == found.c.state)))
+        connection.execute(sa.insert(found).from_select(["node_id", "state", *(f"r{i}" for i in numbers)], copied))
+        alike.drop(connection)
+    played.drop(connection)
+    spread.drop(connection)
+    work.drop(connection)
+    return found
+
+
+def _state_edges(graph: TurnGraph) -> tuple[int, int]:
+    """Return the first and last id of the state moves (the edges of the state layers)."""
+    return (min(span.first_edge for span in graph.game_spans.values()),
+            max(span.last_edge for span in graph.game_spans.values()))
+
+
+def _batches(connection: sa.Connection, graph: TurnGraph, states: list[int]) -> list[list[int]]:
+    """Return ``states`` in batches of at most :data:`BATCH_ROWS` (turn node, state) rows, counting the whole turn
+    for each state (one state at least)."""
+    turn_nodes = connection.execute(sa.select(sa.func.count()).select_from(node).where(
+        node.c.graph_id == graph.graph_id, node.c.layer >= graph.turn_spans[0].layer)).scalar_one()
+    size = max(1, BATCH_ROWS // max(turn_nodes, 1))
+    return [states[at:at + size] for at in range(0, len(states), size)]
+
+
+class _Spread:
+    """The forward pass: the probability of reaching each turn node from the root, per state and seat, along the
+    moves the turn table records; rows ``(node_id, state, r0 ..)`` of a reach table, insert-only (a node's
+    rows, one from each edge into it, are summed when its layer is spread)."""
+
+    def __init__(self, connection: sa.Connection, work: _RaceTables):
+        self.work, self.graph = work, work.graph
+        self.names = [f"r{i}" for i in range(len(work.seats))]
+        self.reach = create_afresh(connection, sa.Table(
+            "rm_reach", sa.MetaData(), sa.Column("node_id", sa.Integer, nullable=False, index=not hashed_joins(connection)),
+            sa.Column("state", sa.Integer, nullable=False), *(sa.Column(name, sa.Double, nullable=False) for name in self.names),
+            prefixes=["TEMPORARY"]))  # several rows a (node, state): one from each edge into it
+        e = work.edges
+        self.totals = temporary_table(connection, "rm_total", sa.Column("weight", sa.Double, nullable=False))
+        connection.execute(sa.insert(self.totals).from_select(
+            ["node_id", "weight"], sa.select(e.c.src, sa.func.sum(e.c.weight)).where(e.c.kind == "roll").group_by(e.c.src)))
+
+    def _here(self, span: sa.Row) -> sa.Subquery:
+        """Return the summed reach rows of the nodes the edges of turn layer ``span`` leave."""
+        r = self.reach
+        low, high = self.graph.turn_sources[span.layer]
+        return (sa.select(r.c.node_id, r.c.state, *(sa.func.sum(r.c[name]).label(name) for name in self.names))
+                .where(r.c.node_id.between(low, high)).group_by(r.c.node_id, r.c.state).subquery("here"))
+
+    def run(self, connection: sa.Connection, into: sa.Table) -> None:
+        """Spread the states of the turn table from the root, layer by layer, and add to ``into`` each (end,
+        state)'s probability per seat; empty the reach table."""
+        r, e, turn = self.reach, self.work.edges, self.work.turn
+        connection.execute(sa.insert(r).from_select(
+            ["node_id", "state", *self.names],
+            sa.select(turn.c.node_id, turn.c.state, *(sa.literal(1.0, sa.Double) for _ in self.names))
+            .where(turn.c.node_id == self.graph.root)))
+        for span in self.graph.turn_spans:
+            in_span = e.c.id.between(span.first_edge, span.last_edge)
+            if span.rolls:
+                here = self._here(span)
+                rolled = (sa.select(e.c.dst, here.c.state,
+                                    *(here.c[name] * e.c.weight / self.totals.c.weight for name in self.names))
+                          .select_from(here.join(e, e.c.src == here.c.node_id)
+                                       .join(self.totals, self.totals.c.node_id == e.c.src))
+                          .where(in_span, e.c.kind == "roll"))
+                connection.execute(sa.insert(r).from_select(["node_id", "state", *self.names], rolled))
+            if span.moves:
+                here = self._here(span)
+                moved = (sa.select(e.c.dst, here.c.state,
+                                   *(sa.case((turn.c[f"m{i}"] == e.c.id, here.c[name]), else_=0.0)
+                                     for i, name in enumerate(self.names)))
+                         .select_from(here.join(turn, sa.and_(turn.c.node_id == here.c.node_id,
+                                                               turn.c.state == here.c.state))
+                                      .join(e, e.c.src == here.c.node_id))
+                         .where(in_span, e.c.kind == "move",
+                                sa.or_(*(turn.c[f"m{i}"] == e.c.id for i in range(len(self.names))))))
+                connection.execute(sa.insert(r).from_select(["node_id", "state", *self.names], moved))
+        ended = (sa.select(r.c.node_id, r.c.state, *(sa.func.sum(r.c[name]) for name in self.names))
+                 .where(r.c.node_id.in_(list(self.graph.ends.values()))).group_by(r.c.node_id, r.c.state))
+        connection.execute(sa.insert(into).from_select(["node_id", "state", *self.names], ended))
+        connection.execute(sa.delete(r))
+
+    def drop(self, connection: sa.Connection) -> None:
+        """Drop the tables."""
+        self.reach.drop(connection)
+        self.totals.drop(connection)
+
+
+class _Chain:
+    """The state layers of a match, played from the end distributions: the work object
+    :func:`store.solve.turn_cycles._solve_layer` drives (``play`` and ``set_values``)."""
+
+    maximising = False
+
+    def __init__(self, connection: sa.Connection, graph: TurnGraph, seats: Sequence[Seat], policy_of: list[int],
+                 ends: sa.Table):
+        self.graph, self.seats, self.policy_of, self.ends_table = graph, list(seats), policy_of, ends
+        numbers = range(len(seats))
+        self.state = temporary_table(connection, "rm_state", *(sa.Column(f"v{i}", sa.Double) for i in numbers))
+        root_layer = graph.turn_spans[0].layer
+        over = sa.select(node.c.id, *(node.c.payoff.label(f"v{i}") for i in numbers)).where(
+            node.c.graph_id == graph.graph_id, node.c.kind == "terminal", node.c.layer < root_layer)
+        connection.execute(sa.insert(self.state).from_select(["node_id", *(f"v{i}" for i in numbers)], over))
+        self.labels = temporary_table(connection, "rm_label", sa.Column("label", sa.Text, nullable=False))
+        connection.execute(sa.insert(self.labels), [{"node_id": node_id, "label": graph.structure.ends[key]}
+                                                    for key, node_id in graph.ends.items()])
+
+    def play(self, connection: sa.Connection, layers: Sequence[tuple[sa.Row, tuple[int, int]]]) -> Played:
+        """Return state -> per seat (value, derivative in its loop state's value) for the states of ``layers``, at
+        the values in the state table: over the ends, the end's probability times the move through it."""
+        (span, states), = layers
+        st, q, labels = self.state, self.ends_table, self.labels
+        looping = sa.case((edge.c.dst.between(*states), sa.cast(edge.c.sign, sa.Double)), else_=0.0)
+        columns = []
+        for i, seat in enumerate(self.seats):
+            chance = sa.func.coalesce(q.c[f"q{self.policy_of[i]}"], 0.0)
+            then = sa.case((edge.c.sign == 1, st.c[f"v{i}"]), else_=st.c[f"v{seat.after_pass}"])
+            columns += [sa.func.sum(chance * (edge.c.reward + edge.c.sign * then)), sa.func.sum(chance * looping)]
+        rows = (sa.select(edge.c.src, *columns)
+                .select_from(edge.join(labels, labels.c.label == edge.c.label)
+                             .join(q, sa.and_(q.c.node_id == labels.c.node_id, q.c.state == edge.c.src))
+                             .join(st, st.c.node_id == edge.c.dst))
+                .where(edge.c.id.between(span.first_edge, span.last_edge), edge.c.kind == "move")
+                .group_by(edge.c.src))
+        return {row[0]: [(row[1 + 2 * i], row[2 + 2 * i]) for i in range(len(self.seats))]
+                for row in connection.execute(rows)}
+
+    def set_values(self, connection: sa.Connection, states: tuple[int, int], values: dict[int, list[float]],
+                   rank: dict[int, float]) -> None:
+        """Replace the state table's rows of the layer's states (node ids ``states``) by ``values`` (per seat)."""
+        connection.execute(sa.delete(self.state).where(self.state.c.node_id.between(*states)))
+        connection.execute(sa.insert(self.state), [
+            {"node_id": state, **{f"v{i}": float(x) for i, x in enumerate(xs)}} for state, xs in values.items()])
+
+    def drop(self, connection: sa.Connection) -> None:
+        """Drop the tables."""
+        for table in (self.state, self.labels):
+            table.drop(connection)

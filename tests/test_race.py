@@ -134,6 +134,41 @@ def test_duckdb_solves_and_matches_exactly(tmp_path):
 
 
 @pytest.mark.parametrize("backend", ["sqlite", "duckdb"])
+def test_end_distributions_played_a_state_at_a_time_give_the_same_matches(tmp_path, monkeypatch, backend):
+    """The end distributions are played in batches of states (``race_matches.BATCH_ROWS`` rows): one state a batch
+    (a batch for each of the optimum's score pairs, and for each of the agents' classes) gives the exact matches,
+    as one batch for all does; an agent's classes are fewer than the score pairs (its own score, not theirs)."""
+    from graphs import get_game
+    from store.db import open_database
+    from store.load import build_graph
+    from store.solve import race_matches, turn_cycles, turns
+
+    game, params = get_game("5000-race"), {"target": 200}
+    engine = open_database(f"{backend}:///{tmp_path / 'race.db'}", create=True)
+    built = build_graph(engine, game, params)
+    pairs = [("threshold-3", "optimal"), ("turn-optimal", "threshold-1")]
+    batches: list[int] = []
+    original = race_matches._batches
+    monkeypatch.setattr(race_matches, "_batches", lambda *args: batches.append(len(found := original(*args))) or found)
+    played, default = {}, race_matches.BATCH_ROWS
+    with engine.connect() as connection:
+        graph = turns.TurnGraph.load(connection, built.graph_id, game.turn(params))
+        turn_cycles.ensure_race_solved(connection, graph)
+        for rows in (default, 1):
+            monkeypatch.setattr(race_matches, "BATCH_ROWS", rows)
+            batches.clear()
+            played[rows] = race_matches.matches(connection, graph, pairs), list(batches)
+    engine.dispose()
+    (together, one_batch), (alone, one_state) = played[default], played[1]
+    pairs_below_the_target = (200 // 50) ** 2
+    assert one_batch == [1, 1] and one_state[0] == pairs_below_the_target and 1 < one_state[1] < pairs_below_the_target
+    for (first, second), got, by_state in zip(pairs, together, alone):
+        for value, value_by_state, exact in zip(got, by_state, race_exact.match(200, first, second)):
+            assert math.isclose(value, exact, rel_tol=1e-12), (first, second)
+            assert math.isclose(value_by_state, exact, rel_tol=1e-12), (first, second)
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "duckdb"])
 def test_playing_the_next_score_sum_along_changes_no_value_and_no_pass(tmp_path, monkeypatch, backend):
     """Played along with each pass after a score sum's first, the next sum's first pass saves a turn played per
     score sum whose values the pass proves exact; the values and the Newton passes stay those of a solve that

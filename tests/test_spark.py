@@ -118,6 +118,7 @@ LONG = {  # games too deep for CI's time on Spark, run with $DICEGRAPH_TEST_SPAR
 }
 ALL_ON_SPARK = "DICEGRAPH_TEST_SPARK_ALL"
 COMPACTED = "5000-race"  # its commands compact every table of more than two files, so that its solve reads them so
+MATCHED = "5000-race"  # its matches are played too (store/solve/race_matches.py)
 
 
 def options(name: str) -> list[str]:
@@ -168,6 +169,15 @@ def test_every_game_solves_on_spark_as_on_sqlite(name: str, spark_url: str, tmp_
             files = compact.table_files(connection)
         engine.dispose()
         assert max(files.values()) <= 2 and files["turn_policy"] > 0, files
+    if name == MATCHED:  # a race's matches: the end distributions and the state layers, as on SQLite
+        import dicegraph
+
+        pairs = [("threshold-2", OPTIMAL), ("threshold-5", "turn-optimal")]
+        expected_matches, got_matches = (dicegraph.open(url).matches(name, pairs=pairs) for url in (reference, spark_url))
+        assert [(row["first"], row["second"]) for row in got_matches] == [
+            (row["first"], row["second"]) for row in expected_matches] and len(expected_matches) == 4
+        for row, expected_row in zip(got_matches, expected_matches):
+            assert math.isclose(row["p_first_wins"], expected_row["p_first_wins"], rel_tol=1e-12), row
 
 
 @pytest.mark.parametrize("name", TURN_NAMES)

@@ -54,7 +54,7 @@ ALL_MATCHES_UP_TO = 1000  # beyond this target the fixed strategies play one ano
 
 def plays_all_matches(params: Mapping[str, Any], all_matches: bool) -> bool:
     """Return whether the report plays the fixed strategies against each other: up to a target of
-    :data:`ALL_MATCHES_UP_TO`, or when asked (each match costs a solve's time, 7 of them against 28)."""
+    :data:`ALL_MATCHES_UP_TO`, or when asked (past it, the 7 matches against the optimum, not 28)."""
     return all_matches or params["target"] <= ALL_MATCHES_UP_TO
 
 

@@ -44,7 +44,7 @@ from store.solve.seats import FOLLOW, RANK, Seat
 from store.solve.turn_cycles import Played, _RaceTables, _solve_layer
 from store.solve.turns import TurnGraph, ensure_policy
 
-BATCH_ROWS = 4_000_000  # (turn node, state) rows a batch of the end distributions plays at most (one state layer at least)
+BATCH_ROWS = 8_000_000  # (turn node, state) rows a batch of the end distributions plays at most (one state at least)
 
 
 def matches(connection: sa.Connection, graph: TurnGraph, pairs: Sequence[tuple[str, str]],
@@ -175,7 +175,7 @@ def _distributions(connection: sa.Connection, graph: TurnGraph, seats: list[Seat
     played = temporary_table(connection, "rm_played")
     spread = _Spread(connection, work)
     first, last = _state_edges(graph)
-    for batch in _batches(connection, graph, wanted):
+    for batch in _batches(connection, work, wanted):
         connection.execute(sa.insert(played), [{"node_id": state} for state in batch])
         work.start(connection, sa.and_(edge.c.id.between(first, last), edge.c.src.in_(sa.select(played.c.node_id))),
                    sa.false())
@@ -205,13 +205,28 @@ def _state_edges(graph: TurnGraph) -> tuple[int, int]:
             max(span.last_edge for span in graph.game_spans.values()))
 
 
-def _batches(connection: sa.Connection, graph: TurnGraph, states: list[int]) -> list[list[int]]:
-    """Return ``states`` in batches of at most :data:`BATCH_ROWS` (turn node, state) rows, counting the whole turn
-    for each state (one state at least)."""
-    turn_nodes = connection.execute(sa.select(sa.func.count()).select_from(node).where(
-        node.c.graph_id == graph.graph_id, node.c.layer >= graph.turn_spans[0].layer)).scalar_one()
-    size = max(1, BATCH_ROWS // max(turn_nodes, 1))
-    return [states[at:at + size] for at in range(0, len(states), size)]
+def _batches(connection: sa.Connection, work: _RaceTables, states: list[int]) -> list[list[int]]:
+    """Return ``states`` in batches of at most :data:`BATCH_ROWS` (turn node, state) rows (one state at least): a
+    state's rows are the turn's nodes short of its horizon where the solve leaves out the rest, else all."""
+    e = work.edges
+    counted = sa.select(sa.func.count(sa.distinct(e.c.src)))
+    if not work.pruned:
+        every = connection.execute(counted).scalar_one()
+        rows = dict.fromkeys(states, every)
+    else:
+        by_progress = dict(connection.execute(sa.select(e.c.progress, sa.func.count(sa.distinct(e.c.src)))
+                                              .group_by(e.c.progress)).all())
+        rows = {state: sum(n for progress, n in by_progress.items() if progress is None or progress < work.horizons[state])
+                for state in states}
+    batches: list[list[int]] = [[]]
+    held = 0
+    for state in states:
+        if batches[-1] and held + rows[state] > BATCH_ROWS:
+            batches.append([])
+            held = 0
+        batches[-1].append(state)
+        held += rows[state]
+    return batches
 
 
 class _Spread:

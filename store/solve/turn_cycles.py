@@ -46,6 +46,7 @@ import json
 from collections import ChainMap
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import sqlalchemy as sa
 
@@ -78,8 +79,10 @@ class _RaceTables:
         it for a whole solve (the performance notes measure it). ``prune`` (with ``copy_turn``): leave out the
         turn's nodes at or past each state's horizon, when the game gives them
         (:class:`graphs.protocol.TurnStructure`). ``record_moves``: the turn table keeps each seat's move at
-        each (decision node, state), column ``m<i>`` (:mod:`store.solve.race_matches` follows them)."""
+        each (decision node, state), column ``m<i>`` (:mod:`store.solve.race_matches` follows them), and
+        only what ranks the moves (``p<i>``): no value or derivative."""
         self.graph, self.seats, self.record_moves = graph, list(seats), record_moves
+        self.parts = ("p",) if record_moves else ("p", "v", "d")  # the columns a turn row holds per seat
         structure = graph.structure
         self.pruned = copy_turn and prune and structure.progress is not None and structure.horizon is not None
         first, last = graph.turn_spans[0].first_edge, graph.turn_spans[-1].last_edge
@@ -97,7 +100,7 @@ class _RaceTables:
                                      *self._horizon_column())
         self.turn = turn_work_table(connection, "tcy_turn", *self._horizon_column(),
                                     *(sa.Column(f"{name}{i}", sa.Double, nullable=False)
-                                      for i in numbers for name in ("p", "v", "d")),
+                                      for i in numbers for name in self.parts),
                                     *(sa.Column(f"m{i}", EdgeId) for i in numbers if record_moves))
         self.ends = temporary_table(connection, "tcy_end", sa.Column("label", sa.Text, nullable=False))
         connection.execute(sa.insert(self.ends), [{"node_id": node_id, "label": graph.structure.ends[key]}
@@ -181,7 +184,7 @@ class _RaceTables:
                 profit = edge.c.reward + edge.c.sign * st.c.rank
             else:
                 profit = sa.case((edge.c.sign == 1, st.c.sure), else_=0.0)
-            columns += [profit, value, sa.case((looping, sa.cast(edge.c.sign, sa.Double)), else_=0.0)]
+            columns += self._kept([profit, value, sa.case((looping, sa.cast(edge.c.sign, sa.Double)), else_=0.0)])
         joined = edge.join(st, st.c.node_id == edge.c.dst).join(self.ends, self.ends.c.label == edge.c.label)
         mover = st.alias("mover")
         if self.pruned:
@@ -192,16 +195,21 @@ class _RaceTables:
         connection.execute(sa.insert(self.turn).from_select(self._into(), rows))
 
     def _names(self) -> list[str]:
-        return [f"{name}{i}" for i in range(len(self.seats)) for name in ("p", "v", "d")]
+        return [f"{name}{i}" for i in range(len(self.seats)) for name in self.parts]
+
+    def _kept(self, parts: Sequence[Any]) -> list[Any]:
+        """Return of a seat's ``(p, v, d)`` columns (or their names) those the turn table holds (:attr:`parts`)."""
+        return list(parts[:len(self.parts)])
 
     def _chance(self) -> sa.Insert:
         e, after = self.edges, self.turn.alias("after")
         weight = sa.func.sum(e.c.weight)
         columns = []
         for i in range(len(self.seats)):
-            columns += [sa.func.sum(e.c.weight * self._profit(i, e.c.reward, after)) / weight,
-                        sa.func.sum(e.c.weight * (e.c.reward + after.c[f"v{i}"])) / weight,
-                        sa.func.sum(e.c.weight * after.c[f"d{i}"]) / weight]
+            columns += [sa.func.sum(e.c.weight * self._profit(i, e.c.reward, after)) / weight]
+            if len(self.parts) > 1:
+                columns += [sa.func.sum(e.c.weight * (e.c.reward + after.c[f"v{i}"])) / weight,
+                            sa.func.sum(e.c.weight * after.c[f"d{i}"]) / weight]
         rows = (sa.select(e.c.src, after.c.state, *self._carried(after), *columns, *self._no_moves())
                 .select_from(e.join(after, after.c.node_id == e.c.dst))
                 .where(e.c.id.between(FIRST, LAST), e.c.kind == "roll", self._played(e, after))
@@ -247,7 +255,7 @@ class _RaceTables:
         for i, seat in enumerate(self.seats):
             q = self._profit(i, e.c.reward, after)
             columns += [q.label(f"q{i}"), sa.func.max(q).over(partition_by=(e.c.src, after.c.state)).label(f"best{i}")]
-            if self.carried:
+            if self.carried and len(self.parts) > 1:
                 columns += [(e.c.reward + after.c[f"v{i}"]).label(f"v{i}"), after.c[f"d{i}"].label(f"d{i}")]
             if seat.kind == FOLLOW:
                 agent = choice.alias(f"agent{i}")
@@ -265,14 +273,14 @@ class _RaceTables:
                 chosen.append(sa.case((sa.func.max(best) >= 1.0, sa.func.min(wins)), else_=sa.func.max(own)))
                 if self.carried:
                     picks += [sa.case((sa.func.max(best) >= 1.0, sa.func.arg_min(moves.c[name], wins)),
-                                      else_=sa.func.arg_min(moves.c[name], own)) for name in (f"q{i}", f"v{i}", f"d{i}")]
+                                      else_=sa.func.arg_min(moves.c[name], own)) for name in self._kept([f"q{i}", f"v{i}", f"d{i}"])]
             else:
                 near = q >= best - TIE * (1 + sa.func.abs(best))
                 candidates.append(near)
                 taken = sa.case((near, moves.c.id))
                 chosen.append(sa.func.min(taken))
                 if self.carried:
-                    picks += [sa.func.arg_min(moves.c[name], taken) for name in (f"q{i}", f"v{i}", f"d{i}")]
+                    picks += [sa.func.arg_min(moves.c[name], taken) for name in self._kept([f"q{i}", f"v{i}", f"d{i}"])]
         if self.carried:
             picks += chosen if self.record_moves else []
         else:
@@ -288,7 +296,9 @@ class _RaceTables:
             move, then = e.alias(f"move{i}"), self.turn.alias(f"then{i}")
             joined = joined.join(move, move.c.id == picked.c[f"edge{i}"]).join(
                 then, sa.and_(then.c.node_id == move.c.dst, then.c.state == picked.c.state))
-            columns += [self._profit(i, move.c.reward, then), move.c.reward + then.c[f"v{i}"], then.c[f"d{i}"]]
+            columns.append(self._profit(i, move.c.reward, then))
+            if len(self.parts) > 1:
+                columns += [move.c.reward + then.c[f"v{i}"], then.c[f"d{i}"]]
         recorded = [picked.c[f"edge{i}"] for i in range(len(self.seats))] if self.record_moves else []
         rows = sa.select(picked.c.src, picked.c.state, *self._carried(picked), *columns, *recorded).select_from(joined)
         return sa.insert(self.turn).from_select(self._into(), rows)

@@ -182,13 +182,13 @@ def test_playing_the_next_score_sum_along_changes_no_value_and_no_pass(tmp_path,
     engine = open_database(f"{backend}:///{tmp_path / 'race.db'}", create=True)
     built = build_graph(engine, game, params)
     plays = []  # per turn played, the score sums played from
-    original_play = turn_cycles._RaceTables.play
+    original_play = turn_cycles.RaceTables.play
 
     def counted_play(self, connection, layers):
         plays.append(len(layers))
         return original_play(self, connection, layers)
 
-    monkeypatch.setattr(turn_cycles._RaceTables, "play", counted_play)
+    monkeypatch.setattr(turn_cycles.RaceTables, "play", counted_play)
     seat = [Seat.maximising()]
     solves = {}
     with engine.connect() as connection:
@@ -240,7 +240,7 @@ def test_a_pass_leaves_out_the_turn_past_each_pairs_winning_total_and_changes_no
             node.c.graph_id == built.graph_id, node.c.layer >= graph.turn_spans[0].layer,
             node.c.kind != "terminal")).scalars().all()
         for prune in (False, True):
-            work = turn_cycles._RaceTables(connection, graph, seat, copy_turn=True, prune=prune)
+            work = turn_cycles.RaceTables(connection, graph, seat, copy_turn=True, prune=prune)
             for ids in graph.layer_ids.values():
                 work.set_values(connection, ids, {state: solved[state] for state in range(ids[0], ids[1] + 1)}, {})
             work.start(connection, edge.c.id.between(span.first_edge, span.last_edge), edge.c.dst.between(*states))

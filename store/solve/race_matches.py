@@ -8,7 +8,7 @@ two steps:
 
 * **The end distributions.** For each policy, the turn is played from each
   state: backward once, to choose the moves as the seat would
-  (:class:`store.solve.turn_cycles._RaceTables`, which records them), then
+  (:class:`store.solve.turn_cycles.RaceTables`, which records them), then
   forward, spreading the probability of reaching each turn node from the root
   along the moves chosen, one statement a turn layer. An agent knows of the
   state only which of its moves win at once (and the horizon, which leaves
@@ -41,7 +41,7 @@ from store.schema import edge, node, turn_policy
 from store.scratch import create_afresh, hashed_joins, plan_whole_layers, temporary_table, turn_work_table
 from store.solve.cycles import Convergence
 from store.solve.seats import FOLLOW, RANK, Seat
-from store.solve.turn_cycles import Played, _RaceTables, _solve_layer
+from store.solve.turn_cycles import Played, RaceTables, solve_layer
 from store.solve.turns import TurnGraph, ensure_policy
 
 BATCH_ROWS = 8_000_000  # (turn node, state) rows a batch of the end distributions plays at most (one state at least)
@@ -95,7 +95,7 @@ def play(connection: sa.Connection, graph: TurnGraph, seats: Sequence[Seat], ran
     for layer in sorted(graph.layer_ids, reverse=True):
         states = graph.layer_ids[layer]
         first = {state: [0.0] * len(seats) for state in range(states[0], states[1] + 1)}
-        found, _ = _solve_layer(connection, chain, layer, first, {}, convergence)  # type: ignore[arg-type]
+        found, _ = solve_layer(connection, chain, layer, first, {}, convergence)
         chain.set_values(connection, states, found, {})
         values.update(found)
         if progress is not None:
@@ -134,7 +134,7 @@ def _refuse_turn_rewards(connection: sa.Connection, graph: TurnGraph) -> None:
                            "needs a turn whose edges carry neither")
 
 
-def _agent_classes(connection: sa.Connection, graph: TurnGraph, work: _RaceTables) -> dict[int, int]:
+def _agent_classes(connection: sa.Connection, graph: TurnGraph, work: RaceTables) -> dict[int, int]:
     """Return state -> the state whose end distribution an agent's is (the first state alike: the same horizon and
     the same ends through which its moves win at once, the only things an agent's turn knows of the state)."""
     first = min(span.first_edge for span in graph.game_spans.values())
@@ -163,7 +163,7 @@ def _distributions(connection: sa.Connection, graph: TurnGraph, seats: list[Seat
     """Return a new table ``name(node_id, state, r0 ..)``: each state's end distribution for each of ``seats`` (a
     policy each), played from every state, or with ``by_class`` from one state of each of the agents' classes
     (:func:`_agent_classes`) and copied to the others."""
-    work = _RaceTables(connection, graph, seats, copy_turn=True, prune=True, record_moves=True)
+    work = RaceTables(connection, graph, seats, copy_turn=True, prune=True, record_moves=True)
     for states in graph.layer_ids.values():
         work.set_values(connection, states, {state: [0.0] * len(seats) for state in range(states[0], states[1] + 1)},
                         rank)
@@ -205,7 +205,7 @@ def _state_edges(graph: TurnGraph) -> tuple[int, int]:
             max(span.last_edge for span in graph.game_spans.values()))
 
 
-def _batches(connection: sa.Connection, work: _RaceTables, states: list[int]) -> list[list[int]]:
+def _batches(connection: sa.Connection, work: RaceTables, states: list[int]) -> list[list[int]]:
     """Return ``states`` in batches of at most :data:`BATCH_ROWS` (turn node, state) rows (one state at least): a
     state's rows are the turn's nodes short of its horizon where the solve leaves out the rest, else all."""
     e = work.edges
@@ -234,7 +234,7 @@ class _Spread:
     moves the turn table records; rows ``(node_id, state, r0 ..)`` of a reach table, insert-only (a node's
     rows, one from each edge into it, are summed when its layer is spread)."""
 
-    def __init__(self, connection: sa.Connection, work: _RaceTables):
+    def __init__(self, connection: sa.Connection, work: RaceTables):
         self.work, self.graph = work, work.graph
         self.names = [f"r{i}" for i in range(len(work.seats))]
         self.reach = create_afresh(connection, sa.Table(
@@ -295,7 +295,7 @@ class _Spread:
 
 class _Chain:
     """The state layers of a match, played from the end distributions: the work object
-    :func:`store.solve.turn_cycles._solve_layer` drives (``play`` and ``set_values``)."""
+    :func:`store.solve.turn_cycles.solve_layer` drives (``play`` and ``set_values``)."""
 
     maximising = False
 

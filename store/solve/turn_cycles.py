@@ -46,7 +46,7 @@ import json
 from collections import ChainMap
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 import sqlalchemy as sa
 
@@ -70,7 +70,25 @@ def has_cyclic_states(connection: sa.Connection, graph: TurnGraph) -> bool:
     return any(part.cyclic and part.first < root_layer for part in components(connection, graph.graph_id))
 
 
-class _RaceTables:
+class LayerWork(Protocol):
+    """What :func:`solve_layer` plays a state layer with: the seats, whether one maximises, and how to set the
+    layer's values and play its turns (:class:`RaceTables`, or ``store/solve/race_matches.py``'s chain)."""
+
+    graph: TurnGraph
+    seats: list[Seat]
+    maximising: bool
+
+    def set_values(self, connection: sa.Connection, states: tuple[int, int], values: dict[int, list[float]],
+                   rank: dict[int, float]) -> None:
+        """Replace the values of the layer's states (node ids ``states``) by ``values`` (per seat)."""
+        ...
+
+    def play(self, connection: sa.Connection, layers: Sequence[tuple[sa.Row, tuple[int, int]]]) -> Played:
+        """Return state -> per seat (value, derivative in its loop state's value) at the values set."""
+        ...
+
+
+class RaceTables:
     """The temporary tables and statements of one run (seats as columns ``p_i, v_i, d_i``)."""
 
     def __init__(self, connection: sa.Connection, graph: TurnGraph, seats: Sequence[Seat], copy_turn: bool = False,
@@ -389,7 +407,7 @@ def _mean_values(found: Guesses, seats: int) -> list[float]:
     return [sum(xs[i] for xs in found.values()) / len(found) for i in range(seats)]
 
 
-def _solve_layer(connection: sa.Connection, work: _RaceTables, layer: int, first: Guesses | _FirstPass, rank: dict[int, float],
+def solve_layer(connection: sa.Connection, work: LayerWork, layer: int, first: Guesses | _FirstPass, rank: dict[int, float],
                  convergence: Convergence, ahead: _Ahead | None = None) -> tuple[Guesses, _FirstPass | None]:
     """Solve the cyclic state layer ``layer`` exactly from ``first``, its first guesses (state -> a value per
     seat) or its first pass played already; return state -> its value per seat, and the first pass of the
@@ -468,7 +486,7 @@ def solve_race(connection: sa.Connection, graph: TurnGraph, seats: Sequence[Seat
     if any(seat.kind == RANK for seat in seats) and rank_policy is None:
         raise DicegraphError("a seat ranks moves by a stored solve: name it (rank_policy)")
     plan_whole_layers(connection)
-    work = _RaceTables(connection, graph, seats, copy_turn=True, prune=True)
+    work = RaceTables(connection, graph, seats, copy_turn=True, prune=True)
     rank: dict[int, float] = {}
     if rank_policy is not None:
         rank = dict(connection.execute(sa.select(turn_policy.c.node_id, turn_policy.c.value)
@@ -500,7 +518,7 @@ def solve_race(connection: sa.Connection, graph: TurnGraph, seats: Sequence[Seat
             ahead = _Ahead(order[position + 1], lambda tentative, next_states=next_states, named_next=named_next:
                            _first_guesses(next_states, named_next, ChainMap(tentative, values),
                                           _mean_values(tentative, len(seats))))
-        found, first_pass = _solve_layer(connection, work, layer, first, rank, convergence, ahead)
+        found, first_pass = solve_layer(connection, work, layer, first, rank, convergence, ahead)
         work.set_values(connection, states, found, rank)
         values.update(found)
         start = _mean_values(found, len(seats))
@@ -571,7 +589,7 @@ def turn_node_values(connection: sa.Connection, graph: TurnGraph, states: Sequen
     what the state's moves through them are worth."""
     optimal = next(p.name for p in graph.structure.policies if p.end_profits is None)
     optimal_id = ensure_policy(connection, graph, optimal)
-    work = _RaceTables(connection, graph, [Seat.maximising()])
+    work = RaceTables(connection, graph, [Seat.maximising()])
     stored = sa.select(turn_policy.c.node_id, turn_policy.c.value.label("v0"), turn_policy.c.value.label("rank"),
                        sa.literal(0.0).label("sure")).where(
         turn_policy.c.policy_id == optimal_id)

@@ -137,8 +137,7 @@ def _refuse_turn_rewards(connection: sa.Connection, graph: TurnGraph) -> None:
 def _agent_classes(connection: sa.Connection, graph: TurnGraph, work: RaceTables) -> dict[int, int]:
     """Return state -> the state whose end distribution an agent's is (the first state alike: the same horizon and
     the same ends through which its moves win at once, the only things an agent's turn knows of the state)."""
-    first = min(span.first_edge for span in graph.game_spans.values())
-    last = max(span.last_edge for span in graph.game_spans.values())
+    first, last = _state_edges(graph)
     root_layer = graph.turn_spans[0].layer
     top = sa.select(sa.func.max(node.c.payoff)).where(node.c.graph_id == graph.graph_id, node.c.kind == "terminal",
                                                       node.c.layer < root_layer).scalar_subquery()
@@ -187,8 +186,9 @@ def _distributions(connection: sa.Connection, graph: TurnGraph, seats: list[Seat
             progress(1)
     if classes is not None:
         alike = temporary_table(connection, "rm_class", sa.Column("rep", sa.Integer, nullable=False))
-        connection.execute(sa.insert(alike), [{"node_id": state, "rep": rep} for state, rep in classes.items()
-                                              if state != rep])
+        copies = [{"node_id": state, "rep": rep} for state, rep in classes.items() if state != rep]
+        if copies:  # (an executemany of no rows would insert one row of defaults)
+            connection.execute(sa.insert(alike), copies)
         copied = (sa.select(found.c.node_id, alike.c.node_id, *(found.c[f"r{i}"] for i in numbers))
                   .select_from(found.join(alike, alike.c.rep == found.c.state)))
         connection.execute(sa.insert(found).from_select(["node_id", "state", *(f"r{i}" for i in numbers)], copied))

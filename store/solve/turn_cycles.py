@@ -466,15 +466,15 @@ def solve_layer(connection: sa.Connection, work: LayerWork, layer: int, first: G
     return {state: [float(solution[index[state, i]]) for i in range(len(seats))] for state in ids}, next_pass
 
 
-def solve_race(connection: sa.Connection, graph: TurnGraph, seats: Sequence[Seat], rank_policy: int | None = None,
+def solve_race(connection: sa.Connection, graph: TurnGraph, seats: Sequence[Seat],
         keep: Callable[[int, dict[int, list[float]], Convergence], None] | None = None, down_to: int = 0,
         solved: dict[int, list[float]] | None = None,
         progress: Progress | None = None) -> tuple[dict[int, list[float]], Convergence]:
     """Value every turn state from the last state layer down to ``down_to`` for each seat; return state ->
     values per seat, and how the layers converged.
 
-    ``rank_policy``: the stored solve whose values :data:`RANK` seats rank by.
-    ``keep(layer, values, convergence)`` is called after each layer (to store and commit it); ``solved``
+    A seat maximises or follows a stored policy (matches, where a seat ranks moves by the optimum's stored
+    values, are :mod:`store.solve.race_matches`'s). ``keep(layer, values, convergence)`` is called after each layer (to store and commit it); ``solved``
     gives the values of layers solved before (resuming), which are not solved again. ``progress`` counts the
     state layers done.
 
@@ -483,14 +483,11 @@ def solve_race(connection: sa.Connection, graph: TurnGraph, seats: Sequence[Seat
     values exact is then also the next layer's first (its first guess made from those values). A pass
     that does not prove them exact wastes the next layer's rows, not statements.
     """
-    if any(seat.kind == RANK for seat in seats) and rank_policy is None:
-        raise DicegraphError("a seat ranks moves by a stored solve: name it (rank_policy)")
+    if any(seat.kind == RANK for seat in seats):
+        raise DicegraphError("a seat that ranks moves by a stored solve plays in race_matches, not in solve_race")
     plan_whole_layers(connection)
     work = RaceTables(connection, graph, seats, copy_turn=True, prune=True)
-    rank: dict[int, float] = {}
-    if rank_policy is not None:
-        rank = dict(connection.execute(sa.select(turn_policy.c.node_id, turn_policy.c.value)
-                                       .where(turn_policy.c.policy_id == rank_policy)).all())
+    rank: dict[int, float] = {}  # no seat ranks by a stored solve
     values: dict[int, list[float]] = dict(solved or {})
     convergence = Convergence()
     payoffs = graph_payoffs(connection, graph)

@@ -19,6 +19,7 @@ from store.catalog import find_policy, policy_convergence
 from store.load import build_graph
 from store.schema import choice, edge, node, policy, value
 from store.solve.layers import evaluate, solve
+from store.solve.seats import FOLLOW, Seat
 from tests import pig_exact
 
 
@@ -36,8 +37,21 @@ def close(x: float, exact: Fraction) -> bool:
     return abs(x - float(exact)) <= 1e-12 * max(1.0, abs(float(exact)))
 
 
+@pytest.fixture(params=["sqlite", "duckdb"])
+def each_engine(request: pytest.FixtureRequest, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> sa.Engine:
+    """A new database on SQLite, which solves a component at a time, and on DuckDB, which pays per statement
+    and solves runs of components together: there a window of two, so that it slides along the run."""
+    from store.db import open_database
+
+    if request.param == "duckdb":
+        monkeypatch.setattr(cycles, "GROUPED", 2)
+        return open_database(f"duckdb:///{tmp_path / 'test.duckdb'}", create=True)
+    return open_database(f"sqlite:///{tmp_path / 'test.db'}", create=True)
+
+
 @pytest.mark.parametrize("target", [2, 5, 8])
-def test_sql_optimum_equals_exact_policy_iteration(engine: sa.Engine, target: int) -> None:
+def test_sql_optimum_equals_exact_policy_iteration(each_engine: sa.Engine, target: int) -> None:
+    engine = each_engine
     game = get_game("pig")
     graph_id = build_graph(engine, game, {"target": target, "holds": (4,)}).graph_id
     with engine.begin() as connection:
@@ -54,7 +68,8 @@ def test_sql_optimum_equals_exact_policy_iteration(engine: sa.Engine, target: in
     assert not wrong
 
 
-def test_agents_and_matches_equal_exact_linear_solves(engine: sa.Engine) -> None:
+def test_agents_and_matches_equal_exact_linear_solves(each_engine: sa.Engine) -> None:
+    engine = each_engine
     target = 9
     graph_id = build_graph(engine, get_game("pig"), {"target": target, "holds": (3, 5)}).graph_id
     with engine.begin() as connection:
@@ -106,6 +121,83 @@ def test_the_games_first_guess_saves_passes_and_changes_no_value(engine: sa.Engi
     assert fewer < more
     assert guessed.keys() == plain.keys()
     assert all(abs(guessed[k] - plain[k]) <= 1e-12 * max(1.0, abs(plain[k])) for k in plain)
+
+
+def test_on_duckdb_a_match_takes_one_pass_and_a_statement_a_depth_below_the_anchors(tmp_path: Path) -> None:
+    """Where the engine pays per statement, the components of a run are valued together, their layers at the
+    same depth below their anchors by one statement a kind of node; fixed moves take one pass in all."""
+    from store.db import open_database
+
+    engine = open_database(f"duckdb:///{tmp_path / 'pig.duckdb'}", create=True)
+    graph_id = build_graph(engine, get_game("pig"), {"target": 12, "holds": (3, 5)}).graph_id
+    written: list[str] = []
+
+    def count(conn, cursor, statement, *rest) -> None:  # noqa: ANN001
+        if statement.startswith(("INSERT INTO cyc_term", "INSERT INTO cyc_new")) and "edge.kind =" in statement:
+            written.append(statement)  # a layer's (or layers') terms
+
+    with engine.begin() as connection:
+        parts = cycles.components(connection, graph_id)
+        kinds = {(span.layer - part.first, kind) for part in parts for span in part.spans
+                 for kind, count_of in (("roll", span.rolls), ("move", span.moves)) if count_of}
+        sa.event.listen(engine, "after_cursor_execute", count)
+        seats = [Seat(FOLLOW, find_policy(connection, graph_id, name).id, after_pass=other)
+                 for name, other in (("hold-at-3", 1), ("hold-at-5", 0))]
+        tables, convergence = cycles.solve_components(connection, graph_id, seats)
+        sa.event.remove(engine, "after_cursor_execute", count)
+    assert len(parts) == clock_ticks(12) and all(part.cyclic for part in parts)
+    assert len(written) == len(kinds) < sum(len(part.spans) for part in parts)
+    assert convergence.passes == convergence.components == len(parts)
+
+
+def _two_loops(into_the_deeper: int) -> Iterator[Row]:
+    """Two cyclic components, layers 0..1 and 2..3; the first's node 0 moves into the second at node
+    ``into_the_deeper`` (2: its anchor, 3: a node below it)."""
+    yield CyclicLayers(0, 1)
+    yield Node(0, "a", 0, DECISION, "a")
+    yield Edge(0, 1, MOVE, "go")
+    yield Edge(0, into_the_deeper, MOVE, "on")
+    yield Node(1, "a roll", 1, CHANCE, "a roll", denom=3)
+    yield Edge(1, 0, ROLL, "back", weight=1)
+    yield Edge(1, 5, ROLL, "lose", weight=2)
+    yield CyclicLayers(2, 3)
+    yield Node(2, "b", 2, DECISION, "b")
+    yield Edge(2, 3, MOVE, "go")
+    yield Edge(2, 5, MOVE, "stop")
+    yield Node(3, "b roll", 3, CHANCE, "b roll", denom=4)
+    yield Edge(3, 2, ROLL, "back", weight=3)
+    yield Edge(3, 4, ROLL, "win", weight=1)
+    yield Node(4, "win", 4, TERMINAL, "win", payoff=1.0)
+    yield Node(5, "lose", 4, TERMINAL, "lose", payoff=0.25)
+
+
+@pytest.mark.parametrize("into_the_deeper", [2, 3])
+def test_components_go_together_only_where_their_edges_meet_at_anchors(tmp_path: Path, into_the_deeper: int) -> None:
+    from store.db import open_database
+
+    class Loops:
+        name, title, summary, version, objective, outcome, params = "loops", "Loops", "loops", 1, "max", "payoff", ()
+
+        def agents(self, params):  # noqa: ANN001, ANN201
+            return ()
+
+        def build(self, params):  # noqa: ANN001, ANN201
+            return _two_loops(into_the_deeper)
+
+    loops = GameSpec.declared_by(Loops(), origin="a test")
+    solved = {}
+    for url in (f"sqlite:///{tmp_path / 'loops.db'}", f"duckdb:///{tmp_path / 'loops.duckdb'}"):
+        engine = open_database(url, create=True)
+        graph_id = build_graph(engine, loops, {}).graph_id
+        with engine.begin() as connection:
+            groups = cycles._groups(connection, graph_id, cycles.components(connection, graph_id))
+            solved[engine.dialect.name] = stored_values(connection, solve(connection, graph_id)), groups
+    (on_sqlite, alone), (on_duckdb, grouped) = solved["sqlite"], solved["duckdb"]
+    assert [len(group) for group in alone] == [1, 1]
+    assert [len(group) for group in grouped] == ([2] if into_the_deeper == 2 else [1, 1])
+    assert on_sqlite.keys() == on_duckdb.keys() == {"a", "b"}
+    assert all(abs(on_sqlite[k] - on_duckdb[k]) <= 1e-12 for k in on_sqlite)
+    assert on_sqlite["a"] == on_sqlite["b"] == pytest.approx(1.0)  # b's loop ends in a win; a moves on to it
 
 
 def _rows(back_from_layer: int, declare: bool, sign: int = 1) -> Iterator[Row]:

@@ -32,11 +32,23 @@ policy, and the same passes give the exact probability that the first wins.
 A seat either follows a stored policy (its ``choice`` rows) or maximises.
 
 Acyclic layers are components without anchors: one pass each.
+
+Where the engine pays per statement (DuckDB, Spark: :func:`store.scratch.pays_per_statement`), a run of
+cyclic components, one after another, whose edges between them lead only to anchors (Pig's: a bank starts
+the opponent's turn), is solved by a window of up to :data:`GROUPED` of them at once: every anchor of the
+window is a variable, a pass values the layers at the same depth below the anchors of all of them by one
+statement a kind of node, and the linear system is solved a component at a time, deepest first (a
+component leads only to deeper ones). After each pass the deepest components whose moves are best, with
+those below them, are done and leave the window, the next ones come in, and the rest start again from the
+solution. Fixed moves (an evaluation, a match) need one pass, so their window is the whole run. An anchor
+that the ``first_guess`` hook guesses from another anchor of the window takes that one's guess.
 """
 
 from __future__ import annotations
 
+import itertools
 import json
+from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
@@ -46,11 +58,13 @@ from graphs.errors import DicegraphError
 from graphs.protocol import TIE, Progress
 from store.catalog import find_policy, node_ids
 from store.schema import EdgeId, choice, edge, layer, node
-from store.scratch import create_afresh, hashed_joins, keyed_pair_table, temporary_table
+from store.load import BulkInserter
+from store.scratch import create_afresh, hashed_joins, keyed_pair_table, pays_per_statement, temporary_table
 from store.solve.seats import FOLLOW, MAXIMISE, Seat
 
 RESIDUAL_TOLERANCE = 1e-12  # relative: |T(x) - x| at which a component is solved
 MAX_PASSES = 60
+GROUPED = 16  # cyclic components solved together, at most, where the engine pays per statement
 Named = "str | tuple[str, ...] | Mapping[str, float] | None"  # what a first_guess hook names
 Guess = Callable[[str], Named]  # an anchor's key -> the solved positions whose (weighted) mean value guesses its own
 
@@ -170,23 +184,55 @@ class _Tables:
 FIRST, LAST = sa.bindparam("first_edge", type_=EdgeId), sa.bindparam("last_edge", type_=EdgeId)
 
 
-def _edges(kind: str | None = None) -> sa.ColumnElement[bool]:
-    """Return the condition selecting the (``kind``) edges of the id range the statement is given."""
-    in_range = edge.c.id.between(FIRST, LAST)
+LAYERS, GRAPH = sa.bindparam("layers", expanding=True), sa.bindparam("graph_id")
+
+
+def _leaving(table: sa.Table | sa.Alias, many: bool = False) -> sa.ColumnElement[bool]:
+    """Return the condition that an edge of ``table`` leaves the layer the statement is given: by its id range
+    (``first_edge``, ``last_edge``), or, for ``many`` layers, by its graph and layer (``graph_id``, ``layers``;
+    DuckDB prunes a scan by a list of layers far better than by as many id ranges)."""
+    if many:
+        return sa.and_(table.c.graph_id == GRAPH, table.c.src_layer.in_(LAYERS))
+    return table.c.id.between(FIRST, LAST)
+
+
+def _leaving_values(spans: Sequence[sa.Row], graph_id: int) -> dict[str, object]:
+    """Return the bound values of a statement over the edges leaving the layers ``spans`` describe."""
+    if len(spans) == 1:
+        return {"first_edge": spans[0].first_edge, "last_edge": spans[0].last_edge}
+    return {"graph_id": graph_id, "layers": [span.layer for span in spans]}
+
+
+def _spanned(spans: Sequence[sa.Row]) -> sa.ColumnElement[bool]:
+    """Return the condition selecting the edges leaving the layers ``spans`` describe (their values inline)."""
+    return sa.or_(*(edge.c.id.between(span.first_edge, span.last_edge) for span in spans))
+
+
+def _edges(kind: str | None = None, many: bool = False) -> sa.ColumnElement[bool]:
+    """Return the condition selecting the (``kind``) edges of the layers the statement is given."""
+    in_range = _leaving(edge, many)
     return in_range if kind is None else sa.and_(in_range, edge.c.kind == kind)
 
 
 class _Statements:
-    """The statements of a run, built once and executed with each layer's (or component's) edge range.
+    """The statements of a run, each built once and executed with each layer's edge range (or layers').
 
     Built once because building a statement costs SQLAlchemy more than
     SQLite takes to run one of a small layer.
     """
 
-    def __init__(self, t: _Tables):
-        self.t = t
-        self.chance = {into.name: self._chance(into) for into in (t.term, t.new)}
-        self.decide = {into.name: self._decide(into) for into in (t.term, t.new)}
+    def __init__(self, t: _Tables, graph_id: int):
+        self.t, self.graph_id = t, graph_id
+        self.built: dict[tuple[str, str, bool], sa.Insert] = {}
+
+    def statement(self, kind: str, into: sa.Table, many: bool) -> sa.Insert:
+        """Return the statement valuing ``kind`` nodes (``roll``: chance, ``move``: decision) of one layer (or
+        ``many``) into ``into``, built the first time it is asked for."""
+        found = self.built.get((kind, into.name, many))
+        if found is None:
+            found = (self._chance if kind == "roll" else self._decide)(into, many)
+            self.built[kind, into.name, many] = found
+        return found
 
     def _after(self, seats: sa.Table) -> sa.ColumnElement[bool]:
         """Return the join condition of an edge's destination terms, in the seat the edge leads to."""
@@ -198,7 +244,7 @@ class _Statements:
         term = self.t.term
         return sa.case((term.c.anchor < 0, edge.c.reward), else_=0.0) + edge.c.sign * term.c.coeff
 
-    def _chance(self, into: sa.Table) -> sa.Insert:
+    def _chance(self, into: sa.Table, many: bool) -> sa.Insert:
         """A chance node's terms: the weighted sums over its rolls, divided by its total weight (the weight
         of its constant's terms, which every destination has), taken by a window over the grouped rows."""
         seats, term = self.t.seat_map, self.t.term
@@ -207,10 +253,10 @@ class _Statements:
         denom = sa.func.max(total).over(partition_by=(edge.c.src, seats.c.node_id))
         rows = (sa.select(edge.c.src, seats.c.node_id, term.c.anchor,
                           sa.func.sum(edge.c.weight * self._term_of_edge()) / denom)
-                .select_from(joined).where(_edges("roll")).group_by(edge.c.src, seats.c.node_id, term.c.anchor))
+                .select_from(joined).where(_edges("roll", many)).group_by(edge.c.src, seats.c.node_id, term.c.anchor))
         return sa.insert(into).from_select(["node_id", "seat", "anchor", "coeff"], rows)
 
-    def _decide(self, into: sa.Table) -> sa.Insert:
+    def _decide(self, into: sa.Table, many: bool) -> sa.Insert:
         """A decision node's terms: those of the move each seat takes (the best for a maximising seat, the
         first streamed within the tolerance; its policy's otherwise), with the move, in one statement."""
         seats, term = self.t.seat_map, self.t.term
@@ -219,69 +265,86 @@ class _Statements:
                            sa.func.max(q).over(partition_by=(edge.c.src, seats.c.node_id)).label("best"))
                  .select_from(edge.join(seats, sa.and_(seats.c.sign == edge.c.sign, seats.c.policy_id.is_(None)))
                               .join(term, sa.and_(self._after(seats), term.c.anchor == VALUE)))
-                 .where(_edges("move")).subquery("moves"))
+                 .where(_edges("move", many)).subquery("moves"))
         near = moves.c.q >= moves.c.best - TIE * (1 + sa.func.abs(moves.c.best))
         best = (sa.select(moves.c.src, moves.c.seat, sa.func.min(moves.c.id).label("edge_id")).where(near)
                 .group_by(moves.c.src, moves.c.seat))
         followed = (sa.select(edge.c.src, seats.c.node_id.label("seat"), edge.c.id.label("edge_id"))
                     .select_from(edge.join(choice, sa.and_(choice.c.node_id == edge.c.src, choice.c.edge_id == edge.c.id))
                                  .join(seats, sa.and_(seats.c.policy_id == choice.c.policy_id, seats.c.sign == 1)))
-                    .where(_edges("move")))
+                    .where(_edges("move", many)))
         parts = [part for part, wanted in ((best, self.t.maximising), (followed, self.t.following)) if wanted]
         picked = (sa.union_all(*parts) if len(parts) > 1 else parts[0]).subquery("picked")
         taken, to = edge.alias("taken"), seats.alias("to")
         after = term.alias("after")
         share = sa.case((after.c.anchor < 0, taken.c.reward), else_=0.0) + taken.c.sign * after.c.coeff
-        joined = (picked.join(taken, sa.and_(taken.c.id == picked.c.edge_id, taken.c.id.between(FIRST, LAST)))
+        joined = (picked.join(taken, sa.and_(taken.c.id == picked.c.edge_id, _leaving(taken, many)))
                   .join(to, sa.and_(to.c.node_id == picked.c.seat, to.c.sign == taken.c.sign))
                   .join(after, sa.and_(after.c.node_id == taken.c.dst, after.c.seat == to.c.to_seat)))
         rows = sa.select(picked.c.src, picked.c.seat, after.c.anchor, share, picked.c.edge_id).select_from(joined)
         return sa.insert(into).from_select(["node_id", "seat", "anchor", "coeff", "edge_id"], rows)
 
-    def layer(self, connection: sa.Connection, span: sa.Row, anchors: bool) -> None:
-        """Value the layer ``span``; an anchor layer's rows go to the ``new`` table."""
-        t = self.t
-        into = t.new.name if anchors else t.term.name
-        bounds = {"first_edge": span.first_edge, "last_edge": span.last_edge}
-        if span.rolls:
-            connection.execute(self.chance[into], bounds)
-        if span.moves:
-            connection.execute(self.decide[into], bounds)
+    def layer(self, connection: sa.Connection, spans: Sequence[sa.Row], anchors: bool) -> None:
+        """Value the layers ``spans`` (one statement a kind of node, whatever their number); anchor layers'
+        rows go to the ``new`` table."""
+        into = self.t.new if anchors else self.t.term
+        for kind, column in (("roll", "rolls"), ("move", "moves")):
+            having = [span for span in spans if getattr(span, column)]
+            if having:
+                connection.execute(self.statement(kind, into, len(having) > 1), _leaving_values(having, self.graph_id))
 
 
-def _pass(connection: sa.Connection, statements: _Statements, part: Component) -> None:
-    """Value the component's layers, deepest first; its anchors' rows go to the ``new`` table."""
-    for span in reversed(part.spans):
-        statements.layer(connection, span, part.cyclic and span.layer == part.first)
+def _pass(connection: sa.Connection, statements: _Statements, group: Sequence[Component]) -> None:
+    """Value the components' layers, deepest first, their layers at the same depth below their first (their
+    anchors) together; the anchors' rows go to the ``new`` table."""
+    depths: dict[int, list[sa.Row]] = {}
+    for part in group:
+        for span in part.spans:
+            depths.setdefault(span.layer - part.first, []).append(span)
+    for depth in sorted(depths, reverse=True):
+        statements.layer(connection, depths[depth], depth == 0 and group[0].cyclic)
 
 
-class _Component:
-    """The statements that solve one cyclic component around its passes (Newton's method on the anchors)."""
+class _Group:
+    """The statements that solve cyclic components together around their passes: Newton's method on all
+    their anchors at once (one component, or several in a row where the engine pays per statement)."""
 
-    def __init__(self, connection: sa.Connection, statements: _Statements, part: Component, graph_id: int):
-        self.connection, self.statements, self.part, self.t = connection, statements, part, statements.t
+    def __init__(self, connection: sa.Connection, statements: _Statements, group: Sequence[Component],
+                 graph_id: int):
+        self.connection, self.statements, self.group, self.t = connection, statements, group, statements.t
         self.graph_id = graph_id
-        first, last = part.spans[0].first_edge, part.spans[-1].last_edge
+        first = min(span.first_edge for part in group for span in part.spans)
+        last = max(span.last_edge for part in group for span in part.spans)
         self.bounds = {"first_edge": first, "last_edge": last}
         self.inside = sa.select(edge.c.src).where(edge.c.id.between(first, last))
-        anchor_span = part.spans[0]
-        self.anchors = [row[0] for row in connection.execute(
-            sa.select(edge.c.src).where(edge.c.id.between(anchor_span.first_edge, anchor_span.last_edge))
-            .distinct().order_by(edge.c.src))]
+        self.anchor_spans = [part.spans[0] for part in group]
+        depth = {part.first: number for number, part in enumerate(group)}
+        found = connection.execute(sa.select(edge.c.src, edge.c.src_layer).where(_spanned(self.anchor_spans))
+                                   .distinct()).all()
+        self.anchors = [src for _, src in sorted((depth[layer], src) for src, layer in found)]
         seats = self.t.seats
         self.variables = [anchor * seats + seat for anchor in self.anchors for seat in range(seats)]
         self.index = {variable: i for i, variable in enumerate(self.variables)}
+        sizes = Counter(depth[layer] for _, layer in found)
+        ends = list(itertools.accumulate(sizes[number] * seats for number in range(len(group))))
+        self.blocks = list(zip([0, *ends[:-1]], ends))  # each component's variables, deepest first
 
-    def first_guess(self, start: float, guess: Guess | None) -> object:
-        """Return the first guess of each variable: the (weighted) mean value, for the same seat, of the solved
-        positions that ``guess`` names for its anchor, else ``start``."""
+    def first_guess(self, start: float, guess: Guess | None, carried: Mapping[int, list[float]]) -> object:
+        """Return the first guess of each variable: its value at the last pass's solution where ``carried`` has
+        it (anchor id -> a value a seat), else the (weighted) mean value, for the same seat, of the positions
+        that ``guess`` names for its anchor, solved or guessed already (a deeper component's anchor of the
+        group), else ``start``."""
         import numpy as np
 
         seats = self.t.seats
         found = np.full(len(self.variables), start)
-        if guess is None or not self.anchors:
+        for number, anchor in enumerate(self.anchors):
+            if anchor in carried:
+                found[number * seats:(number + 1) * seats] = carried[anchor]
+        if guess is None or not self.anchors or all(anchor in carried for anchor in self.anchors):
             return found
-        named = named_positions(self.connection, self.graph_id, guess, node.c.id.in_(self.anchors))
+        named = named_positions(self.connection, self.graph_id, guess,
+                                node.c.id.in_(sa.select(edge.c.src).where(_spanned(self.anchor_spans))))
         term = self.t.term
         wanted = sorted({node_id for ids in named.values() for node_id in ids})
         solved = sa.select(term.c.node_id, term.c.seat, term.c.coeff).where(term.c.node_id.in_(wanted),
@@ -289,30 +352,31 @@ class _Component:
         values: dict[int, list[float]] = {}
         for node_id, seat, value in self.connection.execute(solved):
             values.setdefault(node_id, [start] * seats)[seat] = value
-        for i, variable in enumerate(self.variables):
-            anchor, seat = divmod(variable, seats)
-            found[i] = mean_guess(named.get(anchor, {}), values, [start] * seats)[seat]
+        for number, anchor in enumerate(self.anchors):
+            values[anchor] = carried.get(anchor) or mean_guess(named.get(anchor, {}), values, [start] * seats)
+            found[number * seats:(number + 1) * seats] = values[anchor]
         return found
 
     def start_pass(self, guess: Sequence[float]) -> None:
-        """Forget the component's terms and moves; put the anchors' guesses in."""
+        """Forget the components' terms and moves; put the anchors' guesses in."""
         t, seats = self.t, self.t.seats
         self.connection.execute(sa.delete(t.term).where(t.term.c.node_id.in_(self.inside)))
         self.connection.execute(sa.delete(t.new))
-        rows = []
+        rows = BulkInserter(self.connection, t.term, ("node_id", "seat", "anchor", "coeff"))
         for variable, x in zip(self.variables, guess):
             anchor, seat = divmod(variable, seats)
-            rows += [{"node_id": anchor, "seat": seat, "anchor": VALUE, "coeff": float(x)},
-                     {"node_id": anchor, "seat": seat, "anchor": ONE, "coeff": 0.0},
-                     {"node_id": anchor, "seat": seat, "anchor": variable, "coeff": 1.0}]
-        self.connection.execute(sa.insert(t.term), rows)
+            rows.extend([(anchor, seat, VALUE, float(x)), (anchor, seat, ONE, 0.0), (anchor, seat, variable, 1.0)])
+        rows.flush()
 
-    def anchor_map(self) -> tuple[object, object, object]:
+    def anchor_map(self) -> tuple[object, object, _Matrix]:
         """Return the pass's ``T(x)``, ``c`` and ``M`` (``T(x) = c + M x`` along the moves taken)."""
         import numpy as np
 
         size, seats = len(self.variables), self.t.seats
-        values, constants, matrix = np.zeros(size), np.zeros(size), np.zeros((size, size))
+        values, constants = np.zeros(size), np.zeros(size)
+        rows: list[int] = []
+        columns: list[int] = []
+        entries: list[float] = []
         new = self.t.new
         for node_id, seat, anchor, coeff in self.connection.execute(
                 sa.select(new.c.node_id, new.c.seat, new.c.anchor, new.c.coeff)):
@@ -322,34 +386,41 @@ class _Component:
             elif anchor == ONE:
                 constants[row] = coeff
             else:
-                matrix[row, self.index[anchor]] += coeff
-        return values, constants, matrix
+                rows.append(row)
+                columns.append(self.index[anchor])
+                entries.append(coeff)
+        return values, constants, _Matrix(size, np.array(rows, dtype=np.int64), np.array(columns, dtype=np.int64),
+                                          np.array(entries, dtype=float))
 
     def value_at(self, solution: Sequence[float]) -> None:
         """Put in ``solved`` each node's value when the anchors are worth ``solution``."""
         t = self.t
         self.connection.execute(sa.delete(t.guess))
-        self.connection.execute(sa.insert(t.guess), [{"node_id": ONE, "x": 1.0}] + [
-            {"node_id": variable, "x": float(x)} for variable, x in zip(self.variables, solution)])
+        rows = BulkInserter(self.connection, t.guess, ("node_id", "x"))
+        rows.extend([(ONE, 1.0), *((variable, float(x)) for variable, x in zip(self.variables, solution))])
+        rows.flush()
         self.connection.execute(sa.delete(t.solved))
-        for terms, which in ((t.term, t.term.c.node_id.in_(self.inside) & t.term.c.node_id.not_in(self.anchors)),
-                             (t.new, sa.true())):  # the anchors' own terms, with their moves, are in ``new``
+        anchors = sa.select(t.new.c.node_id)  # the anchors' own terms, with their moves, are in ``new``
+        for terms, which in ((t.term, t.term.c.node_id.in_(self.inside) & t.term.c.node_id.not_in(anchors)),
+                             (t.new, sa.true())):
             rows = (sa.select(terms.c.node_id, terms.c.seat, sa.func.sum(terms.c.coeff * t.guess.c.x),
                               sa.func.max(terms.c.edge_id))
                     .select_from(terms.join(t.guess, t.guess.c.node_id == terms.c.anchor))
                     .where(which).group_by(terms.c.node_id, terms.c.seat))
             self.connection.execute(sa.insert(t.solved).from_select(["node_id", "seat", "value", "edge_id"], rows))
 
-    def gap(self) -> float:
-        """Return by how much the best move beats the one taken, at most, at the solved values (0 when the
-        moves taken are best, which makes the solved values the component's exact solution)."""
+    def gaps(self) -> list[float]:
+        """Return, for each component (deepest first), by how much the best move beats the one taken, at most,
+        at the solved values (0 where the moves taken are best: with the components below it, the solved
+        values are then its exact solution)."""
+        found = [0.0] * len(self.group)
         if not self.t.maximising:
-            return 0.0
+            return found
         t = self.t
         seats, solved, term = t.seat_map, t.solved, t.term
         worth = sa.func.coalesce(solved.c.value, term.c.coeff)
         q = edge.c.reward + edge.c.sign * worth
-        moves = (sa.select(edge.c.src, seats.c.node_id.label("seat"), edge.c.id, q.label("q"),
+        moves = (sa.select(edge.c.src, edge.c.src_layer, seats.c.node_id.label("seat"), edge.c.id, q.label("q"),
                            sa.func.max(q).over(partition_by=(edge.c.src, seats.c.node_id)).label("best"))
                  .select_from(edge.join(seats, sa.and_(seats.c.sign == edge.c.sign, seats.c.policy_id.is_(None)))
                               .outerjoin(solved, sa.and_(solved.c.node_id == edge.c.dst, solved.c.seat == seats.c.to_seat))
@@ -358,59 +429,165 @@ class _Component:
                  .where(_edges("move")).subquery())
         taken = moves.join(solved, sa.and_(solved.c.node_id == moves.c.src, solved.c.seat == moves.c.seat,
                                            solved.c.edge_id == moves.c.id))
-        found = self.connection.execute(sa.select(sa.func.max(moves.c.best - moves.c.q)).select_from(taken),
-                                        self.bounds).scalar_one()
-        return float(found or 0.0)
+        by_layer = (sa.select(moves.c.src_layer, sa.func.max(moves.c.best - moves.c.q)).select_from(taken)
+                    .group_by(moves.c.src_layer))
+        for layer_number, gap in self.connection.execute(by_layer, self.bounds):
+            number = next(i for i, part in enumerate(self.group) if part.first <= layer_number <= part.last)
+            found[number] = max(found[number], float(gap or 0.0))
+        return found
 
-    def keep_solved(self) -> None:
-        """Replace the component's terms by its solved values (VALUE and ONE, as any solved node)."""
+    def keep_solved(self, count: int) -> None:
+        """Replace the terms of the ``count`` deepest components by their solved values (VALUE and ONE, as any
+        solved node)."""
         t = self.t
-        self.connection.execute(sa.delete(t.term).where(t.term.c.node_id.in_(self.inside)))
+        kept = self.group[:count]
+        first = min(span.first_edge for part in kept for span in part.spans)
+        last = max(span.last_edge for part in kept for span in part.spans)
+        inside = sa.select(edge.c.src).where(edge.c.id.between(first, last))
+        self.connection.execute(sa.delete(t.term).where(t.term.c.node_id.in_(inside)))
         for anchor in (VALUE, ONE):
             rows = sa.select(t.solved.c.node_id, t.solved.c.seat, sa.literal(anchor), t.solved.c.value,
-                             t.solved.c.edge_id if anchor == VALUE else sa.null())
+                             t.solved.c.edge_id if anchor == VALUE else sa.null()).where(t.solved.c.node_id.in_(inside))
             self.connection.execute(sa.insert(t.term).from_select(["node_id", "seat", "anchor", "coeff", "edge_id"],
                                                                   rows))
 
+    def guesses(self, solution: Sequence[float]) -> dict[int, list[float]]:
+        """Return anchor id -> its value for each seat, from ``solution`` (a value per variable)."""
+        seats = self.t.seats
+        return {anchor: [float(x) for x in solution[number * seats:(number + 1) * seats]]
+                for number, anchor in enumerate(self.anchors)}
 
-def _solve_component(connection: sa.Connection, statements: _Statements, part: Component, start: float,
-                     convergence: Convergence, graph_id: int, first_guess: Guess | None = None) -> float:
-    """Solve one cyclic component exactly; return the mean of its anchors' values (the next one's first guess).
 
-    Each pass values the component at the guess; the next guess solves the
-    anchors' linear system for the moves taken. When, at that solution, no
-    move beats the one taken, it is the component's exact solution (the
-    values are the moves' own, linear in the anchors) and no further pass is
-    needed; otherwise it is the next guess.
+@dataclass(frozen=True)
+class _Matrix:
+    """A square matrix by its nonzero entries (a pass's ``M``: few entries a row, many rows in a group)."""
+
+    size: int
+    rows: object  # numpy integer arrays, and the entries' values
+    columns: object
+    entries: object
+
+    def times(self, x: object) -> object:
+        """Return ``M x``."""
+        import numpy as np
+
+        weights = self.entries * x[self.columns]  # type: ignore[index, operator]
+        return np.bincount(self.rows, weights=weights, minlength=self.size)
+
+
+def _solve_anchors(constants: object, matrix: _Matrix, blocks: Sequence[tuple[int, int]]) -> object:
+    """Return ``x`` solving ``x = c + M x``, a block of variables (a component's anchors) at a time where each
+    block's rows lead only to its own variables and to blocks before it (deeper components): as one system
+    otherwise. Raises numpy's ``LinAlgError`` where a block's system is singular."""
+    import numpy as np
+
+    block_of = np.zeros(matrix.size, dtype=np.int64)
+    for number, (low, high) in enumerate(blocks):
+        block_of[low:high] = number
+    rows, columns, entries = matrix.rows, matrix.columns, matrix.entries
+    if np.any(block_of[columns] > block_of[rows]):  # type: ignore[index]
+        blocks = [(0, matrix.size)]
+        block_of[:] = 0
+    x = np.zeros(matrix.size)
+    for number, (low, high) in enumerate(blocks):
+        mine = block_of[rows] == number  # type: ignore[index]
+        row, column, entry = rows[mine] - low, columns[mine], entries[mine]  # type: ignore[index, operator]
+        inner = column >= low
+        right = np.array(constants[low:high], dtype=float)  # type: ignore[index]
+        np.add.at(right, row[~inner], entry[~inner] * x[column[~inner]])
+        system = np.eye(high - low)
+        np.add.at(system, (row[inner], column[inner] - low), -entry[inner])
+        x[low:high] = np.linalg.solve(system, right)
+    return x
+
+
+def _solve_run(connection: sa.Connection, statements: _Statements, run: Sequence[Component], start: float,
+               convergence: Convergence, graph_id: int, first_guess: Guess | None, window: int) -> float:
+    """Solve a run of cyclic components exactly, deepest first, up to ``window`` of them together; return the
+    mean of the last ones' anchors' values (the next run's first guess).
+
+    Each pass values the window's components at the guess; the next guess
+    solves the anchors' linear system for the moves taken. When, at that
+    solution, no move of a component beats the one taken, nor of any
+    component below it in the window, it is their exact solution (the values
+    are the moves' own, linear in the anchors): those components are done and
+    leave the window, the next ones of the run come in, and the others start
+    the next pass from the solution.
     """
     import numpy as np
 
-    work = _Component(connection, statements, part, graph_id)
-    size = len(work.variables)
-    guess = work.first_guess(start, first_guess)
+    queue, group = list(run), []
+    carried: dict[int, list[float]] = {}  # anchor -> the last solution's value a seat: the next guess
+    taken: dict[int, int] = {}  # passes each component in the window has taken, by its first layer
     fallbacks = 0
-    for passes in range(1, MAX_PASSES + 1):
-        work.start_pass(guess)
-        _pass(connection, statements, part)
+    while queue or group:
+        while queue and len(group) < window:
+            group.append(queue.pop(0))
+        if taken.get(group[0].first, 0) >= MAX_PASSES:
+            raise NotConverged(f"cyclic layers {group[0].first}..{group[0].last} did not settle in {MAX_PASSES} passes")
+        work = _Group(connection, statements, group, graph_id)
+        work.start_pass(work.first_guess(start, first_guess, carried))
+        _pass(connection, statements, group)
+        for part in group:
+            taken[part.first] = taken.get(part.first, 0) + 1
         values, constants, matrix = work.anchor_map()
         try:
-            solution = np.linalg.solve(np.eye(size) - matrix, constants)
+            solution = _solve_anchors(constants, matrix, work.blocks)
             if not np.all(np.isfinite(solution)):
                 raise np.linalg.LinAlgError("not finite")
-        except np.linalg.LinAlgError:  # the moves taken never leave the component: a value-iteration step
-            guess = values
+        except np.linalg.LinAlgError:  # the moves taken never leave a component: a value-iteration step
+            carried = work.guesses(values)
             fallbacks += 1
             continue
+        carried = work.guesses(solution)
         work.value_at(solution)
-        residual = max(work.gap(), float(np.max(np.abs(constants + matrix @ solution - solution))) if size else 0.0)
-        if residual <= RESIDUAL_TOLERANCE * (1 + float(np.max(np.abs(solution), initial=0.0))):
-            break
-        guess = solution
-    else:
-        raise NotConverged(f"cyclic layers {part.first}..{part.last} did not settle in {MAX_PASSES} passes")
-    work.keep_solved()
-    convergence.add(passes, residual, fallbacks)
-    return float(np.mean(solution)) if size else start
+        linear = np.abs(constants + matrix.times(solution) - solution)
+        scale = 1 + float(np.max(np.abs(solution), initial=0.0))
+        residuals = [max(gap, float(np.max(linear[low:high], initial=0.0)))
+                     for gap, (low, high) in zip(work.gaps(), work.blocks)]
+        done = next((number for number, residual in enumerate(residuals)
+                     if residual > RESIDUAL_TOLERANCE * scale), len(group))
+        if done:
+            work.keep_solved(done)
+            for part, residual in zip(group[:done], residuals):
+                convergence.add(taken.pop(part.first), residual, fallbacks)
+                fallbacks = 0
+            start = float(np.mean(solution[:work.blocks[done - 1][1]])) if work.blocks[done - 1][1] else start
+            group = group[done:]
+    return start
+
+
+def _groups(connection: sa.Connection, graph_id: int, parts: Sequence[Component]) -> list[list[Component]]:
+    """Return the components in the order they are solved, in runs that :func:`_solve_run` may solve together:
+    each alone where the engine pays per row; where it pays per statement
+    (:func:`store.scratch.pays_per_statement`), cyclic components in a row, as long as no edge between two of
+    them leads past the other's anchors (their layers at the same depth below the anchors are then valued by
+    one statement)."""
+    if not pays_per_statement(connection):
+        return [[part] for part in parts]
+    crossing = _crossings(connection, graph_id)
+    groups: list[list[Component]] = []
+    for part in parts:
+        last = groups[-1] if groups else []
+        if (part.cyclic and last and last[-1].cyclic and last[-1].first == part.last + 1
+                and not any((part.first, other.first) in crossing for other in last)):
+            last.append(part)
+        else:
+            groups.append([part])
+    return groups
+
+
+def _crossings(connection: sa.Connection, graph_id: int) -> set[tuple[int, int]]:
+    """Return the pairs (first layer of a cyclic component, first layer of another) with an edge from the
+    one to a node of the other that is not an anchor."""
+    source, target = layer.alias("source"), layer.alias("target")
+    joined = (edge.join(node, sa.and_(node.c.graph_id == edge.c.graph_id, node.c.id == edge.c.dst))
+              .join(source, sa.and_(source.c.graph_id == edge.c.graph_id, source.c.layer == edge.c.src_layer))
+              .join(target, sa.and_(target.c.graph_id == node.c.graph_id, target.c.layer == node.c.layer)))
+    found = (sa.select(source.c.cycle_start, target.c.cycle_start).select_from(joined)
+             .where(edge.c.graph_id == graph_id, source.c.cycle_start.is_not(None), target.c.cycle_start.is_not(None),
+                    source.c.cycle_start != target.c.cycle_start, node.c.layer != target.c.cycle_start).distinct())
+    return {(row[0], row[1]) for row in connection.execute(found)}
 
 
 def named_positions(connection: sa.Connection, graph_id: int, guess: Guess,
@@ -477,14 +654,15 @@ def solve_components(connection: sa.Connection, graph_id: int, seats: Sequence[S
     average = sa.select(sa.func.avg(node.c.payoff)).where(node.c.graph_id == graph_id, node.c.kind == "terminal")
     start = connection.execute(average).scalar_one() or 0.0
     convergence = Convergence()
-    statements = _Statements(t)
-    for part in components(connection, graph_id):
-        if part.cyclic:
-            start = _solve_component(connection, statements, part, start, convergence, graph_id, guess)
+    statements = _Statements(t, graph_id)
+    for group in _groups(connection, graph_id, components(connection, graph_id)):
+        if group[0].cyclic:
+            window = GROUPED if t.maximising else len(group)  # fixed moves: one pass, however many
+            start = _solve_run(connection, statements, group, start, convergence, graph_id, guess, window)
         else:
-            _pass(connection, statements, part)
+            _pass(connection, statements, group)
         if progress is not None:
-            progress(len(part.spans))
+            progress(sum(len(part.spans) for part in group))
     return t, convergence
 
 

@@ -318,7 +318,7 @@ class _Group:
         self.bounds = {"first_edge": first, "last_edge": last}
         self.inside = sa.select(edge.c.src).where(edge.c.id.between(first, last))
         self.anchor_spans = [part.spans[0] for part in group]
-        depth = {part.first: number for number, part in enumerate(group)}
+        depth = {span.layer: number for number, span in enumerate(self.anchor_spans)}
         found = connection.execute(sa.select(edge.c.src, edge.c.src_layer).where(_spanned(self.anchor_spans))
                                    .distinct()).all()
         self.anchors = [src for _, src in sorted((depth[layer], src) for src, layer in found)]

@@ -89,7 +89,7 @@ class Convergence:
 
     method: str = "newton"
     components: int = 0
-    passes: int = 0
+    passes: int = 0  # summed over the components: a pass of a window counts once for each component in it
     most_passes: int = 0
     residual: float = 0.0
     fallbacks: int = 0  # passes that took a value-iteration step (a singular Newton system)

@@ -291,7 +291,8 @@ class _Statements:
         for kind, column in (("roll", "rolls"), ("move", "moves")):
             having = [span for span in spans if getattr(span, column)]
             if having:
-                connection.execute(self.statement(kind, into, len(having) > 1), _leaving_values(having, self.graph_id))
+                connection.execute(self.statement(kind, into, len(having) > 1),
+                                   _leaving_values(having, self.graph_id))
 
 
 def _pass(connection: sa.Connection, statements: _Statements, group: Sequence[Component]) -> None:

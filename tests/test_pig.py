@@ -143,11 +143,13 @@ def test_on_duckdb_a_match_takes_one_pass_and_a_statement_a_depth_below_the_anch
         sa.event.listen(engine, "after_cursor_execute", count)
         seats = [Seat(FOLLOW, find_policy(connection, graph_id, name).id, after_pass=other)
                  for name, other in (("hold-at-3", 1), ("hold-at-5", 0))]
-        tables, convergence = cycles.solve_components(connection, graph_id, seats)
+        steps: list[int] = []
+        tables, convergence = cycles.solve_components(connection, graph_id, seats, steps.append)
         sa.event.remove(engine, "after_cursor_execute", count)
     assert len(parts) == clock_ticks(12) and all(part.cyclic for part in parts)
     assert len(written) == len(kinds) < sum(len(part.spans) for part in parts)
     assert convergence.passes == convergence.components == len(parts)
+    assert steps == [len(part.spans) for part in parts]  # progress as each component is done, not once a run
 
 
 def _two_loops(into_the_deeper: int) -> Iterator[Row]:
@@ -190,8 +192,8 @@ def test_components_go_together_only_where_their_edges_meet_at_anchors(tmp_path:
         engine = open_database(url, create=True)
         graph_id = build_graph(engine, loops, {}).graph_id
         with engine.begin() as connection:
-            groups = cycles._groups(connection, graph_id, cycles.components(connection, graph_id))
-            solved[engine.dialect.name] = stored_values(connection, solve(connection, graph_id)), groups
+            runs = cycles._runs(connection, graph_id, cycles.components(connection, graph_id))
+            solved[engine.dialect.name] = stored_values(connection, solve(connection, graph_id)), runs
     (on_sqlite, alone), (on_duckdb, grouped) = solved["sqlite"], solved["duckdb"]
     assert [len(group) for group in alone] == [1, 1]
     assert [len(group) for group in grouped] == ([2] if into_the_deeper == 2 else [1, 1])

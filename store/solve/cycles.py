@@ -203,6 +203,12 @@ def _leaving_values(spans: Sequence[sa.Row], graph_id: int) -> dict[str, object]
     return {"graph_id": graph_id, "layers": [span.layer for span in spans]}
 
 
+def _edge_range(parts: Sequence[Component]) -> tuple[int, int]:
+    """Return the first and last id of the edges leaving the components ``parts`` (layers in a row)."""
+    return (min(span.first_edge for part in parts for span in part.spans),
+            max(span.last_edge for part in parts for span in part.spans))
+
+
 def _spanned(spans: Sequence[sa.Row]) -> sa.ColumnElement[bool]:
     """Return the condition selecting the edges leaving the layers ``spans`` describe (their values inline)."""
     return sa.or_(*(edge.c.id.between(span.first_edge, span.last_edge) for span in spans))
@@ -314,8 +320,7 @@ class _Group:
                  graph_id: int):
         self.connection, self.statements, self.group, self.t = connection, statements, group, statements.t
         self.graph_id = graph_id
-        first = min(span.first_edge for part in group for span in part.spans)
-        last = max(span.last_edge for part in group for span in part.spans)
+        first, last = _edge_range(group)
         self.bounds = {"first_edge": first, "last_edge": last}
         self.inside = sa.select(edge.c.src).where(edge.c.id.between(first, last))
         self.anchor_spans = [part.spans[0] for part in group]
@@ -441,9 +446,7 @@ class _Group:
         """Replace the terms of the ``count`` deepest components by their solved values (VALUE and ONE, as any
         solved node)."""
         t = self.t
-        kept = self.group[:count]
-        first = min(span.first_edge for part in kept for span in part.spans)
-        last = max(span.last_edge for part in kept for span in part.spans)
+        first, last = _edge_range(self.group[:count])
         inside = sa.select(edge.c.src).where(edge.c.id.between(first, last))
         self.connection.execute(sa.delete(t.term).where(t.term.c.node_id.in_(inside)))
         for anchor in (VALUE, ONE):
@@ -503,9 +506,11 @@ def _solve_anchors(constants: object, matrix: _Matrix, blocks: Sequence[tuple[in
 
 
 def _solve_run(connection: sa.Connection, statements: _Statements, run: Sequence[Component], start: float,
-               convergence: Convergence, graph_id: int, first_guess: Guess | None, window: int) -> float:
+               convergence: Convergence, graph_id: int, first_guess: Guess | None, window: int,
+               progress: Progress | None) -> float:
     """Solve a run of cyclic components exactly, deepest first, up to ``window`` of them together; return the
-    mean of the last ones' anchors' values (the next run's first guess).
+    mean of the last ones' anchors' values (the next run's first guess). ``progress`` counts each component's
+    layers when it is done.
 
     Each pass values the window's components at the guess; the next guess
     solves the anchors' linear system for the moves taken. When, at that
@@ -553,12 +558,14 @@ def _solve_run(connection: sa.Connection, statements: _Statements, run: Sequence
             for part, residual in zip(group[:done], residuals):
                 convergence.add(taken.pop(part.first), residual, fallbacks)
                 fallbacks = 0
+                if progress is not None:
+                    progress(len(part.spans))
             start = float(np.mean(solution[:work.blocks[done - 1][1]])) if work.blocks[done - 1][1] else start
             group = group[done:]
     return start
 
 
-def _groups(connection: sa.Connection, graph_id: int, parts: Sequence[Component]) -> list[list[Component]]:
+def _runs(connection: sa.Connection, graph_id: int, parts: Sequence[Component]) -> list[list[Component]]:
     """Return the components in the order they are solved, in runs that :func:`_solve_run` may solve together:
     each alone where the engine pays per row; where it pays per statement
     (:func:`store.scratch.pays_per_statement`), cyclic components in a row, as long as no edge between two of
@@ -567,15 +574,15 @@ def _groups(connection: sa.Connection, graph_id: int, parts: Sequence[Component]
     if not pays_per_statement(connection):
         return [[part] for part in parts]
     crossing = _crossings(connection, graph_id)
-    groups: list[list[Component]] = []
+    runs: list[list[Component]] = []
     for part in parts:
-        last = groups[-1] if groups else []
+        last = runs[-1] if runs else []
         if (part.cyclic and last and last[-1].cyclic and last[-1].first == part.last + 1
                 and not any((part.first, other.first) in crossing for other in last)):
             last.append(part)
         else:
-            groups.append([part])
-    return groups
+            runs.append([part])
+    return runs
 
 
 def _crossings(connection: sa.Connection, graph_id: int) -> set[tuple[int, int]]:
@@ -656,14 +663,14 @@ def solve_components(connection: sa.Connection, graph_id: int, seats: Sequence[S
     start = connection.execute(average).scalar_one() or 0.0
     convergence = Convergence()
     statements = _Statements(t, graph_id)
-    for group in _groups(connection, graph_id, components(connection, graph_id)):
-        if group[0].cyclic:
-            window = GROUPED if t.maximising else len(group)  # fixed moves: one pass, however many
-            start = _solve_run(connection, statements, group, start, convergence, graph_id, guess, window)
+    for run in _runs(connection, graph_id, components(connection, graph_id)):
+        if run[0].cyclic:
+            window = GROUPED if t.maximising else len(run)  # fixed moves: one pass, however many
+            start = _solve_run(connection, statements, run, start, convergence, graph_id, guess, window, progress)
         else:
-            _pass(connection, statements, group)
-        if progress is not None:
-            progress(sum(len(part.spans) for part in group))
+            _pass(connection, statements, run)
+            if progress is not None:
+                progress(len(run[0].spans))
     return t, convergence
 
 

@@ -50,12 +50,11 @@ from store.db import sqlite_file_url
 from store.errors import NotFound
 from store.load import next_id, now
 from store.schema import edge, edges_of, layer_ranges, node, policy, turn_policy
-from store.scratch import (create_afresh, folds_turns, has_arg_min, hashed_joins, keyed_pair_definition, plan_whole_layers,
+from store.scratch import (create_afresh, has_arg_min, hashed_joins, keyed_pair_definition, plan_whole_layers,
                            temporary_definition)
 from store.solve.layers import best_move_rows
 from store.solve.parallel import connection_solvers, even_batches, process_solvers, solve_workers
 from store.solve.readers import state_result
-from store.spark import turn_fold
 
 # turn states solved together, per backend: SQLite sorts each GROUP BY, and
 # its sorts stay in memory (and fast) for a few hundred states; DuckDB
@@ -74,7 +73,6 @@ class _TurnTables:
     chosen: sa.Table  # (decision node, state) -> best p_i, edge_i taken (and, carried, that move's v1_i, v2_i)
     carried: bool  # the chosen moves' values are taken in the statement that chooses them (:func:`has_arg_min`)
     ends: sa.Table  # end node -> the label of the state moves through it, each policy's own profit (or null)
-    folded: turn_fold.FoldedTurn | None = None  # the turn as one row of arrays, where the backend folds it (Spark)
 
     def names(self, *prefixes: str) -> list[str]:
         """Return the column names with ``prefixes``, policy by policy: ``names("v1_", "v2_")`` is v1_0, v2_0, v1_1, ..."""
@@ -163,10 +161,6 @@ def _policy_work(connection: sa.Connection, graph: TurnGraph, profits: Sequence[
     with those profits, and the terminal states."""
     work = _work_tables(connection, len(profits))
     connection.execute(sa.insert(work.ends), _end_rows(graph, profits))
-    if folds_turns(connection):
-        edges = (graph.turn_spans[0].first_edge, graph.turn_spans[-1].last_edge)
-        work.folded = turn_fold.fold_turn(connection, graph.graph_id, graph.turn_spans[0].layer, edges, graph.root,
-                                          work.ends, len(graph.ends))
     connection.execute(sa.insert(work.state).from_select(["node_id", *work.names("v1_", "v2_")],
                                                          _terminal_states(graph, len(profits))))
     return work
@@ -191,8 +185,6 @@ def _terminal_states(graph: TurnGraph, policies: int) -> sa.Select:
 def _drop(connection: sa.Connection, work: _TurnTables) -> None:
     for table in (work.state, work.turn, work.chosen, work.ends):
         table.drop(connection)
-    if work.folded is not None:
-        work.folded.table.drop(connection)
 
 
 def _moment(reward: sa.ColumnElement[float], v1: sa.ColumnElement[float], v2: sa.ColumnElement[float]) -> sa.ColumnElement[float]:
@@ -475,8 +467,6 @@ class _TurnSolver:
     def solve(self, connection: sa.Connection, work: _TurnTables, batch: _Batch) -> list[tuple[list, list]]:
         """Solve a batch with ``work``'s tables (emptied after); return each policy's chosen moves and root values
         (:func:`_fetch_batch`) as tuples."""
-        if folds_turns(connection):
-            return _folded(connection, work, batch)
         plan_whole_layers(connection)
         _start_turns(connection, batch.graph, work, state_moves(batch.graph, batch.layer, batch.states),
                      batch.own_profits)
@@ -497,16 +487,6 @@ class _TurnSolver:
         """Return this solver with the graph a worker process gets (no policies or encoder)."""
         structure = dataclasses.replace(self.graph.structure, policies=(), encoder=None)
         return dataclasses.replace(self, graph=dataclasses.replace(self.graph, structure=structure))
-
-
-def _folded(connection: sa.Connection, work: _TurnTables, batch: _Batch) -> list[tuple[list, list]]:
-    """Return what :meth:`_TurnSolver.solve` does, from one statement folding the turn in each state's row
-    (:mod:`store.spark.turn_fold`)."""
-    assert work.folded is not None
-    rows = connection.execute(turn_fold.folded_batch(
-        work.folded, work.state, state_moves(batch.graph, batch.layer, batch.states), batch.own_profits)).all()
-    return [([(row[0], row[3 + 3 * i]) for row in rows if row[3 + 3 * i]],
-             [(row[0], row[1 + 3 * i], row[2 + 3 * i]) for row in rows]) for i in range(work.policies)]
 
 
 def _solve_together(connection: sa.Connection, graph: TurnGraph, policies: Sequence[tuple[int, dict[str, float] | None]],

@@ -209,6 +209,11 @@ def _edge_range(parts: Sequence[Component]) -> tuple[int, int]:
             max(span.last_edge for part in parts for span in part.spans))
 
 
+def _sources(parts: Sequence[Component]) -> sa.Select:
+    """Return the SELECT of the nodes the edges leaving the components ``parts`` leave (:func:`_edge_range`)."""
+    return sa.select(edge.c.src).where(edge.c.id.between(*_edge_range(parts)))
+
+
 def _spanned(spans: Sequence[sa.Row]) -> sa.ColumnElement[bool]:
     """Return the condition selecting the edges leaving the layers ``spans`` describe (their values inline)."""
     return sa.or_(*(edge.c.id.between(span.first_edge, span.last_edge) for span in spans))
@@ -322,7 +327,7 @@ class _Group:
         self.graph_id = graph_id
         first, last = _edge_range(group)
         self.bounds = {"first_edge": first, "last_edge": last}
-        self.inside = sa.select(edge.c.src).where(edge.c.id.between(first, last))
+        self.inside = _sources(group)
         self.anchor_spans = [part.spans[0] for part in group]
         depth = {span.layer: number for number, span in enumerate(self.anchor_spans)}
         found = connection.execute(sa.select(edge.c.src, edge.c.src_layer).where(_spanned(self.anchor_spans))
@@ -446,8 +451,7 @@ class _Group:
         """Replace the terms of the ``count`` deepest components by their solved values (VALUE and ONE, as any
         solved node)."""
         t = self.t
-        first, last = _edge_range(self.group[:count])
-        inside = sa.select(edge.c.src).where(edge.c.id.between(first, last))
+        inside = _sources(self.group[:count])
         self.connection.execute(sa.delete(t.term).where(t.term.c.node_id.in_(inside)))
         for anchor in (VALUE, ONE):
             rows = sa.select(t.solved.c.node_id, t.solved.c.seat, sa.literal(anchor), t.solved.c.value,

@@ -83,6 +83,12 @@ def pays_per_statement(connection: sa.Connection) -> bool:
     return connection.dialect.name in ("duckdb", "spark")
 
 
+def folds_turns(connection: sa.Connection) -> bool:
+    """Return whether a turn solve folds the turn inside each state's row (Spark's higher-order functions:
+    :mod:`store.spark.turn_fold`) rather than joining the turn's edges with the states a turn layer a statement."""
+    return connection.dialect.name == "spark"
+
+
 def plan_whole_layers(connection: sa.Connection) -> None:
     """On PostgreSQL, have the rest of the transaction join work tables by hashing, not by nested loops.
 

@@ -50,11 +50,12 @@ from store.db import sqlite_file_url
 from store.errors import NotFound
 from store.load import next_id, now
 from store.schema import edge, edges_of, layer_ranges, node, policy, turn_policy
-from store.scratch import (create_afresh, has_arg_min, hashed_joins, keyed_pair_definition, plan_whole_layers,
+from store.scratch import (create_afresh, folds_turns, has_arg_min, hashed_joins, keyed_pair_definition, plan_whole_layers,
                            temporary_definition)
 from store.solve.layers import best_move_rows
 from store.solve.parallel import connection_solvers, even_batches, process_solvers, solve_workers
 from store.solve.readers import state_result
+from store.spark import turn_fold
 
 # turn states solved together, per backend: SQLite sorts each GROUP BY, and
 # its sorts stay in memory (and fast) for a few hundred states; DuckDB
@@ -73,22 +74,30 @@ class _TurnTables:
     chosen: sa.Table  # (decision node, state) -> best p_i, edge_i taken (and, carried, that move's v1_i, v2_i)
     carried: bool  # the chosen moves' values are taken in the statement that chooses them (:func:`has_arg_min`)
     ends: sa.Table  # end node -> the label of the state moves through it, each policy's own profit (or null)
+    folds: bool  # the turn is folded in each state's row (:func:`store.scratch.folds_turns`), not joined
+    folded: turn_fold.FoldedTurn | None = None  # then the turn as one row of arrays
 
     def names(self, *prefixes: str) -> list[str]:
         """Return the column names with ``prefixes``, policy by policy: ``names("v1_", "v2_")`` is v1_0, v2_0, v1_1, ..."""
         return [f"{prefix}{i}" for i in range(self.policies) for prefix in prefixes]
 
+    def tables(self) -> list[sa.Table]:
+        """Return the work tables the solve uses: the turn's node and chosen-move tables only where it joins the
+        turn with the states layer by layer (not where it folds it)."""
+        joined = [] if self.folds else [self.turn, self.chosen]
+        return [self.state, *joined, self.ends] + ([] if self.folded is None else [self.folded.table])
+
 
 def _work_tables(connection: sa.Connection, policies: int) -> _TurnTables:
-    work = _work_definitions(connection, policies)
+    work = _work_definitions(connection, policies, folds=folds_turns(connection))
     _create_work(connection, work)
     return work
 
 
-def _work_definitions(connection: sa.Connection, policies: int) -> _TurnTables:
+def _work_definitions(connection: sa.Connection, policies: int, folds: bool = False) -> _TurnTables:
     """Return the work tables of ``policies`` policies solved together on ``connection``'s backend, not created
     (:func:`_create_work`): keyed except where joins hash, the chosen moves' values carried where it has
-    ``arg_min``."""
+    ``arg_min``; for a turn folded in each state's row where ``folds``."""
     carried, keyed = has_arg_min(connection), not hashed_joins(connection)
     def numbers(*names: str, nullable: bool = False) -> list[sa.Column]:
         return [sa.Column(f"{name}{i}", sa.Double, nullable=nullable) for i in range(policies) for name in names]
@@ -101,6 +110,7 @@ def _work_definitions(connection: sa.Connection, policies: int) -> _TurnTables:
         chosen=keyed_pair_definition("turn_chosen", "state", *edges,
                                      *numbers("p", *(("v1_", "v2_") if carried else ())), indexed=keyed),
         carried=carried,
+        folds=folds,
         ends=temporary_definition("turn_end", sa.Column("label", sa.Text, nullable=False),
                                   *numbers("profit", nullable=True)),
     )
@@ -108,7 +118,7 @@ def _work_definitions(connection: sa.Connection, policies: int) -> _TurnTables:
 
 def _create_work(connection: sa.Connection, work: _TurnTables) -> None:
     """Create the work's tables afresh on ``connection``."""
-    for table in (work.state, work.turn, work.chosen, work.ends):
+    for table in work.tables():
         create_afresh(connection, table)
 
 
@@ -161,6 +171,10 @@ def _policy_work(connection: sa.Connection, graph: TurnGraph, profits: Sequence[
     with those profits, and the terminal states."""
     work = _work_tables(connection, len(profits))
     connection.execute(sa.insert(work.ends), _end_rows(graph, profits))
+    if work.folds:
+        edges = (graph.turn_spans[0].first_edge, graph.turn_spans[-1].last_edge)
+        work.folded = turn_fold.fold_turn(connection, graph.graph_id, graph.turn_spans[0].layer, edges, graph.root,
+                                          work.ends, len(graph.ends))
     connection.execute(sa.insert(work.state).from_select(["node_id", *work.names("v1_", "v2_")],
                                                          _terminal_states(graph, len(profits))))
     return work
@@ -183,7 +197,7 @@ def _terminal_states(graph: TurnGraph, policies: int) -> sa.Select:
 
 
 def _drop(connection: sa.Connection, work: _TurnTables) -> None:
-    for table in (work.state, work.turn, work.chosen, work.ends):
+    for table in work.tables():
         table.drop(connection)
 
 
@@ -467,6 +481,8 @@ class _TurnSolver:
     def solve(self, connection: sa.Connection, work: _TurnTables, batch: _Batch) -> list[tuple[list, list]]:
         """Solve a batch with ``work``'s tables (emptied after); return each policy's chosen moves and root values
         (:func:`_fetch_batch`) as tuples."""
+        if work.folds:
+            return _folded(connection, work, batch)
         plan_whole_layers(connection)
         _start_turns(connection, batch.graph, work, state_moves(batch.graph, batch.layer, batch.states),
                      batch.own_profits)
@@ -487,6 +503,17 @@ class _TurnSolver:
         """Return this solver with the graph a worker process gets (no policies or encoder)."""
         structure = dataclasses.replace(self.graph.structure, policies=(), encoder=None)
         return dataclasses.replace(self, graph=dataclasses.replace(self.graph, structure=structure))
+
+
+def _folded(connection: sa.Connection, work: _TurnTables, batch: _Batch) -> list[tuple[list, list]]:
+    """Return what :meth:`_TurnSolver.solve` does, from one statement folding the turn in each state's row
+    (:mod:`store.spark.turn_fold`)."""
+    assert work.folded is not None
+    rows = connection.execute(turn_fold.folded_batch(
+        work.folded, work.state, state_moves(batch.graph, batch.layer, batch.states), batch.own_profits)).all()
+    rows = [row for row in rows if row[1] is not None]  # a state whose turn has no value
+    return [([(row[0], row[3 + 3 * i]) for row in rows if row[3 + 3 * i]],
+             [(row[0], row[1 + 3 * i], row[2 + 3 * i]) for row in rows]) for i in range(work.policies)]
 
 
 def _solve_together(connection: sa.Connection, graph: TurnGraph, policies: Sequence[tuple[int, dict[str, float] | None]],

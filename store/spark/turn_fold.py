@@ -1,0 +1,236 @@
+"""A turn folded over its layers inside each turn state's row: the turn solve of :mod:`store.solve.turns` on Spark
+in one statement a batch of states, not a statement or two a turn layer.
+
+Spark pays about half a second a statement whatever its rows, and each statement of the layer-by-layer turn solve
+shuffles the whole ``(turn node, state)`` work table (docs/spark.md). Here the turn (a few thousand nodes, the same
+for every state) goes into one row of arrays, its layers deepest first, a node's moves and rolls in edge id order,
+each pointing at its child by position. Each state's row starts from an array of the turn's ends (what each is
+worth from that state under each policy, null where the state has no such move: an array a field, see
+:func:`fields`) and Spark's higher-order functions fold the turn's layers into it on the executors, the states
+spread over them: ``aggregate`` over the layers, ``transform`` over a layer's nodes, appending their values. No
+shuffle a turn layer, and the chosen moves come out of the same statement as text.
+
+The fold's generated code is larger than the JVM compiles (HotSpot leaves a method of more than 8,000 bytes to
+its bytecode interpreter), so Spark must evaluate it through its own expressions instead, as the dialect's
+session settings have it: School's layer 11 (1,350 states, both policies) then took 33.1 s, against 256.7 s
+(:data:`store.spark.dialect.SESSION_SETTINGS`).
+
+Every number follows :func:`store.solve.turns._turn_plan`'s rules: a chance node is the weighted mean of its
+children that have a value (``sum(weight * value) / sum(weight)`` over them), a decision node is worth its best
+move's profit ``p`` (the move's reward plus the child's), and its value ``v1`` and second moment ``v2`` follow the
+move taken: the lowest edge id within :data:`graphs.protocol.TIE` of the best (the rule of
+:func:`store.solve.layers.best_move_rows`). A node none of whose children has a value has none.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import sqlalchemy as sa
+from sqlalchemy.ext.compiler import compiles
+from sqlalchemy.sql.expression import ColumnElement
+
+from graphs.protocol import TIE
+from store.schema import edge, node
+from store.scratch import create_afresh
+
+
+class _Spark(ColumnElement):
+    """An expression of Spark SQL's own, as text (a lambda: SQLAlchemy has no construct for one)."""
+
+    inherit_cache = False
+
+    def __init__(self, text: str):
+        self.text = text
+
+
+@compiles(_Spark)
+def _spark_text(element: _Spark, compiler: object, **kw: object) -> str:
+    return element.text
+
+
+def _let(value: str, name: str, body: str) -> str:
+    """Return the text of ``body`` with ``name`` bound to ``value``, evaluated once (a one-element ``transform``)."""
+    return f"transform(array({value}), {name} -> {body})[0]"
+
+
+def fields(policies: int) -> list[str]:
+    """Return the names of the folded arrays, policy by policy: each node's profit ``p``, value ``v1``, second
+    moment ``v2`` and, at a decision node, the offset ``c`` of the move taken.
+
+    >>> fields(1)
+    ['p0', 'v1_0', 'v2_0', 'c0']
+    """
+    return [name for i in range(policies) for name in (f"p{i}", f"v1_{i}", f"v2_{i}", f"c{i}")]
+
+
+def _over_edges(start: str, step: str) -> str:
+    """Return the fold of node ``n``'s edges from ``start``: ``step`` in terms of ``a`` (so far) and the edge's
+    child ``vals`` position ``n.d[k]``, weight ``n.w[k]`` and reward ``n.r[k]``."""
+    return f"aggregate(n.ix, {start}, (a, k) -> {step})"
+
+
+def _layer_step(policies: int) -> str:
+    """Return the text of one step of the fold: ``vals`` (a struct of arrays, :func:`fields`) with the values of
+    ``layer``'s nodes appended to each array.
+
+    Per node ``n`` (at ``j`` in its layer): a chance node's total weight ``t[j]`` over its children with a value
+    (null if none) and its values the weighted means over them; a decision node's best profit ``b_i[j]`` under
+    policy ``i`` and the position ``m_i[j]`` of the move taken (null if none has a value).
+    """
+    child = "vals.p0[n.d[k]]"
+    total = _over_edges("0D", f"a + IF({child} IS NULL, 0D, n.w[k])")
+    lets = [("t", f"transform(layer, n -> IF(n.chance, NULLIF({total}, 0D), NULL))")]
+    appended = {}
+    for i in range(policies):
+        p, v1, v2 = (f"vals.{name}" for name in (f"p{i}", f"v1_{i}", f"v2_{i}"))
+        profit = f"n.r[k] + {p}[n.d[k]]"
+        best = _over_edges("CAST(NULL AS DOUBLE)", f"greatest(a, {profit})")
+        near = f"b{i}[j] - {TIE!r}D * (1D + abs(b{i}[j]))"
+        first = _over_edges("-1", f"IF(a >= 0 OR NOT coalesce({profit} >= {near}, false), a, k)")
+        lets.append((f"b{i}", f"transform(layer, n -> IF(n.chance, NULL, {best}))"))
+        lets.append((f"m{i}", f"transform(layer, (n, j) -> IF(b{i}[j] IS NULL, NULL, {first}))"))
+
+        def mean(values: str) -> str:
+            return _over_edges("0D", f"a + n.w[k] * coalesce({values}[n.d[k]], 0D)") + " / t[j]"
+
+        r, d = f"n.r[m{i}[j]]", f"n.d[m{i}[j]]"
+        for name, chance, decision in (
+                (f"p{i}", mean(p), f"b{i}[j]"),
+                (f"v1_{i}", mean(v1), f"{r} + {v1}[{d}]"),
+                (f"v2_{i}", mean(v2), f"{r} * {r} + 2D * {r} * {v1}[{d}] + {v2}[{d}]")):
+            appended[name] = f"transform(layer, (n, j) -> IF(n.chance, {chance}, {decision}))"
+        appended[f"c{i}"] = f"transform(layer, (n, j) -> n.o[m{i}[j]])"
+    body = "named_struct(" + ", ".join(f"'{name}', concat(vals.{name}, {appended[name]})"
+                                       for name in fields(policies)) + ")"
+    for name, value in reversed(lets):
+        body = _let(value, name, body)
+    return body
+
+
+def fold_expression(policies: int) -> str:
+    """Return the text folding ``turn.layers`` into ``start.ends``: a struct of arrays (:func:`fields`) of every
+    turn node's values, the ends first, then the turn's nodes deepest layer first.
+
+    >>> fold_expression(1)[:45]
+    'aggregate(turn.layers, start.ends, (vals, lay'
+    """
+    return f"aggregate(turn.layers, start.ends, (vals, layer) -> {_layer_step(policies)})"
+
+
+def turn_arrays(graph_id: int, turn_layer: int, edges: tuple[int, int], ends: sa.FromClause, end_count: int,
+                first_edge: int) -> sa.Select:
+    """Return the SELECT of one row: ``layers``, the turn's nodes from ``turn_layer`` on, deepest layer first, each
+    ``(chance, ix, d, w, r, o)``: its edges (ids in ``edges``) in id order as arrays of their positions ``ix``
+    (0, 1, ...), their children's positions ``d`` among the ``end_count`` ends (``ends``' rows by node id) and the
+    turn's nodes, their weights ``w``, rewards ``r`` and offsets ``o`` from ``first_edge``."""
+    turn_nodes = (sa.select(node.c.id, node.c.layer, node.c.kind,
+                            (sa.func.row_number().over(order_by=(node.c.layer.desc(), node.c.id)) - 1 + end_count)
+                            .label("at"))
+                  .where(node.c.graph_id == graph_id, node.c.layer >= turn_layer, node.c.kind != "terminal")
+                  .cte("turn_node"))
+    end_at = sa.select(ends.c.node_id.label("id"),
+                       (sa.func.row_number().over(order_by=ends.c.node_id) - 1).label("at"))
+    position = sa.union_all(sa.select(turn_nodes.c.id, turn_nodes.c.at), end_at).cte("turn_position")
+    move = (sa.select(edge.c.src, sa.func.named_struct(
+                          "id", edge.c.id, "d", position.c.at, "w", sa.cast(edge.c.weight, sa.Double),
+                          "r", sa.cast(edge.c.reward, sa.Double),
+                          "o", sa.cast(edge.c.id - first_edge, sa.BigInteger)).label("e"))
+            .select_from(edge.join(position, position.c.id == edge.c.dst))
+            .where(edge.c.graph_id == graph_id, edge.c.id.between(*edges))
+            .cte("turn_edge"))
+    in_order = sa.func.array_sort(sa.func.collect_list(move.c.e))
+    sorted_edges = (sa.select(turn_nodes.c.layer, turn_nodes.c.at, (turn_nodes.c.kind == "chance").label("chance"),
+                              in_order.label("edges"))
+                    .select_from(turn_nodes.join(move, move.c.src == turn_nodes.c.id))
+                    .group_by(turn_nodes.c.layer, turn_nodes.c.at, turn_nodes.c.kind)
+                    .subquery("sorted_edges"))
+    nodes = (sa.select(sorted_edges.c.layer, sorted_edges.c.at, sa.func.named_struct(
+                 "chance", sorted_edges.c.chance,
+                 "ix", sa.func.sequence(0, sa.func.size(sorted_edges.c.edges) - 1),
+                 *[part for name in "dwro" for part in (name, _Spark(f"transform(sorted_edges.edges, x -> x.{name})"))]
+             ).label("n"))
+             .cte("turn_node_edges"))
+    layers = (sa.select(nodes.c.layer, sa.func.transform(sa.func.array_sort(sa.func.collect_list(
+                  sa.func.named_struct("at", nodes.c.at, "n", nodes.c.n))), _Spark("x -> x.n")).label("nodes"))
+              .group_by(nodes.c.layer).cte("turn_layer"))
+    deepest_first = sa.func.transform(sa.func.array_sort(sa.func.collect_list(
+        sa.func.named_struct("k", -layers.c.layer, "nodes", layers.c.nodes))), _Spark("x -> x.nodes"))
+    return sa.select(deepest_first.label("layers"))
+
+
+class _TurnLayers(sa.types.UserDefinedType):
+    """Spark's type of :func:`turn_arrays`' ``layers``."""
+
+    cache_ok = True
+
+    def get_col_spec(self, **kw: object) -> str:
+        return ("ARRAY<ARRAY<STRUCT<chance: BOOLEAN, ix: ARRAY<INT>, d: ARRAY<INT>, w: ARRAY<DOUBLE>, r: ARRAY<DOUBLE>, "
+                "o: ARRAY<BIGINT>>>>")
+
+
+@dataclass(frozen=True)
+class FoldedTurn:
+    """A turn stored as one row of arrays (:func:`turn_arrays`) in a work table, made once a solve by
+    :func:`fold_turn`: what :func:`folded_batch` needs of it."""
+
+    table: sa.Table
+    ends: sa.Table
+    end_count: int
+    root_at: int  # the root's position in the folded values
+
+
+def fold_turn(connection: sa.Connection, graph_id: int, turn_layer: int, edges: tuple[int, int], root: int,
+              ends: sa.Table, end_count: int) -> FoldedTurn:
+    """Store the turn of graph ``graph_id`` (from ``turn_layer`` on, edge ids in ``edges``, its ``end_count`` ends
+    in ``ends``) as one row of arrays in a new work table; return it with the position of ``root``."""
+    table = sa.Table("turn_fold", sa.MetaData(), sa.Column("layers", _TurnLayers()), prefixes=["TEMPORARY"])
+    create_afresh(connection, table)
+    connection.execute(sa.insert(table).from_select(["layers"], turn_arrays(
+        graph_id, turn_layer, edges, ends, end_count, edges[0])))
+    root_layer = sa.select(node.c.layer).where(node.c.id == root).scalar_subquery()
+    before = sa.select(sa.func.count()).where(
+        node.c.graph_id == graph_id, node.c.layer >= turn_layer, node.c.kind != "terminal",
+        sa.or_(node.c.layer > root_layer, sa.and_(node.c.layer == root_layer, node.c.id < root)))
+    return FoldedTurn(table, ends, end_count, end_count + connection.execute(before).scalar_one())
+
+
+def folded_batch(turn: FoldedTurn, next_states: sa.Table, state_moves: sa.ColumnElement[bool],
+                 own_profits: Sequence[bool]) -> sa.Select:
+    """Return the SELECT of each state's results: ``(state, v1_0, v2_0, chosen_0, v1_1, ...)``, ``chosen_i`` the
+    offsets (from the turn's first edge) of policy ``i``'s moves at the turn's decision nodes joined by commas.
+
+    A state's ends come from its moves ``state_moves`` selects: the move labelled like an end is worth its reward
+    plus the value of the state it leads to (``next_states``: ``v1_i, v2_i``), its profit the policy's own
+    (the turn's ends table: ``profit_i``) where ``own_profits[i]``. A state whose turn has no value has null
+    values (left to the caller to drop: a filter on them here would have Spark fold twice).
+    """
+    ends, end_count = turn.ends, turn.end_count
+    policies = len(own_profits)
+    end_at = sa.select(ends, (sa.func.row_number().over(order_by=ends.c.node_id) - 1).label("at")).subquery("end_at")
+    reward = edge.c.reward
+    worth: list[sa.ColumnElement] = []
+    for i, own in enumerate(own_profits):
+        v1, v2 = next_states.c[f"v1_{i}"], next_states.c[f"v2_{i}"]
+        values = (end_at.c[f"profit{i}"] if own else reward + v1, reward + v1, reward * reward + 2 * reward * v1 + v2)
+        for name, value in zip((f"p{i}", f"v1_{i}", f"v2_{i}"), values):
+            worth += [sa.literal(name), sa.cast(value, sa.Double)]
+        worth += [sa.literal(f"c{i}"), sa.cast(sa.null(), sa.BigInteger)]
+    by_end = (sa.select(edge.c.src.label("state"), sa.func.map_from_entries(sa.func.collect_list(
+                  sa.func.named_struct("k", end_at.c.at, "v", sa.func.named_struct(*worth)))).label("worth"))
+              .select_from(edge.join(next_states, next_states.c.node_id == edge.c.dst)
+                           .join(end_at, end_at.c.label == edge.c.label))
+              .where(state_moves).group_by(edge.c.src).subquery("by_end"))
+    start = sa.select(by_end.c.state, sa.func.named_struct(*[part for name in fields(policies) for part in (
+        name, _Spark(f"transform(sequence(0, {end_count - 1}), k -> try_element_at(by_end.worth, k).{name})"))]
+    ).label("ends")).subquery("start")
+    arrays = turn.table.alias("turn")
+    folded = (sa.select(start.c.state, _Spark(fold_expression(policies)).label("vals"))
+              .select_from(start.join(arrays, sa.true())).subquery("folded"))
+    columns = []
+    for i in range(policies):
+        columns += [_Spark(f"folded.vals.{name}[{turn.root_at}]").label(name) for name in (f"v1_{i}", f"v2_{i}")]
+        columns.append(sa.func.array_join(_Spark(f"transform(folded.vals.c{i}, x -> CAST(x AS STRING))"), ",")
+                       .label(f"chosen{i}"))
+    return sa.select(folded.c.state, *columns)

@@ -50,8 +50,8 @@ from store.db import sqlite_file_url
 from store.errors import NotFound
 from store.load import next_id, now
 from store.schema import edge, edges_of, layer_ranges, node, policy, turn_policy
-from store.scratch import (create_afresh, folds_turns, has_arg_min, hashed_joins, keyed_pair_definition, plan_whole_layers,
-                           temporary_definition)
+from store.scratch import (create_afresh, folds_turns, has_arg_min, hashed_joins, keyed_pair_definition,
+                           plan_whole_layers, temporary_definition)
 from store.solve.layers import best_move_rows
 from store.solve.parallel import connection_solvers, even_batches, process_solvers, solve_workers
 from store.solve.readers import state_result

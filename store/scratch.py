@@ -83,9 +83,11 @@ def pays_per_statement(connection: sa.Connection) -> bool:
     return connection.dialect.name in ("duckdb", "spark")
 
 
-def folds_turns(connection: sa.Connection) -> bool:
-    """Return whether a turn solve folds the turn inside each state's row (Spark's higher-order functions:
-    :mod:`store.spark.turn_fold`) rather than joining the turn's edges with the states a turn layer a statement."""
+def folds_in_rows(connection: sa.Connection) -> bool:
+    """Return whether a solve folds layers inside rows with the backend's higher-order functions (Spark): a turn
+    inside each state's row (:mod:`store.spark.turn_fold`) rather than joining the turn's edges with the states a
+    turn layer a statement, and a small graph of rows inside one row a policy (:mod:`store.spark.graph_fold`)
+    rather than a statement or two a layer."""
     return connection.dialect.name == "spark"
 
 

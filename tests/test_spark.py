@@ -221,6 +221,48 @@ def test_a_turn_games_last_states_solve_on_spark_as_on_sqlite(name: str, spark_u
         assert math.isclose(got[key], value, rel_tol=1e-12), key
 
 
+def test_a_graph_of_rows_solves_in_as_many_statements_whatever_its_depth(spark_url: str, tmp_path: Path) -> None:
+    """Jackpot on 2 and on 4 cells (a layer more a cell): on Spark the solve and the agents' evaluation send as many
+    statements for either, each policy's values folded in one statement, and every node's value, reach and move
+    taken are SQLite's to 1e-12."""
+    from store.load import build_graph
+    from store.schema import choice, edge, layer_ranges, policy, value
+    from store.solve.layers import evaluate_all, solve
+
+    game, sent, counts = get_game("jackpot"), [], {}
+
+    def solved(url: str, cells: int) -> tuple[dict[tuple[str, int], tuple[float, float]], dict[int, int]]:
+        engine = open_database(url, create=True)
+        built = build_graph(engine, game, {"cells": cells})
+        sa.event.listen(engine, "before_cursor_execute", lambda *args: sent.append(args[2]))
+        with engine.begin() as connection:
+            sent.clear()
+            agents = connection.execute(sa.select(policy.c.id).where(policy.c.graph_id == built.graph_id)).scalars().all()
+            policy_id = solve(connection, built.graph_id)
+            evaluate_all(connection, built.graph_id, agents)
+            counts[url, cells] = (len(layer_ranges(connection, built.graph_id)), len(sent),
+                                  sum("aggregate(graph.back" in text for text in sent))
+            rows = sa.select(policy.c.name, value.c.node_id, value.c.value, value.c.reach).select_from(
+                value.join(policy, policy.c.id == value.c.policy_id)).where(policy.c.graph_id == built.graph_id)
+            values = {(row.name, row.node_id): (row.value, row.reach) for row in connection.execute(rows)}
+            moves = dict(connection.execute(  # node -> the node its move leads to (edge ids differ between databases)
+                sa.select(choice.c.node_id, edge.c.dst).select_from(choice.join(edge, edge.c.id == choice.c.edge_id))
+                .where(choice.c.policy_id == policy_id)).all())
+        engine.dispose()
+        return values, moves
+
+    for cells in (2, 4):
+        (expected, expected_moves), (got, moves) = solved(f"sqlite:///{tmp_path / f'{cells}.db'}", cells), \
+            solved(spark_url, cells)
+        assert sorted(got) == sorted(expected) and len({name for name, _ in got}) > 2, "not the same nodes valued"
+        assert moves == expected_moves and len(moves) > 3, "not the same moves taken"
+        for key, (value_, reach) in expected.items():
+            assert math.isclose(got[key][0], value_, rel_tol=1e-12, abs_tol=1e-15), key
+            assert math.isclose(got[key][1], reach, rel_tol=1e-12, abs_tol=1e-15), key
+    (short, short_sent, short_folds), (deep, deep_sent, deep_folds) = counts[spark_url, 2], counts[spark_url, 4]
+    assert deep > short and deep_sent == short_sent and short_folds == deep_folds == 2  # the optimum, the agents
+
+
 def test_compaction_keeps_every_row_in_fewer_files(spark_url: str) -> None:
     """A table written by three INSERTs (three files) is rewritten into fewer, with the same rows; a table within
     the limit is left alone."""

@@ -38,7 +38,8 @@ from store.errors import NotFound
 from store.load import next_id, now
 from store.propagate import propagate
 from store.schema import choice, edge, edges_of, layer_ranges, node, policy, value
-from store.scratch import values_table
+from store.scratch import folds_in_rows, values_table
+from store.spark import graph_fold
 from store.solve.seats import FOLLOW, Seat
 
 TESTS = ("<", "<=", "=", ">=", ">")
@@ -231,6 +232,9 @@ def _run(
     if has_cycles(connection, graph_id):
         return _run_cyclic(connection, policy_row, solving, goal, progress, first_guess)
     _forget(connection, policy_id, (value, choice) if solving else (value,))
+    if folds_in_rows(connection) and graph_fold.fits(connection, graph_id):
+        _fold(connection, graph_id, [policy_id], policy_row.objective if solving else None, goal, progress)
+        return None
     if solving:
         stored = None
     else:
@@ -248,6 +252,32 @@ def _run(
     for table in (work, propagated.table):
         table.drop(connection)
     return None
+
+
+def _fold(connection: sa.Connection, graph_id: int, policy_ids: Sequence[int], objective: str | None,
+          goal: Goal | None, progress: Progress | None) -> None:
+    """Store the values and reach of the policies ``policy_ids`` (and, solving for ``objective``, the one policy's
+    choices; None: their stored choices, evaluated) from the graph folded in one row a policy (Spark:
+    :mod:`store.spark.graph_fold`), in a statement whatever the graph's depth. ``progress`` counts every layer of
+    each policy at the end."""
+    worth = node.c.payoff if goal is None else goal.worth(node.c.payoff)
+    if objective is None:
+        given = sa.func.map_from_entries(sa.func.collect_list(sa.func.named_struct(
+            "k", sa.cast(choice.c.node_id, sa.BigInteger), "v", sa.cast(choice.c.edge_id, sa.BigInteger))))
+        keys = (sa.select(choice.c.policy_id, given.label("given")).where(choice.c.policy_id.in_(list(policy_ids)))
+                .group_by(choice.c.policy_id))
+    else:
+        (policy_id,) = policy_ids
+        keys = sa.select(sa.literal(policy_id).label("policy_id"), sa.null().label("given"))
+    folded = graph_fold.fold(connection, graph_id, worth, objective, keys)
+    if objective is not None:
+        connection.execute(sa.insert(choice).from_select(["policy_id", "node_id", "edge_id"], sa.select(
+            folded.c.policy_id, folded.c.node_id, folded.c.edge_id).where(folded.c.edge_id.is_not(None))))
+    connection.execute(sa.insert(value).from_select(["policy_id", "node_id", "value", "reach"], sa.select(
+        folded.c.policy_id, folded.c.node_id, folded.c.value, folded.c.reach)))
+    folded.drop(connection)
+    if progress is not None:
+        progress(len(layer_ranges(connection, graph_id)) * len(policy_ids))
 
 
 def _forget(connection: sa.Connection, policy_id: int, tables: Sequence[sa.Table]) -> None:
@@ -374,6 +404,11 @@ def evaluate_all(connection: sa.Connection, graph_id: int, policy_ids: Sequence[
 def _evaluate_together(connection: sa.Connection, graph_id: int, policy_ids: Sequence[int],
                        progress: Progress | None) -> None:
     """Evaluate the goal-less policies ``policy_ids`` of an acyclic graph in one pass (:func:`evaluate_all`)."""
+    if folds_in_rows(connection) and graph_fold.fits(connection, graph_id):
+        for policy_id in policy_ids:
+            _forget(connection, policy_id, (value,))
+        _fold(connection, graph_id, policy_ids, None, None, progress)
+        return
     work = values_table(connection, "policy_id")
     terminals = (sa.select(policy.c.id, node.c.id, node.c.payoff).select_from(node.join(policy, sa.true()))
                  .where(node.c.graph_id == graph_id, node.c.kind == "terminal", policy.c.id.in_(policy_ids)))

@@ -50,7 +50,7 @@ from store.db import sqlite_file_url
 from store.errors import NotFound
 from store.load import next_id, now
 from store.schema import edge, edges_of, layer_ranges, node, policy, turn_policy
-from store.scratch import (create_afresh, folds_turns, has_arg_min, hashed_joins, keyed_pair_definition,
+from store.scratch import (create_afresh, folds_in_rows, has_arg_min, hashed_joins, keyed_pair_definition,
                            plan_whole_layers, temporary_definition)
 from store.solve.layers import best_move_rows
 from store.solve.parallel import connection_solvers, even_batches, process_solvers, solve_workers
@@ -74,7 +74,7 @@ class _TurnTables:
     chosen: sa.Table  # (decision node, state) -> best p_i, edge_i taken (and, carried, that move's v1_i, v2_i)
     carried: bool  # the chosen moves' values are taken in the statement that chooses them (:func:`has_arg_min`)
     ends: sa.Table  # end node -> the label of the state moves through it, each policy's own profit (or null)
-    folds: bool  # the turn is folded in each state's row (:func:`store.scratch.folds_turns`), not joined
+    folds: bool  # the turn is folded in each state's row (:func:`store.scratch.folds_in_rows`), not joined
     folded: turn_fold.FoldedTurn | None = None  # then the turn as one row of arrays
 
     def names(self, *prefixes: str) -> list[str]:
@@ -89,7 +89,7 @@ class _TurnTables:
 
 
 def _work_tables(connection: sa.Connection, policies: int) -> _TurnTables:
-    work = _work_definitions(connection, policies, folds=folds_turns(connection))
+    work = _work_definitions(connection, policies, folds=folds_in_rows(connection))
     _create_work(connection, work)
     return work
 

@@ -28,31 +28,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import sqlalchemy as sa
-from sqlalchemy.ext.compiler import compiles
-from sqlalchemy.sql.expression import ColumnElement
 
 from graphs.protocol import TIE
 from store.schema import edge, node
 from store.scratch import create_afresh
-
-
-class _Spark(ColumnElement):
-    """An expression of Spark SQL's own, as text (a lambda: SQLAlchemy has no construct for one)."""
-
-    inherit_cache = False
-
-    def __init__(self, text: str):
-        self.text = text
-
-
-@compiles(_Spark)
-def _spark_text(element: _Spark, compiler: object, **kw: object) -> str:
-    return element.text
-
-
-def _let(value: str, name: str, body: str) -> str:
-    """Return the text of ``body`` with ``name`` bound to ``value``, evaluated once (a one-element ``transform``)."""
-    return f"transform(array({value}), {name} -> {body})[0]"
+from store.spark.lambdas import SparkText, let, over_edges
 
 
 def fields(policies: int) -> list[str]:
@@ -65,12 +45,6 @@ def fields(policies: int) -> list[str]:
     return [name for i in range(policies) for name in (f"p{i}", f"v1_{i}", f"v2_{i}", f"c{i}")]
 
 
-def _over_edges(start: str, step: str) -> str:
-    """Return the fold of node ``n``'s edges from ``start``: ``step`` in terms of ``a`` (so far) and the edge's
-    child ``vals`` position ``n.d[k]``, weight ``n.w[k]`` and reward ``n.r[k]``."""
-    return f"aggregate(n.ix, {start}, (a, k) -> {step})"
-
-
 def _layer_step(policies: int) -> str:
     """Return the text of one step of the fold: ``vals`` (a struct of arrays, :func:`fields`) with the values of
     ``layer``'s nodes appended to each array.
@@ -80,20 +54,20 @@ def _layer_step(policies: int) -> str:
     policy ``i`` and the position ``m_i[j]`` of the move taken (null if none has a value).
     """
     child = "vals.p0[n.d[k]]"
-    total = _over_edges("0D", f"a + IF({child} IS NULL, 0D, n.w[k])")
+    total = over_edges("0D", f"a + IF({child} IS NULL, 0D, n.w[k])")
     lets = [("t", f"transform(layer, n -> IF(n.chance, NULLIF({total}, 0D), NULL))")]
     appended = {}
     for i in range(policies):
         p, v1, v2 = (f"vals.{name}" for name in (f"p{i}", f"v1_{i}", f"v2_{i}"))
         profit = f"n.r[k] + {p}[n.d[k]]"
-        best = _over_edges("CAST(NULL AS DOUBLE)", f"greatest(a, {profit})")
+        best = over_edges("CAST(NULL AS DOUBLE)", f"greatest(a, {profit})")
         near = f"b{i}[j] - {TIE!r}D * (1D + abs(b{i}[j]))"
-        first = _over_edges("-1", f"IF(a >= 0 OR NOT coalesce({profit} >= {near}, false), a, k)")
+        first = over_edges("-1", f"IF(a >= 0 OR NOT coalesce({profit} >= {near}, false), a, k)")
         lets.append((f"b{i}", f"transform(layer, n -> IF(n.chance, NULL, {best}))"))
         lets.append((f"m{i}", f"transform(layer, (n, j) -> IF(b{i}[j] IS NULL, NULL, {first}))"))
 
         def mean(values: str) -> str:
-            return _over_edges("0D", f"a + n.w[k] * coalesce({values}[n.d[k]], 0D)") + " / t[j]"
+            return over_edges("0D", f"a + n.w[k] * coalesce({values}[n.d[k]], 0D)") + " / t[j]"
 
         r, d = f"n.r[m{i}[j]]", f"n.d[m{i}[j]]"
         for name, chance, decision in (
@@ -105,7 +79,7 @@ def _layer_step(policies: int) -> str:
     body = "named_struct(" + ", ".join(f"'{name}', concat(vals.{name}, {appended[name]})"
                                        for name in fields(policies)) + ")"
     for name, value in reversed(lets):
-        body = _let(value, name, body)
+        body = let(value, name, body)
     return body
 
 
@@ -149,14 +123,14 @@ def turn_arrays(graph_id: int, turn_layer: int, edges: tuple[int, int], ends: sa
     nodes = (sa.select(sorted_edges.c.layer, sorted_edges.c.at, sa.func.named_struct(
                  "chance", sorted_edges.c.chance,
                  "ix", sa.func.sequence(0, sa.func.size(sorted_edges.c.edges) - 1),
-                 *[part for name in "dwro" for part in (name, _Spark(f"transform(sorted_edges.edges, x -> x.{name})"))]
+                 *[part for name in "dwro" for part in (name, SparkText(f"transform(sorted_edges.edges, x -> x.{name})"))]
              ).label("n"))
              .cte("turn_node_edges"))
     layers = (sa.select(nodes.c.layer, sa.func.transform(sa.func.array_sort(sa.func.collect_list(
-                  sa.func.named_struct("at", nodes.c.at, "n", nodes.c.n))), _Spark("x -> x.n")).label("nodes"))
+                  sa.func.named_struct("at", nodes.c.at, "n", nodes.c.n))), SparkText("x -> x.n")).label("nodes"))
               .group_by(nodes.c.layer).cte("turn_layer"))
     deepest_first = sa.func.transform(sa.func.array_sort(sa.func.collect_list(
-        sa.func.named_struct("k", -layers.c.layer, "nodes", layers.c.nodes))), _Spark("x -> x.nodes"))
+        sa.func.named_struct("k", -layers.c.layer, "nodes", layers.c.nodes))), SparkText("x -> x.nodes"))
     return sa.select(deepest_first.label("layers"))
 
 
@@ -223,14 +197,14 @@ def folded_batch(turn: FoldedTurn, next_states: sa.Table, state_moves: sa.Column
                            .join(end_at, end_at.c.label == edge.c.label))
               .where(state_moves).group_by(edge.c.src).subquery("by_end"))
     start = sa.select(by_end.c.state, sa.func.named_struct(*[part for name in fields(policies) for part in (
-        name, _Spark(f"transform(sequence(0, {end_count - 1}), k -> try_element_at(by_end.worth, k).{name})"))]
+        name, SparkText(f"transform(sequence(0, {end_count - 1}), k -> try_element_at(by_end.worth, k).{name})"))]
     ).label("ends")).subquery("start")
     arrays = turn.table.alias("turn")
-    folded = (sa.select(start.c.state, _Spark(fold_expression(policies)).label("vals"))
+    folded = (sa.select(start.c.state, SparkText(fold_expression(policies)).label("vals"))
               .select_from(start.join(arrays, sa.true())).subquery("folded"))
     columns = []
     for i in range(policies):
-        columns += [_Spark(f"folded.vals.{name}[{turn.root_at}]").label(name) for name in (f"v1_{i}", f"v2_{i}")]
-        columns.append(sa.func.array_join(_Spark(f"transform(folded.vals.c{i}, x -> CAST(x AS STRING))"), ",")
+        columns += [SparkText(f"folded.vals.{name}[{turn.root_at}]").label(name) for name in (f"v1_{i}", f"v2_{i}")]
+        columns.append(sa.func.array_join(SparkText(f"transform(folded.vals.c{i}, x -> CAST(x AS STRING))"), ",")
                        .label(f"chosen{i}"))
     return sa.select(folded.c.state, *columns)

@@ -1,0 +1,158 @@
+"""A graph of rows solved inside one row: backward induction and propagation on Spark in one statement a solve,
+whatever the graph's depth, where the layer-by-layer solve of :mod:`store.solve.layers` takes a statement or two
+a layer.
+
+A layer needs the values of the layers below it, and Spark refuses the recursive query that would take them all
+in one statement (its recursive part may not group: docs/spark.md, "Not yet"). Here the whole graph goes into one
+row instead, as :mod:`store.spark.turn_fold` does with a turn: every node in a layer array, deepest layer first,
+each with its edges as arrays (in edge id order) pointing at their children by position, and Spark's higher-order
+functions fold the layers into an array of values on an executor: ``aggregate`` over the layers, ``transform``
+over a layer's nodes, appending their values and the moves taken. A second fold over the same nodes, shallowest
+layer first, each with the edges that reach it, gives every node's reach under those moves. A row a policy: the
+policies of a report (the optimum, the builder's agents) are folded side by side, each on an executor of its own.
+
+The row is bounded (Spark's arrays hold at most about 2 billion elements, and a row is one task's memory), so the
+fold takes graphs of at most :data:`EDGE_LIMIT` edges; a larger graph goes layer by layer, its statements spread
+over the cluster.
+
+The numbers follow :mod:`store.solve.layers`: a terminal is worth its payoff (or the goal's 0 or 1), a chance node
+``sum(weight * (reward + value)) / sum(weight)`` over its children with a value, a decision node the best of
+``reward + value`` over its moves (solving: the move taken is the lowest edge id within
+:data:`graphs.protocol.TIE` of the best) or its stored move's (evaluating). The root has reach 1; a roll edge
+carries ``reach * weight / denom``, the move taken ``reach``.
+"""
+
+from __future__ import annotations
+
+import sqlalchemy as sa
+
+from graphs.protocol import TIE
+from store.schema import edge, layer, node
+from store.scratch import keyed_pair_table
+from store.spark.lambdas import SparkText, let, over_edges
+
+EDGE_LIMIT = 1_000_000  # edges a graph may have to be folded in one row (Jackpot's 9 cells: 40,261)
+
+
+def fits(connection: sa.Connection, graph_id: int) -> bool:
+    """Return whether graph ``graph_id`` is small enough (:data:`EDGE_LIMIT`) to be folded in one row."""
+    edges = sa.select(sa.func.sum(layer.c.rolls + layer.c.moves)).where(layer.c.graph_id == graph_id)
+    return (connection.execute(edges).scalar_one() or 0) <= EDGE_LIMIT
+
+
+def _graph_row(graph_id: int, worth: sa.ColumnElement[float]) -> sa.Select:
+    """Return the SELECT of one row: ``back``, the graph's nodes by layer, deepest first, each ``(id, kind, p, ix,
+    o, d, w, r)``: a terminal's worth ``p``, a node's edges in id order as arrays of their indices ``ix`` (0, 1, ...),
+    ids ``o``, children's positions ``d`` in ``back``'s order, weights ``w`` and rewards ``r``; and ``forward``, the
+    nodes by layer, shallowest first, each ``(id, ix, o, f, b, q)`` with the edges that reach it: their ids ``o``,
+    parents' positions ``f`` in ``forward``'s order and ``b`` in ``back``'s, and the share ``q`` of a parent's reach
+    a roll carries (null for a move)."""
+    placed = (sa.select(node.c.id, node.c.layer, node.c.kind, node.c.denom,
+                        sa.case((node.c.kind == "terminal", sa.cast(worth, sa.Double))).label("p"),
+                        (sa.func.row_number().over(order_by=(node.c.layer.desc(), node.c.id)) - 1).label("b"),
+                        (sa.func.row_number().over(order_by=(node.c.layer, node.c.id)) - 1).label("f"))
+              .where(node.c.graph_id == graph_id).cte("placed"))
+    child, parent = placed.alias("child"), placed.alias("parent")
+    out = (sa.select(edge.c.src.label("node_id"), sa.func.named_struct(
+               "o", sa.cast(edge.c.id, sa.BigInteger), "d", child.c.b, "w", sa.cast(edge.c.weight, sa.Double),
+               "r", sa.cast(edge.c.reward, sa.Double)).label("e"))
+           .select_from(edge.join(child, child.c.id == edge.c.dst)).where(edge.c.graph_id == graph_id))
+    share = sa.case((edge.c.kind == "roll",
+                     sa.cast(edge.c.weight, sa.Double) / sa.func.coalesce(parent.c.denom, 1)))
+    into = (sa.select(edge.c.dst.label("node_id"), sa.func.named_struct(
+                "o", sa.cast(edge.c.id, sa.BigInteger), "f", parent.c.f, "b", parent.c.b, "q", share).label("e"))
+            .select_from(edge.join(parent, parent.c.id == edge.c.src)).where(edge.c.graph_id == graph_id))
+
+    def layers(edges: sa.Select, fields: str, deepest_first: bool, position: str) -> sa.Select:
+        """Return the SELECT of the one row of nodes by layer, each with ``edges`` as arrays of their ``fields``."""
+        by_node = (sa.select(edges.c.node_id, sa.func.array_sort(sa.func.collect_list(edges.c.e)).label("edges"))
+                   .group_by(edges.c.node_id).subquery(f"{position}_edges"))
+        arrays = [part for name in fields for part in (
+            name, SparkText(f"transform({position}_edges.edges, x -> x.{name})"))]
+        own = ("kind", placed.c.kind, "p", placed.c.p) if deepest_first else ()
+        nodes = (sa.select(placed.c.layer, placed.c[position].label("at"), sa.func.named_struct(
+                     "id", sa.cast(placed.c.id, sa.BigInteger), *own,
+                     "ix", SparkText(f"transform({position}_edges.edges, (x, i) -> i)"), *arrays).label("n"))
+                 .select_from(placed.outerjoin(by_node, by_node.c.node_id == placed.c.id)).subquery(f"{position}_node"))
+        by_layer = (sa.select(nodes.c.layer, sa.func.transform(sa.func.array_sort(sa.func.collect_list(
+                        sa.func.named_struct("at", nodes.c.at, "n", nodes.c.n))), SparkText("x -> x.n")).label("nodes"))
+                    .group_by(nodes.c.layer).subquery(f"{position}_layer"))
+        order = -by_layer.c.layer if deepest_first else by_layer.c.layer
+        return sa.select(sa.func.transform(sa.func.array_sort(sa.func.collect_list(
+            sa.func.named_struct("k", order, "nodes", by_layer.c.nodes))), SparkText("x -> x.nodes")).label("layers"))
+
+    back = layers(out.subquery("out_edge"), "odwr", True, "b").subquery("back")
+    forward = layers(into.subquery("into_edge"), "ofbq", False, "f").subquery("forward")
+    return sa.select(back.c.layers.label("back"), forward.c.layers.label("forward")).select_from(
+        back.join(forward, sa.true()))
+
+
+def _back_step(objective: str | None) -> str:
+    """Return the text of one step of the backward fold: ``vals`` (``v``, the values so far, and ``c``, the moves
+    taken) with the values of ``layer``'s nodes appended; the best move for ``objective``, or (None) the move the
+    row's ``given`` map has for the node."""
+    child = "vals.v[n.d[k]]"
+    total = over_edges("0D", f"a + IF({child} IS NULL, 0D, n.w[k])")
+    summed = over_edges("0D", f"a + IF({child} IS NULL, 0D, n.w[k] * (n.r[k] + {child}))")
+    lets = [("t", f"transform(layer, n -> IF(n.kind = 'chance', NULLIF({total}, 0D), NULL))")]
+    if objective is None:
+        stored = let("array_position(n.o, try_element_at(keyed.given, n.id))", "at",
+                     "IF(at > 0 AND vals.v[n.d[at - 1]] IS NOT NULL, at - 1, NULL)")
+        lets.append(("m", f"transform(layer, n -> IF(n.kind = 'decision', {stored}, NULL))"))
+        decision = "n.r[m[j]] + vals.v[n.d[m[j]]]"
+    else:
+        profit = f"n.r[k] + {child}"
+        best = over_edges("CAST(NULL AS DOUBLE)", f"{'greatest' if objective == 'max' else 'least'}(a, {profit})")
+        slack = f"{TIE!r}D * (1D + abs(b[j]))"
+        near = f"{profit} >= b[j] - {slack}" if objective == "max" else f"{profit} <= b[j] + {slack}"
+        first = over_edges("-1", f"IF(a >= 0 OR NOT coalesce({near}, false), a, k)")
+        lets.append(("b", f"transform(layer, n -> IF(n.kind = 'decision', {best}, NULL))"))
+        lets.append(("m", f"transform(layer, (n, j) -> IF(b[j] IS NULL, NULL, {first}))"))
+        decision = "b[j]"
+    values = (f"transform(layer, (n, j) -> CASE n.kind WHEN 'terminal' THEN n.p "
+              f"WHEN 'chance' THEN {summed} / t[j] ELSE {decision} END)")
+    body = f"named_struct('v', concat(vals.v, {values}), 'c', concat(vals.c, transform(layer, (n, j) -> n.o[m[j]])))"
+    for name, value in reversed(lets):
+        body = let(value, name, body)
+    return body
+
+
+def _reach_step() -> str:
+    """Return the text of one step of the forward fold: ``reach`` with the reach of ``layer``'s nodes appended, from
+    the edges reaching each (a roll's share, or the whole where the move is the one taken, ``folded.vals.c``)."""
+    flow = "reach[n.f[k]] * coalesce(n.q[k], IF(folded.vals.c[n.b[k]] = n.o[k], 1D, 0D))"
+    return (f"concat(reach, transform(layer, n -> IF(n.id = 0, 1D, 0D) + "
+            f"coalesce({over_edges('0D', f'a + {flow}')}, 0D)))")
+
+
+def fold(connection: sa.Connection, graph_id: int, worth: sa.ColumnElement[float], objective: str | None,
+         keys: sa.Select) -> sa.Table:
+    """Fold graph ``graph_id`` in one row a key; return a new work table of ``(node_id, policy_id, value, edge_id,
+    reach)``, a row per node with a value.
+
+    ``keys`` selects ``(policy_id, given)``: a row a fold, ``given`` a map from a decision node's id to the id of the
+    move it takes (null when solving). A terminal is worth ``worth`` (an expression over ``node``); ``objective``
+    ``'max'`` or ``'min'`` solves, None evaluates the ``given`` moves. One statement, whatever the graph's depth.
+    """
+    table = keyed_pair_table(connection, "work_fold", "policy_id", sa.Column("value", sa.Double),
+                             sa.Column("edge_id", sa.BigInteger), sa.Column("reach", sa.Double), indexed=False)
+    graph = _graph_row(graph_id, worth).subquery("graph")
+    keyed = keys.subquery("keyed")
+    empty = "named_struct('v', CAST(array() AS ARRAY<DOUBLE>), 'c', CAST(array() AS ARRAY<BIGINT>))"
+    ids = "flatten(transform({0}, l -> transform(l, n -> n.id)))"
+    folded = (sa.select(keyed.c.policy_id, graph.c.forward, SparkText(ids.format("graph.back")).label("ids"),
+                        SparkText(f"aggregate(graph.back, {empty}, (vals, layer) -> {_back_step(objective)})")
+                        .label("vals"))
+              .select_from(keyed.join(graph, sa.true())).subquery("folded"))
+    reach = f"aggregate(folded.forward, CAST(array() AS ARRAY<DOUBLE>), (reach, layer) -> {_reach_step()})"
+    reached = sa.select(folded.c.policy_id, folded.c.ids, folded.c.vals, sa.func.map_from_arrays(
+        SparkText(ids.format("folded.forward")), SparkText(reach)).label("reach")).subquery("reached")
+    row = ("named_struct('node_id', x, 'value', reached.vals.v[i], 'edge_id', reached.vals.c[i], "
+           "'reach', coalesce(try_element_at(reached.reach, x), 0D))")
+    exploded = sa.select(reached.c.policy_id, sa.func.explode(SparkText(f"transform(reached.ids, (x, i) -> {row})"))
+                         .label("z")).subquery("exploded")
+    columns = ("node_id", "value", "edge_id", "reach")
+    rows = sa.select(*(SparkText(f"exploded.z.{name}") for name in columns), exploded.c.policy_id).where(
+        SparkText("exploded.z.value IS NOT NULL"))
+    connection.execute(sa.insert(table).from_select([*columns, "policy_id"], rows))
+    return table

@@ -1,0 +1,46 @@
+"""Spark SQL's lambdas as text, for the folds that run a solve inside rows (:mod:`store.spark.turn_fold`,
+:mod:`store.spark.graph_fold`): SQLAlchemy has no construct for a lambda, so these expressions are written out.
+"""
+
+from __future__ import annotations
+
+from sqlalchemy.ext.compiler import compiles
+from sqlalchemy.sql.expression import ColumnElement
+
+
+class SparkText(ColumnElement):
+    """An expression of Spark SQL's own, as text (a lambda, say).
+
+    >>> import sqlalchemy as sa
+    >>> str(sa.select(SparkText("transform(a, x -> x + 1)").label("b")))
+    'SELECT transform(a, x -> x + 1) AS b'
+    """
+
+    inherit_cache = False
+
+    def __init__(self, text: str):
+        self.text = text
+
+
+@compiles(SparkText)
+def _spark_text(element: SparkText, compiler: object, **kw: object) -> str:
+    return element.text
+
+
+def let(value: str, name: str, body: str) -> str:
+    """Return the text of ``body`` with ``name`` bound to ``value``, evaluated once (a one-element ``transform``).
+
+    >>> let("2 * x", "y", "y + y")
+    'transform(array(2 * x), y -> y + y)[0]'
+    """
+    return f"transform(array({value}), {name} -> {body})[0]"
+
+
+def over_edges(start: str, step: str) -> str:
+    """Return the fold of node ``n``'s edges from ``start``: ``step`` in terms of ``a`` (so far) and ``k``, the
+    edge's index in the node's arrays (``n.ix``: 0, 1, ...).
+
+    >>> over_edges("0D", "a + n.w[k]")
+    'aggregate(n.ix, 0D, (a, k) -> a + n.w[k])'
+    """
+    return f"aggregate(n.ix, {start}, (a, k) -> {step})"

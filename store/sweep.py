@@ -7,7 +7,8 @@ each layer runs the solver's own statements (:func:`store.solve.chance_values`
 and :func:`store.solve.best_moves`, with the goal as a further key) for all
 the thresholds together, and nothing is stored: the result is each goal's
 optimal outcome distribution. Ties between moves go, as in the solver, to the
-move streamed first among those within :data:`graphs.protocol.TIE`.
+move streamed first among those within :data:`graphs.protocol.TIE`. On Spark a graph small enough is folded in
+one row a goal instead (:mod:`store.spark.graph_fold`): one statement whatever its depth.
 """
 
 from __future__ import annotations
@@ -18,7 +19,8 @@ import sqlalchemy as sa
 
 from store.propagate import propagate
 from store.schema import EdgeId, layer_ranges, node
-from store.scratch import sweep_table
+from store.scratch import folds_in_rows, sweep_table
+from store.spark import graph_fold
 from store.solve.layers import Goal, best_moves, chance_values
 
 
@@ -36,6 +38,10 @@ def sweep_outcomes(
     tests = {g.test for g in goals}
     if len(tests) != 1:
         raise ValueError("one sweep takes goals with one test and different thresholds")
+    if folds_in_rows(connection) and graph_fold.fits(connection, graph_id):
+        outcomes = _folded(connection, graph_id, objective, targets, tests.pop(), len(goals))
+        targets.drop(connection)
+        return outcomes
     work = sweep_table(connection, "sweep_value", sa.Column("value", sa.Double, nullable=False), sa.Column("edge_id", EdgeId))
     test = Goal(tests.pop(), 0.0)
     holds = {"<": node.c.payoff < targets.c.threshold, "<=": node.c.payoff <= targets.c.threshold,
@@ -57,20 +63,38 @@ def sweep_outcomes(
     return outcomes
 
 
-def _propagate(
-    connection: sa.Connection, graph_id: int, spans: Sequence[sa.Row], chosen: sa.Table, goals: int
-) -> list[dict[float, float]]:
-    propagated = propagate(connection, graph_id, spans, chosen, key="goal", key_values=range(goals))
-    reach = propagated.by_node
+def _folded(connection: sa.Connection, graph_id: int, objective: str, targets: sa.Table, test: str,
+            goals: int) -> list[dict[float, float]]:
+    """Return :func:`sweep_outcomes`' answer from the graph folded in one row a goal (``targets``' rows), a terminal
+    worth 1 where its payoff passes ``test`` against the goal's threshold."""
+    keys = sa.select(targets.c.goal, sa.null().label("given"), targets.c.threshold)
+    folded = graph_fold.fold(connection, graph_id, node.c.payoff, objective, keys, key="goal",
+                             terminal=f"IF(n.p {test} keyed.threshold, 1D, 0D)")
+    outcomes = _outcomes(connection, graph_id, folded, goals)
+    folded.drop(connection)
+    return outcomes
+
+
+def _outcomes(connection: sa.Connection, graph_id: int, reach: sa.FromClause, goals: int) -> list[dict[float, float]]:
+    """Return each goal's terminal payoff -> probability from ``reach`` (``goal, node_id, reach``): the payoffs
+    reached, added up."""
     query = (
         sa.select(reach.c.goal, node.c.payoff, sa.func.sum(reach.c.reach))
         .select_from(reach.join(node, sa.and_(node.c.graph_id == graph_id, node.c.id == reach.c.node_id)))
-        .where(node.c.kind == "terminal")
+        .where(node.c.kind == "terminal", reach.c.reach > 0)
         .group_by(reach.c.goal, node.c.payoff)
         .order_by(reach.c.goal, node.c.payoff)
     )
     outcomes: list[dict[float, float]] = [{} for _ in range(goals)]
     for goal, payoff, probability in connection.execute(query):
         outcomes[goal][payoff] = probability
+    return outcomes
+
+
+def _propagate(
+    connection: sa.Connection, graph_id: int, spans: Sequence[sa.Row], chosen: sa.Table, goals: int
+) -> list[dict[float, float]]:
+    propagated = propagate(connection, graph_id, spans, chosen, key="goal", key_values=range(goals))
+    outcomes = _outcomes(connection, graph_id, propagated.by_node, goals)
     propagated.table.drop(connection)
     return outcomes

@@ -87,10 +87,10 @@ def _graph_row(graph_id: int, worth: sa.ColumnElement[float]) -> sa.Select:
         back.join(forward, sa.true()))
 
 
-def _back_step(objective: str | None) -> str:
+def _back_step(objective: str | None, terminal: str) -> str:
     """Return the text of one step of the backward fold: ``vals`` (``v``, the values so far, and ``c``, the moves
-    taken) with the values of ``layer``'s nodes appended; the best move for ``objective``, or (None) the move the
-    row's ``given`` map has for the node."""
+    taken) with the values of ``layer``'s nodes appended, a terminal ``n`` worth ``terminal``; the best move for
+    ``objective``, or (None) the move the row's ``given`` map has for the node."""
     child = "vals.v[n.d[k]]"
     total = over_edges("0D", f"a + IF({child} IS NULL, 0D, n.w[k])")
     summed = over_edges("0D", f"a + IF({child} IS NULL, 0D, n.w[k] * (n.r[k] + {child}))")
@@ -109,7 +109,7 @@ def _back_step(objective: str | None) -> str:
         lets.append(("b", f"transform(layer, n -> IF(n.kind = 'decision', {best}, NULL))"))
         lets.append(("m", f"transform(layer, (n, j) -> IF(b[j] IS NULL, NULL, {first}))"))
         decision = "b[j]"
-    values = (f"transform(layer, (n, j) -> CASE n.kind WHEN 'terminal' THEN n.p "
+    values = (f"transform(layer, (n, j) -> CASE n.kind WHEN 'terminal' THEN {terminal} "
               f"WHEN 'chance' THEN {summed} / t[j] ELSE {decision} END)")
     body = f"named_struct('v', concat(vals.v, {values}), 'c', concat(vals.c, transform(layer, (n, j) -> n.o[m[j]])))"
     for name, value in reversed(lets):
@@ -126,33 +126,35 @@ def _reach_step() -> str:
 
 
 def fold(connection: sa.Connection, graph_id: int, worth: sa.ColumnElement[float], objective: str | None,
-         keys: sa.Select) -> sa.Table:
-    """Fold graph ``graph_id`` in one row a key; return a new work table of ``(node_id, policy_id, value, edge_id,
+         keys: sa.Select, key: str = "policy_id", terminal: str = "n.p") -> sa.Table:
+    """Fold graph ``graph_id`` in one row a key; return a new work table of ``(node_id, <key>, value, edge_id,
     reach)``, a row per node with a value.
 
-    ``keys`` selects ``(policy_id, given)``: a row a fold, ``given`` a map from a decision node's id to the id of the
-    move it takes (null when solving). A terminal is worth ``worth`` (an expression over ``node``); ``objective``
-    ``'max'`` or ``'min'`` solves, None evaluates the ``given`` moves. One statement, whatever the graph's depth.
+    ``keys`` selects ``(<key>, given, ...)``: a row a fold, ``given`` a map from a decision node's id to the id of
+    the move it takes (null when solving). A terminal ``n`` is worth ``terminal``, Spark's text over ``n.p`` (its
+    ``worth``, an expression over ``node``) and the columns of ``keys`` (as ``keyed``: a sweep's threshold, say);
+    ``objective`` ``'max'`` or ``'min'`` solves, None evaluates the ``given`` moves. One statement, whatever the
+    graph's depth.
     """
-    table = keyed_pair_table(connection, "work_fold", "policy_id", sa.Column("value", sa.Double),
+    table = keyed_pair_table(connection, "work_fold", key, sa.Column("value", sa.Double),
                              sa.Column("edge_id", sa.BigInteger), sa.Column("reach", sa.Double), indexed=False)
     graph = _graph_row(graph_id, worth).subquery("graph")
     keyed = keys.subquery("keyed")
     empty = "named_struct('v', CAST(array() AS ARRAY<DOUBLE>), 'c', CAST(array() AS ARRAY<BIGINT>))"
     ids = "flatten(transform({0}, l -> transform(l, n -> n.id)))"
-    folded = (sa.select(keyed.c.policy_id, graph.c.forward, SparkText(ids.format("graph.back")).label("ids"),
-                        SparkText(f"aggregate(graph.back, {empty}, (vals, layer) -> {_back_step(objective)})")
+    folded = (sa.select(keyed.c[key], graph.c.forward, SparkText(ids.format("graph.back")).label("ids"),
+                        SparkText(f"aggregate(graph.back, {empty}, (vals, layer) -> {_back_step(objective, terminal)})")
                         .label("vals"))
               .select_from(keyed.join(graph, sa.true())).subquery("folded"))
     reach = f"aggregate(folded.forward, CAST(array() AS ARRAY<DOUBLE>), (reach, layer) -> {_reach_step()})"
-    reached = sa.select(folded.c.policy_id, folded.c.ids, folded.c.vals, sa.func.map_from_arrays(
+    reached = sa.select(folded.c[key], folded.c.ids, folded.c.vals, sa.func.map_from_arrays(
         SparkText(ids.format("folded.forward")), SparkText(reach)).label("reach")).subquery("reached")
     row = ("named_struct('node_id', x, 'value', reached.vals.v[i], 'edge_id', reached.vals.c[i], "
            "'reach', coalesce(try_element_at(reached.reach, x), 0D))")
-    exploded = sa.select(reached.c.policy_id, sa.func.explode(SparkText(f"transform(reached.ids, (x, i) -> {row})"))
+    exploded = sa.select(reached.c[key], sa.func.explode(SparkText(f"transform(reached.ids, (x, i) -> {row})"))
                          .label("z")).subquery("exploded")
     columns = ("node_id", "value", "edge_id", "reach")
-    rows = sa.select(*(SparkText(f"exploded.z.{name}") for name in columns), exploded.c.policy_id).where(
+    rows = sa.select(*(SparkText(f"exploded.z.{name}") for name in columns), exploded.c[key]).where(
         SparkText("exploded.z.value IS NOT NULL"))
-    connection.execute(sa.insert(table).from_select([*columns, "policy_id"], rows))
+    connection.execute(sa.insert(table).from_select([*columns, key], rows))
     return table

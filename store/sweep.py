@@ -19,7 +19,7 @@ import sqlalchemy as sa
 
 from store.propagate import propagate
 from store.schema import EdgeId, layer_ranges, node
-from store.scratch import folds_in_rows, sweep_table
+from store.scratch import sweep_table
 from store.spark import graph_fold
 from store.solve.layers import Goal, best_moves, chance_values
 
@@ -38,7 +38,7 @@ def sweep_outcomes(
     tests = {g.test for g in goals}
     if len(tests) != 1:
         raise ValueError("one sweep takes goals with one test and different thresholds")
-    if folds_in_rows(connection) and graph_fold.fits(connection, graph_id):
+    if graph_fold.folds(connection, graph_id):
         outcomes = _folded(connection, graph_id, objective, targets, tests.pop(), len(goals))
         targets.drop(connection)
         return outcomes

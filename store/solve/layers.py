@@ -38,7 +38,7 @@ from store.errors import NotFound
 from store.load import next_id, now
 from store.propagate import propagate
 from store.schema import choice, edge, edges_of, layer_ranges, node, policy, value
-from store.scratch import folds_in_rows, values_table
+from store.scratch import values_table
 from store.spark import graph_fold
 from store.solve.seats import FOLLOW, Seat
 
@@ -232,7 +232,7 @@ def _run(
     if has_cycles(connection, graph_id):
         return _run_cyclic(connection, policy_row, solving, goal, progress, first_guess)
     _forget(connection, policy_id, (value, choice) if solving else (value,))
-    if folds_in_rows(connection) and graph_fold.fits(connection, graph_id):
+    if graph_fold.folds(connection, graph_id):
         _fold(connection, graph_id, [policy_id], policy_row.objective if solving else None, goal, progress)
         return None
     if solving:
@@ -404,7 +404,7 @@ def evaluate_all(connection: sa.Connection, graph_id: int, policy_ids: Sequence[
 def _evaluate_together(connection: sa.Connection, graph_id: int, policy_ids: Sequence[int],
                        progress: Progress | None) -> None:
     """Evaluate the goal-less policies ``policy_ids`` of an acyclic graph in one pass (:func:`evaluate_all`)."""
-    if folds_in_rows(connection) and graph_fold.fits(connection, graph_id):
+    if graph_fold.folds(connection, graph_id):
         for policy_id in policy_ids:
             _forget(connection, policy_id, (value,))
         _fold(connection, graph_id, policy_ids, None, None, progress)

@@ -26,10 +26,9 @@ from __future__ import annotations
 
 import sqlalchemy as sa
 
-from graphs.protocol import TIE
 from store.schema import edge, layer, node
-from store.scratch import keyed_pair_table
-from store.spark.lambdas import SparkText, let, over_edges
+from store.scratch import folds_in_rows, keyed_pair_table
+from store.spark.lambdas import SparkText, best_move, let, over_edges
 
 # Edges a graph may have to be folded in one row: one task does the whole fold, so a larger graph is left to the
 # layer-by-layer solve, which spreads over the cluster. The largest folded here: 5000's 113,672 edges (136 layers),
@@ -37,8 +36,11 @@ from store.spark.lambdas import SparkText, let, over_edges
 EDGE_LIMIT = 250_000
 
 
-def fits(connection: sa.Connection, graph_id: int) -> bool:
-    """Return whether graph ``graph_id`` is small enough (:data:`EDGE_LIMIT`) to be folded in one row."""
+def folds(connection: sa.Connection, graph_id: int) -> bool:
+    """Return whether graph ``graph_id`` (of rows, without cycles) is solved folded in one row: on a backend that
+    folds in rows (:func:`store.scratch.folds_in_rows`), up to :data:`EDGE_LIMIT` edges."""
+    if not folds_in_rows(connection):
+        return False
     edges = sa.select(sa.func.sum(layer.c.rolls + layer.c.moves)).where(layer.c.graph_id == graph_id)
     return (connection.execute(edges).scalar_one() or 0) <= EDGE_LIMIT
 
@@ -105,10 +107,7 @@ def _back_step(objective: str | None, terminal: str) -> str:
         decision = "n.r[m[j]] + vals.v[n.d[m[j]]]"
     else:
         profit = f"n.r[k] + {child}"
-        best = over_edges("CAST(NULL AS DOUBLE)", f"{'greatest' if objective == 'max' else 'least'}(a, {profit})")
-        slack = f"{TIE!r}D * (1D + abs(b[j]))"
-        near = f"{profit} >= b[j] - {slack}" if objective == "max" else f"{profit} <= b[j] + {slack}"
-        first = over_edges("-1", f"IF(a >= 0 OR NOT coalesce({near}, false), a, k)")
+        best, first = best_move(profit, "b[j]", objective)
         lets.append(("b", f"transform(layer, n -> IF(n.kind = 'decision', {best}, NULL))"))
         lets.append(("m", f"transform(layer, (n, j) -> IF(b[j] IS NULL, NULL, {first}))"))
         decision = "b[j]"

@@ -7,6 +7,8 @@ from __future__ import annotations
 from sqlalchemy.ext.compiler import compiles
 from sqlalchemy.sql.expression import ColumnElement
 
+from graphs.protocol import TIE
+
 
 class SparkText(ColumnElement):
     """An expression of Spark SQL's own, as text (a lambda, say).
@@ -44,3 +46,18 @@ def over_edges(start: str, step: str) -> str:
     'aggregate(n.ix, 0D, (a, k) -> a + n.w[k])'
     """
     return f"aggregate(n.ix, {start}, (a, k) -> {step})"
+
+
+def best_move(profit: str, best: str, objective: str = "max") -> tuple[str, str]:
+    """Return the texts of node ``n``'s best ``profit`` (over its edges, for ``objective``; null if no edge has one)
+    and of the index of the move taken: the first edge whose profit is within :data:`graphs.protocol.TIE`,
+    relative, of ``best`` (the text naming the best once bound), -1 if none (the rule of
+    :func:`store.solve.layers.best_move_rows`).
+
+    >>> best_move("n.r[k]", "b[j]")[0]
+    'aggregate(n.ix, CAST(NULL AS DOUBLE), (a, k) -> greatest(a, n.r[k]))'
+    """
+    slack = f"{TIE!r}D * (1D + abs({best}))"
+    near = f"{profit} >= {best} - {slack}" if objective == "max" else f"{profit} <= {best} + {slack}"
+    return (over_edges("CAST(NULL AS DOUBLE)", f"{'greatest' if objective == 'max' else 'least'}(a, {profit})"),
+            over_edges("-1", f"IF(a >= 0 OR NOT coalesce({near}, false), a, k)"))

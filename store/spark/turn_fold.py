@@ -29,10 +29,9 @@ from dataclasses import dataclass
 
 import sqlalchemy as sa
 
-from graphs.protocol import TIE
 from store.schema import edge, node
 from store.scratch import create_afresh
-from store.spark.lambdas import SparkText, let, over_edges
+from store.spark.lambdas import SparkText, best_move, let, over_edges
 
 
 def fields(policies: int) -> list[str]:
@@ -60,9 +59,7 @@ def _layer_step(policies: int) -> str:
     for i in range(policies):
         p, v1, v2 = (f"vals.{name}" for name in (f"p{i}", f"v1_{i}", f"v2_{i}"))
         profit = f"n.r[k] + {p}[n.d[k]]"
-        best = over_edges("CAST(NULL AS DOUBLE)", f"greatest(a, {profit})")
-        near = f"b{i}[j] - {TIE!r}D * (1D + abs(b{i}[j]))"
-        first = over_edges("-1", f"IF(a >= 0 OR NOT coalesce({profit} >= {near}, false), a, k)")
+        best, first = best_move(profit, f"b{i}[j]")
         lets.append((f"b{i}", f"transform(layer, n -> IF(n.chance, NULL, {best}))"))
         lets.append((f"m{i}", f"transform(layer, (n, j) -> IF(b{i}[j] IS NULL, NULL, {first}))"))
 

@@ -223,27 +223,36 @@ def test_a_turn_games_last_states_solve_on_spark_as_on_sqlite(name: str, spark_u
         assert math.isclose(got[key], value, rel_tol=1e-12), key
 
 
-def test_a_graph_of_rows_solves_in_as_many_statements_whatever_its_depth(spark_url: str, tmp_path: Path) -> None:
-    """Jackpot on 2 and on 4 cells (a layer more a cell): on Spark the solve and the agents' evaluation send as many
-    statements for either, each policy's values folded in one statement, and every node's value, reach and move
-    taken are SQLite's to 1e-12."""
+DEPTHS = {  # a game of rows on parameters of two depths: Jackpot a layer more a cell; Pig, with cycles, a component
+    # more a point of the target (the same agent on both)
+    "jackpot": ({"cells": 2}, {"cells": 4}),
+    "pig": ({"target": 4, "holds": (4,)}, {"target": 8, "holds": (4,)}),
+}
+
+
+@pytest.mark.parametrize("name", sorted(DEPTHS))
+def test_a_graph_of_rows_solves_in_as_many_statements_whatever_its_depth(name: str, spark_url: str,
+                                                                         tmp_path: Path) -> None:
+    """A graph of rows on parameters of two depths (:data:`DEPTHS`): on Spark the solve and the agents' evaluation
+    send as many statements for either, the optimum folded in one statement and the agents in one more, and every
+    node's value, reach (none where the graph has cycles) and move taken are SQLite's to 1e-12."""
     from store.load import build_graph
     from store.schema import choice, edge, layer_ranges, policy, value
     from store.solve.layers import evaluate_all, solve
 
-    game, sent, counts = get_game("jackpot"), [], {}
+    game, sent, counts = get_game(name), [], {}
 
-    def solved(url: str, cells: int) -> tuple[dict[tuple[str, int], tuple[float, float]], dict[int, int]]:
+    def solved(url: str, params: dict[str, Any]) -> tuple[dict[tuple[str, int], tuple[float, float]], dict[int, int]]:
         engine = open_database(url, create=True)
-        built = build_graph(engine, game, {"cells": cells})
+        built = build_graph(engine, game, params)
         sa.event.listen(engine, "before_cursor_execute", lambda *args: sent.append(args[2]))
         with engine.begin() as connection:
             sent.clear()
             agents = connection.execute(sa.select(policy.c.id).where(policy.c.graph_id == built.graph_id)).scalars().all()
             policy_id = solve(connection, built.graph_id)
             evaluate_all(connection, built.graph_id, agents)
-            counts[url, cells] = (len(layer_ranges(connection, built.graph_id)), len(sent),
-                                  sum("aggregate(graph.back" in text for text in sent))
+            counts[url, str(params)] = (len(layer_ranges(connection, built.graph_id)), len(sent),
+                                        sum("aggregate(graph." in text for text in sent))
             rows = sa.select(policy.c.name, value.c.node_id, value.c.value, value.c.reach).select_from(
                 value.join(policy, policy.c.id == value.c.policy_id)).where(policy.c.graph_id == built.graph_id)
             values = {(row.name, row.node_id): (row.value, row.reach) for row in connection.execute(rows)}
@@ -253,15 +262,17 @@ def test_a_graph_of_rows_solves_in_as_many_statements_whatever_its_depth(spark_u
         engine.dispose()
         return values, moves
 
-    for cells in (2, 4):
-        (expected, expected_moves), (got, moves) = solved(f"sqlite:///{tmp_path / f'{cells}.db'}", cells), \
-            solved(spark_url, cells)
-        assert sorted(got) == sorted(expected) and len({name for name, _ in got}) > 2, "not the same nodes valued"
+    for params in DEPTHS[name]:
+        expected, expected_moves = solved(f"sqlite:///{tmp_path / f'{len(counts)}.db'}", params)
+        got, moves = solved(spark_url, params)
+        assert sorted(got) == sorted(expected) and len({name for name, _ in got}) > 1, "not the same nodes valued"
         assert moves == expected_moves and len(moves) > 3, "not the same moves taken"
         for key, (value_, reach) in expected.items():
             assert math.isclose(got[key][0], value_, rel_tol=1e-12, abs_tol=1e-15), key
-            assert math.isclose(got[key][1], reach, rel_tol=1e-12, abs_tol=1e-15), key
-    (short, short_sent, short_folds), (deep, deep_sent, deep_folds) = counts[spark_url, 2], counts[spark_url, 4]
+            assert (got[key][1] is None) == (reach is None), key
+            assert reach is None or math.isclose(got[key][1], reach, rel_tol=1e-12, abs_tol=1e-15), key
+    (short, short_sent, short_folds), (deep, deep_sent, deep_folds) = (counts[spark_url, str(params)]
+                                                                       for params in DEPTHS[name])
     assert deep > short and deep_sent == short_sent and short_folds == deep_folds == 2  # the optimum, the agents
 
 

@@ -39,7 +39,7 @@ from store.load import next_id, now
 from store.propagate import propagate
 from store.schema import choice, edge, edges_of, layer_ranges, node, policy, value
 from store.scratch import values_table
-from store.spark import graph_fold
+from store.spark import cycle_fold, graph_fold
 from store.solve.seats import FOLLOW, Seat
 
 TESTS = ("<", "<=", "=", ">=", ">")
@@ -254,6 +254,29 @@ def _run(
     return None
 
 
+def _fold_keys(policy_ids: Sequence[int], solving: bool) -> sa.Select:
+    """Return the SELECT of a fold's keys, ``(policy_id, given)``: the one policy being solved (``given`` null), or
+    each policy of ``policy_ids`` with its stored moves as a map from a decision node's id to its edge's."""
+    if solving:
+        (policy_id,) = policy_ids
+        return sa.select(sa.literal(policy_id).label("policy_id"), sa.null().label("given"))
+    given = sa.func.map_from_entries(sa.func.collect_list(sa.func.named_struct(
+        "k", sa.cast(choice.c.node_id, sa.BigInteger), "v", sa.cast(choice.c.edge_id, sa.BigInteger))))
+    return (sa.select(choice.c.policy_id, given.label("given")).where(choice.c.policy_id.in_(list(policy_ids)))
+            .group_by(choice.c.policy_id))
+
+
+def _store_folded(connection: sa.Connection, folded: sa.Table, solving: bool, reach: sa.ColumnElement) -> None:
+    """Store the values (with ``reach``, a column of ``folded`` or null) and, ``solving``, the moves a fold's work
+    table ``folded`` holds, and drop it."""
+    if solving:
+        connection.execute(sa.insert(choice).from_select(["policy_id", "node_id", "edge_id"], sa.select(
+            folded.c.policy_id, folded.c.node_id, folded.c.edge_id).where(folded.c.edge_id.is_not(None))))
+    connection.execute(sa.insert(value).from_select(["policy_id", "node_id", "value", "reach"], sa.select(
+        folded.c.policy_id, folded.c.node_id, folded.c.value, reach)))
+    folded.drop(connection)
+
+
 def _fold(connection: sa.Connection, graph_id: int, policy_ids: Sequence[int], objective: str | None,
           goal: Goal | None, progress: Progress | None) -> None:
     """Store the values and reach of the policies ``policy_ids`` (and, solving for ``objective``, the one policy's
@@ -261,23 +284,25 @@ def _fold(connection: sa.Connection, graph_id: int, policy_ids: Sequence[int], o
     :mod:`store.spark.graph_fold`), in a statement whatever the graph's depth. ``progress`` counts every layer of
     each policy at the end."""
     worth = node.c.payoff if goal is None else goal.worth(node.c.payoff)
-    if objective is None:
-        given = sa.func.map_from_entries(sa.func.collect_list(sa.func.named_struct(
-            "k", sa.cast(choice.c.node_id, sa.BigInteger), "v", sa.cast(choice.c.edge_id, sa.BigInteger))))
-        keys = (sa.select(choice.c.policy_id, given.label("given")).where(choice.c.policy_id.in_(list(policy_ids)))
-                .group_by(choice.c.policy_id))
-    else:
-        (policy_id,) = policy_ids
-        keys = sa.select(sa.literal(policy_id).label("policy_id"), sa.null().label("given"))
-    folded = graph_fold.fold(connection, graph_id, worth, objective, keys)
-    if objective is not None:
-        connection.execute(sa.insert(choice).from_select(["policy_id", "node_id", "edge_id"], sa.select(
-            folded.c.policy_id, folded.c.node_id, folded.c.edge_id).where(folded.c.edge_id.is_not(None))))
-    connection.execute(sa.insert(value).from_select(["policy_id", "node_id", "value", "reach"], sa.select(
-        folded.c.policy_id, folded.c.node_id, folded.c.value, folded.c.reach)))
-    folded.drop(connection)
+    folded = graph_fold.fold(connection, graph_id, worth, objective, _fold_keys(policy_ids, objective is not None))
+    _store_folded(connection, folded, objective is not None, folded.c.reach)
     if progress is not None:
         progress(len(layer_ranges(connection, graph_id)) * len(policy_ids))
+
+
+def _fold_cyclic(connection: sa.Connection, graph_id: int, policy_ids: Sequence[int], solving: bool,
+                 progress: Progress | None) -> dict[int, str]:
+    """Store the values (reach unknown) of the policies ``policy_ids`` of a graph with cycles (and, ``solving``, the
+    one policy's choices, maximising its payoff) from the graph folded in one row a policy (Spark:
+    :mod:`store.spark.cycle_fold`), in a statement whatever its components and passes; return how each policy's
+    cyclic components converged (:meth:`cycles.Convergence.record`). ``progress`` counts every layer with edges of
+    each policy at the end."""
+    folded = cycle_fold.fold(connection, graph_id, "max" if solving else None, _fold_keys(policy_ids, solving))
+    records = {policy_id: cycle_fold.convergence(connection, folded, policy_id).record() for policy_id in policy_ids}
+    _store_folded(connection, folded, solving, sa.null())
+    if progress is not None:
+        progress(sum(len(part.spans) for part in cycles.components(connection, graph_id)) * len(policy_ids))
+    return records
 
 
 def _forget(connection: sa.Connection, policy_id: int, tables: Sequence[sa.Table]) -> None:
@@ -295,6 +320,8 @@ def _run_cyclic(connection: sa.Connection, policy_row: sa.Row, solving: bool, go
         raise NotFound("graphs with cycles are solved for their payoff, maximised (no --goal, no min)")
     policy_id = policy_row.id
     _forget(connection, policy_id, (value, choice) if solving else (value,))
+    if graph_fold.folds(connection, policy_row.graph_id):
+        return _fold_cyclic(connection, policy_row.graph_id, [policy_id], solving, progress)[policy_id]
     seat = Seat.maximising() if solving else Seat(FOLLOW, policy_id)
     tables, convergence = cycles.solve_components(connection, policy_row.graph_id, [seat], progress, first_guess)
     values = cycles.values_of(tables).subquery()
@@ -391,9 +418,12 @@ def evaluate_all(connection: sa.Connection, graph_id: int, policy_ids: Sequence[
     """Store every node's value and reach under each of the stored policies ``policy_ids`` of graph ``graph_id``
     (as :func:`evaluate` does for one). On a graph without cycles, policies without a goal go through the
     layers together: every statement carries the policy as a key column (as :mod:`store.sweep` carries goals),
-    so k policies cost the statements of one. ``progress`` counts the layers of each policy."""
+    so k policies cost the statements of one; on a graph folded in one row a policy (Spark), with cycles or
+    not, they are folded side by side by one statement. ``progress`` counts the layers of each policy."""
     rows = connection.execute(sa.select(policy.c.id, policy.c.goal).where(policy.c.id.in_(list(policy_ids)))).all()
-    together = [] if has_cycles(connection, graph_id) else [policy_id for policy_id, goal in rows if goal is None]
+    folded = graph_fold.folds(connection, graph_id)
+    together = [policy_id for policy_id, goal in rows if goal is None] if folded or not has_cycles(
+        connection, graph_id) else []
     for policy_id in policy_ids:
         if policy_id not in together:
             evaluate(connection, policy_id, progress)
@@ -403,11 +433,16 @@ def evaluate_all(connection: sa.Connection, graph_id: int, policy_ids: Sequence[
 
 def _evaluate_together(connection: sa.Connection, graph_id: int, policy_ids: Sequence[int],
                        progress: Progress | None) -> None:
-    """Evaluate the goal-less policies ``policy_ids`` of an acyclic graph in one pass (:func:`evaluate_all`)."""
+    """Evaluate the goal-less policies ``policy_ids`` of an acyclic graph in one pass, or of any graph folded in one
+    row a policy (:func:`evaluate_all`)."""
     if graph_fold.folds(connection, graph_id):
         for policy_id in policy_ids:
             _forget(connection, policy_id, (value,))
-        _fold(connection, graph_id, policy_ids, None, None, progress)
+        if not has_cycles(connection, graph_id):
+            _fold(connection, graph_id, policy_ids, None, None, progress)
+            return
+        for policy_id, record in _fold_cyclic(connection, graph_id, policy_ids, False, progress).items():
+            connection.execute(sa.update(policy).where(policy.c.id == policy_id).values(convergence=record))
         return
     work = values_table(connection, "policy_id")
     terminals = (sa.select(policy.c.id, node.c.id, node.c.payoff).select_from(node.join(policy, sa.true()))

@@ -45,49 +45,68 @@ def folds(connection: sa.Connection, graph_id: int) -> bool:
     return (connection.execute(edges).scalar_one() or 0) <= EDGE_LIMIT
 
 
-def _graph_row(graph_id: int, worth: sa.ColumnElement[float]) -> sa.Select:
-    """Return the SELECT of one row: ``back``, the graph's nodes by layer, deepest first, each ``(id, kind, p, ix,
-    o, d, w, r)``: a terminal's worth ``p``, a node's edges in id order as arrays of their indices ``ix`` (0, 1, ...),
-    ids ``o``, children's positions ``d`` in ``back``'s order, weights ``w`` and rewards ``r``; and ``forward``, the
-    nodes by layer, shallowest first, each ``(id, ix, o, f, b, q)`` with the edges that reach it: their ids ``o``,
-    parents' positions ``f`` in ``forward``'s order and ``b`` in ``back``'s, and the share ``q`` of a parent's reach
-    a roll carries (null for a move)."""
-    placed = (sa.select(node.c.id, node.c.layer, node.c.kind, node.c.denom,
-                        sa.case((node.c.kind == "terminal", sa.cast(worth, sa.Double))).label("p"),
-                        (sa.func.row_number().over(order_by=(node.c.layer.desc(), node.c.id)) - 1).label("b"),
-                        (sa.func.row_number().over(order_by=(node.c.layer, node.c.id)) - 1).label("f"))
-              .where(node.c.graph_id == graph_id).cte("placed"))
-    child, parent = placed.alias("child"), placed.alias("parent")
+def placed_nodes(graph_id: int, worth: sa.ColumnElement[float]) -> sa.CTE:
+    """Return the graph's nodes with a terminal's worth ``p`` and their positions: ``b`` in the order deepest layer
+    first, ``f`` shallowest first (each then by id)."""
+    return (sa.select(node.c.id, node.c.layer, node.c.kind, node.c.denom,
+                      sa.case((node.c.kind == "terminal", sa.cast(worth, sa.Double))).label("p"),
+                      (sa.func.row_number().over(order_by=(node.c.layer.desc(), node.c.id)) - 1).label("b"),
+                      (sa.func.row_number().over(order_by=(node.c.layer, node.c.id)) - 1).label("f"))
+            .where(node.c.graph_id == graph_id).cte("placed"))
+
+
+def _by_layer(placed: sa.CTE, edges: sa.Select, fields: str, deepest_first: bool, position: str) -> sa.Subquery:
+    """Return the SELECT of a row a layer, ``(layer, nodes)``: its nodes in ``position`` order, each ``(id, ix,
+    ...)`` with ``edges`` (rows ``(node_id, e)``, ``e`` a struct) as arrays of their ``fields``, and the ``kind`` and
+    worth ``p`` of its own where ``deepest_first``."""
+    by_node = (sa.select(edges.c.node_id, sa.func.array_sort(sa.func.collect_list(edges.c.e)).label("edges"))
+               .group_by(edges.c.node_id).subquery(f"{position}_edges"))
+    arrays = [part for name in fields for part in (
+        name, SparkText(f"transform({position}_edges.edges, x -> x.{name})"))]
+    own = ("kind", placed.c.kind, "p", placed.c.p) if deepest_first else ()
+    nodes = (sa.select(placed.c.layer, placed.c[position].label("at"), sa.func.named_struct(
+                 "id", sa.cast(placed.c.id, sa.BigInteger), *own,
+                 "ix", SparkText(f"transform({position}_edges.edges, (x, i) -> i)"), *arrays).label("n"))
+             .select_from(placed.outerjoin(by_node, by_node.c.node_id == placed.c.id)).subquery(f"{position}_node"))
+    return (sa.select(nodes.c.layer, in_order(nodes.c.n, nodes.c.at).label("nodes"))
+            .group_by(nodes.c.layer).subquery(f"{position}_layer"))
+
+
+def back_layers(graph_id: int, placed: sa.CTE) -> sa.Subquery:
+    """Return the SELECT of a row a layer of graph ``graph_id`` (its nodes ``placed``: :func:`placed_nodes`),
+    ``(layer, nodes)``: its nodes ``(id, kind, p, ix, o, d, w, r, s)``, a terminal worth ``p``, a node's edges in id order as arrays of their indices ``ix`` (0, 1, ...),
+    ids ``o``, children's positions ``d`` (all nodes deepest layer first, then by id), weights ``w``, rewards ``r``
+    and signs ``s``."""
+    child = placed.alias("child")
     out = (sa.select(edge.c.src.label("node_id"), sa.func.named_struct(
                "o", sa.cast(edge.c.id, sa.BigInteger), "d", child.c.b, "w", sa.cast(edge.c.weight, sa.Double),
-               "r", sa.cast(edge.c.reward, sa.Double)).label("e"))
+               "r", sa.cast(edge.c.reward, sa.Double), "s", sa.cast(edge.c.sign, sa.Double)).label("e"))
            .select_from(edge.join(child, child.c.id == edge.c.dst)).where(edge.c.graph_id == graph_id))
+    return _by_layer(placed, out.subquery("out_edge"), "odwrs", True, "b")
+
+
+def in_order(item: sa.ColumnElement, order: sa.ColumnElement[int]) -> sa.ColumnElement:
+    """Return the aggregate of the array of ``item`` over the rows grouped, in ``order``."""
+    return sa.func.transform(sa.func.array_sort(sa.func.collect_list(sa.func.named_struct("k", order, "x", item))),
+                             SparkText("x -> x.x"))
+
+
+def _graph_row(graph_id: int, worth: sa.ColumnElement[float]) -> sa.Select:
+    """Return the SELECT of one row: ``back``, the graph's nodes by layer, deepest first (:func:`back_layers`); and
+    ``forward``, the nodes by layer, shallowest first, each ``(id, ix, o, f, b, q)`` with the edges that reach it:
+    their ids ``o``, parents' positions ``f`` in ``forward``'s order and ``b`` in ``back``'s, and the share ``q`` of
+    a parent's reach a roll carries (null for a move)."""
+    placed = placed_nodes(graph_id, worth)
+    parent = placed.alias("parent")
     share = sa.case((edge.c.kind == "roll",
                      sa.cast(edge.c.weight, sa.Double) / sa.func.coalesce(parent.c.denom, 1)))
     into = (sa.select(edge.c.dst.label("node_id"), sa.func.named_struct(
                 "o", sa.cast(edge.c.id, sa.BigInteger), "f", parent.c.f, "b", parent.c.b, "q", share).label("e"))
             .select_from(edge.join(parent, parent.c.id == edge.c.src)).where(edge.c.graph_id == graph_id))
-
-    def layers(edges: sa.Select, fields: str, deepest_first: bool, position: str) -> sa.Select:
-        """Return the SELECT of the one row of nodes by layer, each with ``edges`` as arrays of their ``fields``."""
-        by_node = (sa.select(edges.c.node_id, sa.func.array_sort(sa.func.collect_list(edges.c.e)).label("edges"))
-                   .group_by(edges.c.node_id).subquery(f"{position}_edges"))
-        arrays = [part for name in fields for part in (
-            name, SparkText(f"transform({position}_edges.edges, x -> x.{name})"))]
-        own = ("kind", placed.c.kind, "p", placed.c.p) if deepest_first else ()
-        nodes = (sa.select(placed.c.layer, placed.c[position].label("at"), sa.func.named_struct(
-                     "id", sa.cast(placed.c.id, sa.BigInteger), *own,
-                     "ix", SparkText(f"transform({position}_edges.edges, (x, i) -> i)"), *arrays).label("n"))
-                 .select_from(placed.outerjoin(by_node, by_node.c.node_id == placed.c.id)).subquery(f"{position}_node"))
-        by_layer = (sa.select(nodes.c.layer, sa.func.transform(sa.func.array_sort(sa.func.collect_list(
-                        sa.func.named_struct("at", nodes.c.at, "n", nodes.c.n))), SparkText("x -> x.n")).label("nodes"))
-                    .group_by(nodes.c.layer).subquery(f"{position}_layer"))
-        order = -by_layer.c.layer if deepest_first else by_layer.c.layer
-        return sa.select(sa.func.transform(sa.func.array_sort(sa.func.collect_list(
-            sa.func.named_struct("k", order, "nodes", by_layer.c.nodes))), SparkText("x -> x.nodes")).label("layers"))
-
-    back = layers(out.subquery("out_edge"), "odwr", True, "b").subquery("back")
-    forward = layers(into.subquery("into_edge"), "ofbq", False, "f").subquery("forward")
+    deepest = back_layers(graph_id, placed)
+    shallowest = _by_layer(placed, into.subquery("into_edge"), "ofbq", False, "f")
+    back = sa.select(in_order(deepest.c.nodes, -deepest.c.layer).label("layers")).subquery("back")
+    forward = sa.select(in_order(shallowest.c.nodes, shallowest.c.layer).label("layers")).subquery("forward")
     return sa.select(back.c.layers.label("back"), forward.c.layers.label("forward")).select_from(
         back.join(forward, sa.true()))
 

@@ -8,7 +8,11 @@ names a Spark database to use, then, for each game named (default: Jackpot with 
 some) and prints, for each: the time, the statements sent (a Spark UPDATE or DELETE is four), the time a
 statement, the graph's edges and edges a second, and each policy's value (School's are the reference numbers
 132.3396104771 and 127.7336202819). It also prints Spark's cost of one ``SELECT 1`` and of one small
-``INSERT ... SELECT`` (medians of ten).
+``INSERT ... SELECT`` (medians of ten). ``--unfolded`` has Spark solve a graph of rows a layer (or a component's
+pass) at a time, as it did before :mod:`store.spark.graph_fold` and :mod:`store.spark.cycle_fold`, to compare.
+
+    .venv/bin/python tests/bench/bench_spark.py --on Spark pig:target=8
+    .venv/bin/python tests/bench/bench_spark.py --on Spark --unfolded pig:target=8
 
     .venv/bin/python tests/bench/bench_spark.py school yahtzee:bonuses=off jackpot
 """
@@ -35,6 +39,7 @@ from store.db import open_database  # noqa: E402
 from store.report import game_report  # noqa: E402
 from store.schema import graph  # noqa: E402
 from store.spark.cluster import Cluster, start, stop  # noqa: E402
+from store.spark import graph_fold  # noqa: E402
 from store.spark.dialect import NEXT_STATEMENT  # noqa: E402
 
 DEFAULTS = ["jackpot:cells=4"]
@@ -86,8 +91,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--db", help="a Spark database to use (default: a local cluster started for the run)")
     parser.add_argument("--on", action="append", choices=BACKENDS, help="a backend to run on (default: all three)")
+    parser.add_argument("--unfolded", action="store_true",
+                        help="solve a graph of rows on Spark a layer at a time, not folded in one row")
     parser.add_argument("games_named", nargs="*", default=DEFAULTS, metavar="GAME")
     args = parser.parse_args()
+    if args.unfolded:
+        graph_fold.EDGE_LIMIT = -1  # no graph is small enough to fold
     folder = Path(tempfile.mkdtemp(prefix="bench-spark-"))
     cluster = Cluster(folder / "cluster", 10000 + uuid.uuid4().int % 5000)
     spark = ""

@@ -1,0 +1,177 @@
+"""A graph of rows with cycles solved inside one row: the Newton's method of :mod:`store.solve.cycles` on Spark in
+one statement a solve, whatever the number of components and passes, where the layer-by-layer solve takes a
+statement or two a layer and pass.
+
+The graph goes into one row as in :mod:`store.spark.graph_fold`, its layers grouped by component, deepest first: a
+cyclic component (its layers ``first .. last``, whose edges may go back to layer ``first``, its *anchors*) or an
+acyclic layer alone. ``aggregate`` folds the components into the array of values; inside a component it repeats
+passes, and a pass folds the component's layers:
+
+* A pass at a guess ``x`` of the anchors' values gives each of the component's nodes an array ``[value at x,
+  constant, coefficient of anchor 1, ...]``: its value as an affine function of the anchors along the moves taken,
+  a child deeper than the component counting as a constant, an anchor as its variable. A decision node takes the
+  best move at ``x`` (the lowest edge id within :data:`graphs.protocol.TIE`), or the stored one when evaluating.
+* The anchors' own arrays give ``T(x) = c + M x`` for those moves; the next guess solves ``(I - M) x = c`` by
+  Gauss-Jordan elimination inside the row. Where a pivot is zero (the moves never leave the component) the next
+  guess is ``T(x)`` instead, a value-iteration step.
+* A pass whose moves are those of the pass before it (whose solution is its guess) is exact and optimal: the
+  component is done, each node worth its value at ``x``. A component without anchors is done after one pass.
+
+Each cyclic component's first anchor carries how it converged: the passes that solved or stepped, the
+value-iteration steps among them, and the residual ``max |T(x) - x|`` over its anchors at the end. A component
+that has not settled in :data:`store.solve.cycles.MAX_PASSES` passes fails the statement with Spark's
+``raise_error``.
+"""
+
+from __future__ import annotations
+
+import sqlalchemy as sa
+
+from store.schema import layer, node
+from store.scratch import keyed_pair_table
+from store.solve.cycles import MAX_PASSES, Convergence
+from store.spark.graph_fold import back_layers, in_order, placed_nodes
+from store.spark.lambdas import SparkText, best_move, let, over_edges
+
+NOT_SETTLED = f"a cyclic component did not settle in {MAX_PASSES} passes"
+STATS = "STRUCT<p: INT, s: INT, e: DOUBLE>"  # how a component converged: passes, value-iteration steps, residual
+SOLVED = f"STRUCT<v: ARRAY<DOUBLE>, c: ARRAY<BIGINT>, h: ARRAY<{STATS}>, start: DOUBLE>"
+NODE = "STRUCT<g: ARRAY<DOUBLE>, m: BIGINT>"
+PASS = "STRUCT<g: ARRAY<ARRAY<DOUBLE>>, m: ARRAY<BIGINT>>"
+NEWTON = ("STRUCT<x: ARRAY<DOUBLE>, g: ARRAY<ARRAY<DOUBLE>>, m: ARRAY<BIGINT>, prev: ARRAY<BIGINT>, done: BOOLEAN, "
+          "passes: INT, steps: INT>")
+
+
+def _components_row(graph_id: int) -> sa.Select:
+    """Return the SELECT of one row, ``comps``: the graph's components, deepest first, each ``(anchors, layers)``:
+    the number of its anchors (0 for an acyclic layer) and its layers, deepest first, of nodes as
+    :func:`store.spark.graph_fold.back_layers` has them (a node's position ``d`` counts the nodes of every layer)."""
+    layers = back_layers(graph_id, placed_nodes(graph_id, node.c.payoff))
+    start = sa.func.coalesce(layer.c.cycle_start, layers.c.layer)
+    anchors = sa.func.max(sa.case((layers.c.layer == layer.c.cycle_start, sa.func.size(layers.c.nodes)), else_=0))
+    grouped = (sa.select(start.label("component"), anchors.label("anchors"),
+                         in_order(layers.c.nodes, -layers.c.layer).label("layers"))
+               .select_from(layers.outerjoin(layer, sa.and_(layer.c.graph_id == graph_id,
+                                                            layer.c.layer == layers.c.layer)))
+               .group_by(start).subquery("component"))
+    item = sa.func.named_struct("anchors", grouped.c.anchors, "layers", grouped.c.layers)
+    return sa.select(in_order(item, -grouped.c.component).label("comps"))
+
+
+def _child(at: str) -> str:
+    """Return the text of the array ``[value at x, constant, coefficients...]`` of the child at position ``at``:
+    a solved node's value (null if it has none), an anchor's variable, or a node of the component valued in this
+    pass (``st.g``)."""
+    solved = f"IF(vals.v[{at}] IS NULL, NULL, concat(array(vals.v[{at}], vals.v[{at}]), zeros))"
+    anchor = f"concat(array(x[{at} - first], 0D), transform(zeros, (z, i) -> IF(i = {at} - first, 1D, 0D)))"
+    return f"IF({at} < base, {solved}, IF({at} >= first, {anchor}, st.g[{at} - base]))"
+
+
+def _node(objective: str | None) -> str:
+    """Return the text of node ``n``'s ``(g, m)`` in a pass: its array (:func:`_child`) and the move taken, the best
+    for ``objective`` at the guess ``x`` or (None) the one the row's ``given`` map has."""
+    none = "CAST(NULL AS BIGINT)"
+    total = over_edges("0D", "a + IF(cv[k] IS NULL, 0D, n.w[k])")
+    share = "u + n.w[k] * (IF(i < 2, n.r[k], 0D) + n.s[k] * cv[k][i])"
+    summed = over_edges("CAST(array_repeat(0D, na + 2) AS ARRAY<DOUBLE>)",
+                        f"IF(cv[k] IS NULL, a, transform(a, (u, i) -> {share}))")
+    chance = let(total, "t", f"IF(t = 0D, NULL, transform({summed}, u -> u / t))")
+    taken = ("IF(coalesce(mi, -1) < 0, CAST(NULL AS {0}), named_struct('g', transform(cv[mi], (u, i) -> "
+             "IF(i < 2, n.r[mi], 0D) + n.s[mi] * u), 'm', n.o[mi]))").format(NODE)
+    if objective is None:
+        decision = let("array_position(n.o, try_element_at(keyed.given, n.id)) - 1", "mi", taken)
+    else:
+        best, first = best_move("n.r[k] + n.s[k] * cv[k][0]", "q", objective)
+        decision = let(best, "q", let(first, "mi", taken))
+    body = (f"CASE n.kind WHEN 'terminal' THEN named_struct('g', concat(array(n.p, n.p), zeros), 'm', {none}) "
+            f"WHEN 'chance' THEN named_struct('g', {chance}, 'm', {none}) ELSE {decision} END")
+    return let(f"transform(n.ix, k -> {_child('n.d[k]')})", "cv", body)
+
+
+def _pass(objective: str | None) -> str:
+    """Return the text of a pass over the component ``comp`` at the guess ``x``: ``(g, m)``, each node's array and
+    move taken, in the order of ``comp``'s layers."""
+    step = let(f"transform(layer, n -> {_node(objective)})", "pl",
+               "named_struct('g', concat(st.g, transform(pl, z -> z.g)), 'm', concat(st.m, transform(pl, z -> z.m)))")
+    return f"aggregate(comp.layers, CAST(named_struct('g', array(), 'm', array()) AS {PASS}), (st, layer) -> {step})"
+
+
+def _solution(g: str) -> str:
+    """Return the text of ``x`` solving ``(I - M) x = c`` from the anchors' arrays (the last ``na`` of ``g``), by
+    Gauss-Jordan elimination; null or not finite where a pivot is zero."""
+    row = "concat(transform(sequence(0, na - 1), j -> IF(i = j, 1D, 0D) - {0}[nc - na + i][2 + j]), array({0}[nc - na + i][1]))"
+    system = f"CAST(transform(sequence(0, na - 1), i -> {row.format(g)}) AS ARRAY<ARRAY<DOUBLE>>)"
+    eliminate = ("transform(A, (row, i) -> IF(i = q, transform(row, u -> try_divide(u, A[q][q])), "
+                 "transform(row, (u, j) -> u - try_divide(row[q], A[q][q]) * A[q][j])))")
+    return f"transform(aggregate(sequence(0, na - 1), {system}, (A, q) -> {eliminate}), r -> r[na])"
+
+
+def _newton(objective: str | None) -> str:
+    """Return the text of the component ``comp`` solved: passes until one takes the moves of the pass before it
+    (whose solution is its guess), or the first pass where it has no anchors; fails after the passes allowed."""
+    state = "named_struct('x', {x}, 'g', p.g, 'm', p.m, 'prev', {prev}, 'done', {done}, 'passes', {passes}, 'steps', {steps})"
+    done = state.format(x="s.x", prev="s.prev", done="true", passes="s.passes", steps="s.steps")
+    step = state.format(x="transform(sequence(0, na - 1), a -> p.g[nc - na + a][0])", prev="CAST(NULL AS ARRAY<BIGINT>)",
+                        done="false", passes="s.passes + 1", steps="s.steps + 1")
+    solved = state.format(x="y", prev="p.m", done="false", passes="s.passes + 1", steps="s.steps")
+    singular = "exists(y, v -> v IS NULL OR isnan(v) OR abs(v) = double('Infinity'))"
+    same = "na = 0 OR (s.prev IS NOT NULL AND transform(p.m, z -> coalesce(z, -1L)) = transform(s.prev, z -> coalesce(z, -1L)))"
+    body = let(let("s.x", "x", _pass(objective)), "p",
+               f"IF({same}, {done}, {let(_solution('p.g'), 'y', f'IF({singular}, {step}, {solved})')})")
+    start = (f"CAST(named_struct('x', array_repeat(vals.start, na), 'g', array(), 'm', array(), 'prev', NULL, "
+             f"'done', false, 'passes', 0, 'steps', 0) AS {NEWTON})")
+    loop = f"aggregate(sequence(1, {MAX_PASSES + 1}), {start}, (s, round) -> IF(s.done, s, {body}))"
+    return let(loop, "r", f"IF(r.done, r, raise_error('{NOT_SETTLED}'))")
+
+
+def _component_step(objective: str | None) -> str:
+    """Return the text of one step of the fold over components: ``vals`` (values ``v``, moves ``c``, how each
+    component's first anchor converged ``h``, the next first guess ``start``) with component ``comp``'s appended."""
+    residual = "aggregate(sequence(0, na - 1), 0D, (e, a) -> greatest(e, abs(r.g[nc - na + a][0] - r.x[a])))"
+    stats = f"IF(na > 0 AND i = nc - na, named_struct('p', r.passes, 's', r.steps, 'e', {residual}), NULL)"
+    body = let(_newton(objective), "r", (
+        f"named_struct('v', concat(vals.v, transform(r.g, z -> z[0])), 'c', concat(vals.c, r.m), "
+        f"'h', concat(vals.h, transform(r.g, (z, i) -> {stats})), "
+        f"'start', IF(na > 0, aggregate(r.x, 0D, (a, u) -> a + u) / na, vals.start))"))
+    for value, name in reversed((("size(vals.v)", "base"), ("size(flatten(comp.layers))", "nc"),
+                                 ("comp.anchors", "na"), ("base + nc - na", "first"),
+                                 ("CAST(array_repeat(0D, na) AS ARRAY<DOUBLE>)", "zeros"))):
+        body = let(value, name, body)
+    return body
+
+
+def fold(connection: sa.Connection, graph_id: int, objective: str | None, keys: sa.Select) -> sa.Table:
+    """Solve (``objective`` ``'max'``) or evaluate (None: each key's ``given`` moves) graph ``graph_id``, whose
+    components may loop, in one row a key; return a new work table of ``(node_id, policy_id, value, edge_id,
+    passes, steps, residual)``: a row per node with a value, the last three set on each cyclic component's first
+    anchor (:func:`convergence`). ``keys`` selects ``(policy_id, given)`` as for
+    :func:`store.spark.graph_fold.fold`. One statement, whatever the number of components and passes."""
+    table = keyed_pair_table(connection, "work_cycles", "policy_id", sa.Column("value", sa.Double),
+                             sa.Column("edge_id", sa.BigInteger), sa.Column("passes", sa.Integer),
+                             sa.Column("steps", sa.Integer), sa.Column("residual", sa.Double), indexed=False)
+    graph = _components_row(graph_id).subquery("graph")
+    keyed = keys.subquery("keyed")
+    empty = f"CAST(named_struct('v', array(), 'c', array(), 'h', array(), 'start', 0D) AS {SOLVED})"
+    ids = "flatten(transform(graph.comps, c -> flatten(transform(c.layers, l -> transform(l, n -> n.id)))))"
+    folded = (sa.select(keyed.c.policy_id, SparkText(ids).label("ids"), SparkText(
+                  f"aggregate(graph.comps, {empty}, (vals, comp) -> {_component_step(objective)})").label("vals"))
+              .select_from(keyed.join(graph, sa.true())).subquery("folded"))
+    row = ("named_struct('node_id', x, 'value', folded.vals.v[i], 'edge_id', folded.vals.c[i], "
+           "'passes', folded.vals.h[i].p, 'steps', folded.vals.h[i].s, 'residual', folded.vals.h[i].e)")
+    exploded = sa.select(folded.c.policy_id, sa.func.explode(SparkText(f"transform(folded.ids, (x, i) -> {row})"))
+                         .label("z")).subquery("exploded")
+    columns = ("node_id", "value", "edge_id", "passes", "steps", "residual")
+    rows = sa.select(*(SparkText(f"exploded.z.{name}") for name in columns), exploded.c.policy_id).where(
+        SparkText("exploded.z.value IS NOT NULL"))
+    connection.execute(sa.insert(table).from_select([*columns, "policy_id"], rows))
+    return table
+
+
+def convergence(connection: sa.Connection, table: sa.Table, policy_id: int) -> Convergence:
+    """Return how the cyclic components of policy ``policy_id``'s fold (``table``, from :func:`fold`) converged."""
+    found = Convergence()
+    rows = sa.select(table.c.passes, table.c.residual, table.c.steps).where(
+        table.c.policy_id == policy_id, table.c.passes.is_not(None))
+    for passes, residual, steps in connection.execute(rows):
+        found.add(passes, residual, steps)
+    return found

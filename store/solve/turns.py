@@ -206,6 +206,15 @@ def _moment(reward: sa.ColumnElement[float], v1: sa.ColumnElement[float], v2: sa
     return reward * reward + 2 * reward * v1 + v2
 
 
+def end_worth(reward: sa.ColumnElement[float], v1: sa.ColumnElement[float], v2: sa.ColumnElement[float],
+              profit: sa.ColumnElement[float] | None) -> tuple[sa.ColumnElement[float], ...]:
+    """Return what a turn's end is worth to a policy, ``(profit, value, second moment)``, from the state move's
+    ``reward`` and the value (mean ``v1``, second moment ``v2``) of the state it leads to: its profit is the
+    policy's own ``profit`` where it ranks ends by one, else its value."""
+    value = reward + v1
+    return (value if profit is None else profit), value, _moment(reward, v1, v2)
+
+
 def _turn_statements(connection: sa.Connection, graph: TurnGraph, work: _TurnTables) -> None:
     """Solve the turn for every state whose end rows are in the turn table (deepest turn layer first), all policies at once."""
     for statement in _turn_plan(graph, work, grouped=hashed_joins(connection)):
@@ -307,8 +316,7 @@ def _start_turns(connection: sa.Connection, graph: TurnGraph, work: _TurnTables,
     reward = edge.c.reward
     columns = []
     for i, own in enumerate(own_profits):
-        v1, v2 = nxt.c[f"v1_{i}"], nxt.c[f"v2_{i}"]
-        columns += [ends.c[f"profit{i}"] if own else reward + v1, reward + v1, _moment(reward, v1, v2)]
+        columns += end_worth(reward, nxt.c[f"v1_{i}"], nxt.c[f"v2_{i}"], ends.c[f"profit{i}"] if own else None)
     moves = edge.join(nxt, nxt.c.node_id == edge.c.dst).join(ends, ends.c.label == edge.c.label)
     rows = sa.select(ends.c.node_id, edge.c.src, *columns).select_from(moves).where(which)
     numbered = work.names("p", "v1_", "v2_")

@@ -177,14 +177,16 @@ def folded_batch(turn: FoldedTurn, next_states: sa.Table, state_moves: sa.Column
     (the turn's ends table: ``profit_i``) where ``own_profits[i]``. A state whose turn has no value has null
     values (left to the caller to drop: a filter on them here would have Spark fold twice).
     """
+    from store.solve.turns import end_worth  # turns imports this module
+
     ends, end_count = turn.ends, turn.end_count
     policies = len(own_profits)
     end_at = sa.select(ends, (sa.func.row_number().over(order_by=ends.c.node_id) - 1).label("at")).subquery("end_at")
     reward = edge.c.reward
     worth: list[sa.ColumnElement] = []
     for i, own in enumerate(own_profits):
-        v1, v2 = next_states.c[f"v1_{i}"], next_states.c[f"v2_{i}"]
-        values = (end_at.c[f"profit{i}"] if own else reward + v1, reward + v1, reward * reward + 2 * reward * v1 + v2)
+        values = end_worth(reward, next_states.c[f"v1_{i}"], next_states.c[f"v2_{i}"],
+                           end_at.c[f"profit{i}"] if own else None)
         for name, value in zip((f"p{i}", f"v1_{i}", f"v2_{i}"), values):
             worth += [sa.literal(name), sa.cast(value, sa.Double)]
         worth += [sa.literal(f"c{i}"), sa.cast(sa.null(), sa.BigInteger)]

@@ -23,6 +23,7 @@ from store.errors import DAMAGED, DatabaseError, ReadOnly, database_failure, dri
 
 WRITE_REFUSALS = ("readonly", "read-only", "read only", "query_only", "not authorized", "authorization denied")
 DEFAULT_TIMEOUT = 60.0  # seconds a query may run unless told otherwise
+STOPPED_BY_CTRL_C = "the statement was stopped (Ctrl-C); nothing was written"
 POLL_SECONDS = 0.05  # how often the waiting thread looks at the clock
 READING_DUCKDB_STATEMENTS = ("SELECT", "EXPLAIN", "PRAGMA")
 FILE_STATEMENT = re.compile(r"^\s*(copy|attach|detach|load|install|export|import)\b", re.IGNORECASE)
@@ -112,7 +113,11 @@ def _interruptible(connection: sa.Connection, work: Callable[[], Any], timeout: 
     """Return ``work()`` run in a worker thread; stop the statement on time-out or Ctrl-C and raise QueryStopped."""
     if connection.dialect.name == "spark":  # the Thrift server stops the statement itself at the time limit
         connection.exec_driver_sql(f"SET spark.sql.thriftServer.queryTimeout={int(timeout or 0)}")
-        return work()
+        try:
+            return work()
+        except KeyboardInterrupt:  # the dialect has cancelled the statement on the server
+            connection.invalidate()
+            raise QueryStopped(STOPPED_BY_CTRL_C) from None
     outcome: dict[str, Any] = {}
 
     def target() -> None:
@@ -131,7 +136,7 @@ def _interruptible(connection: sa.Connection, work: Callable[[], Any], timeout: 
         while worker.is_alive():
             worker.join(POLL_SECONDS)
             if stopped is None and pressed.is_set():
-                stopped = "the statement was stopped (Ctrl-C); nothing was written"
+                stopped = STOPPED_BY_CTRL_C
                 _cancel(connection)
             elif stopped is None and deadline is not None and time.monotonic() > deadline:
                 stopped = f"the statement ran longer than {timeout:g} s and was stopped (--timeout SECONDS; 0: no limit)"

@@ -388,6 +388,38 @@ def test_query_on_spark_reads_and_refuses_writes_files_and_java(spark_url: str) 
     assert bad.exit_code == 1 and "nothere" in bad.output and len(bad.output.strip().splitlines()) == 1
 
 
+def _logged(cluster: Cluster, pattern: str, process: subprocess.Popen | None = None, limit: float = 300) -> str:
+    """Return the first match of regular expression ``pattern``'s group 1 in the Thrift server's log, waiting for it
+    (while ``process`` runs, if given; at most ``limit`` seconds); an empty text if it never shows."""
+    import re
+
+    deadline = time.monotonic() + limit
+    while time.monotonic() < deadline and (process is None or process.poll() is None):
+        found = re.search(pattern, cluster.log_file("thrift").read_text(errors="replace"))
+        if found:
+            return found.group(1)
+        time.sleep(0.5)
+    return ""
+
+
+def test_ctrl_c_stops_a_query_on_the_server_too(cluster: Cluster, spark_url: str) -> None:
+    """Ctrl-C during ``query``: one line, exit 1, and the statement cancelled on the Thrift server (its log says so),
+    not left running on the cluster after the process has gone."""
+    from tests.processes import spawn
+
+    run(spark_url, "build", "jackpot", "-p", "cells=2")
+    marker = f"runaway_{uuid.uuid4().hex[:8]}"
+    process = spawn("--db", spark_url, "query", "--timeout", "0",
+                    f"SELECT sum(a.id * b.id) AS {marker} FROM range(1000000) a, range(1000000) b")
+    statement = _logged(cluster, rf"Submitting query 'SELECT [^']*{marker}[^']*' with ([0-9a-f-]+)", process)
+    assert statement, process.communicate()[1]
+    time.sleep(1)  # running on the executors
+    process.send_signal(__import__("signal").SIGINT)
+    _, stderr = process.communicate(timeout=120)
+    assert process.returncode == 1 and stderr.count("\n") == 1 and "Ctrl-C" in stderr, stderr
+    assert _logged(cluster, rf"(Cancel query with {statement})"), "the statement was not cancelled on the server"
+
+
 def test_work_tables_a_killed_process_left_are_dropped_by_the_next_writer(spark_url: str) -> None:
     """No transaction takes a killed solve's work tables back on Spark: the next process that opens the database
     to write drops those of this machine's processes that no longer run, and no other. A rewrite's copy (an

@@ -56,6 +56,7 @@ _MARKED = re.compile(r"__(?P<rewrite>rewrite_)?w(?P<pid>\d+)_(?P<host>[0-9a-f]{6
 ROWS_A_STATEMENT = 2000  # rows a multi-row INSERT carries: few statements, each well under the server's limits
 READ_RETRIES = 3  # a read that met a table being written over is run again this many times, at most
 _FILE_GONE = "FAILED_READ_FILE.FILE_NOT_EXIST"  # Spark's error for it
+POLL_FIRST, POLL_MOST = 0.005, 0.1  # seconds between asking whether a statement has ended: first, at most
 NEXT_STATEMENT = "\n/* dicegraph: next statement */\n"  # between the statements one compiled statement runs as
 _VALUES = re.compile(r"^(INSERT INTO .+? VALUES )(\(.*\))$", re.DOTALL)
 _INSERT_INTO = re.compile(r"^INSERT INTO `(?P<table>\w+)`")
@@ -327,7 +328,8 @@ class SparkDialect(HiveDialect):
 
         >>> dialect, sent = SparkDialect(), []
         >>> class Cursor:
-        ...     def execute(self, statement): sent.append(statement)
+        ...     def execute(self, statement, async_): sent.append(statement)
+        ...     def poll(self, get_progress_update): return type("Ended", (), {"operationState": 2})  # finished
         >>> for _ in range(WORK_FILES):
         ...     dialect.do_execute_no_params(Cursor(), f"INSERT INTO `work_value__{dialect.work_mark}` SELECT 1")
         >>> [statement.split(" SELECT")[0] for statement in sent[WORK_FILES - 1:]]  # doctest: +ELLIPSIS
@@ -370,7 +372,7 @@ def _sent(cursor: hive.Cursor, statement: str) -> None:
     database's error, when the server stops answering (thrift raises its own transport error, no DB-API one).
 
     >>> class Gone:
-    ...     def execute(self, statement): raise TTransportException(message="TSocket read 0 bytes")
+    ...     def execute(self, statement, async_): raise TTransportException(message="TSocket read 0 bytes")
     >>> _sent(Gone(), "SELECT 1")
     Traceback (most recent call last):
     pyhive.exc.OperationalError: the Spark Thrift server stopped answering (TSocket read 0 bytes): see dicegraph spark status, start it again with dicegraph spark start, and run the command again
@@ -381,7 +383,8 @@ def _sent(cursor: hive.Cursor, statement: str) -> None:
 
     >>> class Overwritten:
     ...     calls = 0
-    ...     def execute(self, statement):
+    ...     def poll(self, get_progress_update): return type("Ended", (), {"operationState": 2})  # finished
+    ...     def execute(self, statement, async_):
     ...         Overwritten.calls += 1
     ...         if Overwritten.calls == 1: raise hive.OperationalError("[FAILED_READ_FILE.FILE_NOT_EXIST] part-0")
     >>> _sent(Overwritten(), "SELECT count(*) FROM policy"), Overwritten.calls
@@ -389,7 +392,7 @@ def _sent(cursor: hive.Cursor, statement: str) -> None:
     """
     for attempt in range(READ_RETRIES + 1):
         try:
-            cursor.execute(statement)
+            _run_to_the_end(cursor, statement)
             return
         except TTransportException as error:
             raise hive.OperationalError(f"the Spark Thrift server stopped answering ({error}): see dicegraph "
@@ -400,6 +403,62 @@ def _sent(cursor: hive.Cursor, statement: str) -> None:
                     or statement.lstrip().upper().startswith("INSERT OVERWRITE")):
                 raise
             time.sleep(0.5 * (attempt + 1))
+
+
+def _run_to_the_end(cursor: hive.Cursor, statement: str) -> None:
+    """Start ``statement`` on the server and wait for it to end, asking every :data:`POLL_FIRST` seconds at first,
+    then twice as long each time up to :data:`POLL_MOST`; raise the DB-API's OperationalError with the server's
+    message where it failed, and cancel it on the server where this process is interrupted (Ctrl-C), so that no
+    job of an abandoned command runs on.
+
+    >>> from TCLIService.ttypes import TOperationState
+    >>> class Cursor:
+    ...     states = [TOperationState.RUNNING_STATE, TOperationState.ERROR_STATE]
+    ...     def execute(self, statement, async_): self.said = (statement, async_)
+    ...     def poll(self, get_progress_update):
+    ...         return type("Status", (), {"operationState": self.states.pop(0), "errorMessage": "[X] no",
+    ...                                    "sqlState": None, "errorCode": 0})
+    >>> _run_to_the_end(Cursor(), "SELECT 1")
+    Traceback (most recent call last):
+    pyhive.exc.OperationalError: TExecuteStatementResp(status=TStatus(statusCode=3, infoMessages=None, sqlState=None, errorCode=0, errorMessage='[X] no'), operationHandle=None)
+    >>> class Interrupted(Cursor):
+    ...     def poll(self, get_progress_update): raise KeyboardInterrupt
+    ...     def cancel(self): print("cancelled")
+    >>> try:
+    ...     _run_to_the_end(Interrupted(), "SELECT 1")
+    ... except KeyboardInterrupt:
+    ...     print("interrupted")
+    cancelled
+    interrupted
+    """
+    from TCLIService import ttypes
+
+    cursor.execute(statement, async_=True)
+    wait = POLL_FIRST
+    try:
+        while True:
+            status = cursor.poll(get_progress_update=False)
+            state = status.operationState
+            if state == ttypes.TOperationState.FINISHED_STATE:
+                return
+            if state not in (ttypes.TOperationState.INITIALIZED_STATE, ttypes.TOperationState.PENDING_STATE,
+                             ttypes.TOperationState.RUNNING_STATE):
+                said = status.errorMessage or ""
+                if state == ttypes.TOperationState.TIMEDOUT_STATE and "timed out" not in said:
+                    said = f"{said} the statement timed out".strip()
+                elif not said:
+                    said = f"the statement ended {ttypes.TOperationState._VALUES_TO_NAMES.get(state, state)}"
+                raise hive.OperationalError(ttypes.TExecuteStatementResp(status=ttypes.TStatus(
+                    statusCode=ttypes.TStatusCode.ERROR_STATUS, errorMessage=said, sqlState=status.sqlState,
+                    errorCode=status.errorCode)))
+            time.sleep(wait)
+            wait = min(2 * wait, POLL_MOST)
+    except KeyboardInterrupt:
+        try:
+            cursor.cancel()
+        except Exception:  # noqa: BLE001 - the interrupt is what the user is told of; the cancel is a courtesy
+            pass
+        raise
 
 
 RELATION_CACHE = "spark.sql.filesourceTableRelationCacheSize"  # must be 0 (docs/spark.md)

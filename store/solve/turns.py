@@ -55,6 +55,7 @@ from store.scratch import (create_afresh, folds_in_rows, has_arg_min, hashed_joi
 from store.solve.layers import best_move_rows
 from store.solve.parallel import connection_solvers, even_batches, process_solvers, solve_workers
 from store.solve.readers import state_result
+from store.solve.turn_ends import end_worth, moment
 from store.spark import turn_fold
 
 # turn states solved together, per backend: SQLite sorts each GROUP BY, and
@@ -201,20 +202,6 @@ def _drop(connection: sa.Connection, work: _TurnTables) -> None:
         table.drop(connection)
 
 
-def _moment(reward: sa.ColumnElement[float], v1: sa.ColumnElement[float], v2: sa.ColumnElement[float]) -> sa.ColumnElement[float]:
-    """Return the second moment of ``reward`` plus a value of mean ``v1`` and second moment ``v2``."""
-    return reward * reward + 2 * reward * v1 + v2
-
-
-def end_worth(reward: sa.ColumnElement[float], v1: sa.ColumnElement[float], v2: sa.ColumnElement[float],
-              profit: sa.ColumnElement[float] | None) -> tuple[sa.ColumnElement[float], ...]:
-    """Return what a turn's end is worth to a policy, ``(profit, value, second moment)``, from the state move's
-    ``reward`` and the value (mean ``v1``, second moment ``v2``) of the state it leads to: its profit is the
-    policy's own ``profit`` where it ranks ends by one, else its value."""
-    value = reward + v1
-    return (value if profit is None else profit), value, _moment(reward, v1, v2)
-
-
 def _turn_statements(connection: sa.Connection, graph: TurnGraph, work: _TurnTables) -> None:
     """Solve the turn for every state whose end rows are in the turn table (deepest turn layer first), all policies at once."""
     for statement in _turn_plan(graph, work, grouped=hashed_joins(connection)):
@@ -249,7 +236,7 @@ def _turn_plan(graph: TurnGraph, work: _TurnTables, grouped: bool, keep_chosen: 
         this_layer = (chosen.c.node_id.between(*graph.turn_sources[span.layer]),
                       chosen.c.edge0.between(span.first_edge, span.last_edge))
         if work.carried:  # the move's values come with it: copy them
-            carried = [(edge.c.reward + after.c[f"v1_{i}"], _moment(edge.c.reward, after.c[f"v1_{i}"], after.c[f"v2_{i}"]))
+            carried = [(edge.c.reward + after.c[f"v1_{i}"], moment(edge.c.reward, after.c[f"v1_{i}"], after.c[f"v2_{i}"]))
                        for i in range(work.policies)]
             picked = best_move_rows(after, work.names("p"), span, "max", keys=("state",), grouped=True, carried=carried)
             statements.append(sa.insert(chosen).from_select(
@@ -265,7 +252,7 @@ def _turn_plan(graph: TurnGraph, work: _TurnTables, grouped: bool, keep_chosen: 
             reward, then_v1, then_v2 = move.c.reward, after.c[f"v1_{i}"], after.c[f"v2_{i}"]
             parts.append(
                 sa.select(chosen.c.node_id, chosen.c.state, chosen.c[f"p{i}"].label(f"p{i}"),
-                          (reward + then_v1).label(f"v1_{i}"), _moment(reward, then_v1, then_v2).label(f"v2_{i}"))
+                          (reward + then_v1).label(f"v1_{i}"), moment(reward, then_v1, then_v2).label(f"v2_{i}"))
                 .select_from(chosen.join(move, move.c.id == chosen.c[f"edge{i}"])
                              .join(after, sa.and_(after.c.node_id == move.c.dst, after.c.state == chosen.c.state)))
                 .where(*this_layer).subquery(f"policy{i}"))
@@ -286,14 +273,14 @@ def _played_decisions(work: _TurnTables, after: sa.FromClause, span: sa.Row, gro
         raise ValueError("a decision layer goes straight to the turn table for one policy only")
     reward, numbered = edge.c.reward, work.names("p", "v1_", "v2_")
     if work.carried:
-        carried = [(reward + after.c.v1_0, _moment(reward, after.c.v1_0, after.c.v2_0))]
+        carried = [(reward + after.c.v1_0, moment(reward, after.c.v1_0, after.c.v2_0))]
         picked = best_move_rows(after, ["p0"], span, "max", keys=("state",), grouped=True, carried=carried).subquery()
         state, src, best, _, v1, v2 = picked.c  # the edge taken, then the values carried from it
         return sa.insert(work.turn).from_select(["node_id", "state", *numbered], sa.select(src, state, best, v1, v2))
     picked = best_move_rows(after, ["p0"], span, "max", keys=("state",), grouped=grouped).subquery()
     move, then = edge.alias("move"), after.alias("then")
     state, src, best, taken = picked.c
-    rows = (sa.select(src, state, best, move.c.reward + then.c.v1_0, _moment(move.c.reward, then.c.v1_0, then.c.v2_0))
+    rows = (sa.select(src, state, best, move.c.reward + then.c.v1_0, moment(move.c.reward, then.c.v1_0, then.c.v2_0))
             .select_from(picked.join(move, move.c.id == taken)
                          .join(then, sa.and_(then.c.node_id == move.c.dst, then.c.state == state))))
     return sa.insert(work.turn).from_select(["node_id", "state", *numbered], rows)

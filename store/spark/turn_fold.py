@@ -31,6 +31,7 @@ import sqlalchemy as sa
 
 from store.schema import edge, node
 from store.scratch import create_afresh
+from store.solve.turn_ends import end_worth
 from store.spark.lambdas import SparkText, best_move, let, over_edges
 
 
@@ -177,8 +178,6 @@ def folded_batch(turn: FoldedTurn, next_states: sa.Table, state_moves: sa.Column
     (the turn's ends table: ``profit_i``) where ``own_profits[i]``. A state whose turn has no value has null
     values (left to the caller to drop: a filter on them here would have Spark fold twice).
     """
-    from store.solve.turns import end_worth  # turns imports this module
-
     ends, end_count = turn.ends, turn.end_count
     policies = len(own_profits)
     end_at = sa.select(ends, (sa.func.row_number().over(order_by=ends.c.node_id) - 1).label("at")).subquery("end_at")

@@ -31,7 +31,7 @@ from store.schema import layer, node
 from store.scratch import keyed_pair_table
 from store.solve.cycles import MAX_PASSES, Convergence
 from store.spark.graph_fold import back_layers, in_order, placed_nodes
-from store.spark.lambdas import SparkText, best_move, let, over_edges
+from store.spark.lambdas import STORED_MOVE, SparkText, best_move, let, over_edges
 
 NOT_SETTLED = f"a cyclic component did not settle in {MAX_PASSES} passes"
 STATS = "STRUCT<p: INT, s: INT, e: DOUBLE>"  # how a component converged: passes, value-iteration steps, residual
@@ -79,7 +79,7 @@ def _node(objective: str | None) -> str:
     taken = ("IF(coalesce(mi, -1) < 0, CAST(NULL AS {0}), named_struct('g', transform(cv[mi], (u, i) -> "
              "IF(i < 2, n.r[mi], 0D) + n.s[mi] * u), 'm', n.o[mi]))").format(NODE)
     if objective is None:
-        decision = let("array_position(n.o, try_element_at(keyed.given, n.id)) - 1", "mi", taken)
+        decision = let(f"{STORED_MOVE} - 1", "mi", taken)
     else:
         best, first = best_move("n.r[k] + n.s[k] * cv[k][0]", "q", objective)
         decision = let(best, "q", let(first, "mi", taken))

@@ -28,7 +28,7 @@ import sqlalchemy as sa
 
 from store.schema import edge, layer, node
 from store.scratch import folds_in_rows, keyed_pair_table
-from store.spark.lambdas import SparkText, best_move, let, over_edges
+from store.spark.lambdas import STORED_MOVE, SparkText, best_move, let, over_edges
 
 # Edges a graph may have to be folded in one row: one task does the whole fold, so a larger graph is left to the
 # layer-by-layer solve, which spreads over the cluster. The largest folded here: 5000's 113,672 edges (136 layers),
@@ -120,7 +120,7 @@ def _back_step(objective: str | None, terminal: str) -> str:
     summed = over_edges("0D", f"a + IF({child} IS NULL, 0D, n.w[k] * (n.r[k] + {child}))")
     lets = [("t", f"transform(layer, n -> IF(n.kind = 'chance', NULLIF({total}, 0D), NULL))")]
     if objective is None:
-        stored = let("array_position(n.o, try_element_at(keyed.given, n.id))", "at",
+        stored = let(STORED_MOVE, "at",
                      "IF(at > 0 AND vals.v[n.d[at - 1]] IS NOT NULL, at - 1, NULL)")
         lets.append(("m", f"transform(layer, n -> IF(n.kind = 'decision', {stored}, NULL))"))
         decision = "n.r[m[j]] + vals.v[n.d[m[j]]]"

@@ -29,6 +29,9 @@ def _spark_text(element: SparkText, compiler: object, **kw: object) -> str:
     return element.text
 
 
+STORED_MOVE = "array_position(n.o, try_element_at(keyed.given, n.id))"  # node n's stored move: 1 + its index, 0 if none
+
+
 def let(value: str, name: str, body: str) -> str:
     """Return the text of ``body`` with ``name`` bound to ``value``, evaluated once (a one-element ``transform``).
 

@@ -26,7 +26,7 @@ import sqlalchemy as sa
 
 from graphs.protocol import ChosenMove, Progress
 from graphs.spec import GameSpec
-from store.solve import cycles, race_matches, readers, turn_cycles, turns
+from store.solve import graph_matches, race_matches, readers, turn_cycles, turns
 from store.catalog import find_node, find_policy, policy_convergence
 from store.errors import NotFound
 from store.load import canonical_params, find_graph
@@ -129,10 +129,10 @@ class GraphView:
     def match(self, first: str, second: str) -> tuple[float, float]:
         """Return the probabilities that policy ``first``, moving first, beats ``second``, and the other way
         round (one run for both: ``store/solve/race_matches.py`` for a race whose turn is stored once, else
-        ``store/solve/cycles.py``)."""
+        ``store/solve/graph_matches.py``)."""
         if self.spec.stores_turn_once:
             return race_matches.matches(self.connection, self._turn(), [(first, second)], self.progress)[0]
-        return cycles.head_to_head(self.connection, self.graph_id, first, second, self.progress)
+        return graph_matches.head_to_head(self.connection, self.graph_id, first, second, self.progress)
 
     def matches(self, pairs: Sequence[tuple[str, str]]) -> list[dict[str, Any]]:
         """Return each pair of policies played both ways: ``[{"first", "second", "p_first_wins"}]``, a pair's two

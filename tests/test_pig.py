@@ -14,7 +14,7 @@ from graphs.spec import GameSpec
 from graphs import get_game, pig
 from graphs.errors import InvalidGraph
 from graphs.protocol import CHANCE, DECISION, MOVE, ROLL, TERMINAL, CyclicLayers, Edge, Node, Row
-from store.solve import cycles
+from store.solve import cycles, graph_matches
 from store.catalog import find_policy, policy_convergence
 from store.load import build_graph
 from store.schema import choice, edge, node, policy, value
@@ -77,8 +77,8 @@ def test_agents_and_matches_equal_exact_linear_solves(each_engine: sa.Engine) ->
             evaluate(connection, find_policy(connection, graph_id, name).id)
         solve(connection, graph_id)
         selfplay = stored_values(connection, find_policy(connection, graph_id, "hold-at-3").id)
-        match, reverse = cycles.head_to_head(connection, graph_id, "hold-at-3", "hold-at-5")
-        against_optimum, _ = cycles.head_to_head(connection, graph_id, "optimal", "hold-at-5")
+        match, reverse = graph_matches.head_to_head(connection, graph_id, "hold-at-3", "hold-at-5")
+        against_optimum, _ = graph_matches.head_to_head(connection, graph_id, "optimal", "hold-at-5")
     hold3, hold5 = pig.hold_at(3), pig.hold_at(5)
     exact_selfplay = pig_exact.evaluate(target, hold3, hold3)
     assert all(close(selfplay[key(p)], v) for (seat, p), v in exact_selfplay.items() if seat == 0)

@@ -235,12 +235,14 @@ def test_a_graph_of_rows_solves_in_as_many_statements_whatever_its_depth(name: s
                                                                          tmp_path: Path) -> None:
     """A graph of rows on parameters of two depths (:data:`DEPTHS`): on Spark the solve and the agents' evaluation
     send as many statements for either, the optimum folded in one statement and the agents in one more, and every
-    node's value, reach (none where the graph has cycles) and move taken are SQLite's to 1e-12."""
+    node's value, reach (none where the graph has cycles) and move taken are SQLite's to 1e-12. A two-player
+    game's match of the optimum against its agent (both ways) is one fold more, its chances SQLite's to 1e-12."""
     from store.load import build_graph
     from store.schema import choice, edge, layer_ranges, policy, value
+    from store.solve.graph_matches import head_to_head
     from store.solve.layers import evaluate_all, solve
 
-    game, sent, counts = get_game(name), [], {}
+    game, sent, counts, matches = get_game(name), [], {}, {}
 
     def solved(url: str, params: dict[str, Any]) -> tuple[dict[tuple[str, int], tuple[float, float]], dict[int, int]]:
         engine = open_database(url, create=True)
@@ -259,11 +261,16 @@ def test_a_graph_of_rows_solves_in_as_many_statements_whatever_its_depth(name: s
             moves = dict(connection.execute(  # node -> the node its move leads to (edge ids differ between databases)
                 sa.select(choice.c.node_id, edge.c.dst).select_from(choice.join(edge, edge.c.id == choice.c.edge_id))
                 .where(choice.c.policy_id == policy_id)).all())
+            if game.players == 2:
+                sent.clear()
+                matches[url, str(params)] = head_to_head(connection, built.graph_id, "optimal", "hold-at-4"), len(
+                    sent), sum("aggregate(graph." in text for text in sent)
         engine.dispose()
         return values, moves
 
     for params in DEPTHS[name]:
-        expected, expected_moves = solved(f"sqlite:///{tmp_path / f'{len(counts)}.db'}", params)
+        sqlite_url = f"sqlite:///{tmp_path / f'{len(counts)}.db'}"
+        expected, expected_moves = solved(sqlite_url, params)
         got, moves = solved(spark_url, params)
         assert sorted(got) == sorted(expected) and len({name for name, _ in got}) > 1, "not the same nodes valued"
         assert moves == expected_moves and len(moves) > 3, "not the same moves taken"
@@ -271,9 +278,16 @@ def test_a_graph_of_rows_solves_in_as_many_statements_whatever_its_depth(name: s
             assert math.isclose(got[key][0], value_, rel_tol=1e-12, abs_tol=1e-15), key
             assert (got[key][1] is None) == (reach is None), key
             assert reach is None or math.isclose(got[key][1], reach, rel_tol=1e-12, abs_tol=1e-15), key
+        if game.players == 2:
+            (expected_match, _, _), (match, _, match_folds) = (matches[url, str(params)] for url in (sqlite_url,
+                                                                                                  spark_url))
+            assert match_folds == 1 and expected_match[0] >= expected_match[1]  # the optimum wins at least the game's value
+            assert all(math.isclose(a, b, rel_tol=1e-12) for a, b in zip(match, expected_match)), (match, expected_match)
     (short, short_sent, short_folds), (deep, deep_sent, deep_folds) = (counts[spark_url, str(params)]
                                                                        for params in DEPTHS[name])
     assert deep > short and deep_sent == short_sent and short_folds == deep_folds == 2  # the optimum, the agents
+    if game.players == 2:
+        assert len({matches[spark_url, str(params)][1] for params in DEPTHS[name]}) == 1  # a match's statements
 
 
 def test_a_goal_sweep_on_spark_is_one_fold_and_equals_sqlites(spark_url: str, tmp_path: Path) -> None:

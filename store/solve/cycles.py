@@ -56,7 +56,7 @@ import sqlalchemy as sa
 
 from graphs.errors import DicegraphError
 from graphs.protocol import TIE, Progress
-from store.catalog import find_policy, node_ids
+from store.catalog import node_ids
 from store.schema import EdgeId, choice, edge, layer, node
 from store.load import BulkInserter
 from store.scratch import create_afresh, hashed_joins, keyed_pair_table, pays_per_statement, temporary_table
@@ -698,15 +698,3 @@ def root_values(connection: sa.Connection, graph_id: int, seats: Sequence[Seat],
                                     .where(t.term.c.node_id == 0, t.term.c.anchor == VALUE)).all())
     t.drop(connection)
     return [found[seat] for seat in range(len(seats))]
-
-
-def head_to_head(connection: sa.Connection, graph_id: int, first: str, second: str,
-                 progress: Progress | None = None) -> tuple[float, float]:
-    """Return the exact probabilities that a player following stored policy ``first``, moving first, beats one
-    following ``second``, and that ``second``, moving first, beats ``first`` (in a two-player zero-sum graph
-    seen from the mover; one run, nothing stored): each seat is one player to move, and a pass leads to the
-    other's. ``progress`` counts the layers done."""
-    seats = [Seat(FOLLOW, find_policy(connection, graph_id, first).id, after_pass=1),
-             Seat(FOLLOW, find_policy(connection, graph_id, second).id, after_pass=0)]
-    first_moves, second_moves = root_values(connection, graph_id, seats, progress)
-    return first_moves, second_moves

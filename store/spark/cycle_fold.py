@@ -17,6 +17,11 @@ passes, and a pass folds the component's layers:
 * A pass whose moves are those of the pass before it (whose solution is its guess) is exact and optimal: the
   component is done, each node worth its value at ``x``. A component without anchors is done after one pass.
 
+A match between policies is the same fold over the graph once a *seat* (:mod:`store.solve.seats`): node ``n`` of
+seat ``t`` sits at position ``n * seats + t``, each seat follows its own policy, and an edge of sign -1 (the turn
+handed over) leads to the seat that moves next; the root's value in seat 0 is the probability that the first
+policy, moving first, wins.
+
 Each cyclic component's first anchor carries how it converged: the passes that solved or stepped, the
 value-iteration steps among them, and the residual ``max |T(x) - x|`` over its anchors at the end. A component
 that has not settled in :data:`store.solve.cycles.MAX_PASSES` passes fails the statement with Spark's
@@ -25,11 +30,14 @@ that has not settled in :data:`store.solve.cycles.MAX_PASSES` passes fails the s
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import sqlalchemy as sa
 
-from store.schema import layer, node
+from store.schema import choice, layer, node
 from store.scratch import keyed_pair_table
 from store.solve.cycles import MAX_PASSES, Convergence
+from store.solve.seats import FOLLOW, Seat
 from store.spark.graph_fold import back_layers, in_order, placed_nodes
 from store.spark.lambdas import STORED_MOVE, SparkText, best_move, let, over_edges
 
@@ -42,10 +50,11 @@ NEWTON = ("STRUCT<x: ARRAY<DOUBLE>, g: ARRAY<ARRAY<DOUBLE>>, m: ARRAY<BIGINT>, p
           "passes: INT, steps: INT>")
 
 
-def _components_row(graph_id: int) -> sa.Select:
+def _components_row(graph_id: int, after_pass: Sequence[int]) -> sa.Select:
     """Return the SELECT of one row, ``comps``: the graph's components, deepest first, each ``(anchors, layers)``:
     the number of its anchors (0 for an acyclic layer) and its layers, deepest first, of nodes as
-    :func:`store.spark.graph_fold.back_layers` has them (a node's position ``d`` counts the nodes of every layer)."""
+    :func:`store.spark.graph_fold.back_layers` has them (a node's position ``d`` counts the nodes of every layer),
+    each node once a seat (:func:`_seated`)."""
     layers = back_layers(graph_id, placed_nodes(graph_id, node.c.payoff))
     start = sa.func.coalesce(layer.c.cycle_start, layers.c.layer)
     anchors = sa.func.max(sa.case((layers.c.layer == layer.c.cycle_start, sa.func.size(layers.c.nodes)), else_=0))
@@ -55,7 +64,26 @@ def _components_row(graph_id: int) -> sa.Select:
                                                             layer.c.layer == layers.c.layer)))
                .group_by(start).subquery("component"))
     item = sa.func.named_struct("anchors", grouped.c.anchors, "layers", grouped.c.layers)
-    return sa.select(in_order(item, -grouped.c.component).label("comps"))
+    unseated = sa.select(in_order(item, -grouped.c.component).label("comps"))
+    if len(after_pass) == 1:
+        return unseated
+    return sa.select(SparkText(_seated("unseated.comps", after_pass)).label("comps")).select_from(
+        unseated.subquery("unseated"))
+
+
+def _seated(comps: str, after_pass: Sequence[int]) -> str:
+    """Return the text of the components ``comps`` with each node once a seat: node ``n`` of seat ``t`` becomes
+    ``n * seats + t`` (its id and its position), and its edge of sign -1 leads to seat ``after_pass[t]``.
+
+    >>> _seated("c0", [1, 0])[:60]
+    "transform(c0, c -> named_struct('anchors', c.anchors * 2, 'l"
+    """
+    seats = len(after_pass)
+    to = f"IF(n.s[k] < 0D, array({', '.join(str(seat) for seat in after_pass)})[t], t)"
+    seated = (f"named_struct('id', n.id * {seats} + t, 'kind', n.kind, 'p', n.p, 'ix', n.ix, 'o', n.o, "
+              f"'d', transform(n.d, (x, k) -> x * {seats} + {to}), 'w', n.w, 'r', n.r, 's', n.s)")
+    layers = f"transform(c.layers, l -> flatten(transform(l, n -> transform(sequence(0, {seats - 1}), t -> {seated}))))"
+    return f"transform({comps}, c -> named_struct('anchors', c.anchors * {seats}, 'layers', {layers}))"
 
 
 def _child(at: str) -> str:
@@ -140,16 +168,20 @@ def _component_step(objective: str | None) -> str:
     return body
 
 
-def fold(connection: sa.Connection, graph_id: int, objective: str | None, keys: sa.Select) -> sa.Table:
+def fold(connection: sa.Connection, graph_id: int, objective: str | None, keys: sa.Select,
+         after_pass: Sequence[int] = (0,)) -> sa.Table:
     """Solve (``objective`` ``'max'``) or evaluate (None: each key's ``given`` moves) graph ``graph_id``, whose
     components may loop, in one row a key; return a new work table of ``(node_id, policy_id, value, edge_id,
     passes, steps, residual)``: a row per node with a value, the last three set on each cyclic component's first
     anchor (:func:`convergence`). ``keys`` selects ``(policy_id, given)`` as for
-    :func:`store.spark.graph_fold.fold`. One statement, whatever the number of components and passes."""
+    :func:`store.spark.graph_fold.fold`. One statement, whatever the number of components and passes.
+
+    With more than one seat (``after_pass``, a seat's next after the turn is handed over), a ``node_id`` and a key of
+    ``given`` are a node's id times the number of seats plus the seat (:func:`root_values`)."""
     table = keyed_pair_table(connection, "work_cycles", "policy_id", sa.Column("value", sa.Double),
                              sa.Column("edge_id", sa.BigInteger), sa.Column("passes", sa.Integer),
                              sa.Column("steps", sa.Integer), sa.Column("residual", sa.Double), indexed=False)
-    graph = _components_row(graph_id).subquery("graph")
+    graph = _components_row(graph_id, after_pass).subquery("graph")
     keyed = keys.subquery("keyed")
     empty = f"CAST(named_struct('v', array(), 'c', array(), 'h', array(), 'start', 0D) AS {SOLVED})"
     ids = "flatten(transform(graph.comps, c -> flatten(transform(c.layers, l -> transform(l, n -> n.id)))))"
@@ -175,3 +207,21 @@ def convergence(connection: sa.Connection, table: sa.Table, policy_id: int) -> C
     for passes, residual, steps in connection.execute(rows):
         found.add(passes, residual, steps)
     return found
+
+
+def root_values(connection: sa.Connection, graph_id: int, seats: Sequence[Seat]) -> list[float]:
+    """Return the root's value for each seat, each following its stored policy (nothing is stored): for a match of
+    two policies, the first is the probability that the first seat, moving first, wins. One fold statement."""
+    if any(seat.kind != FOLLOW for seat in seats):
+        raise ValueError("a match folded on Spark is played by seats that follow stored policies")
+    count = len(seats)
+    seated = sa.union_all(*(
+        sa.select((sa.cast(choice.c.node_id, sa.BigInteger) * count + number).label("k"),
+                  sa.cast(choice.c.edge_id, sa.BigInteger).label("v")).where(choice.c.policy_id == seat.policy_id)
+        for number, seat in enumerate(seats))).subquery("seated")
+    keys = sa.select(sa.literal(0).label("policy_id"), sa.func.map_from_entries(sa.func.collect_list(
+        sa.func.named_struct("k", seated.c.k, "v", seated.c.v))).label("given")).select_from(seated)
+    table = fold(connection, graph_id, None, keys, [seat.after_pass for seat in seats])
+    found = dict(connection.execute(sa.select(table.c.node_id, table.c.value).where(table.c.node_id < count)).all())
+    table.drop(connection)
+    return [found[seat] for seat in range(count)]

@@ -38,7 +38,7 @@ from store.schema import choice, layer, node
 from store.scratch import keyed_pair_table
 from store.solve.cycles import MAX_PASSES, Convergence
 from store.solve.seats import FOLLOW, Seat
-from store.spark.graph_fold import back_layers, in_order, placed_nodes
+from store.spark.graph_fold import back_layers, in_order, placed_nodes, store_rows
 from store.spark.lambdas import STORED_MOVE, SparkText, best_move, let, over_edges
 
 NOT_SETTLED = f"a cyclic component did not settle in {MAX_PASSES} passes"
@@ -188,14 +188,9 @@ def fold(connection: sa.Connection, graph_id: int, objective: str | None, keys: 
     folded = (sa.select(keyed.c.policy_id, SparkText(ids).label("ids"), SparkText(
                   f"aggregate(graph.comps, {empty}, (vals, comp) -> {_component_step(objective)})").label("vals"))
               .select_from(keyed.join(graph, sa.true())).subquery("folded"))
-    row = ("named_struct('node_id', x, 'value', folded.vals.v[i], 'edge_id', folded.vals.c[i], "
-           "'passes', folded.vals.h[i].p, 'steps', folded.vals.h[i].s, 'residual', folded.vals.h[i].e)")
-    exploded = sa.select(folded.c.policy_id, sa.func.explode(SparkText(f"transform(folded.ids, (x, i) -> {row})"))
-                         .label("z")).subquery("exploded")
-    columns = ("node_id", "value", "edge_id", "passes", "steps", "residual")
-    rows = sa.select(*(SparkText(f"exploded.z.{name}") for name in columns), exploded.c.policy_id).where(
-        SparkText("exploded.z.value IS NOT NULL"))
-    connection.execute(sa.insert(table).from_select([*columns, "policy_id"], rows))
+    store_rows(connection, table, folded, "policy_id", {
+        "value": "folded.vals.v[i]", "edge_id": "folded.vals.c[i]", "passes": "folded.vals.h[i].p",
+        "steps": "folded.vals.h[i].s", "residual": "folded.vals.h[i].e"})
     return table
 
 

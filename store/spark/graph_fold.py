@@ -170,12 +170,21 @@ def fold(connection: sa.Connection, graph_id: int, worth: sa.ColumnElement[float
     reach = f"aggregate(folded.forward, CAST(array() AS ARRAY<DOUBLE>), (reach, layer) -> {_reach_step()})"
     reached = sa.select(folded.c[key], folded.c.ids, folded.c.vals, sa.func.map_from_arrays(
         SparkText(ids.format("folded.forward")), SparkText(reach)).label("reach")).subquery("reached")
-    row = ("named_struct('node_id', x, 'value', reached.vals.v[i], 'edge_id', reached.vals.c[i], "
-           "'reach', coalesce(try_element_at(reached.reach, x), 0D))")
-    exploded = sa.select(reached.c[key], sa.func.explode(SparkText(f"transform(reached.ids, (x, i) -> {row})"))
-                         .label("z")).subquery("exploded")
-    columns = ("node_id", "value", "edge_id", "reach")
-    rows = sa.select(*(SparkText(f"exploded.z.{name}") for name in columns), exploded.c[key]).where(
-        SparkText("exploded.z.value IS NOT NULL"))
-    connection.execute(sa.insert(table).from_select([*columns, key], rows))
+    store_rows(connection, table, reached, key, {
+        "value": "reached.vals.v[i]", "edge_id": "reached.vals.c[i]",
+        "reach": "coalesce(try_element_at(reached.reach, x), 0D)"})
     return table
+
+
+def store_rows(connection: sa.Connection, table: sa.Table, folded: sa.Subquery, key: str,
+               columns: dict[str, str]) -> None:
+    """Insert into ``table`` a row a node with a value from each row of ``folded`` (its ``<key>``, and ``ids``, the
+    nodes' ids in the fold's order): ``node_id`` and ``columns``, each Spark's text over the node's id ``x`` and its
+    position ``i`` (``value`` among them)."""
+    fields = ", ".join(f"'{name}', {text}" for name, text in {"node_id": "x", **columns}.items())
+    exploded = sa.select(folded.c[key], sa.func.explode(SparkText(
+        f"transform({folded.name}.ids, (x, i) -> named_struct({fields}))")).label("z")).subquery("exploded")
+    names = ["node_id", *columns]
+    rows = sa.select(*(SparkText(f"exploded.z.{name}") for name in names), exploded.c[key]).where(
+        SparkText("exploded.z.value IS NOT NULL"))
+    connection.execute(sa.insert(table).from_select([*names, key], rows))

@@ -305,11 +305,13 @@ def _fold_cyclic(connection: sa.Connection, graph_id: int, policy_ids: Sequence[
     return records
 
 
-def _forget(connection: sa.Connection, policy_id: int, tables: Sequence[sa.Table]) -> None:
-    """Delete the policy's rows from ``tables``, where it has any (on Spark a DELETE rewrites the whole table)."""
+def _forget(connection: sa.Connection, policy_ids: int | Sequence[int], tables: Sequence[sa.Table]) -> None:
+    """Delete the rows of the policy (or policies) from ``tables``, where it has any, one statement a table (on
+    Spark a DELETE rewrites the whole table)."""
+    ids = [policy_ids] if isinstance(policy_ids, int) else list(policy_ids)
     for table in tables:
-        if connection.execute(sa.select(table.c.policy_id).where(table.c.policy_id == policy_id).limit(1)).first():
-            connection.execute(sa.delete(table).where(table.c.policy_id == policy_id))
+        if connection.execute(sa.select(table.c.policy_id).where(table.c.policy_id.in_(ids)).limit(1)).first():
+            connection.execute(sa.delete(table).where(table.c.policy_id.in_(ids)))
 
 
 def _run_cyclic(connection: sa.Connection, policy_row: sa.Row, solving: bool, goal: Goal | None,
@@ -436,13 +438,13 @@ def _evaluate_together(connection: sa.Connection, graph_id: int, policy_ids: Seq
     """Evaluate the goal-less policies ``policy_ids`` of an acyclic graph in one pass, or of any graph folded in one
     row a policy (:func:`evaluate_all`)."""
     if graph_fold.folds(connection, graph_id):
-        for policy_id in policy_ids:
-            _forget(connection, policy_id, (value,))
+        _forget(connection, policy_ids, (value,))
         if not has_cycles(connection, graph_id):
             _fold(connection, graph_id, policy_ids, None, None, progress)
             return
-        for policy_id, record in _fold_cyclic(connection, graph_id, policy_ids, False, progress).items():
-            connection.execute(sa.update(policy).where(policy.c.id == policy_id).values(convergence=record))
+        records = _fold_cyclic(connection, graph_id, policy_ids, False, progress)
+        connection.execute(sa.update(policy).where(policy.c.id.in_(list(records))).values(  # one statement for all
+            convergence=sa.case(records, value=policy.c.id)))
         return
     work = values_table(connection, "policy_id")
     terminals = (sa.select(policy.c.id, node.c.id, node.c.payoff).select_from(node.join(policy, sa.true()))
@@ -457,8 +459,7 @@ def _evaluate_together(connection: sa.Connection, graph_id: int, policy_ids: Seq
             _chosen_values(connection, work, chosen, span, keys=("policy_id",))
         if progress is not None:
             progress(len(policy_ids))
-    for policy_id in policy_ids:
-        _forget(connection, policy_id, (value,))
+    _forget(connection, policy_ids, (value,))
     propagated = propagate(connection, graph_id, spans, chosen, key="policy_id", key_values=policy_ids)
     reach = propagated.by_node
     rows = sa.select(work.c.policy_id, work.c.node_id, work.c.value, sa.func.coalesce(reach.c.reach, 0.0)).select_from(

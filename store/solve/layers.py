@@ -231,7 +231,7 @@ def _run(
     goal = None if policy_row.goal is None else Goal.parse(policy_row.goal)
     if has_cycles(connection, graph_id):
         return _run_cyclic(connection, policy_row, solving, goal, progress, first_guess)
-    _forget(connection, policy_id, (value, choice) if solving else (value,))
+    _forget(connection, [policy_id], (value, choice) if solving else (value,))
     if graph_fold.folds(connection, graph_id):
         _fold(connection, graph_id, [policy_id], policy_row.objective if solving else None, goal, progress)
         return None
@@ -305,13 +305,12 @@ def _fold_cyclic(connection: sa.Connection, graph_id: int, policy_ids: Sequence[
     return records
 
 
-def _forget(connection: sa.Connection, policy_ids: int | Sequence[int], tables: Sequence[sa.Table]) -> None:
-    """Delete the rows of the policy (or policies) from ``tables``, where it has any, one statement a table (on
-    Spark a DELETE rewrites the whole table)."""
-    ids = [policy_ids] if isinstance(policy_ids, int) else list(policy_ids)
+def _forget(connection: sa.Connection, policy_ids: Sequence[int], tables: Sequence[sa.Table]) -> None:
+    """Delete the rows of the policies ``policy_ids`` from ``tables``, where they have any, one statement a table
+    (on Spark a DELETE rewrites the whole table)."""
     for table in tables:
-        if connection.execute(sa.select(table.c.policy_id).where(table.c.policy_id.in_(ids)).limit(1)).first():
-            connection.execute(sa.delete(table).where(table.c.policy_id.in_(ids)))
+        if connection.execute(sa.select(table.c.policy_id).where(table.c.policy_id.in_(policy_ids)).limit(1)).first():
+            connection.execute(sa.delete(table).where(table.c.policy_id.in_(policy_ids)))
 
 
 def _run_cyclic(connection: sa.Connection, policy_row: sa.Row, solving: bool, goal: Goal | None,
@@ -321,7 +320,7 @@ def _run_cyclic(connection: sa.Connection, policy_row: sa.Row, solving: bool, go
     if goal is not None or policy_row.objective != "max":
         raise NotFound("graphs with cycles are solved for their payoff, maximised (no --goal, no min)")
     policy_id = policy_row.id
-    _forget(connection, policy_id, (value, choice) if solving else (value,))
+    _forget(connection, [policy_id], (value, choice) if solving else (value,))
     if graph_fold.folds(connection, policy_row.graph_id):
         return _fold_cyclic(connection, policy_row.graph_id, [policy_id], solving, progress)[policy_id]
     seat = Seat.maximising() if solving else Seat(FOLLOW, policy_id)

@@ -290,6 +290,39 @@ def test_a_graph_of_rows_solves_in_as_many_statements_whatever_its_depth(name: s
         assert len({matches[spark_url, str(params)][1] for params in DEPTHS[name]}) == 1  # a match's statements
 
 
+def test_a_race_sends_as_many_statements_for_every_state_layer(spark_url: str, tmp_path: Path) -> None:
+    """The race to 150 (5 state layers, each of states whose busts loop into one another, a pair or one alone): on
+    Spark its solve sends as many statements for every state layer, fewer than the turn has layers (the layered
+    solve sends two a turn layer and pass), and every state's value is SQLite's to 1e-12."""
+    from store.load import build_graph
+    from store.solve import turn_cycles, turns
+    from store.solve.seats import Seat
+
+    game, params = get_game("5000-race"), {"target": 150}
+    sent: list[str] = []
+    solved, per_layer = {}, {}
+    for url in (f"sqlite:///{tmp_path / 'race.db'}", spark_url):
+        engine = open_database(url, create=True)
+        built = build_graph(engine, game, params)
+        sa.event.listen(engine, "before_cursor_execute", lambda *args: sent.append(args[2]))
+        marks: list[int] = []
+        with engine.connect() as connection:
+            race = turns.TurnGraph.load(connection, built.graph_id, game.turn(params))
+            sent.clear()
+            solved[url] = turn_cycles.solve_race(connection, race, [Seat.maximising()],
+                                                 progress=lambda done: marks.append(len(sent)))
+        engine.dispose()
+        per_layer[url] = [after - before for before, after in zip(marks, marks[1:])]
+    (expected, expected_convergence), (got, convergence) = solved.values()
+    assert len(per_layer[spark_url]) == len(race.layer_ids) - 1 > 2
+    assert len(set(per_layer[spark_url])) == 1 and per_layer[spark_url][0] < len(race.turn_spans), per_layer
+    assert convergence.components == expected_convergence.components == len(race.layer_ids)
+    assert convergence.residual <= 1e-12
+    assert got.keys() == expected.keys() and len(got) > 8
+    for state, values in expected.items():
+        assert math.isclose(got[state][0], values[0], rel_tol=1e-12, abs_tol=1e-15), state
+
+
 def test_a_goal_sweep_on_spark_is_one_fold_and_equals_sqlites(spark_url: str, tmp_path: Path) -> None:
     """Shut The Box's sweep (the optimum for shutting under each score, as its report has it): on Spark one fold
     statement for every goal, and each goal's outcome distribution as on SQLite to 1e-12."""

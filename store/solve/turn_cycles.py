@@ -27,6 +27,9 @@ last down, each exactly:
 * Where statements cost more than rows (DuckDB), each pass after a layer's
   first plays the next layer too, from its first guess: when the pass proves
   the layer exact, that was the next layer's first pass.
+* On Spark the optimum's solve runs every pass inside rows instead, a
+  statement a state layer (:mod:`store.spark.race_fold`), where each state's
+  loop is a pair (``a-b`` and ``b-a``) or a state alone, as in the race.
 
 *Seats*, as in ``store/solve/cycles.py``: seat ``i`` is "the player to move plays
 seat ``i``'s way"; a pass leads to seat ``after_pass``. A seat maximises
@@ -55,10 +58,11 @@ from graphs.protocol import TIE, Progress
 from store.solve.cycles import (MAX_PASSES, RESIDUAL_TOLERANCE, Convergence, Guess, NotConverged, components,
                           mean_guess, named_positions)
 from store.schema import EdgeId, choice, edge, graph_edge_span, node, policy, turn_policy
-from store.scratch import (edge_copy, has_arg_min, has_bare_max, pays_per_statement, plan_whole_layers, temporary_table,
+from store.scratch import (edge_copy, folds_in_rows, has_arg_min, has_bare_max, pays_per_statement, plan_whole_layers, temporary_table,
                            turn_work_table)
 from store.solve.seats import FOLLOW, MAXIMISE, RANK, Seat
 from store.solve.turns import TurnGraph, ensure_policy
+from store.spark import race_fold
 
 Guesses = dict[int, list[float]]  # state -> a value per seat
 Played = dict[int, list[tuple[float, float]]]  # state -> per seat (value, derivative in its loop state's value)
@@ -485,6 +489,10 @@ def solve_race(connection: sa.Connection, graph: TurnGraph, seats: Sequence[Seat
     """
     if any(seat.kind == RANK for seat in seats):
         raise DicegraphError("a seat that ranks moves by a stored solve plays in race_matches, not in solve_race")
+    if folds_in_rows(connection) and [seat.kind for seat in seats] == [MAXIMISE] \
+            and race_fold.paired_loops(connection, graph):
+        payoffs = graph_payoffs(connection, graph)
+        return race_fold.solve(connection, graph, sum(payoffs) / max(len(payoffs), 1), down_to, solved, keep, progress)
     plan_whole_layers(connection)
     work = RaceTables(connection, graph, seats, copy_turn=True, prune=True)
     rank: dict[int, float] = {}  # no seat ranks by a stored solve

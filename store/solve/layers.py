@@ -260,8 +260,7 @@ def _fold_keys(policy_ids: Sequence[int], solving: bool) -> sa.Select:
     if solving:
         (policy_id,) = policy_ids
         return sa.select(sa.literal(policy_id).label("policy_id"), sa.null().label("given"))
-    given = sa.func.map_from_entries(sa.func.collect_list(sa.func.named_struct(
-        "k", sa.cast(choice.c.node_id, sa.BigInteger), "v", sa.cast(choice.c.edge_id, sa.BigInteger))))
+    given = graph_fold.collected_map(sa.cast(choice.c.node_id, sa.BigInteger), sa.cast(choice.c.edge_id, sa.BigInteger))
     return (sa.select(choice.c.policy_id, given.label("given")).where(choice.c.policy_id.in_(list(policy_ids)))
             .group_by(choice.c.policy_id))
 

@@ -38,7 +38,7 @@ from store.schema import choice, layer, node
 from store.scratch import keyed_pair_table
 from store.solve.cycles import MAX_PASSES, Convergence
 from store.solve.seats import FOLLOW, Seat
-from store.spark.graph_fold import back_layers, in_order, placed_nodes, store_rows
+from store.spark.graph_fold import back_layers, collected_map, in_order, placed_nodes, store_rows
 from store.spark.lambdas import STORED_MOVE, SparkText, best_move, let, over_edges
 
 NOT_SETTLED = f"a cyclic component did not settle in {MAX_PASSES} passes"
@@ -214,8 +214,8 @@ def root_values(connection: sa.Connection, graph_id: int, seats: Sequence[Seat])
         sa.select((sa.cast(choice.c.node_id, sa.BigInteger) * count + number).label("k"),
                   sa.cast(choice.c.edge_id, sa.BigInteger).label("v")).where(choice.c.policy_id == seat.policy_id)
         for number, seat in enumerate(seats))).subquery("seated")
-    keys = sa.select(sa.literal(0).label("policy_id"), sa.func.map_from_entries(sa.func.collect_list(
-        sa.func.named_struct("k", seated.c.k, "v", seated.c.v))).label("given")).select_from(seated)
+    keys = sa.select(sa.literal(0).label("policy_id"), collected_map(seated.c.k, seated.c.v).label("given")
+                     ).select_from(seated)
     table = fold(connection, graph_id, None, keys, [seat.after_pass for seat in seats])
     found = dict(connection.execute(sa.select(table.c.node_id, table.c.value).where(table.c.node_id < count)).all())
     table.drop(connection)

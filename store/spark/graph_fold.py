@@ -91,6 +91,12 @@ def in_order(item: sa.ColumnElement, order: sa.ColumnElement[int]) -> sa.ColumnE
                              SparkText("x -> x.x"))
 
 
+def collected_map(key: sa.ColumnElement, value: sa.ColumnElement) -> sa.ColumnElement:
+    """Return the aggregate of the map from ``key`` to ``value`` over the rows grouped (a fold's ``given`` moves, a
+    state's ends)."""
+    return sa.func.map_from_entries(sa.func.collect_list(sa.func.named_struct("k", key, "v", value)))
+
+
 def _graph_row(graph_id: int, worth: sa.ColumnElement[float]) -> sa.Select:
     """Return the SELECT of one row: ``back``, the graph's nodes by layer, deepest first (:func:`back_layers`); and
     ``forward``, the nodes by layer, shallowest first, each ``(id, ix, o, f, b, q)`` with the edges that reach it:

@@ -35,8 +35,9 @@ from store.schema import edge, node
 from store.scratch import temporary_table
 from store.solve.cycles import MAX_PASSES, RESIDUAL_TOLERANCE, Convergence
 from store.solve.turns import TurnGraph
+from store.spark.graph_fold import collected_map
 from store.spark.lambdas import SparkText, best_move, let, over_edges
-from store.spark.turn_fold import FoldedTurn, fold_turn
+from store.spark import turn_fold
 
 NOT_SETTLED = f"two turn states of a race did not settle in {MAX_PASSES} passes"
 VALUED = "STRUCT<v: ARRAY<DOUBLE>, g: ARRAY<DOUBLE>>"  # a turn's nodes: value at the guess, derivative
@@ -79,7 +80,7 @@ def _turn_step() -> str:
     return body
 
 
-def _played(turn: FoldedTurn) -> str:
+def _played(turn: turn_fold.FoldedTurn) -> str:
     """Return the text of the turn played from side ``side`` of the pair at the guess ``s.x``: its root's
     ``(v, g)``, from the side's ends ``pair.ends[side]`` (each ``(c, g)``, or null) at the other side's guess."""
     y = "s.x[pmod(side + 1, ns)]"
@@ -89,7 +90,7 @@ def _played(turn: FoldedTurn) -> str:
     return let(folded, "f", f"named_struct('v', f.v[{turn.root_at}], 'g', f.g[{turn.root_at}])")
 
 
-def _newton(turn: FoldedTurn) -> str:
+def _newton(turn: turn_fold.FoldedTurn) -> str:
     """Return the text of the pair solved: ``(x, v, done, passes, steps, e)``, its values ``v`` from the pass that
     reproduced its guess ``x`` within the tolerance, ``e`` that pass's residual; fails after the passes allowed."""
     state = "named_struct('x', {x}, 'v', p.v, 'done', {done}, 'passes', s.passes + 1, 'steps', {steps}, 'e', e)"
@@ -113,7 +114,7 @@ def _newton(turn: FoldedTurn) -> str:
     return let(loop, "r", f"IF(r.done, r, raise_error('{NOT_SETTLED}'))")
 
 
-def _layer_rows(graph: TurnGraph, layer: int, turn: FoldedTurn, values: sa.Table, start: float) -> sa.Select:
+def _layer_rows(graph: TurnGraph, layer: int, turn: turn_fold.FoldedTurn, values: sa.Table, start: float) -> sa.Select:
     """Return the SELECT of the layer's states solved: ``(node_id, value, passes, steps, residual)``, a row a
     state; ``values`` holds the value of every state its moves leave the layer for."""
     span, states = graph.game_spans[layer], graph.layer_ids[layer]
@@ -124,9 +125,8 @@ def _layer_rows(graph: TurnGraph, layer: int, turn: FoldedTurn, values: sa.Table
     worth = sa.case((inside, edge.c.reward), else_=edge.c.reward + edge.c.sign * values.c.value)
     slope = sa.case((inside, sa.cast(edge.c.sign, sa.Double)), else_=0.0)
     moves = (sa.select(edge.c.src.label("state"), sa.func.max(sa.case((inside, edge.c.dst))).label("loop"),
-                       sa.func.map_from_entries(sa.func.collect_list(sa.func.named_struct(
-                           "k", end_at.c.at, "v", sa.func.named_struct("c", sa.cast(worth, sa.Double), "g", slope)))
-                       ).label("worth"))
+                       collected_map(end_at.c.at, sa.func.named_struct("c", sa.cast(worth, sa.Double), "g", slope)
+                                     ).label("worth"))
              .select_from(edge.join(end_at, end_at.c.label == edge.c.label)
                           .outerjoin(values, values.c.node_id == edge.c.dst))
              .where(edge.c.id.between(span.first_edge, span.last_edge), edge.c.kind == "move",
@@ -165,7 +165,7 @@ def solve(connection: sa.Connection, graph: TurnGraph, start: float, down_to: in
     connection.execute(sa.insert(ends), [{"node_id": node_id, "label": graph.structure.ends[key]}
                                          for key, node_id in graph.ends.items()])
     edges = (graph.turn_spans[0].first_edge, graph.turn_spans[-1].last_edge)
-    turn = fold_turn(connection, graph.graph_id, graph.turn_spans[0].layer, edges, graph.root, ends, len(graph.ends))
+    turn = turn_fold.fold_turn(connection, graph.graph_id, graph.turn_spans[0].layer, edges, graph.root, ends, len(graph.ends))
     values = temporary_table(connection, "rfo_state", sa.Column("value", sa.Double), sa.Column("passes", sa.Integer),
                              sa.Column("steps", sa.Integer), sa.Column("residual", sa.Double), indexed=False)
     root_layer = graph.turn_spans[0].layer

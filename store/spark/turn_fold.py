@@ -32,6 +32,7 @@ import sqlalchemy as sa
 from store.schema import edge, node
 from store.scratch import create_afresh
 from store.solve.turn_ends import end_worth
+from store.spark.graph_fold import collected_map
 from store.spark.lambdas import SparkText, best_move, let, over_edges
 
 
@@ -189,8 +190,8 @@ def folded_batch(turn: FoldedTurn, next_states: sa.Table, state_moves: sa.Column
         for name, value in zip((f"p{i}", f"v1_{i}", f"v2_{i}"), values):
             worth += [sa.literal(name), sa.cast(value, sa.Double)]
         worth += [sa.literal(f"c{i}"), sa.cast(sa.null(), sa.BigInteger)]
-    by_end = (sa.select(edge.c.src.label("state"), sa.func.map_from_entries(sa.func.collect_list(
-                  sa.func.named_struct("k", end_at.c.at, "v", sa.func.named_struct(*worth)))).label("worth"))
+    by_end = (sa.select(edge.c.src.label("state"),
+                        collected_map(end_at.c.at, sa.func.named_struct(*worth)).label("worth"))
               .select_from(edge.join(next_states, next_states.c.node_id == edge.c.dst)
                            .join(end_at, end_at.c.label == edge.c.label))
               .where(state_moves).group_by(edge.c.src).subquery("by_end"))

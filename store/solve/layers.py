@@ -297,7 +297,8 @@ def _fold_cyclic(connection: sa.Connection, graph_id: int, policy_ids: Sequence[
     cyclic components converged (:meth:`cycles.Convergence.record`). ``progress`` counts every layer with edges of
     each policy at the end."""
     folded = cycle_fold.fold(connection, graph_id, "max" if solving else None, _fold_keys(policy_ids, solving))
-    records = {policy_id: cycle_fold.convergence(connection, folded, policy_id).record() for policy_id in policy_ids}
+    records = {policy_id: found.record()
+               for policy_id, found in cycle_fold.convergences(connection, folded, policy_ids).items()}
     _store_folded(connection, folded, solving, sa.null())
     if progress is not None:
         progress(sum(len(part.spans) for part in cycles.components(connection, graph_id)) * len(policy_ids))

@@ -173,7 +173,7 @@ def fold(connection: sa.Connection, graph_id: int, objective: str | None, keys: 
     """Solve (``objective`` ``'max'``) or evaluate (None: each key's ``given`` moves) graph ``graph_id``, whose
     components may loop, in one row a key; return a new work table of ``(node_id, policy_id, value, edge_id,
     passes, steps, residual)``: a row per node with a value, the last three set on each cyclic component's first
-    anchor (:func:`convergence`). ``keys`` selects ``(policy_id, given)`` as for
+    anchor (:func:`convergences`). ``keys`` selects ``(policy_id, given)`` as for
     :func:`store.spark.graph_fold.fold`. One statement, whatever the number of components and passes.
 
     With more than one seat (``after_pass``, a seat's next after the turn is handed over), a ``node_id`` and a key of
@@ -194,13 +194,14 @@ def fold(connection: sa.Connection, graph_id: int, objective: str | None, keys: 
     return table
 
 
-def convergence(connection: sa.Connection, table: sa.Table, policy_id: int) -> Convergence:
-    """Return how the cyclic components of policy ``policy_id``'s fold (``table``, from :func:`fold`) converged."""
-    found = Convergence()
-    rows = sa.select(table.c.passes, table.c.residual, table.c.steps).where(
-        table.c.policy_id == policy_id, table.c.passes.is_not(None))
-    for passes, residual, steps in connection.execute(rows):
-        found.add(passes, residual, steps)
+def convergences(connection: sa.Connection, table: sa.Table, policy_ids: Sequence[int]) -> dict[int, Convergence]:
+    """Return how the cyclic components of each policy of ``policy_ids`` converged in their fold (``table``, from
+    :func:`fold`): one statement for them all."""
+    found = {policy_id: Convergence() for policy_id in policy_ids}
+    rows = sa.select(table.c.policy_id, table.c.passes, table.c.residual, table.c.steps).where(
+        table.c.policy_id.in_(list(policy_ids)), table.c.passes.is_not(None))
+    for policy_id, passes, residual, steps in connection.execute(rows):
+        found[policy_id].add(passes, residual, steps)
     return found
 
 

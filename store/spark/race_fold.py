@@ -46,7 +46,7 @@ NEWTON = "STRUCT<x: ARRAY<DOUBLE>, v: ARRAY<DOUBLE>, done: BOOLEAN, passes: INT,
 
 def paired_loops(connection: sa.Connection, graph: TurnGraph) -> bool:
     """Return whether every turn state whose moves lead back into its own layer leads back to one state only,
-    and that one back to it (a pair, or a state alone): what :func:`solve_layer` needs. One statement."""
+    and that one back to it (a pair, or a state alone): what :func:`solve` needs. One statement."""
     target = node.alias("target")
     rows = connection.execute(sa.select(edge.c.src, edge.c.dst).distinct().select_from(
         edge.join(target, target.c.id == edge.c.dst)).where(

@@ -10,7 +10,8 @@ two steps:
   state: backward once, to choose the moves as the seat would
   (:class:`store.solve.turn_cycles.RaceTables`, which records them), then
   forward, spreading the probability of reaching each turn node from the root
-  along the moves chosen, one statement a turn layer. An agent knows of the
+  along the moves chosen, one statement a turn layer (on Spark both in one
+  statement, the turn folded in each state's row: :mod:`store.spark.end_fold`). An agent knows of the
   state only which of its moves win at once (and the horizon, which leaves
   out nothing it reaches), so states alike in those share one distribution,
   played once: the race to 5000's 10,000 score pairs have 100 (the player's
@@ -38,11 +39,13 @@ from graphs.errors import DicegraphError, InvalidGraph
 from graphs.protocol import Progress
 from store.catalog import find_policy
 from store.schema import edge, node, turn_policy
-from store.scratch import create_afresh, hashed_joins, plan_whole_layers, temporary_table, turn_work_table
+from store.scratch import (create_afresh, folds_in_rows, hashed_joins, plan_whole_layers, temporary_table,
+                           turn_work_table)
 from store.solve.cycles import Convergence
 from store.solve.seats import FOLLOW, RANK, Seat
-from store.solve.turn_cycles import Played, RaceTables, solve_layer
+from store.solve.turn_cycles import Played, RaceTables, solve_layer, state_horizons
 from store.solve.turns import TurnGraph, ensure_policy
+from store.spark import end_fold
 
 BATCH_ROWS = 8_000_000  # (turn node, state) rows a batch of the end distributions plays at most (one state at least)
 
@@ -87,7 +90,7 @@ def play(connection: sa.Connection, graph: TurnGraph, seats: Sequence[Seat], ran
         numbers = [n for n, (own, _) in enumerate(policies) if own == kind]
         if numbers:
             runs.append((numbers, _distributions(connection, graph, [Seat(*policies[n]) for n in numbers], rank,
-                                                 by_class, f"rm_dist_{kind}", progress)))
+                                                 rank_policy, by_class, f"rm_dist_{kind}", progress)))
     ends = _end_table(connection, len(policies), runs)
     chain = _Chain(connection, graph, seats, [policies.index((seat.kind, seat.policy_id)) for seat in seats], ends)
     values: dict[int, list[float]] = {}
@@ -134,9 +137,10 @@ def _refuse_turn_rewards(connection: sa.Connection, graph: TurnGraph) -> None:
                            "needs a turn whose edges carry neither")
 
 
-def _agent_classes(connection: sa.Connection, graph: TurnGraph, work: RaceTables) -> dict[int, int]:
-    """Return state -> the state whose end distribution an agent's is (the first state alike: the same horizon and
-    the same ends through which its moves win at once, the only things an agent's turn knows of the state)."""
+def _agent_classes(connection: sa.Connection, graph: TurnGraph, horizons: dict[int, int]) -> dict[int, int]:
+    """Return state -> the state whose end distribution an agent's is (the first state alike: the same horizon,
+    of ``horizons``, and the same ends through which its moves win at once, the only things an agent's turn knows
+    of the state)."""
     first, last = _state_edges(graph)
     root_layer = graph.turn_spans[0].layer
     top = sa.select(sa.func.max(node.c.payoff)).where(node.c.graph_id == graph.graph_id, node.c.kind == "terminal",
@@ -152,25 +156,53 @@ def _agent_classes(connection: sa.Connection, graph: TurnGraph, work: RaceTables
     classes = {}
     for states in graph.layer_ids.values():
         for state in range(states[0], states[1] + 1):
-            signature = (work.horizons.get(state), frozenset(wins.get(state, ())))
+            signature = (horizons.get(state), frozenset(wins.get(state, ())))
             classes[state] = alike.setdefault(signature, state)
     return classes
 
 
 def _distributions(connection: sa.Connection, graph: TurnGraph, seats: list[Seat], rank: dict[int, float],
-                   by_class: bool, name: str, progress: Progress | None) -> sa.Table:
+                   rank_policy: int, by_class: bool, name: str, progress: Progress | None) -> sa.Table:
     """Return a new table ``name(node_id, state, r0 ..)``: each state's end distribution for each of ``seats`` (a
-    policy each), played from every state, or with ``by_class`` from one state of each of the agents' classes
-    (:func:`_agent_classes`) and copied to the others."""
-    work = RaceTables(connection, graph, seats, copy_turn=True, prune=True, record_moves=True)
-    for states in graph.layer_ids.values():
-        work.set_values(connection, states, {state: [0.0] * len(seats) for state in range(states[0], states[1] + 1)},
-                        rank)
-    classes = _agent_classes(connection, graph, work) if by_class else None
-    wanted = sorted(set(classes.values())) if classes is not None else [
-        state for states in graph.layer_ids.values() for state in range(states[0], states[1] + 1)]
+    policy each, a seat that ranks moves ranking by ``rank``, the values of the stored solve ``rank_policy``),
+    played from every state, or with ``by_class`` from one state of each of the agents' classes
+    (:func:`_agent_classes`) and copied to the others. On Spark in one statement, the turn folded in each
+    (state, seat)'s row (:mod:`store.spark.end_fold`)."""
     numbers = range(len(seats))
     found = turn_work_table(connection, name, *(sa.Column(f"r{i}", sa.Double, nullable=False) for i in numbers))
+    folded = folds_in_rows(connection)
+    work = None if folded else RaceTables(connection, graph, seats, copy_turn=True, prune=True, record_moves=True)
+    horizons = work.horizons if work is not None else (
+        state_horizons(connection, graph) if by_class and graph.structure.horizon is not None else {})
+    classes = _agent_classes(connection, graph, horizons) if by_class else None
+    wanted = sorted(set(classes.values())) if classes is not None else [
+        state for states in graph.layer_ids.values() for state in range(states[0], states[1] + 1)]
+    if work is None:
+        end_fold.distributions(connection, graph, seats, rank_policy, wanted, found)
+        if progress is not None:
+            progress(1)
+    else:
+        _played_in_batches(connection, graph, work, rank, wanted, found, progress)
+    if classes is not None:
+        alike = temporary_table(connection, "rm_class", sa.Column("rep", sa.Integer, nullable=False))
+        copies = [{"node_id": state, "rep": rep} for state, rep in classes.items() if state != rep]
+        if copies:  # (an executemany of no rows would insert one row of defaults)
+            connection.execute(sa.insert(alike), copies)
+        copied = (sa.select(found.c.node_id, alike.c.node_id, *(found.c[f"r{i}"] for i in numbers))
+                  .select_from(found.join(alike, alike.c.rep == found.c.state)))
+        connection.execute(sa.insert(found).from_select(["node_id", "state", *(f"r{i}" for i in numbers)], copied))
+        alike.drop(connection)
+    return found
+
+
+def _played_in_batches(connection: sa.Connection, graph: TurnGraph, work: RaceTables, rank: dict[int, float],
+                       wanted: list[int], found: sa.Table, progress: Progress | None) -> None:
+    """Add to ``found`` the end distributions of the states ``wanted`` for ``work``'s seats, played a batch of
+    states at a time (:func:`_batches`): the moves chosen backward, then the reach spread forward, a statement or
+    two a turn layer each; drop ``work``."""
+    for states in graph.layer_ids.values():
+        work.set_values(connection, states, {state: [0.0] * len(work.seats) for state in range(states[0], states[1] + 1)},
+                        rank)
     played = temporary_table(connection, "rm_played")
     spread = _Spread(connection, work)
     first, last = _state_edges(graph)
@@ -184,19 +216,9 @@ def _distributions(connection: sa.Connection, graph: TurnGraph, seats: list[Seat
         connection.execute(sa.delete(played))
         if progress is not None:
             progress(1)
-    if classes is not None:
-        alike = temporary_table(connection, "rm_class", sa.Column("rep", sa.Integer, nullable=False))
-        copies = [{"node_id": state, "rep": rep} for state, rep in classes.items() if state != rep]
-        if copies:  # (an executemany of no rows would insert one row of defaults)
-            connection.execute(sa.insert(alike), copies)
-        copied = (sa.select(found.c.node_id, alike.c.node_id, *(found.c[f"r{i}"] for i in numbers))
-                  .select_from(found.join(alike, alike.c.rep == found.c.state)))
-        connection.execute(sa.insert(found).from_select(["node_id", "state", *(f"r{i}" for i in numbers)], copied))
-        alike.drop(connection)
     played.drop(connection)
     spread.drop(connection)
     work.drop(connection)
-    return found
 
 
 def _state_edges(graph: TurnGraph) -> tuple[int, int]:

@@ -112,7 +112,7 @@ class RaceTables:
         self.edges = edge_copy(connection, "tcy_edge", first, last, progress) if copy_turn else edge
         if progress is not None:
             progress.drop(connection)
-        self.horizons = self._horizons(connection) if self.pruned else {}
+        self.horizons = state_horizons(connection, graph) if self.pruned else {}
         self.maximising = any(seat.kind == MAXIMISE for seat in seats)  # else the moves are fixed: one pass from any guess
         self.carried = has_arg_min(connection)  # the move's columns are taken where it is chosen, not joined back
         self.bare_max = has_bare_max(connection)
@@ -148,13 +148,6 @@ class RaceTables:
         progress = self.graph.structure.progress
         connection.execute(sa.insert(table), [{"node_id": node_id, "progress": progress(key)} for node_id, key in keys])
         return table
-
-    def _horizons(self, connection: sa.Connection) -> dict[int, int]:
-        """Return turn state -> its horizon (the game's ``horizon`` of its key)."""
-        root_layer = self.graph.turn_spans[0].layer
-        horizon = self.graph.structure.horizon
-        return {node_id: horizon(key) for node_id, key in connection.execute(sa.select(node.c.id, node.c.key).where(
-            node.c.graph_id == self.graph.graph_id, node.c.layer < root_layer, node.c.kind != "terminal"))}
 
     def _horizon_column(self) -> list[sa.Column]:
         """Return the column of a state's horizon, which the state table and the turn's rows hold when pruned."""
@@ -356,6 +349,14 @@ class RaceTables:
             {"node_id": state, **{f"v{i}": float(x) for i, x in enumerate(xs)}, "rank": rank.get(state), "sure": 0.0,
              **({"horizon": self.horizons[state]} if self.pruned else {})}
             for state, xs in values.items()])
+
+
+def state_horizons(connection: sa.Connection, graph: TurnGraph) -> dict[int, int]:
+    """Return turn state -> its horizon (the game's ``horizon`` of its key; the game must give one)."""
+    root_layer = graph.turn_spans[0].layer
+    horizon = graph.structure.horizon
+    return {node_id: horizon(key) for node_id, key in connection.execute(sa.select(node.c.id, node.c.key).where(
+        node.c.graph_id == graph.graph_id, node.c.layer < root_layer, node.c.kind != "terminal"))}
 
 
 FIRST, LAST = sa.bindparam("first_edge", type_=EdgeId), sa.bindparam("last_edge", type_=EdgeId)

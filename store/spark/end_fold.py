@@ -25,7 +25,7 @@ from store.solve.seats import RANK, Seat
 from store.solve.turns import TurnGraph
 from store.spark import turn_fold
 from store.spark.graph_fold import collected_map
-from store.spark.lambdas import SparkText, best_move, let, over_edges
+from store.spark.lambdas import SparkText, best_move, let, over_edges, with_layer_moves
 
 PLAYED = "STRUCT<p: ARRAY<DOUBLE>, q: ARRAY<ARRAY<DOUBLE>>>"  # a turn's nodes: rank, end distribution
 
@@ -34,7 +34,6 @@ def _step() -> str:
     """Return the text of one step of the fold: ``vals`` (:data:`PLAYED`) with ``layer``'s nodes appended, for the
     row's seat (``keyed.ranks``: it ranks by the stored solve; else an agent, its moves ``keyed.given``)."""
     child = "vals.p[n.d[k]]"
-    total = over_edges("0D", f"a + IF({child} IS NULL, 0D, n.w[k])")
     best, first = best_move(f"n.r[k] + {child}", "b[j]")
     wins = over_edges("-1", f"IF(a >= 0 OR NOT coalesce(n.r[k] + {child} >= 1D, false), a, k)")
     own = "array_position(transform(n.o, x -> try_element_at(keyed.given, x) IS NOT NULL), true) - 1"
@@ -47,12 +46,7 @@ def _step() -> str:
          f"{chosen.format('n.r[m[j]] + vals.p[n.d[m[j]]]')}))")
     q = (f"transform(layer, (n, j) -> IF(n.chance, IF(t[j] IS NULL, NULL, transform({spread}, u -> u / t[j])), "
          f"{chosen.format('vals.q[n.d[m[j]]]')}))")
-    body = f"named_struct('p', concat(vals.p, {p}), 'q', concat(vals.q, {q}))"
-    for name, value in reversed((("t", f"transform(layer, n -> IF(n.chance, NULLIF({total}, 0D), NULL))"),
-                                 ("b", f"transform(layer, n -> IF(n.chance, NULL, {best}))"),
-                                 ("m", f"transform(layer, (n, j) -> {taken})"))):
-        body = let(value, name, body)
-    return body
+    return with_layer_moves(child, best, taken, f"named_struct('p', concat(vals.p, {p}), 'q', concat(vals.q, {q}))")
 
 
 def distributions(connection: sa.Connection, graph: TurnGraph, seats: Sequence[Seat], rank_policy: int,

@@ -64,3 +64,20 @@ def best_move(profit: str, best: str, objective: str = "max") -> tuple[str, str]
     near = f"{profit} >= {best} - {slack}" if objective == "max" else f"{profit} <= {best} + {slack}"
     return (over_edges("CAST(NULL AS DOUBLE)", f"{'greatest' if objective == 'max' else 'least'}(a, {profit})"),
             over_edges("-1", f"IF(a >= 0 OR NOT coalesce({near}, false), a, k)"))
+
+
+def with_layer_moves(child: str, best: str, taken: str, body: str) -> str:
+    """Return ``body`` with three arrays over ``layer``'s nodes bound: ``t``, a chance node's total weight over its
+    edges whose ``child`` has a value (null if none, or for a decision node); ``b``, a decision node's ``best``
+    (null for a chance node); ``m``, the index of the move a decision node takes, ``taken`` (text over ``b[j]``,
+    ``n`` and ``j``, the node's index in the layer).
+
+    >>> with_layer_moves("v[n.d[k]]", "0D", "0", "t")[:40]
+    'transform(array(transform(layer, n -> IF'
+    """
+    total = over_edges("0D", f"a + IF({child} IS NULL, 0D, n.w[k])")
+    for name, value in reversed((("t", f"transform(layer, n -> IF(n.chance, NULLIF({total}, 0D), NULL))"),
+                                 ("b", f"transform(layer, n -> IF(n.chance, NULL, {best}))"),
+                                 ("m", f"transform(layer, (n, j) -> {taken})"))):
+        body = let(value, name, body)
+    return body

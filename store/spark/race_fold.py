@@ -36,7 +36,7 @@ from store.scratch import temporary_table
 from store.solve.cycles import MAX_PASSES, RESIDUAL_TOLERANCE, Convergence
 from store.solve.turns import TurnGraph
 from store.spark.graph_fold import collected_map
-from store.spark.lambdas import SparkText, best_move, let, over_edges
+from store.spark.lambdas import SparkText, best_move, let, over_edges, with_layer_moves
 from store.spark import turn_fold
 
 NOT_SETTLED = f"two turn states of a race did not settle in {MAX_PASSES} passes"
@@ -63,7 +63,6 @@ def _turn_step() -> str:
     derivatives of ``layer``'s nodes appended (chance: the weighted means over the children with a value; decision:
     the best move's)."""
     child = "vals.v[n.d[k]]"
-    total = over_edges("0D", f"a + IF({child} IS NULL, 0D, n.w[k])")
     best, first = best_move(f"n.r[k] + {child}", "b[j]")
 
     def mean(of: str) -> str:
@@ -73,11 +72,7 @@ def _turn_step() -> str:
     values = f"transform(layer, (n, j) -> IF(n.chance, {mean(f'n.r[k] + {child}')}, b[j]))"
     slopes = f"transform(layer, (n, j) -> IF(n.chance, {mean('vals.g[n.d[k]]')}, vals.g[{chosen}]))"
     body = f"named_struct('v', concat(vals.v, {values}), 'g', concat(vals.g, {slopes}))"
-    for name, value in reversed((("t", f"transform(layer, n -> IF(n.chance, NULLIF({total}, 0D), NULL))"),
-                                 ("b", f"transform(layer, n -> IF(n.chance, NULL, {best}))"),
-                                 ("m", f"transform(layer, (n, j) -> IF(b[j] IS NULL, NULL, {first}))"))):
-        body = let(value, name, body)
-    return body
+    return with_layer_moves(child, best, f"IF(b[j] IS NULL, NULL, {first})", body)
 
 
 def _played(turn: turn_fold.FoldedTurn) -> str:

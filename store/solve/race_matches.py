@@ -141,7 +141,7 @@ def _agent_classes(connection: sa.Connection, graph: TurnGraph, horizons: dict[i
     """Return state -> the state whose end distribution an agent's is (the first state alike: the same horizon,
     of ``horizons``, and the same ends through which its moves win at once, the only things an agent's turn knows
     of the state)."""
-    first, last = _state_edges(graph)
+    first, last = graph.state_edges()
     root_layer = graph.turn_spans[0].layer
     top = sa.select(sa.func.max(node.c.payoff)).where(node.c.graph_id == graph.graph_id, node.c.kind == "terminal",
                                                       node.c.layer < root_layer).scalar_subquery()
@@ -205,7 +205,7 @@ def _played_in_batches(connection: sa.Connection, graph: TurnGraph, work: RaceTa
                         rank)
     played = temporary_table(connection, "rm_played")
     spread = _Spread(connection, work)
-    first, last = _state_edges(graph)
+    first, last = graph.state_edges()
     for batch in _batches(connection, work, wanted):
         connection.execute(sa.insert(played), [{"node_id": state} for state in batch])
         work.start(connection, sa.and_(edge.c.id.between(first, last), edge.c.src.in_(sa.select(played.c.node_id))),
@@ -219,12 +219,6 @@ def _played_in_batches(connection: sa.Connection, graph: TurnGraph, work: RaceTa
     played.drop(connection)
     spread.drop(connection)
     work.drop(connection)
-
-
-def _state_edges(graph: TurnGraph) -> tuple[int, int]:
-    """Return the first and last id of the state moves (the edges of the state layers)."""
-    return (min(span.first_edge for span in graph.game_spans.values()),
-            max(span.last_edge for span in graph.game_spans.values()))
 
 
 def _batches(connection: sa.Connection, work: RaceTables, states: list[int]) -> list[list[int]]:
@@ -330,9 +324,7 @@ class _Chain:
         over = sa.select(node.c.id, *(node.c.payoff.label(f"v{i}") for i in numbers)).where(
             node.c.graph_id == graph.graph_id, node.c.kind == "terminal", node.c.layer < root_layer)
         connection.execute(sa.insert(self.state).from_select(["node_id", *(f"v{i}" for i in numbers)], over))
-        self.labels = temporary_table(connection, "rm_label", sa.Column("label", sa.Text, nullable=False))
-        connection.execute(sa.insert(self.labels), [{"node_id": node_id, "label": graph.structure.ends[key]}
-                                                    for key, node_id in graph.ends.items()])
+        self.labels = graph.labelled_ends(connection, "rm_label")
 
     def play(self, connection: sa.Connection, layers: Sequence[tuple[sa.Row, tuple[int, int]]]) -> Played:
         """Return state -> per seat (value, derivative in its loop state's value) for the states of ``layers``, at

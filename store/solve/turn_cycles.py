@@ -124,9 +124,7 @@ class RaceTables:
                                     *(sa.Column(f"{name}{i}", sa.Double, nullable=False)
                                       for i in numbers for name in self.parts),
                                     *(sa.Column(f"m{i}", EdgeId) for i in numbers if record_moves))
-        self.ends = temporary_table(connection, "tcy_end", sa.Column("label", sa.Text, nullable=False))
-        connection.execute(sa.insert(self.ends), [{"node_id": node_id, "label": graph.structure.ends[key]}
-                                                  for key, node_id in graph.ends.items()])
+        self.ends = graph.labelled_ends(connection, "tcy_end")
         root_layer = graph.turn_spans[0].layer
         top = sa.select(sa.func.max(node.c.payoff)).where(node.c.graph_id == graph.graph_id, node.c.kind == "terminal",
                                                           node.c.layer < root_layer).scalar_subquery()

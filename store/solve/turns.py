@@ -51,7 +51,7 @@ from store.errors import NotFound
 from store.load import next_id, now
 from store.schema import edge, edges_of, layer_ranges, node, policy, turn_policy
 from store.scratch import (create_afresh, folds_in_rows, has_arg_min, hashed_joins, keyed_pair_definition,
-                           plan_whole_layers, temporary_definition)
+                           plan_whole_layers, temporary_definition, temporary_table)
 from store.solve.layers import best_move_rows
 from store.solve.parallel import connection_solvers, even_batches, process_solvers, solve_workers
 from store.solve.readers import state_result
@@ -157,6 +157,19 @@ class TurnGraph:
             layer_ids={layer: (first, last) for layer, first, last in connection.execute(ids)},
             turn_sources={layer: (first, last) for layer, first, last in connection.execute(sources)},
         )
+
+    def state_edges(self) -> tuple[int, int]:
+        """Return the first and last id of the state moves (the edges of the state layers)."""
+        return (min(span.first_edge for span in self.game_spans.values()),
+                max(span.last_edge for span in self.game_spans.values()))
+
+    def labelled_ends(self, connection: sa.Connection, name: str) -> sa.Table:
+        """Return a new temporary table ``name(node_id, label)``: each of the turn's ends and the label of the state
+        moves through it."""
+        table = temporary_table(connection, name, sa.Column("label", sa.Text, nullable=False))
+        connection.execute(sa.insert(table), [{"node_id": node_id, "label": self.structure.ends[key]}
+                                              for key, node_id in self.ends.items()])
+        return table
 
     def policy(self, name: str) -> TurnPolicy:
         """Return the turn policy ``name``; raise BadParameter naming the known ones."""

@@ -54,17 +54,13 @@ def distributions(connection: sa.Connection, graph: TurnGraph, seats: Sequence[S
     """Insert into ``into`` (``node_id, state, r0 ..``) each of ``states``' end distribution for each of ``seats``
     (``RANK``, ranking by the stored solve ``rank_policy``, or an agent following its stored moves): a row an end
     with a value and a state, one statement for all (after the turn and the states are written)."""
-    ends = temporary_table(connection, "efo_end", sa.Column("label", sa.Text, nullable=False))
+    ends = graph.labelled_ends(connection, "efo_end")
     wanted = temporary_table(connection, "efo_state")
-    connection.execute(sa.insert(ends), [{"node_id": node_id, "label": graph.structure.ends[key]}
-                                         for key, node_id in graph.ends.items()])
     connection.execute(sa.insert(wanted), [{"node_id": state} for state in states])
     first_edge = graph.turn_spans[0].first_edge
     turn = turn_fold.fold_turn(connection, graph.graph_id, graph.turn_spans[0].layer,
                                (first_edge, graph.turn_spans[-1].last_edge), graph.root, ends, len(graph.ends))
     root_layer = graph.turn_spans[0].layer
-    state_edges = (min(span.first_edge for span in graph.game_spans.values()),
-                   max(span.last_edge for span in graph.game_spans.values()))
     over = sa.and_(node.c.graph_id == graph.graph_id, node.c.kind == "terminal", node.c.layer < root_layer)
     top = sa.select(sa.func.max(node.c.payoff)).where(over).scalar_subquery()
     worth = sa.union_all(
@@ -80,9 +76,9 @@ def distributions(connection: sa.Connection, graph: TurnGraph, seats: Sequence[S
                 .select_from(edge.join(wanted, wanted.c.node_id == edge.c.src)
                              .join(end_at, end_at.c.label == edge.c.label)
                              .join(worth, worth.c.node_id == edge.c.dst))
-                .where(edge.c.id.between(*state_edges), edge.c.kind == "move")
+                .where(edge.c.id.between(*graph.state_edges()), edge.c.kind == "move")
                 .group_by(edge.c.src).subquery("by_state"))
-    keys = sa.union_all(*(
+    keyed = sa.union_all(*(
         sa.select(sa.literal(number).label("seat"), sa.literal(True).label("ranks"),
                   SparkText("CAST(NULL AS MAP<BIGINT, INT>)").label("given"))
         if seat.kind == RANK else
@@ -90,7 +86,6 @@ def distributions(connection: sa.Connection, graph: TurnGraph, seats: Sequence[S
                   collected_map(sa.cast(choice.c.edge_id - first_edge, sa.BigInteger), sa.literal(1)).label("given"))
         .where(choice.c.policy_id == seat.policy_id)
         for number, seat in enumerate(seats))).subquery("keyed")
-    keyed = keys
     count = turn.end_count
     start = (f"CAST(named_struct('p', transform(sequence(0, {count - 1}), e -> IF(keyed.ranks, "
              f"try_element_at(by_state.worth, e).rank, try_element_at(by_state.worth, e).sure)), "

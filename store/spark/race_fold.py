@@ -156,9 +156,7 @@ def solve(connection: sa.Connection, graph: TurnGraph, start: float, down_to: in
     a statement a layer (and one reading it back); return state -> ``[value]``, and how the layers converged
     (a layer's passes and residual the most of its pairs'). ``start``: the first guess of the first layer solved
     (the mean payoff); ``solved``, ``keep`` and ``progress`` as for :func:`store.solve.turn_cycles.solve_race`."""
-    ends = temporary_table(connection, "rfo_end", sa.Column("label", sa.Text, nullable=False))
-    connection.execute(sa.insert(ends), [{"node_id": node_id, "label": graph.structure.ends[key]}
-                                         for key, node_id in graph.ends.items()])
+    ends = graph.labelled_ends(connection, "rfo_end")
     edges = (graph.turn_spans[0].first_edge, graph.turn_spans[-1].last_edge)
     turn = turn_fold.fold_turn(connection, graph.graph_id, graph.turn_spans[0].layer, edges, graph.root, ends, len(graph.ends))
     values = temporary_table(connection, "rfo_state", sa.Column("value", sa.Double), sa.Column("passes", sa.Integer),

@@ -48,7 +48,7 @@ from store.render import DEFAULT_DPI, MAX_NODES, Style, diagram_format, render, 
 from store.report import (DEFAULT_SEED, draw_game_diagrams, ensure_evaluated, evaluate_stored, game_report,
                           pending_layers, policy_names, prepare_game, report_simulations, solve_steps)
 from store.simulation import monte_carlo
-from store.solve import solve_graph
+from store.solve.entry import solve_graph
 from store.turn_positions import TurnPositions
 from store.view import GraphView
 
@@ -186,7 +186,7 @@ class Database:
               name: str = OPTIMAL) -> dict[str, Any]:
         """Solve a stored graph (id or game name) for ``objective`` (the game's by default), store the policy as
         ``name`` and evaluate the stored agents; return what ``solve --json`` prints. The method is the store's
-        pick for the graph (:func:`store.solve.solve_graph`); a game whose turn is stored once solves its
+        pick for the graph (:func:`store.solve.entry.solve_graph`); a game whose turn is stored once solves its
         declared turn policies, a state layer committed at a time."""
         with self._engine() as engine, engine.connect() as connection:
             row = stored_graph(connection, graph, params)

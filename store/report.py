@@ -16,7 +16,7 @@ from store.load import BuildResult, build_graph, canonical_params, find_graph
 from store.propagate import mean_payoff, outcome_distribution
 from store.schema import layer_ranges, policy
 from store.simulation import monte_carlo
-from store.solve import solve_graph
+from store.solve.entry import solve_graph
 from store.solve.layers import Goal, evaluate_all, is_evaluated
 from store.view import GraphView
 

@@ -1,4 +1,5 @@
-"""Solving a stored graph: one entry, :func:`solve_graph`, that picks the method from what the graph is.
+"""Solving a stored graph: one entry, :func:`store.solve.entry.solve_graph`, that picks the method from what
+the graph is.
 
 * A graph stored as rows is solved a layer at a time by backward induction (:mod:`store.solve.layers`), and
   its cyclic components, where it loops, by Newton's method (:mod:`store.solve.cycles`).
@@ -7,42 +8,6 @@
   layer where the states loop (a race, :mod:`store.solve.turn_cycles`); its declared turn policies are
   solved together, and committed a state layer at a time, so that an interrupted solve resumes.
 
-The ``connection`` is the caller's: a graph of rows is solved inside its transaction (the caller commits);
-a turn stored once commits as it goes (the connection must not be inside a ``begin()`` block).
+The package's ``__init__`` imports nothing, so that a module elsewhere may import one of the solvers' modules
+(Spark's folds take their constants) without running every solver's import.
 """
-
-from __future__ import annotations
-
-import sqlalchemy as sa
-
-from graphs.errors import DicegraphError
-from graphs.protocol import OPTIMAL, Progress
-from graphs.spec import GameSpec
-from store.catalog import find_policy, stored_params
-from store.solve import layers, turn_cycles, turns
-from store.solve.layers import Goal
-
-
-def solve_graph(connection: sa.Connection, graph_id: int, game: GameSpec, *, objective: str | None = None,
-                name: str = OPTIMAL, goal: Goal | None = None, progress: Progress | None = None) -> int:
-    """Solve the stored graph ``graph_id`` of ``game`` for ``objective`` (the game's by default), store the policy
-    as ``name`` (for ``goal``, when given: the probability of reaching it) and return its id.
-
-    ``progress`` counts the layers solved (a turn stored once: the states of each policy). A game whose
-    turn is stored once solves the turn policies it declares, for its own objective, and refuses others.
-    """
-    params = stored_params(connection, graph_id)
-    if not game.stores_turn_once:
-        return layers.solve(connection, graph_id, objective or game.objective, name, progress, goal=goal,
-                            first_guess=game.guess_for(params))
-    structure = game.turn(params)
-    declared = [policy.name for policy in structure.policies]
-    if (objective or game.objective) != game.objective or name not in declared or goal is not None:
-        raise DicegraphError(f"{game.name} solves its declared policies ({', '.join(declared)}) for "
-                             f"{game.objective}, with no goal: solve it without --objective and --name")
-    graph = turns.TurnGraph.load(connection, graph_id, structure)
-    if turn_cycles.has_cyclic_states(connection, graph):  # a race: Newton's method per state layer
-        turn_cycles.ensure_race_solved(connection, graph, progress)
-    else:
-        turns.ensure_turns_solved(connection, graph, progress)
-    return find_policy(connection, graph_id, name).id

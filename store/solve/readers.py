@@ -3,7 +3,7 @@ decisions, every state's values or decisions, and the sizes of the stored parts.
 
 >>> from store.db import open_database
 >>> from store.load import build_graph
->>> from store.solve import solve_graph
+>>> from store.solve.entry import solve_graph
 >>> from store.solve.turns import TurnGraph, ensure_policy
 >>> from graphs import get_game
 >>> race = get_game("5000-race")

@@ -1,0 +1,42 @@
+"""The one solve entry, :func:`solve_graph`: it picks the method from what the graph is (the package's
+docstring, :mod:`store.solve`, has the methods).
+
+The ``connection`` is the caller's: a graph of rows is solved inside its transaction (the caller commits);
+a turn stored once commits as it goes (the connection must not be inside a ``begin()`` block).
+"""
+
+from __future__ import annotations
+
+import sqlalchemy as sa
+
+from graphs.errors import DicegraphError
+from graphs.protocol import OPTIMAL, Progress
+from graphs.spec import GameSpec
+from store.catalog import find_policy, stored_params
+from store.solve import layers, turn_cycles, turns
+from store.solve.layers import Goal
+
+
+def solve_graph(connection: sa.Connection, graph_id: int, game: GameSpec, *, objective: str | None = None,
+                name: str = OPTIMAL, goal: Goal | None = None, progress: Progress | None = None) -> int:
+    """Solve the stored graph ``graph_id`` of ``game`` for ``objective`` (the game's by default), store the policy
+    as ``name`` (for ``goal``, when given: the probability of reaching it) and return its id.
+
+    ``progress`` counts the layers solved (a turn stored once: the states of each policy). A game whose
+    turn is stored once solves the turn policies it declares, for its own objective, and refuses others.
+    """
+    params = stored_params(connection, graph_id)
+    if not game.stores_turn_once:
+        return layers.solve(connection, graph_id, objective or game.objective, name, progress, goal=goal,
+                            first_guess=game.guess_for(params))
+    structure = game.turn(params)
+    declared = [policy.name for policy in structure.policies]
+    if (objective or game.objective) != game.objective or name not in declared or goal is not None:
+        raise DicegraphError(f"{game.name} solves its declared policies ({', '.join(declared)}) for "
+                             f"{game.objective}, with no goal: solve it without --objective and --name")
+    graph = turns.TurnGraph.load(connection, graph_id, structure)
+    if turn_cycles.has_cyclic_states(connection, graph):  # a race: Newton's method per state layer
+        turn_cycles.ensure_race_solved(connection, graph, progress)
+    else:
+        turns.ensure_turns_solved(connection, graph, progress)
+    return find_policy(connection, graph_id, name).id

@@ -83,13 +83,11 @@ def play(connection: sa.Connection, graph: TurnGraph, seats: Sequence[Seat], ran
     _refuse_turn_rewards(connection, graph)
     plan_whole_layers(connection)
     policies = list(dict.fromkeys((seat.kind, seat.policy_id) for seat in seats))
-    rank = dict(connection.execute(sa.select(turn_policy.c.node_id, turn_policy.c.value)
-                                   .where(turn_policy.c.policy_id == rank_policy)).all())
     runs = []  # (the policies' numbers, their distributions)
     for by_class, kind in ((False, RANK), (True, FOLLOW)):
         numbers = [n for n, (own, _) in enumerate(policies) if own == kind]
         if numbers:
-            runs.append((numbers, _distributions(connection, graph, [Seat(*policies[n]) for n in numbers], rank,
+            runs.append((numbers, _distributions(connection, graph, [Seat(*policies[n]) for n in numbers],
                                                  rank_policy, by_class, f"rm_dist_{kind}", progress)))
     ends = _end_table(connection, len(policies), runs)
     chain = _Chain(connection, graph, seats, [policies.index((seat.kind, seat.policy_id)) for seat in seats], ends)
@@ -161,10 +159,10 @@ def _agent_classes(connection: sa.Connection, graph: TurnGraph, horizons: dict[i
     return classes
 
 
-def _distributions(connection: sa.Connection, graph: TurnGraph, seats: list[Seat], rank: dict[int, float],
-                   rank_policy: int, by_class: bool, name: str, progress: Progress | None) -> sa.Table:
+def _distributions(connection: sa.Connection, graph: TurnGraph, seats: list[Seat], rank_policy: int,
+                   by_class: bool, name: str, progress: Progress | None) -> sa.Table:
     """Return a new table ``name(node_id, state, r0 ..)``: each state's end distribution for each of ``seats`` (a
-    policy each, a seat that ranks moves ranking by ``rank``, the values of the stored solve ``rank_policy``),
+    policy each, a seat that ranks moves ranking by the values of the stored solve ``rank_policy``),
     played from every state, or with ``by_class`` from one state of each of the agents' classes
     (:func:`_agent_classes`) and copied to the others. On Spark in one statement, the turn folded in each
     (state, seat)'s row (:mod:`store.spark.end_fold`)."""
@@ -182,7 +180,7 @@ def _distributions(connection: sa.Connection, graph: TurnGraph, seats: list[Seat
         if progress is not None:
             progress(1)
     else:
-        _played_in_batches(connection, graph, work, rank, wanted, found, progress)
+        _played_in_batches(connection, graph, work, rank_policy, wanted, found, progress)
     if classes is not None:
         alike = temporary_table(connection, "rm_class", sa.Column("rep", sa.Integer, nullable=False))
         copies = [{"node_id": state, "rep": rep} for state, rep in classes.items() if state != rep]
@@ -195,11 +193,14 @@ def _distributions(connection: sa.Connection, graph: TurnGraph, seats: list[Seat
     return found
 
 
-def _played_in_batches(connection: sa.Connection, graph: TurnGraph, work: RaceTables, rank: dict[int, float],
+def _played_in_batches(connection: sa.Connection, graph: TurnGraph, work: RaceTables, rank_policy: int,
                        wanted: list[int], found: sa.Table, progress: Progress | None) -> None:
     """Add to ``found`` the end distributions of the states ``wanted`` for ``work``'s seats, played a batch of
     states at a time (:func:`_batches`): the moves chosen backward, then the reach spread forward, a statement or
-    two a turn layer each; drop ``work``."""
+    two a turn layer each; drop ``work``. A seat that ranks moves ranks by the values of the stored solve
+    ``rank_policy``, read here when one does."""
+    rank = dict(connection.execute(sa.select(turn_policy.c.node_id, turn_policy.c.value).where(
+        turn_policy.c.policy_id == rank_policy)).all()) if any(seat.kind == RANK for seat in work.seats) else {}
     for states in graph.layer_ids.values():
         work.set_values(connection, states, {state: [0.0] * len(work.seats) for state in range(states[0], states[1] + 1)},
                         rank)

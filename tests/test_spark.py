@@ -4,8 +4,7 @@ server, started here by ``dicegraph spark start`` and stopped however the tests 
 It needs Java (Debian's openjdk-17-jre-headless) and pyspark (the test extra brings it). Where either is missing
 the tests are skipped and say why; in CI (``$CI`` set) they must run. Each test works in a database of its own on
 the cluster. A Spark statement costs about half a second, so the games are the small ones: every registered game
-on parameters of a few hundred statements, but those in :data:`LONG` (too deep for CI's time), which run with
-``$DICEGRAPH_TEST_SPARK_ALL`` set.
+on parameters of a few hundred statements (the module took 11 minutes on the local cluster, 2026-11-28).
 """
 
 from __future__ import annotations
@@ -112,16 +111,7 @@ SPARK_PARAMS = {  # where the conformance suite's small parameters take too many
 }
 TURN_NAMES = [param.id for param in TURN_GAMES]  # School and Yahtzee: their last turn states (a whole game takes
 # half an hour here: tests/bench/bench_spark.py)
-LONG = {  # games too deep for CI's time on Spark, run with $DICEGRAPH_TEST_SPARK_ALL set: the reason, measured
-    "5000": "113,672 edges in 136 layers, built through multi-row INSERTs in about 6 minutes and solved in one fold: "
-            "592 s on the local cluster",
-    "cant-stop-board": "32 layers of rows: 142 s on the local cluster folded (2026-11-27), 108 s a layer a statement "
-                       "before (164 s in CI beside the other tests)",
-}
-ALL_ON_SPARK = "DICEGRAPH_TEST_SPARK_ALL"
 COMPACTED = "5000-race"  # its commands compact every table of more than two files, so that its solve reads them so
-MATCHES_ON_SPARK = ("the race to 100 built and solved on SQLite and Spark, then its matches: 143 s and 104 statements "
-                    "on the local cluster for the matches alone (2026-11-27)")
 
 
 def options(name: str) -> list[str]:
@@ -151,8 +141,6 @@ def test_every_game_solves_on_spark_as_on_sqlite(name: str, spark_url: str, tmp_
     """``dicegraph build`` and ``solve``, the method the store picks for the graph (layers, cyclic components, a
     turn stored once with loops): every policy's value, the optimum's and each agent's, and how the optimum
     converged, as on SQLite to 1e-12."""
-    if name in LONG and not os.environ.get(ALL_ON_SPARK):
-        pytest.skip(f"{name} on Spark: {LONG[name]} (set {ALL_ON_SPARK}=1 to run it)")
     reference = f"sqlite:///{tmp_path / 'reference.db'}"
     expected = solved(reference, name)
     if name == COMPACTED:
@@ -180,8 +168,6 @@ def test_a_races_matches_on_spark_as_on_sqlite(spark_url: str, tmp_path: Path) -
     import dicegraph
 
     name = "5000-race"
-    if not os.environ.get(ALL_ON_SPARK):
-        pytest.skip(f"a race's matches on Spark: {MATCHES_ON_SPARK} (set {ALL_ON_SPARK}=1 to run it)")
     pairs = [("threshold-2", OPTIMAL), ("threshold-5", "turn-optimal")]
     played = []
     for url in (f"sqlite:///{tmp_path / 'reference.db'}", spark_url):
@@ -366,6 +352,41 @@ def test_compaction_keeps_every_row_in_fewer_files(spark_url: str) -> None:
     engine.dispose()
     assert before["graph"] == 3 and done == {"graph": (3, after["graph"])} and after["graph"] < 3
     assert again == kept and len(kept) == 3
+
+
+def test_many_rows_go_in_as_json_texts_and_come_back_exactly(spark_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An INSERT of many rows (``store/spark/bulk.py``) goes as a few statements of JSON text, each within
+    ``MAX_CHARS``, and every value comes back as it went: the last bit of a double, a signed zero, the
+    non-finite ones, bytes, quotes, backslashes, ``%`` and text beyond ASCII."""
+    from store.schema import edge, turn_policy
+    from store.spark import bulk, dialect
+
+    doubles = [0.1, 1 / 3, 5e-324, 1.7976931348623157e308, -0.0, math.inf, -math.inf, 2.0 ** 0.5]
+    moves = [dict(policy_id=7, node_id=number, value=double, moment2=None if number % 2 else double / 3,
+                  decisions=bytes([number, 255, 0, 39, 92])) for number, double in enumerate(doubles)]
+    edges = [dict(id=2**40 + number, graph_id=3, src=number, dst=number + 1, kind="roll", src_layer=number % 7,
+                  label=f"it's \\ é {number} %s %% \"quoted\"", weight=1 + number % 5,
+                  reward=doubles[number % len(doubles)], sign=-1 if number % 2 else 1) for number in range(6000)]
+    sent: list[str] = []
+    monkeypatch.setattr(dialect, "_sent", lambda cursor, statement, send=dialect._sent: (
+        sent.append(statement), send(cursor, statement))[-1])
+    monkeypatch.setattr(bulk, "MAX_CHARS", 100_000)
+    engine = open_database(spark_url, create=True)
+    with engine.connect() as connection:
+        connection.execute(sa.insert(turn_policy), moves)
+        connection.execute(sa.insert(edge), edges)
+        inserts = [statement for statement in sent if statement.startswith(("INSERT INTO `edge`",
+                                                                             "INSERT INTO `turn_policy`"))]
+        moves_back = {row.node_id: row._asdict() for row in connection.execute(sa.select(turn_policy))}
+        edges_back = {row.id: row._asdict() for row in connection.execute(sa.select(edge))}
+    engine.dispose()
+    assert len(inserts) > 3  # the moves in one, the edges' 6,000 rows (about 250,000 characters of JSON) in three
+    assert all("from_json(" in statement and len(statement) < 110_000 for statement in inserts)  # the JSON escaped
+    assert edges_back == {row["id"]: row for row in edges}
+    for row in moves:
+        back = moves_back[row["node_id"]]
+        assert bytes(back.pop("decisions")) == row["decisions"] and back["moment2"] == row["moment2"]
+        assert math.copysign(1, back["value"]) == math.copysign(1, row["value"]) and back["value"] == row["value"]
 
 
 def test_a_solve_killed_on_spark_is_not_listed_and_the_next_one_starts_again(spark_url: str, tmp_path: Path) -> None:

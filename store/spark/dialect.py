@@ -7,8 +7,8 @@ It is PyHive's Hive dialect (``pyhive.sqlalchemy_hive``) with what Spark 4 needs
 - parameters are written into the statement here, a float as a double literal (``0.1D``: Spark reads ``0.1`` as a
   decimal), and ``%`` is left alone in a statement without them (PyHive formats every statement it is given
   parameters for);
-- many rows go in as a few multi-row ``INSERT ... VALUES`` (PyHive sends one statement a row, and Spark pays
-  dearly for each: docs/spark.md measures it);
+- many rows go in as a few statements, each the rows as one JSON text (:mod:`store.spark.bulk`; PyHive sends one
+  statement a row, and Spark pays dearly for each, and for a long ``VALUES`` list: docs/spark.md measures it);
 - a table is looked for with ``SHOW TABLES`` (PyHive reads Hive's error text, which Spark 4's is not);
 - statements are compiled once (:attr:`supports_statement_cache`), and there are no transactions to begin, commit
   or roll back;
@@ -31,10 +31,8 @@ FROM `t`
 
 from __future__ import annotations
 
-import datetime
 import hashlib
 import logging
-import math
 import os
 import re
 import secrets
@@ -51,14 +49,16 @@ from thrift.transport.TTransport import TTransportException
 
 from store.errors import DatabaseError
 from store.spark import process_runs
+from store.spark.bulk import json_inserts
+from store.spark.literals import literal
 
 _MARKED = re.compile(r"__(?P<rewrite>rewrite_)?w(?P<pid>\d+)_(?P<host>[0-9a-f]{6})_[0-9a-f]{6}$")  # a work table's name: its process, its host
-ROWS_A_STATEMENT = 2000  # rows a multi-row INSERT carries: few statements, each well under the server's limits
 READ_RETRIES = 3  # a read that met a table being written over is run again this many times, at most
 _FILE_GONE = "FAILED_READ_FILE.FILE_NOT_EXIST"  # Spark's error for it
 POLL_FIRST, POLL_MOST = 0.005, 0.1  # seconds between asking whether a statement has ended: first, at most
 NEXT_STATEMENT = "\n/* dicegraph: next statement */\n"  # between the statements one compiled statement runs as
-_VALUES = re.compile(r"^(INSERT INTO .+? VALUES )(\(.*\))$", re.DOTALL)
+_VALUES = re.compile(r"^INSERT INTO `\w+` \((?P<columns>[^)]*)\) VALUES \((?P<binds>.*)\)$", re.DOTALL)
+_BIND = re.compile(r"%\((\w+)\)s")
 _INSERT_INTO = re.compile(r"^INSERT INTO `(?P<table>\w+)`")
 WORK_FILES = 48  # a work table is compacted after this many inserts into it (each writes a file or more)
 
@@ -108,26 +108,6 @@ def drop_leftovers(connection: sa.Connection, alive: Callable[[int], bool] = pro
             connection.exec_driver_sql(f"DROP TABLE IF EXISTS `{name}`")
             dropped.append(name)
     return dropped
-
-
-def literal(value: Any) -> str:
-    """Return ``value`` as a Spark SQL literal."""
-    if value is None:
-        return "NULL"
-    if isinstance(value, bool):
-        return "TRUE" if value else "FALSE"
-    if isinstance(value, int):
-        return str(value)
-    if isinstance(value, float):
-        if math.isnan(value) or math.isinf(value):
-            return f"CAST('{value}' AS DOUBLE)"
-        return f"{value!r}D"
-    if isinstance(value, (bytes, bytearray, memoryview)):
-        return f"X'{bytes(value).hex()}'"
-    if isinstance(value, datetime.datetime):
-        return f"TIMESTAMP '{value.isoformat(sep=' ')}'"
-    text = str(value).replace("\\", "\\\\").replace("'", "\\'")
-    return f"'{text}'"
 
 
 def _formatted(statement: str, parameters: Mapping[str, Any] | Sequence[Any] | None) -> str:
@@ -346,15 +326,15 @@ class SparkDialect(HiveDialect):
 
     def do_executemany(self, cursor: hive.Cursor, statement: str, parameters: Sequence[Any],
                        context: Any = None) -> None:
-        found = _VALUES.match(statement)
-        if found is None:
+        """Run an ``INSERT ... VALUES`` for many rows as a few statements, the rows as one JSON text each
+        (:func:`store.spark.bulk.json_inserts`); any other statement once a row."""
+        columns = _bulk_columns(statement, context)
+        if columns is None:
             for row in parameters:
                 self.do_execute(cursor, statement, row, context)
             return
-        head, row_text = found.groups()
-        for start in range(0, len(parameters), ROWS_A_STATEMENT):
-            rows = parameters[start:start + ROWS_A_STATEMENT]
-            _sent(cursor, head + ", ".join(_formatted(row_text, row) for row in rows))
+        for part in json_inserts(statement[:statement.index(" VALUES ")] + " ", columns, parameters):
+            _sent(cursor, part)
         self._count_insert(cursor, statement)
 
     def do_begin(self, dbapi_connection: Any) -> None:
@@ -365,6 +345,22 @@ class SparkDialect(HiveDialect):
 
     def do_rollback(self, dbapi_connection: Any) -> None:
         pass
+
+
+def _bulk_columns(statement: str, context: Any) -> list[tuple[str, str]] | None:
+    """Return the parameters' keys of an ``INSERT ... VALUES`` of one bind a column, each with its column's Spark
+    type, in the statement's column order; None for any other statement."""
+    found = _VALUES.match(statement)
+    table = getattr(getattr(getattr(context, "compiled", None), "statement", None), "table", None)
+    if found is None or not isinstance(table, sa.Table):
+        return None
+    names = [name.strip().strip("`") for name in found.group("columns").split(",")]
+    binds = [part.strip() for part in found.group("binds").split(",")]
+    keys = [bind.group(1) for bind in map(_BIND.fullmatch, binds) if bind]
+    if len(keys) != len(names) or len(binds) != len(names) or not all(name in table.c for name in names):
+        return None
+    dialect = context.dialect
+    return [(key, table.c[name].type.compile(dialect=dialect)) for key, name in zip(keys, names)]
 
 
 def _sent(cursor: hive.Cursor, statement: str) -> None:

@@ -7,7 +7,8 @@ names a Spark database to use, then, for each game named (default: Jackpot with 
 (``-n 0``: build, solve, every agent evaluated) cold on SQLite, DuckDB and Spark in turn (``--on`` picks
 some) and prints, for each: the time, the statements sent (a Spark UPDATE or DELETE is four), the time a
 statement, the graph's edges and edges a second, and each policy's value (School's are the reference numbers
-132.3396104771 and 127.7336202819). It also prints Spark's cost of one ``SELECT 1`` and of one small
+132.3396104771 and 127.7336202819); it ends non-zero, naming them, where a backend's values differ from the first
+backend's by more than 1e-12 relative. It also prints Spark's cost of one ``SELECT 1`` and of one small
 ``INSERT ... SELECT`` (medians of ten). ``--unfolded`` has Spark solve a graph of rows a layer (or a component's
 pass) at a time, as it did before :mod:`store.spark.graph_fold` and :mod:`store.spark.cycle_fold`, to compare.
 
@@ -20,6 +21,7 @@ pass) at a time, as it did before :mod:`store.spark.graph_fold` and :mod:`store.
 from __future__ import annotations
 
 import argparse
+import math
 import statistics
 import sys
 import tempfile
@@ -97,6 +99,7 @@ def main() -> None:
     args = parser.parse_args()
     if args.unfolded:
         graph_fold.EDGE_LIMIT = -1  # no graph is small enough to fold
+    disagreements: list[str] = []
     folder = Path(tempfile.mkdtemp(prefix="bench-spark-"))
     cluster = Cluster(folder / "cluster", 10000 + uuid.uuid4().int % 5000)
     spark = ""
@@ -115,8 +118,14 @@ def main() -> None:
             urls = {"SQLite": f"sqlite:///{folder / (database + '.db')}",
                     "DuckDB": f"duckdb:///{folder / (database + '.duckdb')}",
                     "Spark": spark and sa.make_url(spark).set(database=database).render_as_string()}
+            first: dict[str, float] = {}
             for backend in args.on or BACKENDS:
                 seconds, statements, edges, values = report_on(urls[backend], name, params)
+                first = first or values
+                disagreements += [f"{named} on {backend}: {policy} {values.get(policy)} against {value}"
+                                  for policy, value in first.items() if value is not None and (
+                                      values.get(policy) is None or not math.isclose(values[policy], value,
+                                                                                      rel_tol=1e-12))]
                 print(f"{named} report -n 0 on {backend}: {seconds:.1f} s, {statements} statements "
                       f"({1000 * seconds / statements:.0f} ms a statement), {edges:,} edges "
                       f"({edges / seconds:,.0f} a second); "
@@ -124,6 +133,8 @@ def main() -> None:
     finally:
         if spark and not args.db:
             stop(cluster)
+    if disagreements:
+        sys.exit("values differ between backends (1e-12 relative): " + "; ".join(disagreements))
 
 
 if __name__ == "__main__":

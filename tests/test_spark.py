@@ -110,7 +110,7 @@ SPARK_PARAMS = {  # where the conformance suite's small parameters take too many
     "shut-the-box": {"tiles": "4", "one_die": "on"},
 }
 TURN_NAMES = [param.id for param in TURN_GAMES]  # School and Yahtzee: their last turn states (a whole game takes
-# half an hour here: tests/bench/bench_spark.py)
+# minutes here, School's report 408.8 s: tests/bench/bench_spark.py)
 COMPACTED = "5000-race"  # its commands compact every table of more than two files, so that its solve reads them so
 
 

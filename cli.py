@@ -33,7 +33,7 @@ from store.compare import SEATS
 from store.errors import database_failure
 from store.db import DEFAULT_MEMORY, DEFAULT_URL, ENV_VAR, MEMORY_VAR, memory_bytes, open_database
 from store.load import MAX_EDGES
-from store.output import check_file
+from store.output import check_file, write_file
 from store.query import DEFAULT_TIMEOUT
 from store.render import DEFAULT_DPI, MAX_NODES, RENDERERS
 from store.report import DEFAULT_SEED, describe_analysis
@@ -669,8 +669,12 @@ def query(ctx: click.Context, sql: str, write: bool, limit: int | None, timeout:
                    "[default: half the processors, at least one].")
 @click.option("--sql-timeout", type=click.FloatRange(min=0), default=SQL_TIMEOUT, show_default=True, metavar="SECONDS",
               help="Stop a statement of the SQL console after this long (0: no limit).")
+@click.option("--allow-host", "allowed_hosts", multiple=True, metavar="NAME",
+              help="Also answer requests naming this host (repeatable); on a loopback --host the explorer answers "
+                   "to localhost, 127.0.0.1 and ::1 only, so that no other site reaches it by DNS rebinding.")
 @click.pass_context
-def serve(ctx: click.Context, host: str, port: int, threads: int, sql_slots: int, sql_timeout: float) -> None:
+def serve(ctx: click.Context, host: str, port: int, threads: int, sql_slots: int, sql_timeout: float,
+          allowed_hosts: tuple[str, ...]) -> None:
     """Browse the stored graphs in a web browser: every position, roll, move and value, and SQL.
 
     The database is opened read-only. Every page is also JSON at its address
@@ -682,6 +686,7 @@ def serve(ctx: click.Context, host: str, port: int, threads: int, sql_slots: int
     Examples:
       dicegraph serve
       dicegraph --db duckdb:///games.duckdb serve --port 8080
+      dicegraph serve --allow-host games.local
     """
     if sql_slots >= threads:
         raise click.BadParameter(f"{sql_slots} of {threads} threads would leave none for the pages: "
@@ -691,17 +696,19 @@ def serve(ctx: click.Context, host: str, port: int, threads: int, sql_slots: int
         import waitress
 
         from web.app import create_app
+        from web.guard import MAX_BODY, loopback_names
     except ImportError as error:
         raise click.ClickException(f"the explorer needs {error.name}: pip install -e '.[web]'") from None
     db = Database.over(_engine(ctx, read_only=True))
-    app = create_app(db, sql_slots=sql_slots, sql_timeout=sql_timeout)
+    app = create_app(db, sql_slots=sql_slots, sql_timeout=sql_timeout, hosts=loopback_names(host, allowed_hosts))
     _set_aside_long_lived()
     threading.Thread(target=_ready_to_play, args=(db,), name="dicegraph-ready", daemon=True).start()
     # a service manager's stop (SIGTERM) ends it as Ctrl-C does, so its temporary charts are removed
     stopped_before = signal.signal(signal.SIGTERM, signal.default_int_handler)
     click.echo(f"dicegraph explorer on http://{address}/ (read-only; Ctrl-C stops it)", err=True)
     try:
-        waitress.serve(app, listen=address, threads=threads, ident="dicegraph", _quiet=True)
+        waitress.serve(app, listen=address, threads=threads, ident="dicegraph", _quiet=True,
+                       max_request_body_size=MAX_BODY)
     except OSError as error:
         raise click.ClickException(f"cannot listen on {address}: {error.strerror or error} (try another --port)") from None
     except ValueError as error:  # waitress's word for an address it cannot use
@@ -841,6 +848,11 @@ def play(ctx: click.Context, game: str, policies: tuple[str, ...], params: tuple
                                  param_hint="FIRST [SECOND]")
     record = _started_record(db, game, params, resume, seat, against, dice, seed)
     path = record_path or resume
+    # a record file is new unless it is the one resumed
+    fresh = record_path is not None and not (resume is not None and record_path.exists()
+                                             and record_path.samefile(resume))
+    if fresh:
+        record.check_new_file(record_path)
     stopped = False
     with db.table(record, policies=True) as playing:
         click.echo(f"{playing.record.game}: you play {_seats_text(playing.record.seats)}"
@@ -851,7 +863,8 @@ def play(ctx: click.Context, game: str, policies: tuple[str, ...], params: tuple
                 step = _next_step(playing, as_json)
                 playing.take(step)
                 if path is not None:
-                    playing.record.write(path)
+                    playing.record.write(path, new=fresh)
+                    fresh = False
         except (KeyboardInterrupt, click.Abort):
             stopped = True
         finished, analysis = playing.record, summary(playing)
@@ -981,6 +994,8 @@ def analyse(ctx: click.Context, record_file: Path, chart: Path | None, as_json: 
     kind = None if chart is None else chart.suffix.lower().lstrip(".")
     if kind not in (None, "png", "svg"):
         raise click.BadParameter(f"{chart} names no chart format: end it in .png or .svg", param_hint="--chart")
+    if chart is not None:
+        check_file(chart)  # before the work: a device, a FIFO or a folder is refused, not replaced
     try:
         record = Record.read(record_file)
     except OSError as error:
@@ -992,10 +1007,7 @@ def analyse(ctx: click.Context, record_file: Path, chart: Path | None, as_json: 
             drawn = analysis_chart(analysis, kind)
         except ImportError as error:
             raise click.ClickException(f"the chart needs {error.name}: pip install -e '.[png]'") from None
-        try:
-            check_file(chart).write_bytes(drawn)
-        except OSError as error:
-            raise click.ClickException(_os_error_line(error)) from None
+        write_file(chart, drawn)
         click.echo(f"wrote {chart}", err=True)
     if as_json:
         print_json(analysis)

@@ -19,6 +19,7 @@ from __future__ import annotations
 import functools
 import json
 import random
+import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager, nullcontext
@@ -37,16 +38,17 @@ from store.browse import game_listing, graph_layers, largest_payoff, root_key, s
 from store.catalog import (evaluated_policy, find_policy, graph_by_id, has_cycles, is_graph_id, list_policies,
                            list_policy_names, policy_convergence, resolve_graph, stored_params, value_unit)
 from store.compare import SEATS, policy_comparison
-from store.db import DEFAULT_MEMORY, database_exists, database_url, is_in_memory, open_database, schema_revision
+from store.db import (DEFAULT_MEMORY, database_exists, database_url, is_in_memory, open_database, schema_revision,
+                      shown_url)
 from store.errors import NotFound, database_failure, file_failure
 from store.load import BuildResult, build_graph, expected_edges
-from store.output import check_directory, check_file
+from store.output import check_directory, check_file, drawn_into, write_file
 from store.positions import describe_position
 from store.propagate import outcome_distribution
 from store.query import DEFAULT_TIMEOUT, run_query
 from store.render import DEFAULT_DPI, MAX_NODES, Style, diagram_format, render, to_dot
-from store.report import (DEFAULT_SEED, draw_game_diagrams, ensure_evaluated, evaluate_stored, game_report,
-                          pending_layers, policy_names, prepare_game, report_simulations, solve_steps)
+from store.report import (DEFAULT_SEED, diagram_file, draw_game_diagrams, ensure_evaluated, evaluate_stored,
+                          game_report, pending_layers, policy_names, prepare_game, report_simulations, solve_steps)
 from store.simulation import monte_carlo
 from store.solve.entry import solve_graph
 from store.turn_positions import TurnPositions
@@ -117,6 +119,7 @@ class Database:
         self.url = database_url(url)
         self.memory, self.meter, self.on_wait = memory, meter, on_wait
         self._kept: sa.Engine | None = None  # the one engine of an in-memory database, which lives as long as it
+        self._one_at_a_time = threading.RLock()  # an in-memory database's one connection serves one thread at a time
         self._turn_positions: dict[tuple[int, str], TurnPositions] = {}  # (graph, created): its turns' values so far
         self._positions: dict[tuple[int, str, tuple[str, ...]], dict[str, dict[str, Any]]] = {}  # and policies: read
 
@@ -129,15 +132,19 @@ class Database:
         return session
 
     def __repr__(self) -> str:
-        return f"<dicegraph.Database {self.url}>"
+        return f"<dicegraph.Database {shown_url(self.url)}>"
 
     @contextmanager
     def _engine(self, *, create: bool = False, read_only: bool = False) -> Iterator[sa.Engine]:
         """Yield an engine on the database, disposed of afterwards (its pooled connections let go of the file); an
         in-memory database's is kept for the next call."""
-        if self._kept is not None or is_in_memory(self.url):
-            if self._kept is None:
-                self._kept = open_database(self.url, create=True, memory=self.memory)
+        if is_in_memory(self.url):  # one connection, one thread in it at a time (the others wait their turn)
+            with self._one_at_a_time:
+                if self._kept is None:
+                    self._kept = open_database(self.url, create=True, memory=self.memory)
+                yield self._kept
+            return
+        if self._kept is not None:
             yield self._kept
             return
         engine = open_database(self.url, create=create, read_only=read_only, on_wait=self.on_wait, memory=self.memory)
@@ -226,6 +233,8 @@ class Database:
         (``build``'s dict) before the solve."""
         chosen, values = self._game(game, params)
         folder = check_directory(Path(diagrams)) if diagrams is not None else None
+        for name in chosen.diagrams if folder is not None else ():  # each named file too, before any work
+            check_file(folder / diagram_file(chosen.name, name))
 
         def announce(result: BuildResult) -> None:
             if on_build is not None:
@@ -395,10 +404,8 @@ class Database:
             game = get_game(row.game)
             if game.charts is None:
                 return {"pictures": [], "error": f"{row.game} draws no charts of its own"}
-            folder = Path(directory)
-            folder.mkdir(parents=True, exist_ok=True)
             view = GraphView(connection, row.id, game)
-            drawn = game.charts(view, view.params, folder)
+            drawn = drawn_into(Path(directory), lambda folder: game.charts(view, view.params, folder))
         return {"pictures": [{"file": Path(found["file"]).name, "title": found["title"]} for found in drawn],
                 "error": None}
 
@@ -574,10 +581,13 @@ class Database:
         chosen, values = self._game(game, params)
         seats = seats_for(chosen.players == 2, list(policies))
         drawn = random.SystemRandom().randrange(2**31) if seed is None else seed
-        with self.table(Record(chosen.name, values, seats, [], drawn), policies=True) as table:
+        started = Record(chosen.name, values, seats, [], drawn)
+        if record is not None:
+            started.check_new_file(record)  # a record is a new file: nothing is written over
+        with self.table(started, policies=True) as table:
             def taken(row: dict[str, Any]) -> None:
                 if record is not None:
-                    table.record.write(record)
+                    table.record.write(record, new=len(table.record.steps) == 1)
                 if on_step is not None:
                     on_step(row)
 
@@ -592,6 +602,10 @@ class Database:
     def output_file(self, path: Path) -> Path:
         """Return ``path`` once a file can be written there (:class:`graphs.commands.Session`)."""
         return check_file(path)
+
+    def write_file(self, path: Path, data: bytes) -> Path:
+        """Write ``data`` to ``path`` (:func:`store.output.write_file`; :class:`graphs.commands.Session`)."""
+        return write_file(path, data)
 
     @_one_line_errors
     def graphs(self) -> list[dict[str, Any]]:

@@ -46,6 +46,11 @@ class Session(Protocol):
         """Return ``path`` once it is known to be writable (raises a one-line error otherwise)."""
         ...
 
+    def write_file(self, path: Path, data: bytes) -> Path:
+        """Write ``data`` to ``path`` whole, through a link, never over a device or a FIFO (raises a one-line error
+        otherwise); return the file written."""
+        ...
+
 
 def session() -> Session:
     """Return the session of the running command (set by ``cli.main``)."""

@@ -17,14 +17,17 @@ probing): what a game offers is what it declared.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import MISSING, dataclass, field, fields
 from types import ModuleType
 from typing import Any
 
 from graphs.errors import DicegraphError, InvalidGraph
-from graphs.protocol import OBJECTIVES, Param, Row
+from graphs.protocol import OBJECTIVES, Param, Row, value_text
 
+NAME = re.compile(r"[a-z0-9]+(-[a-z0-9]+)*")  # a game's or a diagram's name: it becomes part of file names
+PARAM_NAME = re.compile(r"[a-z][a-z0-9_]*")  # a parameter's name, as -p NAME=VALUE and a page's address give it
 PLAYERS = (1, 2)  # a game for one player, or a two-player zero-sum game seen from the player to move
 REQUIRED = ("name", "title", "summary", "version", "objective", "outcome", "params", "agents", "build")
 FROM_RULES = ("agents", "build", "simulator")  # what a game written at the rules level gets from them unless it gives its own
@@ -37,6 +40,31 @@ TURN_HOOKS = ("turn", "turn_report")  # a turn stored once: both, or neither
 
 class InvalidGame(DicegraphError):
     """A game whose declaration breaks a promise of the game API: refused when it is registered."""
+
+
+def param_problem(param: Param) -> str | None:
+    """Return what is wrong with a declared parameter, in words (None: nothing): its name, or a default that its
+    own parsing does not give back (None, or a value its check refuses).
+
+    >>> param_problem(Param("cells", 9, int, "cells", lambda v: 2 <= v <= 12)) is None
+    True
+    >>> param_problem(Param("cells", None, int, "cells"))
+    'its default None is not a value of it (-p cells=None is refused)'
+    """
+    if not isinstance(param.name, str) or not PARAM_NAME.fullmatch(param.name):
+        return "a parameter's name is lower-case letters, digits and underscores, from a letter"
+    if not callable(param.convert) or not callable(param.check):
+        return "convert and check must be functions"
+    text = value_text(param.default)
+    try:
+        parsed = param.parse(text)
+    except DicegraphError:
+        return f"its default {param.default!r} is not a value of it (-p {param.name}={text} is refused)"
+    except Exception as error:  # a convert or check that fails on its own default
+        return f"its default {param.default!r} cannot be read back ({type(error).__name__}: {error})"
+    if value_text(parsed) != text:
+        return f"its default {param.default!r} reads back as {parsed!r}"
+    return None
 
 
 def from_rules(name: str, declared: Mapping[str, Any]) -> Callable[..., Any]:
@@ -139,6 +167,10 @@ class GameSpec:
         empty = [key for key, text in texts.items() if not isinstance(text, str) or not text.strip()]
         if empty:
             return f"{empty[0]} must be a text that is not empty"
+        bad_names = [name for name in (self.name, *self.diagrams) if not isinstance(name, str) or not NAME.fullmatch(name)]
+        if bad_names:
+            return (f"the name {bad_names[0]!r} must be lower-case letters, digits and single hyphens (it names "
+                    "files)")
         if not isinstance(self.version, int) or self.version < 1:
             return f"version must be a whole number from 1 (it is {self.version!r})"
         if self.objective not in OBJECTIVES:
@@ -152,6 +184,10 @@ class GameSpec:
         names = [param.name for param in self.params]
         if len(set(names)) != len(names):
             return f"a parameter is declared twice ({', '.join(sorted({n for n in names if names.count(n) > 1}))})"
+        for param in self.params:
+            problem = param_problem(param)
+            if problem:
+                return f"parameter {param.name!r}: {problem}"
         uncallable = [key for key in ("agents", "build", *HOOKS) if getattr(self, key) is not None
                       and not callable(getattr(self, key))]
         if uncallable:

@@ -47,6 +47,10 @@ class AlembicSparkImpl(DefaultImpl):
 
 DEFAULT_URL = "sqlite:///dicegraph.db"
 BACKENDS = ("sqlite", "duckdb", "postgresql", "spark")  # the backends dicegraph runs on
+EMBEDDED = ("sqlite", "duckdb")  # the backends whose database is a file (or memory)
+FILE_HEADERS = {"sqlite": (0, b"SQLite format 3\x00"), "duckdb": (8, b"DUCK")}  # where each file says what it is
+# DuckDB never installs nor loads an extension by itself (it would download one from the internet)
+DUCKDB_SETTINGS = {"autoinstall_known_extensions": False, "autoload_known_extensions": False}
 SUPPORTED = ("use sqlite:///FILE (built in), duckdb:///FILE (pip install 'dicegraph[duckdb]'), "
              "postgresql+psycopg://USER@HOST/DB (pip install 'dicegraph[postgres]') or spark://HOST:PORT/DB "
              "(pip install 'dicegraph[spark]'; dicegraph spark start runs one here)")
@@ -61,21 +65,45 @@ BUSY_TIMEOUT_MS = 1000  # how long SQLite waits for a lock before dicegraph says
 Waiting = Callable[[str], None]  # told once what a process is waiting for
 
 
+def shown_url(url: str | sa.URL) -> str:
+    """Return a database URL as messages show it: its password masked, also in text that is no URL.
+
+    >>> shown_url("postgresql+psycopg://alice:secret@db.example/games")
+    'postgresql+psycopg://alice:***@db.example/games'
+    >>> shown_url("not a url://bob:hunter2@x")
+    'not a url://bob:***@x'
+    """
+    try:
+        return sa.make_url(url).render_as_string(hide_password=True)
+    except sa.exc.ArgumentError:
+        return re.sub(r"(://[^:/@\s]*):[^@\s]*@", r"\1:***@", str(url))
+
+
 def database_url(url: str | None = None) -> str:
     """Return ``url``, else ``$DICEGRAPH_DB``, else the default ``sqlite:///dicegraph.db``; raise DatabaseError for
-    text that is no database URL (a file's path, say), naming the URL to give instead.
+    text that is no database URL (a file's path, say), naming the URL to give instead, and for a URL of an
+    embedded database that names no file (``sqlite:///``, as ``sqlite:///$DB`` gives with ``$DB`` unset): a
+    database in memory is asked for by name (``sqlite://``, ``sqlite:///:memory:``).
 
     >>> database_url("games.db")
     Traceback (most recent call last):
     ...
     store.errors.DatabaseError: 'games.db' is not a database URL: give sqlite:///games.db for a SQLite file (or duckdb:///games.db, postgresql://HOST/NAME)
+    >>> database_url("sqlite:///")
+    Traceback (most recent call last):
+    ...
+    store.errors.DatabaseError: 'sqlite:///' names no file: give sqlite:///FILE (or sqlite:///:memory: for a database in memory, gone when the command ends)
     """
     chosen = url or os.environ.get(ENV_VAR) or DEFAULT_URL
     try:
-        sa.make_url(chosen)
+        parsed = sa.make_url(chosen)
     except sa.exc.ArgumentError:
-        raise DatabaseError(f"{chosen!r} is not a database URL: give sqlite:///{chosen} for a SQLite file "
-                            f"(or duckdb:///{chosen}, postgresql://HOST/NAME)") from None
+        raise DatabaseError(f"{shown_url(chosen)!r} is not a database URL: give sqlite:///{chosen} for a SQLite "
+                            f"file (or duckdb:///{chosen}, postgresql://HOST/NAME)") from None
+    backend = parsed.get_backend_name()
+    if backend in EMBEDDED and parsed.database is not None and not parsed.database.strip():
+        raise DatabaseError(f"{shown_url(chosen)!r} names no file: give {backend}:///FILE (or {backend}:///:memory: "
+                            "for a database in memory, gone when the command ends)")
     return chosen
 
 
@@ -120,9 +148,15 @@ def head_revision() -> str:
 
 
 def schema_revision(engine: sa.Engine) -> str | None:
-    """Return the schema revision stored in the database (None for an empty database)."""
+    """Return the schema revision stored in the database (None for an empty database); raise DatabaseError when
+    its ``alembic_version`` table holds several (changed outside dicegraph: no command could say which is true)."""
     with engine.connect() as connection:
-        return MigrationContext.configure(connection).get_current_revision()
+        heads = MigrationContext.configure(connection).get_current_heads()
+    if len(heads) > 1:
+        raise DatabaseError(f"the database's alembic_version table holds {len(heads)} revisions ({', '.join(heads)}) "
+                            "where dicegraph keeps one: it was changed outside dicegraph; restore a copy of the "
+                            f"file, or keep the one row that names its schema (this dicegraph's is {head_revision()})")
+    return heads[0] if heads else None
 
 
 def _database_file(url: sa.URL) -> Path | None:
@@ -132,6 +166,24 @@ def _database_file(url: sa.URL) -> Path | None:
             or database.startswith("file:"):
         return None
     return Path(database)
+
+
+def _check_file_kind(backend: str, path: Path, url: str) -> None:
+    """Raise DatabaseError when ``path`` holds something other than a ``backend`` database (an empty file, or
+    none, is a new database): DuckDB would open a JSON or CSV file as an empty database in memory, and keep
+    nothing of what is built in it."""
+    offset, magic = FILE_HEADERS[backend]
+    try:
+        with open(path, "rb") as source:
+            head = source.read(offset + len(magic))
+    except FileNotFoundError:
+        return
+    except OSError as error:
+        raise DatabaseError(f"cannot read database {shown_url(url)!r}: {error.strerror or error}") from None
+    if head and head[offset:] != magic:
+        name = {"sqlite": "SQLite", "duckdb": "DuckDB"}[backend]
+        raise DatabaseError(f"cannot read database {shown_url(url)!r}: {path} is not a {name} database file; "
+                            "name a new file (or the database's own)")
 
 
 def _configure_sqlite(engine: sa.Engine, read_only: bool, on_wait: Waiting | None) -> None:
@@ -183,7 +235,8 @@ def _configure_sqlite(engine: sa.Engine, read_only: bool, on_wait: Waiting | Non
 
 
 def _read_only_sqlite(path: Path) -> Callable[[], sqlite3.Connection]:
-    """Return a function opening ``path`` in SQLite's read-only mode (``mode=ro``).
+    """Return a function opening ``path`` in SQLite's read-only mode (``mode=ro``; ``immutable`` where the file or
+    its folder cannot be written).
 
     The file itself cannot be written through such a connection, yet the
     algorithms may still work in temporary tables (an advisor solving one
@@ -191,6 +244,10 @@ def _read_only_sqlite(path: Path) -> Callable[[], sqlite3.Connection]:
     ``query_only`` for a user's statement.
     """
     address = f"{path.resolve().as_uri()}?mode=ro"
+    if not (os.access(path, os.W_OK) and os.access(path.parent, os.W_OK)):
+        # a read-only medium (or a file and folder this user cannot write): SQLite's WAL needs to write FILE-shm
+        # beside a file it merely reads, so the file is read as immutable, no lock or index of another writer's
+        address += "&immutable=1"
     return lambda: sqlite3.connect(address, uri=True, check_same_thread=False)
 
 
@@ -239,6 +296,8 @@ def open_database(url: str | None = None, *, create: bool = False, read_only: bo
     if path is not None and not path.parent.is_dir():
         raise DatabaseError(f"no folder {path.parent} to hold the database {path.name} (create it first)")
     backend = parsed.get_backend_name()
+    if path is not None:
+        _check_file_kind(backend, path, url_text)
     if backend == "sqlite" and is_in_memory(url_text):
         read_only = False  # a private in-memory database: nothing to protect, and it starts empty
     if backend not in BACKENDS:
@@ -247,9 +306,13 @@ def open_database(url: str | None = None, *, create: bool = False, read_only: bo
     options: dict[str, Any] = {"connect_args": {"check_same_thread": False}} if backend == "sqlite" else {}
     if backend == "sqlite" and read_only and path is not None:
         options["creator"] = _read_only_sqlite(path)
+    if backend in EMBEDDED and is_in_memory(url_text):
+        # one connection, whichever thread asks: each connection of its own would be an empty database of its own
+        # (the session using it lets one thread in at a time)
+        options["poolclass"] = sa.pool.StaticPool
     if backend == "duckdb":
         # at most this much memory, spilling past it to DuckDB's temporary folder (FILE.tmp beside its file)
-        config: dict[str, Any] = {"memory_limit": f"{memory_bytes(memory) // 2**20}MiB"}
+        config: dict[str, Any] = {"memory_limit": f"{memory_bytes(memory) // 2**20}MiB", **DUCKDB_SETTINGS}
         options["connect_args"] = {"config": config}
     if backend == "duckdb" and read_only and path is not None:
         # writes refused by DuckDB, and with them every file but the database's (read_text, glob, COPY, ATTACH...);
@@ -262,9 +325,10 @@ def open_database(url: str | None = None, *, create: bool = False, read_only: bo
     try:
         engine = sa.create_engine(parsed, **options)
     except ImportError as error:
-        raise DatabaseError(f"cannot open {url_text!r}: its driver ({error.name}) is not installed; {SUPPORTED}") from None
+        raise DatabaseError(f"cannot open {shown_url(url_text)!r}: its driver ({error.name}) is not installed; "
+                            f"{SUPPORTED}") from None
     except (sa.exc.ArgumentError, sa.exc.NoSuchModuleError) as error:
-        raise DatabaseError(f"cannot open {url_text!r}: {str(error).splitlines()[0]}; {SUPPORTED}") from None
+        raise DatabaseError(f"cannot open {shown_url(url_text)!r}: {str(error).splitlines()[0]}; {SUPPORTED}") from None
     if backend == "sqlite":
         _configure_sqlite(engine, read_only, on_wait)
     if "read_only" in options.get("connect_args", {}):
@@ -279,7 +343,7 @@ def open_database(url: str | None = None, *, create: bool = False, read_only: bo
                 drop_leftovers(connection)  # what killed processes of this machine left: no transaction took it back
     except sa.exc.DBAPIError as error:
         engine.dispose()
-        raise DatabaseError(f"cannot read database {url_text!r}: {error.orig}") from None
+        raise DatabaseError(f"cannot read database {shown_url(url_text)!r}: {error.orig}") from None
     except DatabaseError:
         engine.dispose()
         raise

@@ -35,6 +35,7 @@ if TYPE_CHECKING:
 
 from graphs.dice import roll_summary
 from graphs.errors import DicegraphError
+from store.output import write_file
 
 FORMATS = ("dot", "svg", "png")
 MAX_NODES = 1000  # the size guard's default: larger diagrams need --force
@@ -234,11 +235,10 @@ def write_diagram(dot: pydot.Dot, path: Path, renderer: str = "auto", dpi: int =
     ``path`` (same name, ``.dot``) before RendererMissing says how to get one.
     """
     fmt = diagram_format(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
     try:
         data, route = render(dot, fmt, renderer, dpi)
     except RendererMissing as missing:
-        path.with_suffix(".dot").write_text(dot.to_string())
+        write_file(path.with_suffix(".dot"), dot.to_string())
         raise RendererMissing(f"{missing}; wrote the DOT to {path.with_suffix('.dot')}") from None
-    path.write_bytes(data)
+    write_file(path, data)
     return route

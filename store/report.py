@@ -14,6 +14,7 @@ from graphs.protocol import OPTIMAL, Game, Progress
 from store.catalog import find_policy, has_cycles, list_policies
 from store.load import BuildResult, build_graph, canonical_params, find_graph
 from store.propagate import mean_payoff, outcome_distribution
+from store.output import check_directory, drawn_into
 from store.schema import layer_ranges, policy
 from store.simulation import monte_carlo
 from store.solve.entry import solve_graph
@@ -194,6 +195,15 @@ def _generic_report(
     }
 
 
+def diagram_file(game: str, diagram: str) -> str:
+    """Return the file name a report gives a game's diagram (both names checked when the game registered).
+
+    >>> diagram_file("jackpot", "hilo-layers")
+    'jackpot-hilo-layers.png'
+    """
+    return f"{game}-{diagram}.png"
+
+
 def draw_game_diagrams(
     engine: sa.Engine, game: Game, params: Mapping[str, Any], directory: Path, renderer: str = "auto"
 ) -> list[dict[str, Any]]:
@@ -206,14 +216,15 @@ def draw_game_diagrams(
     """
     from store.diagram import Diagram, draw_diagram  # networkx and pydot load only when drawing
 
-    directory.mkdir(parents=True, exist_ok=True)
+    check_directory(directory)
     drawn = []
     charts = game.charts
     if charts is not None:  # drawn from the game's own numbers
         built = build_graph(engine, game, params)
         with engine.begin() as connection:
             ensure_evaluated(connection, built.graph_id, game)
-            drawn += charts(GraphView(connection, built.graph_id, game), params, directory)
+            view = GraphView(connection, built.graph_id, game)
+            drawn += drawn_into(directory, lambda folder: charts(view, params, folder))
     for name, options in game.diagrams.items():
         options = dict(options)
         graph_params = {**params, **options.pop("params", {})}
@@ -221,6 +232,6 @@ def draw_game_diagrams(
         with engine.begin() as connection:
             ensure_evaluated(connection, built.graph_id, game)
             stored = find_graph(connection, game.name, canonical_params(graph_params))
-            path = directory / f"{game.name}-{name}.png"
+            path = directory / diagram_file(game.name, name)
             drawn.append(draw_diagram(connection, stored, Diagram.of(options), path, max_nodes=None, renderer=renderer))
     return drawn

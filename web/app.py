@@ -19,7 +19,7 @@ import random
 import shutil
 import tempfile
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode
@@ -28,16 +28,18 @@ from flask import Flask, Response, jsonify, redirect, render_template, request, 
 from werkzeug.exceptions import HTTPException
 
 from dicegraph.database import Database
-from dicegraph.record import TYPED_DICE
+from dicegraph.record import MAX_BYTES, TYPED_DICE
 from graphs.commands import plain
 from graphs.errors import DicegraphError
 from store.errors import DatabaseError, NotFound
-from web import charts, pages
+from web import charts, guard, pages
 from web.limits import SQL_SLOTS, SQL_TIMEOUT
 
-def create_app(db: Database, sql_slots: int = SQL_SLOTS, sql_timeout: float = SQL_TIMEOUT) -> Flask:
+def create_app(db: Database, sql_slots: int = SQL_SLOTS, sql_timeout: float = SQL_TIMEOUT,
+               hosts: Collection[str] | None = None) -> Flask:
     """Return the explorer over the session ``db`` (a read-only one, :meth:`dicegraph.Database.over` an engine
-    opened read-only: the pages only read, and ``/sql`` refuses writes).
+    opened read-only: the pages only read, and ``/sql`` refuses writes), answering to the host names ``hosts``
+    (None: any; :mod:`web.guard` checks every request at the door).
 
     The SQL console runs at most ``sql_slots`` statements at once, each for at most ``sql_timeout`` seconds (0: no
     limit); one more is answered at once with 503 and a line saying so (it waits for no slot), so that it never
@@ -45,6 +47,7 @@ def create_app(db: Database, sql_slots: int = SQL_SLOTS, sql_timeout: float = SQ
     """
     app = Flask(__name__)
     app.json.sort_keys = False  # type: ignore[attr-defined]
+    guard.install(app, hosts)
 
     def show(template: str, as_json: bool, build: Callable[[Database], dict[str, Any]], status: int = 200) -> Any:
         return _answer(template, build(db), as_json, status)
@@ -134,8 +137,13 @@ def create_app(db: Database, sql_slots: int = SQL_SLOTS, sql_timeout: float = SQ
     @app.route("/analyse.json", methods=["GET", "POST"])
     def analyse() -> Any:
         sent = request.files.get("file")
-        text = sent.read().decode("utf-8", errors="replace") if sent else request.values.get("record", "")
-        data = pages.analyse_page(db, text)
+        if request.is_json:  # the record itself as the body
+            given: str | bytes = request.get_data(cache=False)
+        elif sent:
+            given = sent.read(MAX_BYTES + 1)
+        else:
+            given = request.values.get("record", "")
+        data = pages.analyse_page(db, given)
         return _answer("analyse.html", data, request.path.endswith(".json"), 400 if data["error"] else 200)
 
     @app.get("/analyse.svg")

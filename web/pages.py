@@ -22,7 +22,7 @@ from urllib.parse import quote, urlencode
 
 from dicegraph.database import Database
 from dicegraph.play import person_seats
-from dicegraph.record import TYPED_DICE, Record
+from dicegraph.record import MAX_BYTES, TYPED_DICE, Record, load_json
 from graphs.commands import plain
 from graphs.errors import DicegraphError
 from graphs.protocol import OPTIMAL
@@ -199,10 +199,10 @@ def play_page(db: Database, graph_id: int, asked: Mapping[str, str]) -> dict[str
     typed = asked.get("dice") == TYPED_DICE
     try:
         seed = None if typed else int(asked.get("seed", ""))
-        steps = json.loads(asked.get("steps") or "[]")
     except ValueError:
         raise DicegraphError("a game's address holds a whole number seed (or dice=manual) and its steps as JSON "
                              "(start again from the graph's page)") from None
+    steps = load_json(asked.get("steps") or "[]", "a game's steps")
     if typed and asked.get("roll"):  # a roll typed into the page's form, checked as any step is
         steps = [*steps, {"roll": asked["roll"].strip()}] if isinstance(steps, list) else steps
     record = Record.of({"game": row["game"], "params": json.loads(row["params"]), "seed": seed, "steps": steps,
@@ -229,12 +229,14 @@ def play_page(db: Database, graph_id: int, asked: Mapping[str, str]) -> dict[str
     return page
 
 
-def analyse_page(db: Database, text: str) -> dict[str, Any]:
-    """Return the analysis page of a game record given as JSON ``text`` (:meth:`dicegraph.Database.analyse`):
+def analyse_page(db: Database, text: str | bytes) -> dict[str, Any]:
+    """Return the analysis page of a game record given as JSON ``text`` (or bytes in UTF-8, as uploaded; at most
+    :data:`dicegraph.record.MAX_BYTES`) (:meth:`dicegraph.Database.analyse`):
     ``record_text``, and once a record is given its ``analysis`` (each step with the ``href`` of the position it
     was taken at, and the ``chart``'s address) or the ``error`` that says what is wrong with it."""
-    page: dict[str, Any] = {"record_text": text, "analysis": None, "error": None, "chart": None}
-    if not text.strip():
+    shown = text if isinstance(text, str) else text[:MAX_BYTES].decode("utf-8", errors="replace")
+    page: dict[str, Any] = {"record_text": shown, "analysis": None, "error": None, "chart": None}
+    if not shown.strip():
         return page
     try:
         analysis = db.analyse(Record.parse(text))
@@ -243,7 +245,7 @@ def analyse_page(db: Database, text: str) -> dict[str, Any]:
     stored = _stored_position(db.game(analysis["game"]).stores_turn_once)
     for step in analysis["steps"]:
         step["href"] = position_address(analysis["graph"], stored(step["position"]))
-    return {**page, "analysis": analysis, "chart": f"/analyse.svg?{urlencode({'record': text})}"}
+    return {**page, "analysis": analysis, "chart": f"/analyse.svg?{urlencode({'record': shown})}"}
 
 
 def sql_page(db: Database, sql: str, timeout: float = SQL_TIMEOUT) -> dict[str, Any]:

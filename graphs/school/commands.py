@@ -95,6 +95,9 @@ def school_export(policy_name: str, output: Path, params: tuple[str, ...], as_js
     session().output_file(output)
     with _school(params) as graph:
         decisions = decision_array(graph.turn.decisions(policy_name))
-    written = {"policy": policy_name, "file": str(output), **rules.write_decision_archive(decisions, output)}
+    archive, files = rules.decision_archive(decisions)
+    session().write_file(output, archive)
+    written = {"policy": policy_name, "file": str(output), "files": files, "decisions": int((decisions > 0).sum()),
+               "bytes": len(archive)}
     emit(written, [f"wrote {output}: {written['decisions']:,} decisions of {policy_name} in {written['files']} files, "
                    f"{written['bytes']:,} bytes"], as_json)

@@ -315,24 +315,22 @@ cross out, the payload is the combination's number 1..15. Kind 0: no decision
 """
 
 
-def write_decision_archive(decisions: Any, path: Any) -> dict[str, int]:
-    """Write a ``[unused mask, outcome, rerolls left]`` uint8 array as the seed's zip of one byte per decision.
-
-    Returns ``{"files", "decisions", "bytes"}``: the files written, the
-    decisions that are not kind 0, and the archive's size.
-    """
-    import os
+def decision_archive(decisions: Any) -> tuple[bytes, int]:
+    """Return a ``[unused mask, outcome, rerolls left]`` uint8 array as the seed's zip of one byte per decision,
+    with the number of files in it."""
+    import io
     import zipfile
 
     import numpy as np
 
     array = np.asarray(decisions, dtype=np.uint8)
-    with zipfile.ZipFile(path, "w", compression=zipfile.ZIP_DEFLATED, compresslevel=9) as archive:
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", compression=zipfile.ZIP_DEFLATED, compresslevel=9) as archive:
         archive.writestr("LAYOUT.txt", ARCHIVE_LAYOUT)
         for index, dice in enumerate(OUTCOMES):
             for left in range(ROLLS):
                 archive.writestr(decision_file(dice, left), array[:, index, left].tobytes())
-    return {"files": len(OUTCOMES) * ROLLS, "decisions": int((array > 0).sum()), "bytes": os.path.getsize(path)}
+    return buffer.getvalue(), len(OUTCOMES) * ROLLS
 
 
 def read_decision_archive(path: Any) -> Any:

@@ -7,6 +7,7 @@ one line on stderr and exit status 1.
 from __future__ import annotations
 
 import gc
+import os
 import random
 import signal
 import sys
@@ -24,14 +25,16 @@ from dicegraph.database import Database
 from dicegraph.play import Table, matching_edge, person_seats, summary
 from dicegraph.record import PERSON, TYPED_DICE, Record
 from graphs import GAMES, REFUSED, get_game
-from graphs.commands import JSON_OPTION, PARAM_OPTION, SESSION, mounted, parse_params, print_json, residual_text, table
+from graphs.commands import (JSON_OPTION, PARAM_OPTION, SESSION, JsonArrayWriter, TableWriter, mounted, parse_params,
+                             print_json, residual_text, table)
 from graphs.errors import DicegraphError
 from graphs.montecarlo import MIN_GAMES, z_text
 from graphs.protocol import OBJECTIVES, OPTIMAL, value_text
 from store.browse import game_listing
 from store.compare import SEATS
 from store.errors import database_failure
-from store.db import DEFAULT_MEMORY, DEFAULT_URL, ENV_VAR, MEMORY_VAR, memory_bytes, open_database
+from store.db import (DEFAULT_MEMORY, DEFAULT_URL, ENV_VAR, MEMORY_VAR, in_memory_url, memory_bytes, open_database,
+                      shown_url)
 from store.load import MAX_EDGES
 from store.output import check_file, write_file
 from store.query import DEFAULT_TIMEOUT
@@ -54,6 +57,17 @@ class DicegraphGroup(click.Group):
     written, and click's usage errors (which click prints over four lines with
     status 2): the line names the command's ``--help``.
     """
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        """Return the command named; a name dicegraph does not know is looked for among the plugin games'
+        commands, loaded then (a command that needs no game imports no plugin)."""
+        found = super().get_command(ctx, cmd_name)
+        if found is None:
+            for group in mounted(GAMES.values()):
+                if group.name not in self.commands:
+                    self.add_command(group)
+            found = super().get_command(ctx, cmd_name)
+        return found
 
     def make_context(self, info_name: str | None, args: list[str], parent: click.Context | None = None,
                      **extra: Any) -> click.Context:
@@ -110,11 +124,17 @@ def main(ctx: click.Context, db_url: str, memory: str) -> None:
       dicegraph show jackpot 0             the first position, roll by roll
       dicegraph query "SELECT * FROM positions WHERE policy = 'optimal' LIMIT 5"
       dicegraph serve                      browse every position at http://127.0.0.1:8000
+
+    Games of other installed packages (plugins) may add commands of their own:
+    dicegraph games lists the games and where each comes from.
     """
     try:
         memory_bytes(memory)
     except DicegraphError as error:
         raise click.BadParameter(str(error), param_hint="--memory") from None
+    if in_memory_url(db_url):  # asked for by name, and said so: what is built there goes with the command
+        click.echo(f"note: {shown_url(db_url)} is a database in memory: nothing of it is kept when this command "
+                   "ends (give sqlite:///FILE to keep it)", err=True)
     ctx.obj = db_url
     ctx.meta[MEMORY_VAR] = memory
     ctx.meta[SESSION] = Database(db_url, memory=memory, meter=_progress,
@@ -214,7 +234,7 @@ def _duration(seconds: float) -> str:
     return f"{minutes} min {rest} s" if minutes else f"{rest} s"
 
 
-for _group in mounted(GAMES):
+for _group in mounted(GAMES.built_in()):  # the plugins' commands are mounted when first asked for
     main.add_command(_group)
 
 
@@ -245,9 +265,12 @@ def games(as_json: bool) -> None:
     Example:
       dicegraph games --json
     """
-    listing = game_listing(GAMES.values())
+    broken: dict[str, str] = {}
+    listing = game_listing(GAMES.values(), broken)
     for reason in REFUSED.values():
         click.echo(f"not loaded: {reason}", err=True)
+    for reason in broken.values():
+        click.echo(f"not listed: {reason}", err=True)
     if as_json:
         print_json(listing)
         return
@@ -651,11 +674,24 @@ def query(ctx: click.Context, sql: str, write: bool, limit: int | None, timeout:
     """
     if not sql.strip():
         raise click.BadParameter("no SQL statement given", param_hint="SQL")
-    columns, rows = _database(ctx).query_table(sql, write=write, limit=limit, timeout=timeout or None)
-    if as_json:
-        print_json([dict(zip(columns, row)) for row in rows])
-    elif columns:
-        click.echo(table(columns, rows))
+    json_out = JsonArrayWriter()
+    text_out: TableWriter | None = None
+
+    def printed(columns: list[str], rows: list[tuple[Any, ...]]) -> None:  # a batch at a time, as they are read
+        nonlocal text_out
+        if as_json:
+            json_out.write([dict(zip(columns, row)) for row in rows])
+        elif columns:
+            text_out = text_out or TableWriter(columns)
+            click.echo("\n".join(text_out.lines(rows)))
+
+    try:
+        _database(ctx).query_table(sql, write=write, limit=limit, timeout=timeout or None, on_rows=printed)
+        if as_json:
+            json_out.close()
+    except BrokenPipeError:  # the reader has gone (| head): stop quietly, as other tools do
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        ctx.exit(1)
 
 
 @main.command()

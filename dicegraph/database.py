@@ -28,6 +28,7 @@ from typing import Any, TypeVar
 
 import sqlalchemy as sa
 
+from dicegraph.arguments import check_call
 from dicegraph.play import Look, NotSolved, Table, autoplay, seats_for, summary
 from dicegraph.record import PERSON, Record
 from graphs import GAMES, get_game
@@ -41,11 +42,11 @@ from store.compare import SEATS, policy_comparison
 from store.db import (DEFAULT_MEMORY, database_exists, database_url, is_in_memory, open_database, schema_revision,
                       shown_url)
 from store.errors import NotFound, database_failure, file_failure
-from store.load import BuildResult, build_graph, expected_edges
+from store.load import BuildResult, build_count, build_graph
 from store.output import check_directory, check_file, drawn_into, write_file
 from store.positions import describe_position
 from store.propagate import outcome_distribution
-from store.query import DEFAULT_TIMEOUT, run_query
+from store.query import DEFAULT_TIMEOUT, RowsTaker, run_query
 from store.render import DEFAULT_DPI, MAX_NODES, Style, diagram_format, render, to_dot
 from store.report import (DEFAULT_SEED, diagram_file, draw_game_diagrams, ensure_evaluated, evaluate_stored,
                           game_report, pending_layers, policy_names, prepare_game, report_simulations, solve_steps)
@@ -93,9 +94,10 @@ def _one_line_errors(method: Callable[..., Result]) -> Callable[..., Result]:
 
     @functools.wraps(method)
     def checked(*args: Any, **kwargs: Any) -> Result:
+        check_call(method, args, kwargs)  # before any work: a wrong argument is one line, not a traceback later
         try:
             return method(*args, **kwargs)
-        except DicegraphError:
+        except (DicegraphError, BrokenPipeError):  # a pipe's reader gone is the caller's to handle
             raise
         except sa.exc.DBAPIError as error:
             raise database_failure(error) from None
@@ -182,8 +184,9 @@ class Database:
         ``params``, ``seconds``."""
         chosen, values = self._game(game, params)
         started = time.perf_counter()
+        counted, expected = build_count(chosen, values)
         with self._engine(create=True) as engine, \
-                self.meter(f"building {chosen.name}, edges", expected_edges(chosen, values)) as building:
+                self.meter(f"building {chosen.name}, {counted}", expected) as building:
             result = build_graph(engine, chosen, values, replace=replace, force=force, progress=building)
         return as_json({**vars(result), "game": chosen.name, "params": values,
                         "seconds": time.perf_counter() - started})
@@ -257,7 +260,8 @@ class Database:
                   on_build: Callable[[BuildResult], None] | None = None) -> BuildResult:
         """Return :func:`store.report.prepare_game`'s build, its edges and a turn game's solve steps (labelled
         ``solving``) shown as they go."""
-        with self.meter(f"building {game.name}, edges", expected_edges(game, params)) as building, \
+        counted, expected = build_count(game, params)
+        with self.meter(f"building {game.name}, {counted}", expected) as building, \
                 self.meter(solving, solve_steps(game, params)) as steps:
             return prepare_game(engine, game, params, on_build=on_build, progress=steps, building=building)
 
@@ -643,12 +647,15 @@ class Database:
 
     @_one_line_errors
     def query_table(self, sql: str, *, write: bool = False, limit: int | None = None,
-                    timeout: float | None = DEFAULT_TIMEOUT) -> tuple[list[str], list[tuple[Any, ...]]]:
-        """Return :meth:`query`'s columns and rows as the driver gives them (the columns even of no rows)."""
-        if not sql.strip():
-            raise DicegraphError("no SQL statement given")
+                    timeout: float | None = DEFAULT_TIMEOUT, on_rows: RowsTaker | None = None
+                    ) -> tuple[list[str], list[tuple[Any, ...]]]:
+        """Return :meth:`query`'s columns and rows as the driver gives them (the columns even of no rows); with
+        ``on_rows``, hand it the rows a batch at a time as they are read, in bounded memory, and return the
+        columns alone (:func:`store.query.run_query`)."""
+        if not isinstance(sql, str) or not sql.strip():
+            raise DicegraphError("no SQL statement given (a text)")
         with self._engine(read_only=not write) as engine:
-            return run_query(engine, sql, write=write, limit=limit, timeout=timeout or None)
+            return run_query(engine, sql, write=write, limit=limit, timeout=timeout or None, on_rows=on_rows)
 
 
 def _readable(connection: sa.Connection, row: dict[str, Any]) -> dict[str, Any]:

@@ -4,10 +4,11 @@ The games of this repository are listed in :data:`BUILT_IN`; a game in another
 installed package registers itself through the entry-point group
 ``dicegraph.games`` (the way pytest and Datasette find plugins): an entry point
 names the game's module, e.g. ``[project.entry-points."dicegraph.games"]
-my-game = "my_package.my_game"``. Each is read once, checked
+my-game = "my_package.my_game"``. Plugins are loaded when a game is first looked
+for that is not built in, or the games are listed; each is read once, checked
 (:meth:`graphs.spec.GameSpec.declared_by`) and registered; a plugin that fails
-to import or breaks a promise is left out, and :data:`REFUSED` says why in one
-line, so the other games keep working.
+to import, exits, or breaks a promise is left out, and :data:`REFUSED` says why
+in one line, so the other games keep working.
 
 >>> sorted(GAMES)
 ['5000', '5000-race', 'cant-stop', 'cant-stop-board', 'jackpot', 'pig', 'school', 'shut-the-box', 'synthetic', 'yahtzee']
@@ -17,7 +18,11 @@ line, so the other games keep working.
 
 from __future__ import annotations
 
-from importlib.metadata import entry_points
+import contextlib
+import os
+import sys
+from collections.abc import Iterator, Mapping
+from importlib.metadata import EntryPoint, entry_points
 from types import ModuleType
 from typing import Any
 
@@ -28,8 +33,41 @@ from graphs.spec import GameSpec, InvalidGame
 ENTRY_POINTS = "dicegraph.games"  # the entry-point group a plugin's game module is named in
 BUILT_IN = (jackpot, shut_the_box, cant_stop, cant_stop_board, five_thousand, school, synthetic, yahtzee, pig,
             five_thousand_race)
-GAMES: dict[str, GameSpec] = {}
 REFUSED: dict[str, str] = {}  # entry point -> why its game was not registered (one line)
+
+
+class Registry(Mapping[str, GameSpec]):
+    """The games by name: the built-in ones from the start, the plugins' loaded the first time the registry is
+    read whole or asked for a name it does not hold (:func:`load_plugins`), so that a command needing no game
+    (``--help``, ``graphs``, ``query``) imports no plugin."""
+
+    def __init__(self) -> None:
+        self._games: dict[str, GameSpec] = {}
+        self._plugins_loaded = False
+
+    def __getitem__(self, name: str) -> GameSpec:
+        if name not in self._games:
+            load_plugins()
+        return self._games[name]
+
+    def __iter__(self) -> Iterator[str]:
+        load_plugins()
+        return iter(dict(self._games))
+
+    def __len__(self) -> int:
+        load_plugins()
+        return len(self._games)
+
+    def registered(self, name: str) -> GameSpec | None:
+        """Return the game registered as ``name`` so far, loading no plugin (None: not registered yet)."""
+        return self._games.get(name)
+
+    def built_in(self) -> list[GameSpec]:
+        """Return the games of this repository (registered when ``graphs`` is imported), loading no plugin."""
+        return [spec for spec in self._games.values() if spec.origin == "dicegraph"]
+
+
+GAMES = Registry()
 
 
 def register(game: ModuleType | GameSpec | Any, origin: str = "dicegraph") -> GameSpec:
@@ -39,26 +77,66 @@ def register(game: ModuleType | GameSpec | Any, origin: str = "dicegraph") -> Ga
     Every command, report and conformance test then knows it by its name.
     """
     spec = game if isinstance(game, GameSpec) else GameSpec.declared_by(game, origin)
-    known = GAMES.get(spec.name)
+    known = GAMES.registered(spec.name)
     if known is not None and known != spec:
         raise InvalidGame(f"game {spec.name!r} ({spec.origin}): a game of that name is registered already "
                           f"({known.origin})")
-    GAMES[spec.name] = spec
+    GAMES._games[spec.name] = spec
     return spec
 
 
+def unregister(name: str) -> None:
+    """Take the game registered as ``name`` out of the registry (a test's game, once the test is done)."""
+    del GAMES._games[name]
+
+
 def load_plugins() -> None:
-    """Register the games of the installed packages' ``dicegraph.games`` entry points; a plugin that cannot be
-    loaded is left out, with the reason in :data:`REFUSED`."""
+    """Register the games of the installed packages' ``dicegraph.games`` entry points, once a process; a plugin
+    that cannot be loaded is left out, with the reason in :data:`REFUSED`. Nothing a plugin does as it loads
+    reaches dicegraph's output or stops it: what it prints goes to stderr, and an exception, ``SystemExit``
+    included, leaves that plugin out (only Ctrl-C goes through)."""
+    if GAMES._plugins_loaded:
+        return
+    GAMES._plugins_loaded = True
     for point in entry_points(group=ENTRY_POINTS):
         source = f"plugin {point.dist.name if point.dist else '?'} {point.dist.version if point.dist else ''}".strip()
         origin = f"{source}, entry point {point.name} = {point.value}"
         try:
-            register(point.load(), origin)
+            register(_loaded(point), origin)
         except InvalidGame as error:
             REFUSED[point.name] = str(error)
-        except Exception as error:  # an import that fails: the plugin's fault, never the other games'
-            REFUSED[point.name] = f"{origin}: cannot be loaded ({type(error).__name__}: {error})"
+        except KeyboardInterrupt:
+            raise
+        except BaseException as error:  # noqa: BLE001 (an import that fails or exits: the plugin's fault only)
+            said = " ".join(str(error).split())
+            REFUSED[point.name] = f"{origin}: cannot be loaded ({type(error).__name__}{f': {said}' if said else ''})"
+
+
+def _loaded(point: EntryPoint) -> Any:
+    """Return the module (or object) an entry point names, imported with its output sent to stderr: dicegraph's
+    standard output is for what it prints (JSON a program reads)."""
+    with _stdout_on_stderr():
+        return point.load()
+
+
+@contextlib.contextmanager
+def _stdout_on_stderr() -> Iterator[None]:
+    """Send standard output to standard error meanwhile: Python's ``sys.stdout`` and the process's file 1."""
+    if sys.stdout is not None:
+        sys.stdout.flush()
+    try:
+        saved = os.dup(1)
+        os.dup2(2, 1)
+    except OSError:  # no file 1 or 2 to speak of (an embedding process): Python's stream alone
+        saved = None
+    try:
+        with contextlib.redirect_stdout(sys.stderr):
+            yield
+    finally:
+        sys.stderr.flush()
+        if saved is not None:
+            os.dup2(saved, 1)
+            os.close(saved)
 
 
 def get_game(name: str) -> GameSpec:
@@ -72,4 +150,3 @@ def get_game(name: str) -> GameSpec:
 
 for _module in BUILT_IN:
     register(_module)
-load_plugins()

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any, Protocol
@@ -138,12 +138,68 @@ def table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
     stop  1.5
     roll
     """
-    cells = [[_cell(value) for value in row] for row in rows]
-    widths = [max([len(str(header))] + [len(row[i]) for row in cells]) for i, header in enumerate(headers)]
-    lines = ["  ".join(str(header).ljust(width) for header, width in zip(headers, widths)).rstrip()]
-    lines.append("  ".join("-" * width for width in widths))
-    lines += ["  ".join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip() for row in cells]
-    return "\n".join(lines)
+    return "\n".join(TableWriter(headers).lines(rows))
+
+
+class TableWriter:
+    """A plain text table written a batch of rows at a time: the columns' widths are the first batch's (a later
+    cell that is wider shifts its row, as in a stream nothing waits for the last row).
+
+    >>> writer = TableWriter(["n", "name"])
+    >>> print("\\n".join(writer.lines([[1, "one"]]) + writer.lines([[22, "twenty-two"]])))
+    n  name
+    -  ----
+    1  one
+    22  twenty-two
+    """
+
+    def __init__(self, headers: Sequence[str]) -> None:
+        self.headers = [str(header) for header in headers]
+        self.widths: list[int] | None = None
+
+    def lines(self, rows: Sequence[Sequence[Any]]) -> list[str]:
+        """Return the lines of the next batch of ``rows`` (the header's two lines first, with the first batch)."""
+        cells = [[_cell(value) for value in row] for row in rows]
+        lines = []
+        if self.widths is None:
+            self.widths = [max([len(header)] + [len(row[i]) for row in cells]) for i, header in enumerate(self.headers)]
+            lines.append("  ".join(header.ljust(width) for header, width in zip(self.headers, self.widths)).rstrip())
+            lines.append("  ".join("-" * width for width in self.widths))
+        lines += ["  ".join(cell.ljust(width) for cell, width in zip(row, self.widths)).rstrip() for row in cells]
+        return lines
+
+
+class JsonArrayWriter:
+    """A JSON array of objects printed an object at a time, as :func:`print_json` prints the whole list.
+
+    >>> writer = JsonArrayWriter()
+    >>> writer.write([{"a": 1}]); writer.write([{"a": float("nan")}]); writer.close()
+    [
+      {
+        "a": 1
+      },
+      {
+        "a": null
+      }
+    ]
+    """
+
+    def __init__(self) -> None:
+        self.count = 0
+
+    def write(self, items: Sequence[Any]) -> None:
+        """Print the next ``items`` of the array."""
+        parts = []
+        for item in items:
+            text = json.dumps(plain(item), indent=2, default=str, allow_nan=False).replace("\n", "\n  ")
+            parts.append(("[\n  " if self.count == 0 else ",\n  ") + text)
+            self.count += 1
+        if parts:
+            click.echo("".join(parts), nl=False)
+
+    def close(self) -> None:
+        """Print the array's end (``[]`` when it holds nothing)."""
+        click.echo("\n]" if self.count else "[]")
 
 
 def _cell(value: Any) -> str:
@@ -156,10 +212,10 @@ def _cell(value: Any) -> str:
     return str(value)
 
 
-def mounted(games: Mapping[str, Game]) -> Iterator[click.Command]:
+def mounted(games: Iterable[Game]) -> Iterator[click.Command]:
     """Yield the command groups the games declare (their ``commands`` hook), each once."""
     seen = set()
-    for game in games.values():
+    for game in games:
         group = game.commands
         if group is not None and group.name not in seen:
             seen.add(group.name)

@@ -27,15 +27,23 @@ from store.report import policy_names
 from store.schema import graph, layer, node
 
 
-def game_listing(games: Iterable[GameSpec]) -> list[dict[str, Any]]:
+def game_listing(games: Iterable[GameSpec], broken: dict[str, str] | None = None) -> list[dict[str, Any]]:
     """Return each game that can be built: ``name``, ``title``, ``summary``, ``objective``, ``outcome``,
     ``players``, ``origin`` (``dicegraph``, or the plugin it comes from), ``extras`` (the optional extras it
     declares, :meth:`graphs.spec.GameSpec.extras`), ``params`` (``name``, ``default``, ``help``, ``accepted``),
-    ``agents`` and the ``policies`` a report evaluates."""
+    ``agents`` and the ``policies`` a report evaluates. A game whose own code fails as it is listed (its rules
+    or agents raise on its defaults) is left out, the reason in one line in ``broken`` (name -> reason)."""
     listing = []
     for game in games:
         defaults = {p.name: p.default for p in game.params}
-        policies = policy_names(game, defaults)
+        try:
+            policies = policy_names(game, defaults)
+        except Exception as error:  # noqa: BLE001 (a game's own code: its fault, never the listing's)
+            said = " ".join(str(error).split())
+            if broken is not None:
+                broken[game.name] = (f"game {game.name!r} ({game.origin}): its agents cannot be named on its "
+                                     f"defaults ({type(error).__name__}{f': {said}' if said else ''})")
+            continue
         listing.append({
             "name": game.name,
             "title": game.title,

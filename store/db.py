@@ -70,13 +70,11 @@ def shown_url(url: str | sa.URL) -> str:
 
     >>> shown_url("postgresql+psycopg://alice:secret@db.example/games")
     'postgresql+psycopg://alice:***@db.example/games'
-    >>> shown_url("not a url://bob:hunter2@x")
-    'not a url://bob:***@x'
+    >>> shown_url("not a url://bob:hunter2@x"), shown_url("postgresql://al:p@ss@h/db"), shown_url("sqlite:///a:b.db")
+    ('not a url://bob:***@x', 'postgresql://al:***@h/db', 'sqlite:///a:b.db')
     """
-    try:
-        return sa.make_url(url).render_as_string(hide_password=True)
-    except sa.exc.ArgumentError:
-        return re.sub(r"(://[^:/@\s]*):[^@\s]*@", r"\1:***@", str(url))
+    text = url.render_as_string(hide_password=False) if isinstance(url, sa.URL) else str(url)
+    return re.sub(r"(://[^:/@\s]*):[^/\s]*@", r"\1:***@", text)  # to the last @ before the path: all of it
 
 
 def database_url(url: str | None = None) -> str:
@@ -100,6 +98,9 @@ def database_url(url: str | None = None) -> str:
     except sa.exc.ArgumentError:
         raise DatabaseError(f"{shown_url(chosen)!r} is not a database URL: give sqlite:///{chosen} for a SQLite "
                             f"file (or duckdb:///{chosen}, postgresql://HOST/NAME)") from None
+    if chosen.partition("://")[2].partition("/")[0].count("@") > 1:
+        raise DatabaseError(f"{shown_url(chosen)!r} is not a database URL: write an @ in a user's name or password "
+                            "as %40")
     backend = parsed.get_backend_name()
     if backend in EMBEDDED and parsed.database is not None and not parsed.database.strip():
         raise DatabaseError(f"{shown_url(chosen)!r} names no file: give {backend}:///FILE (or {backend}:///:memory: "
@@ -258,7 +259,19 @@ def is_in_memory(url: str) -> bool:
     (True, True, False)
     """
     parsed = sa.make_url(url)
-    return parsed.get_backend_name() in ("sqlite", "duckdb") and parsed.database in (None, "", ":memory:")
+    return parsed.get_backend_name() in EMBEDDED and parsed.database in (None, ":memory:")
+
+
+def in_memory_url(url: str) -> bool:
+    """Return whether ``url`` is a URL naming a database held in memory (False for any other text).
+
+    >>> in_memory_url("sqlite://"), in_memory_url("sqlite:///g.db"), in_memory_url("no url")
+    (True, False, False)
+    """
+    try:
+        return is_in_memory(url)
+    except sa.exc.ArgumentError:
+        return False
 
 
 def database_exists(url: str | None = None) -> bool:
@@ -343,7 +356,8 @@ def open_database(url: str | None = None, *, create: bool = False, read_only: bo
                 drop_leftovers(connection)  # what killed processes of this machine left: no transaction took it back
     except sa.exc.DBAPIError as error:
         engine.dispose()
-        raise DatabaseError(f"cannot read database {shown_url(url_text)!r}: {error.orig}") from None
+        said = " ".join(str(error.orig).split())  # one line, however many the driver wrote
+        raise DatabaseError(f"cannot read database {shown_url(url_text)!r}: {said}") from None
     except DatabaseError:
         engine.dispose()
         raise

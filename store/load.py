@@ -30,7 +30,9 @@ from store.schema import choice, edge, graph, graph_edge_span, layer, node, poli
 
 BATCH_ROWS = 20_000
 MAX_EDGES = 50_000_000  # larger builds need force: at BYTES_PER_EDGE, tens of GiB
+MAX_NODES = 20_000_000  # likewise for nodes, counted as they stream (a graph of many nodes and few edges)
 BYTES_PER_EDGE = 45  # what an edge costs in SQLite with its share of nodes (measured: 1,000,004 synthetic edges, 44 MB)
+BYTES_PER_NODE = 56  # what a node with a short key costs in SQLite (measured: 1,000,001 synthetic nodes, 56 MB)
 NULL_TEXT = "\\N"  # how a bulk-load file spells NULL
 
 
@@ -186,7 +188,10 @@ def build_graph(
     transactions (Spark), the graph's totals are written last and a graph without them is not listed
     (:data:`store.catalog.BUILT`); the next build of the same game and parameters deletes it and starts again.
     A game that estimates its size (``estimated_edges``) is refused, before
-    anything is built, above :data:`MAX_EDGES` edges unless ``force``.
+    anything is built, above :data:`MAX_EDGES` edges unless ``force``; every
+    build is watched as it streams, and stopped (nothing kept) once it passes
+    :data:`MAX_NODES` nodes or :data:`MAX_EDGES` edges unless ``force``.
+    ``progress`` counts what :func:`build_count` says.
     """
     params_text = canonical_params(params)
     edges = (expected_edges(game, params) or 0) if not force else 0
@@ -210,7 +215,9 @@ def build_graph(
         agents = game.agents(params)
         policy_ids = _insert_agent_policies(connection, graph_id, agents, game.objective)
         checker = checker_for(game, params)
-        _insert_rows(connection, graph_id, game.build(params), checker, policy_ids, progress)
+        watch = None if force else SizeWatch(game.name)
+        _insert_rows(connection, graph_id, game.build(params), checker, policy_ids, progress, watch,
+                     count_nodes=build_count(game, params)[1] is None)
         layers, totals = checker.finish()
         connection.execute(
             sa.insert(layer),
@@ -218,6 +225,39 @@ def build_graph(
         )
         connection.execute(sa.update(graph).where(graph.c.id == graph_id).values(**totals))
     return BuildResult(graph_id, "built" if old is None else "replaced", **totals)
+
+
+def build_count(game: Game, params: Mapping[str, Any]) -> tuple[str, int | None]:
+    """Return what a build's progress counts and how many of them there will be: its edges, for a game that
+    estimates them; else its nodes and edges, whose number is not known before the end.
+
+    >>> from graphs import get_game
+    >>> build_count(get_game("pig"), {"target": 10, "holds": ()})[0], build_count(get_game("jackpot"), {"cells": 4})
+    ('edges', ('nodes and edges', None))
+    """
+    expected = expected_edges(game, params)
+    return ("edges", expected) if expected is not None else ("nodes and edges", None)
+
+
+@dataclass
+class SizeWatch:
+    """A build's size as it streams, stopped past :data:`MAX_NODES` nodes or :data:`MAX_EDGES` edges."""
+
+    game: str
+    nodes: int = 0
+    edges: int = 0
+
+    def grew(self, nodes: int = 0, edges: int = 0) -> None:
+        """Count ``nodes`` and ``edges`` more; raise TooLarge once either passes its bound (the build's
+        transaction then leaves nothing)."""
+        self.nodes += nodes
+        self.edges += edges
+        if self.nodes > MAX_NODES or self.edges > MAX_EDGES:
+            stored = (self.nodes * BYTES_PER_NODE + self.edges * BYTES_PER_EDGE) / 2**30
+            raise TooLarge(f"{self.game} with these parameters passed {self.nodes:,} nodes and {self.edges:,} edges "
+                           f"as it was built (about {stored:,.1f} GiB stored so far) and was stopped; dicegraph "
+                           f"builds at most {MAX_NODES:,} nodes and {MAX_EDGES:,} edges unless forced (dicegraph "
+                           "build --force); nothing was kept")
 
 
 def expected_edges(game: Game, params: Mapping[str, Any]) -> int | None:
@@ -253,7 +293,12 @@ def _insert_rows(
     checker: StreamChecker,
     policy_ids: Mapping[str, int],
     progress: Progress | None,
+    watch: SizeWatch | None = None,
+    *,
+    count_nodes: bool = False,
 ) -> None:
+    """Load the streamed ``rows`` (checked by ``checker``), telling ``progress`` of the edges loaded (and of the
+    nodes, with ``count_nodes``) and ``watch`` of both."""
     nodes = BulkInserter(connection, node, NODE_COLUMNS)
     edges = BulkInserter(connection, edge, EDGE_COLUMNS)
     choices = BulkInserter(connection, choice, ("policy_id", "node_id", "edge_id"))
@@ -264,6 +309,10 @@ def _insert_rows(
     def check_nodes() -> None:
         nonlocal unchecked
         checker.nodes(unchecked)
+        if watch is not None:
+            watch.grew(nodes=len(unchecked))
+        if progress is not None and count_nodes and unchecked:
+            progress(len(unchecked))
         unchecked = []
 
     def load(block: EdgeColumns) -> None:
@@ -278,6 +327,8 @@ def _insert_rows(
         for offset, agents in enumerate(chosen_by):
             for agent in agents:
                 choices.add((policy_ids[agent], src[offset], next_edge + offset))
+        if watch is not None:
+            watch.grew(edges=count)
         if progress is not None:
             progress(count)
         next_edge += count
@@ -298,6 +349,8 @@ def _insert_rows(
             elif kind is Node:
                 unchecked.append(row)
                 nodes.add((graph_id, *row))
+                if len(unchecked) >= BATCH_ROWS:  # many nodes before an edge: checked, counted and watched
+                    check_nodes()
             elif kind is EdgeColumns:
                 load_pending()
                 load(row)

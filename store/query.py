@@ -33,6 +33,8 @@ FILE_REFUSALS = ("file system operations are disabled",)  # DuckDB's word when a
 # call into Java, a file read by its path rather than through a table
 SPARK_READING = re.compile(r"^\s*(select|with|values|table|show|describe|desc|explain)\b", re.IGNORECASE)
 SPARK_REFUSED_PLANS = re.compile(r"Execute |Command|WriteFiles|InsertInto|reflect\(|java_method\(|FileScan \w+ \[")
+BATCH_ROWS = 1000  # rows a streamed result hands on at a time
+RowsTaker = Callable[[list[str], list[tuple[Any, ...]]], None]  # told the columns and each batch of rows
 FILES_MESSAGE = "query reads no file but the database: pass --write to read or write other files"
 # PostgreSQL roles that read or write the server's files (pg_read_file, COPY ... FROM 'file', lo_import) or run
 # programs there; a superuser holds them all, and no read-only transaction stops them
@@ -48,8 +50,12 @@ class FilesReachable(ReadOnly):
 
 
 def run_query(engine: sa.Engine, sql: str, *, write: bool = False, limit: int | None = None,
-              timeout: float | None = DEFAULT_TIMEOUT) -> tuple[list[str], list[tuple[Any, ...]]]:
-    """Run one SQL statement; return its column names and rows (at most ``limit``).
+              timeout: float | None = DEFAULT_TIMEOUT, on_rows: RowsTaker | None = None
+              ) -> tuple[list[str], list[tuple[Any, ...]]]:
+    """Run one SQL statement; return its column names and rows (at most ``limit``). With ``on_rows``, the rows
+    are handed to it a batch (:data:`BATCH_ROWS`) at a time as the driver reads them, never held all at once,
+    and none are returned: ``on_rows(columns, rows)`` is called at least once, with the columns of a
+    statement that returns no rows too.
 
     Without ``write`` nothing is ever committed, and a statement that writes
     or touches files is refused: SQLite's ``query_only`` (for the statement,
@@ -76,7 +82,7 @@ def run_query(engine: sa.Engine, sql: str, *, write: bool = False, limit: int | 
             if not write:
                 _refuse_writes(connection, sql)
             try:
-                columns, rows = _interruptible(connection, lambda: _fetch(connection, sql, limit), timeout)
+                columns, rows = _interruptible(connection, lambda: _fetch(connection, sql, limit, on_rows), timeout)
             finally:  # also after an SQL error: the connection goes back to the pool without the authorizer
                 if not write and not connection.invalidated:
                     _allow_files(connection)
@@ -101,12 +107,33 @@ def run_query(engine: sa.Engine, sql: str, *, write: bool = False, limit: int | 
         raise DatabaseError(f"SQL error: {error}") from None
 
 
-def _fetch(connection: sa.Connection, sql: str, limit: int | None) -> tuple[list[str], list[tuple[Any, ...]]]:
-    result = connection.execute(sa.text(sql))
-    if not result.returns_rows:
-        return [], []
-    rows = result.fetchmany(limit) if limit is not None else result.fetchall()
-    return list(result.keys()), [tuple(row) for row in rows]
+def _fetch(connection: sa.Connection, sql: str, limit: int | None,
+           on_rows: RowsTaker | None) -> tuple[list[str], list[tuple[Any, ...]]]:
+    """Return the statement's columns and rows, or hand the rows to ``on_rows`` a batch at a time (a server-side
+    cursor where the driver has one, so that neither end holds them all) and return the columns alone."""
+    # the statement goes to the driver as written, with no parameters: a ``:word`` or a ``%`` in its text is
+    # text, not a parameter's mark
+    connection = connection.execution_options(no_parameters=True)
+    if on_rows is None:
+        result = connection.exec_driver_sql(sql)
+        if not result.returns_rows:
+            return [], []
+        rows = result.fetchmany(limit) if limit is not None else result.fetchall()
+        return list(result.keys()), [tuple(row) for row in rows]
+    result = connection.execution_options(stream_results=True, max_row_buffer=BATCH_ROWS).exec_driver_sql(sql)
+    columns = list(result.keys()) if result.returns_rows else []
+    left, first = limit, True
+    while True:
+        size = BATCH_ROWS if left is None else min(BATCH_ROWS, left)
+        rows = [tuple(row) for row in result.fetchmany(size)] if columns and size else []
+        if rows or first:
+            on_rows(columns, rows)
+        first = False
+        if len(rows) < size or not rows:
+            break
+        left = None if left is None else left - len(rows)
+    result.close()
+    return columns, []
 
 
 def _interruptible(connection: sa.Connection, work: Callable[[], Any], timeout: float | None) -> Any:

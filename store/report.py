@@ -138,7 +138,7 @@ def prepare_game(engine: sa.Engine, game: Game, params: Mapping[str, Any],
     """Build the game's graph if needed and, for a game with a report of its own, solve it; return the build.
 
     ``progress`` counts the solve's steps, :func:`solve_steps` of them;
-    ``building`` the edges loaded while building.
+    ``building`` what is loaded while building (:func:`store.load.build_count`).
     """
     built = build_graph(engine, game, params, progress=building)
     if on_build is not None:

@@ -22,7 +22,7 @@ import sqlalchemy as sa
 from click.testing import CliRunner
 
 from cli import main
-from graphs import GAMES, register
+from graphs import register, unregister
 from graphs.exact import exact_value
 from graphs.spec import GameSpec
 from store.db import open_database
@@ -66,7 +66,7 @@ def guide_games(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, 
     games = {name: register(loaded(name, folder), origin="docs/guide.md") for name in ("bust", "piglet")}
     yield games
     for name in games:
-        del GAMES[name]
+        unregister(name)
 
 
 def run_commands(commands: list[list[str]], url: str, where: Path) -> list[str]:

@@ -271,3 +271,385 @@ def test_serve_takes_the_hosts_it_is_told_of(solved: str) -> None:
             statuses[host] = connection.getresponse().status
             connection.close()
     assert statuses == {"evil.example": 400, "games.local": 200, "localhost": 200}
+
+
+# --- databases that lose the work or leak ----------------------------------------------------------------------
+
+@pytest.mark.parametrize("url", ["sqlite:///", "duckdb:///", "sqlite:///  "])
+def test_a_url_that_names_no_file_is_refused(url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``sqlite:///$DB`` with $DB unset built into a private database that the next command could not find: the
+    URL is refused in one line (CLI, $DICEGRAPH_DB and the Python API), and nothing is built anywhere."""
+    import dicegraph
+
+    monkeypatch.chdir(tmp_path)
+    assert_one_line_error(run(url, "build", "jackpot", *JACKPOT), "names no file", ":memory:")
+    monkeypatch.setenv("DICEGRAPH_DB", url)
+    from click.testing import CliRunner
+
+    from cli import main
+    assert_one_line_error(CliRunner().invoke(main, ["report", "jackpot", *JACKPOT, "-n", "0"]), "names no file")
+    with pytest.raises(dicegraph.Error, match="names no file"):
+        dicegraph.open(url).build("jackpot", {"cells": 3})
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_database_in_memory_is_said_to_be(tmp_path: Path) -> None:
+    """Asked for by name (sqlite://, sqlite:///:memory:), a database in memory works and the CLI says on stderr
+    that nothing of it is kept."""
+    for url in ("sqlite://", "sqlite:///:memory:", "duckdb:///:memory:"):
+        result = run(url, "build", "jackpot", "-p", "cells=3", "--json")
+        assert result.exit_code == 0 and json.loads(result.stdout)["action"] == "built", result.output
+        assert "is a database in memory: nothing of it is kept" in result.stderr
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "duckdb"])
+def test_a_file_of_another_kind_is_never_opened_as_a_database(backend: str, tmp_path: Path) -> None:
+    """A JSON or CSV file, or the other engine's database, named as the database: DuckDB opened a JSON file as
+    an empty database in memory and kept nothing built in it. Each is refused in one line, its bytes unchanged;
+    an empty file is a new database."""
+    import sqlite3
+
+    import duckdb
+
+    others = {"games.json": b'{"a": 1}\n', "games.csv": b"a,b\n1,2\n", "page.html": b"<html></html>"}
+    sqlite_file, duckdb_file = tmp_path / "s.db", tmp_path / "d.duckdb"
+    sqlite3.connect(sqlite_file).execute("CREATE TABLE t (a)").connection.commit()
+    duckdb.connect(str(duckdb_file)).close()
+    paths = [tmp_path / name for name in others]
+    for path, content in zip(paths, others.values()):
+        path.write_bytes(content)
+    paths.append(duckdb_file if backend == "sqlite" else sqlite_file)
+    for path in paths:
+        before = path.read_bytes()
+        name = "SQLite" if backend == "sqlite" else "DuckDB"
+        assert_one_line_error(run(f"{backend}:///{path}", "build", "jackpot", "-p", "cells=3"),
+                              f"is not a {name} database file")
+        assert_one_line_error(run(f"{backend}:///{path}", "graphs"), f"is not a {name} database file")
+        assert path.read_bytes() == before
+    if backend == "sqlite":
+        empty = tmp_path / "empty.db"
+        empty.touch()
+        assert run(f"sqlite:///{empty}", "build", "jackpot", "-p", "cells=3").exit_code == 0
+
+
+def test_duckdb_never_installs_nor_loads_an_extension(tmp_path: Path) -> None:
+    """Extension auto-install and auto-load are off on every DuckDB engine dicegraph opens (writing, read-only and
+    in memory): nothing reaches the network."""
+    import sqlalchemy as sa
+
+    from store.db import open_database
+
+    url = f"duckdb:///{tmp_path / 'x.duckdb'}"
+    for options in ({"create": True}, {"read_only": True}):
+        engine = open_database(url, **options)
+        with engine.connect() as connection:
+            for setting in ("autoinstall_known_extensions", "autoload_known_extensions"):
+                assert connection.execute(sa.text(f"SELECT current_setting('{setting}')")).scalar() is False
+        engine.dispose()
+    memory = open_database("duckdb:///:memory:", create=True)
+    with memory.connect() as connection:
+        assert connection.execute(sa.text("SELECT current_setting('autoload_known_extensions')")).scalar() is False
+
+
+SECRET_URLS = ["postgresql+psycopg://alice:hunter2secret@127.0.0.1:1/games",
+               "postgresql+psycopg://alice:hunter2secret@no-such-host.invalid/games",
+               "postgresql+nodriver://alice:hunter2secret@h/games",
+               "postgresql+psycopg://alice:hunter2secret@x@h/games",
+               "mysql://alice:hunter2secret@h/games"]
+
+
+@pytest.mark.parametrize("url", SECRET_URLS)
+def test_a_password_is_never_shown(url: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Errors about a database URL (unreachable, unknown driver, malformed, unsupported) from --db, from
+    $DICEGRAPH_DB and from the Python API show the password masked."""
+    import dicegraph
+    from click.testing import CliRunner
+
+    from cli import main
+
+    given = run(url, "graphs")
+    monkeypatch.setenv("DICEGRAPH_DB", url)
+    from_env = CliRunner().invoke(main, ["graphs"])
+    for result in (given, from_env):
+        assert_one_line_error(result)
+        assert "hunter2" not in result.output and ("alice" not in result.output or "alice:***@" in result.output)
+    with pytest.raises(dicegraph.Error) as raised:
+        dicegraph.open(url).graphs()
+    assert "hunter2" not in str(raised.value) and "hunter2" not in repr(dicegraph.open(SECRET_URLS[0]))
+
+
+@pytest.fixture()
+def read_only_medium(solved: str, tmp_path: Path):  # noqa: ANN201
+    """URL of a copy of the solved database (in WAL mode, as a writer leaves it) on a read-only bind mount."""
+    import shutil
+    import subprocess
+
+    source, mounted = tmp_path / "source", tmp_path / "medium"
+    source.mkdir()
+    mounted.mkdir()
+    shutil.copy(solved.removeprefix("sqlite:///"), source / "games.db")
+    made = subprocess.run(f"mount --bind {source} {mounted} && mount -o remount,ro,bind {mounted}", shell=True,
+                          capture_output=True, text=True)
+    if made.returncode != 0:
+        if os.environ.get("CI"):
+            raise RuntimeError(f"CI must test a read-only medium: {made.stderr.strip()}")
+        pytest.skip(f"cannot mount a read-only folder here: {made.stderr.strip()}")
+    try:
+        yield f"sqlite:///{mounted / 'games.db'}"
+    finally:
+        subprocess.run(["umount", str(mounted)], check=False)
+
+
+def test_viewing_works_on_a_read_only_medium(read_only_medium: str) -> None:
+    """A SQLite file on a read-only medium (its WAL index cannot be made beside it) is listed, shown, queried,
+    compared and served; a build there says it cannot write, in one line."""
+    from dicegraph.database import Database
+    from store.db import open_database
+    from web.app import create_app
+
+    for args in (["graphs"], ["show", "1", "0"], ["policies", "1"], ["query", "SELECT COUNT(*) FROM node"],
+                 ["compare", "1", "hilo"], ["propagate", "1", "--policy", "hilo"]):
+        result = run(read_only_medium, *args)
+        assert result.exit_code == 0, (args, result.output)
+    engine = open_database(read_only_medium, read_only=True)
+    client = create_app(Database.over(engine)).test_client()
+    assert client.get("/graphs/1.json").status_code == 200
+    engine.dispose()
+    assert run(read_only_medium, "build", "jackpot", "-p", "cells=3").exit_code == 1
+
+
+@pytest.mark.parametrize("url", ["sqlite://", "duckdb:///:memory:"])
+def test_a_session_in_memory_is_shared_by_threads(url: str) -> None:
+    """dicegraph.open of a database in memory (the Python API page's first example) used by eight threads at
+    once: each sees the one database (it saw an empty one, closed connections, or crashed the interpreter)."""
+    import threading
+
+    import dicegraph
+
+    db = dicegraph.open(url)
+    db.build("jackpot", {"cells": 3})
+    failures: list[str] = []
+    seen: list[int] = []
+
+    def work(number: int) -> None:
+        try:
+            for _ in range(3):
+                seen.append(len(db.graphs()))
+                db.solve("jackpot", {"cells": 3})
+                db.build("jackpot", {"cells": 2 + number % 3})
+                assert db.policies("jackpot", {"cells": 3})
+        except Exception as error:  # noqa: BLE001 (every failure is the test's finding)
+            failures.append(repr(error))
+
+    threads = [threading.Thread(target=work, args=(number,)) for number in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert failures == [] and min(seen) >= 1
+    assert sorted(json.loads(row["params"])["cells"] for row in db.graphs()) == [2, 3, 4]
+
+
+def test_query_streams_its_rows_in_bounded_memory(solved: str, tmp_path: Path) -> None:
+    """Two million rows, as text and as JSON, into a reader that stops after one line (| head -1) and into a
+    file: the process's peak memory stays under 300 MB (a result held whole took 4.2 GB for ten million), and
+    what is streamed is what the Python API returns for a small result."""
+    import subprocess
+    import sys
+
+    import dicegraph
+
+    many = ("WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 2000000) "
+            "SELECT x, 'a text of some length' AS t FROM c")
+    measure = ("import resource, subprocess, sys; "
+               "subprocess.run(sys.argv[1], shell=True, check=False); "
+               "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)")
+    dicegraph_command = f"{Path(sys.executable).parent / 'dicegraph'} --db {solved} query \"{many}\" --timeout 0"
+    for shape in ("", " --json"):
+        for sink in (" | head -1", f" > {tmp_path / 'out'}"):
+            peak = subprocess.run([sys.executable, "-c", measure, dicegraph_command + shape + sink], check=True,
+                                  capture_output=True, text=True).stdout.split()[-1]
+            assert int(peak) < 300_000, (shape, sink, peak)  # kilobytes
+    assert (tmp_path / "out").read_text().count('"x"') == 2_000_000
+    small = ("WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 2500) "
+             "SELECT x, x * 0.5 AS half, 'row ' || x AS label FROM c")
+    streamed = run(solved, "query", small, "--json")
+    assert json.loads(streamed.stdout) == dicegraph.open(solved).query(small)
+    text = run(solved, "query", small, "--limit", "1500").stdout.splitlines()
+    assert len(text) == 2 + 1500 and text[0].split() == ["x", "half", "label"] and text[-1].split()[0] == "1500"
+
+
+def test_two_revisions_in_alembic_version_are_one_line_everywhere(solved: str, tmp_path: Path) -> None:
+    """A database whose alembic_version holds two rows: every command, upgrade included, says so in one line and
+    what to do (it ended in a traceback)."""
+    import shutil
+    import sqlite3
+
+    path = tmp_path / "two.db"
+    shutil.copy(solved.removeprefix("sqlite:///"), path)
+    with sqlite3.connect(path) as connection:
+        connection.execute("INSERT INTO alembic_version VALUES ('0123abcd')")
+    url = f"sqlite:///{path}"
+    for args in (["graphs"], ["upgrade"], ["build", "jackpot", "-p", "cells=3"], ["show", "1", "0"],
+                 ["query", "SELECT 1"], ["report", "jackpot", *JACKPOT, "-n", "0"]):
+        assert_one_line_error(run(url, *args), "alembic_version table holds 2 revisions", "restore a copy")
+
+
+# --- size guards and plugins -----------------------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def hostile_plugins(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
+    """Environment with six plugin games installed (pip, into a folder on the path): the guide's ``bust`` as it
+    is, and five that misbehave: one exits on import, one prints on import (otherwise sound), one whose rules
+    raise, one whose parameter's default is None, one that leaves a mark when imported (what a slow import
+    would cost: the commands that need no game must not import it). Also ``MARK``: that mark's path."""
+    import subprocess
+    import sys
+
+    from tests.test_guide import PLUGIN_PYPROJECT, module_code
+
+    folder = tmp_path_factory.mktemp("plugins")
+    mark = folder / "imported.mark"
+    code = module_code("bust")
+    renamed = {name: code.replace('name = "bust"', f'name = "{name}"') for name in
+               ("exits", "noisy", "raising", "nodefault", "marking")}
+    modules = {
+        "bust": code,
+        "exits": "raise SystemExit(3)\n" + renamed["exits"],
+        "noisy": "print('hello from a plugin')\n" + renamed["noisy"],
+        "raising": renamed["raising"] + "\n\ndef rules(params):\n    raise ValueError('my rules are broken')\n",
+        "nodefault": renamed["nodefault"].replace('Param("cap", 20,', 'Param("cap", None,'),
+        "marking": f"open({str(mark)!r}, 'w').close()\n" + renamed["marking"],
+    }
+    for name, text in modules.items():
+        package = folder / name
+        package.mkdir()
+        (package / "pyproject.toml").write_text(PLUGIN_PYPROJECT.format(name=f"dicegraph-{name}", entry=name,
+                                                                        module=f"dicegraph_{name}"))
+        (package / f"dicegraph_{name}.py").write_text(text)
+    installed = folder / "site"
+    pip = subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--target", str(installed),
+                          *(str(folder / name) for name in modules)], capture_output=True, text=True)
+    assert pip.returncode == 0, pip.stderr
+    return {**os.environ, "PYTHONPATH": str(installed), "MARK": str(mark)}
+
+
+def test_no_plugin_stops_or_corrupts_the_others(hostile_plugins: dict[str, str], tmp_path: Path) -> None:
+    """games --json stays valid JSON with every sound game in it (the noisy one's print goes to stderr); the
+    plugin that exits, the one whose rules raise and the one with no default are each named in one line on
+    stderr; --version still answers; a report of a sound plugin game prints valid JSON."""
+    import subprocess
+
+    from tests.processes import ROOT, dicegraph
+
+    def call(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(dicegraph("--db", f"sqlite:///{tmp_path / 'p.db'}", *args), capture_output=True,
+                              text=True, cwd=ROOT, env=hostile_plugins)
+
+    listed = call("games", "--json")
+    assert listed.returncode == 0, listed.stderr
+    names = {game["name"] for game in json.loads(listed.stdout)}
+    assert {"bust", "noisy", "marking", "jackpot"} <= names and not {"exits", "raising", "nodefault"} & names
+    problems = listed.stderr.strip().splitlines()
+    assert "hello from a plugin" in problems
+    for plugin, phrase in (("exits", "SystemExit: 3"), ("raising", "my rules are broken"),
+                           ("nodefault", "parameter 'cap': its default None")):
+        assert sum(plugin in line and phrase in line for line in problems) == 1, (plugin, problems)
+    version = call("--version")
+    assert version.returncode == 0 and "version" in version.stdout
+    reported = call("report", "noisy", "-n", "0", "--json")
+    assert reported.returncode == 0, reported.stderr
+    assert json.loads(reported.stdout)["game"] == "noisy"
+    refused = call("build", "nodefault")
+    errors = [line for line in refused.stderr.splitlines() if line.startswith("Error:")]
+    assert refused.returncode == 1 and len(errors) == 1 and "unknown game 'nodefault'" in errors[0]
+
+
+def test_commands_that_need_no_game_import_no_plugin(hostile_plugins: dict[str, str], tmp_path: Path) -> None:
+    """--help, --version, graphs and query import no plugin (a plugin taking 30 s to import delayed them all);
+    a plugin's game is imported when it is asked for."""
+    import subprocess
+
+    from tests.processes import ROOT, dicegraph
+
+    url = f"sqlite:///{tmp_path / 'p.db'}"
+    assert run(url, "build", "jackpot", "-p", "cells=3").exit_code == 0
+    mark = Path(hostile_plugins["MARK"])
+    mark.unlink(missing_ok=True)
+    for args in (["--help"], ["--version"], ["graphs"], ["query", "SELECT COUNT(*) FROM graph"], ["build", "--help"],
+                 ["show", "1", "0"]):
+        done = subprocess.run(dicegraph("--db", url, *args), capture_output=True, text=True, cwd=ROOT,
+                              env=hostile_plugins)
+        assert done.returncode == 0 and not mark.exists(), (args, done.stderr)
+    asked = subprocess.run(dicegraph("--db", url, "build", "marking"), capture_output=True, text=True, cwd=ROOT,
+                           env=hostile_plugins)
+    assert asked.returncode == 0 and mark.exists(), asked.stderr
+
+
+WRONG_CALLS = {
+    "report(None)": (lambda db: db.report(None), "game must be text, or a Game"),
+    "params as pairs": (lambda db: db.report("jackpot", [("cells", 4)]), "params must be a mapping"),
+    "seed=-1": (lambda db: db.report("jackpot", {"cells": 3}, seed=-1), "seed must be 0 or more"),
+    "query(bytes)": (lambda db: db.query(b"SELECT 1"), "sql must be text"),
+    "analyse(list)": (lambda db: db.analyse([1, 2]), "record must be a Record"),
+    "play(seed='x')": (lambda db: db.play("jackpot", {"cells": 3}, seed="x"), "seed must be a whole number"),
+    "policies as text": (lambda db: db.play("jackpot", policies="optimal"), "policies must be a sequence of text"),
+    "unknown keyword": (lambda db: db.build("jackpot", cels=3), "unexpected keyword argument 'cels'"),
+    "games=-5": (lambda db: db.simulate("jackpot", games=-5), "games must be 0 or more"),
+    "export to None": (lambda db: db.export(1, None), "output must be text, or a path"),
+    "limit as text": (lambda db: db.search(1, "x", limit="10"), "limit must be a whole number"),
+    "True as a seed": (lambda db: db.simulate("jackpot", seed=True), "seed must be a whole number"),
+}
+
+
+@pytest.mark.parametrize("call", WRONG_CALLS)
+def test_the_python_api_checks_its_arguments_first(call: str, tmp_path: Path) -> None:
+    """Wrong types and negative counts to the session's methods: dicegraph.Error in one line naming the argument,
+    before any work (the database file is not even created)."""
+    import dicegraph
+
+    path = tmp_path / "api.db"
+    db = dicegraph.open(f"sqlite:///{path}")
+    method, phrase = WRONG_CALLS[call]
+    with pytest.raises(dicegraph.Error) as raised:
+        method(db)
+    assert phrase in str(raised.value) and "\n" not in str(raised.value)
+    assert not path.exists()
+
+
+def test_every_public_method_of_the_session_has_its_arguments_checked() -> None:
+    """Each public method of dicegraph.Database goes through the door (its annotations resolve, so that each
+    argument is checked), the ones a game's commands call too."""
+    import inspect
+
+    import dicegraph
+    from dicegraph.arguments import _described
+
+    for name, method in inspect.getmembers(dicegraph.Database, inspect.isfunction):
+        if name.startswith("_"):
+            continue
+        assert getattr(method, "__wrapped__", None) is not None or name in ("table", "solved", "game", "output_file",
+                                                                             "write_file"), name
+        _described(inspect.unwrap(method))  # raises if an annotation cannot be resolved
+
+
+def test_the_size_guard_bounds_nodes_and_watches_builds_without_an_estimate(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """A graph of many nodes and few edges (synthetic: one root, a wide last layer) passed the guard, which
+    counted estimated edges only; and Jackpot, which gives no estimate, was not guarded at all. With the bounds
+    lowered, each is stopped as it streams, in one line, nothing kept; --force builds them; a build with no
+    estimate shows its progress in nodes and edges as it grows."""
+    from store import load
+
+    monkeypatch.setattr(load, "MAX_NODES", 2_000)
+    monkeypatch.setattr(load, "MAX_EDGES", 2_000)
+    url = f"sqlite:///{tmp_path / 'guard.db'}"
+    wide = ["synthetic", "-p", "layers=2", "-p", "width=50000", "-p", "fanout=1"]
+    for args, phrase in ((wide, "passed 20,000 nodes and 0 edges"), (["jackpot", "-p", "cells=6"], "edges as it was")):
+        assert_one_line_error(run(url, "build", *args), phrase, "nodes", "--force", "nothing was kept")
+    graphs = run(url, "graphs", "--json")
+    assert graphs.exit_code == 0 and json.loads(graphs.stdout) == []
+    assert run(url, "build", *wide, "--force").exit_code == 0
+    monkeypatch.setattr("cli.REPORT_EVERY", 0.0)  # a progress line at every batch, stderr not being a terminal
+    watched = run(url, "build", "jackpot", "-p", "cells=6", "--force")
+    assert watched.exit_code == 0 and "building jackpot, nodes and edges:" in watched.stderr

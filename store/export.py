@@ -36,7 +36,7 @@ import networkx as nx
 import sqlalchemy as sa
 
 from graphs.errors import TooLarge
-from store.catalog import find_node, find_policy
+from store.catalog import find_node, find_policy, has_cycles
 from store.schema import choice, edge, graph_edge_span, layer, node, value
 
 MOVE_SEPARATOR = ", "
@@ -47,13 +47,28 @@ def policy_id_of(connection: sa.Connection, graph_id: int, name: str) -> int:
     return find_policy(connection, graph_id, name).id
 
 
-def _reached(graph_id: int, policy_id: int, to_layer: int | None) -> sa.Select:
-    """Positions (chance and terminal nodes) the policy reaches with positive probability."""
+def reached_ids(policy_id: int, first: int, last: int, cyclic: bool) -> sa.Select:
+    """Return the ids of the nodes the policy reaches with positive probability: those of positive stored reach;
+    in a graph with cycles, whose reach is not propagated (a position may recur), those a walk from the root
+    along the rolls and the policy's moves arrives at (a recursive query, whose UNION stops at a repeat)."""
+    if not cyclic:
+        return sa.select(value.c.node_id).where(value.c.policy_id == policy_id, value.c.reach > 0)
+    walked = sa.select(sa.literal(0, sa.Integer).label("node_id")).cte("reachable", recursive=True)
+    onward = (sa.select(edge.c.dst)
+              .select_from(edge.join(walked, edge.c.src == walked.c.node_id)
+                           .outerjoin(choice, sa.and_(choice.c.policy_id == policy_id, choice.c.edge_id == edge.c.id)))
+              .where(edge.c.id.between(first, last),
+                     sa.or_(sa.and_(edge.c.kind == "roll", edge.c.weight > 0), choice.c.edge_id.is_not(None))))
+    return sa.select(walked.union(onward).c.node_id)
+
+
+def _reached(graph_id: int, policy_id: int, to_layer: int | None, reached: sa.Select) -> sa.Select:
+    """Positions (chance and terminal nodes) the policy reaches with positive probability (``reached``)."""
     query = (
         sa.select(node.c.id, node.c.key, node.c.label, node.c.layer, node.c.kind, node.c.denom, node.c.payoff,
                   value.c.value, value.c.reach)
         .select_from(node.join(value, sa.and_(value.c.node_id == node.c.id, value.c.policy_id == policy_id)))
-        .where(node.c.graph_id == graph_id, node.c.kind != "decision", value.c.reach > 0)
+        .where(node.c.graph_id == graph_id, node.c.kind != "decision", node.c.id.in_(reached))
     )
     return query if to_layer is None else query.where(node.c.layer <= to_layer)
 
@@ -63,9 +78,8 @@ def _guard(count: int, limit: int | None, smaller: str) -> None:
         raise TooLarge(f"the diagram would have {count:,} nodes, over the limit of {limit:,}: {smaller}, or pass --force")
 
 
-def _walk(policy_id: int, first: int, last: int, to_layer: int | None) -> sa.CTE:
+def _walk(policy_id: int, first: int, last: int, to_layer: int | None, reached: sa.Select) -> sa.CTE:
     """Recursive CTE: from each reached position, every roll, then the policy's moves until a position."""
-    reached = sa.select(value.c.node_id).where(value.c.policy_id == policy_id, value.c.reach > 0)
     start = sa.select(
         edge.c.src.label("position"),
         edge.c.dst.label("node"),
@@ -109,12 +123,13 @@ def policy_view(
     in stored order). With ``to_layer``, only positions in layers up to it.
     Raises TooLarge over ``max_nodes`` positions.
     """
-    positions = {row.id: row for row in connection.execute(_reached(graph_id, policy_id, to_layer))}
     first, last = graph_edge_span(connection, graph_id)
     view = nx.DiGraph()
     if first is None:
         return view
-    walk = _walk(policy_id, first, last, to_layer)
+    reached = reached_ids(policy_id, first, last, has_cycles(connection, graph_id))
+    positions = {row.id: row for row in connection.execute(_reached(graph_id, policy_id, to_layer, reached))}
+    walk = _walk(policy_id, first, last, to_layer, reached)
     arrivals = (
         sa.select(walk.c.position, walk.c.node, walk.c.weight, walk.c.roll, walk.c.moves, walk.c.roll_edge)
         .join_from(walk, node, sa.and_(node.c.graph_id == graph_id, node.c.id == walk.c.node))

@@ -71,7 +71,8 @@ class BulkInserter:
 
     SQLite takes the compiled Core INSERT through the driver's ``executemany``
     on plain tuples; DuckDB reads each batch from a CSV file with ``COPY``
-    (its executemany goes row by row); PostgreSQL through psycopg streams each
+    (its executemany goes row by row), or, where it may read no file, as
+    lists unnested; PostgreSQL through psycopg streams each
     batch with ``COPY ... FROM STDIN``; other backends take the Core INSERT
     through SQLAlchemy's executemany (its insertmanyvalues batching).
     """
@@ -91,7 +92,8 @@ class BulkInserter:
             self._flush = self._flush_sqlite
         elif connection.dialect.name == "duckdb":
             self._table = table.name
-            self._flush = self._flush_duckdb
+            reads_files = connection.exec_driver_sql("SELECT current_setting('enable_external_access')").scalar()
+            self._flush = self._flush_duckdb if reads_files else self._flush_duckdb_lists
         elif connection.dialect.name == "postgresql" and connection.dialect.driver == "psycopg":
             self._table = table.name
             self._flush = self._flush_postgresql
@@ -134,6 +136,15 @@ class BulkInserter:
             )
         finally:
             os.unlink(handle.name)
+
+    def _flush_duckdb_lists(self, rows: list[tuple]) -> None:
+        """Insert a batch into DuckDB as one list a column, unnested, where DuckDB reads no file (an engine opened
+        read-only, whose work tables a comparison fills: ``enable_external_access`` is off there)."""
+        columns = [list(column) for column in zip(*rows)]
+        unnested = ", ".join(f"unnest(${number})" for number in range(1, len(columns) + 1))
+        driver = self.connection.connection.driver_connection
+        driver.execute(f"INSERT INTO {self._table} ({', '.join(self.columns)}) SELECT {unnested}",  # type: ignore[union-attr]
+                       columns)
 
     def _flush_postgresql(self, rows: list[tuple]) -> None:
         cursor = self.connection.connection.driver_connection.cursor()  # type: ignore[union-attr]

@@ -20,8 +20,8 @@ from sqlalchemy.dialects import postgresql, sqlite
 
 from store.catalog import has_cycles
 from store.errors import NotFound
-from store.schema import edge, edges_of, node, value
-from store.scratch import has_upsert, reach_table
+from store.schema import choice, edge, edges_of, layer_ranges, node, value
+from store.scratch import carried_reach_table, has_upsert, reach_table
 
 
 class Reach(NamedTuple):
@@ -116,9 +116,10 @@ def propagate(connection: sa.Connection, graph_id: int, spans: Sequence[sa.Row],
 
 
 def outcome_distribution(connection: sa.Connection, policy_id: int, graph_id: int) -> dict[float, float]:
-    """Return terminal payoff -> probability of ending there under the (evaluated) policy.
+    """Return outcome -> probability of ending the game with it under the (evaluated) policy: the terminal's
+    payoff, plus the points paid on the edges taken (:func:`pays_on_edges`), from the first mover's view.
 
-    Terminals of equal payoff are added up; payoffs never reached are left out.
+    Outcomes that are equal are added up; outcomes never reached are left out.
     A graph with cycles has no reach (a position may recur): NotFound says so.
     A probability is at most 1: a sum of reaches that rounding takes a few ulps
     past 1 (every game ends there) is given as 1.
@@ -126,6 +127,8 @@ def outcome_distribution(connection: sa.Connection, policy_id: int, graph_id: in
     if has_cycles(connection, graph_id):
         raise NotFound(f"graph {graph_id} has cycles, so no outcome distribution is propagated (a position can "
                        "recur); its report gives the win probabilities")
+    if pays_on_edges(connection, graph_id):
+        return carried_distribution(connection, policy_id, graph_id)
     query = (
         sa.select(node.c.payoff, sa.func.sum(value.c.reach))
         .select_from(value.join(node, sa.and_(node.c.graph_id == graph_id, node.c.id == value.c.node_id)))
@@ -143,3 +146,56 @@ def mean_payoff(connection: sa.Connection, policy_id: int, graph_id: int) -> flo
     still the game's payoff (e.g. the expected score of playing for a goal).
     """
     return sum(payoff * probability for payoff, probability in outcome_distribution(connection, policy_id, graph_id).items())
+
+
+OUTCOME_DIGITS = 9  # decimals an outcome is rounded to when outcomes are added up (sums of points in another order)
+
+
+def pays_on_edges(connection: sa.Connection, graph_id: int) -> bool:
+    """Return whether any edge of the graph pays points (a reward) or hands the turn over (a sign of -1), so that
+    a game's outcome is not its terminal's payoff alone."""
+    paying = sa.select(edge.c.id).where(edge.c.graph_id == graph_id,
+                                        sa.or_(edge.c.reward != 0, edge.c.sign != 1)).limit(1)
+    return connection.execute(paying).first() is not None
+
+
+def carried_distribution(connection: sa.Connection, policy_id: int, graph_id: int) -> dict[float, float]:
+    """Return :func:`outcome_distribution` of a graph whose edges pay points or hand the turn over: reach carried
+    layer by layer with the points won on the way and the sign they count with (a statement a layer, as
+    :func:`propagate`), the outcome at a terminal being ``score + sign * payoff``."""
+    spans = layer_ranges(connection, graph_id)
+    table = carried_reach_table(connection)
+    keys = ("node_id", "score", "sign")
+    upserts = has_upsert(connection)
+    reach = summed(table, upserts, keys)
+    chosen = sa.select(choice.c.node_id, choice.c.edge_id).where(choice.c.policy_id == policy_id).subquery()
+    root = sa.select(node.c.id, sa.literal(0.0, sa.Double), sa.literal(1), sa.literal(1.0, sa.Double),
+                     sa.func.coalesce(node.c.denom, 1)).where(node.c.graph_id == graph_id, node.c.id == 0)
+    connection.execute(sa.insert(table).from_select(["node_id", "score", "sign", "reach", "denom"], root))
+    carried = (reach.c.score + reach.c.sign * edge.c.reward).label("score")
+    turned = (reach.c.sign * edge.c.sign).label("sign")
+    for span in spans:
+        rolls = (sa.select(edge.c.dst, carried, turned, (reach.c.reach * edge.c.weight / reach.c.denom).label("flow"))
+                 .select_from(edge.join(reach, reach.c.node_id == edge.c.src)).where(edges_of(span, "roll")))
+        moves = (sa.select(edge.c.dst, carried, turned, reach.c.reach.label("flow"))
+                 .select_from(edge.join(chosen, sa.and_(chosen.c.node_id == edge.c.src, chosen.c.edge_id == edge.c.id))
+                              .join(reach, reach.c.node_id == edge.c.src))
+                 .where(edges_of(span, "move")))
+        parts = [part for part, count in ((rolls, span.rolls), (moves, span.moves)) if count]
+        flows = (sa.union_all(*parts) if len(parts) > 1 else parts[0]).subquery()
+        totals = (sa.select(flows.c.dst, flows.c.score, flows.c.sign, sa.func.sum(flows.c.flow).label("reach"))
+                  .where(sa.true()).group_by(flows.c.dst, flows.c.score, flows.c.sign).subquery())
+        rows = sa.select(totals.c.dst, totals.c.score, totals.c.sign, totals.c.reach,
+                         sa.func.coalesce(node.c.denom, 1)).select_from(
+            totals.join(node, sa.and_(node.c.graph_id == graph_id, node.c.id == totals.c.dst))).where(sa.true())
+        insert_adding(connection, table, rows, "reach", keys)
+    outcome = (reach.c.score + reach.c.sign * node.c.payoff).label("outcome")
+    ends = (sa.select(outcome, sa.func.sum(reach.c.reach))
+            .select_from(reach.join(node, sa.and_(node.c.graph_id == graph_id, node.c.id == reach.c.node_id)))
+            .where(node.c.kind == "terminal", reach.c.reach > 0).group_by(outcome))
+    found: dict[float, float] = {}
+    for ending, probability in connection.execute(ends).all():
+        rounded = round(ending, OUTCOME_DIGITS) + 0.0  # -0.0 and 0.0 alike
+        found[rounded] = found.get(rounded, 0.0) + probability
+    table.drop(connection)
+    return {ending: min(found[ending], 1.0) for ending in sorted(found)}

@@ -152,6 +152,23 @@ def keyed_pair_definition(name: str, second_key: str, *columns: sa.Column, index
     )
 
 
+def carried_reach_table(connection: sa.Connection) -> sa.Table:
+    """Return a new temporary table of reach carried with the points won on the way: ``(node_id, score, sign,
+    reach, denom)``, keyed by the first three where flows are added in place (:func:`has_upsert`), ``sign``
+    the product of the signs of the edges taken (-1 where the turn was handed over an odd number of times)."""
+    indexed = has_upsert(connection)
+    return create_afresh(connection, sa.Table(
+        "work_carried",
+        sa.MetaData(),
+        sa.Column("node_id", sa.Integer, primary_key=indexed, autoincrement=False, nullable=False),
+        sa.Column("score", sa.Double, primary_key=indexed, autoincrement=False, nullable=False),
+        sa.Column("sign", sa.Integer, primary_key=indexed, autoincrement=False, nullable=False),
+        sa.Column("reach", sa.Double, nullable=False),
+        sa.Column("denom", sa.Integer, nullable=False),
+        prefixes=["TEMPORARY"],
+    ))
+
+
 def sweep_table(connection: sa.Connection, name: str, *columns: sa.Column) -> sa.Table:
     """Return a new temporary table ``name(node_id, goal, *columns)``: one row per node and goal of a sweep."""
     return keyed_pair_table(connection, name, "goal", *columns)

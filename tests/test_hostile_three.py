@@ -653,3 +653,159 @@ def test_the_size_guard_bounds_nodes_and_watches_builds_without_an_estimate(
     monkeypatch.setattr("cli.REPORT_EVERY", 0.0)  # a progress line at every batch, stderr not being a terminal
     watched = run(url, "build", "jackpot", "-p", "cells=6", "--force")
     assert watched.exit_code == 0 and "building jackpot, nodes and edges:" in watched.stderr
+
+
+# --- the generic tools on games nobody here wrote (tests/shapes.py) -------------------------------------------
+
+@pytest.fixture(scope="module")
+def shapes(tmp_path_factory: pytest.TempPathFactory):  # noqa: ANN201
+    """The three test games registered, and a URL per backend (SQLite, DuckDB) where each is reported."""
+    from tests.shapes import registered
+
+    folder = tmp_path_factory.mktemp("shapes")
+    with registered() as specs:
+        urls = {"sqlite": f"sqlite:///{folder / 'shapes.db'}", "duckdb": f"duckdb:///{folder / 'shapes.duckdb'}"}
+        for url in urls.values():
+            for name in specs:
+                assert run(url, "report", name, "-n", "0").exit_code == 0
+            assert run(url, "report", "synthetic", "-p", "layers=5", "-p", "width=6", "-p", "fanout=3",
+                       "-n", "0").exit_code == 0
+        yield specs, urls
+
+
+def exact_scores(rules: Any, agent: str) -> dict[Any, Any]:
+    """Return the distribution of the points won (moves' rewards plus the final payoff) under the rules' agent,
+    in fractions, by walking the rules themselves (no graph, no SQL)."""
+    from fractions import Fraction
+
+    spread: dict[Any, Any] = {}
+
+    def walk(position: Any, chance: Any, points: Any) -> None:
+        payoff = rules.payoff(position)
+        if payoff is not None:
+            spread[points + Fraction(payoff)] = spread.get(points + Fraction(payoff), 0) + chance
+            return
+        rolls = list(rules.rolls(position))
+        total = sum(weight for _, weight in rolls)
+        for roll, weight in rolls:
+            move = rules.agents[agent](position, roll, rules.moves(position, roll))
+            walk(move.next, chance * Fraction(weight, total), points + Fraction(move.reward))
+
+    walk(rules.starts()[0], Fraction(1), Fraction(0))
+    return spread
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "duckdb"])
+def test_an_outcome_distribution_counts_the_points_paid_on_moves(shapes: Any, backend: str) -> None:
+    """A game that pays points on its moves (yachtlet; synthetic's rewards): propagate, the report's distribution
+    and the explorer's chart data count them (the mean was 0 where the value is 16/3). Under the rules' agent the
+    distribution is the one walked from the rules in fractions; under every policy its mean is the policy's
+    value; a minimising solitaire game (lowball, no points on moves) keeps its distribution."""
+    import dicegraph
+
+    specs, urls = shapes
+    db = dicegraph.open(urls[backend])
+    walked = exact_scores(specs["yachtlet"].rules({}), "first-box")
+    stored = {row["payoff"]: row["probability"] for row in db.propagate("yachtlet", "first-box")["distribution"]}
+    assert stored.keys() == {float(score) for score in walked}
+    for score, chance in walked.items():
+        assert stored[float(score)] == pytest.approx(float(chance), rel=1e-12)
+    synthetic = {"layers": 5, "width": 6, "fanout": 3}
+    for game, params in (("yachtlet", None), ("lowball", None), ("synthetic", synthetic)):
+        charts = db.distributions(game, params)
+        for row in db.policies(game, params):
+            spread = db.propagate(game, row["name"], params)
+            assert sum(item["probability"] for item in spread["distribution"]) == pytest.approx(1.0, rel=1e-12)
+            assert spread["expected_payoff"] == pytest.approx(row["value"], rel=1e-12), (game, row["name"])
+            assert sum(item["payoff"] * item["probability"] for item in charts[row["name"]]) == pytest.approx(
+                row["value"], rel=1e-12)
+    report = json.loads(run(urls[backend], "report", "yachtlet", "-n", "0", "--json").stdout)
+    text = json.dumps(report)
+    assert "distribution" in text and report["policies"]
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "duckdb"])
+def test_the_default_picture_of_a_race_with_loops_is_drawn(shapes: Any, backend: str, tmp_path: Path) -> None:
+    """export's default view (the policy's positions) of a race whose positions repeat (slide; Pig) drew 0 nodes
+    and exited 0: it draws what the policy reaches, found by walking the rolls and its moves, as networkx finds
+    it on the stored edges."""
+    import networkx as nx
+    import sqlalchemy as sa
+
+    from store.db import open_database
+    from store.schema import choice, edge, node, policy
+
+    _, urls = shapes
+    url = urls[backend]
+    assert run(url, "report", "pig", "-p", "target=4", "-p", "holds=2", "-n", "0").exit_code == 0
+    for game, params, agent in (("slide", [], "hold-at-1"), ("pig", ["-p", "target=4", "-p", "holds=2"], "hold-at-2")):
+        for chosen in ("optimal", agent):
+            out = tmp_path / f"{game}-{chosen}.dot"
+            done = run(url, "export", game, *params, "--policy", chosen, "-o", str(out), "--busts", "--json")
+            assert done.exit_code == 0, done.output
+            drawn = json.loads(done.stdout)["nodes"]
+            engine = open_database(url, read_only=True)
+            with engine.connect() as connection:
+                graph_id = json.loads(run(url, "graphs", "--json").stdout)
+                graph_id = next(row["id"] for row in graph_id if row["game"] == game)
+                policy_id = connection.execute(sa.select(policy.c.id).where(
+                    policy.c.graph_id == graph_id, policy.c.name == chosen)).scalar_one()
+                moves = set(connection.execute(sa.select(choice.c.edge_id).where(choice.c.policy_id == policy_id)).scalars())
+                walkable = nx.DiGraph()
+                for edge_id, src, dst, kind, weight in connection.execute(sa.select(
+                        edge.c.id, edge.c.src, edge.c.dst, edge.c.kind, edge.c.weight).where(edge.c.graph_id == graph_id)):
+                    if (kind == "roll" and weight > 0) or edge_id in moves:
+                        walkable.add_edge(src, dst)
+                kinds = dict(connection.execute(sa.select(node.c.id, node.c.kind).where(node.c.graph_id == graph_id)).all())
+            engine.dispose()
+            reachable = {0} | nx.descendants(walkable, 0)
+            positions = {found for found in reachable if kinds[found] != "decision"}
+            assert drawn == len(positions) > 0, (game, chosen, drawn, len(positions))
+
+
+def test_a_race_is_compared_on_duckdb_too(shapes: Any) -> None:
+    """compare of a two-player race on DuckDB failed ("file system operations are disabled": the rows of the
+    comparison went in through a CSV file, which a read-only DuckDB may not read), and so did the explorer's
+    comparison and ?matches=all: each works, and says what SQLite says, to 1e-12."""
+    from dicegraph.database import Database
+    from store.db import open_database
+    from web.app import create_app
+
+    _, urls = shapes
+    found = {}
+    for backend, url in urls.items():
+        done = run(url, "compare", "slide", "hold-at-1", "--json")
+        assert done.exit_code == 0, done.output
+        found[backend] = json.loads(done.stdout)
+        engine = open_database(url, read_only=True)
+        client = create_app(Database.over(engine)).test_client()
+        graph_id = next(row["id"] for row in json.loads(run(url, "graphs", "--json").stdout) if row["game"] == "slide")
+        page = client.get(f"/graphs/{graph_id}.json?policy=hold-at-1&matches=all")
+        assert page.status_code == 200 and page.get_json()["matches"], page.get_json()
+        engine.dispose()
+    from tests.commands import assert_close
+    assert_close(found["duckdb"], found["sqlite"])
+
+
+QUOTED_COLONS = "SELECT 'a:word' AS said, ':x :y' AS again, 'x%y' AS percent, '%%' AS doubled"
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "duckdb"])
+def test_sql_whose_text_holds_colon_words_is_run_as_written(shapes: Any, backend: str) -> None:
+    """``:word`` in quoted text (and ``%``) ended in a traceback in query, a raw SQLAlchemy error from db.query
+    and a 500 in /sql: the statement goes to the database as written, on every route."""
+    import dicegraph
+    from dicegraph.database import Database
+    from store.db import open_database
+    from web.app import create_app
+
+    _, urls = shapes
+    expected = {"said": "a:word", "again": ":x :y", "percent": "x%y", "doubled": "%%"}
+    done = run(urls[backend], "query", QUOTED_COLONS, "--json")
+    assert done.exit_code == 0 and json.loads(done.stdout) == [expected], done.output
+    assert dicegraph.open(urls[backend]).query(QUOTED_COLONS) == [expected]
+    engine = open_database(urls[backend], read_only=True)
+    page = create_app(Database.over(engine)).test_client().get("/sql.json", query_string={"sql": QUOTED_COLONS})
+    engine.dispose()
+    assert page.status_code == 200 and page.get_json()["rows"] == [list(expected.values())]
+    assert_one_line_error(run(urls[backend], "query", "SELECT :unbound"), "SQL error")

@@ -1,0 +1,176 @@
+"""Three small games of shapes no built-in game has, written from docs/guide.md as a new user would write them.
+
+* ``lowball``: a solitaire game that minimises: roll a die each round and take it, or roll once more and take
+  that; the score is the sum taken, the less the better.
+* ``slide``: a two-player race with a coin whose scores can fall back: heads adds a point to the turn, tails
+  loses the turn total and hands the coin over, and tails on the turn's first flip sends the banked score back
+  to 0. Positions repeat (``loops``) and there is no clock.
+* ``yachtlet``: a Yacht-like game paying points on its moves: two rounds of one die, each scored in a box not
+  used yet (``odd``: the die if it is odd; ``high``: the die if it is 4 or more); the terminal pays nothing.
+
+:func:`registered` registers them for a test and takes them out again.
+"""
+
+from __future__ import annotations
+
+import types
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from graphs import register, unregister
+from graphs.protocol import Param
+from graphs.rules import DiceRules, Ending, Move
+from graphs.spec import GameSpec
+
+FACES = [(face, 1) for face in range(1, 7)]
+
+
+class LowballRules(DiceRules):
+    """A position is (round, total, rolled again?), or ("end", total) once every round is taken."""
+
+    def __init__(self, rounds: int) -> None:
+        self.rounds = rounds
+        self.agents = {"take-first": lambda position, face, moves: moves[0]}
+
+    def starts(self) -> list:
+        return [(0, 0, False)]
+
+    def key(self, position: tuple) -> str:
+        if position[0] == "end":
+            return f"end {position[1]}"
+        return f"r{position[0]} t{position[1]}" + (" again" if position[2] else "")
+
+    def label(self, position: tuple) -> str:
+        return self.key(position)
+
+    def clock(self, position: tuple) -> int:
+        return 2 * self.rounds if position[0] == "end" else 2 * position[0] + position[2]
+
+    def payoff(self, position: tuple) -> float | None:
+        return float(position[1]) if position[0] == "end" else None
+
+    def rolls(self, position: tuple) -> list:
+        return FACES
+
+    def moves(self, position: tuple, face: int) -> list[Move]:
+        round_, total, again = position
+        after = ("end", total + face) if round_ + 1 == self.rounds else (round_ + 1, total + face, False)
+        take = Move(after, f"take {face}")
+        return [take] if again else [take, Move((round_, total, True), "roll again")]
+
+    def ending(self, position: tuple, face: int) -> Ending:
+        raise AssertionError("every roll allows a move")
+
+
+class SlideRules(DiceRules):
+    """A position is (my score, the opponent's, turn total, flipping?), seen from the player to move; the game
+    starts from ``START``, which leads to (0, 0, 0, False) alone: that position recurs (both scores back at 0),
+    and the root of a graph is a position nothing returns to."""
+
+    START = ("start",)
+
+    def __init__(self, goal: int) -> None:
+        self.goal = goal
+        self.agents = {"hold-at-1": lambda position, coin, moves: moves[-1]}
+
+    def starts(self) -> list:
+        return [self.START]
+
+    def key(self, position: tuple) -> str:
+        if position == self.START:
+            return "start"
+        mine, theirs, total, flipping = position
+        return f"{mine}-{theirs} +{total}" + (" flip" if flipping else "")
+
+    def label(self, position: tuple) -> str:
+        return self.key(position)
+
+    def payoff(self, position: tuple) -> float | None:
+        return None
+
+    def rolls(self, position: tuple) -> list | None:
+        return None if position == self.START else [("heads", 1), ("tails", 1)] if position[3] else None
+
+    def moves(self, position: tuple, coin: str | None) -> list[Move]:
+        if position == self.START:
+            return [Move((0, 0, 0, False), "begin")]
+        mine, theirs, total, _ = position
+        if coin is not None:
+            return []
+        flip = Move((mine, theirs, total, True), "flip")
+        return [flip, Move((theirs, mine + total, 0, False), "hold", passes=True)] if total else [flip]
+
+    def ending(self, position: tuple, coin: str) -> Ending | Move:
+        mine, theirs, total, _ = position
+        if coin == "tails":  # the turn is lost; on its first flip, the banked score too
+            return Move((theirs, mine if total else 0, 0, False), "tails: turn over", passes=True)
+        if mine + total + 1 >= self.goal:
+            return Ending("won", "the player to move has won", 1.0, roll_label="heads: wins")
+        return Move((mine, theirs, total + 1, False), "heads")
+
+
+BOXES = {"odd": lambda face: face if face % 2 else 0, "high": lambda face: face if face >= 4 else 0}
+
+
+class YachtletRules(DiceRules):
+    """A position is the boxes still open (a sorted tuple); the points go with the move that fills a box."""
+
+    def __init__(self) -> None:
+        self.agents = {"first-box": lambda position, face, moves: moves[0]}
+
+    def starts(self) -> list:
+        return [tuple(sorted(BOXES))]
+
+    def key(self, position: tuple) -> str:
+        return ",".join(position) or "done"
+
+    def label(self, position: tuple) -> str:
+        return f"open: {', '.join(position)}" if position else "every box filled"
+
+    def clock(self, position: tuple) -> int:
+        return len(BOXES) - len(position)
+
+    def payoff(self, position: tuple) -> float | None:
+        return 0.0 if not position else None
+
+    def rolls(self, position: tuple) -> list:
+        return FACES
+
+    def moves(self, position: tuple, face: int) -> list[Move]:
+        return [Move(tuple(box for box in position if box != chosen), f"{chosen} for {BOXES[chosen](face)}",
+                     reward=float(BOXES[chosen](face))) for chosen in position]
+
+    def ending(self, position: tuple, face: int) -> Ending:
+        raise AssertionError("every roll allows a move")
+
+
+def _game(name: str, make: object, **declared: object) -> types.SimpleNamespace:
+    """Return a game module's declaration as an object: ``name``, the texts, and ``rules`` from ``make``."""
+    return types.SimpleNamespace(name=name, title=name.title(), summary=f"{name}: a test game of a new shape",
+                                 version=1, rules=make, **declared)
+
+
+def games() -> list[types.SimpleNamespace]:
+    """Return the three games' declarations."""
+    return [
+        _game("lowball", lambda params: LowballRules(params["rounds"]), objective="min", outcome="expected total",
+              params=(Param("rounds", 2, int, "rounds", lambda rounds: 1 <= rounds <= 4, "1..4"),),
+              small_params={"rounds": 2}),
+        _game("slide", lambda params: SlideRules(params["goal"]), objective="max", players=2, loops=True,
+              outcome="probability that the player to move wins",
+              params=(Param("goal", 2, int, "the score that wins", lambda goal: 1 <= goal <= 6, "1..6"),),
+              small_params={"goal": 2}),
+        _game("yachtlet", lambda params: YachtletRules(), objective="max", outcome="expected score", params=(),
+              small_params={}),
+    ]
+
+
+@contextmanager
+def registered() -> Iterator[dict[str, GameSpec]]:
+    """Register the three games for the time of a test (name -> spec); take them out again after."""
+    specs = {game.name: register(game, origin="tests/shapes.py") for game in games()}
+    try:
+        yield specs
+    finally:
+        for name in specs:
+            unregister(name)

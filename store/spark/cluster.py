@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from graphs.errors import DicegraphError
+from store.output import write_file
 from store.spark import process_runs
 
 DEFAULT_FOLDER = Path(".dicegraph-spark")
@@ -128,7 +129,7 @@ def _launch(cluster: Cluster, role: str, command: list[str], environment: dict[s
     with cluster.log_file(role).open("ab") as log:
         process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                                    env=environment, cwd=cluster.folder, start_new_session=True)
-    cluster.pid_file(role).write_text(str(process.pid))
+    write_file(cluster.pid_file(role), str(process.pid))
     return process
 
 

@@ -60,6 +60,8 @@ from __future__ import annotations
 from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from typing import NamedTuple, Protocol
 
+from graphs.errors import InvalidGraph
+
 Position = Hashable
 Roll = Hashable
 
@@ -150,7 +152,7 @@ class Rules(Protocol):
 
 
 class DiceRules:
-    """Defaults for :class:`Rules`: no clock, no agents, decisions keyed ``'<position key>/<roll>'`` and reached
+    """Defaults for :class:`Rules`: no clock, no agents, no ending (a roll must allow a move), decisions keyed ``'<position key>/<roll>'`` and reached
     by an edge labelled ``'roll <rolls>'``, and the values of a game for two are probabilities of winning
     (``constant_sum`` 1)."""
 
@@ -160,6 +162,12 @@ class DiceRules:
     def clock(self, position: Position) -> int:
         """Return 0: without a clock the layers are the longest paths from the root."""
         return 0
+
+    def ending(self, position: Position, roll: Roll) -> Ending | Move:
+        """Raise InvalidGraph: rules whose every roll allows a move need no ending, and a roll that allows none
+        where the rules give no ending is a broken promise, named in one line."""
+        raise InvalidGraph(f"roll {self.roll_text(roll)!r} allows no move at {self.key(position)!r} "  # type: ignore[attr-defined]
+                           "and the rules give no ending (define ending(position, roll))")
 
     def roll_text(self, roll: Roll) -> str:
         """Return ``'3-4'`` for a tuple of dice, the roll's text otherwise."""

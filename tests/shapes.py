@@ -58,9 +58,6 @@ class LowballRules(DiceRules):
         take = Move(after, f"take {face}")
         return [take] if again else [take, Move((round_, total, True), "roll again")]
 
-    def ending(self, position: tuple, face: int) -> Ending:
-        raise AssertionError("every roll allows a move")
-
 
 class SlideRules(DiceRules):
     """A position is (my score, the opponent's, turn total, flipping?), seen from the player to move; the game
@@ -139,9 +136,6 @@ class YachtletRules(DiceRules):
     def moves(self, position: tuple, face: int) -> list[Move]:
         return [Move(tuple(box for box in position if box != chosen), f"{chosen} for {BOXES[chosen](face)}",
                      reward=float(BOXES[chosen](face))) for chosen in position]
-
-    def ending(self, position: tuple, face: int) -> Ending:
-        raise AssertionError("every roll allows a move")
 
 
 def _game(name: str, make: object, **declared: object) -> types.SimpleNamespace:

@@ -809,3 +809,30 @@ def test_sql_whose_text_holds_colon_words_is_run_as_written(shapes: Any, backend
     engine.dispose()
     assert page.status_code == 200 and page.get_json()["rows"] == [list(expected.values())]
     assert_one_line_error(run(urls[backend], "query", "SELECT :unbound"), "SQL error")
+
+
+def test_rules_without_an_ending_build_or_say_which_roll_needs_one(shapes: Any, tmp_path: Path) -> None:
+    """Rules whose every roll allows a move need no ``ending`` (lowball and yachtlet define none, and build);
+    a roll that allows no move where the rules give no ending is one line naming the roll and the position
+    (it was an AttributeError from inside the expander, before any roll was looked at)."""
+    import types
+
+    from graphs import register, unregister
+    from tests.shapes import LowballRules
+
+    class Stuck(LowballRules):
+        def moves(self, position: tuple, face: int) -> list:
+            return [] if face == 6 else super().moves(position, face)
+
+    url = f"sqlite:///{tmp_path / 'ending.db'}"
+    assert run(url, "build", "lowball").exit_code == 0 and run(url, "build", "yachtlet").exit_code == 0
+    from graphs.protocol import Param
+    stuck = types.SimpleNamespace(name="stuck", title="Stuck", summary="a roll of 6 allows no move", version=1,
+                                  objective="min", outcome="expected total", rules=lambda params: Stuck(params["rounds"]),
+                                  params=(Param("rounds", 1, int, "rounds", lambda rounds: 1 <= rounds <= 2, "1..2"),))
+    register(stuck, origin="a test")
+    try:
+        assert_one_line_error(run(url, "build", "stuck"), "roll '6' allows no move at 'r0 t0'",
+                              "define ending(position, roll)")
+    finally:
+        unregister("stuck")

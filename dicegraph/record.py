@@ -140,8 +140,9 @@ class Record:
     seed: int | None = None
 
     @classmethod
-    def parse(cls, text: str) -> Record:
-        """Return the record ``text`` holds; raise BadRecord saying what is wrong with its form."""
+    def parse(cls, text: str | bytes) -> Record:
+        """Return the record ``text`` (or bytes in UTF-8) holds; raise BadRecord saying what is wrong with it
+        (:func:`load_json`)."""
         return cls.of(load_json(text))
 
     @classmethod

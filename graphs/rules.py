@@ -152,9 +152,9 @@ class Rules(Protocol):
 
 
 class DiceRules:
-    """Defaults for :class:`Rules`: no clock, no agents, no ending (a roll must allow a move), decisions keyed ``'<position key>/<roll>'`` and reached
-    by an edge labelled ``'roll <rolls>'``, and the values of a game for two are probabilities of winning
-    (``constant_sum`` 1)."""
+    """Defaults for :class:`Rules`: no clock, no agents, no ending (every roll must allow a move), decisions
+    keyed ``'<position key>/<roll>'`` and reached by an edge labelled ``'roll <rolls>'``, and the values of a
+    game for two are probabilities of winning (``constant_sum`` 1)."""
 
     agents: Mapping[str, Agent] = {}
     constant_sum: float = 1.0
@@ -166,8 +166,9 @@ class DiceRules:
     def ending(self, position: Position, roll: Roll) -> Ending | Move:
         """Raise InvalidGraph: rules whose every roll allows a move need no ending, and a roll that allows none
         where the rules give no ending is a broken promise, named in one line."""
-        raise InvalidGraph(f"roll {self.roll_text(roll)!r} allows no move at {self.key(position)!r} "  # type: ignore[attr-defined]
-                           "and the rules give no ending (define ending(position, roll))")
+        where = self.key(position)  # type: ignore[attr-defined]
+        raise InvalidGraph(f"roll {self.roll_text(roll)!r} allows no move at {where!r} and the rules give no "
+                           "ending (define ending(position, roll))")
 
     def roll_text(self, roll: Roll) -> str:
         """Return ``'3-4'`` for a tuple of dice, the roll's text otherwise."""

@@ -167,7 +167,8 @@ class GameSpec:
         empty = [key for key, text in texts.items() if not isinstance(text, str) or not text.strip()]
         if empty:
             return f"{empty[0]} must be a text that is not empty"
-        bad_names = [name for name in (self.name, *self.diagrams) if not isinstance(name, str) or not NAME.fullmatch(name)]
+        bad_names = [name for name in (self.name, *self.diagrams)
+                     if not isinstance(name, str) or not NAME.fullmatch(name)]
         if bad_names:
             return (f"the name {bad_names[0]!r} must be lower-case letters, digits and single hyphens (it names "
                     "files)")

@@ -143,8 +143,8 @@ class BulkInserter:
         columns = [list(column) for column in zip(*rows)]
         unnested = ", ".join(f"unnest(${number})" for number in range(1, len(columns) + 1))
         driver = self.connection.connection.driver_connection
-        driver.execute(f"INSERT INTO {self._table} ({', '.join(self.columns)}) SELECT {unnested}",  # type: ignore[union-attr]
-                       columns)
+        statement = f"INSERT INTO {self._table} ({', '.join(self.columns)}) SELECT {unnested}"
+        driver.execute(statement, columns)  # type: ignore[union-attr]
 
     def _flush_postgresql(self, rows: list[tuple]) -> None:
         cursor = self.connection.connection.driver_connection.cursor()  # type: ignore[union-attr]
@@ -205,7 +205,8 @@ def build_graph(
     ``progress`` counts what :func:`build_count` says.
     """
     params_text = canonical_params(params)
-    edges = (expected_edges(game, params) or 0) if not force else 0
+    expected = expected_edges(game, params)
+    edges = (expected or 0) if not force else 0
     if edges > MAX_EDGES:
         raise TooLarge(f"{game.name} with these parameters has about {edges:,} edges, about "
                        f"{edges * BYTES_PER_EDGE / 2**30:,.0f} GiB stored; dicegraph builds at most {MAX_EDGES:,} "
@@ -228,7 +229,7 @@ def build_graph(
         checker = checker_for(game, params)
         watch = None if force else SizeWatch(game.name)
         _insert_rows(connection, graph_id, game.build(params), checker, policy_ids, progress, watch,
-                     count_nodes=build_count(game, params)[1] is None)
+                     count_nodes=expected is None)  # as build_count says
         layers, totals = checker.finish()
         connection.execute(
             sa.insert(layer),

@@ -162,7 +162,6 @@ def write_file(path: Path, data: str | bytes, *, new: bool = False) -> Path:
     return target
 
 
-
 def drawn_into(directory: Path, draw: Callable[[Path], list[dict[str, Any]]]) -> list[dict[str, Any]]:
     """Return what ``draw(folder)`` drew (a game's ``charts`` hook: dicts naming each ``file``), drawn in a scratch
     folder and then written into ``directory`` by :func:`write_file`, each ``file`` naming its new place: a hook

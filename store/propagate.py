@@ -13,7 +13,7 @@ row (reach 0).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import sqlalchemy as sa
 from sqlalchemy.dialects import postgresql, sqlite
@@ -59,6 +59,43 @@ def insert_adding(connection: sa.Connection, table: sa.Table, rows: sa.Select, a
     connection.execute(statement)
 
 
+def _layer_rows(graph_id: int, span: sa.Row, reach: sa.FromClause, chosen: sa.FromClause,
+                carried: Sequence[sa.ColumnElement[Any]], matched: Sequence[sa.ColumnElement[bool]]) -> sa.Select:
+    """Return the rows the edges leaving the layer ``span`` add to a reach table, ``(dst, *carried, reach,
+    denom)``: a roll carries ``reach(src) * weight / denom``, the ``chosen`` move ``reach(src)``, summed by
+    destination and the ``carried`` columns (named expressions over the source's ``reach`` row and the edge: a
+    sweep's goal, the points won so far); ``matched`` are further conditions joining ``chosen`` to the source's
+    row (the same goal)."""
+    names = [column.name for column in carried]
+    rolls = (
+        sa.select(edge.c.dst, *carried, (reach.c.reach * edge.c.weight / reach.c.denom).label("flow"))
+        .select_from(edge.join(reach, reach.c.node_id == edge.c.src))
+        .where(edges_of(span, "roll"))
+    )
+    moves = (
+        sa.select(edge.c.dst, *carried, reach.c.reach.label("flow"))
+        .select_from(
+            edge.join(chosen, sa.and_(chosen.c.node_id == edge.c.src, chosen.c.edge_id == edge.c.id)).join(
+                reach, sa.and_(reach.c.node_id == edge.c.src, *matched)
+            )
+        )
+        .where(edges_of(span, "move"))
+    )
+    parts = [part for part, count in ((rolls, span.rolls), (moves, span.moves)) if count]
+    flows = (sa.union_all(*parts) if len(parts) > 1 else parts[0]).subquery()
+    grouping = [flows.c[name] for name in names]
+    totals = (
+        sa.select(flows.c.dst, *grouping, sa.func.sum(flows.c.flow).label("reach"))
+        .where(sa.true())  # SQLite needs a WHERE before ON CONFLICT in INSERT ... SELECT
+        .group_by(flows.c.dst, *grouping)
+        .subquery()
+    )
+    return sa.select(totals.c.dst, *(totals.c[name] for name in names), totals.c.reach,
+                     sa.func.coalesce(node.c.denom, 1)).select_from(
+        totals.join(node, sa.and_(node.c.graph_id == graph_id, node.c.id == totals.c.dst))
+    ).where(sa.true())
+
+
 def propagate(connection: sa.Connection, graph_id: int, spans: Sequence[sa.Row], chosen: sa.FromClause,
               key: str | None = None, key_values: Sequence[int] = ()) -> Reach:
     """Return each reached node's probability under the ``chosen`` moves, in a temporary table.
@@ -81,37 +118,11 @@ def propagate(connection: sa.Connection, graph_id: int, spans: Sequence[sa.Row],
         denom = connection.execute(sa.select(root.subquery().c.denom)).scalar_one()
         connection.execute(sa.insert(table), [{key: value, "node_id": 0, "reach": 1.0, "denom": denom}
                                               for value in key_values])
+    carried = [reach.c[name] for name in keys]
     same_key = [reach.c[name] == chosen.c[name] for name in keys]
     for span in spans:
-        rolls = (
-            sa.select(*(reach.c[name] for name in keys), edge.c.dst,
-                      (reach.c.reach * edge.c.weight / reach.c.denom).label("flow"))
-            .select_from(edge.join(reach, reach.c.node_id == edge.c.src))
-            .where(edges_of(span, "roll"))
-        )
-        moves = (
-            sa.select(*(reach.c[name] for name in keys), edge.c.dst, reach.c.reach.label("flow"))
-            .select_from(
-                edge.join(chosen, sa.and_(chosen.c.node_id == edge.c.src, chosen.c.edge_id == edge.c.id)).join(
-                    reach, sa.and_(reach.c.node_id == edge.c.src, *same_key)
-                )
-            )
-            .where(edges_of(span, "move"))
-        )
-        parts = [part for part, count in ((rolls, span.rolls), (moves, span.moves)) if count]
-        flows = (sa.union_all(*parts) if len(parts) > 1 else parts[0]).subquery()
-        grouping = [flows.c[name] for name in keys]
-        totals = (
-            sa.select(*grouping, flows.c.dst, sa.func.sum(flows.c.flow).label("reach"))
-            .where(sa.true())  # SQLite needs a WHERE before ON CONFLICT in INSERT ... SELECT
-            .group_by(*grouping, flows.c.dst)
-            .subquery()
-        )
-        rows = sa.select(totals.c.dst, *(totals.c[name] for name in keys), totals.c.reach,
-                         sa.func.coalesce(node.c.denom, 1)).select_from(
-            totals.join(node, sa.and_(node.c.graph_id == graph_id, node.c.id == totals.c.dst))
-        ).where(sa.true())
-        insert_adding(connection, table, rows, "reach", ("node_id", *keys))
+        insert_adding(connection, table, _layer_rows(graph_id, span, reach, chosen, carried, same_key), "reach",
+                      ("node_id", *keys))
     return Reach(table, reach)
 
 
@@ -161,8 +172,8 @@ def pays_on_edges(connection: sa.Connection, graph_id: int) -> bool:
 
 def carried_distribution(connection: sa.Connection, policy_id: int, graph_id: int) -> dict[float, float]:
     """Return :func:`outcome_distribution` of a graph whose edges pay points or hand the turn over: reach carried
-    layer by layer with the points won on the way and the sign they count with (a statement a layer, as
-    :func:`propagate`), the outcome at a terminal being ``score + sign * payoff``."""
+    layer by layer with the points won on the way and the sign they count with (a statement a layer,
+    :func:`_layer_rows` as :func:`propagate`'s), the outcome at a terminal being ``score + sign * payoff``."""
     spans = layer_ranges(connection, graph_id)
     table = carried_reach_table(connection)
     keys = ("node_id", "score", "sign")
@@ -172,23 +183,10 @@ def carried_distribution(connection: sa.Connection, policy_id: int, graph_id: in
     root = sa.select(node.c.id, sa.literal(0.0, sa.Double), sa.literal(1), sa.literal(1.0, sa.Double),
                      sa.func.coalesce(node.c.denom, 1)).where(node.c.graph_id == graph_id, node.c.id == 0)
     connection.execute(sa.insert(table).from_select(["node_id", "score", "sign", "reach", "denom"], root))
-    carried = (reach.c.score + reach.c.sign * edge.c.reward).label("score")
-    turned = (reach.c.sign * edge.c.sign).label("sign")
+    carried = [(reach.c.score + reach.c.sign * edge.c.reward).label("score"),
+               (reach.c.sign * edge.c.sign).label("sign")]
     for span in spans:
-        rolls = (sa.select(edge.c.dst, carried, turned, (reach.c.reach * edge.c.weight / reach.c.denom).label("flow"))
-                 .select_from(edge.join(reach, reach.c.node_id == edge.c.src)).where(edges_of(span, "roll")))
-        moves = (sa.select(edge.c.dst, carried, turned, reach.c.reach.label("flow"))
-                 .select_from(edge.join(chosen, sa.and_(chosen.c.node_id == edge.c.src, chosen.c.edge_id == edge.c.id))
-                              .join(reach, reach.c.node_id == edge.c.src))
-                 .where(edges_of(span, "move")))
-        parts = [part for part, count in ((rolls, span.rolls), (moves, span.moves)) if count]
-        flows = (sa.union_all(*parts) if len(parts) > 1 else parts[0]).subquery()
-        totals = (sa.select(flows.c.dst, flows.c.score, flows.c.sign, sa.func.sum(flows.c.flow).label("reach"))
-                  .where(sa.true()).group_by(flows.c.dst, flows.c.score, flows.c.sign).subquery())
-        rows = sa.select(totals.c.dst, totals.c.score, totals.c.sign, totals.c.reach,
-                         sa.func.coalesce(node.c.denom, 1)).select_from(
-            totals.join(node, sa.and_(node.c.graph_id == graph_id, node.c.id == totals.c.dst))).where(sa.true())
-        insert_adding(connection, table, rows, "reach", keys)
+        insert_adding(connection, table, _layer_rows(graph_id, span, reach, chosen, carried, ()), "reach", keys)
     outcome = (reach.c.score + reach.c.sign * node.c.payoff).label("outcome")
     ends = (sa.select(outcome, sa.func.sum(reach.c.reach))
             .select_from(reach.join(node, sa.and_(node.c.graph_id == graph_id, node.c.id == reach.c.node_id)))

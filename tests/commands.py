@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Any
+from contextlib import contextmanager
+from typing import Any, Iterator
 
 import pytest
+import sqlalchemy as sa
 from click.testing import CliRunner, Result
 
 from cli import main
+from store.db import open_database
 
 ENDLESS = "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT COUNT(*) FROM c"  # never ends
 
@@ -15,6 +18,17 @@ ENDLESS = "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELEC
 def run(db: str, *args: str) -> Result:
     """Return the result of ``dicegraph --db DB ARGS`` run through click's runner (stderr kept apart)."""
     return CliRunner().invoke(main, ["--db", db, *args])
+
+
+@contextmanager
+def engine_on(url: str, **options: Any) -> Iterator[sa.Engine]:
+    """Yield an engine on ``url`` (``open_database``'s options), disposed of afterwards: a DuckDB file a test left
+    open for writing would make a later ``query`` in the same worker refuse (it cannot fence that process's files)."""
+    engine = open_database(url, **options)
+    try:
+        yield engine
+    finally:
+        engine.dispose()
 
 
 def assert_one_line_error(result: Result, *phrases: str) -> None:

@@ -23,6 +23,7 @@ from graphs import get_game
 from graphs import school as rules
 from graphs.montecarlo import simulate
 from tests import school_store as school
+from tests.commands import engine_on
 from store.db import open_database
 from store.load import build_graph
 from store.solve import readers
@@ -254,8 +255,7 @@ def test_stored_decisions_are_the_recursions_best_moves(endgame: tuple[sa.Engine
 
 
 def test_whole_game_monte_carlo_within_4_standard_errors(whole_game: str) -> None:
-    engine = open_database(whole_game)
-    with engine.connect() as connection:
+    with engine_on(whole_game) as engine, engine.connect() as connection:
         graph_id = connection.execute(sa.text("SELECT id FROM graph WHERE game = 'school'")).scalar_one()
         for name in rules.POLICIES:
             policy_id = school.ensure_policy(connection, graph_id, name)
@@ -272,13 +272,11 @@ def test_whole_games_played_from_the_rules_with_the_stored_decisions_score_the_s
     from graphs.playout import rules_simulator
     from graphs.school.rules import rules as school_rules, stored_agent
 
-    engine = open_database(whole_game)
-    with engine.connect() as connection:
+    with engine_on(whole_game) as engine, engine.connect() as connection:
         graph_id = connection.execute(sa.text("SELECT id FROM graph WHERE game = 'school'")).scalar_one()
         policy_id = school.ensure_policy(connection, graph_id, "optimal")
         expected, _ = school.game_score(connection, graph_id, policy_id)
         decisions = readers.stored_decisions(connection, graph_id, policy_id)
-    engine.dispose()
     full = school_rules(DEFAULT)
     scores = np.array(rules_simulator(lambda params: full)(DEFAULT, full.plays(stored_agent(decisions)))(
         RULES_GAMES, np.random.default_rng(5)))
@@ -286,13 +284,13 @@ def test_whole_games_played_from_the_rules_with_the_stored_decisions_score_the_s
 
 
 def test_whole_game_agrees_with_the_sqlite_endgame(whole_game: str, endgame: tuple[sa.Engine, int]) -> None:
-    engine = open_database(whole_game)
-    with engine.connect() as connection:
-        graph_id = connection.execute(sa.text("SELECT id FROM graph WHERE game = 'school'")).scalar_one()
-    for name in rules.POLICIES:
-        duck, lite = stored(engine, graph_id, name), stored(*endgame, name)
-        assert lite and all(close(duck[used].value, row.value) for used, row in lite.items())
-        assert all(duck[used].decisions == row.decisions for used, row in lite.items())
+    with engine_on(whole_game) as engine:
+        with engine.connect() as connection:
+            graph_id = connection.execute(sa.text("SELECT id FROM graph WHERE game = 'school'")).scalar_one()
+        for name in rules.POLICIES:
+            duck, lite = stored(engine, graph_id, name), stored(*endgame, name)
+            assert lite and all(close(duck[used].value, row.value) for used, row in lite.items())
+            assert all(duck[used].decisions == row.decisions for used, row in lite.items())
 
 
 def test_report_json(whole_game: str, runner: CliRunner) -> None:
@@ -316,8 +314,7 @@ def test_export_decisions_round_trip(whole_game: str, runner: CliRunner, tmp_pat
     target = tmp_path / "optimal.zip"
     result = runner.invoke(main, ["--db", whole_game, "school", "export-decisions", "--policy", "optimal", "-o", str(target)])
     assert result.exit_code == 0, result.output
-    engine = open_database(whole_game)
-    with engine.connect() as connection:
+    with engine_on(whole_game) as engine, engine.connect() as connection:
         graph_id = connection.execute(sa.text("SELECT id FROM graph WHERE game = 'school'")).scalar_one()
         array = school.decision_array(connection, graph_id, school.ensure_policy(connection, graph_id, "optimal"))
         start = school.state_result(connection, graph_id, school.ensure_policy(connection, graph_id, "optimal"), "used:0")
@@ -333,8 +330,7 @@ def test_export_decisions_round_trip(whole_game: str, runner: CliRunner, tmp_pat
 
 
 def test_advise_says_where_bob_and_the_optimum_disagree(whole_game: str, runner: CliRunner) -> None:
-    engine = open_database(whole_game)
-    with engine.connect() as connection:
+    with engine_on(whole_game) as engine, engine.connect() as connection:
         graph_id = connection.execute(sa.text("SELECT id FROM graph WHERE game = 'school'")).scalar_one()
         optimal = school.decision_array(connection, graph_id, school.ensure_policy(connection, graph_id, "optimal"))
         bob = school.decision_array(connection, graph_id, school.ensure_policy(connection, graph_id, "bob"))

@@ -35,6 +35,7 @@ from store.db import open_database, scratch_database, scratch_reader
 from store.report import game_report
 from store.schema import graph as graph_table, node
 from tests import school_store as school
+from tests.commands import engine_on
 from tests.postgres import postgres_server
 
 if importlib.util.find_spec("flask") is None:  # CI installs the web extra with the test extra: there, a missing one fails
@@ -250,29 +251,28 @@ def test_schools_advisor_names_each_policys_move_and_values_every_alternative(wh
     """School's advisor on the whole solved game (its turn stored once, solved for the one state asked about):
     where Bob and the optimum disagree, found in their stored decision bytes, the page names both moves; with
     one combination left and no reroll, scoring it is worth its points under the rules."""
-    with open_database(whole_game).connect() as connection:
+    with engine_on(whole_game) as writer, writer.connect() as connection:
         graph_id = connection.execute(sa.select(graph_table.c.id).where(graph_table.c.game == "school")).scalar_one()
         optimal, bob = (school.decision_array(connection, graph_id, school.ensure_policy(connection, graph_id, name))
                         for name in ("optimal", "bob"))
-    engine = open_database(whole_game, read_only=True)
-    client = create_app(Database.over(engine)).test_client()
-    unused, outcome, left = (int(i[0]) for i in np.nonzero((optimal != bob) & (optimal > 0)))
-    dice = school_rules.OUTCOMES[outcome]
-    used = ",".join(c for i, c in enumerate(school_rules.COMBINATIONS) if not unused >> i & 1)
-    asked = urlencode({"roll": ",".join(map(str, dice)), "rolls_left": left, "used": used, "policy": "bob"})
-    html, data = page(client, f"/graphs/{graph_id}/advise?{asked}")
-    advice = data["advice"]
-    assert advice["decision"] == school_rules.describe_decision(int(bob[unused, outcome, left]), dice)
-    assert advice["others"] == {"optimal": school_rules.describe_decision(int(optimal[unused, outcome, left]), dice)}
-    assert "bob's profit" in advice["alternatives"][0] and "bob&#39;s profit" in html
-    poker = school_rules.COMBINATIONS.index("Poker")
-    used = ",".join(c for i, c in enumerate(school_rules.COMBINATIONS) if i != poker)
-    _, last = page(client, f"/graphs/{graph_id}/advise?{urlencode({'roll': '6,6,6,6,6', 'rolls_left': 0, 'used': used})}")
-    assert last["advice"]["decision"] == "score Poker"
-    assert last["advice"]["alternatives"][0]["value"] == school_rules.points(poker, (6, 6, 6, 6, 6))
-    _, bad = page(client, f"/graphs/{graph_id}/advise?roll=1,2,3&rolls_left=2", status=400)
-    assert "five dice" in bad["error"]
-    engine.dispose()
+    with engine_on(whole_game, read_only=True) as engine:
+        client = create_app(Database.over(engine)).test_client()
+        unused, outcome, left = (int(i[0]) for i in np.nonzero((optimal != bob) & (optimal > 0)))
+        dice = school_rules.OUTCOMES[outcome]
+        used = ",".join(c for i, c in enumerate(school_rules.COMBINATIONS) if not unused >> i & 1)
+        asked = urlencode({"roll": ",".join(map(str, dice)), "rolls_left": left, "used": used, "policy": "bob"})
+        html, data = page(client, f"/graphs/{graph_id}/advise?{asked}")
+        advice = data["advice"]
+        assert advice["decision"] == school_rules.describe_decision(int(bob[unused, outcome, left]), dice)
+        assert advice["others"] == {"optimal": school_rules.describe_decision(int(optimal[unused, outcome, left]), dice)}
+        assert "bob's profit" in advice["alternatives"][0] and "bob&#39;s profit" in html
+        poker = school_rules.COMBINATIONS.index("Poker")
+        used = ",".join(c for i, c in enumerate(school_rules.COMBINATIONS) if i != poker)
+        _, last = page(client, f"/graphs/{graph_id}/advise?{urlencode({'roll': '6,6,6,6,6', 'rolls_left': 0, 'used': used})}")
+        assert last["advice"]["decision"] == "score Poker"
+        assert last["advice"]["alternatives"][0]["value"] == school_rules.points(poker, (6, 6, 6, 6, 6))
+        _, bad = page(client, f"/graphs/{graph_id}/advise?roll=1,2,3&rolls_left=2", status=400)
+        assert "five dice" in bad["error"]
 
 
 def chance_alone(dice: tuple[int, ...], rerolls_left: int) -> Fraction:
@@ -294,28 +294,27 @@ def chance_keep(kept: tuple[int, ...], rerolls_left: int) -> Fraction:
 def test_yahtzees_advisor_uses_the_same_hook_and_values_each_move_as_the_rules_do(yahtzee_game: str) -> None:
     """Yahtzee (without bonuses), a game added after School, advises through the same hook and five-dice advice:
     with Chance alone open, every alternative's value equals an exact recursion over the rules."""
-    engine = open_database(yahtzee_game, read_only=True)
-    client = create_app(Database.over(engine)).test_client()
-    graph_id = next(g["id"] for g in page(client, "/")[1]["graphs"] if g["game"] == "yahtzee")
-    asked = [q["name"] for q in page(client, f"/graphs/{graph_id}/advise")[1]["questions"]]
-    assert asked == ["roll", "rolls_left", "filled", "policy"]  # no upper total, no Yahtzee bonus: bonuses are off
-    dice = (1, 2, 2, 4, 5)
-    filled = ",".join(box for box in BOXES if box != "Chance")
-    for left in (2, 1, 0):
-        asked = urlencode({"roll": ",".join(map(str, dice)), "rolls_left": left, "filled": filled})
-        html, data = page(client, f"/graphs/{graph_id}/advise?{asked}")
-        advice = data["advice"]
-        keeps = {describe_decision(keep_byte(dice, kept), dice, ()): kept for kept in sub_multisets(dice) if len(kept) < 5}
-        exact = {"score Chance": Fraction(sum(dice))} | {move: chance_keep(kept, left) for move, kept in keeps.items()
-                                                         if left}
-        assert {a["move"] for a in advice["alternatives"]} == set(exact)
-        for alternative in advice["alternatives"]:
-            assert alternative["value"] == pytest.approx(float(exact[alternative["move"]]), rel=1e-12)
-        assert advice["alternatives"][0]["value"] == pytest.approx(float(chance_alone(dice, left)), rel=1e-12)
-        assert set(advice["others"]) == {"greedy", "above-average"} and 'class="best"' in html
-    _, twice = page(client, f"/graphs/{graph_id}/advise?roll=1,2,2,4,5&filled=Aces,aces", status=400)
-    assert "named twice" in twice["error"]
-    engine.dispose()
+    with engine_on(yahtzee_game, read_only=True) as engine:
+        client = create_app(Database.over(engine)).test_client()
+        graph_id = next(g["id"] for g in page(client, "/")[1]["graphs"] if g["game"] == "yahtzee")
+        asked = [q["name"] for q in page(client, f"/graphs/{graph_id}/advise")[1]["questions"]]
+        assert asked == ["roll", "rolls_left", "filled", "policy"]  # no upper total, no Yahtzee bonus: bonuses are off
+        dice = (1, 2, 2, 4, 5)
+        filled = ",".join(box for box in BOXES if box != "Chance")
+        for left in (2, 1, 0):
+            asked = urlencode({"roll": ",".join(map(str, dice)), "rolls_left": left, "filled": filled})
+            html, data = page(client, f"/graphs/{graph_id}/advise?{asked}")
+            advice = data["advice"]
+            keeps = {describe_decision(keep_byte(dice, kept), dice, ()): kept for kept in sub_multisets(dice) if len(kept) < 5}
+            exact = {"score Chance": Fraction(sum(dice))} | {move: chance_keep(kept, left) for move, kept in keeps.items()
+                                                             if left}
+            assert {a["move"] for a in advice["alternatives"]} == set(exact)
+            for alternative in advice["alternatives"]:
+                assert alternative["value"] == pytest.approx(float(exact[alternative["move"]]), rel=1e-12)
+            assert advice["alternatives"][0]["value"] == pytest.approx(float(chance_alone(dice, left)), rel=1e-12)
+            assert set(advice["others"]) == {"greedy", "above-average"} and 'class="best"' in html
+        _, twice = page(client, f"/graphs/{graph_id}/advise?roll=1,2,2,4,5&filled=Aces,aces", status=400)
+        assert "named twice" in twice["error"]
 
 
 def test_search_finds_positions_by_key_or_label(client) -> None:

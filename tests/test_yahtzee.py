@@ -25,6 +25,7 @@ from graphs.yahtzee.turn import last_state
 from store.solve import readers, turns
 from store.db import open_database
 from store.load import build_graph
+from tests.commands import engine_on
 from tests.yahtzee_numpy import optimal_score
 
 OFF = {"bonuses": "off"}
@@ -217,11 +218,9 @@ def test_whole_games_played_from_the_rules_with_the_stored_decisions_score_the_s
     from graphs.yahtzee.rules import rules as yahtzee_rules, stored_agent
 
     url, data = whole_game
-    engine = open_database(url)
-    with engine.connect() as connection:
+    with engine_on(url) as engine, engine.connect() as connection:
         graph = turns.TurnGraph.load(connection, data["graph"], get_game("yahtzee").turn(OFF))
         decisions = readers.stored_decisions(connection, data["graph"], turns.ensure_policy(connection, graph, "optimal"))
-    engine.dispose()
     full = yahtzee_rules(OFF)
     scores = np.array(rules_simulator(lambda params: full)(OFF, full.plays(stored_agent(decisions, "off")))(
         RULES_GAMES, np.random.default_rng(5)))

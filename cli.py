@@ -24,27 +24,27 @@ import sqlalchemy as sa
 from dicegraph.database import Database
 from dicegraph.play import Table, matching_edge, person_seats, summary
 from dicegraph.record import PERSON, TYPED_DICE, Record
-from graphs import GAMES, REFUSED, get_game
-from graphs.commands import (JSON_OPTION, PARAM_OPTION, SESSION, JsonArrayWriter, TableWriter, mounted, parse_params,
-                             print_json, residual_text, table)
-from graphs.errors import DicegraphError
-from graphs.montecarlo import MIN_GAMES, z_text
-from graphs.protocol import OBJECTIVES, OPTIMAL, value_text
-from store.browse import game_listing
-from store.compare import SEATS
-from store.errors import database_failure
-from store.db import (DEFAULT_MEMORY, DEFAULT_URL, ENV_VAR, MEMORY_VAR, in_memory_url, memory_bytes, open_database,
-                      shown_url)
-from store.load import MAX_EDGES
-from store.output import check_file, write_file
-from store.query import DEFAULT_TIMEOUT
-from store.render import DEFAULT_DPI, MAX_NODES, RENDERERS
-from store.report import DEFAULT_SEED, describe_analysis
-from store.spark.cluster import DEFAULT_FOLDER, DEFAULT_PORT, Cluster, answers
-from store.spark.cluster import running as running_processes
-from store.spark.cluster import start as start_cluster
-from store.spark.cluster import stop as stop_cluster
-from web.limits import SQL_SLOTS, SQL_TIMEOUT
+from dicegraph.graphs import GAMES, REFUSED, get_game
+from dicegraph.graphs.commands import (JSON_OPTION, PARAM_OPTION, SESSION, JsonArrayWriter, TableWriter, mounted, parse_params,
+                                       print_json, residual_text, table)
+from dicegraph.graphs.errors import DicegraphError
+from dicegraph.graphs.montecarlo import MIN_GAMES, z_text
+from dicegraph.graphs.protocol import OBJECTIVES, OPTIMAL, value_text
+from dicegraph.store.browse import game_listing
+from dicegraph.store.compare import SEATS
+from dicegraph.store.errors import database_failure
+from dicegraph.store.db import (DEFAULT_MEMORY, DEFAULT_URL, ENV_VAR, MEMORY_VAR, in_memory_url, memory_bytes, open_database,
+                                shown_url)
+from dicegraph.store.load import MAX_EDGES
+from dicegraph.store.output import check_file, write_file
+from dicegraph.store.query import DEFAULT_TIMEOUT
+from dicegraph.store.render import DEFAULT_DPI, MAX_NODES, RENDERERS
+from dicegraph.store.report import DEFAULT_SEED, describe_analysis
+from dicegraph.store.spark.cluster import DEFAULT_FOLDER, DEFAULT_PORT, Cluster, answers
+from dicegraph.store.spark.cluster import running as running_processes
+from dicegraph.store.spark.cluster import start as start_cluster
+from dicegraph.store.spark.cluster import stop as stop_cluster
+from dicegraph.web.limits import SQL_SLOTS, SQL_TIMEOUT
 
 SEED_OPTION = click.option("--seed", type=click.IntRange(min=0), default=DEFAULT_SEED, show_default=True,
                            help="Random seed of the simulation (0 or more).")
@@ -731,8 +731,8 @@ def serve(ctx: click.Context, host: str, port: int, threads: int, sql_slots: int
     try:
         import waitress
 
-        from web.app import create_app
-        from web.guard import MAX_BODY, loopback_names
+        from dicegraph.web.app import create_app
+        from dicegraph.web.guard import MAX_BODY, loopback_names
     except ImportError as error:
         raise click.ClickException(f"the explorer needs {error.name}: pip install -e '.[web]'") from None
     db = Database.over(_engine(ctx, read_only=True))
@@ -1039,7 +1039,7 @@ def analyse(ctx: click.Context, record_file: Path, chart: Path | None, as_json: 
     analysis = _database(ctx).analyse(record)
     if chart is not None:
         try:
-            from web.charts import analysis_chart
+            from dicegraph.web.charts import analysis_chart
             drawn = analysis_chart(analysis, kind)
         except ImportError as error:
             raise click.ClickException(f"the chart needs {error.name}: pip install -e '.[png]'") from None

@@ -11,19 +11,47 @@
 ... except dicegraph.Error as error:
 ...     print(error)
 invalid value '99' for parameter 'cells' (accepted: whole numbers 2..12)
+
+Every part of dicegraph installs under this package (``dicegraph.graphs``, ``dicegraph.store``,
+``dicegraph.web``, ``dicegraph.cli``, ``dicegraph.migrations``). Importing one of them runs this module first,
+so it imports nothing itself: the names below are looked up when first used.
 """
 
 from __future__ import annotations
 
-from graphs import GAMES
-from graphs.errors import DicegraphError as Error
-from graphs.spec import GameSpec
-
-from dicegraph.database import Database, Meter, open
+import importlib
+from typing import Any
 
 __all__ = ["Database", "Error", "GameSpec", "Meter", "games", "open"]
 
+# each name this module offers: (the module that defines it, its name there)
+EXPORTS = {
+    "Database": ("dicegraph.database", "Database"),
+    "Meter": ("dicegraph.database", "Meter"),
+    "open": ("dicegraph.database", "open"),
+    "Error": ("dicegraph.graphs.errors", "DicegraphError"),
+    "GameSpec": ("dicegraph.graphs.spec", "GameSpec"),
+}
 
-def games() -> dict[str, GameSpec]:
-    """Return the games dicegraph can build by name (built in and installed plugins), each its declared spec."""
+
+def __getattr__(name: str) -> Any:
+    """Return one of :data:`EXPORTS`, imported on first use (then kept in this module)."""
+    if name not in EXPORTS:
+        raise AttributeError(f"module 'dicegraph' has no attribute {name!r}")
+    module, defined = EXPORTS[name]
+    value = getattr(importlib.import_module(module), defined)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    """Return the module's names, the ones imported on first use included."""
+    return sorted(set(globals()) | set(EXPORTS))
+
+
+def games() -> dict[str, Any]:
+    """Return the games dicegraph can build by name (built in and installed plugins), each its declared spec
+    (:class:`dicegraph.graphs.spec.GameSpec`)."""
+    from dicegraph.graphs import GAMES
+
     return dict(GAMES)

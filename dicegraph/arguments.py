@@ -10,11 +10,11 @@ bad option, instead of an AttributeError from deep inside after minutes of build
 >>> check_call(report, ("jackpot", [("cells", 4)]), {})
 Traceback (most recent call last):
 ...
-graphs.errors.DicegraphError: report(): params must be a mapping of text to whole numbers, or None (not a list: [('cells', 4)])
+dicegraph.graphs.errors.DicegraphError: report(): params must be a mapping of text to whole numbers, or None (not a list: [('cells', 4)])
 >>> check_call(report, ("jackpot",), {"seed": -1})
 Traceback (most recent call last):
 ...
-graphs.errors.DicegraphError: report(): seed must be 0 or more (it is -1)
+dicegraph.graphs.errors.DicegraphError: report(): seed must be 0 or more (it is -1)
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from graphs.errors import DicegraphError
+from dicegraph.graphs.errors import DicegraphError
 
 COUNTS = ("seed", "games", "limit", "top", "depth", "max_nodes", "timeout", "dpi")  # arguments never below zero
 SHOWN = 40  # the most of a wrong value a message shows

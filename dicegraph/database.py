@@ -31,29 +31,29 @@ import sqlalchemy as sa
 from dicegraph.arguments import check_call
 from dicegraph.play import Look, NotSolved, Table, autoplay, seats_for, summary
 from dicegraph.record import PERSON, Record
-from graphs import GAMES, get_game
-from graphs.commands import as_json
-from graphs.errors import DicegraphError
-from graphs.protocol import OPTIMAL, Game, Progress, StoredGraph, resolve_params, value_text
-from store.browse import game_listing, graph_layers, largest_payoff, root_key, search_positions, stored_graphs
-from store.catalog import (evaluated_policy, find_policy, graph_by_id, has_cycles, is_graph_id, list_policies,
-                           list_policy_names, policy_convergence, resolve_graph, stored_params, value_unit)
-from store.compare import SEATS, policy_comparison
-from store.db import (DEFAULT_MEMORY, database_exists, database_url, is_in_memory, open_database, schema_revision,
-                      shown_url)
-from store.errors import NotFound, database_failure, file_failure
-from store.load import BuildResult, build_count, build_graph
-from store.output import check_directory, check_file, drawn_into, write_file
-from store.positions import describe_position
-from store.propagate import outcome_distribution
-from store.query import DEFAULT_TIMEOUT, RowsTaker, run_query
-from store.render import DEFAULT_DPI, MAX_NODES, Style, diagram_format, render, to_dot
-from store.report import (DEFAULT_SEED, diagram_file, draw_game_diagrams, ensure_evaluated, evaluate_stored,
-                          game_report, pending_layers, policy_names, prepare_game, report_simulations, solve_steps)
-from store.simulation import monte_carlo
-from store.solve.entry import solve_graph
-from store.turn_positions import TurnPositions
-from store.view import GraphView
+from dicegraph.graphs import GAMES, get_game
+from dicegraph.graphs.commands import as_json
+from dicegraph.graphs.errors import DicegraphError
+from dicegraph.graphs.protocol import OPTIMAL, Game, Progress, StoredGraph, resolve_params, value_text
+from dicegraph.store.browse import game_listing, graph_layers, largest_payoff, root_key, search_positions, stored_graphs
+from dicegraph.store.catalog import (evaluated_policy, find_policy, graph_by_id, has_cycles, is_graph_id, list_policies,
+                                     list_policy_names, policy_convergence, resolve_graph, stored_params, value_unit)
+from dicegraph.store.compare import SEATS, policy_comparison
+from dicegraph.store.db import (DEFAULT_MEMORY, database_exists, database_url, is_in_memory, open_database, schema_revision,
+                                shown_url)
+from dicegraph.store.errors import NotFound, database_failure, file_failure
+from dicegraph.store.load import BuildResult, build_count, build_graph
+from dicegraph.store.output import check_directory, check_file, drawn_into, write_file
+from dicegraph.store.positions import describe_position
+from dicegraph.store.propagate import outcome_distribution
+from dicegraph.store.query import DEFAULT_TIMEOUT, RowsTaker, run_query
+from dicegraph.store.render import DEFAULT_DPI, MAX_NODES, Style, diagram_format, render, to_dot
+from dicegraph.store.report import (DEFAULT_SEED, diagram_file, draw_game_diagrams, ensure_evaluated, evaluate_stored,
+                                    game_report, pending_layers, policy_names, prepare_game, report_simulations, solve_steps)
+from dicegraph.store.simulation import monte_carlo
+from dicegraph.store.solve.entry import solve_graph
+from dicegraph.store.turn_positions import TurnPositions
+from dicegraph.store.view import GraphView
 
 Meter = Callable[[str, "int | None"], AbstractContextManager["Progress | None"]]
 """How long work is shown: given what it does and how many steps (None: not known), a context that yields the
@@ -76,7 +76,7 @@ def _texts(params: Mapping[str, Any] | None) -> dict[str, str]:
 
 def stored_graph(connection: sa.Connection, graph: str | int, params: Mapping[str, Any] | None = None) -> sa.Row:
     """Return the stored graph named by id or game name, ``params`` (values or text) picking among a game's graphs;
-    raises NotFound or Ambiguous (:func:`store.catalog.resolve_graph`). A number (an ``int``) is an id only; text
+    raises NotFound or Ambiguous (:func:`dicegraph.store.catalog.resolve_graph`). A number (an ``int``) is an id only; text
     is read as the command line reads it (digits name the game 5000 where no graph has that id)."""
     if isinstance(graph, int) and not params:  # an id, never a game's name (the explorer's addresses)
         return graph_by_id(connection, graph)
@@ -89,7 +89,7 @@ def stored_graph(connection: sa.Connection, graph: str | int, params: Mapping[st
 
 
 def _one_line_errors(method: Callable[..., Result]) -> Callable[..., Result]:
-    """Return ``method`` raising :class:`graphs.errors.DicegraphError` with the CLI's one line for the database's
+    """Return ``method`` raising :class:`dicegraph.graphs.errors.DicegraphError` with the CLI's one line for the database's
     and the files' errors (a KeyboardInterrupt goes through: what was half done is rolled back)."""
 
     @functools.wraps(method)
@@ -111,7 +111,7 @@ class Database:
     """A dicegraph database (``--db URL``): every method opens what it needs and closes it again.
 
     Reading methods open it read-only and never write; ``build``, ``solve`` and ``report`` write, each in
-    transactions that leave nothing half done. Errors are :class:`graphs.errors.DicegraphError` (``dicegraph.Error``)
+    transactions that leave nothing half done. Errors are :class:`dicegraph.graphs.errors.DicegraphError` (``dicegraph.Error``)
     with the one line the CLI prints. ``meter`` shows long work (:data:`Meter`; none by default), ``on_wait``
     is told when another process holds the database.
     """
@@ -163,8 +163,8 @@ class Database:
     def _spark_writer(self, engine: sa.Engine) -> Iterator[None]:
         """Hold a Spark database's writer lock while a command writes (Spark has no transactions), and compact
         the small files its statements wrote once it is done."""
-        from store.spark.compact import compact
-        from store.spark.writer import writing
+        from dicegraph.store.spark.compact import compact
+        from dicegraph.store.spark.writer import writing
 
         with engine.connect() as connection, writing(connection, self.on_wait):
             yield
@@ -196,7 +196,7 @@ class Database:
               name: str = OPTIMAL) -> dict[str, Any]:
         """Solve a stored graph (id or game name) for ``objective`` (the game's by default), store the policy as
         ``name`` and evaluate the stored agents; return what ``solve --json`` prints. The method is the store's
-        pick for the graph (:func:`store.solve.entry.solve_graph`); a game whose turn is stored once solves its
+        pick for the graph (:func:`dicegraph.store.solve.entry.solve_graph`); a game whose turn is stored once solves its
         declared turn policies, a state layer committed at a time."""
         with self._engine() as engine, engine.connect() as connection:
             row = stored_graph(connection, graph, params)
@@ -258,7 +258,7 @@ class Database:
 
     def _prepared(self, engine: sa.Engine, game: Game, params: Mapping[str, Any], solving: str,
                   on_build: Callable[[BuildResult], None] | None = None) -> BuildResult:
-        """Return :func:`store.report.prepare_game`'s build, its edges and a turn game's solve steps (labelled
+        """Return :func:`dicegraph.store.report.prepare_game`'s build, its edges and a turn game's solve steps (labelled
         ``solving``) shown as they go."""
         counted, expected = build_count(game, params)
         with self.meter(f"building {game.name}, {counted}", expected) as building, \
@@ -268,7 +268,7 @@ class Database:
     @contextmanager
     def solved(self, game: Game, params: Mapping[str, Any], what: str) -> Iterator[StoredGraph]:
         """Yield the game's graph for ``params``, built, solved and evaluated first where missing (what a game's
-        own commands use: :class:`graphs.commands.Session`); nothing done through it is committed."""
+        own commands use: :class:`dicegraph.graphs.commands.Session`); nothing done through it is committed."""
         with self._engine(create=True) as engine:
             built = self._prepared(engine, game, params, f"solving {what} (first use only), steps")
             with self.meter(f"solving {what}, layers", None) as solving, engine.begin() as connection:
@@ -284,7 +284,7 @@ class Database:
 
     @_one_line_errors
     def catalog(self) -> dict[str, Any]:
-        """Return what there is: ``games`` that can be built (:func:`store.browse.game_listing`) and ``graphs``
+        """Return what there is: ``games`` that can be built (:func:`dicegraph.store.browse.game_listing`) and ``graphs``
         stored (:meth:`graph`'s ``graph`` row each), each with its ``policies``, their root values and the values'
         ``unit`` (the ``outcome`` of a game no longer registered is "outcome")."""
         with self._reading() as connection:
@@ -333,7 +333,7 @@ class Database:
     @_one_line_errors
     def compare(self, graph: str | int, policy: str, reference: str = OPTIMAL, params: Mapping[str, Any] | None = None,
                 *, opponent: str | None = None, seat: str = SEATS[0], top: int = 10) -> dict[str, Any]:
-        """Return how ``policy`` compares with ``reference`` (:func:`store.compare.policy_comparison`: ``unit``,
+        """Return how ``policy`` compares with ``reference`` (:func:`dicegraph.store.compare.policy_comparison`: ``unit``,
         ``expected_loss``, position by position ``decisions``, ``worse``, ``tied`` and the costliest
         ``deviations``; in a two-player game the matches against ``opponent`` in ``seat``), with the ``graph``'s id
         and its ``game``."""
@@ -371,7 +371,7 @@ class Database:
     @_one_line_errors
     def advise(self, graph: str | int, answers: Mapping[str, str], params: Mapping[str, Any] | None = None
                ) -> dict[str, Any]:
-        """Return the game's advisor on a graph (:mod:`graphs.advice`): its ``title``, the ``questions`` it asks
+        """Return the game's advisor on a graph (:mod:`dicegraph.graphs.advice`): its ``title``, the ``questions`` it asks
         of this graph, what its ``values`` mean, the ``answers`` as given (defaults filled in), and, once anything
         is asked, the ``advice`` or the ``error`` that says what to type instead. NotFound for a game without
         an advisor."""
@@ -417,9 +417,9 @@ class Database:
     def diagram(self, graph: str | int, key: str, link: Callable[[str], str] | None = None, *, depth: int = 1,
                 max_nodes: int | None = None, params: Mapping[str, Any] | None = None) -> bytes:
         """Return an SVG of the position ``key`` and the positions ``depth`` steps from it
-        (:func:`store.export.neighbourhood`, the optimum's moves drawn bold when it is solved), each node linking
+        (:func:`dicegraph.store.export.neighbourhood`, the optimum's moves drawn bold when it is solved), each node linking
         to ``link(its key)`` when given; TooLarge past ``max_nodes`` nodes."""
-        from store.export import neighbourhood  # networkx loads only when drawing
+        from dicegraph.store.export import neighbourhood  # networkx loads only when drawing
 
         with self._reading() as connection:
             row = stored_graph(connection, graph, params)
@@ -435,9 +435,9 @@ class Database:
                **view: Any) -> dict[str, Any]:
         """Draw the stored graph to ``output`` (DOT, SVG or PNG by its suffix) and return what ``export --json``
         prints (``file``, ``view``, ``policy``, ``nodes``, ``edges``, ``renderer``, ``seconds``); ``view`` holds
-        :class:`store.diagram.Diagram`'s fields (``policy``, ``full``, ``root``, ``depth``, ``to_layer``,
+        :class:`dicegraph.store.diagram.Diagram`'s fields (``policy``, ``full``, ``root``, ``depth``, ``to_layer``,
         ``busts``, ``layers``, ``move_labels``, ``values``); refused past ``max_nodes`` nodes (None: any size)."""
-        from store.diagram import Diagram, draw_diagram  # networkx loads only when drawing
+        from dicegraph.store.diagram import Diagram, draw_diagram  # networkx loads only when drawing
 
         path = Path(output)
         diagram_format(path)  # refuse a name that says no format before any work
@@ -508,8 +508,8 @@ class Database:
             yield table
 
     def _positions_kept(self, row: sa.Row, policies: Sequence[str], describe: Look) -> Look:
-        """Return ``describe`` (a graph's positions one level deep, as :func:`store.positions.describe_position`
-        or :meth:`store.turn_positions.TurnPositions.look` gives them) with each position kept once read (up to
+        """Return ``describe`` (a graph's positions one level deep, as :func:`dicegraph.store.positions.describe_position`
+        or :meth:`dicegraph.store.turn_positions.TurnPositions.look` gives them) with each position kept once read (up to
         :data:`POSITIONS_KEPT` a graph, while its policies are these), so that the explorer's play page, which
         replays a game at each click, reads each position once."""
         kept = self._positions.setdefault((row.id, str(row.created_at), tuple(policies)), {})
@@ -600,15 +600,15 @@ class Database:
 
     @staticmethod
     def game(name: str) -> Game:
-        """Return the game registered as ``name`` (:class:`graphs.commands.Session`); raises UnknownGame."""
+        """Return the game registered as ``name`` (:class:`dicegraph.graphs.commands.Session`); raises UnknownGame."""
         return get_game(name)
 
     def output_file(self, path: Path) -> Path:
-        """Return ``path`` once a file can be written there (:class:`graphs.commands.Session`)."""
+        """Return ``path`` once a file can be written there (:class:`dicegraph.graphs.commands.Session`)."""
         return check_file(path)
 
     def write_file(self, path: Path, data: bytes) -> Path:
-        """Write ``data`` to ``path`` (:func:`store.output.write_file`; :class:`graphs.commands.Session`)."""
+        """Write ``data`` to ``path`` (:func:`dicegraph.store.output.write_file`; :class:`dicegraph.graphs.commands.Session`)."""
         return write_file(path, data)
 
     @_one_line_errors
@@ -651,7 +651,7 @@ class Database:
                     ) -> tuple[list[str], list[tuple[Any, ...]]]:
         """Return :meth:`query`'s columns and rows as the driver gives them (the columns even of no rows); with
         ``on_rows``, hand it the rows a batch at a time as they are read, in bounded memory, and return the
-        columns alone (:func:`store.query.run_query`)."""
+        columns alone (:func:`dicegraph.store.query.run_query`)."""
         if not isinstance(sql, str) or not sql.strip():
             raise DicegraphError("no SQL statement given (a text)")
         with self._engine(read_only=not write) as engine:
@@ -665,7 +665,7 @@ def _readable(connection: sa.Connection, row: dict[str, Any]) -> dict[str, Any]:
 
 def _distributions(connection: sa.Connection, graph_id: int,
                    policies: list[dict[str, Any]]) -> dict[str, list[dict[str, float]]]:
-    """Return each evaluated policy's exact outcome distribution (:func:`store.propagate.outcome_distribution`):
+    """Return each evaluated policy's exact outcome distribution (:func:`dicegraph.store.propagate.outcome_distribution`):
     policy -> ``[{"payoff", "probability"}]``; empty for a graph with cycles, or whose turn is stored once."""
     if has_cycles(connection, graph_id):
         return {}

@@ -23,8 +23,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from dicegraph.record import PERSON, SEATS_OF, BadRecord, Record
-from graphs.errors import DicegraphError
-from graphs.protocol import OPTIMAL
+from dicegraph.graphs.errors import DicegraphError
+from dicegraph.graphs.protocol import OPTIMAL
 
 GRADES = ((0.16, "very bad"), (0.08, "bad"), (0.04, "doubtful"))  # a move's loss over the game's scale, at least
 MOST_STEPS = 1_000_000  # a game longer than this is not played out (a loop no policy leaves)

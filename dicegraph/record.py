@@ -30,9 +30,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from graphs.errors import DicegraphError
-from store.compare import SEATS
-from store.output import OutputError, target_of, write_file
+from dicegraph.graphs.errors import DicegraphError
+from dicegraph.store.compare import SEATS
+from dicegraph.store.output import OutputError, target_of, write_file
 
 VERSION = 1  # the record format's version, the first key of a record
 STEP_KINDS = ("roll", "move")  # a step is a roll of the dice or a move of a player
@@ -183,7 +183,7 @@ class Record:
                 "seed": self.seed, "steps": self.steps}
 
     def write(self, path: str | Path, *, new: bool = False) -> None:
-        """Write the record to ``path`` whole (:func:`store.output.write_file`: a process killed meanwhile leaves
+        """Write the record to ``path`` whole (:func:`dicegraph.store.output.write_file`: a process killed meanwhile leaves
         the record before this step, never half a file; through a link to its target; never over a device, a
         FIFO or a folder); with ``new``, only where no file is yet (a game's first step)."""
         write_file(Path(path), json.dumps(self.as_json(), indent=1) + "\n", new=new)

@@ -1,4 +1,4 @@
-"""Registry of the games dicegraph can build: name -> declared game (:class:`graphs.spec.GameSpec`).
+"""Registry of the games dicegraph can build: name -> declared game (:class:`dicegraph.graphs.spec.GameSpec`).
 
 The games of this repository are listed in :data:`BUILT_IN`; a game in another
 installed package registers itself through the entry-point group
@@ -6,7 +6,7 @@ installed package registers itself through the entry-point group
 names the game's module, e.g. ``[project.entry-points."dicegraph.games"]
 my-game = "my_package.my_game"``. Plugins are loaded when a game is first looked
 for that is not built in, or the games are listed; each is read once, checked
-(:meth:`graphs.spec.GameSpec.declared_by`) and registered; a plugin that fails
+(:meth:`dicegraph.graphs.spec.GameSpec.declared_by`) and registered; a plugin that fails
 to import, exits, or breaks a promise is left out, and :data:`REFUSED` says why
 in one line, so the other games keep working.
 
@@ -26,9 +26,9 @@ from importlib.metadata import EntryPoint, entry_points
 from types import ModuleType
 from typing import Any
 
-from graphs import cant_stop, cant_stop_board, five_thousand, five_thousand_race, jackpot, pig, school, shut_the_box, synthetic, yahtzee
-from graphs.errors import UnknownGame
-from graphs.spec import GameSpec, InvalidGame
+from dicegraph.graphs import cant_stop, cant_stop_board, five_thousand, five_thousand_race, jackpot, pig, school, shut_the_box, synthetic, yahtzee
+from dicegraph.graphs.errors import UnknownGame
+from dicegraph.graphs.spec import GameSpec, InvalidGame
 
 ENTRY_POINTS = "dicegraph.games"  # the entry-point group a plugin's game module is named in
 BUILT_IN = (jackpot, shut_the_box, cant_stop, cant_stop_board, five_thousand, school, synthetic, yahtzee, pig,

@@ -1,10 +1,10 @@
 """A game's move advisor: the questions it asks about a moment of play and the advice it gives back.
 
-A game offers one as its ``advisor`` hook (:class:`graphs.protocol.Game`);
+A game offers one as its ``advisor`` hook (:class:`dicegraph.graphs.protocol.Game`);
 ``dicegraph serve`` turns it into a page with a form, ``/graphs/{id}/advise``,
 the same for every game. The answers arrive as text, as a person typed them
 (or as a URL's query carries them); the advisor parses them, raising
-:class:`graphs.errors.BadParameter` with a message that says what to type,
+:class:`dicegraph.graphs.errors.BadParameter` with a message that says what to type,
 and returns an :class:`Advice` computed from the stored, solved graph.
 
 >>> from types import SimpleNamespace
@@ -19,7 +19,7 @@ and returns an :class:`Advice` computed from the stored, solved graph.
 >>> doubling.answer(graph, {"n": "7"})
 Traceback (most recent call last):
 ...
-graphs.errors.BadParameter: n must be a whole number 0..3 (not '7')
+dicegraph.graphs.errors.BadParameter: n must be a whole number 0..3 (not '7')
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from graphs.errors import BadParameter
+from dicegraph.graphs.errors import BadParameter
 
 
 @dataclass(frozen=True)

@@ -3,7 +3,7 @@
 It keeps a few numbers per node (never per edge), so it costs little next to
 the insert, and it gathers the per-layer counts the store records.
 
->>> from graphs.protocol import Node, Edge
+>>> from dicegraph.graphs.protocol import Node, Edge
 >>> checker = StreamChecker(agents=())
 >>> checker.node(Node(0, "root", 0, "chance", "", denom=2))
 >>> checker.edge(Edge(0, 1, "roll", "", weight=2), edge_id=0)
@@ -22,8 +22,8 @@ from typing import Any
 
 import numpy as np
 
-from graphs.errors import InvalidGraph
-from graphs.protocol import CHANCE, DECISION, MOVE, NODE_KINDS, ROLL, TERMINAL, CyclicLayers, Edge, EdgeColumns, Node, Row
+from dicegraph.graphs.errors import InvalidGraph
+from dicegraph.graphs.protocol import CHANCE, DECISION, MOVE, NODE_KINDS, ROLL, TERMINAL, CyclicLayers, Edge, EdgeColumns, Node, Row
 
 
 @dataclass

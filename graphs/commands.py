@@ -2,7 +2,7 @@
 
 A game's command parses its own options, asks the :class:`Session` for its
 graph (built, solved and evaluated on first use, with progress shown), reads
-it through :class:`graphs.protocol.StoredGraph` and prints with :func:`emit`.
+it through :class:`dicegraph.graphs.protocol.StoredGraph` and prints with :func:`emit`.
 The session is the command line's (``cli.py`` puts it in the click context);
 ``graphs/`` never opens a database itself.
 """
@@ -18,7 +18,7 @@ from typing import Any, Protocol
 
 import click
 
-from graphs.protocol import Game, StoredGraph
+from dicegraph.graphs.protocol import Game, StoredGraph
 
 SESSION = "dicegraph.session"  # the key of the session in click's context meta
 
@@ -53,7 +53,7 @@ class Session(Protocol):
 
 
 def session() -> Session:
-    """Return the session of the running command (set by ``cli.main``)."""
+    """Return the session of the running command (set by ``dicegraph.cli.main``)."""
     return click.get_current_context().meta[SESSION]
 
 

@@ -1,13 +1,13 @@
 """Exact values from a game's rules, in fractions: the independent check of the expander and the SQL solve.
 
-:func:`exact_value` works from the rules alone (:mod:`graphs.rules`), never
+:func:`exact_value` works from the rules alone (:mod:`dicegraph.graphs.rules`), never
 from rows. A game without loops is valued by recursion, one call per
 position; a game whose positions repeat by exact linear solves: a policy's
 values solve one sparse linear system (:func:`solve_sparse`), and the
 optimum comes from policy iteration, certified when no move beats the one
 taken. Both are for small parameters: every position is held in fractions.
 
->>> from graphs.rules import DiceRules, Ending, Move
+>>> from dicegraph.graphs.rules import DiceRules, Ending, Move
 >>> class Duel(DiceRules):
 ...     "Two players take turns rolling a die: a 6 wins; anything else hands the die over (or stop)."
 ...     def starts(self): return ["me"]
@@ -26,7 +26,7 @@ from __future__ import annotations
 from collections.abc import Hashable, Iterable, Sequence
 from fractions import Fraction
 
-from graphs.rules import Ending, Move, Position, Roll, Rules
+from dicegraph.graphs.rules import Ending, Move, Position, Roll, Rules
 
 RHS = "rhs"  # the constant of a linear equation in :func:`solve_sparse`
 MAX_POLICY_STEPS = 200

@@ -1,4 +1,4 @@
-"""The generic expander: the stored graph's rows for a game written at the rules level (:mod:`graphs.rules`).
+"""The generic expander: the stored graph's rows for a game written at the rules level (:mod:`dicegraph.graphs.rules`).
 
 :func:`expand` turns rules into rows: positions deduplicated by key, each
 rolling position a chance node, each roll that allows moves a decision node
@@ -14,7 +14,7 @@ from the tick's first nodes. Where the rules loop (a game that declares
 ``loops``), the expander finds the strongly connected components of each
 tick itself (the colouring algorithm, on whole arrays) and orders them the same way; the
 components of one rank form one cyclic component of the store
-(:class:`graphs.protocol.CyclicLayers`), whose first layer holds its
+(:class:`dicegraph.graphs.protocol.CyclicLayers`), whose first layer holds its
 *anchors*: the positions entered by a move that hands the turn over (a
 race's turn starts), and, where a loop never hands the turn over, the
 positions a depth-first search comes back to. Every other node of the
@@ -23,7 +23,7 @@ once its anchors' values are given: what ``store/solve/cycles.py`` solves. Ids g
 layer by layer, the root (the first of ``starts()``) first.
 
 :func:`expand_repeating` does the same for a game whose turn repeats
-(:mod:`graphs.repeating`): its turn states, then the turn stored once.
+(:mod:`dicegraph.graphs.repeating`): its turn states, then the turn stored once.
 
 The cyclic garbage collector is paused while the rows stream (the graph
 held is millions of objects that form no cycles, and every collection
@@ -42,10 +42,10 @@ from typing import Any
 
 import numpy as np
 
-from graphs.errors import InvalidGraph
-from graphs.protocol import CHANCE, DECISION, MOVE, ROLL, TERMINAL, CyclicLayers, EdgeColumns, Node, Row
-from graphs.repeating import RepeatingTurn, TurnStates
-from graphs.rules import Ending, Move, Position, Roll, Rules
+from dicegraph.graphs.errors import InvalidGraph
+from dicegraph.graphs.protocol import CHANCE, DECISION, MOVE, ROLL, TERMINAL, CyclicLayers, EdgeColumns, Node, Row
+from dicegraph.graphs.repeating import RepeatingTurn, TurnStates
+from dicegraph.graphs.rules import Ending, Move, Position, Roll, Rules
 
 ROLLS = "{rolls}"  # in an ending's roll label or a forced move's label: the rolls that lead there, comma-separated
 
@@ -421,7 +421,7 @@ def expand(rules: Rules, players: int = 1, loops: bool = False) -> Iterator[Row]
     """Yield the rows of the graph the rules describe: each layer's nodes, then the edges leaving it (a cyclic
     component announced before its first layer).
 
-    ``players`` and ``loops`` are what the game declares (:class:`graphs.spec.GameSpec`). Raises
+    ``players`` and ``loops`` are what the game declares (:class:`dicegraph.graphs.spec.GameSpec`). Raises
     InvalidGraph when the rules loop in a game that declared none, a move hands the turn over in a
     game for one player, the clock goes back, a weight is not a whole number from 1, an agent picks a
     move not offered, or the root is not alone in the lowest layer.
@@ -492,8 +492,8 @@ def _rows(graph: _Graph, order: np.ndarray, ids: np.ndarray, layer: np.ndarray,
 
 
 def expand_repeating(game: RepeatingTurn, players: int = 1, loops: bool = False) -> Iterator[Row]:
-    """Yield the rows of a game whose turn repeats (:mod:`graphs.repeating`) as the store keeps it: the turn
-    states first (:class:`graphs.repeating.TurnStates`: each state's moves through the turn's ends), then
+    """Yield the rows of a game whose turn repeats (:mod:`dicegraph.graphs.repeating`) as the store keeps it: the turn
+    states first (:class:`dicegraph.graphs.repeating.TurnStates`: each state's moves through the turn's ends), then
     the turn once (``stored_turn`` where the game has one), in the layers and ids after theirs, its terminals
     the ends.
 

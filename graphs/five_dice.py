@@ -29,9 +29,9 @@ from collections import Counter
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
-from graphs.dice import FACES, sorted_rolls
-from graphs.rules import DiceRules, Move
-from graphs.errors import BadParameter, DicegraphError
+from dicegraph.graphs.dice import FACES, sorted_rolls
+from dicegraph.graphs.rules import DiceRules, Move
+from dicegraph.graphs.errors import BadParameter, DicegraphError
 
 DICE = 5
 ROLLS = 3
@@ -95,7 +95,7 @@ def box_index(text: str, boxes: Sequence[str], noun: str = "box") -> int:
     >>> box_index("x", ("Pair",), "combination")
     Traceback (most recent call last):
     ...
-    graphs.errors.BadParameter: unknown combination 'x' (known: Pair)
+    dicegraph.graphs.errors.BadParameter: unknown combination 'x' (known: Pair)
     """
     wanted = " ".join(text.split()).lower()
     for index, box in enumerate(boxes):
@@ -156,8 +156,8 @@ class StoredTurn(DiceRules):
     Counted per roll: 252 decisions after each, a put-back per distinct face shown (after the first two
     rolls), a ``roll n`` and put-backs at each of the 210 keeps, six faces at each of the 210 ``k`` nodes.
 
-    >>> from graphs.expand import expand
-    >>> from graphs.protocol import Edge, one_by_one
+    >>> from dicegraph.graphs.expand import expand
+    >>> from dicegraph.graphs.protocol import Edge, one_by_one
     >>> turn = StoredTurn(lambda dice, roll: [("score the sum", "end:sum", sum(dice))], (), [("end:sum", "scored")])
     >>> put_backs = sum(len(set(dice)) for dice in OUTCOMES)
     >>> keeps = sum(1 + len(set(keep)) for keep in KEEPS)
@@ -433,7 +433,7 @@ class DecisionBytes:
 
 
 class FiveDiceTurn(DiceRules):
-    """The five-dice turn at the rules level (:mod:`graphs.rules`): roll, keep any dice, roll the rest, up to
+    """The five-dice turn at the rules level (:mod:`dicegraph.graphs.rules`): roll, keep any dice, roll the rest, up to
     :data:`ROLLS` times, and end the turn by scoring, as the game's ``score_moves(dice, roll)`` says (the same
     callable :class:`StoredTurn` takes: ``(label, end key, points)`` for each way to end it after roll ``roll``,
     1 the first, showing ``dice``).
@@ -443,7 +443,7 @@ class FiveDiceTurn(DiceRules):
     ``stop`` (score as after the third roll) is the same move, and its decision byte is that score's.
 
     >>> turn = FiveDiceTurn(lambda dice, roll: [("score the sum", "end:sum", sum(dice))])
-    >>> from graphs.exact import exact_value
+    >>> from dicegraph.graphs.exact import exact_value
     >>> exact_value(turn, "max")  # per die: keep a 5 or 6 first, then a 4 or more: 14/3
     Fraction(70, 3)
     """
@@ -493,7 +493,7 @@ class FiveDiceTurn(DiceRules):
 
 def stored_turn_agent(decisions: Mapping[str, bytes], state_key: Callable[[Any], str],
                       end_key: Callable[[int, int, tuple[int, ...]], str]) -> Callable[..., Move]:
-    """Return a turn agent (:mod:`graphs.repeating`) playing a stored policy's decision bytes over
+    """Return a turn agent (:mod:`dicegraph.graphs.repeating`) playing a stored policy's decision bytes over
     :class:`FiveDiceTurn`: ``decisions`` by state key (``state_key(state)``), a score or cross-out byte ending the
     turn at ``end_key(kind, payload, dice)``.
 

@@ -1,6 +1,6 @@
 """Advice at a moment of a five-dice turn (School, Yahtzee): every alternative's worth, and each policy's decision.
 
-The turn is stored once (:mod:`graphs.five_dice`); the store solves the turn
+The turn is stored once (:mod:`dicegraph.graphs.five_dice`); the store solves the turn
 of the one state asked about from the stored values of the states after it
 (``StoredTurn.worths``). After a roll the player scores (where the
 game lets the roll score: after a roll whose only move is ``stop`` the
@@ -13,10 +13,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, NamedTuple
 
-from graphs import five_dice
-from graphs.advice import Advice, Alternative, Question, dice_faces, parse_int
-from graphs.errors import BadParameter
-from graphs.protocol import StoredGraph
+from dicegraph.graphs import five_dice
+from dicegraph.graphs.advice import Advice, Alternative, Question, dice_faces, parse_int
+from dicegraph.graphs.errors import BadParameter
+from dicegraph.graphs.protocol import StoredGraph
 
 ROLL_QUESTIONS = (  # what every five-dice advisor asks first
     Question("roll", "Dice showing", "1,2,2,4,5", "five dice, 1..6"),

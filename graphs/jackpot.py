@@ -4,7 +4,7 @@ Cells 1..N start down. Each turn two dice are rolled; the player flips up one
 down cell among ``[i, j, i+j]`` (in that order, ``i+j`` only when it is a cell).
 No such cell: the game is lost. All cells up: JACKPOT, the game is won.
 
-The graph, expanded from :class:`JackpotRules` by :func:`graphs.expand.expand`: a *position* (cells up, as the index sum of ``2**(c-1)``) is a chance
+The graph, expanded from :class:`JackpotRules` by :func:`dicegraph.graphs.expand.expand`: a *position* (cells up, as the index sum of ``2**(c-1)``) is a chance
 node over the 36 ordered rolls; each roll that offers a cell leads to a decision
 node (position, roll) whose moves flip one offered cell; the rolls that offer
 none lead to the position's ``lost`` terminal. The clock counts the cells up,
@@ -29,11 +29,11 @@ import functools
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
-from graphs.dice import ordered_rolls
-from graphs.montecarlo import stored_move
-from graphs.protocol import Node, Param, Row
-from graphs.expand import expand
-from graphs.rules import DiceRules, Ending, Move
+from dicegraph.graphs.dice import ordered_rolls
+from dicegraph.graphs.montecarlo import stored_move
+from dicegraph.graphs.protocol import Node, Param, Row
+from dicegraph.graphs.expand import expand
+from dicegraph.graphs.rules import DiceRules, Ending, Move
 
 name = "jackpot"
 title = "Jackpot"

@@ -10,7 +10,7 @@ generator and returning their payoffs.
 Games are played in fixed-size chunks from one generator, so the same seed and
 number of games give the same estimate whatever reports the progress.
 
->>> from graphs import get_game
+>>> from dicegraph.graphs import get_game
 >>> estimate = simulate(get_game("jackpot"), {"cells": 9}, "hilo", games=20_000, seed=1)
 >>> estimate.games, abs(estimate.z(0.0798553)) < 4
 (20000, True)
@@ -23,8 +23,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar, Union
 
-from graphs.errors import DicegraphError
-from graphs.protocol import Game, Progress
+from dicegraph.graphs.errors import DicegraphError
+from dicegraph.graphs.protocol import Game, Progress
 
 CHUNK = 1 << 18  # games played per numpy pass; part of what makes a seed reproducible
 Policy = Union[str, Mapping[str, str]]

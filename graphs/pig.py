@@ -17,7 +17,7 @@ Busting leads back to ``(b, a, 0)`` with the same scores, so the game loops
 starts, which the passes enter, are the anchors. The clock is half the
 score sum: a bank raises the sum by 2 or more, so the loops of sums ``2m``
 and ``2m + 1`` never lead into each other and are solved as one cyclic
-component. The graph is what the rules expand to (:mod:`graphs.expand`):
+component. The graph is what the rules expand to (:mod:`dicegraph.graphs.expand`):
 the expander finds the loops and their anchors, and, inside a component,
 layers the decisions and rolls by their longest path from its turn starts.
 
@@ -33,11 +33,11 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from graphs.commands import residual_text
-from graphs.errors import BadParameter
-from graphs.montecarlo import Estimate, z_text
-from graphs.protocol import CHANCE, DECISION, OPTIMAL, CyclicLayers, Edge, Node, Param, StoredGraph, one_by_one
-from graphs.rules import DiceRules, Ending, Move
+from dicegraph.graphs.commands import residual_text
+from dicegraph.graphs.errors import BadParameter
+from dicegraph.graphs.montecarlo import Estimate, z_text
+from dicegraph.graphs.protocol import CHANCE, DECISION, OPTIMAL, CyclicLayers, Edge, Node, Param, StoredGraph, one_by_one
+from dicegraph.graphs.rules import DiceRules, Ending, Move
 
 name = "pig"
 title = "Pig"
@@ -382,7 +382,7 @@ def estimated_edges(params: Mapping[str, Any]) -> int:
 
 def sizes(target: int) -> dict[str, int]:
     """Return the graph's counts for ``target``: decisions, roll nodes, edges and cyclic components."""
-    from graphs.expand import expand
+    from dicegraph.graphs.expand import expand
 
     rows = list(one_by_one(expand(rules({"target": target, "holds": ()}), players=players, loops=loops)))
     nodes = [row for row in rows if isinstance(row, Node)]

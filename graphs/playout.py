@@ -1,9 +1,9 @@
-"""Games played from the rules (:mod:`graphs.rules`), one at a time: the Monte Carlo check of any game.
+"""Games played from the rules (:mod:`dicegraph.graphs.rules`), one at a time: the Monte Carlo check of any game.
 
 Slower than a game's own numpy simulator, but it needs nothing but the rules,
 so every game written at the rules level gets Monte Carlo with it.
 
->>> from graphs.rules import DiceRules, Move
+>>> from dicegraph.graphs.rules import DiceRules, Move
 >>> class Die(DiceRules):
 ...     def starts(self): return ["start"]
 ...     def key(self, position): return position
@@ -20,8 +20,8 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from graphs.montecarlo import stored_move
-from graphs.rules import Ending, Move, Rules
+from dicegraph.graphs.montecarlo import stored_move
+from dicegraph.graphs.rules import Ending, Move, Rules
 
 # an agent's name, a stored policy's choices (decision key -> move label), or an agent itself (position, roll, moves)
 Policy = str | Mapping[str, str] | Callable[..., Move]
@@ -31,7 +31,7 @@ def play_one(rules: Rules, policy: Policy | tuple[Policy, Policy], uniform: Call
     """Return what one game played from the rules gives the first player (rewards included): in a game for two,
     the first player's rewards less the second's, plus the first player's share of the ending.
 
-    ``policy`` is an agent's name, a stored policy's choices (as :func:`graphs.montecarlo.stored_move`
+    ``policy`` is an agent's name, a stored policy's choices (as :func:`dicegraph.graphs.montecarlo.stored_move`
     reads them) or an agent function, played in both seats, or a pair of them (the first player's, the second's);
     ``uniform()`` draws a number in [0, 1) for each roll.
     """

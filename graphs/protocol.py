@@ -26,7 +26,7 @@ from typing import Any, NamedTuple, Protocol, Union
 
 import numpy as np
 
-from graphs.errors import BadParameter
+from dicegraph.graphs.errors import BadParameter
 
 CHANCE, DECISION, TERMINAL = "chance", "decision", "terminal"
 OBJECTIVES = ("max", "min")  # what a game's payoff asks for, and what a solve does with it
@@ -347,12 +347,12 @@ class Game(Protocol):
     """What every game module provides; see ``graphs/jackpot.py`` for an example.
 
     Required: the attributes below, ``agents(params)`` and ``build(params)``.
-    A game written at the rules level (:mod:`graphs.rules`) offers
+    A game written at the rules level (:mod:`dicegraph.graphs.rules`) offers
     ``rules(params)`` instead, from which it gets ``build`` (the expansion,
-    :mod:`graphs.expand`), ``agents`` and ``simulator`` unless it gives its own.
+    :mod:`dicegraph.graphs.expand`), ``agents`` and ``simulator`` unless it gives its own.
 
     Optional extras, declared as module attributes and read once into the
-    game's :class:`graphs.spec.GameSpec` when it is registered (what a game adds
+    game's :class:`dicegraph.graphs.spec.GameSpec` when it is registered (what a game adds
     reaches the store and the command line only through them; nothing is
     probed):
 
@@ -361,15 +361,15 @@ class Game(Protocol):
     * ``loops: bool``: True when positions can repeat (a bust hands the turn
       back and forth): the expander then finds the loops (default False).
 
-    * ``rules(params) -> graphs.rules.Rules``: the game at the rules level
+    * ``rules(params) -> dicegraph.graphs.rules.Rules``: the game at the rules level
       (the conformance tests check its solve against an exact recursion); a
-      game whose turn repeats gives :class:`graphs.repeating.TurnsInFull` rules.
+      game whose turn repeats gives :class:`dicegraph.graphs.repeating.TurnsInFull` rules.
     * ``small_params: dict``: parameters small enough for the exhaustive checks
       of ``tests/test_conformance.py`` (default: the defaults).
     * ``check_params(values) -> None``: raise BadParameter when parameters do
       not fit together.
     * ``estimated_edges(values) -> int``: the graph's size before building it
-      (a build over ``store.load.MAX_EDGES`` is refused unless forced).
+      (a build over ``dicegraph.store.load.MAX_EDGES`` is refused unless forced).
     * ``first_guess(params, key) -> str | tuple[str, ...] | dict[str, float] | None``:
       for a position that a cyclic component loops back to (a race's turn
       start), the key of a position of a component solved before whose value
@@ -386,7 +386,7 @@ class Game(Protocol):
       from the game's numbers by ``report --diagrams DIR`` (PNGs in ``directory``,
       each ``{"file": path, "title": ...}``), e.g. Pig's hold boundary.
     * ``simulator(params, policy) -> play(games, rng)``: Monte Carlo from the
-      rules (:mod:`graphs.montecarlo`).
+      rules (:mod:`dicegraph.graphs.montecarlo`).
     * ``simulated_runs(params, all_matches) -> int``: how many runs of ``-n`` games
       the report plays (default: one per policy with a simulator), for its progress.
     * ``report_graphs(params) -> list[params]``: further graphs of the game
@@ -400,12 +400,12 @@ class Game(Protocol):
       report is its ``turn_report(graph, params, simulated_games, seed, progress)``
       and its simulator plays ``play_turns(decisions)``, built from the stored
       decision bytes (turn state key -> bytes).
-    * ``advisor: graphs.advice.Advisor``: what the advice page of ``dicegraph
+    * ``advisor: dicegraph.graphs.advice.Advisor``: what the advice page of ``dicegraph
       serve`` asks about a moment of play and how the game answers from a
       solved graph (School and Yahtzee: the dice, rerolls left and the boxes
       used; Can't Stop: a roll on the graph's board).
     * ``commands: click.Group``: commands of the game's own (advisors, exports),
-      mounted by ``cli.py``; they reach the store through :mod:`graphs.commands`.
+      mounted by ``cli.py``; they reach the store through :mod:`dicegraph.graphs.commands`.
     """
 
     name: str

@@ -5,15 +5,15 @@ what the turn's ends are worth changes from one turn state to the next (the
 upper total, the Yahtzee box, the score pair). Such a game gives
 :class:`RepeatingTurn` rules:
 
-* ``turn``: the turn's :class:`graphs.rules.Rules`; its *ends* are its
+* ``turn``: the turn's :class:`dicegraph.graphs.rules.Rules`; its *ends* are its
   terminal positions (their payoff is not used) and its endings, named by key;
   and, where the store keeps a smaller graph of the same turn (School's and
   Yahtzee's keep chosen one die at a time), ``stored_turn``: that graph's
   rules, with the same ends and values;
 * the turn states: ``first_state()``, ``state_key`` (and back, ``state_of``), ``state_label``;
 * ``through(state, end)``: what a state does when its turn ends at the end of
-  key ``end``: a :class:`graphs.rules.Move` to the next state (its reward,
-  and whether it hands the turn over), an :class:`graphs.rules.Ending` (the
+  key ``end``: a :class:`dicegraph.graphs.rules.Move` to the next state (its reward,
+  and whether it hands the turn over), an :class:`dicegraph.graphs.rules.Ending` (the
   game is over), or None where the state closes that end (School's used
   combinations): the turn's moves into it are not offered there;
 * its agents, ``agent(state, position, roll, moves) -> Move`` over the
@@ -22,12 +22,12 @@ upper total, the Yahtzee box, the score pair). Such a game gives
 
 :class:`TurnsInFull` turns that into ordinary rules, the turn copied into
 each state (a position is a state and a position of its turn), so every game
-whose turn repeats gets its exact recursion (:mod:`graphs.exact`) and its
-Monte Carlo (:mod:`graphs.playout`) from its rules, like any other game. The
+whose turn repeats gets its exact recursion (:mod:`dicegraph.graphs.exact`) and its
+Monte Carlo (:mod:`dicegraph.graphs.playout`) from its rules, like any other game. The
 store keeps the turn once (``TurnStructure``): that is how such a game is
 built; the copied form is what it means, for small parameters.
 
->>> from graphs.rules import DiceRules, Ending, Move
+>>> from dicegraph.graphs.rules import DiceRules, Ending, Move
 >>> class Throw(DiceRules):
 ...     "One turn: throw a coin; the end is 'heads' or 'tails'."
 ...     def starts(self): return ["throw"]
@@ -46,7 +46,7 @@ built; the copied form is what it means, for small parameters.
 ...     def state_of(self, key): return key
 ...     def through(self, state, end):
 ...         return Ending("won", "won", 1.0) if end == "heads" else Move("playing", "tails", passes=True)
->>> from graphs.exact import exact_value
+>>> from dicegraph.graphs.exact import exact_value
 >>> exact_value(TurnsInFull(FirstHeads()), "max", loops=True)
 Fraction(2, 3)
 """
@@ -56,7 +56,7 @@ from __future__ import annotations
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from typing import Any
 
-from graphs.rules import DiceRules, Ending, Move, Position, Roll, Rules
+from dicegraph.graphs.rules import DiceRules, Ending, Move, Position, Roll, Rules
 
 State = Hashable
 TurnAgent = Callable[[State, Position, Roll, Sequence[Move]], Move]
@@ -65,7 +65,7 @@ SEPARATOR = " | "  # between a state's key and its turn position's key, in the c
 
 class RepeatingTurn:
     """The rules of a game whose turn repeats (see the module's docstring); ``constant_sum`` as in
-    :class:`graphs.rules.DiceRules`."""
+    :class:`dicegraph.graphs.rules.DiceRules`."""
 
     turn: Rules
     stored_turn: Rules | None = None  # the same turn as the store keeps it, where that is a smaller graph
@@ -94,7 +94,7 @@ class RepeatingTurn:
 
     def state_payoff(self, state: State) -> float | None:
         """Return what the game pays when it is over at ``state`` (a turn state no turn is played from; the move
-        into it carries its reward), else None (the default: the game ends at the :class:`graphs.rules.Ending`
+        into it carries its reward), else None (the default: the game ends at the :class:`dicegraph.graphs.rules.Ending`
         that :meth:`through` gives)."""
         return None
 
@@ -122,7 +122,7 @@ class RepeatingTurn:
 class TurnStates(DiceRules):
     """Ordinary rules over the turn states alone, as the store keeps them beside the turn stored once: a state
     is a decision whose moves go through the turn's ``ends`` (labelled :meth:`RepeatingTurn.end_label`, the
-    turn between them left out); an :class:`graphs.rules.Ending` moved to is a terminal."""
+    turn between them left out); an :class:`dicegraph.graphs.rules.Ending` moved to is a terminal."""
 
     def __init__(self, game: RepeatingTurn, ends: Sequence[str]):
         self.game, self.ends, self.state_key = game, tuple(ends), game.state_key
@@ -174,7 +174,7 @@ class TurnsInFull(DiceRules):
 
     A position is ``(state, turn position)``, keyed ``'<state key> | <turn key>'``; a move into one of the
     turn's ends, or a roll that ends it, goes on where the state goes through that end (a move that ends the
-    game leads to the :class:`graphs.rules.Ending` itself, a position whose payoff is the ending's).
+    game leads to the :class:`dicegraph.graphs.rules.Ending` itself, a position whose payoff is the ending's).
     """
 
     def __init__(self, game: RepeatingTurn):

@@ -32,11 +32,11 @@ forth with the scores unchanged) declares ``loops = True``; the expander
 finds the loops and the store solves them exactly. Its clock still orders
 what it can (the score sum): the finer the clock, the smaller each loop.
 
-:mod:`graphs.expand` turns rules into rows, :mod:`graphs.exact` values them
-exactly in fractions, and :mod:`graphs.playout` plays them for Monte Carlo:
+:mod:`dicegraph.graphs.expand` turns rules into rows, :mod:`dicegraph.graphs.exact` values them
+exactly in fractions, and :mod:`dicegraph.graphs.playout` plays them for Monte Carlo:
 a game gets all three from its rules.
 
->>> from graphs.exact import exact_value
+>>> from dicegraph.graphs.exact import exact_value
 >>> class Coin(DiceRules):
 ...     "Toss a coin: tails adds a point, then toss again or stop; heads loses all; 2 points end it."
 ...     def starts(self): return [(0, False)]
@@ -60,7 +60,7 @@ from __future__ import annotations
 from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from typing import NamedTuple, Protocol
 
-from graphs.errors import InvalidGraph
+from dicegraph.graphs.errors import InvalidGraph
 
 Position = Hashable
 Roll = Hashable

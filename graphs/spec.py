@@ -1,13 +1,13 @@
 """What a game is, declared once: :class:`GameSpec`, read from a game's module and checked when it is registered.
 
 A game module (``graphs/jackpot.py``) names what it is and what it offers as
-module attributes: the required ones of :class:`graphs.protocol.Game`, and any of
+module attributes: the required ones of :class:`dicegraph.graphs.protocol.Game`, and any of
 the optional extras listed in :data:`EXTRAS`. Registration reads exactly those
 names into one typed, frozen object, checks them, and from then on every tool
 asks the spec (``game.charts is None``), never the module (no ``getattr``
 probing): what a game offers is what it declared.
 
->>> from graphs import jackpot
+>>> from dicegraph.graphs import jackpot
 >>> spec = GameSpec.declared_by(jackpot, origin="dicegraph")
 >>> spec.name, spec.players, spec.turn is None, sorted(spec.diagrams)
 ('jackpot', 1, True, ['hilo-layers', 'hilo-move-labels'])
@@ -23,8 +23,8 @@ from dataclasses import MISSING, dataclass, field, fields
 from types import ModuleType
 from typing import Any
 
-from graphs.errors import DicegraphError, InvalidGraph
-from graphs.protocol import OBJECTIVES, Param, Row, value_text
+from dicegraph.graphs.errors import DicegraphError, InvalidGraph
+from dicegraph.graphs.protocol import OBJECTIVES, Param, Row, value_text
 
 NAME = re.compile(r"[a-z0-9]+(-[a-z0-9]+)*")  # a game's or a diagram's name: it becomes part of file names
 PARAM_NAME = re.compile(r"[a-z][a-z0-9_]*")  # a parameter's name, as -p NAME=VALUE and a page's address give it
@@ -69,13 +69,13 @@ def param_problem(param: Param) -> str | None:
 
 def from_rules(name: str, declared: Mapping[str, Any]) -> Callable[..., Any]:
     """Return what a game written at the rules level gets from its ``rules(params)`` for ``name``: ``build``
-    (the rows :func:`graphs.expand.expand` makes of them, with the game's ``players`` and ``loops``; for a
+    (the rows :func:`dicegraph.graphs.expand.expand` makes of them, with the game's ``players`` and ``loops``; for a
     game whose turn is stored once (it declares ``turn``; its rules are a
-    :class:`graphs.repeating.TurnsInFull`), :func:`graphs.expand.expand_repeating` of the repeating turn),
-    ``agents`` (the rules' agents' names) or ``simulator`` (:func:`graphs.playout.rules_simulator`), from
+    :class:`dicegraph.graphs.repeating.TurnsInFull`), :func:`dicegraph.graphs.expand.expand_repeating` of the repeating turn),
+    ``agents`` (the rules' agents' names) or ``simulator`` (:func:`dicegraph.graphs.playout.rules_simulator`), from
     what the game ``declared`` (name -> value)."""
-    from graphs.expand import expand, expand_repeating
-    from graphs.playout import rules_simulator
+    from dicegraph.graphs.expand import expand, expand_repeating
+    from dicegraph.graphs.playout import rules_simulator
 
     make_rules = declared["rules"]
     if name == "build":
@@ -100,7 +100,7 @@ def from_rules(name: str, declared: Mapping[str, Any]) -> Callable[..., Any]:
 
 @dataclass(frozen=True)
 class GameSpec:
-    """A game as it declared itself (see :class:`graphs.protocol.Game` for what each name means), and ``origin``:
+    """A game as it declared itself (see :class:`dicegraph.graphs.protocol.Game` for what each name means), and ``origin``:
     where it comes from (``dicegraph``, or the plugin's distribution and entry point)."""
 
     name: str
@@ -181,7 +181,7 @@ class GameSpec:
         if self.players not in PLAYERS:
             return f"players must be {' or '.join(map(str, PLAYERS))} (it is {self.players!r})"
         if not all(isinstance(param, Param) for param in self.params):
-            return "params must be graphs.protocol.Param objects"
+            return "params must be dicegraph.graphs.protocol.Param objects"
         names = [param.name for param in self.params]
         if len(set(names)) != len(names):
             return f"a parameter is declared twice ({', '.join(sorted({n for n in names if names.count(n) > 1}))})"

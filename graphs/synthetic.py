@@ -16,8 +16,8 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from graphs.errors import BadParameter
-from graphs.protocol import CHANCE, DECISION, MOVE, ROLL, TERMINAL, Edge, Node, Param, Row
+from dicegraph.graphs.errors import BadParameter
+from dicegraph.graphs.protocol import CHANCE, DECISION, MOVE, ROLL, TERMINAL, Edge, Node, Param, Row
 
 name = "synthetic"
 title = "Synthetic layered graph"

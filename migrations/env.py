@@ -1,7 +1,7 @@
 """Alembic environment of dicegraph.
 
 Tables are versioned by the revisions in ``versions/``. The views
-(``store.schema.VIEWS``) are derived objects: every upgrade or downgrade drops
+(``dicegraph.store.schema.VIEWS``) are derived objects: every upgrade or downgrade drops
 them first and, when the database ends at the head revision, creates them again
 from the code, all in the same transaction. A change to a view therefore needs
 only a new (possibly empty) revision so that existing databases pick it up.
@@ -16,7 +16,7 @@ import sqlalchemy as sa
 from alembic import context
 from sqlalchemy.schema import CreateView, DropView
 
-from store.schema import VIEWS, metadata
+from dicegraph.store.schema import VIEWS, metadata
 
 config = context.config
 target_metadata = metadata

@@ -3,9 +3,9 @@
 The ``games`` and ``graphs`` commands and the explorer (``web/``) list the
 same things through these functions.
 
->>> from store.db import open_database
->>> from store.load import build_graph
->>> from graphs import get_game
+>>> from dicegraph.store.db import open_database
+>>> from dicegraph.store.load import build_graph
+>>> from dicegraph.graphs import get_game
 >>> engine = open_database("sqlite://", create=True)
 >>> graph_id = build_graph(engine, get_game("jackpot"), {"cells": 4}).graph_id
 >>> with engine.connect() as connection:
@@ -20,17 +20,17 @@ from typing import Any
 
 import sqlalchemy as sa
 
-from graphs.protocol import OPTIMAL, value_text
-from graphs.spec import GameSpec
-from store.catalog import built_graphs, graph_by_id, list_policies
-from store.report import policy_names
-from store.schema import graph, layer, node
+from dicegraph.graphs.protocol import OPTIMAL, value_text
+from dicegraph.graphs.spec import GameSpec
+from dicegraph.store.catalog import built_graphs, graph_by_id, list_policies
+from dicegraph.store.report import policy_names
+from dicegraph.store.schema import graph, layer, node
 
 
 def game_listing(games: Iterable[GameSpec], broken: dict[str, str] | None = None) -> list[dict[str, Any]]:
     """Return each game that can be built: ``name``, ``title``, ``summary``, ``objective``, ``outcome``,
     ``players``, ``origin`` (``dicegraph``, or the plugin it comes from), ``extras`` (the optional extras it
-    declares, :meth:`graphs.spec.GameSpec.extras`), ``params`` (``name``, ``default``, ``help``, ``accepted``),
+    declares, :meth:`dicegraph.graphs.spec.GameSpec.extras`), ``params`` (``name``, ``default``, ``help``, ``accepted``),
     ``agents`` and the ``policies`` a report evaluates. A game whose own code fails as it is listed (its rules
     or agents raise on its defaults) is left out, the reason in one line in ``broken`` (name -> reason)."""
     listing = []
@@ -63,7 +63,7 @@ def game_listing(games: Iterable[GameSpec], broken: dict[str, str] | None = None
 
 def stored_graphs(connection: sa.Connection, with_policies: bool = False) -> list[dict[str, Any]]:
     """Return the stored graphs, oldest first: their ``graph`` table row as a dict, and with ``with_policies``
-    their ``policies`` (:func:`store.catalog.list_policies`: name, objective, method, goal, root value)."""
+    their ``policies`` (:func:`dicegraph.store.catalog.list_policies`: name, objective, method, goal, root value)."""
     rows = [dict(row._mapping) for row in connection.execute(built_graphs().order_by(graph.c.id))]
     if with_policies:
         for row in rows:

@@ -8,9 +8,9 @@ from typing import Any
 
 import sqlalchemy as sa
 
-from graphs.protocol import params_text, value_text
-from store.errors import Ambiguous, NotFound
-from store.schema import choice, edge, graph, layer, node, policy, turn_policy, value
+from dicegraph.graphs.protocol import params_text, value_text
+from dicegraph.store.errors import Ambiguous, NotFound
+from dicegraph.store.schema import choice, edge, graph, layer, node, policy, turn_policy, value
 
 
 MAX_ID = 2**63 - 1  # the largest id a database's 64-bit integer column holds: no graph has a larger one

@@ -24,13 +24,13 @@ from typing import TYPE_CHECKING, Any
 
 import sqlalchemy as sa
 
-from graphs.errors import DicegraphError
-from graphs.protocol import TIE
-from store.catalog import evaluated_policy, list_policies, stored_policy, value_unit
-from store.schema import choice, edge, graph, graph_edge_span, node, value
+from dicegraph.graphs.errors import DicegraphError
+from dicegraph.graphs.protocol import TIE
+from dicegraph.store.catalog import evaluated_policy, list_policies, stored_policy, value_unit
+from dicegraph.store.schema import choice, edge, graph, graph_edge_span, node, value
 
 if TYPE_CHECKING:
-    from store.view import GraphView
+    from dicegraph.store.view import GraphView
 
 SEATS = ("first", "second")  # the seats of a two-player game, the first moving first
 Match = Callable[[str, str], tuple[float, float]]  # (a, b) -> P(a moving first beats b), P(b moving first beats a)
@@ -166,7 +166,7 @@ def policy_comparison(view: GraphView, policy_name: str, reference_name: str, *,
 
     In a two-player game (as the game declares) the expected loss is the reference's probability of winning in
     ``seat`` against ``opponent`` (default: the reference) minus the policy's, played as matches
-    (:meth:`store.view.GraphView.match`), and ``seats`` gives both seats (:func:`seat_values`). Raises
+    (:meth:`dicegraph.store.view.GraphView.match`), and ``seats`` gives both seats (:func:`seat_values`). Raises
     Incomparable for values of other units, or a seat or an opponent named in a one-player game; NotFound for a
     policy not stored or not evaluated.
     """

@@ -25,12 +25,12 @@ from alembic.runtime.migration import MigrationContext
 from alembic.ddl.impl import DefaultImpl
 from alembic.script import ScriptDirectory
 
-import migrations
-from store.errors import DatabaseError
-from store.schema import VIEWS, metadata
+from dicegraph import migrations
+from dicegraph.store.errors import DatabaseError
+from dicegraph.store.schema import VIEWS, metadata
 
-sa.dialects.registry.register("spark", "store.spark.dialect", "SparkDialect")
-sa.dialects.registry.register("duckdb", "store.duckdb_dialect", "DuckDBDialect")  # duckdb-engine's, statements cached
+sa.dialects.registry.register("spark", "dicegraph.store.spark.dialect", "SparkDialect")
+sa.dialects.registry.register("duckdb", "dicegraph.store.duckdb_dialect", "DuckDBDialect")  # duckdb-engine's, statements cached
 
 class AlembicDuckDBImpl(DefaultImpl):
     """Lets Alembic run on DuckDB (``duckdb:///...`` through duckdb-engine), which it does not know by itself."""
@@ -54,7 +54,7 @@ DUCKDB_SETTINGS = {"autoinstall_known_extensions": False, "autoload_known_extens
 SUPPORTED = ("use sqlite:///FILE (built in), duckdb:///FILE (pip install 'dicegraph[duckdb]'), "
              "postgresql+psycopg://USER@HOST/DB (pip install 'dicegraph[postgres]') or spark://HOST:PORT/DB "
              "(pip install 'dicegraph[spark]'; dicegraph spark start runs one here)")
-UNMIGRATED = ("spark",)  # backends Alembic cannot drive: their schema is made at the head from store.schema
+UNMIGRATED = ("spark",)  # backends Alembic cannot drive: their schema is made at the head from dicegraph.store.schema
 ENV_VAR = "DICEGRAPH_DB"
 SQLITE_PRAGMAS = ("cache_size = -262144", "temp_store = MEMORY")
 MEMORY_VAR = "DICEGRAPH_MEMORY"  # the memory DuckDB may use (--memory): a size such as 8GB, or a share such as 50%
@@ -86,11 +86,11 @@ def database_url(url: str | None = None) -> str:
     >>> database_url("games.db")
     Traceback (most recent call last):
     ...
-    store.errors.DatabaseError: 'games.db' is not a database URL: give sqlite:///games.db for a SQLite file (or duckdb:///games.db, postgresql://HOST/NAME)
+    dicegraph.store.errors.DatabaseError: 'games.db' is not a database URL: give sqlite:///games.db for a SQLite file (or duckdb:///games.db, postgresql://HOST/NAME)
     >>> database_url("sqlite:///")
     Traceback (most recent call last):
     ...
-    store.errors.DatabaseError: 'sqlite:///' names no file: give sqlite:///FILE (or sqlite:///:memory: for a database in memory, gone when the command ends)
+    dicegraph.store.errors.DatabaseError: 'sqlite:///' names no file: give sqlite:///FILE (or sqlite:///:memory: for a database in memory, gone when the command ends)
     """
     chosen = url or os.environ.get(ENV_VAR) or DEFAULT_URL
     try:
@@ -332,7 +332,7 @@ def open_database(url: str | None = None, *, create: bool = False, read_only: bo
         # other readers may open the file too
         options["connect_args"] = {"read_only": True, "config": {**config, "enable_external_access": False}}
     if backend == "spark":
-        from store.spark.dialect import reachable
+        from dicegraph.store.spark.dialect import reachable
 
         reachable(parsed, create)
     try:
@@ -350,7 +350,7 @@ def open_database(url: str | None = None, *, create: bool = False, read_only: bo
         _wait_for_file(engine, on_wait)
         _check_schema(engine, read_only)
         if backend == "spark" and not read_only:
-            from store.spark.dialect import drop_leftovers
+            from dicegraph.store.spark.dialect import drop_leftovers
 
             with engine.connect() as connection:
                 drop_leftovers(connection)  # what killed processes of this machine left: no transaction took it back
@@ -413,7 +413,7 @@ def side_connections(connection: sa.Connection, count: int) -> Iterator[list[sa.
 def _shared_if_open_here(engine: sa.Engine, url: sa.URL, config: dict[str, Any]) -> sa.Engine:
     """Return ``engine`` (DuckDB, read-only), or, when this process already has the file open for writing (DuckDB
     refuses a second configuration of one file in a process), an engine sharing that open database: other
-    processes are kept out by the writer anyway, and viewing still writes nothing (``store.query`` guards)."""
+    processes are kept out by the writer anyway, and viewing still writes nothing (``dicegraph.store.query`` guards)."""
     try:
         engine.connect().close()
         return engine
@@ -456,7 +456,7 @@ def _waiting_for(message: str, database: str) -> str:
     except OSError:
         words = []
     command = " ".join(words)[:120]  # one line, however the process was started
-    if "serve" in words and ("dicegraph" in " ".join(words[:2]) or "from cli import" in " ".join(words)):
+    if "serve" in words and ("dicegraph" in " ".join(words[:2]) or "from dicegraph.cli import" in " ".join(words)):
         return (f"dicegraph serve (PID {pid}) has {database} open and keeps it until it is stopped: stop it (kill "
                 f"{pid}) or serve a copy of the file; waiting (Ctrl-C to give up)")
     return f"another process (PID {pid}, {command or program}) has {database} open; waiting for it to finish " \
@@ -493,9 +493,9 @@ def _check_schema(engine: sa.Engine, read_only: bool) -> None:
 
 
 def create_at_head(engine: sa.Engine) -> None:
-    """Make the head schema in an empty database from :mod:`store.schema`'s tables and views, and record the head
+    """Make the head schema in an empty database from :mod:`dicegraph.store.schema`'s tables and views, and record the head
     revision as Alembic does (``alembic_version``): the migrations' equivalent where Alembic cannot run. On Spark a
-    table has its columns alone (no keys or indexes: :mod:`store.spark.dialect`)."""
+    table has its columns alone (no keys or indexes: :mod:`dicegraph.store.spark.dialect`)."""
     version = sa.Table("alembic_version", sa.MetaData(), sa.Column("version_num", sa.String(32), nullable=False))
     with engine.begin() as connection:
         for table in metadata.sorted_tables:

@@ -9,9 +9,9 @@ from typing import Any
 
 import sqlalchemy as sa
 
-from store.catalog import find_policy
-from store.export import diagram_title, neighbourhood, policy_view
-from store.render import DEFAULT_DPI, Style, to_dot, write_diagram
+from dicegraph.store.catalog import find_policy
+from dicegraph.store.export import diagram_title, neighbourhood, policy_view
+from dicegraph.store.render import DEFAULT_DPI, Style, to_dot, write_diagram
 
 
 @dataclass(frozen=True)

@@ -2,7 +2,7 @@
 
 import re
 
-from graphs.errors import DicegraphError
+from dicegraph.graphs.errors import DicegraphError
 
 
 class DatabaseError(DicegraphError):

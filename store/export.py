@@ -15,9 +15,9 @@ Two views:
 
 ``store/render.py`` turns either into DOT, SVG or PNG.
 
->>> from graphs import get_game
->>> from store.db import open_database
->>> from store.report import game_report
+>>> from dicegraph.graphs import get_game
+>>> from dicegraph.store.db import open_database
+>>> from dicegraph.store.report import game_report
 >>> engine = open_database("sqlite://", create=True)
 >>> _ = game_report(engine, get_game("jackpot"), {"cells": 3})
 >>> with engine.connect() as connection:
@@ -35,9 +35,9 @@ from typing import Any
 import networkx as nx
 import sqlalchemy as sa
 
-from graphs.errors import TooLarge
-from store.catalog import find_node, find_policy, has_cycles
-from store.schema import choice, edge, graph_edge_span, layer, node, value
+from dicegraph.graphs.errors import TooLarge
+from dicegraph.store.catalog import find_node, find_policy, has_cycles
+from dicegraph.store.schema import choice, edge, graph_edge_span, layer, node, value
 
 MOVE_SEPARATOR = ", "
 

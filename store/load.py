@@ -2,7 +2,7 @@
 
 Rows go through :class:`BulkInserter`, which batches them and uses the fastest
 path the backend offers for a Core INSERT, and through
-:class:`graphs.check.StreamChecker`, which checks the graph model on the way
+:class:`dicegraph.graphs.check.StreamChecker`, which checks the graph model on the way
 (layers increase along edges, roll weights add up to the denominator, every
 agent decides everywhere); a failure rolls the whole build back.
 """
@@ -22,11 +22,11 @@ from typing import Any
 import numpy as np
 import sqlalchemy as sa
 
-from graphs.check import StreamChecker, checker_for
-from graphs.errors import InvalidGraph, TooLarge
-from graphs.protocol import CyclicLayers, Edge, EdgeColumns, Game, Node, Progress, Row
-from store.catalog import built_graphs
-from store.schema import choice, edge, graph, graph_edge_span, layer, node, policy, turn_policy, value
+from dicegraph.graphs.check import StreamChecker, checker_for
+from dicegraph.graphs.errors import InvalidGraph, TooLarge
+from dicegraph.graphs.protocol import CyclicLayers, Edge, EdgeColumns, Game, Node, Progress, Row
+from dicegraph.store.catalog import built_graphs
+from dicegraph.store.schema import choice, edge, graph, graph_edge_span, layer, node, policy, turn_policy, value
 
 BATCH_ROWS = 20_000
 MAX_EDGES = 50_000_000  # larger builds need force: at BYTES_PER_EDGE, tens of GiB
@@ -161,7 +161,7 @@ class BulkInserter:
 
 def find_graph(connection: sa.Connection, game: str, params_text: str, *, unfinished: bool = False) -> sa.Row | None:
     """Return the stored graph row of ``game`` built with ``params_text``, if any: a finished build's
-    (:data:`store.catalog.BUILT`), or with ``unfinished`` also one that stopped before it was done."""
+    (:data:`dicegraph.store.catalog.BUILT`), or with ``unfinished`` also one that stopped before it was done."""
     query = (sa.select(graph) if unfinished else built_graphs()).where(graph.c.game == game, graph.c.params == params_text)
     return connection.execute(query).first()
 
@@ -197,7 +197,7 @@ def build_graph(
     reused unless ``replace``; a stale builder version is replaced. Everything
     happens in one transaction: an error or Ctrl-C leaves the database as it was. Where there are no
     transactions (Spark), the graph's totals are written last and a graph without them is not listed
-    (:data:`store.catalog.BUILT`); the next build of the same game and parameters deletes it and starts again.
+    (:data:`dicegraph.store.catalog.BUILT`); the next build of the same game and parameters deletes it and starts again.
     A game that estimates its size (``estimated_edges``) is refused, before
     anything is built, above :data:`MAX_EDGES` edges unless ``force``; every
     build is watched as it streams, and stopped (nothing kept) once it passes
@@ -243,7 +243,7 @@ def build_count(game: Game, params: Mapping[str, Any]) -> tuple[str, int | None]
     """Return what a build's progress counts and how many of them there will be: its edges, for a game that
     estimates them; else its nodes and edges, whose number is not known before the end.
 
-    >>> from graphs import get_game
+    >>> from dicegraph.graphs import get_game
     >>> build_count(get_game("pig"), {"target": 10, "holds": ()})[0], build_count(get_game("jackpot"), {"cells": 4})
     ('edges', ('nodes and edges', None))
     """

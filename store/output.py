@@ -18,7 +18,7 @@ True
 >>> check_file(folder / "x.png" / "y.png")  # doctest: +ELLIPSIS
 Traceback (most recent call last):
 ...
-store.output.OutputError: cannot write .../x.png/y.png: .../x.png is a file, not a folder
+dicegraph.store.output.OutputError: cannot write .../x.png/y.png: .../x.png is a file, not a folder
 >>> import os
 >>> written = write_file(folder / "w.txt", "one")
 >>> os.symlink(written, folder / "link.txt")
@@ -27,11 +27,11 @@ store.output.OutputError: cannot write .../x.png/y.png: .../x.png is a file, not
 >>> write_file(folder / "w.txt", "three", new=True)  # doctest: +ELLIPSIS
 Traceback (most recent call last):
 ...
-store.output.OutputError: cannot write .../w.txt: it exists already; name a new file
+dicegraph.store.output.OutputError: cannot write .../w.txt: it exists already; name a new file
 >>> write_file(Path(os.devnull), "lost")
 Traceback (most recent call last):
 ...
-store.output.OutputError: cannot write /dev/null: it is a character device, not a regular file; name a file
+dicegraph.store.output.OutputError: cannot write /dev/null: it is a character device, not a regular file; name a file
 """
 
 from __future__ import annotations
@@ -43,7 +43,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from graphs.errors import DicegraphError
+from dicegraph.graphs.errors import DicegraphError
 
 
 class OutputError(DicegraphError):

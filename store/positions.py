@@ -6,7 +6,7 @@ from typing import Any
 
 import sqlalchemy as sa
 
-from store.schema import choice, edge, layer, node, policy, turn_policy, value
+from dicegraph.store.schema import choice, edge, layer, node, policy, turn_policy, value
 
 
 def _values(connection: sa.Connection, graph_id: int, node_ids: list[int]) -> dict[int, dict[str, dict[str, float]]]:
@@ -61,7 +61,7 @@ def describe_position(connection: sa.Connection, graph_id: int, key: str, depth:
     Each edge carries its probability (rolls), the policies that choose it
     (moves), and the value of what it leads to under every evaluated policy.
     """
-    from store.catalog import find_node
+    from dicegraph.store.catalog import find_node
 
     return _describe(connection, graph_id, find_node(connection, graph_id, key), depth)
 

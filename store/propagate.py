@@ -18,10 +18,10 @@ from typing import Any, NamedTuple
 import sqlalchemy as sa
 from sqlalchemy.dialects import postgresql, sqlite
 
-from store.catalog import has_cycles
-from store.errors import NotFound
-from store.schema import choice, edge, edges_of, layer_ranges, node, value
-from store.scratch import carried_reach_table, has_upsert, reach_table
+from dicegraph.store.catalog import has_cycles
+from dicegraph.store.errors import NotFound
+from dicegraph.store.schema import choice, edge, edges_of, layer_ranges, node, value
+from dicegraph.store.scratch import carried_reach_table, has_upsert, reach_table
 
 
 class Reach(NamedTuple):
@@ -105,7 +105,7 @@ def propagate(connection: sa.Connection, graph_id: int, spans: Sequence[sa.Row],
     ``chosen``: a sweep's goal, an evaluation's policy) each of its ``key_values`` is propagated on its own,
     in the same statements, and the reach table has that column too.
 
-    ``spans`` are the graph's layers with their edge id ranges (``store.schema.layer_ranges``).
+    ``spans`` are the graph's layers with their edge id ranges (``dicegraph.store.schema.layer_ranges``).
     """
     keys = (() if key is None else (key,))
     table = reach_table(connection, key)

@@ -19,7 +19,7 @@ from typing import Any
 
 import sqlalchemy as sa
 
-from store.errors import DAMAGED, DatabaseError, ReadOnly, database_failure, driver_message
+from dicegraph.store.errors import DAMAGED, DatabaseError, ReadOnly, database_failure, driver_message
 
 WRITE_REFUSALS = ("readonly", "read-only", "read only", "query_only", "not authorized", "authorization denied")
 DEFAULT_TIMEOUT = 60.0  # seconds a query may run unless told otherwise
@@ -73,7 +73,7 @@ def run_query(engine: sa.Engine, sql: str, *, write: bool = False, limit: int | 
     statement. Raises ReadOnly for a refused statement, QueryStopped when it
     was stopped, DatabaseError for any other error the database reports (one line).
 
-    >>> from store.db import open_database
+    >>> from dicegraph.store.db import open_database
     >>> run_query(open_database("sqlite://", create=True), "SELECT 1 + 1 AS two")
     (['two'], [(2,)])
     """
@@ -258,7 +258,7 @@ def _refuse_file_roles(connection: sa.Connection) -> None:
 def _allow_files(connection: sa.Connection) -> None:
     """Take the SQLite authorizer and ``query_only`` off again before the connection goes back to the pool.
 
-    (A connection of a read-only engine still cannot write its file: :func:`store.db.open_database`.)
+    (A connection of a read-only engine still cannot write its file: :func:`dicegraph.store.db.open_database`.)
     """
     if connection.dialect.name == "sqlite":
         connection.connection.driver_connection.set_authorizer(None)  # type: ignore[union-attr]

@@ -33,9 +33,9 @@ import pydot
 if TYPE_CHECKING:
     import networkx as nx
 
-from graphs.dice import roll_summary
-from graphs.errors import DicegraphError
-from store.output import write_file
+from dicegraph.graphs.dice import roll_summary
+from dicegraph.graphs.errors import DicegraphError
+from dicegraph.store.output import write_file
 
 FORMATS = ("dot", "svg", "png")
 MAX_NODES = 1000  # the size guard's default: larger diagrams need --force

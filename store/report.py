@@ -9,17 +9,17 @@ from typing import Any
 
 import sqlalchemy as sa
 
-from graphs.montecarlo import can_simulate
-from graphs.protocol import OPTIMAL, Game, Progress
-from store.catalog import find_policy, has_cycles, list_policies
-from store.load import BuildResult, build_graph, canonical_params, find_graph
-from store.propagate import mean_payoff, outcome_distribution
-from store.output import check_directory, drawn_into
-from store.schema import layer_ranges, policy
-from store.simulation import monte_carlo
-from store.solve.entry import solve_graph
-from store.solve.layers import Goal, evaluate_all, is_evaluated
-from store.view import GraphView
+from dicegraph.graphs.montecarlo import can_simulate
+from dicegraph.graphs.protocol import OPTIMAL, Game, Progress
+from dicegraph.store.catalog import find_policy, has_cycles, list_policies
+from dicegraph.store.load import BuildResult, build_graph, canonical_params, find_graph
+from dicegraph.store.propagate import mean_payoff, outcome_distribution
+from dicegraph.store.output import check_directory, drawn_into
+from dicegraph.store.schema import layer_ranges, policy
+from dicegraph.store.simulation import monte_carlo
+from dicegraph.store.solve.entry import solve_graph
+from dicegraph.store.solve.layers import Goal, evaluate_all, is_evaluated
+from dicegraph.store.view import GraphView
 
 DEFAULT_SEED = 1
 
@@ -87,7 +87,7 @@ def game_report(
     A game whose turn is stored once (its ``turn`` hook) is built and
     solved by :func:`prepare_game` and returns its ``turn_report`` instead.
     With ``simulated_games``, and a simulator for the game, each policy also
-    gets a ``monte_carlo`` estimate (``store.simulation.monte_carlo``) played
+    gets a ``monte_carlo`` estimate (``dicegraph.store.simulation.monte_carlo``) played
     from the rules with ``seed``; ``progress`` counts the games played,
     ``layers`` the layers that the solves and evaluations have done
     (:func:`pending_layers` says how many there are), and ``matches`` those
@@ -95,8 +95,8 @@ def game_report(
     has already built (and for a turn game, solved) it. ``all_matches`` asks a two-player game to play every
     pair of its policies where it would play fewer (the race beyond a target of 1000).
 
-    >>> from graphs import get_game
-    >>> from store.db import open_database
+    >>> from dicegraph.graphs import get_game
+    >>> from dicegraph.store.db import open_database
     >>> report = game_report(open_database("sqlite://", create=True), get_game("jackpot"), {"cells": 4})
     >>> [row["name"] for row in report["policies"]]
     ['min', 'max', 'first', 'last', 'hilo', 'hilo2', 'optimal']
@@ -138,7 +138,7 @@ def prepare_game(engine: sa.Engine, game: Game, params: Mapping[str, Any],
     """Build the game's graph if needed and, for a game with a report of its own, solve it; return the build.
 
     ``progress`` counts the solve's steps, :func:`solve_steps` of them;
-    ``building`` what is loaded while building (:func:`store.load.build_count`).
+    ``building`` what is loaded while building (:func:`dicegraph.store.load.build_count`).
     """
     built = build_graph(engine, game, params, progress=building)
     if on_build is not None:
@@ -214,7 +214,7 @@ def draw_game_diagrams(
     other parameters names them (``"params": {...}``); that graph is built and
     solved when missing.
     """
-    from store.diagram import Diagram, draw_diagram  # networkx and pydot load only when drawing
+    from dicegraph.store.diagram import Diagram, draw_diagram  # networkx and pydot load only when drawing
 
     check_directory(directory)
     drawn = []

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import sqlalchemy as sa
 
-from store.schema import EdgeId, edge
+from dicegraph.store.schema import EdgeId, edge
 
 
 def create_afresh(connection: sa.Connection, table: sa.Table) -> sa.Table:
@@ -85,8 +85,8 @@ def pays_per_statement(connection: sa.Connection) -> bool:
 
 def folds_in_rows(connection: sa.Connection) -> bool:
     """Return whether a solve folds layers inside rows with the backend's higher-order functions (Spark): a turn
-    inside each state's row (:mod:`store.spark.turn_fold`) rather than joining the turn's edges with the states a
-    turn layer a statement, and a small graph of rows inside one row a policy (:mod:`store.spark.graph_fold`)
+    inside each state's row (:mod:`dicegraph.store.spark.turn_fold`) rather than joining the turn's edges with the states a
+    turn layer a statement, and a small graph of rows inside one row a policy (:mod:`dicegraph.store.spark.graph_fold`)
     rather than a statement or two a layer."""
     return connection.dialect.name == "spark"
 

@@ -12,14 +12,14 @@ from typing import Any
 
 import sqlalchemy as sa
 
-from graphs.montecarlo import Policy, simulate
-from graphs.protocol import Game, Progress
-from store.solve import readers, turns
-from store.catalog import find_policy, root_value, stored_choices
-from store.errors import NotFound
-from store.load import canonical_params, find_graph
-from store.propagate import mean_payoff
-from store.schema import node
+from dicegraph.graphs.montecarlo import Policy, simulate
+from dicegraph.graphs.protocol import Game, Progress
+from dicegraph.store.solve import readers, turns
+from dicegraph.store.catalog import find_policy, root_value, stored_choices
+from dicegraph.store.errors import NotFound
+from dicegraph.store.load import canonical_params, find_graph
+from dicegraph.store.propagate import mean_payoff
+from dicegraph.store.schema import node
 
 
 def policy_to_play(

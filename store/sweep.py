@@ -3,12 +3,12 @@
 An analysis that needs a solve per threshold (a second player
 who solves for beating each score the first player can make) would otherwise
 run the whole backward induction and propagation once per threshold. Here
-each layer runs the solver's own statements (:func:`store.solve.chance_values`
-and :func:`store.solve.best_moves`, with the goal as a further key) for all
+each layer runs the solver's own statements (:func:`dicegraph.store.solve.layers.chance_values`
+and :func:`dicegraph.store.solve.layers.best_moves`, with the goal as a further key) for all
 the thresholds together, and nothing is stored: the result is each goal's
 optimal outcome distribution. Ties between moves go, as in the solver, to the
-move streamed first among those within :data:`graphs.protocol.TIE`. On Spark a graph small enough is folded in
-one row a goal instead (:mod:`store.spark.graph_fold`): one statement whatever its depth.
+move streamed first among those within :data:`dicegraph.graphs.protocol.TIE`. On Spark a graph small enough is folded in
+one row a goal instead (:mod:`dicegraph.store.spark.graph_fold`): one statement whatever its depth.
 """
 
 from __future__ import annotations
@@ -17,11 +17,11 @@ from collections.abc import Sequence
 
 import sqlalchemy as sa
 
-from store.propagate import propagate
-from store.schema import EdgeId, layer_ranges, node
-from store.scratch import sweep_table
-from store.spark import graph_fold
-from store.solve.layers import Goal, best_moves, chance_values
+from dicegraph.store.propagate import propagate
+from dicegraph.store.schema import EdgeId, layer_ranges, node
+from dicegraph.store.scratch import sweep_table
+from dicegraph.store.spark import graph_fold
+from dicegraph.store.solve.layers import Goal, best_moves, chance_values
 
 
 def sweep_outcomes(
@@ -29,7 +29,7 @@ def sweep_outcomes(
 ) -> list[dict[float, float]]:
     """Return, for each goal, the terminal payoff -> probability under the policy optimal for that goal.
 
-    Equal to calling :func:`store.solve.solved_outcomes` once per goal.
+    Equal to calling :func:`dicegraph.store.solve.layers.solved_outcomes` once per goal.
     """
     if not goals:
         return []

@@ -1,14 +1,14 @@
 """A game whose turn is stored once, seen one position at a time: a turn state and a node of its turn.
 
-The graph holds each turn state once and the turn once (:class:`graphs.protocol.TurnStructure`); a game in
+The graph holds each turn state once and the turn once (:class:`dicegraph.graphs.protocol.TurnStructure`); a game in
 progress is at a node of the turn played from a state. Its key joins the two keys with :data:`SEPARATOR`
 (``"used:101 @ r1:11256"``); a state's key alone is its turn's start, and a state that ends the game is its key
 alone. A move (or roll) into one of the turn's ends is shown as it is played: it leads on to the next state's
 turn (the state's move labelled like the end folded into it, its reward and sign added). Values are worked out
-per state as the position is looked at (:func:`store.solve.turns.turns_played`, or for a race whose states loop
-:func:`store.solve.turn_cycles.turn_node_values`), from the stored solve; nothing is written.
+per state as the position is looked at (:func:`dicegraph.store.solve.turns.turns_played`, or for a race whose states loop
+:func:`dicegraph.store.solve.turn_cycles.turn_node_values`), from the stored solve; nothing is written.
 
-:meth:`TurnPositions.look` returns what :func:`store.positions.describe_position` returns one level deep, so a
+:meth:`TurnPositions.look` returns what :func:`dicegraph.store.positions.describe_position` returns one level deep, so a
 game in progress (:class:`dicegraph.play.Table`) walks either alike.
 """
 
@@ -20,11 +20,11 @@ from typing import Any, NamedTuple
 
 import sqlalchemy as sa
 
-from graphs.protocol import OPTIMAL, TIE, TurnStructure
-from store.catalog import find_node, find_policy, has_cycles
-from store.errors import NotFound
-from store.schema import choice, edge, layer, node
-from store.solve import turn_cycles, turns
+from dicegraph.graphs.protocol import OPTIMAL, TIE, TurnStructure
+from dicegraph.store.catalog import find_node, find_policy, has_cycles
+from dicegraph.store.errors import NotFound
+from dicegraph.store.schema import choice, edge, layer, node
+from dicegraph.store.solve import turn_cycles, turns
 
 SEPARATOR = " @ "
 STATES_KEPT = 256  # turn states whose turn values a session keeps (School: about 0.2 MB a state)
@@ -182,7 +182,7 @@ class TurnPositions:
         return {row.label: row for row in rows}
 
     def look(self, key: str) -> dict[str, Any]:
-        """Return the position ``key`` as :func:`store.positions.describe_position` does one level deep: ``key``,
+        """Return the position ``key`` as :func:`dicegraph.store.positions.describe_position` does one level deep: ``key``,
         ``label``, ``kind``, ``payoff``, ``denom``, ``policies`` (the optimum's ``value``) and ``edges`` (each
         ``label``, ``to``, ``weight``, ``reward``, ``sign``, ``probability``, ``chosen_by`` and the optimum's
         value in ``values``); only the moves the state allows, into what the solve values."""

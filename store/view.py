@@ -1,13 +1,13 @@
 """A stored, solved graph as a game's hooks see it: values, reaches, choices and outcomes by key.
 
-This is the store's side of :class:`graphs.protocol.StoredGraph`. A game's
+This is the store's side of :class:`dicegraph.graphs.protocol.StoredGraph`. A game's
 report (``analyse``) asks it questions in the game's own terms (node keys,
 policy names) and reads the keys itself; the store runs the SQL and never
 reads a key.
 
->>> from graphs import get_game
->>> from store.db import open_database
->>> from store.report import game_report
+>>> from dicegraph.graphs import get_game
+>>> from dicegraph.store.db import open_database
+>>> from dicegraph.store.report import game_report
 >>> engine = open_database("sqlite://", create=True)
 >>> report = game_report(engine, get_game("jackpot"), {"cells": 3})
 >>> with engine.connect() as connection:
@@ -24,21 +24,21 @@ from typing import Any
 
 import sqlalchemy as sa
 
-from graphs.protocol import ChosenMove, Progress
-from graphs.spec import GameSpec
-from store.solve import graph_matches, race_matches, readers, turn_cycles, turns
-from store.catalog import find_node, find_policy, policy_convergence
-from store.errors import NotFound
-from store.load import canonical_params, find_graph
-from store.positions import describe_position
-from store.propagate import outcome_distribution
-from store.schema import choice, edge, graph, node, value
-from store.solve.layers import Goal
-from store.sweep import sweep_outcomes
+from dicegraph.graphs.protocol import ChosenMove, Progress
+from dicegraph.graphs.spec import GameSpec
+from dicegraph.store.solve import graph_matches, race_matches, readers, turn_cycles, turns
+from dicegraph.store.catalog import find_node, find_policy, policy_convergence
+from dicegraph.store.errors import NotFound
+from dicegraph.store.load import canonical_params, find_graph
+from dicegraph.store.positions import describe_position
+from dicegraph.store.propagate import outcome_distribution
+from dicegraph.store.schema import choice, edge, graph, node, value
+from dicegraph.store.solve.layers import Goal
+from dicegraph.store.sweep import sweep_outcomes
 
 
 class GraphView:
-    """One stored graph, read through ``connection`` (see :class:`graphs.protocol.StoredGraph`).
+    """One stored graph, read through ``connection`` (see :class:`dicegraph.graphs.protocol.StoredGraph`).
 
     ``game`` is the graph's game as it declared itself (the caller looks it up: the store reads no registry);
     ``progress``, when given, counts the layers that :meth:`match` has played on a graph with cycles;
@@ -103,7 +103,7 @@ class GraphView:
 
     def position(self, key: str, depth: int = 1) -> dict[str, Any]:
         """Return the node ``key``: label, kind, each policy's value, its edges ``depth`` levels deep
-        (:func:`store.positions.describe_position`)."""
+        (:func:`dicegraph.store.positions.describe_position`)."""
         return describe_position(self.connection, self.graph_id, key, depth)
 
     def distribution(self, policy: str) -> dict[float, float]:
@@ -160,11 +160,11 @@ class GraphView:
 
 
 class TurnView:
-    """The turn of a game that stores it once, read through ``connection`` (see :class:`graphs.protocol.StoredTurn`).
+    """The turn of a game that stores it once, read through ``connection`` (see :class:`dicegraph.graphs.protocol.StoredTurn`).
 
-    >>> from graphs import get_game
-    >>> from store.db import open_database
-    >>> from store.report import game_report
+    >>> from dicegraph.graphs import get_game
+    >>> from dicegraph.store.db import open_database
+    >>> from dicegraph.store.report import game_report
     >>> engine = open_database("sqlite://", create=True)
     >>> report = game_report(engine, get_game("5000-race"), {"target": 100})
     >>> with engine.connect() as connection:

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import click
 
-from cli import main
+from dicegraph.cli import main
 
 PAGE = Path(__file__).resolve().parents[1] / "docs" / "cli.md"
 WIDTH = 100  # the help's width, whatever the terminal

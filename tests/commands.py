@@ -9,8 +9,8 @@ import pytest
 import sqlalchemy as sa
 from click.testing import CliRunner, Result
 
-from cli import main
-from store.db import open_database
+from dicegraph.cli import main
+from dicegraph.store.db import open_database
 
 ENDLESS = "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT COUNT(*) FROM c"  # never ends
 

@@ -14,9 +14,9 @@ import sqlalchemy as sa
 from click.testing import CliRunner
 from filelock import FileLock
 
-from graphs import get_game
-from store.db import open_database
-from store.report import game_report, prepare_game
+from dicegraph.graphs import get_game
+from dicegraph.store.db import open_database
+from dicegraph.store.report import game_report, prepare_game
 
 
 STARTED_FIRST = ("test_spark.py",)  # modules long enough that, handed out last, they would keep one worker busy alone

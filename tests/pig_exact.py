@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from fractions import Fraction
 
-from graphs.exact import RHS, solve_sparse
+from dicegraph.graphs.exact import RHS, solve_sparse
 
 Position = tuple[int, int, int]
 Strategy = Callable[[Position], str]

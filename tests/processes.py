@@ -15,7 +15,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def dicegraph(*args: str) -> list[str]:
     """The command line of dicegraph run by this interpreter, as a user's shell would start it."""
-    return [sys.executable, "-c", "from cli import run; run()", *args]
+    return [sys.executable, "-c", "from dicegraph.cli import run; run()", *args]
 
 
 def spawn(*args: str) -> subprocess.Popen:

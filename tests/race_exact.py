@@ -13,8 +13,8 @@ from __future__ import annotations
 from fractions import Fraction
 from functools import lru_cache
 
-from graphs.dice import sorted_rolls
-from graphs.five_thousand.game import DICE, STEP, score, selections, threshold_move
+from dicegraph.graphs.dice import sorted_rolls
+from dicegraph.graphs.five_thousand.game import DICE, STEP, score, selections, threshold_move
 
 
 @lru_cache(maxsize=None)

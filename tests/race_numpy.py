@@ -25,8 +25,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from graphs.dice import sorted_rolls
-from graphs.five_thousand.game import DICE, STEP, score, selections
+from dicegraph.graphs.dice import sorted_rolls
+from dicegraph.graphs.five_thousand.game import DICE, STEP, score, selections
 
 TIE = 1e-12  # relative: banking is taken when rolling on is not better by more
 

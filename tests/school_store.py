@@ -1,7 +1,7 @@
 """School's solve as the tests call it: the store's generic turn solve (``store/solve/turns.py``) with School's turn.
 
 Thin wrappers naming the graph by id, so that a test reads as one call; each
-calls the store's function with School's :func:`graphs.school.turn.turn`.
+calls the store's function with School's :func:`dicegraph.graphs.school.turn.turn`.
 """
 
 from __future__ import annotations
@@ -10,12 +10,12 @@ from typing import Any
 
 import sqlalchemy as sa
 
-from graphs import get_game
-from graphs.school import game as rules
-from graphs.school.advise import advise as advise_on
-from graphs.school.turn import average_table as averages_from, decision_array as array_of, last_state, turn
-from store.solve import readers, turns
-from store.view import GraphView
+from dicegraph.graphs import get_game
+from dicegraph.graphs.school import game as rules
+from dicegraph.graphs.school.advise import advise as advise_on
+from dicegraph.graphs.school.turn import average_table as averages_from, decision_array as array_of, last_state, turn
+from dicegraph.store.solve import readers, turns
+from dicegraph.store.view import GraphView
 
 
 class TurnGraph:

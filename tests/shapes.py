@@ -17,10 +17,10 @@ import types
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from graphs import register, unregister
-from graphs.protocol import Param
-from graphs.rules import DiceRules, Ending, Move
-from graphs.spec import GameSpec
+from dicegraph.graphs import register, unregister
+from dicegraph.graphs.protocol import Param
+from dicegraph.graphs.rules import DiceRules, Ending, Move
+from dicegraph.graphs.spec import GameSpec
 
 FACES = [(face, 1) for face in range(1, 7)]
 

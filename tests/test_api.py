@@ -13,7 +13,7 @@ import pytest
 from click.testing import CliRunner
 
 import dicegraph
-from cli import main
+from dicegraph.cli import main
 
 
 def printed_json(url: str, *args: str) -> Any:

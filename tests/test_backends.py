@@ -22,16 +22,16 @@ import pytest
 import sqlalchemy as sa
 from sqlalchemy.engine import default
 
-from graphs import GAMES as ALL_GAMES
-from graphs import get_game
-from graphs import school as school_rules
-from graphs.protocol import resolve_params
+from dicegraph.graphs import GAMES as ALL_GAMES
+from dicegraph.graphs import get_game
+from dicegraph.graphs import school as school_rules
+from dicegraph.graphs.protocol import resolve_params
 from tests import school_store as school
 from tests.postgres import postgres_server
-from store.db import open_database, scratch_database, scratch_reader
-from store.load import build_graph
-from store.report import game_report
-from store.schema import graph
+from dicegraph.store.db import open_database, scratch_database, scratch_reader
+from dicegraph.store.load import build_graph
+from dicegraph.store.report import game_report
+from dicegraph.store.schema import graph
 
 # every game the generic solver reports on (School, solved by its own module, has its own test below;
 # the synthetic graph is the benchmarks')
@@ -46,7 +46,7 @@ if importlib.util.find_spec("duckdb_engine") is None:  # CI installs the extra: 
 @contextmanager
 def reader(url: str) -> Iterator[str]:
     """Yield the URL ``query`` reads ``url``'s database by: the same on DuckDB, a role without access to the
-    server's files on PostgreSQL (:func:`store.db.scratch_reader`: query refuses a superuser)."""
+    server's files on PostgreSQL (:func:`dicegraph.store.db.scratch_reader`: query refuses a superuser)."""
     if url.startswith("postgresql"):
         with scratch_reader(url) as reading_url:
             yield reading_url
@@ -107,7 +107,7 @@ def test_headline_numbers_equal_sqlites(name: str, backend_url: str, sqlite_repo
 def test_race_solve_and_match_equal_sqlites(backend_url: str, tmp_path: Path) -> None:
     """5000 as a race (the turn stored once, cycles, horizons): the optimum's chance to win at the start and
     threshold-2 against it in both seats, as on SQLite (PostgreSQL decides by the window, DuckDB by arg_max)."""
-    from store.solve import race_matches, readers, turn_cycles, turns
+    from dicegraph.store.solve import race_matches, readers, turn_cycles, turns
 
     game, params = get_game("5000-race"), {"target": 300}
     found = []
@@ -157,7 +157,7 @@ def test_school_endgame_equals_sqlites(backend_url: str, tmp_path: Path) -> None
 def test_query_export_and_simulate_run_there(backend_url: str, tmp_path: Path) -> None:
     from click.testing import CliRunner
 
-    from cli import main
+    from dicegraph.cli import main
 
     runner = CliRunner()
     assert runner.invoke(main, ["--db", backend_url, "report", "jackpot", "-p", "cells=4", "-n", "0"]).exit_code == 0
@@ -205,7 +205,7 @@ def test_a_runaway_query_stops_there(backend_url: str, how: str) -> None:
 def test_query_refuses_file_statements_there(backend_url: str, statement: str) -> None:
     from click.testing import CliRunner
 
-    from cli import main
+    from dicegraph.cli import main
 
     assert CliRunner().invoke(main, ["--db", backend_url, "build", "jackpot", "-p", "cells=3"]).exit_code == 0
     with reader(backend_url) as reading_url:
@@ -220,7 +220,7 @@ def test_postgresqls_schema_is_the_models_comments_and_all(tmp_path: Path) -> No
     from alembic.autogenerate import compare_metadata
     from alembic.runtime.migration import MigrationContext
 
-    from store.schema import metadata
+    from dicegraph.store.schema import metadata
 
     with scratch_database(postgres_server(), "dicegraph_test") as url:
         engine = open_database(url, create=True)

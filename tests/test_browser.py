@@ -19,9 +19,9 @@ from pathlib import Path
 
 import pytest
 
-from graphs import get_game
-from store.db import open_database
-from store.report import game_report
+from dicegraph.graphs import get_game
+from dicegraph.store.db import open_database
+from dicegraph.store.report import game_report
 from tests.processes import served
 
 CHROMIUM, CHROMEDRIVER = "/usr/bin/chromium", "/usr/bin/chromedriver"

@@ -12,15 +12,15 @@ from fractions import Fraction
 import pytest
 from click.testing import CliRunner
 
-from cli import main
-from graphs import cant_stop, get_game
-from graphs.errors import DicegraphError
-from store.catalog import find_policy
-from store.db import open_database
-from store.load import build_graph
-from store.report import game_report
-from store.schema import node, value
-from store.solve.layers import solve
+from dicegraph.cli import main
+from dicegraph.graphs import cant_stop, get_game
+from dicegraph.graphs.errors import DicegraphError
+from dicegraph.store.catalog import find_policy
+from dicegraph.store.db import open_database
+from dicegraph.store.load import build_graph
+from dicegraph.store.report import game_report
+from dicegraph.store.schema import node, value
+from dicegraph.store.solve.layers import solve
 
 GAME = get_game("cant-stop")
 LENGTH = [0, 0, 3, 5, 7, 9, 11, 13, 11, 9, 7, 5, 3]

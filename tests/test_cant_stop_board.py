@@ -9,14 +9,14 @@ import math
 import pytest
 from click.testing import CliRunner
 
-from cli import main
-from graphs import cant_stop_board as rules
-from graphs import get_game
-from graphs.errors import BadParameter
-from store.catalog import find_policy, root_value
-from store.db import open_database
-from store.load import build_graph
-from store.report import ensure_evaluated
+from dicegraph.cli import main
+from dicegraph.graphs import cant_stop_board as rules
+from dicegraph.graphs import get_game
+from dicegraph.graphs.errors import BadParameter
+from dicegraph.store.catalog import find_policy, root_value
+from dicegraph.store.db import open_database
+from dicegraph.store.load import build_graph
+from dicegraph.store.report import ensure_evaluated
 
 GAME = get_game("cant-stop-board")
 

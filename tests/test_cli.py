@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from cli import main
+from dicegraph.cli import main
 from tests.test_jackpot import exact_win
 
 

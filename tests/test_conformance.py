@@ -41,23 +41,23 @@ import numpy as np
 import pytest
 import sqlalchemy as sa
 
-from graphs import GAMES
-from graphs.check import checker_for
-from graphs.errors import BadParameter
-from graphs.montecarlo import can_simulate, simulate
-from graphs.protocol import (CHANCE, DECISION, TERMINAL, CyclicLayers, Edge, Game, Node, Param, Row, one_by_one, resolve_params,
-                             value_text)
-from graphs.exact import exact_value, exact_values
-from graphs.expand import expand
-from graphs.playout import rules_simulator
-from graphs.repeating import SEPARATOR
-from store.solve import cycles, parallel, readers, turn_cycles, turns
-from store.db import open_database
-from store.load import build_graph
-from store.report import ensure_evaluated
-from store.solve.layers import solve
-from store.schema import node, policy, turn_policy, value
-from graphs.exact import RHS, solve_sparse
+from dicegraph.graphs import GAMES
+from dicegraph.graphs.check import checker_for
+from dicegraph.graphs.errors import BadParameter
+from dicegraph.graphs.montecarlo import can_simulate, simulate
+from dicegraph.graphs.protocol import (CHANCE, DECISION, TERMINAL, CyclicLayers, Edge, Game, Node, Param, Row, one_by_one, resolve_params,
+                                       value_text)
+from dicegraph.graphs.exact import exact_value, exact_values
+from dicegraph.graphs.expand import expand
+from dicegraph.graphs.playout import rules_simulator
+from dicegraph.graphs.repeating import SEPARATOR
+from dicegraph.store.solve import cycles, parallel, readers, turn_cycles, turns
+from dicegraph.store.db import open_database
+from dicegraph.store.load import build_graph
+from dicegraph.store.report import ensure_evaluated
+from dicegraph.store.solve.layers import solve
+from dicegraph.store.schema import node, policy, turn_policy, value
+from dicegraph.graphs.exact import RHS, solve_sparse
 
 MONTE_CARLO_GAMES = 40_000
 RULES_GAMES = 2_000  # games played one at a time from the rules (graphs/playout.py), for each agent
@@ -645,7 +645,7 @@ def test_report_text_and_json_describe_every_policy(game: Game, reported: Any) -
 
 @pytest.mark.parametrize("game", TOOLED)
 def test_export_draws_dot_and_png(game: Game, reported: Any, tmp_path: Any) -> None:
-    from store.render import available_renderers
+    from dicegraph.store.render import available_renderers
     from tests.commands import run
 
     url, _ = reported(game)
@@ -664,7 +664,7 @@ def test_export_draws_dot_and_png(game: Game, reported: Any, tmp_path: Any) -> N
 def test_the_advisors_best_move_is_the_solves(game: Game, reported: Any) -> None:
     """Asked its questions' examples, the advisor's decision is a best alternative, and at the position it names
     the alternatives' best value is the stored optimum's value and the optimum's stored choice is that move."""
-    from store.view import GraphView
+    from dicegraph.store.view import GraphView
 
     url, _ = reported(game)
     engine = open_database(url, read_only=True)
@@ -692,7 +692,7 @@ def test_every_explorer_page_answers_in_html_and_json(game: Game, reported: Any)
     from urllib.parse import quote
 
     from dicegraph.database import Database
-    from web.app import create_app
+    from dicegraph.web.app import create_app
 
     url, _ = reported(game)
     engine = open_database(url, read_only=True)
@@ -729,7 +729,7 @@ def test_the_python_apis_report_is_report_json_built_and_solved_once(game: Game,
     import dataclasses
 
     import dicegraph
-    from store.solve import layers
+    from dicegraph.store.solve import layers
 
     reported_url, printed = reported(game)
     counted = {"builds": 0, "solves": 0}

@@ -11,10 +11,10 @@ from alembic.autogenerate import compare_metadata
 from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
 
-from store.db import alembic_config, head_revision, open_database, schema_revision, upgrade
-from store.errors import DatabaseError, ReadOnly
-from store.query import run_query
-from store.schema import VIEWS, metadata
+from dicegraph.store.db import alembic_config, head_revision, open_database, schema_revision, upgrade
+from dicegraph.store.errors import DatabaseError, ReadOnly
+from dicegraph.store.query import run_query
+from dicegraph.store.schema import VIEWS, metadata
 
 
 def test_single_head_revision() -> None:

@@ -12,10 +12,10 @@ import pydot
 import pytest
 from click.testing import CliRunner
 
-import store.render as render
-from cli import main
-from graphs.jackpot import AGENTS, ROLLS, cell_bit, offered_cells
-from store.render import Style, available_renderers, to_dot
+import dicegraph.store.render as render
+from dicegraph.cli import main
+from dicegraph.graphs.jackpot import AGENTS, ROLLS, cell_bit, offered_cells
+from dicegraph.store.render import Style, available_renderers, to_dot
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 

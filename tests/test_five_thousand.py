@@ -6,7 +6,7 @@ import itertools
 
 import pytest
 
-from graphs.five_thousand import distribution, score
+from dicegraph.graphs.five_thousand import distribution, score
 
 SEED = {  # the seed's X_1..X_3, counts over 6**n
     1: {0: 4, 50: 1, 100: 1},
@@ -37,15 +37,15 @@ def test_the_rules_examples() -> None:
 import math  # noqa: E402
 from fractions import Fraction  # noqa: E402
 
-from graphs import get_game  # noqa: E402
-from graphs.dice import sorted_rolls  # noqa: E402
-from graphs.five_thousand import DICE, bank_bound, mean, scoring_units  # noqa: E402
-from store.catalog import root_value  # noqa: E402
-from store.db import open_database  # noqa: E402
-from store.load import build_graph  # noqa: E402
-from store.report import game_report  # noqa: E402
-from store.schema import node, value  # noqa: E402
-from store.solve.layers import solve  # noqa: E402
+from dicegraph.graphs import get_game  # noqa: E402
+from dicegraph.graphs.dice import sorted_rolls  # noqa: E402
+from dicegraph.graphs.five_thousand import DICE, bank_bound, mean, scoring_units  # noqa: E402
+from dicegraph.store.catalog import root_value  # noqa: E402
+from dicegraph.store.db import open_database  # noqa: E402
+from dicegraph.store.load import build_graph  # noqa: E402
+from dicegraph.store.report import game_report  # noqa: E402
+from dicegraph.store.schema import node, value  # noqa: E402
+from dicegraph.store.solve.layers import solve  # noqa: E402
 
 GAME = get_game("5000")
 
@@ -140,7 +140,7 @@ def test_room_past_the_bank_bound_changes_nothing() -> None:
 def test_unknown_policy_is_refused(db_url: str) -> None:
     from click.testing import CliRunner
 
-    from cli import main
+    from dicegraph.cli import main
 
     runner = CliRunner()
     assert runner.invoke(main, ["--db", db_url, "build", "5000"]).exit_code == 0

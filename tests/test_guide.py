@@ -21,12 +21,12 @@ import pytest
 import sqlalchemy as sa
 from click.testing import CliRunner
 
-from cli import main
-from graphs import register, unregister
-from graphs.exact import exact_value
-from graphs.spec import GameSpec
-from store.db import open_database
-from store.schema import node, policy, value
+from dicegraph.cli import main
+from dicegraph.graphs import register, unregister
+from dicegraph.graphs.exact import exact_value
+from dicegraph.graphs.spec import GameSpec
+from dicegraph.store.db import open_database
+from dicegraph.store.schema import node, policy, value
 
 ROOT = Path(__file__).resolve().parents[1]
 GUIDE = (ROOT / "docs" / "guide.md").read_text()

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from store.render import available_renderers
+from dicegraph.store.render import available_renderers
 from tests.commands import ENDLESS, assert_close, assert_one_line_error, run
 from tests.processes import served
 
@@ -89,7 +89,7 @@ def backend(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFac
     the reading URL is a role without access to the server's files (the build's is a superuser)."""
     from contextlib import ExitStack
 
-    from store.db import scratch_database, scratch_reader
+    from dicegraph.store.db import scratch_database, scratch_reader
     from tests.postgres import postgres_server
 
     with ExitStack() as stack:
@@ -112,9 +112,9 @@ def test_query_reads_no_file_but_the_database(backend) -> None:  # noqa: ANN001
 
 
 def test_the_sql_console_reads_no_file_but_the_database(backend) -> None:  # noqa: ANN001
-    from store.db import open_database
+    from dicegraph.store.db import open_database
     from dicegraph.database import Database
-    from web.app import create_app
+    from dicegraph.web.app import create_app
 
     name, _, reading = backend
     engine = open_database(reading, read_only=True)
@@ -133,7 +133,7 @@ def test_the_sql_console_reads_no_file_but_the_database(backend) -> None:  # noq
 def test_query_refuses_a_postgresql_role_that_may_read_the_servers_files() -> None:
     """A superuser's read-only transaction still reads files (pg_read_file): query refuses to run as one, and says
     how to connect instead; --write (the user's own choice) runs."""
-    from store.db import scratch_database
+    from dicegraph.store.db import scratch_database
     from tests.postgres import postgres_server
 
     with scratch_database(postgres_server(), "dicegraph_superuser") as url:
@@ -172,10 +172,10 @@ def test_the_sql_console_never_holds_the_pages(small_jackpot: str) -> None:
 
 
 def test_the_sql_console_cuts_what_is_too_large_and_says_so(small_jackpot: str) -> None:
-    from store.db import open_database
+    from dicegraph.store.db import open_database
     from dicegraph.database import Database
-    from web.app import create_app
-    from web.limits import MAX_CELL_CHARS, MAX_RESULT_CHARS, MAX_ROWS
+    from dicegraph.web.app import create_app
+    from dicegraph.web.limits import MAX_CELL_CHARS, MAX_RESULT_CHARS, MAX_ROWS
 
     engine = open_database(small_jackpot, read_only=True)
     client = create_app(Database.over(engine)).test_client()
@@ -244,9 +244,9 @@ HUGE_IDS = [str(2**63), str(10**30), "²"]
 
 
 def test_graph_ids_past_64_bits_are_not_found_in_one_line(small_jackpot: str) -> None:
-    from store.db import open_database
+    from dicegraph.store.db import open_database
     from dicegraph.database import Database
-    from web.app import create_app
+    from dicegraph.web.app import create_app
 
     for ref in HUGE_IDS:
         for args in (["show", ref, "0"], ["policies", ref], ["compare", ref, "hilo"], ["propagate", ref],
@@ -272,9 +272,9 @@ def test_a_damaged_file_says_so_in_one_line_on_every_command(small_jackpot: str,
     import random
     import sqlite3
 
-    from store.db import open_database
+    from dicegraph.store.db import open_database
     from dicegraph.database import Database
-    from web.app import create_app
+    from dicegraph.web.app import create_app
 
     damaged = tmp_path / "damaged.db"
     shutil.copy(small_jackpot.removeprefix("sqlite:///"), damaged)
@@ -321,7 +321,7 @@ def test_compare_in_a_two_player_game_is_a_match_in_a_stated_seat(tmp_path: Path
     """Pig to 10: hold-at-4 against the optimum, each playing a stated opponent in a stated seat; every
     probability equals the exact one (tests/pig_exact.py, rationals from the rules) to 1e-12, and no loss is
     negative where the reference is the optimum."""
-    from graphs import pig
+    from dicegraph.graphs import pig
     from tests import pig_exact
 
     target = 10
@@ -377,9 +377,9 @@ def test_the_explorers_graph_page_compares_two_player_policies_and_keeps_units_a
     """Pig to 10 (its compare form answered 500), the race to 150 (its strategies were listed without values) and
     Shut The Box (a goal's probability beside expected scores): each page answers, a two-player comparison is a
     match in a seat, equal to compare's, and Pig's layers are shown a cyclic component a row."""
-    from store.db import open_database
+    from dicegraph.store.db import open_database
     from dicegraph.database import Database
-    from web.app import create_app
+    from dicegraph.web.app import create_app
 
     url = f"sqlite:///{tmp_path / 'three.db'}"
     for game, param in (("pig", "target=10"), ("5000-race", "target=150"), ("shut-the-box", "tiles=4")):
@@ -410,9 +410,9 @@ def test_the_explorers_graph_page_compares_two_player_policies_and_keeps_units_a
 def test_the_explorer_shows_a_two_player_reports_head_to_head_matches(tmp_path: Path) -> None:
     """The race to 150's report plays every pair of its policies; the graph page with ?matches=all shows the
     same numbers (to 1e-12: the same passes)."""
-    from store.db import open_database
+    from dicegraph.store.db import open_database
     from dicegraph.database import Database
-    from web.app import create_app
+    from dicegraph.web.app import create_app
 
     url = f"sqlite:///{tmp_path / 'race.db'}"
     reported = run(url, "report", "5000-race", "-p", "target=150", "-n", "0", "--json")
@@ -457,8 +457,7 @@ def test_a_terminal_progress_bar_is_drawn_from_its_first_step(monkeypatch: pytes
                                                               capsys: pytest.CaptureFixture[str]) -> None:
     """A bar opened before its work starts (a report's solve, while the build prints its lines) draws nothing
     until its first step, so no line printed meanwhile is drawn over."""
-    import cli
-
+    from dicegraph import cli
     monkeypatch.setattr(sys.stderr, "isatty", lambda: True)
     with cli._progress("solving", 10) as advance:
         print("built graph 1", file=sys.stderr)

@@ -134,7 +134,7 @@ def test_no_output_replaces_what_is_not_a_regular_file(solved: str, tmp_path: Pa
 def test_a_name_that_becomes_a_path_is_checked_at_registration(name: str) -> None:
     """A game's name and its diagrams' names are lower-case letters, digits and single hyphens: a game named
     ``../escape`` (whose report --diagrams wrote outside the folder) is refused when it registers."""
-    from graphs.spec import GameSpec, InvalidGame
+    from dicegraph.graphs.spec import GameSpec, InvalidGame
     from tests.test_spec import declaring
 
     with pytest.raises(InvalidGame, match="lower-case letters, digits and single hyphens|not empty"):
@@ -147,8 +147,8 @@ def test_a_name_that_becomes_a_path_is_checked_at_registration(name: str) -> Non
 def test_a_parameter_whose_default_is_not_a_value_is_refused_at_registration(default: Any) -> None:
     """A default its own parsing refuses (None, a text for a number, one outside its check) is refused when the
     game registers, not at its first build."""
-    from graphs.protocol import Param
-    from graphs.spec import GameSpec, InvalidGame
+    from dicegraph.graphs.protocol import Param
+    from dicegraph.graphs.spec import GameSpec, InvalidGame
     from tests.test_spec import declaring
 
     param = Param("size", default, int, "a size", lambda value: 1 <= value <= 9, "1..9")
@@ -190,9 +190,9 @@ def test_an_endless_file_is_read_no_further_than_a_record_can_be(solved: str) ->
 def explorer(solved: str):  # noqa: ANN201
     """A test client of the explorer on the solved database, answering to loopback names only."""
     from dicegraph.database import Database
-    from store.db import open_database
-    from web.app import create_app
-    from web.guard import loopback_names
+    from dicegraph.store.db import open_database
+    from dicegraph.web.app import create_app
+    from dicegraph.web.guard import loopback_names
 
     engine = open_database(solved, read_only=True)
     yield create_app(Database.over(engine), hosts=loopback_names("127.0.0.1", [])).test_client()
@@ -286,7 +286,7 @@ def test_a_url_that_names_no_file_is_refused(url: str, tmp_path: Path, monkeypat
     monkeypatch.setenv("DICEGRAPH_DB", url)
     from click.testing import CliRunner
 
-    from cli import main
+    from dicegraph.cli import main
     assert_one_line_error(CliRunner().invoke(main, ["report", "jackpot", *JACKPOT, "-n", "0"]), "names no file")
     with pytest.raises(dicegraph.Error, match="names no file"):
         dicegraph.open(url).build("jackpot", {"cells": 3})
@@ -337,7 +337,7 @@ def test_duckdb_never_installs_nor_loads_an_extension(tmp_path: Path) -> None:
     in memory): nothing reaches the network."""
     import sqlalchemy as sa
 
-    from store.db import open_database
+    from dicegraph.store.db import open_database
 
     url = f"duckdb:///{tmp_path / 'x.duckdb'}"
     for options in ({"create": True}, {"read_only": True}):
@@ -365,7 +365,7 @@ def test_a_password_is_never_shown(url: str, monkeypatch: pytest.MonkeyPatch) ->
     import dicegraph
     from click.testing import CliRunner
 
-    from cli import main
+    from dicegraph.cli import main
 
     given = run(url, "graphs")
     monkeypatch.setenv("DICEGRAPH_DB", url)
@@ -404,8 +404,8 @@ def test_viewing_works_on_a_read_only_medium(read_only_medium: str) -> None:
     """A SQLite file on a read-only medium (its WAL index cannot be made beside it) is listed, shown, queried,
     compared and served; a build there says it cannot write, in one line."""
     from dicegraph.database import Database
-    from store.db import open_database
-    from web.app import create_app
+    from dicegraph.store.db import open_database
+    from dicegraph.web.app import create_app
 
     for args in (["graphs"], ["show", "1", "0"], ["policies", "1"], ["query", "SELECT COUNT(*) FROM node"],
                  ["compare", "1", "hilo"], ["propagate", "1", "--policy", "hilo"]):
@@ -639,7 +639,7 @@ def test_the_size_guard_bounds_nodes_and_watches_builds_without_an_estimate(
     counted estimated edges only; and Jackpot, which gives no estimate, was not guarded at all. With the bounds
     lowered, each is stopped as it streams, in one line, nothing kept; --force builds them; a build with no
     estimate shows its progress in nodes and edges as it grows."""
-    from store import load
+    from dicegraph.store import load
 
     monkeypatch.setattr(load, "MAX_NODES", 2_000)
     monkeypatch.setattr(load, "MAX_EDGES", 2_000)
@@ -650,7 +650,7 @@ def test_the_size_guard_bounds_nodes_and_watches_builds_without_an_estimate(
     graphs = run(url, "graphs", "--json")
     assert graphs.exit_code == 0 and json.loads(graphs.stdout) == []
     assert run(url, "build", *wide, "--force").exit_code == 0
-    monkeypatch.setattr("cli.REPORT_EVERY", 0.0)  # a progress line at every batch, stderr not being a terminal
+    monkeypatch.setattr("dicegraph.cli.REPORT_EVERY", 0.0)  # a progress line at every batch, stderr not being a terminal
     watched = run(url, "build", "jackpot", "-p", "cells=6", "--force")
     assert watched.exit_code == 0 and "building jackpot, nodes and edges:" in watched.stderr
 
@@ -732,8 +732,8 @@ def test_the_default_picture_of_a_race_with_loops_is_drawn(shapes: Any, backend:
     import networkx as nx
     import sqlalchemy as sa
 
-    from store.db import open_database
-    from store.schema import choice, edge, node, policy
+    from dicegraph.store.db import open_database
+    from dicegraph.store.schema import choice, edge, node, policy
 
     _, urls = shapes
     url = urls[backend]
@@ -768,8 +768,8 @@ def test_a_race_is_compared_on_duckdb_too(shapes: Any) -> None:
     comparison went in through a CSV file, which a read-only DuckDB may not read), and so did the explorer's
     comparison and ?matches=all: each works, and says what SQLite says, to 1e-12."""
     from dicegraph.database import Database
-    from store.db import open_database
-    from web.app import create_app
+    from dicegraph.store.db import open_database
+    from dicegraph.web.app import create_app
 
     _, urls = shapes
     found = {}
@@ -796,8 +796,8 @@ def test_sql_whose_text_holds_colon_words_is_run_as_written(shapes: Any, backend
     and a 500 in /sql: the statement goes to the database as written, on every route."""
     import dicegraph
     from dicegraph.database import Database
-    from store.db import open_database
-    from web.app import create_app
+    from dicegraph.store.db import open_database
+    from dicegraph.web.app import create_app
 
     _, urls = shapes
     expected = {"said": "a:word", "again": ":x :y", "percent": "x%y", "doubled": "%%"}
@@ -817,7 +817,7 @@ def test_rules_without_an_ending_build_or_say_which_roll_needs_one(shapes: Any, 
     (it was an AttributeError from inside the expander, before any roll was looked at)."""
     import types
 
-    from graphs import register, unregister
+    from dicegraph.graphs import register, unregister
     from tests.shapes import LowballRules
 
     class Stuck(LowballRules):
@@ -826,7 +826,7 @@ def test_rules_without_an_ending_build_or_say_which_roll_needs_one(shapes: Any, 
 
     url = f"sqlite:///{tmp_path / 'ending.db'}"
     assert run(url, "build", "lowball").exit_code == 0 and run(url, "build", "yachtlet").exit_code == 0
-    from graphs.protocol import Param
+    from dicegraph.graphs.protocol import Param
     stuck = types.SimpleNamespace(name="stuck", title="Stuck", summary="a roll of 6 allows no move", version=1,
                                   objective="min", outcome="expected total", rules=lambda params: Stuck(params["rounds"]),
                                   params=(Param("rounds", 1, int, "rounds", lambda rounds: 1 <= rounds <= 2, "1..2"),))

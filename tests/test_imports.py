@@ -1,6 +1,8 @@
 """The modules import one another without cycles: no module imports, even inside a function, a module that
 imports it back (a game package's modules included, which name their siblings, never the package). Importing a
-module runs its packages' ``__init__`` first, so a module imports those packages too (but its own)."""
+module runs its packages' ``__init__`` first, so a module imports those packages too (but its own, and the
+package ``dicegraph`` itself, whose ``__init__`` imports nothing when it runs: it looks its names up when first
+used)."""
 
 from __future__ import annotations
 
@@ -10,12 +12,17 @@ from pathlib import Path
 import networkx as nx
 
 ROOT = Path(__file__).resolve().parents[1]
-PACKAGES = ("dicegraph", "graphs", "store", "web")
+PACKAGES = ("dicegraph", "graphs", "store", "web")  # the folders that install under the package dicegraph
 
 
 def module_name(path: Path) -> str:
-    """Return the module name of a file under the repository (a package's ``__init__`` is the package)."""
-    return ".".join(path.relative_to(ROOT).with_suffix("").parts).removesuffix(".__init__")
+    """Return the installed name of a module of the repository (a package's ``__init__`` is the package).
+
+    >>> module_name(ROOT / "graphs" / "school" / "__init__.py"), module_name(ROOT / "cli.py")
+    ('dicegraph.graphs.school', 'dicegraph.cli')
+    """
+    parts = path.relative_to(ROOT).with_suffix("").parts
+    return ".".join(("dicegraph", *parts) if parts[0] != "dicegraph" else parts).removesuffix(".__init__")
 
 
 def import_graph(packages: bool = False) -> nx.DiGraph:
@@ -42,13 +49,13 @@ def import_graph(packages: bool = False) -> nx.DiGraph:
 
 
 def _packages(module: str) -> list[str]:
-    """Return the packages whose ``__init__`` importing ``module`` runs, outermost first.
+    """Return the packages whose ``__init__`` importing ``module`` runs, outermost first, but ``dicegraph``'s.
 
-    >>> _packages("store.solve.turns")
-    ['store', 'store.solve']
+    >>> _packages("dicegraph.store.solve.turns")
+    ['dicegraph.store', 'dicegraph.store.solve']
     """
     parts = module.split(".")
-    return [".".join(parts[:end]) for end in range(1, len(parts))]
+    return [".".join(parts[:end]) for end in range(2, len(parts))]
 
 
 def test_no_module_imports_one_that_imports_it_back() -> None:
@@ -59,4 +66,14 @@ def test_no_module_imports_one_that_imports_it_back() -> None:
 
 def test_the_store_never_imports_the_games_registry() -> None:
     graph = import_graph()
-    assert [edge for edge in graph.edges if edge[0].startswith("store") and edge[1] == "graphs"] == []
+    assert [edge for edge in graph.edges if edge[0].startswith("dicegraph.store") and edge[1] == "dicegraph.graphs"] == []
+
+
+def test_the_package_runs_no_import_when_it_is_imported() -> None:
+    """``dicegraph/__init__.py`` imports no module of its own when it runs (importing ``dicegraph.graphs.rules``
+    runs it first): its imports are inside functions."""
+    tree = ast.parse((ROOT / "dicegraph" / "__init__.py").read_text())
+    imported = [node for node in tree.body if isinstance(node, (ast.Import, ast.ImportFrom))]
+    names = [node.module if isinstance(node, ast.ImportFrom) else alias.name for node in imported
+             for alias in (node.names if isinstance(node, ast.Import) else [None])]
+    assert names and not [name for name in names if name.split(".")[0] == "dicegraph"], names

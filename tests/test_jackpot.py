@@ -9,11 +9,11 @@ from fractions import Fraction
 import pytest
 import sqlalchemy as sa
 
-from graphs import jackpot
-from store.catalog import find_policy, list_policies, resolve_graph, stored_choices
-from store.db import open_database
-from store.propagate import outcome_distribution
-from store.schema import layer, node, value
+from dicegraph.graphs import jackpot
+from dicegraph.store.catalog import find_policy, list_policies, resolve_graph, stored_choices
+from dicegraph.store.db import open_database
+from dicegraph.store.propagate import outcome_distribution
+from dicegraph.store.schema import layer, node, value
 
 SEED_CALCULATED_PERCENT = {  # the seed's CALCULATED table (win %), to 4 decimals
     "min": 1.3306, "max": 4.7706, "first": 1.3105, "last": 5.2248, "hilo": 7.9855, "hilo2": 7.9855,
@@ -129,8 +129,8 @@ def test_first_rolls_offering_cell_four(jackpot_db: str) -> None:
 
 @pytest.mark.parametrize("cells", [2, 5, 12])
 def test_other_board_sizes(engine: sa.Engine, cells: int) -> None:
-    from graphs import get_game
-    from store.report import game_report
+    from dicegraph.graphs import get_game
+    from dicegraph.store.report import game_report
 
     report = game_report(engine, get_game("jackpot"), {"cells": cells})
     values = {row["name"]: row["value"] for row in report["policies"]}

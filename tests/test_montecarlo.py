@@ -10,15 +10,15 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
-import graphs.montecarlo as montecarlo
-from cli import main
-from graphs import GAMES, get_game
-from graphs.errors import DicegraphError
-from graphs.jackpot import ROLLS, next_positions
-from store.catalog import find_policy, resolve_graph, stored_choices
-from store.db import open_database
-from store.errors import NotFound
-from store.simulation import monte_carlo
+import dicegraph.graphs.montecarlo as montecarlo
+from dicegraph.cli import main
+from dicegraph.graphs import GAMES, get_game
+from dicegraph.graphs.errors import DicegraphError
+from dicegraph.graphs.jackpot import ROLLS, next_positions
+from dicegraph.store.catalog import find_policy, resolve_graph, stored_choices
+from dicegraph.store.db import open_database
+from dicegraph.store.errors import NotFound
+from dicegraph.store.simulation import monte_carlo
 from tests.test_jackpot import exact_win
 
 JACKPOT = get_game("jackpot")

@@ -10,16 +10,16 @@ from pathlib import Path
 import pytest
 import sqlalchemy as sa
 
-from graphs.spec import GameSpec
-from graphs import get_game, pig
-from graphs.errors import InvalidGraph
-from graphs.protocol import CHANCE, DECISION, MOVE, ROLL, TERMINAL, CyclicLayers, Edge, Node, Row
-from store.solve import cycles, graph_matches
-from store.catalog import find_policy, policy_convergence
-from store.load import build_graph
-from store.schema import choice, edge, node, policy, value
-from store.solve.layers import evaluate, solve
-from store.solve.seats import FOLLOW, Seat
+from dicegraph.graphs.spec import GameSpec
+from dicegraph.graphs import get_game, pig
+from dicegraph.graphs.errors import InvalidGraph
+from dicegraph.graphs.protocol import CHANCE, DECISION, MOVE, ROLL, TERMINAL, CyclicLayers, Edge, Node, Row
+from dicegraph.store.solve import cycles, graph_matches
+from dicegraph.store.catalog import find_policy, policy_convergence
+from dicegraph.store.load import build_graph
+from dicegraph.store.schema import choice, edge, node, policy, value
+from dicegraph.store.solve.layers import evaluate, solve
+from dicegraph.store.solve.seats import FOLLOW, Seat
 from tests import pig_exact
 
 
@@ -41,7 +41,7 @@ def close(x: float, exact: Fraction) -> bool:
 def each_engine(request: pytest.FixtureRequest, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> sa.Engine:
     """A new database on SQLite, which solves a component at a time, and on DuckDB, which pays per statement
     and solves runs of components together: there a window of two, so that it slides along the run."""
-    from store.db import open_database
+    from dicegraph.store.db import open_database
 
     if request.param == "duckdb":
         monkeypatch.setattr(cycles, "GROUPED", 2)
@@ -126,7 +126,7 @@ def test_the_games_first_guess_saves_passes_and_changes_no_value(engine: sa.Engi
 def test_on_duckdb_a_match_takes_one_pass_and_a_statement_a_depth_below_the_anchors(tmp_path: Path) -> None:
     """Where the engine pays per statement, the components of a run are valued together, their layers at the
     same depth below their anchors by one statement a kind of node; fixed moves take one pass in all."""
-    from store.db import open_database
+    from dicegraph.store.db import open_database
 
     engine = open_database(f"duckdb:///{tmp_path / 'pig.duckdb'}", create=True)
     graph_id = build_graph(engine, get_game("pig"), {"target": 12, "holds": (3, 5)}).graph_id
@@ -175,7 +175,7 @@ def _two_loops(into_the_deeper: int) -> Iterator[Row]:
 
 @pytest.mark.parametrize("into_the_deeper", [2, 3])
 def test_components_go_together_only_where_their_edges_meet_at_anchors(tmp_path: Path, into_the_deeper: int) -> None:
-    from store.db import open_database
+    from dicegraph.store.db import open_database
 
     class Loops:
         name, title, summary, version, objective, outcome, params = "loops", "Loops", "loops", 1, "max", "payoff", ()
@@ -241,7 +241,7 @@ def test_edges_back_and_passes_need_a_declared_cyclic_component(engine: sa.Engin
 
 
 def test_report_gives_the_matches_exactly(runner, tmp_path) -> None:  # noqa: ANN001
-    from cli import main
+    from dicegraph.cli import main
 
     target = 10
     db = f"sqlite:///{tmp_path / 'pig.db'}"
@@ -293,7 +293,7 @@ def test_monte_carlo_of_whole_matches_agrees_with_the_exact_numbers() -> None:
 
 
 def test_solve_prints_how_the_cycles_converged(runner, tmp_path) -> None:  # noqa: ANN001
-    from cli import main
+    from dicegraph.cli import main
 
     db = f"sqlite:///{tmp_path / 'pig.db'}"
     assert runner.invoke(main, ["--db", db, "build", "pig", "-p", "target=6"]).exit_code == 0
@@ -306,7 +306,7 @@ def test_solve_prints_how_the_cycles_converged(runner, tmp_path) -> None:  # noq
 
 def test_viewing_a_graph_with_cycles(runner, tmp_path) -> None:  # noqa: ANN001
     """show values a move that hands the turn over as 1 - the opponent's value; propagate says why it cannot."""
-    from cli import main
+    from dicegraph.cli import main
 
     db = f"sqlite:///{tmp_path / 'pig.db'}"
     assert runner.invoke(main, ["--db", db, "report", "pig", "-p", "target=6", "-n", "0"]).exit_code == 0
@@ -320,7 +320,7 @@ def test_viewing_a_graph_with_cycles(runner, tmp_path) -> None:  # noqa: ANN001
 
 def test_report_draws_the_hold_boundary(runner, tmp_path) -> None:  # noqa: ANN001
     """report --diagrams draws the optimum's hold boundary as a PNG heat map (matplotlib, the png extra)."""
-    from cli import main
+    from dicegraph.cli import main
 
     db = f"sqlite:///{tmp_path / 'pig.db'}"
     result = runner.invoke(main, ["--db", db, "report", "pig", "-p", "target=12", "-n", "0", "--diagrams",

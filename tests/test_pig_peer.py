@@ -20,10 +20,10 @@ from typing import Any
 import pytest
 import sqlalchemy as sa
 
-from graphs import get_game, pig
-from store.load import build_graph
-from store.schema import edge, node, value
-from store.solve.layers import solve
+from dicegraph.graphs import get_game, pig
+from dicegraph.store.load import build_graph
+from dicegraph.store.schema import edge, node, value
+from dicegraph.store.solve.layers import solve
 
 if importlib.util.find_spec("pyspiel") is None:  # CI installs the extra: there, a missing one fails
     if os.environ.get("CI"):

@@ -13,7 +13,7 @@ import pytest
 from click.testing import CliRunner
 
 import dicegraph
-from cli import main
+from dicegraph.cli import main
 from tests.commands import assert_one_line_error, run
 
 PIG = ["-p", "target=10", "-p", "holds=4"]

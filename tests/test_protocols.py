@@ -8,12 +8,12 @@ import inspect
 
 import pytest
 
-from graphs import get_game
-from graphs.protocol import StoredGraph, StoredTurn
-from store.db import open_database
-from store.errors import NotFound
-from store.report import game_report
-from store.view import GraphView, TurnView
+from dicegraph.graphs import get_game
+from dicegraph.graphs.protocol import StoredGraph, StoredTurn
+from dicegraph.store.db import open_database
+from dicegraph.store.errors import NotFound
+from dicegraph.store.report import game_report
+from dicegraph.store.view import GraphView, TurnView
 
 
 @pytest.mark.parametrize(("protocol", "implementation"), [(StoredGraph, GraphView), (StoredTurn, TurnView)])

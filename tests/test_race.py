@@ -8,8 +8,8 @@ from fractions import Fraction
 
 import pytest
 
-from graphs.five_thousand_race.game import _reachable
-from store.solve.seats import Seat
+from dicegraph.graphs.five_thousand_race.game import _reachable
+from dicegraph.store.solve.seats import Seat
 from tests import race_exact, race_numpy
 
 
@@ -28,9 +28,9 @@ GAMES = 4000  # races a match in the report's Monte Carlo
 
 @pytest.fixture(scope="module")
 def report_200(tmp_path_factory):
-    from graphs import get_game
-    from store.db import open_database
-    from store.report import game_report
+    from dicegraph.graphs import get_game
+    from dicegraph.store.db import open_database
+    from dicegraph.store.report import game_report
 
     engine = open_database(f"sqlite:///{tmp_path_factory.mktemp('race') / 'race.db'}", create=True)
     data = game_report(engine, get_game("5000-race"), {"target": 200}, simulated_games=GAMES)
@@ -91,8 +91,8 @@ def test_bank_rules_follow_the_turn_values(report_200):
 
 def test_past_its_limit_the_monte_carlo_plays_only_the_fixed_strategies(runner, tmp_path, monkeypatch):
     """Above SIMULATED_OPTIMUM_UP_TO the optimum's move table is not built: its rows say so, the others are played."""
-    from cli import main
-    from graphs.five_thousand_race import report
+    from dicegraph.cli import main
+    from dicegraph.graphs.five_thousand_race import report
 
     monkeypatch.setattr(report, "SIMULATED_OPTIMUM_UP_TO", 100)
     url = f"sqlite:///{tmp_path / 'race.db'}"
@@ -108,11 +108,11 @@ def test_past_its_limit_the_monte_carlo_plays_only_the_fixed_strategies(runner, 
 def test_duckdb_solves_and_matches_exactly(tmp_path):
     """On DuckDB the decisions take each seat's columns by ``arg_min`` where they are chosen (SQLite joins the moves
     back): the optimum, an agent against it in both seats, and two agents against each other, against exact rationals."""
-    from graphs import get_game
-    from store.solve import race_matches, readers, turn_cycles, turns
-    from store.db import open_database
-    from store.load import build_graph
-    from store.scratch import has_arg_min
+    from dicegraph.graphs import get_game
+    from dicegraph.store.solve import race_matches, readers, turn_cycles, turns
+    from dicegraph.store.db import open_database
+    from dicegraph.store.load import build_graph
+    from dicegraph.store.scratch import has_arg_min
 
     game, params = get_game("5000-race"), {"target": 200}
     engine = open_database(f"duckdb:///{tmp_path / 'race.duckdb'}", create=True)
@@ -138,10 +138,10 @@ def test_end_distributions_played_a_state_at_a_time_give_the_same_matches(tmp_pa
     """The end distributions are played in batches of states (``race_matches.BATCH_ROWS`` rows): one state a batch
     (a batch for each of the optimum's score pairs, and for each of the agents' classes) gives the exact matches,
     as one batch for all does; an agent's classes are fewer than the score pairs (its own score, not theirs)."""
-    from graphs import get_game
-    from store.db import open_database
-    from store.load import build_graph
-    from store.solve import race_matches, turn_cycles, turns
+    from dicegraph.graphs import get_game
+    from dicegraph.store.db import open_database
+    from dicegraph.store.load import build_graph
+    from dicegraph.store.solve import race_matches, turn_cycles, turns
 
     game, params = get_game("5000-race"), {"target": 200}
     engine = open_database(f"{backend}:///{tmp_path / 'race.db'}", create=True)
@@ -173,10 +173,10 @@ def test_playing_the_next_score_sum_along_changes_no_value_and_no_pass(tmp_path,
     """Played along with each pass after a score sum's first, the next sum's first pass saves a turn played per
     score sum whose values the pass proves exact; the values and the Newton passes stay those of a solve that
     plays one sum at a time (the numpy reference's passes: it guesses the same way)."""
-    from graphs import get_game
-    from store.solve import turn_cycles, turns
-    from store.db import open_database
-    from store.load import build_graph
+    from dicegraph.graphs import get_game
+    from dicegraph.store.solve import turn_cycles, turns
+    from dicegraph.store.db import open_database
+    from dicegraph.store.load import build_graph
 
     game, params = get_game("5000-race"), {"target": 300}
     engine = open_database(f"{backend}:///{tmp_path / 'race.db'}", create=True)
@@ -218,11 +218,11 @@ def test_a_pass_leaves_out_the_turn_past_each_pairs_winning_total_and_changes_no
     of the pass that plays the whole turn: at the solved values, those values."""
     import sqlalchemy as sa
 
-    from graphs import get_game
-    from store.solve import turn_cycles, turns
-    from store.db import open_database
-    from store.load import build_graph
-    from store.schema import edge, node
+    from dicegraph.graphs import get_game
+    from dicegraph.store.solve import turn_cycles, turns
+    from dicegraph.store.db import open_database
+    from dicegraph.store.load import build_graph
+    from dicegraph.store.schema import edge, node
 
     game, params = get_game("5000-race"), {"target": 300}
     engine = open_database(f"{backend}:///{tmp_path / 'race.db'}", create=True)
@@ -269,9 +269,9 @@ def test_beyond_its_limit_the_fixed_strategies_play_each_other_only_when_asked(t
     from contextlib import contextmanager
 
     import dicegraph
-    import graphs.five_thousand_race.report as race_report
-    from graphs import get_game
-    from graphs.protocol import OPTIMAL
+    import dicegraph.graphs.five_thousand_race.report as race_report
+    from dicegraph.graphs import get_game
+    from dicegraph.graphs.protocol import OPTIMAL
 
     monkeypatch.setattr(race_report, "ALL_MATCHES_UP_TO", 150)
     counted: list[int] = []

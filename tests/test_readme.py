@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from cli import main
-from graphs import get_game
-from store.db import open_database
-from store.report import game_report
+from dicegraph.cli import main
+from dicegraph.graphs import get_game
+from dicegraph.store.db import open_database
+from dicegraph.store.report import game_report
 
 ROOT = Path(__file__).resolve().parents[1]
 README = (ROOT / "README.md").read_text()
@@ -91,7 +91,7 @@ def test_readme_queries_print_the_same_once_the_tour_has_run(runner: CliRunner, 
 def test_readme_pictures_are_the_ones_report_draws() -> None:
     """The PNGs the README and the manual show are named as ``report --diagrams`` names them, one per diagram a
     game declares, and the explorer's screenshots as ``tests/test_browser.py`` names them."""
-    from graphs import GAMES
+    from dicegraph.graphs import GAMES
 
     pictures = sorted({(where.parent / found).resolve().relative_to(ROOT).as_posix() for where in PAGES
                        for found in re.findall(r"!\[[^\]]*\]\(([^)]+\.png)\)", where.read_text())})

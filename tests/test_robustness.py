@@ -23,10 +23,10 @@ import sqlalchemy as sa
 from click.testing import CliRunner, Result
 
 import dicegraph as api  # tests.processes' dicegraph is the command line
-from cli import main
-from graphs import get_game
-from store.db import open_database
-from store.load import build_graph
+from dicegraph.cli import main
+from dicegraph.graphs import get_game
+from dicegraph.store.db import open_database
+from dicegraph.store.load import build_graph
 from tests.commands import ENDLESS, assert_one_line_error, run
 from tests.processes import dicegraph, spawn, stopped_query, wait_for_driver
 
@@ -343,8 +343,7 @@ def test_a_runaway_query_stops(two_jackpots: str, how: str) -> None:
 def test_long_work_reports_progress_when_stderr_is_not_a_terminal(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Away from a terminal (a log, CI) progress is a line every REPORT_EVERY seconds: here every step."""
-    import cli
-
+    from dicegraph import cli
     monkeypatch.setattr(cli, "REPORT_EVERY", 0.0)
     url = f"sqlite:///{tmp_path / 'log.db'}"
     built = run(url, "build", "synthetic", "-p", "layers=6", "-p", "width=10000")
@@ -367,8 +366,7 @@ def test_long_work_reports_progress_when_stderr_is_not_a_terminal(
 def test_progress_times_the_work_from_its_first_step(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
     """A report opens its simulation's progress before it builds and solves: the time so far and the time left
     count from the first step (simulate calls it with 0 as play begins), not from when the counter was made."""
-    import cli
-
+    from dicegraph import cli
     now = [0.0]
     monkeypatch.setattr(cli.time, "monotonic", lambda: now[0])
     advance = cli._reporter("simulating", 10_000)  # made at 0 s
@@ -423,8 +421,8 @@ def test_duckdb_viewers_share_a_file_and_cannot_write_it(tmp_path: Path) -> None
 
 def test_a_failed_query_leaves_its_connection_as_it_found_it(tmp_path: Path) -> None:
     """The read-only guard (SQLite's authorizer) comes off the pooled connection after an SQL error too."""
-    from store.errors import DatabaseError
-    from store.query import run_query
+    from dicegraph.store.errors import DatabaseError
+    from dicegraph.store.query import run_query
 
     engine = open_database(f"sqlite:///{tmp_path / 'pool.db'}", create=True)
     with pytest.raises(DatabaseError):

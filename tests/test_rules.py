@@ -17,18 +17,18 @@ import numpy as np
 import pytest
 import sqlalchemy as sa
 
-from graphs import get_game, pig
-from graphs.errors import InvalidGraph
-from graphs.exact import exact_value
-from graphs.expand import expand
-from graphs.playout import play_one
-from graphs.protocol import CyclicLayers, Edge, Node, Row, one_by_one
-from graphs.rules import DiceRules, Ending, Move
-from graphs.spec import GameSpec
-from store.db import open_database
-from store.load import build_graph
-from store.schema import node, policy, value
-from store.solve.layers import solve
+from dicegraph.graphs import get_game, pig
+from dicegraph.graphs.errors import InvalidGraph
+from dicegraph.graphs.exact import exact_value
+from dicegraph.graphs.expand import expand
+from dicegraph.graphs.playout import play_one
+from dicegraph.graphs.protocol import CyclicLayers, Edge, Node, Row, one_by_one
+from dicegraph.graphs.rules import DiceRules, Ending, Move
+from dicegraph.graphs.spec import GameSpec
+from dicegraph.store.db import open_database
+from dicegraph.store.load import build_graph
+from dicegraph.store.schema import node, policy, value
+from dicegraph.store.solve.layers import solve
 
 STANDARD_ERRORS = 4
 
@@ -113,7 +113,7 @@ def solved_in_sql(game: GameSpec, tmp_path: Any) -> dict[tuple[str, str], float]
     built = build_graph(engine, game, {})
     with engine.begin() as connection:
         solve(connection, built.graph_id, game.objective, "optimal")
-        from store.report import ensure_evaluated
+        from dicegraph.store.report import ensure_evaluated
 
         ensure_evaluated(connection, built.graph_id, game)
         rows = connection.execute(sa.select(policy.c.name, node.c.key, value.c.value).select_from(

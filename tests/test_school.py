@@ -18,16 +18,16 @@ import pytest
 import sqlalchemy as sa
 from click.testing import CliRunner
 
-from cli import main
-from graphs import get_game
-from graphs import school as rules
-from graphs.montecarlo import simulate
+from dicegraph.cli import main
+from dicegraph.graphs import get_game
+from dicegraph.graphs import school as rules
+from dicegraph.graphs.montecarlo import simulate
 from tests import school_store as school
 from tests.commands import engine_on
-from store.db import open_database
-from store.load import build_graph
-from store.solve import readers
-from store.schema import node, turn_policy
+from dicegraph.store.db import open_database
+from dicegraph.store.load import build_graph
+from dicegraph.store.solve import readers
+from dicegraph.store.schema import node, turn_policy
 
 SEED = Path(__file__).resolve().parents[2] / "shared" / "seeds" / "001_4d0d9a8c031293e3.txt"
 DEFAULT = {"straights": (15, 20), "grades": "negative"}
@@ -269,8 +269,8 @@ def test_whole_game_monte_carlo_within_4_standard_errors(whole_game: str) -> Non
 def test_whole_games_played_from_the_rules_with_the_stored_decisions_score_the_stored_value(whole_game: str) -> None:
     """The generic player (graphs/playout.py) over School's rules (graphs/school/rules.py), each move looked up in
     the stored decision bytes: independent of the numpy player and of the turn graph's rows."""
-    from graphs.playout import rules_simulator
-    from graphs.school.rules import rules as school_rules, stored_agent
+    from dicegraph.graphs.playout import rules_simulator
+    from dicegraph.graphs.school.rules import rules as school_rules, stored_agent
 
     with engine_on(whole_game) as engine, engine.connect() as connection:
         graph_id = connection.execute(sa.text("SELECT id FROM graph WHERE game = 'school'")).scalar_one()
@@ -398,7 +398,7 @@ def test_advise_with_one_combination_left(endgame: tuple[sa.Engine, int]) -> Non
 def test_an_interrupted_solve_resumes_where_it_stopped_and_is_never_listed(
         tmp_path: Path, endgame: tuple[sa.Engine, int]) -> None:
     """Each game layer is committed as it is stored: an interrupted solve keeps them, lists nothing, and resumes."""
-    from store.catalog import list_policies
+    from dicegraph.store.catalog import list_policies
 
     engine = open_database(f"sqlite:///{tmp_path / 'resume.db'}", create=True)
     graph_id = build_graph(engine, get_game("school"), DEFAULT).graph_id

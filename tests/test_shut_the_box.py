@@ -11,14 +11,14 @@ from fractions import Fraction
 import pytest
 from click.testing import CliRunner
 
-from cli import main
-from graphs import get_game
-from graphs.contest import series
-from store.catalog import resolve_graph
-from store.db import open_database
-from store.report import game_report
-from store.solve.layers import Goal, solved_outcomes
-from store.sweep import sweep_outcomes
+from dicegraph.cli import main
+from dicegraph.graphs import get_game
+from dicegraph.graphs.contest import series
+from dicegraph.store.catalog import resolve_graph
+from dicegraph.store.db import open_database
+from dicegraph.store.report import game_report
+from dicegraph.store.solve.layers import Goal, solved_outcomes
+from dicegraph.store.sweep import sweep_outcomes
 
 GAME = get_game("shut-the-box")
 SEED_EXPECTED = 11.157508444202621

@@ -12,18 +12,18 @@ from types import SimpleNamespace
 import pytest
 import sqlalchemy as sa
 
-from graphs.spec import GameSpec
-from graphs import GAMES, get_game, synthetic
-from graphs import check
-from graphs.check import checker_for
-from graphs.errors import InvalidGraph
-from graphs.protocol import Edge, EdgeColumns, Node, one_by_one, resolve_params
-from store import catalog
-from store.catalog import find_policy
-from store.db import open_database
-from store.load import BATCH_ROWS, build_graph
-from store.schema import choice, edge, graph, node, policy, value
-from store.solve.layers import evaluate, evaluate_all, solve
+from dicegraph.graphs.spec import GameSpec
+from dicegraph.graphs import GAMES, get_game, synthetic
+from dicegraph.graphs import check
+from dicegraph.graphs.check import checker_for
+from dicegraph.graphs.errors import InvalidGraph
+from dicegraph.graphs.protocol import Edge, EdgeColumns, Node, one_by_one, resolve_params
+from dicegraph.store import catalog
+from dicegraph.store.catalog import find_policy
+from dicegraph.store.db import open_database
+from dicegraph.store.load import BATCH_ROWS, build_graph
+from dicegraph.store.schema import choice, edge, graph, node, policy, value
+from dicegraph.store.solve.layers import evaluate, evaluate_all, solve
 
 SMALL = {"layers": 6, "width": 7, "fanout": 3, "seed": 11}
 

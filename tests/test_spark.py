@@ -24,15 +24,15 @@ import pytest
 import sqlalchemy as sa
 from click.testing import CliRunner
 
-from cli import main
-from graphs import GAMES as ALL_GAMES
-from graphs import get_game
-from graphs.protocol import OPTIMAL
-from store.db import open_database
-from store.report import game_report
-from store.schema import graph
-from store.spark import compact
-from store.spark.cluster import Cluster, answers, free_port, java_found, running, stop_when_gone
+from dicegraph.cli import main
+from dicegraph.graphs import GAMES as ALL_GAMES
+from dicegraph.graphs import get_game
+from dicegraph.graphs.protocol import OPTIMAL
+from dicegraph.store.db import open_database
+from dicegraph.store.report import game_report
+from dicegraph.store.schema import graph
+from dicegraph.store.spark import compact
+from dicegraph.store.spark.cluster import Cluster, answers, free_port, java_found, running, stop_when_gone
 from tests.test_backends import headline
 from tests.test_conformance import TURN_GAMES, small_params
 
@@ -185,8 +185,8 @@ def test_a_turn_games_last_states_solve_on_spark_as_on_sqlite(name: str, spark_u
     """A turn stored once, without loops (School, Yahtzee): the optimum's values and decisions at the states of the
     last layer (one category or combination left), as on SQLite to 1e-12 (the whole games, with their reference
     numbers, are measured by tests/bench/bench_spark.py)."""
-    from store.load import build_graph
-    from store.solve import readers, turns
+    from dicegraph.store.load import build_graph
+    from dicegraph.store.solve import readers, turns
 
     game, stored, sent = get_game(name), [], []
     params = small_params(game)
@@ -224,10 +224,10 @@ def test_a_graph_of_rows_solves_in_as_many_statements_whatever_its_depth(name: s
     send as many statements for either, the optimum folded in one statement and the agents in one more, and every
     node's value, reach (none where the graph has cycles) and move taken are SQLite's to 1e-12. A two-player
     game's match of the optimum against its agent (both ways) is one fold more, its chances SQLite's to 1e-12."""
-    from store.load import build_graph
-    from store.schema import choice, edge, layer_ranges, policy, value
-    from store.solve.graph_matches import head_to_head
-    from store.solve.layers import evaluate_all, solve
+    from dicegraph.store.load import build_graph
+    from dicegraph.store.schema import choice, edge, layer_ranges, policy, value
+    from dicegraph.store.solve.graph_matches import head_to_head
+    from dicegraph.store.solve.layers import evaluate_all, solve
 
     game, sent, counts, matches = get_game(name), [], {}, {}
 
@@ -281,9 +281,9 @@ def test_a_race_sends_as_many_statements_for_every_state_layer(spark_url: str, t
     """The race to 150 (5 state layers, each of states whose busts loop into one another, a pair or one alone): on
     Spark its solve sends as many statements for every state layer, fewer than the turn has layers (the layered
     solve sends two a turn layer and pass), and every state's value is SQLite's to 1e-12."""
-    from store.load import build_graph
-    from store.solve import turn_cycles, turns
-    from store.solve.seats import Seat
+    from dicegraph.store.load import build_graph
+    from dicegraph.store.solve import turn_cycles, turns
+    from dicegraph.store.solve.seats import Seat
 
     game, params = get_game("5000-race"), {"target": 150}
     sent: list[str] = []
@@ -313,9 +313,9 @@ def test_a_race_sends_as_many_statements_for_every_state_layer(spark_url: str, t
 def test_a_goal_sweep_on_spark_is_one_fold_and_equals_sqlites(spark_url: str, tmp_path: Path) -> None:
     """Shut The Box's sweep (the optimum for shutting under each score, as its report has it): on Spark one fold
     statement for every goal, and each goal's outcome distribution as on SQLite to 1e-12."""
-    from store.load import build_graph
-    from store.solve.layers import Goal
-    from store.sweep import sweep_outcomes
+    from dicegraph.store.load import build_graph
+    from dicegraph.store.solve.layers import Goal
+    from dicegraph.store.sweep import sweep_outcomes
 
     game, params, found, sent = get_game("shut-the-box"), {"tiles": 4, "one_die": "on"}, [], []
     goals = [Goal("<", threshold) for threshold in (1, 3, 5, 8)]
@@ -358,8 +358,8 @@ def test_many_rows_go_in_as_json_texts_and_come_back_exactly(spark_url: str, mon
     """An INSERT of many rows (``store/spark/bulk.py``) goes as a few statements of JSON text, each within
     ``MAX_CHARS``, and every value comes back as it went: the last bit of a double, a signed zero, the
     non-finite ones, bytes, quotes, backslashes, ``%`` and text beyond ASCII."""
-    from store.schema import edge, turn_policy
-    from store.spark import bulk, dialect
+    from dicegraph.store.schema import edge, turn_policy
+    from dicegraph.store.spark import bulk, dialect
 
     doubles = [0.1, 1 / 3, 5e-324, 1.7976931348623157e308, -0.0, math.inf, -math.inf, 2.0 ** 0.5]
     moves = [dict(policy_id=7, node_id=number, value=double, moment2=None if number % 2 else double / 3,
@@ -421,8 +421,8 @@ def test_two_writers_take_turns_and_a_killed_writers_lock_is_let_go(spark_url: s
     """Spark has no transactions, so a writing command holds the database's writer table: a second one waits,
     says so in one line, and goes on once the first lets go; the table a killed process of this machine left is
     let go of by the next writer."""
-    from store.spark import writer
-    from store.spark.dialect import host_mark
+    from dicegraph.store.spark import writer
+    from dicegraph.store.spark.dialect import host_mark
     from tests.processes import spawn
 
     engine = open_database(spark_url, create=True)
@@ -496,7 +496,7 @@ def test_work_tables_a_killed_process_left_are_dropped_by_the_next_writer(spark_
     """No transaction takes a killed solve's work tables back on Spark: the next process that opens the database
     to write drops those of this machine's processes that no longer run, and no other. A rewrite's copy (an
     UPDATE or DELETE that was under way) is first written over its table: the statement is finished."""
-    from store.spark.dialect import work_mark
+    from dicegraph.store.spark.dialect import work_mark
 
     open_database(spark_url, create=True).dispose()
     dead = _ended_pid()
@@ -540,8 +540,8 @@ def test_no_server_and_no_database_are_one_line_errors(cluster: Cluster) -> None
 def test_a_server_that_keeps_table_file_lists_is_refused_in_one_line(monkeypatch: pytest.MonkeyPatch) -> None:
     """A Thrift server with Spark's default relation cache would let a connection miss what others write: it is
     refused before anything runs, saying which setting to start it with (no cluster needed: a stand-in server)."""
-    from store.errors import DatabaseError
-    from store.spark import dialect
+    from dicegraph.store.errors import DatabaseError
+    from dicegraph.store.spark import dialect
 
     class Server:
         def cursor(self) -> "Server":

@@ -8,13 +8,13 @@ import types
 
 import pytest
 
-from graphs import BUILT_IN, GAMES, get_game, register
-from graphs.spec import EXTRAS, FROM_RULES, REQUIRED, GameSpec, InvalidGame
+from dicegraph.graphs import BUILT_IN, GAMES, get_game, register
+from dicegraph.graphs.spec import EXTRAS, FROM_RULES, REQUIRED, GameSpec, InvalidGame
 
 
 def declaring(**changes: object) -> types.SimpleNamespace:
     """Return Jackpot's declaration as a plain object, with ``changes`` (None removes a name)."""
-    from graphs import jackpot
+    from dicegraph.graphs import jackpot
 
     names = {key: getattr(jackpot, key) for key in REQUIRED + EXTRAS if hasattr(jackpot, key)}
     names |= {"name": "copy"} | changes
@@ -66,5 +66,5 @@ def test_the_store_reads_no_registry() -> None:
 
     for path in sorted((Path(__file__).resolve().parents[1] / "store").glob("*.py")):
         for found in ast.walk(ast.parse(path.read_text())):
-            if isinstance(found, ast.ImportFrom) and found.module == "graphs":
+            if isinstance(found, ast.ImportFrom) and found.module == "dicegraph.graphs":
                 raise AssertionError(f"{path.name}:{found.lineno} imports {[a.name for a in found.names]} from the registry")

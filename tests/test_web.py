@@ -26,14 +26,14 @@ import numpy as np
 import pytest
 import sqlalchemy as sa
 
-from cli import main
-from graphs import get_game
-from graphs import school as school_rules
-from graphs.five_dice import describe_decision, keep_byte, sub_multisets
-from graphs.yahtzee.boxes import BOXES
-from store.db import open_database, scratch_database, scratch_reader
-from store.report import game_report
-from store.schema import graph as graph_table, node
+from dicegraph.cli import main
+from dicegraph.graphs import get_game
+from dicegraph.graphs import school as school_rules
+from dicegraph.graphs.five_dice import describe_decision, keep_byte, sub_multisets
+from dicegraph.graphs.yahtzee.boxes import BOXES
+from dicegraph.store.db import open_database, scratch_database, scratch_reader
+from dicegraph.store.report import game_report
+from dicegraph.store.schema import graph as graph_table, node
 from tests import school_store as school
 from tests.commands import engine_on
 from tests.postgres import postgres_server
@@ -47,7 +47,7 @@ from flask.testing import FlaskClient  # noqa: E402
 
 from tests.processes import served  # noqa: E402
 from dicegraph.database import Database
-from web.app import create_app  # noqa: E402
+from dicegraph.web.app import create_app  # noqa: E402
 
 BOARD = "6:4>8,7:9>10,8:>8,12:x"  # three runners placed, column 12 claimed: a small turn graph (272 nodes)
 GAMES = {"jackpot": {"cells": 4}, "pig": {"target": 6, "holds": (3,)}, "5000-race": {"target": 150},
@@ -349,7 +349,7 @@ def test_bad_input_gets_a_page_that_helps_and_no_traceback(client, database) -> 
 
 
 def test_an_unexpected_failure_is_a_page_without_its_traceback(database, monkeypatch) -> None:
-    from web import pages
+    from dicegraph.web import pages
 
     def broken(connection):  # noqa: ANN001, ANN202
         raise ZeroDivisionError("deep inside")

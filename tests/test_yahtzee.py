@@ -18,13 +18,13 @@ from fractions import Fraction
 import pytest
 from click.testing import CliRunner
 
-from cli import main
-from graphs import get_game
-from graphs.yahtzee import boxes
-from graphs.yahtzee.turn import last_state
-from store.solve import readers, turns
-from store.db import open_database
-from store.load import build_graph
+from dicegraph.cli import main
+from dicegraph.graphs import get_game
+from dicegraph.graphs.yahtzee import boxes
+from dicegraph.graphs.yahtzee.turn import last_state
+from dicegraph.store.solve import readers, turns
+from dicegraph.store.db import open_database
+from dicegraph.store.load import build_graph
 from tests.commands import engine_on
 from tests.yahtzee_numpy import optimal_score
 
@@ -214,8 +214,8 @@ def test_whole_games_played_from_the_rules_with_the_stored_decisions_score_the_s
     in the stored decision bytes: independent of the numpy player and of the turn graph's rows."""
     import numpy as np
 
-    from graphs.playout import rules_simulator
-    from graphs.yahtzee.rules import rules as yahtzee_rules, stored_agent
+    from dicegraph.graphs.playout import rules_simulator
+    from dicegraph.graphs.yahtzee.rules import rules as yahtzee_rules, stored_agent
 
     url, data = whole_game
     with engine_on(url) as engine, engine.connect() as connection:

@@ -1,7 +1,7 @@
 """An in-memory numpy solver of Yahtzee's optimum, written from RULES.md apart from the graph (tests and benchmarks).
 
 It shares nothing with ``graphs/yahtzee`` but the printed points of a box
-(:func:`graphs.yahtzee.boxes.box_points`, doctested there): the bonuses, the
+(:func:`dicegraph.graphs.yahtzee.boxes.box_points`, doctested there): the bonuses, the
 joker, the upper total, the states and the turn are its own. States are
 solved one number of filled boxes at a time, all of them at once with
 arrays; a turn is the third roll's best box for each of the 252 outcomes,
@@ -16,7 +16,7 @@ from collections import Counter
 
 import numpy as np
 
-from graphs.yahtzee.boxes import box_points
+from dicegraph.graphs.yahtzee.boxes import box_points
 
 FACES, DICE, BOXES, UPPER, YAHTZEE = 6, 5, 13, 6, 11
 FULL_HOUSE, SMALL_STRAIGHT, LARGE_STRAIGHT = 8, 9, 10

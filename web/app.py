@@ -1,6 +1,6 @@
 """The explorer's Flask application: URLs, HTML or JSON, and errors as pages (never a traceback).
 
-Each route renders one function of :mod:`web.pages`, which reads through the session
+Each route renders one function of :mod:`dicegraph.web.pages`, which reads through the session
 (:class:`dicegraph.Database`) alone; the same URL with ``.json`` appended gives that
 function's dict as JSON.
 
@@ -29,17 +29,17 @@ from werkzeug.exceptions import HTTPException
 
 from dicegraph.database import Database
 from dicegraph.record import MAX_BYTES, TYPED_DICE
-from graphs.commands import plain
-from graphs.errors import DicegraphError
-from store.errors import DatabaseError, NotFound
-from web import charts, guard, pages
-from web.limits import SQL_SLOTS, SQL_TIMEOUT
+from dicegraph.graphs.commands import plain
+from dicegraph.graphs.errors import DicegraphError
+from dicegraph.store.errors import DatabaseError, NotFound
+from dicegraph.web import charts, guard, pages
+from dicegraph.web.limits import SQL_SLOTS, SQL_TIMEOUT
 
 def create_app(db: Database, sql_slots: int = SQL_SLOTS, sql_timeout: float = SQL_TIMEOUT,
                hosts: Collection[str] | None = None) -> Flask:
     """Return the explorer over the session ``db`` (a read-only one, :meth:`dicegraph.Database.over` an engine
     opened read-only: the pages only read, and ``/sql`` refuses writes), answering to the host names ``hosts``
-    (None: any; :mod:`web.guard` checks every request at the door).
+    (None: any; :mod:`dicegraph.web.guard` checks every request at the door).
 
     The SQL console runs at most ``sql_slots`` statements at once, each for at most ``sql_timeout`` seconds (0: no
     limit); one more is answered at once with 503 and a line saying so (it waits for no slot), so that it never

@@ -23,14 +23,14 @@ from urllib.parse import quote, urlencode
 from dicegraph.database import Database
 from dicegraph.play import person_seats
 from dicegraph.record import MAX_BYTES, TYPED_DICE, Record, load_json
-from graphs.commands import plain
-from graphs.errors import DicegraphError
-from graphs.protocol import OPTIMAL
-from store.compare import SEATS
-from store.errors import ReadOnly
-from store.query import FilesReachable
-from store.turn_positions import state_of
-from web.limits import MAX_CELL_CHARS, MAX_RESULT_CHARS, MAX_ROWS, SQL_TIMEOUT
+from dicegraph.graphs.commands import plain
+from dicegraph.graphs.errors import DicegraphError
+from dicegraph.graphs.protocol import OPTIMAL
+from dicegraph.store.compare import SEATS
+from dicegraph.store.errors import ReadOnly
+from dicegraph.store.query import FilesReachable
+from dicegraph.store.turn_positions import state_of
+from dicegraph.web.limits import MAX_CELL_CHARS, MAX_RESULT_CHARS, MAX_ROWS, SQL_TIMEOUT
 
 DIAGRAM_NODES = 60  # the most positions a position's local diagram draws (a roll of five dice leads to 252)
 KEY_COLUMNS = ("key", "from_key", "to_key")  # columns of the positions and moves views that name a position
@@ -254,7 +254,7 @@ def sql_page(db: Database, sql: str, timeout: float = SQL_TIMEOUT) -> dict[str, 
     position each key column names (``{column: [graph id, key]}``) when the row has a ``graph`` (or ``graph_id``)
     column, as the views ``positions`` and ``moves`` have. The page is bounded: at most :data:`MAX_ROWS` rows,
     :data:`MAX_CELL_CHARS` characters of a value and :data:`MAX_RESULT_CHARS` in all; ``truncated`` says what was
-    cut (None when nothing was). Values are JSON's (:func:`graphs.commands.plain`: a BLOB as hex text). A
+    cut (None when nothing was). Values are JSON's (:func:`dicegraph.graphs.commands.plain`: a BLOB as hex text). A
     statement refused as a write, or failing, gives no rows, its ``error`` (one line) and whether it was ``refused``."""
     page: dict[str, Any] = {"sql": sql, "columns": [], "rows": [], "links": [], "truncated": None}
     if not sql.strip():
@@ -299,7 +299,7 @@ def _bounded(fetched: list[tuple[Any, ...]]) -> tuple[list[list[Any]], str | Non
 
 
 def _shown(value: Any, cut: set[str]) -> Any:
-    """Return a value as the SQL page shows it (:func:`graphs.commands.plain`), at most :data:`MAX_CELL_CHARS`
+    """Return a value as the SQL page shows it (:func:`dicegraph.graphs.commands.plain`), at most :data:`MAX_CELL_CHARS`
     characters of it; say so in ``cut`` when it is cut."""
     if isinstance(value, (bytes, bytearray, memoryview)) and 2 * len(value) > MAX_CELL_CHARS:
         value = bytes(value[:MAX_CELL_CHARS // 2])  # hex text of the part shown only, not of a huge whole

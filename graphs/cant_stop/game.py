@@ -28,7 +28,7 @@ identical effect (the set of gains the pairings offer) with integer weights.
 Each group leads to a decision: take one of the gains, then stop (a terminal
 paying the new worth) or roll on (the state of the new worth); the bust group
 leads to a terminal paying 0. The graph is what :class:`CantStopRules`
-expand to (:mod:`graphs.expand`); their clock, the worth in the triple's
+expand to (:mod:`dicegraph.graphs.expand`); their clock, the worth in the triple's
 smallest steps, climbs with every gain. With ``columns=all``, the root is a
 chance node choosing each of the 165 triples with weight 1, so one graph
 (and one set-based solve) holds every triple.
@@ -50,9 +50,9 @@ from collections.abc import Mapping, Sequence
 from fractions import Fraction
 from typing import Any
 
-from graphs.errors import DicegraphError
-from graphs.protocol import Param
-from graphs.rules import DiceRules, Ending, Move
+from dicegraph.graphs.errors import DicegraphError
+from dicegraph.graphs.protocol import Param
+from dicegraph.graphs.rules import DiceRules, Ending, Move
 
 name = "cant-stop"
 title = "Can't Stop (one turn)"
@@ -293,8 +293,8 @@ def rules(params: Mapping[str, Any]) -> CantStopRules:
     """Return the turn's rules for ``params`` (columns or all, worth, slack): the graph and its exact checks
     come from them.
 
-    >>> from graphs.expand import expand
-    >>> from graphs.protocol import Edge, one_by_one
+    >>> from dicegraph.graphs.expand import expand
+    >>> from dicegraph.graphs.protocol import Edge, one_by_one
     >>> [row.label for row in one_by_one(expand(rules({"columns": (2, 3, 12), "worth": "one", "slack": 0})))
     ...  if isinstance(row, Edge)]
     ['stop']

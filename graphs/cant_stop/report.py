@@ -14,8 +14,8 @@ from collections.abc import Callable, Mapping
 from fractions import Fraction
 from typing import Any
 
-import graphs.cant_stop.game as cant_stop
-from graphs.protocol import TIE, StoredGraph
+import dicegraph.graphs.cant_stop.game as cant_stop
+from dicegraph.graphs.protocol import TIE, StoredGraph
 
 TOP = 30
 

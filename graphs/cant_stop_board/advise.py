@@ -12,11 +12,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from graphs.advice import Advice, Advisor, Alternative, Question, dice_faces
-import graphs.cant_stop_board.game as rules
-from graphs.cant_stop_board.picture import board_svg
-from graphs.errors import BadParameter
-from graphs.protocol import OPTIMAL, StoredGraph
+from dicegraph.graphs.advice import Advice, Advisor, Alternative, Question, dice_faces
+import dicegraph.graphs.cant_stop_board.game as rules
+from dicegraph.graphs.cant_stop_board.picture import board_svg
+from dicegraph.graphs.errors import BadParameter
+from dicegraph.graphs.protocol import OPTIMAL, StoredGraph
 
 
 

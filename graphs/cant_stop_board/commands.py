@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import click
 
-import graphs.cant_stop_board.game as rules
-from graphs.cant_stop_board.advise import advise, graph_params, parse_roll
-from graphs.commands import JSON_OPTION, emit, session, table
+import dicegraph.graphs.cant_stop_board.game as rules
+from dicegraph.graphs.cant_stop_board.advise import advise, graph_params, parse_roll
+from dicegraph.graphs.commands import JSON_OPTION, emit, session, table
 
 
 @click.group("cant-stop")

@@ -26,7 +26,7 @@ with stopping at once); a *state* (runner positions) is a chance node over the 1
 outcomes of four dice (multinomial weights over 1296), grouped by effect (the
 set of states the pairings allow); each group leads to a decision: one of
 those states, then stop (a terminal) or roll on: what :class:`BoardRules`
-expand to (:mod:`graphs.expand`), their clock the steps climbed since the
+expand to (:mod:`dicegraph.graphs.expand`), their clock the steps climbed since the
 given board.
 
 Bound (``progress``): at a state of worth ``s`` with no-bust probability ``p``
@@ -52,11 +52,11 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
-from graphs.cant_stop.game import LENGTHS, pairings
-from graphs.dice import sorted_rolls
-from graphs.errors import BadParameter
-from graphs.protocol import Param
-from graphs.rules import DiceRules, Ending, Move
+from dicegraph.graphs.cant_stop.game import LENGTHS, pairings
+from dicegraph.graphs.dice import sorted_rolls
+from dicegraph.graphs.errors import BadParameter
+from dicegraph.graphs.protocol import Param
+from dicegraph.graphs.rules import DiceRules, Ending, Move
 
 name = "cant-stop-board"
 title = "Can't Stop (a turn on a real board)"

@@ -1,6 +1,6 @@
 """The Can't Stop board as an SVG picture: eleven columns, your markers, this turn's runners, claimed columns.
 
->>> from graphs.cant_stop_board.game import parse_board
+>>> from dicegraph.graphs.cant_stop_board.game import parse_board
 >>> svg = board_svg(parse_board("7:3>5,8:>2,12:x"))
 >>> svg.startswith("<svg") and svg.count('class="marker"'), svg.count('class="runner"'), svg.count('class="claimed"')
 (1, 2, 1)
@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import xml.etree.ElementTree as ET
 
-from graphs.cant_stop.game import LENGTHS
-from graphs.cant_stop_board.game import Board
+from dicegraph.graphs.cant_stop.game import LENGTHS
+from dicegraph.graphs.cant_stop_board.game import Board
 
 CELL = 24  # pixels a step takes
 MARGIN = 20

@@ -20,11 +20,11 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from fractions import Fraction
 from typing import Any
 
-from graphs.dice import sorted_rolls
-from graphs.errors import DicegraphError
-from graphs.protocol import Param, Row
-from graphs.expand import expand
-from graphs.rules import DiceRules, Ending, Move
+from dicegraph.graphs.dice import sorted_rolls
+from dicegraph.graphs.errors import DicegraphError
+from dicegraph.graphs.protocol import Param, Row
+from dicegraph.graphs.expand import expand
+from dicegraph.graphs.rules import DiceRules, Ending, Move
 
 name = "5000"
 title = "5000 (one turn)"

@@ -6,8 +6,8 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
-import graphs.five_thousand.game as rules
-from graphs.protocol import TIE, StoredGraph
+import dicegraph.graphs.five_thousand.game as rules
+from dicegraph.graphs.protocol import TIE, StoredGraph
 
 EXAMPLES = 10
 

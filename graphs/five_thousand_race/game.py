@@ -1,6 +1,6 @@
 """5000 as a race (seed 004): two players take turns of 5000 until one banks the target (rules: shared/RULES.md).
 
-Each turn is the one-turn game of :mod:`graphs.five_thousand` (same scoring,
+Each turn is the one-turn game of :mod:`dicegraph.graphs.five_thousand` (same scoring,
 set-aside and hot-dice rules); banking adds the turn total to the mover's
 score, a bust leaves the scores and passes the turn, and the first to bank
 the target wins at once. Scores are multiples of 50; positions are seen from
@@ -11,7 +11,7 @@ worth, so it is stored once and joined with the score pairs when solving
 (``store/solve/turns.py`` and, for the cycles, ``store/solve/turn_cycles.py``). The
 game is written at the rules level (:class:`RaceRules`, the turn
 :class:`RaceTurn` and the score pairs that value its ends); the stored
-graph is what they expand to (:func:`graphs.expand.expand_repeating`):
+graph is what they expand to (:func:`dicegraph.graphs.expand.expand_repeating`):
 
 * **Turn states** (layers ``0 .. 2s - 2`` for ``s = target / 50``): the score
   pairs ``(a, b)``, key ``'1500-350'`` (mine, then the opponent's), layer
@@ -42,11 +42,11 @@ import functools
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from graphs.dice import sorted_rolls
-from graphs.five_thousand.game import DICE, STEP, bank_bound, roll_text, score, selections, threshold_move
-from graphs.protocol import OPTIMAL, TERMINAL, TIE, Edge, Node, Param, TurnPolicy, TurnStructure, one_by_one
-from graphs.repeating import RepeatingTurn, TurnsInFull
-from graphs.rules import DiceRules, Ending, Move
+from dicegraph.graphs.dice import sorted_rolls
+from dicegraph.graphs.five_thousand.game import DICE, STEP, bank_bound, roll_text, score, selections, threshold_move
+from dicegraph.graphs.protocol import OPTIMAL, TERMINAL, TIE, Edge, Node, Param, TurnPolicy, TurnStructure, one_by_one
+from dicegraph.graphs.repeating import RepeatingTurn, TurnsInFull
+from dicegraph.graphs.rules import DiceRules, Ending, Move
 
 name = "5000-race"
 title = "5000 (race)"
@@ -346,7 +346,7 @@ def _banked(end: str, target: int) -> int:
 
 def rules(params: Mapping[str, Any]) -> TurnsInFull:
     """Return the race's rules, the turn copied into each score pair (:class:`RaceRules`): its exact check and its
-    games from the rules. The graph stores the turn once (:func:`graphs.expand.expand_repeating` of them)."""
+    games from the rules. The graph stores the turn once (:func:`dicegraph.graphs.expand.expand_repeating` of them)."""
     return TurnsInFull(RaceRules(params["target"]))
 
 
@@ -405,7 +405,7 @@ def estimated_edges(params: Mapping[str, Any]) -> int:
 
 def sizes(target: int) -> dict[str, int]:
     """Return the graph's counts for ``target``: score pairs, their edges, the turn's nodes and edges."""
-    from graphs.expand import expand_repeating
+    from dicegraph.graphs.expand import expand_repeating
 
     rows = list(one_by_one(expand_repeating(RaceRules(target), players=players, loops=loops)))
     root = next(row.layer for row in rows if isinstance(row, Node) and row.key == ROOT)

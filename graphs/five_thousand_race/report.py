@@ -7,12 +7,12 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from graphs.commands import residual_text
-from graphs.five_thousand.game import DICE, STEP
-import graphs.five_thousand_race.simulate as simulate
-from graphs.five_thousand_race.game import agents, bank_end, chance_key, name, state_key
-from graphs.montecarlo import Estimate, z_text
-from graphs.protocol import OPTIMAL, TIE, Progress, StoredGraph
+from dicegraph.graphs.commands import residual_text
+from dicegraph.graphs.five_thousand.game import DICE, STEP
+import dicegraph.graphs.five_thousand_race.simulate as simulate
+from dicegraph.graphs.five_thousand_race.game import agents, bank_end, chance_key, name, state_key
+from dicegraph.graphs.montecarlo import Estimate, z_text
+from dicegraph.graphs.protocol import OPTIMAL, TIE, Progress, StoredGraph
 
 
 
@@ -90,7 +90,7 @@ def simulated_runs(params: Mapping[str, Any], all_matches: bool = False) -> int:
 def simulate_matches(graph: StoredGraph, params: Mapping[str, Any], rows: Sequence[dict[str, Any]], games: int,
                      seed: int, progress: Progress | None = None) -> None:
     """Add to each row (``{"first", "second", "p_first_wins"}``) a ``monte_carlo`` estimate (the optimum's only
-    when :func:`simulates_optimum`): ``games`` races played from the rules (:mod:`graphs.five_thousand_race.simulate`),
+    when :func:`simulates_optimum`): ``games`` races played from the rules (:mod:`dicegraph.graphs.five_thousand_race.simulate`),
     row ``n`` with the random stream ``[seed, n]``, and its z-score against the exact ``p_first_wins``;
     ``progress`` counts the games."""
     import numpy as np

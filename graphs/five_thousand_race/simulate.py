@@ -21,9 +21,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from graphs.five_thousand.game import DICE, STEP, roller
-from graphs.five_thousand_race.game import TURN_OPTIMAL, agent_move, bank_end, chance_key, roll_options, turn_points
-from graphs.protocol import TIE
+from dicegraph.graphs.five_thousand.game import DICE, STEP, roller
+from dicegraph.graphs.five_thousand_race.game import TURN_OPTIMAL, agent_move, bank_end, chance_key, roll_options, turn_points
+from dicegraph.graphs.protocol import TIE
 
 
 

@@ -5,11 +5,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from graphs.advice import Advice, Advisor, Question
-from graphs.errors import BadParameter
-from graphs.five_dice_advice import ROLL_QUESTIONS, advise_turn, policy_question, turn_advice
-from graphs.protocol import StoredGraph
-import graphs.school.game as rules
+from dicegraph.graphs.advice import Advice, Advisor, Question
+from dicegraph.graphs.errors import BadParameter
+from dicegraph.graphs.five_dice_advice import ROLL_QUESTIONS, advise_turn, policy_question, turn_advice
+from dicegraph.graphs.protocol import StoredGraph
+import dicegraph.graphs.school.game as rules
 
 
 def advise(graph: StoredGraph, name: str, used: int, dice: tuple[int, ...], rerolls_left: int) -> dict[str, Any]:
@@ -18,7 +18,7 @@ def advise(graph: StoredGraph, name: str, used: int, dice: tuple[int, ...], rero
     ``{"used", "roll", "rerolls_left", "policy", "decision", "alternatives": [{"move", "value", "profit"}],
     "others": {policy: decision}, "agree"}``. Values are expected points still to come, this turn's
     included, in the graph's scoring convention; ``profit`` is what the policy ranks moves by
-    (:func:`graphs.five_dice_advice.advise_turn`).
+    (:func:`dicegraph.graphs.five_dice_advice.advise_turn`).
     """
     if not 0 <= rerolls_left < rules.ROLLS:
         raise BadParameter(f"--rolls-left must be 0..{rules.ROLLS - 1} (not {rerolls_left})")

@@ -8,11 +8,11 @@ from pathlib import Path
 
 import click
 
-from graphs.commands import JSON_OPTION, PARAM_OPTION, emit, parse_params, session, table
-from graphs.protocol import StoredGraph, resolve_params
-import graphs.school.game as rules
-from graphs.school.advise import advise
-from graphs.school.turn import decision_array
+from dicegraph.graphs.commands import JSON_OPTION, PARAM_OPTION, emit, parse_params, session, table
+from dicegraph.graphs.protocol import StoredGraph, resolve_params
+import dicegraph.graphs.school.game as rules
+from dicegraph.graphs.school.advise import advise
+from dicegraph.graphs.school.turn import decision_array
 
 
 @click.group("school")

@@ -7,8 +7,8 @@ are scored only grades may be scored); a non-grade scored on a turn's first
 roll counts double.
 
 The graph has two parts, built once and joined when solving (``store/solve/turns.py``, by the turn structure of
-:mod:`graphs.school.turn`), both what School's rules (:mod:`graphs.school.rules`) expand to
-(:func:`graphs.expand.expand_repeating`; the turn as :class:`graphs.five_dice.StoredTurn` keeps it):
+:mod:`dicegraph.graphs.school.turn`), both what School's rules (:mod:`dicegraph.graphs.school.rules`) expand to
+(:func:`dicegraph.graphs.expand.expand_repeating`; the turn as :class:`dicegraph.graphs.five_dice.StoredTurn` keeps it):
 
 * **Turn states** (layers 0..15): the sets of used combinations the school
   phase allows, as a 15-bit mask (bit ``i`` is :data:`COMBINATIONS` ``[i]``),
@@ -16,7 +16,7 @@ The graph has two parts, built once and joined when solving (``store/solve/turns
   labelled with the combination ``c`` the turn ends with; the points it brings
   depend on the dice, so they are on the turn part's edges.
 * **The turn** (layers 16..40), the same for every state, the five-dice
-  turn of :mod:`graphs.five_dice`: the first roll (252 sorted outcomes,
+  turn of :mod:`dicegraph.graphs.five_dice`: the first roll (252 sorted outcomes,
   multinomial weights over 7,776); after each roll a decision: score a
   combination (the edge's reward is the points, doubled on the first roll
   for non-grades; ``cross out`` when the dice don't make it), or choose dice
@@ -49,12 +49,12 @@ from collections import Counter
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
-from graphs import five_dice
-from graphs.errors import BadParameter, DicegraphError
-from graphs.five_dice import (  # noqa: F401  (School's dice and decision bytes are the family's)
+from dicegraph.graphs import five_dice
+from dicegraph.graphs.errors import BadParameter, DicegraphError
+from dicegraph.graphs.five_dice import (  # noqa: F401  (School's dice and decision bytes are the family's)
     CROSS_OUT, DICE, KEEPS, NO_DECISION, OUTCOME_INDEX, OUTCOMES, REROLL, ROLLS, SCORE, decode_decision, dice_text,
     encode_decision, keep_byte, parse_roll, reroll_mask, rerolls, sub_multisets, turn_key)
-from graphs.protocol import Param
+from dicegraph.graphs.protocol import Param
 
 name = "school"
 title = "School"
@@ -103,7 +103,7 @@ POLICIES = ("optimal", "bob")
 
 
 def agents(params: Mapping[str, Any]) -> tuple[str, ...]:
-    """Return no edge-level agents: Bob decides per turn state, see :mod:`graphs.school.turn`."""
+    """Return no edge-level agents: Bob decides per turn state, see :mod:`dicegraph.graphs.school.turn`."""
     return ()
 
 

@@ -12,10 +12,10 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
-from graphs.montecarlo import simulate, z_text
-from graphs.protocol import Progress, StoredGraph
-import graphs.school.game as rules
-from graphs.school.turn import last_state, average_table, decision_array
+from dicegraph.graphs.montecarlo import simulate, z_text
+from dicegraph.graphs.protocol import Progress, StoredGraph
+import dicegraph.graphs.school.game as rules
+from dicegraph.graphs.school.turn import last_state, average_table, decision_array
 
 CONVENTION = {
     "negative": "upstream: grade k scores -k per die not showing k (totals are 105 below the positive form)",

@@ -1,11 +1,11 @@
-"""School at the rules level (:mod:`graphs.repeating`): the five-dice turn repeats, and a turn state (the used
+"""School at the rules level (:mod:`dicegraph.graphs.repeating`): the five-dice turn repeats, and a turn state (the used
 combinations) says which of the turn's ends are open and where each leads.
 
-The store keeps the turn once (:mod:`graphs.school.game`, :mod:`graphs.school.turn`); these rules are what it
-means, for the exact check of any state (:func:`graphs.exact.exact_value` from ``(state, turn start)``) and for
+The store keeps the turn once (:mod:`dicegraph.graphs.school.game`, :mod:`dicegraph.graphs.school.turn`); these rules are what it
+means, for the exact check of any state (:func:`dicegraph.graphs.exact.exact_value` from ``(state, turn start)``) and for
 games played from the rules.
 
->>> from graphs.exact import exact_value
+>>> from dicegraph.graphs.exact import exact_value
 >>> full = rules({"straights": (15, 20), "grades": "negative"})
 >>> last = ALL_USED ^ 1 << COMBINATIONS.index("Trash")  # Trash alone is left: a sum of five dice
 >>> round(float(exact_value(full, "max", position=(last, full.root))), 4)  # doubled on the first roll
@@ -18,10 +18,10 @@ import functools
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from graphs.five_dice import FiveDiceTurn, StoredTurn, stored_turn_agent
-from graphs.repeating import RepeatingTurn, TurnsInFull
-from graphs.rules import Ending, Move
-from graphs.school.game import ALL_USED, COMBINATIONS, open_combinations, score_moves, state_key, turn_key, used_text
+from dicegraph.graphs.five_dice import FiveDiceTurn, StoredTurn, stored_turn_agent
+from dicegraph.graphs.repeating import RepeatingTurn, TurnsInFull
+from dicegraph.graphs.rules import Ending, Move
+from dicegraph.graphs.school.game import ALL_USED, COMBINATIONS, open_combinations, score_moves, state_key, turn_key, used_text
 
 
 END_KEYS = tuple(turn_key("end", combination) for combination in COMBINATIONS)  # each combination's end

@@ -6,7 +6,7 @@ reached by the state moves labelled ``c``), the two policies (``optimal``,
 and ``bob``, who ranks a combination by its points minus its average: the
 optimal value of the state where it alone is left), and the layout of the
 decision bytes (:class:`DecisionBytes`; 756 positions a state, position
-``outcome * 3 + rerolls left``, see :func:`graphs.school.game.encode_decision`).
+``outcome * 3 + rerolls left``, see :func:`dicegraph.graphs.school.game.encode_decision`).
 """
 
 from __future__ import annotations
@@ -14,9 +14,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from graphs import five_dice
-from graphs.protocol import TurnPolicy, TurnStructure
-import graphs.school.game as rules
+from dicegraph.graphs import five_dice
+from dicegraph.graphs.protocol import TurnPolicy, TurnStructure
+import dicegraph.graphs.school.game as rules
 
 
 def end_key(c: int) -> str:
@@ -40,7 +40,7 @@ def average_table(optimal: Mapping[str, float]) -> dict[str, float]:
 
 
 class DecisionBytes(five_dice.DecisionBytes):
-    """School's decision bytes: a score or cross-out names the combination (1..15), see :func:`graphs.school.game.score_byte`."""
+    """School's decision bytes: a score or cross-out names the combination (1..15), see :func:`dicegraph.graphs.school.game.score_byte`."""
 
     def score_byte(self, label: str) -> int:
         """Return the byte of the scoring move ``label``."""

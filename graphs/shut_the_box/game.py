@@ -8,7 +8,7 @@ tables compute it: once no tile from 7 up is open, the player chooses before
 each roll whether to roll one die or two (``one_die=forced``: one die must be
 rolled then, a variant kept for comparison).
 
-The graph (expanded from :class:`ShutTheBoxRules` by :func:`graphs.expand.expand`):
+The graph (expanded from :class:`ShutTheBoxRules` by :func:`dicegraph.graphs.expand.expand`):
 a *position* (the open tiles, as the index ``sum(2**(t-1))``) is a chance
 node over the roll's total; each total that allows a move leads to a
 decision node (position, total) whose moves shut one set of tiles; the totals
@@ -37,10 +37,10 @@ import functools
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any, Union
 
-from graphs.montecarlo import stored_move
-from graphs.protocol import Node, Param, Row
-from graphs.expand import expand
-from graphs.rules import DiceRules, Ending, Move
+from dicegraph.graphs.montecarlo import stored_move
+from dicegraph.graphs.protocol import Node, Param, Row
+from dicegraph.graphs.expand import expand
+from dicegraph.graphs.rules import DiceRules, Ending, Move
 
 name = "shut-the-box"
 title = "Shut The Box"

@@ -16,9 +16,9 @@ import textwrap
 from collections.abc import Mapping
 from typing import Any
 
-from graphs.contest import head_to_head, series
-from graphs.protocol import TIE, StoredGraph
-from graphs.shut_the_box.game import board_label
+from dicegraph.graphs.contest import head_to_head, series
+from dicegraph.graphs.protocol import TIE, StoredGraph
+from dicegraph.graphs.shut_the_box.game import board_label
 
 DAY_GAMES = 20
 

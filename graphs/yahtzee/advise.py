@@ -2,20 +2,20 @@
 
 It asks for the boxes filled and, where the graph's bonuses need them, the
 upper total so far and whether the Yahtzee box holds 50; the dice and the rerolls
-left; and the policy. The advice is :mod:`graphs.five_dice_advice`'s, as for School.
+left; and the policy. The advice is :mod:`dicegraph.graphs.five_dice_advice`'s, as for School.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 
-from graphs.advice import Advice, Advisor, Question, parse_int
-from graphs.errors import BadParameter
-from graphs.five_dice import box_mask
-from graphs.five_dice_advice import ROLL_QUESTIONS, policy_question, turn_advice
-from graphs.protocol import StoredGraph
-import graphs.yahtzee.boxes as rules
-from graphs.yahtzee.game import POLICIES
+from dicegraph.graphs.advice import Advice, Advisor, Question, parse_int
+from dicegraph.graphs.errors import BadParameter
+from dicegraph.graphs.five_dice import box_mask
+from dicegraph.graphs.five_dice_advice import ROLL_QUESTIONS, policy_question, turn_advice
+from dicegraph.graphs.protocol import StoredGraph
+import dicegraph.graphs.yahtzee.boxes as rules
+from dicegraph.graphs.yahtzee.game import POLICIES
 
 
 def parse_state(answers: Mapping[str, str], bonuses: str) -> rules.State:

@@ -1,7 +1,7 @@
 """Yahtzee's boxes and their scoring, its turn states and the ends of its turn (shared/RULES.md).
 
-Everything here is the rules: :mod:`graphs.yahtzee.game` builds the graph
-from them and :mod:`graphs.yahtzee.play` plays games with them.
+Everything here is the rules: :mod:`dicegraph.graphs.yahtzee.game` builds the graph
+from them and :mod:`dicegraph.graphs.yahtzee.play` plays games with them.
 
 >>> box_points(BOXES.index("Full house"), (2, 2, 5, 5, 5)), box_points(BOXES.index("Small straight"), (1, 2, 3, 4, 6))
 (25, 30)
@@ -16,9 +16,9 @@ from collections import Counter
 from collections.abc import Iterator, Sequence
 from typing import NamedTuple
 
-from graphs import five_dice
-from graphs.five_dice import OUTCOMES, turn_key
-from graphs.rules import Move
+from dicegraph.graphs import five_dice
+from dicegraph.graphs.five_dice import OUTCOMES, turn_key
+from dicegraph.graphs.rules import Move
 
 BOXES = (
     "Aces", "Twos", "Threes", "Fours", "Fives", "Sixes",

@@ -6,13 +6,13 @@ the upper bonus (35 once Aces..Sixes total 63), the Yahtzee bonus (100 for
 each further Yahtzee once the Yahtzee box holds 50) and the free-choice
 joker (a Yahtzee may go in any open box; with the Yahtzee box and the upper
 box of its face filled, Full House and the straights then score their full
-value: the rule of the published optimum, see :func:`graphs.yahtzee.boxes.is_joker`). With
+value: the rule of the published optimum, see :func:`dicegraph.graphs.yahtzee.boxes.is_joker`). With
 ``bonuses=upper`` the upper bonus alone (the rules of Glenn's 245.87, and of
 ``yatzy-solver``'s ``american+no-bonus``); with ``bonuses=off`` none.
 
-The graph is School's shape (:mod:`graphs.five_dice`), joined when solving
-(``store/solve/turns.py``, by :mod:`graphs.yahtzee.turn`), and is what Yahtzee's
-rules (:mod:`graphs.yahtzee.rules`) expand to (:func:`graphs.expand.expand_repeating`):
+The graph is School's shape (:mod:`dicegraph.graphs.five_dice`), joined when solving
+(``store/solve/turns.py``, by :mod:`dicegraph.graphs.yahtzee.turn`), and is what Yahtzee's
+rules (:mod:`dicegraph.graphs.yahtzee.rules`) expand to (:func:`dicegraph.graphs.expand.expand_repeating`):
 
 * **Turn states** (layers 0..13, layer = boxes filled): the filled boxes
   (13 bits, bit ``i`` is :data:`BOXES` ``[i]``) and, with bonuses, the upper
@@ -29,8 +29,8 @@ rules (:mod:`graphs.yahtzee.rules`) expand to (:func:`graphs.expand.expand_repea
   what the state adds to the turn's points: the upper bonus when the upper
   total crosses 63, the Yahtzee bonus, the joker's Full House and straights.
 
-The rules (boxes, scoring, states, ends) are :mod:`graphs.yahtzee.boxes`;
-Monte Carlo is :mod:`graphs.yahtzee.play`.
+The rules (boxes, scoring, states, ends) are :mod:`dicegraph.graphs.yahtzee.boxes`;
+Monte Carlo is :mod:`dicegraph.graphs.yahtzee.play`.
 """
 
 from __future__ import annotations
@@ -39,12 +39,12 @@ import functools
 from collections.abc import Mapping
 from typing import Any
 
-from graphs.expand import expand
-from graphs.protocol import Edge, Param, one_by_one
-from graphs.yahtzee.boxes import (ALL_FILLED, BONUSES, JOKER_BOXES, UPPER, YAHTZEE, open_boxes, tracks_upper,
-                                  tracks_yahtzees, upper_totals)
-from graphs.yahtzee.play import simulator  # noqa: F401  (the game's Monte Carlo)
-from graphs.yahtzee.rules import YahtzeeRules
+from dicegraph.graphs.expand import expand
+from dicegraph.graphs.protocol import Edge, Param, one_by_one
+from dicegraph.graphs.yahtzee.boxes import (ALL_FILLED, BONUSES, JOKER_BOXES, UPPER, YAHTZEE, open_boxes, tracks_upper,
+                                            tracks_yahtzees, upper_totals)
+from dicegraph.graphs.yahtzee.play import simulator  # noqa: F401  (the game's Monte Carlo)
+from dicegraph.graphs.yahtzee.rules import YahtzeeRules
 
 name = "yahtzee"
 title = "Yahtzee"
@@ -68,7 +68,7 @@ POLICIES = ("optimal", "greedy", "above-average")
 
 
 def agents(params: Mapping[str, Any]) -> tuple[str, ...]:
-    """Return no edge-level agents: the heuristics decide per turn state, see :mod:`graphs.yahtzee.turn`."""
+    """Return no edge-level agents: the heuristics decide per turn state, see :mod:`dicegraph.graphs.yahtzee.turn`."""
     return ()
 
 

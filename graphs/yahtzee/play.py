@@ -5,16 +5,16 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from graphs.errors import DicegraphError
-from graphs.five_dice import OUTCOMES, SCORE, play_turns
-import graphs.yahtzee.boxes as rules
+from dicegraph.graphs.errors import DicegraphError
+from dicegraph.graphs.five_dice import OUTCOMES, SCORE, play_turns
+import dicegraph.graphs.yahtzee.boxes as rules
 
 
 def simulator(params: Mapping[str, Any], policy: Any) -> Callable[[int, Any], Any]:
     """Return a function playing ``games`` whole games with a numpy generator; their final scores.
 
     ``policy`` is a stored policy's decisions, a uint8 array ``[state index,
-    outcome, rerolls left]`` (:func:`graphs.yahtzee.turn.decision_array`).
+    outcome, rerolls left]`` (:func:`dicegraph.graphs.yahtzee.turn.decision_array`).
     The scoring, the bonuses and the joker are applied here, from the rules;
     a decision the rules don't allow is an error.
     """

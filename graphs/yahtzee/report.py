@@ -7,11 +7,11 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
-from graphs.montecarlo import simulate, z_text
-from graphs.protocol import Progress, StoredGraph
-import graphs.yahtzee.boxes as boxes
-import graphs.yahtzee.game as game
-from graphs.yahtzee.turn import average_table, decision_array, last_state
+from dicegraph.graphs.montecarlo import simulate, z_text
+from dicegraph.graphs.protocol import Progress, StoredGraph
+import dicegraph.graphs.yahtzee.boxes as boxes
+import dicegraph.graphs.yahtzee.game as game
+from dicegraph.graphs.yahtzee.turn import average_table, decision_array, last_state
 
 PUBLISHED = {  # the published optimal expected scores (none is published for the game without any bonus)
     "on": {"expected_score": 254.5896, "source": "Verhoeff 1999; Glenn 2006"},

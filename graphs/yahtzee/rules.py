@@ -1,12 +1,12 @@
-"""Yahtzee at the rules level (:mod:`graphs.repeating`): the five-dice turn repeats over the turn states (boxes
+"""Yahtzee at the rules level (:mod:`dicegraph.graphs.repeating`): the five-dice turn repeats over the turn states (boxes
 filled, the upper total, the Yahtzee box's 50), which add what the turn's ends are worth besides the printed
 points: the upper bonus, the Yahtzee bonus, the joker.
 
-The store keeps the turn once (:mod:`graphs.yahtzee.game`); these rules are what it means, for the exact check of
+The store keeps the turn once (:mod:`dicegraph.graphs.yahtzee.game`); these rules are what it means, for the exact check of
 any state and for games played from the rules. A turn ends at ``end:<label>``, the label saying what the state
-needs to know (:func:`graphs.yahtzee.boxes.end_label`); the state's move of that label says where it goes.
+needs to know (:func:`dicegraph.graphs.yahtzee.boxes.end_label`); the state's move of that label says where it goes.
 
->>> from graphs.exact import exact_value
+>>> from dicegraph.graphs.exact import exact_value
 >>> full = rules({"bonuses": "off"})
 >>> last = State(ALL_FILLED ^ 1 << BOXES.index("Chance"))  # Chance alone is left: the sum of five dice
 >>> exact_value(full, "max", position=(last, full.root))  # per die: keep a 5 or 6 first, then a 4 or more
@@ -19,11 +19,11 @@ import functools
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from graphs.five_dice import FiveDiceTurn, StoredTurn, stored_turn_agent
-from graphs.repeating import RepeatingTurn, TurnsInFull
-from graphs.rules import Move
-from graphs.yahtzee.boxes import (ALL_FILLED, BOXES, State, end_key, end_label, end_labels, parse_state_key,
-                                  score_moves, state_key, state_moves, state_text)
+from dicegraph.graphs.five_dice import FiveDiceTurn, StoredTurn, stored_turn_agent
+from dicegraph.graphs.repeating import RepeatingTurn, TurnsInFull
+from dicegraph.graphs.rules import Move
+from dicegraph.graphs.yahtzee.boxes import (ALL_FILLED, BOXES, State, end_key, end_label, end_labels, parse_state_key,
+                                            score_moves, state_key, state_moves, state_text)
 
 
 class YahtzeeRules(RepeatingTurn):

@@ -9,7 +9,7 @@ The solve is the store's generic one (``store/solve/turns.py``). The policies:
   optimal value of the state where that box alone is open (seed 001's
   heuristic for School, played here on Yahtzee's boxes).
 
-A decision byte (:mod:`graphs.five_dice`) scores box ``b`` as payload ``b + 1``.
+A decision byte (:mod:`dicegraph.graphs.five_dice`) scores box ``b`` as payload ``b + 1``.
 """
 
 from __future__ import annotations
@@ -17,9 +17,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from graphs import five_dice
-from graphs.protocol import TurnPolicy, TurnStructure
-import graphs.yahtzee.boxes as rules
+from dicegraph.graphs import five_dice
+from dicegraph.graphs.protocol import TurnPolicy, TurnStructure
+import dicegraph.graphs.yahtzee.boxes as rules
 
 
 def last_state(box: int, bonuses: str) -> str:
@@ -67,7 +67,7 @@ def turn(params: Mapping[str, Any]) -> TurnStructure:
 def decision_array(decisions: Mapping[str, bytes]) -> Any:
     """Return stored decisions (state key -> bytes) as a uint8 array ``[state index, outcome, rerolls left]``.
 
-    The state index is the state's place in :func:`graphs.yahtzee.game.states`
+    The state index is the state's place in :func:`dicegraph.graphs.yahtzee.boxes.states`
     (with or without bonuses, as the keys say); 0 bytes: no decision.
     """
     import numpy as np

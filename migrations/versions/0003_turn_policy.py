@@ -25,7 +25,7 @@ def upgrade() -> None:
     sa.Column('node_id', sa.Integer(), autoincrement=False, nullable=False, comment='a turn state (School: a used set)'),
     sa.Column('value', sa.Double(), nullable=False, comment='expected points still to come from the state under the policy'),
     sa.Column('moment2', sa.Double(), nullable=False, comment='expected square of those points'),
-    sa.Column('decisions', sa.LargeBinary(), nullable=False, comment='one byte per turn position (outcome * 3 + rerolls left), see graphs.school.encode_decision'),
+    sa.Column('decisions', sa.LargeBinary(), nullable=False, comment='one byte per turn position (outcome * 3 + rerolls left), see dicegraph.graphs.school.encode_decision'),
     sa.ForeignKeyConstraint(['policy_id'], ['policy.id'], name=op.f('fk_turn_policy_policy_id_policy')),
     sa.PrimaryKeyConstraint('policy_id', 'node_id', name=op.f('pk_turn_policy')),
     comment="games whose turn graph is stored once: a policy's value and decisions per turn state",

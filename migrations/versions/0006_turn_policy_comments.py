@@ -19,7 +19,7 @@ depends_on: Union[str, Sequence[str], None] = None
 
 NODE_ID = ('a turn state', 'a turn state (School: a used set)')
 DECISIONS = ("the policy's moves at the turn's decision nodes, packed by the game's DecisionEncoder",
-             'one byte per turn position (outcome * 3 + rerolls left), see graphs.school.encode_decision')
+             'one byte per turn position (outcome * 3 + rerolls left), see dicegraph.graphs.school.encode_decision')
 
 
 def _recomment(new: int) -> None:

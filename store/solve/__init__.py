@@ -1,11 +1,11 @@
-"""Solving a stored graph: one entry, :func:`store.solve.entry.solve_graph`, that picks the method from what
+"""Solving a stored graph: one entry, :func:`dicegraph.store.solve.entry.solve_graph`, that picks the method from what
 the graph is.
 
-* A graph stored as rows is solved a layer at a time by backward induction (:mod:`store.solve.layers`), and
-  its cyclic components, where it loops, by Newton's method (:mod:`store.solve.cycles`).
+* A graph stored as rows is solved a layer at a time by backward induction (:mod:`dicegraph.store.solve.layers`), and
+  its cyclic components, where it loops, by Newton's method (:mod:`dicegraph.store.solve.cycles`).
 * A game whose turn is stored once beside its turn states (its declared ``turn``) is solved by playing the
-  turn from every state of a state layer at once (:mod:`store.solve.turns`), with Newton's method per
-  layer where the states loop (a race, :mod:`store.solve.turn_cycles`); its declared turn policies are
+  turn from every state of a state layer at once (:mod:`dicegraph.store.solve.turns`), with Newton's method per
+  layer where the states loop (a race, :mod:`dicegraph.store.solve.turn_cycles`); its declared turn policies are
   solved together, and committed a state layer at a time, so that an interrupted solve resumes.
 
 The package's ``__init__`` imports nothing, so that a module elsewhere may import one of the solvers' modules

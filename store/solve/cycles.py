@@ -1,6 +1,6 @@
 """Graphs with cycles solved exactly: each cyclic component by Newton's method on its anchors' values.
 
-A game whose rules loop declares cyclic layers (:class:`graphs.protocol.CyclicLayers`):
+A game whose rules loop declares cyclic layers (:class:`dicegraph.graphs.protocol.CyclicLayers`):
 edges leaving layers ``first .. last`` may also go back to layer ``first``,
 whose nodes are the component's *anchors* (a race's turn starts). Components
 are solved from the deepest layer up, like acyclic layers, and each one
@@ -33,7 +33,7 @@ A seat either follows a stored policy (its ``choice`` rows) or maximises.
 
 Acyclic layers are components without anchors: one pass each.
 
-Where the engine pays per statement (DuckDB, Spark: :func:`store.scratch.pays_per_statement`), a run of
+Where the engine pays per statement (DuckDB, Spark: :func:`dicegraph.store.scratch.pays_per_statement`), a run of
 cyclic components, one after another, whose edges between them lead only to anchors (Pig's: a bank starts
 the opponent's turn), is solved by a window of up to :data:`GROUPED` of them at once: every anchor of the
 window is a variable, a pass values the layers at the same depth below the anchors of all of them by one
@@ -54,13 +54,13 @@ from dataclasses import dataclass
 
 import sqlalchemy as sa
 
-from graphs.errors import DicegraphError
-from graphs.protocol import TIE, Progress
-from store.catalog import node_ids
-from store.schema import EdgeId, choice, edge, layer, node
-from store.load import BulkInserter
-from store.scratch import create_afresh, hashed_joins, keyed_pair_table, pays_per_statement, temporary_table
-from store.solve.seats import FOLLOW, MAXIMISE, Seat
+from dicegraph.graphs.errors import DicegraphError
+from dicegraph.graphs.protocol import TIE, Progress
+from dicegraph.store.catalog import node_ids
+from dicegraph.store.schema import EdgeId, choice, edge, layer, node
+from dicegraph.store.load import BulkInserter
+from dicegraph.store.scratch import create_afresh, hashed_joins, keyed_pair_table, pays_per_statement, temporary_table
+from dicegraph.store.solve.seats import FOLLOW, MAXIMISE, Seat
 
 RESIDUAL_TOLERANCE = 1e-12  # relative: |T(x) - x| at which a component is solved
 MAX_PASSES = 60
@@ -572,7 +572,7 @@ def _solve_run(connection: sa.Connection, statements: _Statements, run: Sequence
 def _runs(connection: sa.Connection, graph_id: int, parts: Sequence[Component]) -> list[list[Component]]:
     """Return the components in the order they are solved, in runs that :func:`_solve_run` may solve together:
     each alone where the engine pays per row; where it pays per statement
-    (:func:`store.scratch.pays_per_statement`), cyclic components in a row, as long as no edge between two of
+    (:func:`dicegraph.store.scratch.pays_per_statement`), cyclic components in a row, as long as no edge between two of
     them leads past the other's anchors (their layers at the same depth below the anchors are then valued by
     one statement)."""
     if not pays_per_statement(connection):

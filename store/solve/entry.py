@@ -1,5 +1,5 @@
 """The one solve entry, :func:`solve_graph`: it picks the method from what the graph is (the package's
-docstring, :mod:`store.solve`, has the methods).
+docstring, :mod:`dicegraph.store.solve`, has the methods).
 
 The ``connection`` is the caller's: a graph of rows is solved inside its transaction (the caller commits);
 a turn stored once commits as it goes (the connection must not be inside a ``begin()`` block).
@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import sqlalchemy as sa
 
-from graphs.errors import DicegraphError
-from graphs.protocol import OPTIMAL, Progress
-from graphs.spec import GameSpec
-from store.catalog import find_policy, stored_params
-from store.solve import layers, turn_cycles, turns
-from store.solve.layers import Goal
+from dicegraph.graphs.errors import DicegraphError
+from dicegraph.graphs.protocol import OPTIMAL, Progress
+from dicegraph.graphs.spec import GameSpec
+from dicegraph.store.catalog import find_policy, stored_params
+from dicegraph.store.solve import layers, turn_cycles, turns
+from dicegraph.store.solve.layers import Goal
 
 
 def solve_graph(connection: sa.Connection, graph_id: int, game: GameSpec, *, objective: str | None = None,

@@ -1,21 +1,21 @@
 """A head-to-head match of two stored policies on a graph of rows (Pig's), played both ways in one run.
 
 Each seat is one player to move, following its policy, and an edge of sign -1 (the turn handed over) leads to
-the other's (:mod:`store.solve.seats`). Where the graph is folded in one row (Spark, up to
-:data:`store.spark.graph_fold.EDGE_LIMIT` edges), the match is one statement (:func:`store.spark.cycle_fold.root_values`);
-elsewhere Newton's passes over the layers (:func:`store.solve.cycles.root_values`). A race whose turn is stored once
-plays its matches in :mod:`store.solve.race_matches`.
+the other's (:mod:`dicegraph.store.solve.seats`). Where the graph is folded in one row (Spark, up to
+:data:`dicegraph.store.spark.graph_fold.EDGE_LIMIT` edges), the match is one statement (:func:`dicegraph.store.spark.cycle_fold.root_values`);
+elsewhere Newton's passes over the layers (:func:`dicegraph.store.solve.cycles.root_values`). A race whose turn is stored once
+plays its matches in :mod:`dicegraph.store.solve.race_matches`.
 """
 
 from __future__ import annotations
 
 import sqlalchemy as sa
 
-from graphs.protocol import Progress
-from store.catalog import find_policy
-from store.solve import cycles
-from store.solve.seats import FOLLOW, Seat
-from store.spark import cycle_fold, graph_fold
+from dicegraph.graphs.protocol import Progress
+from dicegraph.store.catalog import find_policy
+from dicegraph.store.solve import cycles
+from dicegraph.store.solve.seats import FOLLOW, Seat
+from dicegraph.store.spark import cycle_fold, graph_fold
 
 
 def head_to_head(connection: sa.Connection, graph_id: int, first: str, second: str,

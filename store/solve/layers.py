@@ -6,7 +6,7 @@ a decision node takes ``reward + value(dst)`` of its move: the move its policy
 stores (evaluation), or the best move for the objective (solving), whose
 value is the ``MAX`` (or ``MIN``) over the moves. The move a solve chooses is
 the first one streamed by the builder (lowest edge id) among those within
-:data:`graphs.protocol.TIE`, relative, of the best: a stable, documented tie-break
+:data:`dicegraph.graphs.protocol.TIE`, relative, of the best: a stable, documented tie-break
 that floating-point noise cannot flip.
 
 Each layer takes one statement per kind of node. A solve's decision
@@ -15,7 +15,7 @@ src)``) and keeps, in the same pass, the lowest edge id near it; the move
 goes into the work table beside the value, so no second join looks for it.
 A chance node divides by the sum of its roll weights, which the loader has
 checked is its ``denom``, so no statement joins ``node``. The results go to
-``value`` (with the reach computed by :mod:`store.propagate`) and ``choice``
+``value`` (with the reach computed by :mod:`dicegraph.store.propagate`) and ``choice``
 once, at the end.
 
 A solve may have a :class:`Goal` other than the payoff: a terminal is then
@@ -31,16 +31,16 @@ from dataclasses import dataclass
 
 import sqlalchemy as sa
 
-from graphs.protocol import OBJECTIVES, TIE, Progress
-from store.solve import cycles
-from store.catalog import has_cycles, root_value
-from store.errors import NotFound
-from store.load import next_id, now
-from store.propagate import propagate
-from store.schema import choice, edge, edges_of, layer_ranges, node, policy, value
-from store.scratch import values_table
-from store.spark import cycle_fold, graph_fold
-from store.solve.seats import FOLLOW, Seat
+from dicegraph.graphs.protocol import OBJECTIVES, TIE, Progress
+from dicegraph.store.solve import cycles
+from dicegraph.store.catalog import has_cycles, root_value
+from dicegraph.store.errors import NotFound
+from dicegraph.store.load import next_id, now
+from dicegraph.store.propagate import propagate
+from dicegraph.store.schema import choice, edge, edges_of, layer_ranges, node, policy, value
+from dicegraph.store.scratch import values_table
+from dicegraph.store.spark import cycle_fold, graph_fold
+from dicegraph.store.solve.seats import FOLLOW, Seat
 
 TESTS = ("<", "<=", "=", ">=", ">")
 
@@ -280,7 +280,7 @@ def _fold(connection: sa.Connection, graph_id: int, policy_ids: Sequence[int], o
           goal: Goal | None, progress: Progress | None) -> None:
     """Store the values and reach of the policies ``policy_ids`` (and, solving for ``objective``, the one policy's
     choices; None: their stored choices, evaluated) from the graph folded in one row a policy (Spark:
-    :mod:`store.spark.graph_fold`), in a statement whatever the graph's depth. ``progress`` counts every layer of
+    :mod:`dicegraph.store.spark.graph_fold`), in a statement whatever the graph's depth. ``progress`` counts every layer of
     each policy at the end."""
     worth = node.c.payoff if goal is None else goal.worth(node.c.payoff)
     folded = graph_fold.fold(connection, graph_id, worth, objective, _fold_keys(policy_ids, objective is not None))
@@ -293,7 +293,7 @@ def _fold_cyclic(connection: sa.Connection, graph_id: int, policy_ids: Sequence[
                  progress: Progress | None) -> dict[int, str]:
     """Store the values (reach unknown) of the policies ``policy_ids`` of a graph with cycles (and, ``solving``, the
     one policy's choices, maximising its payoff) from the graph folded in one row a policy (Spark:
-    :mod:`store.spark.cycle_fold`), in a statement whatever its components and passes; return how each policy's
+    :mod:`dicegraph.store.spark.cycle_fold`), in a statement whatever its components and passes; return how each policy's
     cyclic components converged (:meth:`cycles.Convergence.record`). ``progress`` counts every layer with edges of
     each policy at the end."""
     folded = cycle_fold.fold(connection, graph_id, "max" if solving else None, _fold_keys(policy_ids, solving))
@@ -418,7 +418,7 @@ def evaluate_all(connection: sa.Connection, graph_id: int, policy_ids: Sequence[
                  progress: Progress | None = None) -> None:
     """Store every node's value and reach under each of the stored policies ``policy_ids`` of graph ``graph_id``
     (as :func:`evaluate` does for one). On a graph without cycles, policies without a goal go through the
-    layers together: every statement carries the policy as a key column (as :mod:`store.sweep` carries goals),
+    layers together: every statement carries the policy as a key column (as :mod:`dicegraph.store.sweep` carries goals),
     so k policies cost the statements of one; on a graph folded in one row a policy (Spark), with cycles or
     not, they are folded side by side by one statement. ``progress`` counts the layers of each policy."""
     rows = connection.execute(sa.select(policy.c.id, policy.c.goal).where(policy.c.id.in_(list(policy_ids)))).all()

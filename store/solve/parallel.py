@@ -1,6 +1,6 @@
 """A solve's batches spread over connections that run their statements at the same time.
 
-A solve committed layer by layer (a turn stored once: :mod:`store.solve.turns`) cuts each layer into batches
+A solve committed layer by layer (a turn stored once: :mod:`dicegraph.store.solve.turns`) cuts each layer into batches
 (:func:`even_batches`) and hands them to *solvers*: threads, each on a connection of its own
 (:func:`connection_solvers`), or on a SQLite file worker processes (:func:`process_solvers`), as SQLite's
 statements in threads of one process slow each other down (two threads did the work of 1.3 connections, two
@@ -22,8 +22,8 @@ from typing import Any, Protocol
 
 import sqlalchemy as sa
 
-from graphs.errors import BadParameter
-from store.db import open_database, side_connections
+from dicegraph.graphs.errors import BadParameter
+from dicegraph.store.db import open_database, side_connections
 
 WORKERS_VARIABLE = "DICEGRAPH_WORKERS"  # how many connections solve at once (default: one per processor)
 
@@ -107,7 +107,7 @@ def even_batches(first: int, last: int, most: int, workers: int) -> list[tuple[i
 
 @contextmanager
 def connection_solvers(connection: sa.Connection, solver: BatchSolver, spread: int) -> Iterator[Solvers]:
-    """Yield solvers on ``connection`` and up to ``spread - 1`` more connections (:func:`store.db.side_connections`),
+    """Yield solvers on ``connection`` and up to ``spread - 1`` more connections (:func:`dicegraph.store.db.side_connections`),
     each used by one thread at a time with work of its own (``solver.prepare``); drop their work after."""
     with side_connections(connection, spread - 1) as others:
         free: queue.SimpleQueue[tuple[sa.Connection, Any]] = queue.SimpleQueue()

@@ -8,16 +8,16 @@ two steps:
 
 * **The end distributions.** For each policy, the turn is played from each
   state: backward once, to choose the moves as the seat would
-  (:class:`store.solve.turn_cycles.RaceTables`, which records them), then
+  (:class:`dicegraph.store.solve.turn_cycles.RaceTables`, which records them), then
   forward, spreading the probability of reaching each turn node from the root
   along the moves chosen, one statement a turn layer (on Spark both in one
-  statement, the turn folded in each state's row: :mod:`store.spark.end_fold`). An agent knows of the
+  statement, the turn folded in each state's row: :mod:`dicegraph.store.spark.end_fold`). An agent knows of the
   state only which of its moves win at once (and the horizon, which leaves
   out nothing it reaches), so states alike in those share one distribution,
   played once: the race to 5000's 10,000 score pairs have 100 (the player's
   own score). The states are played in batches of about :data:`BATCH_ROWS`
   (turn node, state) rows.
-* **The state layers**, last first, as in :mod:`store.solve.turn_cycles`:
+* **The state layers**, last first, as in :mod:`dicegraph.store.solve.turn_cycles`:
   each seat's value at a state is, over the ends, the end's probability times
   what the state's move through it is worth (its reward plus, with its sign,
   the value of where it leads for the seat then to move), one statement a
@@ -35,17 +35,17 @@ from collections.abc import Sequence
 
 import sqlalchemy as sa
 
-from graphs.errors import DicegraphError, InvalidGraph
-from graphs.protocol import Progress
-from store.catalog import find_policy
-from store.schema import edge, node, turn_policy
-from store.scratch import (create_afresh, folds_in_rows, hashed_joins, plan_whole_layers, temporary_table,
-                           turn_work_table)
-from store.solve.cycles import Convergence
-from store.solve.seats import FOLLOW, RANK, Seat
-from store.solve.turn_cycles import Played, RaceTables, solve_layer, state_horizons
-from store.solve.turns import TurnGraph, ensure_policy
-from store.spark import end_fold
+from dicegraph.graphs.errors import DicegraphError, InvalidGraph
+from dicegraph.graphs.protocol import Progress
+from dicegraph.store.catalog import find_policy
+from dicegraph.store.schema import edge, node, turn_policy
+from dicegraph.store.scratch import (create_afresh, folds_in_rows, hashed_joins, plan_whole_layers, temporary_table,
+                                     turn_work_table)
+from dicegraph.store.solve.cycles import Convergence
+from dicegraph.store.solve.seats import FOLLOW, RANK, Seat
+from dicegraph.store.solve.turn_cycles import Played, RaceTables, solve_layer, state_horizons
+from dicegraph.store.solve.turns import TurnGraph, ensure_policy
+from dicegraph.store.spark import end_fold
 
 BATCH_ROWS = 8_000_000  # (turn node, state) rows a batch of the end distributions plays at most (one state at least)
 
@@ -165,7 +165,7 @@ def _distributions(connection: sa.Connection, graph: TurnGraph, seats: list[Seat
     policy each, a seat that ranks moves ranking by the values of the stored solve ``rank_policy``),
     played from every state, or with ``by_class`` from one state of each of the agents' classes
     (:func:`_agent_classes`) and copied to the others. On Spark in one statement, the turn folded in each
-    (state, seat)'s row (:mod:`store.spark.end_fold`)."""
+    (state, seat)'s row (:mod:`dicegraph.store.spark.end_fold`)."""
     numbers = range(len(seats))
     found = turn_work_table(connection, name, *(sa.Column(f"r{i}", sa.Double, nullable=False) for i in numbers))
     folded = folds_in_rows(connection)
@@ -312,7 +312,7 @@ class _Spread:
 
 class _Chain:
     """The state layers of a match, played from the end distributions: the work object
-    :func:`store.solve.turn_cycles.solve_layer` drives (``play`` and ``set_values``)."""
+    :func:`dicegraph.store.solve.turn_cycles.solve_layer` drives (``play`` and ``set_values``)."""
 
     maximising = False
 

@@ -1,11 +1,11 @@
 """What a solve of a turn stored once leaves in ``turn_policy``, read back: a state's value, spread and
 decisions, every state's values or decisions, and the sizes of the stored parts.
 
->>> from store.db import open_database
->>> from store.load import build_graph
->>> from store.solve.entry import solve_graph
->>> from store.solve.turns import TurnGraph, ensure_policy
->>> from graphs import get_game
+>>> from dicegraph.store.db import open_database
+>>> from dicegraph.store.load import build_graph
+>>> from dicegraph.store.solve.entry import solve_graph
+>>> from dicegraph.store.solve.turns import TurnGraph, ensure_policy
+>>> from dicegraph.graphs import get_game
 >>> race = get_game("5000-race")
 >>> engine = open_database("sqlite://", create=True)
 >>> graph_id = build_graph(engine, race, {"target": 100}).graph_id
@@ -23,8 +23,8 @@ from __future__ import annotations
 import math
 import sqlalchemy as sa
 
-from store.errors import NotFound
-from store.schema import layer, node, turn_policy
+from dicegraph.store.errors import NotFound
+from dicegraph.store.schema import layer, node, turn_policy
 
 
 def state_result(connection: sa.Connection, graph_id: int, policy_id: int, key: str) -> sa.Row:

@@ -1,4 +1,4 @@
-"""Who plays each seat of a solve or a match: one type for every solver in :mod:`store.solve`.
+"""Who plays each seat of a solve or a match: one type for every solver in :mod:`dicegraph.store.solve`.
 
 A solve is one seat that maximises, in self-play; an evaluation one seat that follows a stored policy; a
 head-to-head match two seats, each the other's ``after_pass``.

@@ -4,7 +4,7 @@ A race is a turn game (``store/solve/turns.py``: the turn stored once, joined wi
 the turn states) whose state moves may hand the turn over (``sign`` -1, the
 state seen from the other player) and may lead back into their own state
 layer (a bust leaves the scores as they were): each such layer is a cyclic
-component (:class:`graphs.protocol.CyclicLayers`). Layers are solved from the
+component (:class:`dicegraph.graphs.protocol.CyclicLayers`). Layers are solved from the
 last down, each exactly:
 
 * Given a guess ``x`` of its states' values, one pass plays the turn from
@@ -20,7 +20,7 @@ last down, each exactly:
   The first guess of a state is the (weighted) mean value of the solved
   states its game's ``first_guess`` hook names, else the mean value of the
   layer solved before.
-* When the game's turn gives horizons (:class:`graphs.protocol.TurnStructure`),
+* When the game's turn gives horizons (:class:`dicegraph.graphs.protocol.TurnStructure`),
   a pass leaves out, per state, the turn's nodes at or past its horizon, which
   play reaches only through a win at once (the race: from a turn total that
   wins when banked, half the race to 5000's combinations).
@@ -28,7 +28,7 @@ last down, each exactly:
   first plays the next layer too, from its first guess: when the pass proves
   the layer exact, that was the next layer's first pass.
 * On Spark the optimum's solve runs every pass inside rows instead, a
-  statement a state layer (:mod:`store.spark.race_fold`), where each state's
+  statement a state layer (:mod:`dicegraph.store.spark.race_fold`), where each state's
   loop is a pair (``a-b`` and ``b-a``) or a state alone, as in the race.
 
 *Seats*, as in ``store/solve/cycles.py``: seat ``i`` is "the player to move plays
@@ -39,7 +39,7 @@ except that an agent takes a move that wins at once (ends the game at its
 highest payoff) whenever it has one: nobody plays on past a win. Self-play
 has one seat; a match of two policies two, and its passes give the exact
 probability that the first wins. The report's matches are played by
-:mod:`store.solve.race_matches`, which chooses the seats' moves with these
+:mod:`dicegraph.store.solve.race_matches`, which chooses the seats' moves with these
 tables once and then plays every match from the policies' end distributions.
 """
 
@@ -53,16 +53,16 @@ from typing import Any, Protocol
 
 import sqlalchemy as sa
 
-from graphs.errors import DicegraphError, InvalidGraph
-from graphs.protocol import TIE, Progress
-from store.solve.cycles import (MAX_PASSES, RESIDUAL_TOLERANCE, Convergence, Guess, NotConverged, components,
+from dicegraph.graphs.errors import DicegraphError, InvalidGraph
+from dicegraph.graphs.protocol import TIE, Progress
+from dicegraph.store.solve.cycles import (MAX_PASSES, RESIDUAL_TOLERANCE, Convergence, Guess, NotConverged, components,
                           mean_guess, named_positions)
-from store.schema import EdgeId, choice, edge, graph_edge_span, node, policy, turn_policy
-from store.scratch import (edge_copy, folds_in_rows, has_arg_min, has_bare_max, pays_per_statement, plan_whole_layers, temporary_table,
-                           turn_work_table)
-from store.solve.seats import FOLLOW, MAXIMISE, RANK, Seat
-from store.solve.turns import TurnGraph, ensure_policy
-from store.spark import race_fold
+from dicegraph.store.schema import EdgeId, choice, edge, graph_edge_span, node, policy, turn_policy
+from dicegraph.store.scratch import (edge_copy, folds_in_rows, has_arg_min, has_bare_max, pays_per_statement, plan_whole_layers, temporary_table,
+                                     turn_work_table)
+from dicegraph.store.solve.seats import FOLLOW, MAXIMISE, RANK, Seat
+from dicegraph.store.solve.turns import TurnGraph, ensure_policy
+from dicegraph.store.spark import race_fold
 
 Guesses = dict[int, list[float]]  # state -> a value per seat
 Played = dict[int, list[tuple[float, float]]]  # state -> per seat (value, derivative in its loop state's value)
@@ -97,11 +97,11 @@ class RaceTables:
 
     def __init__(self, connection: sa.Connection, graph: TurnGraph, seats: Sequence[Seat], copy_turn: bool = False,
                  prune: bool = False, record_moves: bool = False):
-        """``copy_turn``: play the turn from a temporary copy of its edges (:func:`store.scratch.edge_copy`), worth
+        """``copy_turn``: play the turn from a temporary copy of its edges (:func:`dicegraph.store.scratch.edge_copy`), worth
         it for a whole solve (the performance notes measure it). ``prune`` (with ``copy_turn``): leave out the
         turn's nodes at or past each state's horizon, when the game gives them
-        (:class:`graphs.protocol.TurnStructure`). ``record_moves``: the turn table keeps each seat's move at
-        each (decision node, state), column ``m<i>`` (:mod:`store.solve.race_matches` follows them), and
+        (:class:`dicegraph.graphs.protocol.TurnStructure`). ``record_moves``: the turn table keeps each seat's move at
+        each (decision node, state), column ``m<i>`` (:mod:`dicegraph.store.solve.race_matches` follows them), and
         only what ranks the moves (``p<i>``): no value or derivative."""
         self.graph, self.seats, self.record_moves = graph, list(seats), record_moves
         self.parts = ("p",) if record_moves else ("p", "v", "d")  # the columns a turn row holds per seat
@@ -477,11 +477,11 @@ def solve_race(connection: sa.Connection, graph: TurnGraph, seats: Sequence[Seat
     values per seat, and how the layers converged.
 
     A seat maximises or follows a stored policy (matches, where a seat ranks moves by the optimum's stored
-    values, are :mod:`store.solve.race_matches`'s). ``keep(layer, values, convergence)`` is called after each layer (to store and commit it); ``solved``
+    values, are :mod:`dicegraph.store.solve.race_matches`'s). ``keep(layer, values, convergence)`` is called after each layer (to store and commit it); ``solved``
     gives the values of layers solved before (resuming), which are not solved again. ``progress`` counts the
     state layers done.
 
-    Where a statement costs more than its rows (:func:`store.scratch.pays_per_statement`), a maximising
+    Where a statement costs more than its rows (:func:`dicegraph.store.scratch.pays_per_statement`), a maximising
     solve plays the next layer along with each pass after the first: the pass that proves a layer's
     values exact is then also the next layer's first (its first guess made from those values). A pass
     that does not prove them exact wastes the next layer's rows, not statements.

@@ -1,6 +1,6 @@
 """The turn stored once, joined with the turn states one state layer at a time (any game that declares a turn).
 
-A game declares its turn structure (:class:`graphs.protocol.TurnStructure`):
+A game declares its turn structure (:class:`dicegraph.graphs.protocol.TurnStructure`):
 the graph holds the turn states (the layers below the turn's root) and one
 turn whose terminals are the *ends*; a state's move labelled like an end
 leads to the state the turn leaves when it ends there. A state is worth what
@@ -27,9 +27,9 @@ policy with ``end_profits`` (a heuristic) ranks the ends by those, and
 same statements, a column of each (``p0, v1_0, v2_0, p1, ...``): one join
 and one window per turn layer serve them all.
 
-Ties: the first move streamed among those within :data:`graphs.protocol.TIE`
+Ties: the first move streamed among those within :data:`dicegraph.graphs.protocol.TIE`
 of the best. Results go to ``turn_policy``: per state ``v1``, ``v2`` and its
-decisions packed by the game's :class:`graphs.protocol.DecisionEncoder`.
+decisions packed by the game's :class:`dicegraph.graphs.protocol.DecisionEncoder`.
 """
 
 from __future__ import annotations
@@ -43,20 +43,20 @@ from dataclasses import dataclass
 
 import sqlalchemy as sa
 
-from graphs.errors import BadParameter
-from graphs.protocol import DecisionEncoder, Progress, TurnPolicy, TurnStructure
-from store.catalog import find_node, node_ids
-from store.db import sqlite_file_url
-from store.errors import NotFound
-from store.load import next_id, now
-from store.schema import edge, edges_of, layer_ranges, node, policy, turn_policy
-from store.scratch import (create_afresh, folds_in_rows, has_arg_min, hashed_joins, keyed_pair_definition,
-                           plan_whole_layers, temporary_definition, temporary_table)
-from store.solve.layers import best_move_rows
-from store.solve.parallel import connection_solvers, even_batches, process_solvers, solve_workers
-from store.solve.readers import state_result
-from store.solve.turn_ends import end_worth, moment
-from store.spark import turn_fold
+from dicegraph.graphs.errors import BadParameter
+from dicegraph.graphs.protocol import DecisionEncoder, Progress, TurnPolicy, TurnStructure
+from dicegraph.store.catalog import find_node, node_ids
+from dicegraph.store.db import sqlite_file_url
+from dicegraph.store.errors import NotFound
+from dicegraph.store.load import next_id, now
+from dicegraph.store.schema import edge, edges_of, layer_ranges, node, policy, turn_policy
+from dicegraph.store.scratch import (create_afresh, folds_in_rows, has_arg_min, hashed_joins, keyed_pair_definition,
+                                     plan_whole_layers, temporary_definition, temporary_table)
+from dicegraph.store.solve.layers import best_move_rows
+from dicegraph.store.solve.parallel import connection_solvers, even_batches, process_solvers, solve_workers
+from dicegraph.store.solve.readers import state_result
+from dicegraph.store.solve.turn_ends import end_worth, moment
+from dicegraph.store.spark import turn_fold
 
 # turn states solved together, per backend: SQLite sorts each GROUP BY, and
 # its sorts stay in memory (and fast) for a few hundred states; DuckDB
@@ -75,7 +75,7 @@ class _TurnTables:
     chosen: sa.Table  # (decision node, state) -> best p_i, edge_i taken (and, carried, that move's v1_i, v2_i)
     carried: bool  # the chosen moves' values are taken in the statement that chooses them (:func:`has_arg_min`)
     ends: sa.Table  # end node -> the label of the state moves through it, each policy's own profit (or null)
-    folds: bool  # the turn is folded in each state's row (:func:`store.scratch.folds_in_rows`), not joined
+    folds: bool  # the turn is folded in each state's row (:func:`dicegraph.store.scratch.folds_in_rows`), not joined
     folded: turn_fold.FoldedTurn | None = None  # then the turn as one row of arrays
 
     def names(self, *prefixes: str) -> list[str]:
@@ -472,7 +472,7 @@ class _Batch:
 
 @dataclass(frozen=True)
 class _TurnSolver:
-    """How a connection solves batches of turn states (:class:`store.solve.parallel.BatchSolver`) for the policies
+    """How a connection solves batches of turn states (:class:`dicegraph.store.solve.parallel.BatchSolver`) for the policies
     ``policy_ids`` with their own end ``profits``: plain data, pickled for a worker process (its graph then
     without the game's policies and encoder, functions that may not pickle and that a worker needs not)."""
 
@@ -515,7 +515,7 @@ class _TurnSolver:
 
 def _folded(connection: sa.Connection, work: _TurnTables, batch: _Batch) -> list[tuple[list, list]]:
     """Return what :meth:`_TurnSolver.solve` does, from one statement folding the turn in each state's row
-    (:mod:`store.spark.turn_fold`)."""
+    (:mod:`dicegraph.store.spark.turn_fold`)."""
     assert work.folded is not None
     rows = connection.execute(turn_fold.folded_batch(
         work.folded, work.state, state_moves(batch.graph, batch.layer, batch.states), batch.own_profits)).all()
@@ -535,7 +535,7 @@ def _solve_together(connection: sa.Connection, graph: TurnGraph, policies: Seque
     reads a layer's values from ``turn_policy`` once it is committed. The
     connections are used by threads, except on a SQLite file with more than
     a batch of states a worker in some layer: there by worker processes
-    (:mod:`store.solve.parallel`).
+    (:mod:`dicegraph.store.solve.parallel`).
     """
     if commit_layers:
         connection.commit()  # what the other connections read

@@ -1,8 +1,8 @@
-"""A graph of rows with cycles solved inside one row: the Newton's method of :mod:`store.solve.cycles` on Spark in
+"""A graph of rows with cycles solved inside one row: the Newton's method of :mod:`dicegraph.store.solve.cycles` on Spark in
 one statement a solve, whatever the number of components and passes, where the layer-by-layer solve takes a
 statement or two a layer and pass.
 
-The graph goes into one row as in :mod:`store.spark.graph_fold`, its layers grouped by component, deepest first: a
+The graph goes into one row as in :mod:`dicegraph.store.spark.graph_fold`, its layers grouped by component, deepest first: a
 cyclic component (its layers ``first .. last``, whose edges may go back to layer ``first``, its *anchors*) or an
 acyclic layer alone. ``aggregate`` folds the components into the array of values; inside a component it repeats
 passes, and a pass folds the component's layers:
@@ -10,21 +10,21 @@ passes, and a pass folds the component's layers:
 * A pass at a guess ``x`` of the anchors' values gives each of the component's nodes an array ``[value at x,
   constant, coefficient of anchor 1, ...]``: its value as an affine function of the anchors along the moves taken,
   a child deeper than the component counting as a constant, an anchor as its variable. A decision node takes the
-  best move at ``x`` (the lowest edge id within :data:`graphs.protocol.TIE`), or the stored one when evaluating.
+  best move at ``x`` (the lowest edge id within :data:`dicegraph.graphs.protocol.TIE`), or the stored one when evaluating.
 * The anchors' own arrays give ``T(x) = c + M x`` for those moves; the next guess solves ``(I - M) x = c`` by
   Gauss-Jordan elimination inside the row. Where a pivot is zero (the moves never leave the component) the next
   guess is ``T(x)`` instead, a value-iteration step.
 * A pass whose moves are those of the pass before it (whose solution is its guess) is exact and optimal: the
   component is done, each node worth its value at ``x``. A component without anchors is done after one pass.
 
-A match between policies is the same fold over the graph once a *seat* (:mod:`store.solve.seats`): node ``n`` of
+A match between policies is the same fold over the graph once a *seat* (:mod:`dicegraph.store.solve.seats`): node ``n`` of
 seat ``t`` sits at position ``n * seats + t``, each seat follows its own policy, and an edge of sign -1 (the turn
 handed over) leads to the seat that moves next; the root's value in seat 0 is the probability that the first
 policy, moving first, wins.
 
 Each cyclic component's first anchor carries how it converged: the passes that solved or stepped, the
 value-iteration steps among them, and the residual ``max |T(x) - x|`` over its anchors at the end. A component
-that has not settled in :data:`store.solve.cycles.MAX_PASSES` passes fails the statement with Spark's
+that has not settled in :data:`dicegraph.store.solve.cycles.MAX_PASSES` passes fails the statement with Spark's
 ``raise_error``.
 """
 
@@ -34,12 +34,12 @@ from collections.abc import Sequence
 
 import sqlalchemy as sa
 
-from store.schema import choice, layer, node
-from store.scratch import keyed_pair_table
-from store.solve.cycles import MAX_PASSES, Convergence
-from store.solve.seats import FOLLOW, Seat
-from store.spark.graph_fold import back_layers, collected_map, in_order, placed_nodes, store_rows
-from store.spark.lambdas import STORED_MOVE, SparkText, best_move, let, over_edges
+from dicegraph.store.schema import choice, layer, node
+from dicegraph.store.scratch import keyed_pair_table
+from dicegraph.store.solve.cycles import MAX_PASSES, Convergence
+from dicegraph.store.solve.seats import FOLLOW, Seat
+from dicegraph.store.spark.graph_fold import back_layers, collected_map, in_order, placed_nodes, store_rows
+from dicegraph.store.spark.lambdas import STORED_MOVE, SparkText, best_move, let, over_edges
 
 NOT_SETTLED = f"a cyclic component did not settle in {MAX_PASSES} passes"
 STATS = "STRUCT<p: INT, s: INT, e: DOUBLE>"  # how a component converged: passes, value-iteration steps, residual
@@ -53,7 +53,7 @@ NEWTON = ("STRUCT<x: ARRAY<DOUBLE>, g: ARRAY<ARRAY<DOUBLE>>, m: ARRAY<BIGINT>, p
 def _components_row(graph_id: int, after_pass: Sequence[int]) -> sa.Select:
     """Return the SELECT of one row, ``comps``: the graph's components, deepest first, each ``(anchors, layers)``:
     the number of its anchors (0 for an acyclic layer) and its layers, deepest first, of nodes as
-    :func:`store.spark.graph_fold.back_layers` has them (a node's position ``d`` counts the nodes of every layer),
+    :func:`dicegraph.store.spark.graph_fold.back_layers` has them (a node's position ``d`` counts the nodes of every layer),
     each node once a seat (:func:`_seated`)."""
     layers = back_layers(graph_id, placed_nodes(graph_id, node.c.payoff))
     start = sa.func.coalesce(layer.c.cycle_start, layers.c.layer)
@@ -174,7 +174,7 @@ def fold(connection: sa.Connection, graph_id: int, objective: str | None, keys: 
     components may loop, in one row a key; return a new work table of ``(node_id, policy_id, value, edge_id,
     passes, steps, residual)``: a row per node with a value, the last three set on each cyclic component's first
     anchor (:func:`convergences`). ``keys`` selects ``(policy_id, given)`` as for
-    :func:`store.spark.graph_fold.fold`. One statement, whatever the number of components and passes.
+    :func:`dicegraph.store.spark.graph_fold.fold`. One statement, whatever the number of components and passes.
 
     With more than one seat (``after_pass``, a seat's next after the turn is handed over), a ``node_id`` and a key of
     ``given`` are a node's id times the number of seats plus the seat (:func:`root_values`)."""

@@ -7,7 +7,7 @@ It is PyHive's Hive dialect (``pyhive.sqlalchemy_hive``) with what Spark 4 needs
 - parameters are written into the statement here, a float as a double literal (``0.1D``: Spark reads ``0.1`` as a
   decimal), and ``%`` is left alone in a statement without them (PyHive formats every statement it is given
   parameters for);
-- many rows go in as a few statements, each the rows as one JSON text (:mod:`store.spark.bulk`; PyHive sends one
+- many rows go in as a few statements, each the rows as one JSON text (:mod:`dicegraph.store.spark.bulk`; PyHive sends one
   statement a row, and Spark pays dearly for each, and for a long ``VALUES`` list: docs/spark.md measures it);
 - a table is looked for with ``SHOW TABLES`` (PyHive reads Hive's error text, which Spark 4's is not);
 - statements are compiled once (:attr:`supports_statement_cache`), and there are no transactions to begin, commit
@@ -17,7 +17,7 @@ It is PyHive's Hive dialect (``pyhive.sqlalchemy_hive``) with what Spark 4 needs
   append instead. A DELETE of every row is a TRUNCATE;
 - a temporary table (Spark has none that takes rows) is a table of its own name with this process's mark added
   (:attr:`SparkDialect.work_mark`), so that two processes' work tables never meet; one is compacted every
-  :data:`WORK_FILES` inserts into it (each INSERT writes a file of its own; :mod:`store.spark.compact` does the
+  :data:`WORK_FILES` inserts into it (each INSERT writes a file of its own; :mod:`dicegraph.store.spark.compact` does the
   database's tables at the end of a command).
 
 >>> from sqlalchemy import Column, Float, Integer, MetaData, Table, insert, select
@@ -47,10 +47,10 @@ from pyhive.sqlalchemy_hive import HiveCompiler, HiveDialect, HiveIdentifierPrep
 from sqlalchemy.sql import compiler
 from thrift.transport.TTransport import TTransportException
 
-from store.errors import DatabaseError
-from store.spark import process_runs
-from store.spark.bulk import json_inserts
-from store.spark.literals import literal
+from dicegraph.store.errors import DatabaseError
+from dicegraph.store.spark import process_runs
+from dicegraph.store.spark.bulk import json_inserts
+from dicegraph.store.spark.literals import literal
 
 _MARKED = re.compile(r"__(?P<rewrite>rewrite_)?w(?P<pid>\d+)_(?P<host>[0-9a-f]{6})_[0-9a-f]{6}$")  # a work table's name: its process, its host
 READ_RETRIES = 3  # a read that met a table being written over is run again this many times, at most
@@ -327,7 +327,7 @@ class SparkDialect(HiveDialect):
     def do_executemany(self, cursor: hive.Cursor, statement: str, parameters: Sequence[Any],
                        context: Any = None) -> None:
         """Run an ``INSERT ... VALUES`` for many rows as a few statements, the rows as one JSON text each
-        (:func:`store.spark.bulk.json_inserts`); any other statement once a row."""
+        (:func:`dicegraph.store.spark.bulk.json_inserts`); any other statement once a row."""
         columns = _bulk_columns(statement, context)
         if columns is None:
             for row in parameters:

@@ -1,16 +1,16 @@
-"""A race's end distributions folded inside rows: the first step of :mod:`store.solve.race_matches` on Spark in one
+"""A race's end distributions folded inside rows: the first step of :mod:`dicegraph.store.solve.race_matches` on Spark in one
 statement for a run of policies, where the layered version takes four statements a turn layer.
 
-A row is a (state, seat): the turn, one row of arrays (:mod:`store.spark.turn_fold`), is folded from the state's
+A row is a (state, seat): the turn, one row of arrays (:mod:`dicegraph.store.spark.turn_fold`), is folded from the state's
 ends, deepest layer first, each node carrying what the seat ranks it by (``p``) and the probability of ending at
 each of the turn's ends from it (``q``, an array over the ends). An end is worth, to rank by, its move's reward
 plus, with its sign, the stored optimum's value of where it leads (a seat that ranks moves by the stored solve),
 or 1 when its move wins at once and 0 otherwise (an agent, which takes a win at once whenever it has one and
 otherwise its stored move); its ``q`` is 1 for itself. A chance node's ``p`` and ``q`` are the weighted means over
 its children with a value; a decision node's are those of the move the seat takes: the lowest edge id within
-:data:`graphs.protocol.TIE` of the best (ranking), or the first that wins at once, else the agent's stored one.
+:data:`dicegraph.graphs.protocol.TIE` of the best (ranking), or the first that wins at once, else the agent's stored one.
 The root's ``q`` is the state's end distribution for the seat, which the statement writes as rows
-``(end, state, r0 ..)``, a column a seat, as :func:`store.solve.race_matches._distributions` does.
+``(end, state, r0 ..)``, a column a seat, as :func:`dicegraph.store.solve.race_matches._distributions` does.
 """
 
 from __future__ import annotations
@@ -19,13 +19,13 @@ from collections.abc import Sequence
 
 import sqlalchemy as sa
 
-from store.schema import choice, edge, node, turn_policy
-from store.scratch import temporary_table
-from store.solve.seats import RANK, Seat
-from store.solve.turns import TurnGraph
-from store.spark import turn_fold
-from store.spark.graph_fold import collected_map
-from store.spark.lambdas import SparkText, best_move, let, over_edges, with_layer_moves
+from dicegraph.store.schema import choice, edge, node, turn_policy
+from dicegraph.store.scratch import temporary_table
+from dicegraph.store.solve.seats import RANK, Seat
+from dicegraph.store.solve.turns import TurnGraph
+from dicegraph.store.spark import turn_fold
+from dicegraph.store.spark.graph_fold import collected_map
+from dicegraph.store.spark.lambdas import SparkText, best_move, let, over_edges, with_layer_moves
 
 PLAYED = "STRUCT<p: ARRAY<DOUBLE>, q: ARRAY<ARRAY<DOUBLE>>>"  # a turn's nodes: rank, end distribution
 

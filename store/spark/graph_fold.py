@@ -1,10 +1,10 @@
 """A graph of rows solved inside one row: backward induction and propagation on Spark in one statement a solve,
-whatever the graph's depth, where the layer-by-layer solve of :mod:`store.solve.layers` takes a statement or two
+whatever the graph's depth, where the layer-by-layer solve of :mod:`dicegraph.store.solve.layers` takes a statement or two
 a layer.
 
 A layer needs the values of the layers below it, and Spark refuses the recursive query that would take them all
 in one statement (its recursive part may not group: docs/spark.md, "Not yet"). Here the whole graph goes into one
-row instead, as :mod:`store.spark.turn_fold` does with a turn: every node in a layer array, deepest layer first,
+row instead, as :mod:`dicegraph.store.spark.turn_fold` does with a turn: every node in a layer array, deepest layer first,
 each with its edges as arrays (in edge id order) pointing at their children by position, and Spark's higher-order
 functions fold the layers into an array of values on an executor: ``aggregate`` over the layers, ``transform``
 over a layer's nodes, appending their values and the moves taken. A second fold over the same nodes, shallowest
@@ -15,10 +15,10 @@ The row is bounded (Spark's arrays hold at most about 2 billion elements, and a 
 fold takes graphs of at most :data:`EDGE_LIMIT` edges; a larger graph goes layer by layer, its statements spread
 over the cluster.
 
-The numbers follow :mod:`store.solve.layers`: a terminal is worth its payoff (or the goal's 0 or 1), a chance node
+The numbers follow :mod:`dicegraph.store.solve.layers`: a terminal is worth its payoff (or the goal's 0 or 1), a chance node
 ``sum(weight * (reward + value)) / sum(weight)`` over its children with a value, a decision node the best of
 ``reward + value`` over its moves (solving: the move taken is the lowest edge id within
-:data:`graphs.protocol.TIE` of the best) or its stored move's (evaluating). The root has reach 1; a roll edge
+:data:`dicegraph.graphs.protocol.TIE` of the best) or its stored move's (evaluating). The root has reach 1; a roll edge
 carries ``reach * weight / denom``, the move taken ``reach``.
 """
 
@@ -26,9 +26,9 @@ from __future__ import annotations
 
 import sqlalchemy as sa
 
-from store.schema import edge, layer, node
-from store.scratch import folds_in_rows, keyed_pair_table
-from store.spark.lambdas import STORED_MOVE, SparkText, best_move, let, over_edges
+from dicegraph.store.schema import edge, layer, node
+from dicegraph.store.scratch import folds_in_rows, keyed_pair_table
+from dicegraph.store.spark.lambdas import STORED_MOVE, SparkText, best_move, let, over_edges
 
 # Edges a graph may have to be folded in one row: one task does the whole fold, so a larger graph is left to the
 # layer-by-layer solve, which spreads over the cluster. The largest folded here: 5000's 113,672 edges (136 layers),
@@ -38,7 +38,7 @@ EDGE_LIMIT = 250_000
 
 def folds(connection: sa.Connection, graph_id: int) -> bool:
     """Return whether graph ``graph_id`` (of rows, without cycles) is solved folded in one row: on a backend that
-    folds in rows (:func:`store.scratch.folds_in_rows`), up to :data:`EDGE_LIMIT` edges."""
+    folds in rows (:func:`dicegraph.store.scratch.folds_in_rows`), up to :data:`EDGE_LIMIT` edges."""
     if not folds_in_rows(connection):
         return False
     edges = sa.select(sa.func.sum(layer.c.rolls + layer.c.moves)).where(layer.c.graph_id == graph_id)

@@ -1,5 +1,5 @@
-"""Spark SQL's lambdas as text, for the folds that run a solve inside rows (:mod:`store.spark.turn_fold`,
-:mod:`store.spark.graph_fold`): SQLAlchemy has no construct for a lambda, so these expressions are written out.
+"""Spark SQL's lambdas as text, for the folds that run a solve inside rows (:mod:`dicegraph.store.spark.turn_fold`,
+:mod:`dicegraph.store.spark.graph_fold`): SQLAlchemy has no construct for a lambda, so these expressions are written out.
 """
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ from __future__ import annotations
 from sqlalchemy.ext.compiler import compiles
 from sqlalchemy.sql.expression import ColumnElement
 
-from graphs.protocol import TIE
+from dicegraph.graphs.protocol import TIE
 
 
 class SparkText(ColumnElement):
@@ -53,9 +53,9 @@ def over_edges(start: str, step: str) -> str:
 
 def best_move(profit: str, best: str, objective: str = "max") -> tuple[str, str]:
     """Return the texts of node ``n``'s best ``profit`` (over its edges, for ``objective``; null if no edge has one)
-    and of the index of the move taken: the first edge whose profit is within :data:`graphs.protocol.TIE`,
+    and of the index of the move taken: the first edge whose profit is within :data:`dicegraph.graphs.protocol.TIE`,
     relative, of ``best`` (the text naming the best once bound), -1 if none (the rule of
-    :func:`store.solve.layers.best_move_rows`).
+    :func:`dicegraph.store.solve.layers.best_move_rows`).
 
     >>> best_move("n.r[k]", "b[j]")[0]
     'aggregate(n.ix, CAST(NULL AS DOUBLE), (a, k) -> greatest(a, n.r[k]))'

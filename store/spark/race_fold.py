@@ -1,4 +1,4 @@
-"""A race's turn states solved inside rows: the Newton's method of :mod:`store.solve.turn_cycles` on Spark in one
+"""A race's turn states solved inside rows: the Newton's method of :mod:`dicegraph.store.solve.turn_cycles` on Spark in one
 statement a state layer, whatever the turn's depth and the passes, where the layer-by-layer solve takes two
 statements a turn layer a pass.
 
@@ -10,13 +10,13 @@ where the end leads back to it, 0 elsewhere), and the row repeats passes, as the
 layer:
 
 * A pass at a guess ``x`` folds the turn once from each state of the pair (the turn as one row of arrays,
-  :mod:`store.spark.turn_fold`), each node carrying its value ``v`` at ``x`` and its derivative ``g`` in the other
+  :mod:`dicegraph.store.spark.turn_fold`), each node carrying its value ``v`` at ``x`` and its derivative ``g`` in the other
   state's value along the moves taken (a decision node's best move, the lowest edge id within
-  :data:`graphs.protocol.TIE`): the state is worth ``T(x) = c + g y`` for those moves.
+  :data:`dicegraph.graphs.protocol.TIE`): the state is worth ``T(x) = c + g y`` for those moves.
 * A pass whose ``T(x)`` reproduces ``x`` (residual ``max |T(x) - x|`` within
-  :data:`store.solve.cycles.RESIDUAL_TOLERANCE`, relative) ends the pair, its values ``T(x)``. Otherwise the next
+  :data:`dicegraph.store.solve.cycles.RESIDUAL_TOLERANCE`, relative) ends the pair, its values ``T(x)``. Otherwise the next
   guess solves the two equations ``x = c + g y`` in the row (a zero determinant: ``T(x)`` instead, a
-  value-iteration step). A pair that has not settled in :data:`store.solve.cycles.MAX_PASSES` passes fails the
+  value-iteration step). A pair that has not settled in :data:`dicegraph.store.solve.cycles.MAX_PASSES` passes fails the
   statement (``raise_error``).
 
 The first guess of a layer's states is the mean value of the layer solved before (the game's ``first_guess``
@@ -30,14 +30,14 @@ from collections.abc import Callable, Mapping
 
 import sqlalchemy as sa
 
-from graphs.protocol import Progress
-from store.schema import edge, node
-from store.scratch import temporary_table
-from store.solve.cycles import MAX_PASSES, RESIDUAL_TOLERANCE, Convergence
-from store.solve.turns import TurnGraph
-from store.spark.graph_fold import collected_map
-from store.spark.lambdas import SparkText, best_move, let, over_edges, with_layer_moves
-from store.spark import turn_fold
+from dicegraph.graphs.protocol import Progress
+from dicegraph.store.schema import edge, node
+from dicegraph.store.scratch import temporary_table
+from dicegraph.store.solve.cycles import MAX_PASSES, RESIDUAL_TOLERANCE, Convergence
+from dicegraph.store.solve.turns import TurnGraph
+from dicegraph.store.spark.graph_fold import collected_map
+from dicegraph.store.spark.lambdas import SparkText, best_move, let, over_edges, with_layer_moves
+from dicegraph.store.spark import turn_fold
 
 NOT_SETTLED = f"two turn states of a race did not settle in {MAX_PASSES} passes"
 VALUED = "STRUCT<v: ARRAY<DOUBLE>, g: ARRAY<DOUBLE>>"  # a turn's nodes: value at the guess, derivative
@@ -155,7 +155,7 @@ def solve(connection: sa.Connection, graph: TurnGraph, start: float, down_to: in
     """Solve the race's turn states for the one maximising seat, from the last state layer down to ``down_to``,
     a statement a layer (and one reading it back); return state -> ``[value]``, and how the layers converged
     (a layer's passes and residual the most of its pairs'). ``start``: the first guess of the first layer solved
-    (the mean payoff); ``solved``, ``keep`` and ``progress`` as for :func:`store.solve.turn_cycles.solve_race`."""
+    (the mean payoff); ``solved``, ``keep`` and ``progress`` as for :func:`dicegraph.store.solve.turn_cycles.solve_race`."""
     ends = graph.labelled_ends(connection, "rfo_end")
     edges = (graph.turn_spans[0].first_edge, graph.turn_spans[-1].last_edge)
     turn = turn_fold.fold_turn(connection, graph.graph_id, graph.turn_spans[0].layer, edges, graph.root, ends, len(graph.ends))

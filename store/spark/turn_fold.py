@@ -1,4 +1,4 @@
-"""A turn folded over its layers inside each turn state's row: the turn solve of :mod:`store.solve.turns` on Spark
+"""A turn folded over its layers inside each turn state's row: the turn solve of :mod:`dicegraph.store.solve.turns` on Spark
 in one statement a batch of states, not a statement or two a turn layer.
 
 Spark pays about half a second a statement whatever its rows, and each statement of the layer-by-layer turn solve
@@ -13,13 +13,13 @@ shuffle a turn layer, and the chosen moves come out of the same statement as tex
 The fold's generated code is larger than the JVM compiles (HotSpot leaves a method of more than 8,000 bytes to
 its bytecode interpreter), so Spark must evaluate it through its own expressions instead, as the dialect's
 session settings have it: School's layer 11 (1,350 states, both policies) then took 33.1 s, against 256.7 s
-(:data:`store.spark.dialect.SESSION_SETTINGS`).
+(:data:`dicegraph.store.spark.dialect.SESSION_SETTINGS`).
 
-Every number follows :func:`store.solve.turns._turn_plan`'s rules: a chance node is the weighted mean of its
+Every number follows :func:`dicegraph.store.solve.turns._turn_plan`'s rules: a chance node is the weighted mean of its
 children that have a value (``sum(weight * value) / sum(weight)`` over them), a decision node is worth its best
 move's profit ``p`` (the move's reward plus the child's), and its value ``v1`` and second moment ``v2`` follow the
-move taken: the lowest edge id within :data:`graphs.protocol.TIE` of the best (the rule of
-:func:`store.solve.layers.best_move_rows`). A node none of whose children has a value has none.
+move taken: the lowest edge id within :data:`dicegraph.graphs.protocol.TIE` of the best (the rule of
+:func:`dicegraph.store.solve.layers.best_move_rows`). A node none of whose children has a value has none.
 """
 
 from __future__ import annotations
@@ -29,11 +29,11 @@ from dataclasses import dataclass
 
 import sqlalchemy as sa
 
-from store.schema import edge, node
-from store.scratch import create_afresh
-from store.solve.turn_ends import end_worth
-from store.spark.graph_fold import collected_map
-from store.spark.lambdas import SparkText, best_move, let, over_edges
+from dicegraph.store.schema import edge, node
+from dicegraph.store.scratch import create_afresh
+from dicegraph.store.solve.turn_ends import end_worth
+from dicegraph.store.spark.graph_fold import collected_map
+from dicegraph.store.spark.lambdas import SparkText, best_move, let, over_edges
 
 
 def fields(policies: int) -> list[str]:

@@ -28,13 +28,13 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-from graphs import get_game  # noqa: E402
-from graphs import school as school_rules  # noqa: E402
-from graphs.protocol import resolve_params  # noqa: E402
-from store.solve import turns  # noqa: E402
-from store.db import open_database  # noqa: E402
-from store.load import build_graph  # noqa: E402
-from store.solve.layers import solve  # noqa: E402
+from dicegraph.graphs import get_game  # noqa: E402
+from dicegraph.graphs import school as school_rules  # noqa: E402
+from dicegraph.graphs.protocol import resolve_params  # noqa: E402
+from dicegraph.store.solve import turns  # noqa: E402
+from dicegraph.store.db import open_database  # noqa: E402
+from dicegraph.store.load import build_graph  # noqa: E402
+from dicegraph.store.solve.layers import solve  # noqa: E402
 from tests.bench.phases import (PHASES, POSTGRES_ENV, bench_database, one_pass_rate, peak_mib, reference_rate,  # noqa: E402
                                 timed_solve)
 

@@ -55,11 +55,11 @@ def hand_written(name: str) -> types.ModuleType:
     """Return the module of game ``name`` as it was at :data:`HAND_WRITTEN`, loaded as a module of its own (the
     modules it imports that changed since are loaded from that revision too, under their own names, so call it
     in a process that builds nothing else)."""
-    import graphs.protocol
+    import dicegraph.graphs.protocol
 
-    if not hasattr(graphs.protocol, "NodeIds"):  # the helpers hand-written builds used, defined over today's rows
+    if not hasattr(dicegraph.graphs.protocol, "NodeIds"):  # the helpers hand-written builds used, defined over today's rows
         source = _at_hand_written("graphs/protocol.py")
-        exec(source[source.index("class NodeIds(dict):"):], graphs.protocol.__dict__)  # noqa: S102
+        exec(source[source.index("class NodeIds(dict):"):], dicegraph.graphs.protocol.__dict__)  # noqa: S102
     for path in MODULES[name]:
         source = _at_hand_written(path)
         module = types.ModuleType(path.removesuffix(".py").replace("/", "."))
@@ -71,8 +71,8 @@ def hand_written(name: str) -> types.ModuleType:
 def game_and_params(spec: str, how: str) -> tuple[Any, dict[str, Any]]:
     """Return the registered game of ``name:key=value,...`` (its build the hand-written one when ``how`` is
     ``hand``) and its resolved parameters."""
-    from graphs import get_game
-    from graphs.protocol import resolve_params
+    from dicegraph.graphs import get_game
+    from dicegraph.graphs.protocol import resolve_params
 
     name, _, given = spec.partition(":")
     game = get_game(name)
@@ -83,8 +83,8 @@ def game_and_params(spec: str, how: str) -> tuple[Any, dict[str, Any]]:
 def build_into_sqlite(spec: str, how: str) -> dict[str, float]:
     """Build ``spec`` ``how`` (``rules`` or ``hand``) into an empty SQLite file in this process; return edges,
     seconds and peak MiB."""
-    from store.db import open_database
-    from store.load import build_graph
+    from dicegraph.store.db import open_database
+    from dicegraph.store.load import build_graph
 
     game, params = game_and_params(spec, how)
     with tempfile.TemporaryDirectory() as folder:
@@ -99,7 +99,7 @@ def build_into_sqlite(spec: str, how: str) -> dict[str, float]:
 def same_graph(name: str) -> bool:
     """Return whether both ways make one graph of ``name`` on its small parameters (nodes and edges by key); in a
     process of its own (:func:`hand_written`)."""
-    from graphs import get_game
+    from dicegraph.graphs import get_game
     from tests.test_conformance import same_graph as canonical
 
     game = get_game(name)

@@ -23,11 +23,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-from graphs.spec import GameSpec
-from graphs import synthetic  # noqa: E402
-from store.db import open_database  # noqa: E402
-from store.load import build_graph  # noqa: E402
-from store.solve.layers import solve  # noqa: E402
+from dicegraph.graphs.spec import GameSpec
+from dicegraph.graphs import synthetic  # noqa: E402
+from dicegraph.store.db import open_database  # noqa: E402
+from dicegraph.store.load import build_graph  # noqa: E402
+from dicegraph.store.solve.layers import solve  # noqa: E402
 from tests.bench.phases import PHASES, peak_mib, reference_rate, timed_solve  # noqa: E402
 
 

@@ -24,13 +24,13 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-from graphs import get_game, pig  # noqa: E402
-from store.catalog import find_policy  # noqa: E402
-from store.solve.cycles import head_to_head  # noqa: E402
-from store.db import open_database  # noqa: E402
-from store.load import build_graph  # noqa: E402
-from store.solve.layers import evaluate, solve  # noqa: E402
-from store.view import GraphView  # noqa: E402
+from dicegraph.graphs import get_game, pig  # noqa: E402
+from dicegraph.store.catalog import find_policy  # noqa: E402
+from dicegraph.store.solve.cycles import head_to_head  # noqa: E402
+from dicegraph.store.db import open_database  # noqa: E402
+from dicegraph.store.load import build_graph  # noqa: E402
+from dicegraph.store.solve.layers import evaluate, solve  # noqa: E402
+from dicegraph.store.view import GraphView  # noqa: E402
 from tests import pig_numpy  # noqa: E402
 from tests.bench.phases import bench_database, peak_mib  # noqa: E402
 

@@ -38,8 +38,8 @@ sys.path.insert(0, str(ROOT))
 
 import dicegraph  # noqa: E402
 from dicegraph.record import Record  # noqa: E402
-from graphs.commands import parse_params  # noqa: E402
-from store.turn_positions import SEPARATOR  # noqa: E402
+from dicegraph.graphs.commands import parse_params  # noqa: E402
+from dicegraph.store.turn_positions import SEPARATOR  # noqa: E402
 from tests.bench.phases import peak_mib  # noqa: E402
 
 DEFAULTS = ["pig:target=100", "jackpot", "shut-the-box"]
@@ -63,7 +63,7 @@ def bench(named: str, games: int, url: str | None) -> None:
     policies = ["optimal", others[0]] if game.players == 2 and others else [others[0] if others else "optimal"]
     plays, analyses, steps_each, step_costs, new_states, first_clicks, readied_clicks, clicks, again = (
         [], [], [], [], [], [], [], [], [])
-    from web.app import create_app
+    from dicegraph.web.app import create_app
 
     for seed in range(games):
         played_for, played = timed(lambda: db.play(name, params, policies, seed=seed))
@@ -114,7 +114,7 @@ def main() -> None:
     parser.add_argument("--db", help="the database to play in (default: a new SQLite file a game)")
     parser.add_argument("games_named", nargs="*", default=DEFAULTS, metavar="GAME")
     args = parser.parse_args()
-    import web.app  # noqa: F401 -- imported now, so that what the modules make is set aside with the rest
+    import dicegraph.web.app  # noqa: F401 -- imported now, so that what the modules make is set aside with the rest
 
     gc.freeze()  # as the dicegraph command does as it starts (cli.run): no collection walks the modules again
     for named in args.games_named:

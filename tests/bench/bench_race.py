@@ -29,13 +29,13 @@ import sqlalchemy as sa
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-from graphs import get_game  # noqa: E402
-from graphs.five_thousand_race.game import sizes  # noqa: E402
-from store.solve import race_matches, readers, turn_cycles, turns  # noqa: E402
-from store.catalog import policy_convergence  # noqa: E402
-from store.db import open_database  # noqa: E402
-from store.load import build_graph  # noqa: E402
-from store.schema import node  # noqa: E402
+from dicegraph.graphs import get_game  # noqa: E402
+from dicegraph.graphs.five_thousand_race.game import sizes  # noqa: E402
+from dicegraph.store.solve import race_matches, readers, turn_cycles, turns  # noqa: E402
+from dicegraph.store.catalog import policy_convergence  # noqa: E402
+from dicegraph.store.db import open_database  # noqa: E402
+from dicegraph.store.load import build_graph  # noqa: E402
+from dicegraph.store.schema import node  # noqa: E402
 from tests import race_numpy  # noqa: E402
 from tests.bench.phases import bench_database, peak_mib  # noqa: E402
 

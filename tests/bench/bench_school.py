@@ -5,7 +5,7 @@
 For each backend named (default: sqlite; postgresql needs
 ``$DICEGRAPH_BENCH_POSTGRES``, see bench_backends.py): build School into an empty
 database and solve what a cold ``report school`` solves, the optimum and Bob
-over all 21,526 turn states (:func:`store.solve.turns.ensure_turns_solved`, the policies
+over all 21,526 turn states (:func:`dicegraph.store.solve.turns.ensure_turns_solved`, the policies
 together), and print the time against the issue's targets (5 minutes on
 SQLite, 1 on DuckDB), the joined edges per second (policies x turn states x
 turn edges, what the solve reads), and the peak memory of the process. Then
@@ -24,12 +24,12 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-from graphs import get_game  # noqa: E402
-from graphs import school as rules  # noqa: E402
-from graphs.school.turn import turn  # noqa: E402
-from store.solve import readers, turns  # noqa: E402
-from store.db import open_database  # noqa: E402
-from store.load import build_graph  # noqa: E402
+from dicegraph.graphs import get_game  # noqa: E402
+from dicegraph.graphs import school as rules  # noqa: E402
+from dicegraph.graphs.school.turn import turn  # noqa: E402
+from dicegraph.store.solve import readers, turns  # noqa: E402
+from dicegraph.store.db import open_database  # noqa: E402
+from dicegraph.store.load import build_graph  # noqa: E402
 from tests.bench.phases import bench_database, peak_memory  # noqa: E402
 
 PARAMS = {"straights": (15, 20), "grades": "negative"}

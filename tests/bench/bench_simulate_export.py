@@ -28,14 +28,14 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")  # one core, as the issue asks
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-from graphs import get_game  # noqa: E402
-from graphs.jackpot import AGENTS, ROLLS, cell_bit, offered_cells  # noqa: E402
-from graphs.montecarlo import simulate  # noqa: E402
-from store.catalog import resolve_graph  # noqa: E402
-from store.db import open_database  # noqa: E402
-from store.diagram import Diagram, draw_diagram  # noqa: E402
-from store.render import available_renderers  # noqa: E402
-from store.report import game_report  # noqa: E402
+from dicegraph.graphs import get_game  # noqa: E402
+from dicegraph.graphs.jackpot import AGENTS, ROLLS, cell_bit, offered_cells  # noqa: E402
+from dicegraph.graphs.montecarlo import simulate  # noqa: E402
+from dicegraph.store.catalog import resolve_graph  # noqa: E402
+from dicegraph.store.db import open_database  # noqa: E402
+from dicegraph.store.diagram import Diagram, draw_diagram  # noqa: E402
+from dicegraph.store.render import available_renderers  # noqa: E402
+from dicegraph.store.report import game_report  # noqa: E402
 from tests.bench.phases import peak_mib  # noqa: E402
 
 JACKPOT = get_game("jackpot")

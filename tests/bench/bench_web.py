@@ -41,15 +41,15 @@ sys.path.insert(0, str(ROOT))
 
 import sqlalchemy as sa  # noqa: E402
 
-from graphs import get_game  # noqa: E402
-from graphs.protocol import resolve_params  # noqa: E402
-from store.db import database_exists, open_database  # noqa: E402
-from store.report import game_report  # noqa: E402
-from store.schema import graph, node  # noqa: E402
+from dicegraph.graphs import get_game  # noqa: E402
+from dicegraph.graphs.protocol import resolve_params  # noqa: E402
+from dicegraph.store.db import database_exists, open_database  # noqa: E402
+from dicegraph.store.report import game_report  # noqa: E402
+from dicegraph.store.schema import graph, node  # noqa: E402
 from tests.commands import ENDLESS  # noqa: E402
 from tests.processes import served  # noqa: E402
 from dicegraph.database import Database
-from web.app import create_app  # noqa: E402
+from dicegraph.web.app import create_app  # noqa: E402
 
 QUICK_REPORTS = {"jackpot": {}, "shut-the-box": {}, "5000": {}, "cant-stop": {"columns": "6,7,8"},
                  "cant-stop-board": {}, "pig": {"target": "30"}, "5000-race": {"target": "300"}}  # as given with -p

@@ -28,12 +28,12 @@ sys.path.insert(0, str(ROOT))
 
 import sqlalchemy as sa  # noqa: E402
 
-from graphs import get_game  # noqa: E402
-from graphs.yahtzee import boxes  # noqa: E402
-from graphs.yahtzee.report import PUBLISHED  # noqa: E402
-from store.solve import readers, turns  # noqa: E402
-from store.db import open_database  # noqa: E402
-from store.load import build_graph  # noqa: E402
+from dicegraph.graphs import get_game  # noqa: E402
+from dicegraph.graphs.yahtzee import boxes  # noqa: E402
+from dicegraph.graphs.yahtzee.report import PUBLISHED  # noqa: E402
+from dicegraph.store.solve import readers, turns  # noqa: E402
+from dicegraph.store.db import open_database  # noqa: E402
+from dicegraph.store.load import build_graph  # noqa: E402
 from tests.bench.phases import bench_database, peak_memory  # noqa: E402
 
 TARGET_SECONDS = {"duckdb": 30 * 60}  # the target for the whole game with every bonus

@@ -18,8 +18,8 @@ from pathlib import Path
 
 import sqlalchemy as sa
 
-from store.db import scratch_database
-from store.schema import edge, graph_edge_span, layer_ranges, node
+from dicegraph.store.db import scratch_database
+from dicegraph.store.schema import edge, graph_edge_span, layer_ranges, node
 
 POSTGRES_ENV = "DICEGRAPH_BENCH_POSTGRES"  # a PostgreSQL database whose user may create databases
 PHASES = ("induction", "propagation", "storing", "commit", "other")

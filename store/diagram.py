@@ -14,6 +14,9 @@ from dicegraph.store.export import diagram_title, neighbourhood, policy_view
 from dicegraph.store.render import DEFAULT_DPI, Style, to_dot, write_diagram
 
 
+ROOT_VIEW_DEPTH = 2  # steps from the root drawn where the policy view has nothing to show
+
+
 @dataclass(frozen=True)
 class Diagram:
     """What to draw: the view (policy or full, its extent) and how (layer boxes, labels).
@@ -56,21 +59,26 @@ def draw_diagram(
     """Write ``diagram`` of the stored graph to ``path``; return what was drawn and how.
 
     The policy must be evaluated. Returns ``{"file", "view", "policy", "nodes",
-    "edges", "renderer", "seconds"}`` (seconds spent drawing, after the SQL).
+    "edges", "renderer", "seconds"}`` (seconds spent drawing, after the SQL); ``view`` is ``full`` where the
+    policy view has no position to show (a game whose turn is stored once keeps its policy's choices out of the
+    graph's rows): the full view around the root, ``depth`` deep (:data:`ROOT_VIEW_DEPTH` when not given), is
+    drawn instead.
     """
     policy_id = find_policy(connection, graph_row.id, diagram.policy).id
-    if diagram.is_full:
-        view = neighbourhood(connection, graph_row.id, diagram.root, diagram.depth, policy_id,
+    full, depth = diagram.is_full, diagram.depth
+    view = None if full else policy_view(connection, graph_row.id, policy_id, busts=diagram.busts,
+                                         to_layer=diagram.to_layer, max_nodes=max_nodes)
+    if view is None or view.number_of_nodes() == 0:  # asked for, or no position the policy's rows reach (a
+        depth = depth if full else depth or ROOT_VIEW_DEPTH  # turn stored once keeps its choices
+        full = True                                          # apart): the root's view instead
+        view = neighbourhood(connection, graph_row.id, diagram.root, depth, policy_id,
                              to_layer=diagram.to_layer, max_nodes=max_nodes)
-    else:
-        view = policy_view(connection, graph_row.id, policy_id, busts=diagram.busts, to_layer=diagram.to_layer,
-                           max_nodes=max_nodes)
-    title = diagram_title(graph_row, diagram.policy, view, full=diagram.is_full, root=diagram.root,
-                          depth=diagram.depth, to_layer=diagram.to_layer)
+    title = diagram_title(graph_row, diagram.policy, view, full=full, root=diagram.root,
+                          depth=depth, to_layer=diagram.to_layer)
     started = time.perf_counter()
     style = Style(layers=diagram.layers, move_labels=diagram.move_labels, values=diagram.values, title=title)
     route = write_diagram(to_dot(view, style), path, renderer, dpi)
-    return {"file": str(path), "view": "full" if diagram.is_full else "policy", "policy": diagram.policy,
+    return {"file": str(path), "view": "full" if full else "policy", "policy": diagram.policy,
             "nodes": view.number_of_nodes(), "edges": view.number_of_edges(), "renderer": route,
             "seconds": time.perf_counter() - started}
 

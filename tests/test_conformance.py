@@ -658,6 +658,9 @@ def test_export_draws_dot_and_png(game: Game, reported: Any, tmp_path: Any) -> N
         drawn = run(url, "export", "1", "--full", "--depth", "2", "-o", str(target))
         assert drawn.exit_code == 0, (game.name, drawn.stderr)
         assert target.stat().st_size > 0
+    default = run(url, "export", "1", "-o", str(tmp_path / "default.dot"), "--json")  # the default view draws edges
+    assert default.exit_code == 0 and json.loads(default.stdout)["edges"] > 0, (game.name, default.output)
+    assert "->" in (tmp_path / "default.dot").read_text()
 
 
 @pytest.mark.parametrize("game", [case for case in TOOLED if case.values[0].advisor is not None])

@@ -1,0 +1,249 @@
+"""Every tool on one game: what ``dicegraph check GAME`` runs, for a plugin author as for the built-in games.
+
+The game is built, solved and looked at through the session (:class:`dicegraph.database.Database`, the same
+door as the CLI and the explorer), on its small parameters, in a scratch SQLite database of its own (or the one
+given). Each check says in one line what holds, or what breaks; a check that does not apply to the game's shape
+(a match for a solitaire game) is left out.
+
+>>> from dicegraph.conformance import check_game
+>>> from dicegraph.graphs import get_game
+>>> findings = check_game(get_game("jackpot"), {"cells": 3})
+>>> [finding.check for finding in findings][:4]
+['build', 'report', 'solve', 'exact']
+>>> all(finding.holds for finding in findings)
+True
+"""
+
+from __future__ import annotations
+
+import math
+import tempfile
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from fractions import Fraction
+from pathlib import Path
+from typing import Any
+
+from dicegraph.database import Database
+from dicegraph.graphs.protocol import Game, one_by_one, resolve_params
+
+MONTE_CARLO_GAMES = 20_000  # games a Monte Carlo check plays; its estimate must lie within 4 standard errors
+RELATIVE = 1e-12  # how close two exact answers computed two ways must be
+
+
+class Breaks(Exception):
+    """A check found the tool wrong on the game: its message says what, in one line."""
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One check's outcome: its name, whether it holds, and one line saying what it found."""
+
+    check: str
+    holds: bool
+    detail: str
+
+    def line(self) -> str:
+        """Return the finding as ``check`` prints it.
+
+        >>> Finding("solve", True, "optimal 0.5").line()
+        'holds   solve: optimal 0.5'
+        """
+        return f"{'holds' if self.holds else 'BREAKS'}  {' ' * self.holds}{self.check}: {self.detail}"
+
+
+@dataclass
+class Checked:
+    """What the checks share: the session, the game, its parameters, its stored graph and a scratch folder."""
+
+    db: Database
+    game: Game
+    params: dict[str, Any]
+    folder: Path
+    graph: int = 0
+    optimum: float | None = None
+    policies: dict[str, float] = field(default_factory=dict)
+
+
+def _close(a: float, b: float) -> bool:
+    """Return whether two answers agree to :data:`RELATIVE` (or absolutely near 0)."""
+    return math.isclose(a, b, rel_tol=RELATIVE, abs_tol=RELATIVE)
+
+
+def _build(run: Checked) -> str:
+    first = [row for row in one_by_one(run.game.build(run.params))]
+    if first != [row for row in one_by_one(run.game.build(run.params))]:
+        raise Breaks("two builds of the same parameters stream different rows")
+    built = run.db.build(run.game, run.params)
+    run.graph = built["graph_id"]
+    return f"{built['nodes']:,} nodes, {built['edges']:,} edges, {built['layers']} layers; two builds identical"
+
+
+def _report(run: Checked) -> str:
+    report = run.db.report(run.game, run.params)
+    if report.get("graph", run.graph) != run.graph:
+        raise Breaks(f"the report reads graph {report['graph']}, the build stored graph {run.graph}")
+    listed = run.db.policies(run.graph)
+    run.policies = {row["name"]: row["value"] for row in listed if row["goal"] is None and row["value"] is not None}
+    if not all(isinstance(value, (int, float)) and math.isfinite(value) for value in run.policies.values()):
+        raise Breaks(f"a policy without a finite value: {run.policies}")
+    if "optimal" not in run.policies:
+        raise Breaks("the report stored no optimal policy")
+    run.optimum = run.policies["optimal"]
+    return f"{len(run.policies)} polic{'y' if len(run.policies) == 1 else 'ies'} valued, optimal {run.optimum:.12g}"
+
+
+def _solve(run: Checked) -> str:
+    solved = run.db.solve(run.graph)
+    if not _close(solved["value"], run.optimum or 0.0):
+        raise Breaks(f"solve gives {solved['value']!r}, the report {run.optimum!r}")
+    run.optimum = solved["value"]
+    return f"optimal {solved['value']:.12g} ({solved['objective']}), as the report"
+
+
+def _exact(run: Checked) -> str:
+    from dicegraph.graphs.exact import exact_value
+
+    rules = run.game.rules(run.params)  # type: ignore[misc]
+    names = ["optimal", *[name for name in run.game.agents(run.params) if name in run.policies]]
+    for name in names:
+        exact: Fraction = exact_value(rules, run.game.objective, None if name == "optimal" else name,
+                                      loops=run.game.loops)
+        if not _close(run.policies[name], float(exact)):
+            raise Breaks(f"{name}: stored {run.policies[name]!r}, the rules give {exact} exactly")
+    return f"{len(names)} polic{'y equals' if len(names) == 1 else 'ies equal'} the rules' recursion in fractions"
+
+
+def _distribution(run: Checked) -> str:
+    distributions = run.db.distributions(run.graph)
+    for name, outcomes in distributions.items():
+        total = sum(row["probability"] for row in outcomes)
+        mean = sum(row["payoff"] * row["probability"] for row in outcomes)
+        if not _close(total, 1.0):
+            raise Breaks(f"{name}'s outcome probabilities add up to {total!r}")
+        if name in run.policies and run.game.players == 1 and not math.isclose(mean, run.policies[name],
+                                                                                rel_tol=1e-9, abs_tol=1e-9):
+            raise Breaks(f"{name}'s distribution has mean {mean!r}, its value is {run.policies[name]!r}")
+    mean = ", each mean its policy's value" if run.game.players == 1 else ""
+    return f"{len(distributions)} distribution{'s' * (len(distributions) != 1)} adding up to 1{mean}"
+
+
+def _monte_carlo(run: Checked) -> str:
+    estimate = run.db.simulate(run.game, run.params, games=MONTE_CARLO_GAMES, seed=7)
+    if estimate["z"] is None or abs(estimate["z"]) >= 4:
+        raise Breaks(f"{MONTE_CARLO_GAMES:,} games average {estimate['estimate']!r}, the exact value "
+                     f"{estimate['exact']!r} (z {estimate['z']})")
+    return f"{MONTE_CARLO_GAMES:,} games from the rules within {abs(estimate['z']):.2f} standard errors"
+
+
+def _export(run: Checked) -> str:
+    drawn = []
+    for full in (False, True):
+        target = run.folder / f"{'full' if full else 'default'}.dot"
+        shown = run.db.export(run.graph, target, full=full, **({"depth": 2} if full else {}))
+        if shown["edges"] == 0 or "->" not in target.read_text():
+            raise Breaks(f"the {'full' if full else 'default'} picture has no edge")
+        drawn.append(f"{shown['nodes']} nodes")
+    return f"default view {drawn[0]}, --full {drawn[1]}"
+
+
+def _positions(run: Checked) -> str:
+    rows = run.db.query(f"SELECT key FROM positions WHERE graph = {int(run.graph)} ORDER BY node LIMIT 1")
+    if not rows:
+        raise Breaks("the positions view has no row of the graph")
+    shown = run.db.position(run.graph, rows[0]["key"])
+    return f"query and show read the root {rows[0]['key']!r} ({shown['kind']})"
+
+
+def _compare(run: Checked) -> str:
+    others = [name for name in run.policies if name != "optimal"]
+    if run.game.players == 2:
+        played = run.db.matches(run.graph)
+        if not played:
+            raise Breaks("no match played")
+        return f"{len(played)} matches, both seats"
+    compared = run.db.compare(run.graph, others[0])
+    return f"{others[0]} against optimal: expected loss {compared['expected_loss']:.6g}"
+
+
+def _play(run: Checked) -> str:
+    analysis = run.db.play(run.game, run.params, seed=3)
+    scale = max(1.0, abs(analysis["start_value"]), abs(analysis["outcome"]))
+    if not math.isclose(analysis["identity"]["sum_of_steps"], analysis["outcome"] - analysis["start_value"],
+                        abs_tol=1e-12 * scale):
+        raise Breaks("the steps' changes do not add up to the outcome minus the start value")
+    again = run.db.analyse(analysis["record"])
+    if again["outcome"] != analysis["outcome"] or len(again["steps"]) != len(analysis["steps"]):
+        raise Breaks("analyse reads the record back to another analysis")
+    steps = len(analysis["steps"])
+    return f"a game of {steps} step{'s' * (steps != 1)} played and analysed, its values adding up"
+
+
+def _explorer(run: Checked) -> str:
+    from dicegraph.web.app import create_app
+
+    client = create_app(run.db).test_client()
+    addresses = ["/", f"/graphs/{run.graph}"]
+    for address in addresses + [f"{address.rstrip('/')}.json" if address != "/" else "/.json" for address in addresses]:
+        answer = client.get(address)
+        if answer.status_code != 200:
+            raise Breaks(f"{address} answers {answer.status_code}")
+    return f"{2 * len(addresses)} pages answer, in HTML and JSON"
+
+
+def _explorer_installed() -> bool:
+    """Return whether the explorer's extra (Flask) is installed."""
+    from importlib.util import find_spec
+
+    return find_spec("flask") is not None
+
+
+# each check: its name, whether it applies to a game, and what it runs; in order (later ones use earlier answers)
+CHECKS: tuple[tuple[str, Callable[[Game], bool], Callable[[Checked], str]], ...] = (
+    ("build", lambda game: True, _build),
+    ("report", lambda game: True, _report),
+    ("solve", lambda game: True, _solve),
+    ("exact", lambda game: game.rules is not None and not game.stores_turn_once, _exact),
+    ("distribution", lambda game: not game.loops and not game.stores_turn_once, _distribution),
+    ("monte-carlo", lambda game: game.players == 1 and game.simulator is not None, _monte_carlo),
+    ("export", lambda game: True, _export),
+    ("positions", lambda game: True, _positions),
+    ("compare", lambda game: True, _compare),
+    ("play", lambda game: True, _play),
+    ("explorer", lambda game: _explorer_installed(), _explorer),
+)
+
+
+@contextmanager
+def _session(url: str | None) -> Iterator[tuple[Database, Path]]:
+    """Yield a session on ``url`` (a scratch SQLite file when None) and a scratch folder, removed afterwards."""
+    with tempfile.TemporaryDirectory(prefix="dicegraph-check-") as folder:
+        yield Database(url or f"sqlite:///{Path(folder) / 'check.db'}"), Path(folder)
+
+
+def check_game(game: Game, params: Mapping[str, Any] | None = None, url: str | None = None, *,
+               on_finding: Callable[[Finding], None] | None = None) -> list[Finding]:
+    """Return what each check that applies found of ``game`` on ``params`` (values or their text, over its small
+    parameters), in a scratch database (or ``url``'s); ``on_finding`` is told of each as it is found. A check that breaks does not
+    stop the others, but the ones that need its answer (everything needs a build) are not run."""
+    asked = resolve_params(game, params or {})  # values or their text, checked
+    values = asked | dict(game.small_params or {}) | {name: asked[name] for name in params or {}}
+    findings: list[Finding] = []
+    with _session(url) as (db, folder):
+        run = Checked(db, game, values, folder)
+        for name, applies, work in CHECKS:
+            if not applies(game) or (name == "compare" and game.players == 1 and len(run.policies) < 2):
+                continue
+            try:
+                found = Finding(name, True, work(run))
+            except Exception as error:  # noqa: BLE001 -- every failure is a finding, in one line
+                said = str(error).strip().splitlines()
+                found = Finding(name, False, said[0] if isinstance(error, Breaks) and said
+                                else f"{type(error).__name__}: {said[0] if said else ''}".rstrip(": "))
+            findings.append(found)
+            if on_finding is not None:
+                on_finding(found)
+            if not found.holds and name in ("build", "report"):
+                break
+    return findings

@@ -1,0 +1,109 @@
+"""``dicegraph check`` and the example plugin: a game in a package of its own (``examples/dicegraph-hog``),
+installed by pip and checked whole; the test games of new shapes (``tests/shapes.py``) checked so too; and a
+game whose simulator lies, caught by name in one line."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from fractions import Fraction
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from dicegraph.cli import main
+from dicegraph.conformance import check_game
+from dicegraph.graphs import GAMES, register, unregister
+from dicegraph.graphs.protocol import resolve_params
+from tests.commands import assert_one_line_error
+from tests.processes import dicegraph
+from tests.shapes import registered
+
+ROOT = Path(__file__).resolve().parents[1]
+EXAMPLE = ROOT / "examples" / "dicegraph-hog"
+
+
+def hog_optimum(dice: int) -> Fraction:
+    """Return Hog's best expected score with up to ``dice`` dice, in closed form apart from the plugin's code:
+    rolling k dice scores 1 with probability 1 - (5/6)^k, else k dice of 2..6, 4 on average each."""
+    return max(1 - Fraction(5, 6) ** k + Fraction(5, 6) ** k * 4 * k for k in range(1, dice + 1))
+
+
+@pytest.fixture(scope="module")
+def installed(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
+    """Return the environment of a process that finds the example plugin installed by pip (into a folder of its
+    own, on the path; built from a copy, so that the build writes nothing into the repository)."""
+    copy = tmp_path_factory.mktemp("example") / EXAMPLE.name
+    shutil.copytree(EXAMPLE, copy)
+    site = tmp_path_factory.mktemp("site")
+    pip = subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--no-build-isolation",
+                          "--target", str(site), str(copy)], capture_output=True, text=True)
+    assert pip.returncode == 0, pip.stderr
+    return dict(os.environ, PYTHONPATH=str(site))
+
+
+def test_the_example_plugin_is_listed_and_every_check_holds(installed: dict[str, str], tmp_path: Path) -> None:
+    listed = subprocess.run(dicegraph("games", "--json"), capture_output=True, text=True, env=installed, cwd=tmp_path)
+    hog = next(game for game in json.loads(listed.stdout) if game["name"] == "hog")
+    assert hog["origin"] == "plugin dicegraph-hog 1.0, entry point hog = dicegraph_hog"
+    checked = subprocess.run(dicegraph("check", "hog", "--json"), capture_output=True, text=True, env=installed,
+                             cwd=tmp_path)
+    assert checked.returncode == 0, checked.stderr
+    findings = {row["check"]: row for row in json.loads(checked.stdout)}
+    assert all(row["holds"] for row in findings.values()), findings
+    assert {"build", "report", "solve", "exact", "distribution", "monte-carlo", "export", "positions", "compare",
+            "play", "explorer"} <= set(findings)
+    url = f"sqlite:///{tmp_path / 'hog.db'}"
+    reported = subprocess.run(dicegraph("--db", url, "report", "hog", "-p", "dice=6", "-n", "0", "--json"),
+                              capture_output=True, text=True, env=installed, cwd=tmp_path)
+    optimal = next(row["value"] for row in json.loads(reported.stdout)["policies"] if row["name"] == "optimal")
+    assert optimal == pytest.approx(float(hog_optimum(6)), rel=1e-12)
+
+
+def test_every_check_holds_on_every_test_shape() -> None:
+    """A minimising solitaire game, a two-player race whose start recurs, a game paying points on its moves."""
+    with registered() as specs:
+        for name, spec in specs.items():
+            findings = check_game(spec)
+            assert findings and all(found.holds for found in findings), (name, [f.line() for f in findings])
+            checks = {found.check for found in findings}
+            assert {"export", "play", "positions"} <= checks
+            assert ("distribution" in checks) == (not spec.loops), name
+
+
+@pytest.mark.parametrize("name", ["jackpot", "pig", "cant-stop", "5000-race"])
+def test_check_holds_on_built_in_games(name: str) -> None:
+    findings = check_game(GAMES[name])
+    assert all(found.holds for found in findings), [found.line() for found in findings]
+
+
+def test_check_says_which_tool_breaks_and_exits_1(tmp_path: Path) -> None:
+    """A game whose own simulator plays a different game than its rules (it always scores 6): the Monte Carlo
+    check breaks, named with what it found, every other check holds, and ``check`` exits 1 in one line."""
+    import numpy as np
+
+    from tests.shapes import games
+
+    lowball = next(game for game in games() if game.name == "lowball")
+    lowball.name, lowball.simulator = "lying", lambda params, policy: lambda count, rng: np.full(count, 6.0)
+    register(lowball, origin="tests/test_examples.py")
+    try:
+        result = CliRunner().invoke(main, ["check", "lying"])
+    finally:
+        unregister("lying")
+    assert_one_line_error(result, "lying breaks 1 of", "checks: monte-carlo")
+    head, *lines = result.stdout.strip().splitlines()
+    assert head == "checking lying in a scratch SQLite database"
+    broken = [line for line in lines if line.startswith("BREAKS")]
+    assert len(broken) == 1 and "monte-carlo" in broken[0] and "20,000 games average 6.0" in broken[0], lines
+    assert len(lines) > 5 and all(line.startswith(("holds", "BREAKS")) for line in lines)
+
+
+def test_check_refuses_an_unknown_game_or_parameter_before_any_work() -> None:
+    assert_one_line_error(CliRunner().invoke(main, ["check", "no-such-game"]), "unknown game 'no-such-game'")
+    assert_one_line_error(CliRunner().invoke(main, ["check", "jackpot", "-p", "cells=99"]), "cells")
+    assert resolve_params(GAMES["jackpot"], {"cells": "3"})["cells"] == 3

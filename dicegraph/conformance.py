@@ -164,7 +164,7 @@ def _compare(run: Checked) -> str:
             raise Breaks("no match played")
         return f"{len(played)} matches, both seats"
     compared = run.db.compare(run.graph, others[0])
-    return f"{others[0]} against optimal: expected loss {compared['expected_loss']:.6g}"
+    return f"{others[0]} against optimal: expected loss {compared['expected_loss'] + 0.0:.6g}"
 
 
 def _play(run: Checked) -> str:

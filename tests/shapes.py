@@ -1,4 +1,4 @@
-"""Three small games of shapes no built-in game has, written from docs/guide.md as a new user would write them.
+"""Four small games of shapes no built-in game has, written from docs/guide.md as a new user would write them.
 
 * ``lowball``: a solitaire game that minimises: roll a die each round and take it, or roll once more and take
   that; the score is the sum taken, the less the better.
@@ -7,6 +7,8 @@
   to 0. Positions repeat (``loops``) and there is no clock.
 * ``yachtlet``: a Yacht-like game paying points on its moves: two rounds of one die, each scored in a box not
   used yet (``odd``: the die if it is odd; ``high``: the die if it is 4 or more); the terminal pays nothing.
+* ``chase``: a solitaire game that minimises and loops: settle for a fixed cost, or roll a die: a 6 ends the
+  game at no cost, any other face costs 1 and brings you back to the choice. Rolling costs 5 on average.
 
 :func:`registered` registers them for a test and takes them out again.
 """
@@ -138,6 +140,39 @@ class YachtletRules(DiceRules):
                      reward=float(BOXES[chosen](face))) for chosen in position]
 
 
+class ChaseRules(DiceRules):
+    """A position is ``choose`` (settle or roll), ``rolling``, or where the game ended; ``choose`` recurs."""
+
+    def __init__(self, cost: int) -> None:
+        self.cost = cost
+        self.agents = {"always-roll": lambda position, face, moves: moves[0]}
+
+    def starts(self) -> list:
+        return ["choose"]
+
+    def key(self, position: str) -> str:
+        return position
+
+    def label(self, position: str) -> str:
+        return {"choose": "settle or roll", "rolling": "rolling for a 6", "settled": f"settled for {self.cost}"}[position]
+
+    def payoff(self, position: str) -> float | None:
+        return float(self.cost) if position == "settled" else None
+
+    def rolls(self, position: str) -> list | None:
+        return FACES if position == "rolling" else None
+
+    def moves(self, position: str, face: int | None) -> list[Move]:
+        if position == "choose":
+            return [Move("rolling", "roll"), Move("settled", "settle")]
+        return []
+
+    def ending(self, position: str, face: int) -> Ending | Move:
+        if face == 6:
+            return Ending("free", "a 6: free", 0.0)
+        return Move("choose", "pay 1", reward=1.0)
+
+
 def _game(name: str, make: object, **declared: object) -> types.SimpleNamespace:
     """Return a game module's declaration as an object: ``name``, the texts, and ``rules`` from ``make``."""
     return types.SimpleNamespace(name=name, title=name.title(), summary=f"{name}: a test game of a new shape",
@@ -145,7 +180,7 @@ def _game(name: str, make: object, **declared: object) -> types.SimpleNamespace:
 
 
 def games() -> list[types.SimpleNamespace]:
-    """Return the three games' declarations."""
+    """Return the four games' declarations."""
     return [
         _game("lowball", lambda params: LowballRules(params["rounds"]), objective="min", outcome="expected total",
               params=(Param("rounds", 2, int, "rounds", lambda rounds: 1 <= rounds <= 4, "1..4"),),
@@ -156,12 +191,15 @@ def games() -> list[types.SimpleNamespace]:
               small_params={"goal": 2}),
         _game("yachtlet", lambda params: YachtletRules(), objective="max", outcome="expected score", params=(),
               small_params={}),
+        _game("chase", lambda params: ChaseRules(params["cost"]), objective="min", loops=True, outcome="expected cost",
+              params=(Param("cost", 6, int, "the cost of settling", lambda cost: 0 <= cost <= 9, "0..9"),),
+              small_params={"cost": 6}),
     ]
 
 
 @contextmanager
 def registered() -> Iterator[dict[str, GameSpec]]:
-    """Register the three games for the time of a test (name -> spec); take them out again after."""
+    """Register the four games for the time of a test (name -> spec); take them out again after."""
     specs = {game.name: register(game, origin="tests/shapes.py") for game in games()}
     try:
         yield specs

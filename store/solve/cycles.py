@@ -143,8 +143,9 @@ class _Tables:
     A decision node's rows carry the move taken (``edge_id``).
     """
 
-    def __init__(self, connection: sa.Connection, seats: Sequence[Seat]):
+    def __init__(self, connection: sa.Connection, seats: Sequence[Seat], direction: int = 1):
         keyed = not hashed_joins(connection)
+        self.direction = direction  # -1: the game with every payoff and reward negated (a minimum as a maximum)
 
         def terms(name: str) -> sa.Table:
             table = sa.Table(name, sa.MetaData(),
@@ -174,6 +175,10 @@ class _Tables:
         self.maximising = any(seat.kind == MAXIMISE for seat in seats)
         self.following = any(seat.kind == FOLLOW for seat in seats)
         self.all = (self.term, self.new, self.solved, self.guess, self.seat_map)
+
+    def points(self, column: sa.ColumnElement[float]) -> sa.ColumnElement[float]:
+        """Return a payoff or reward column as the solve reads it: negated when it minimises."""
+        return column if self.direction == 1 else -column
 
     def drop(self, connection: sa.Connection) -> None:
         """Drop the tables."""
@@ -253,7 +258,7 @@ class _Statements:
     def _term_of_edge(self) -> sa.ColumnElement[float]:
         """Return an edge's share of a destination term: its reward goes to the value and the constant."""
         term = self.t.term
-        return sa.case((term.c.anchor < 0, edge.c.reward), else_=0.0) + edge.c.sign * term.c.coeff
+        return sa.case((term.c.anchor < 0, self.t.points(edge.c.reward)), else_=0.0) + edge.c.sign * term.c.coeff
 
     def _chance(self, into: sa.Table, many: bool) -> sa.Insert:
         """A chance node's terms: the weighted sums over its rolls, divided by its total weight (the weight
@@ -271,7 +276,7 @@ class _Statements:
         """A decision node's terms: those of the move each seat takes (the best for a maximising seat, the
         first streamed within the tolerance; its policy's otherwise), with the move, in one statement."""
         seats, term = self.t.seat_map, self.t.term
-        q = edge.c.reward + edge.c.sign * term.c.coeff
+        q = self.t.points(edge.c.reward) + edge.c.sign * term.c.coeff
         moves = (sa.select(edge.c.src, seats.c.node_id.label("seat"), edge.c.id, q.label("q"),
                            sa.func.max(q).over(partition_by=(edge.c.src, seats.c.node_id)).label("best"))
                  .select_from(edge.join(seats, sa.and_(seats.c.sign == edge.c.sign, seats.c.policy_id.is_(None)))
@@ -288,7 +293,7 @@ class _Statements:
         picked = (sa.union_all(*parts) if len(parts) > 1 else parts[0]).subquery("picked")
         taken, to = edge.alias("taken"), seats.alias("to")
         after = term.alias("after")
-        share = sa.case((after.c.anchor < 0, taken.c.reward), else_=0.0) + taken.c.sign * after.c.coeff
+        share = sa.case((after.c.anchor < 0, self.t.points(taken.c.reward)), else_=0.0) + taken.c.sign * after.c.coeff
         joined = (picked.join(taken, sa.and_(taken.c.id == picked.c.edge_id, _leaving(taken, many)))
                   .join(to, sa.and_(to.c.node_id == picked.c.seat, to.c.sign == taken.c.sign))
                   .join(after, sa.and_(after.c.node_id == taken.c.dst, after.c.seat == to.c.to_seat)))
@@ -430,7 +435,7 @@ class _Group:
         t = self.t
         seats, solved, term = t.seat_map, t.solved, t.term
         worth = sa.func.coalesce(solved.c.value, term.c.coeff)
-        q = edge.c.reward + edge.c.sign * worth
+        q = t.points(edge.c.reward) + edge.c.sign * worth
         moves = (sa.select(edge.c.src, edge.c.src_layer, seats.c.node_id.label("seat"), edge.c.id, q.label("q"),
                            sa.func.max(q).over(partition_by=(edge.c.src, seats.c.node_id)).label("best"))
                  .select_from(edge.join(seats, sa.and_(seats.c.sign == edge.c.sign, seats.c.policy_id.is_(None)))
@@ -652,18 +657,21 @@ def mean_guess(weights: Mapping[int, float], solved: Mapping[int, Sequence[float
 
 
 def solve_components(connection: sa.Connection, graph_id: int, seats: Sequence[Seat],
-        progress: Progress | None = None, first_guess: Guess | None = None) -> tuple[_Tables, Convergence]:
+        progress: Progress | None = None, first_guess: Guess | None = None,
+        objective: str = "max") -> tuple[_Tables, Convergence]:
     """Value every node of the graph for each seat; return the tables (``term`` rows of anchor
     :data:`VALUE` hold the values and, at decision nodes, the moves taken) and how the components converged.
     ``first_guess`` names, for a position a component loops back to, the positions solved before whose
-    (weighted) mean value starts Newton's method there (:func:`guess_weights`); it only saves passes."""
-    t = _Tables(connection, seats)
+    (weighted) mean value starts Newton's method there (:func:`guess_weights`); it only saves passes. With
+    ``objective`` ``min``, a maximising seat minimises: the game with every payoff and reward negated is
+    maximised (a zero-sum game's signs carry over), and :func:`values_of` negates its values back."""
+    t = _Tables(connection, seats, -1 if objective == "min" else 1)
     guess = first_guess if t.maximising else None  # fixed moves: one pass from any guess
     for anchor in (VALUE, ONE):
-        terminals = sa.select(node.c.id, t.seat_map.c.node_id, sa.literal(anchor), node.c.payoff).select_from(
+        terminals = sa.select(node.c.id, t.seat_map.c.node_id, sa.literal(anchor), t.points(node.c.payoff)).select_from(
             node.join(t.seat_map, t.seat_map.c.sign == 1)).where(node.c.graph_id == graph_id, node.c.kind == "terminal")
         connection.execute(sa.insert(t.term).from_select(["node_id", "seat", "anchor", "coeff"], terminals))
-    average = sa.select(sa.func.avg(node.c.payoff)).where(node.c.graph_id == graph_id, node.c.kind == "terminal")
+    average = sa.select(sa.func.avg(t.points(node.c.payoff))).where(node.c.graph_id == graph_id, node.c.kind == "terminal")
     start = connection.execute(average).scalar_one() or 0.0
     convergence = Convergence()
     statements = _Statements(t, graph_id)
@@ -680,7 +688,8 @@ def solve_components(connection: sa.Connection, graph_id: int, seats: Sequence[S
 
 def values_of(t: _Tables, seat: int = 0) -> sa.Select:
     """Return the SELECT of ``(node_id, value)`` for ``seat`` after :func:`solve_components`."""
-    return sa.select(t.term.c.node_id, t.term.c.coeff).where(t.term.c.seat == seat, t.term.c.anchor == VALUE)
+    return sa.select(t.term.c.node_id, t.points(t.term.c.coeff).label("coeff")).where(t.term.c.seat == seat,
+                                                                                   t.term.c.anchor == VALUE)
 
 
 def moves_of(t: _Tables, seat: int = 0) -> sa.Select:

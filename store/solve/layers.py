@@ -317,14 +317,19 @@ def _run_cyclic(connection: sa.Connection, policy_row: sa.Row, solving: bool, go
                 progress: Progress | None, first_guess: cycles.Guess | None = None) -> str:
     """Store the values (reach unknown: a position may recur) and choices of a policy of a graph with cycles,
     in self-play; return how its cyclic components converged."""
-    if goal is not None or policy_row.objective != "max":
-        raise NotFound("graphs with cycles are solved for their payoff, maximised (no --goal, no min)")
+    if goal is not None:
+        raise NotFound("graphs with cycles are solved for their payoff (no --goal)")
     policy_id = policy_row.id
+    folds = graph_fold.folds(connection, policy_row.graph_id)
+    if folds and solving and policy_row.objective != "max":
+        raise NotFound("this database's fold solves graphs with cycles for their largest payoff only (no min): "
+                       "solve the game on SQLite, DuckDB or PostgreSQL")
     _forget(connection, [policy_id], (value, choice) if solving else (value,))
-    if graph_fold.folds(connection, policy_row.graph_id):
+    if folds:
         return _fold_cyclic(connection, policy_row.graph_id, [policy_id], solving, progress)[policy_id]
     seat = Seat.maximising() if solving else Seat(FOLLOW, policy_id)
-    tables, convergence = cycles.solve_components(connection, policy_row.graph_id, [seat], progress, first_guess)
+    tables, convergence = cycles.solve_components(connection, policy_row.graph_id, [seat], progress, first_guess,
+                                                  objective=policy_row.objective if solving else "max")
     values = cycles.values_of(tables).subquery()
     connection.execute(sa.insert(value).from_select(
         ["policy_id", "node_id", "value", "reach"],

@@ -263,8 +263,9 @@ class StreamChecker:
             ((kind == DECISION_CODE) & (self.moves_out[:used] == 0), lambda n: f"decision node {n} has no move"),
         ])
         lowest = min(self.layers)
-        if self.layer_of[0] != lowest or self.layers[lowest].nodes != 1:
-            raise InvalidGraph("the graph needs exactly one root: node 0, alone in the lowest layer")
+        if self.layer_of[0] != lowest or (self.layers[lowest].nodes != 1 and lowest not in self.cycle_end):
+            raise InvalidGraph("the graph needs exactly one root: node 0, alone in the lowest layer (or, where the "
+                               "game comes back to it, among the anchors of the cyclic component that starts there)")
         if self.turn_root is None:
             decisions = int(np.count_nonzero(kind == DECISION_CODE))
         elif self.turn_layer is None:

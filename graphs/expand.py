@@ -364,8 +364,9 @@ def _search_anchors(graph: _Graph, src: np.ndarray, dst: np.ndarray, looping: np
     return found
 
 
-def _layers(graph: _Graph, loops: bool) -> tuple[np.ndarray, dict[int, int]]:
-    """Return each node's layer and the cyclic components (first layer -> last).
+def _layers(graph: _Graph, loops: bool, root: int | None = None) -> tuple[np.ndarray, dict[int, int]]:
+    """Return each node's layer and the cyclic components (first layer -> last); ``root``, where a loop comes
+    back to it, is an anchor of its component (so it stays in the graph's lowest layer).
 
     A node's stage is (clock, rank of its component within the tick, longest path within the component);
     layers are the ranks of the stages.
@@ -394,6 +395,8 @@ def _layers(graph: _Graph, loops: bool) -> tuple[np.ndarray, dict[int, int]]:
         rank = rank[component]
         anchors = np.zeros(count, dtype=bool)
         anchors[dst[inner & passes]] = True
+        if root is not None and in_loop[root]:  # a game may come back to where it starts
+            anchors[root] = True
         for _ in range(2):  # the passes' anchors, then, if a loop is left, the search's
             kept = inner & ~anchors[dst]
             sub, left = _longest_paths(count, src[kept], dst[kept], np.where(anchors, 0, 1))
@@ -433,8 +436,9 @@ def expand(rules: Rules, players: int = 1, loops: bool = False) -> Iterator[Row]
 def _expanded_rows(rules: Rules, players: int, loops: bool) -> Iterator[Row]:
     graph = _expanded(rules, players)
     root = graph.number[rules.key(rules.starts()[0])]
-    layer, components = _layers(graph, loops)
-    if int(np.count_nonzero(layer <= layer[root])) > 1:
+    layer, components = _layers(graph, loops, root)
+    if int(np.count_nonzero(layer < layer[root])) or (int(np.count_nonzero(layer == layer[root])) > 1
+                                                      and layer[root] not in components):
         raise InvalidGraph(f"the root {graph.keys[root]!r} is not alone in the lowest layer")
     found = np.empty(len(graph.keys), dtype=np.int64)
     found[np.array(graph.found, dtype=np.int64)] = np.arange(len(graph.found))

@@ -4,7 +4,7 @@
   that; the score is the sum taken, the less the better.
 * ``slide``: a two-player race with a coin whose scores can fall back: heads adds a point to the turn, tails
   loses the turn total and hands the coin over, and tails on the turn's first flip sends the banked score back
-  to 0. Positions repeat (``loops``) and there is no clock.
+  to 0. Positions repeat (``loops``), the start among them (both scores back at 0), and there is no clock.
 * ``yachtlet``: a Yacht-like game paying points on its moves: two rounds of one die, each scored in a box not
   used yet (``odd``: the die if it is odd; ``high``: the die if it is 4 or more); the terminal pays nothing.
 * ``chase``: a solitaire game that minimises and loops: settle for a fixed cost, or roll a die: a 6 ends the
@@ -63,21 +63,16 @@ class LowballRules(DiceRules):
 
 class SlideRules(DiceRules):
     """A position is (my score, the opponent's, turn total, flipping?), seen from the player to move; the game
-    starts from ``START``, which leads to (0, 0, 0, False) alone: that position recurs (both scores back at 0),
-    and the root of a graph is a position nothing returns to."""
-
-    START = ("start",)
+    starts at (0, 0, 0, False), which recurs (both scores back at 0): the expander anchors it."""
 
     def __init__(self, goal: int) -> None:
         self.goal = goal
         self.agents = {"hold-at-1": lambda position, coin, moves: moves[-1]}
 
     def starts(self) -> list:
-        return [self.START]
+        return [(0, 0, 0, False)]
 
     def key(self, position: tuple) -> str:
-        if position == self.START:
-            return "start"
         mine, theirs, total, flipping = position
         return f"{mine}-{theirs} +{total}" + (" flip" if flipping else "")
 
@@ -88,11 +83,9 @@ class SlideRules(DiceRules):
         return None
 
     def rolls(self, position: tuple) -> list | None:
-        return None if position == self.START else [("heads", 1), ("tails", 1)] if position[3] else None
+        return [("heads", 1), ("tails", 1)] if position[3] else None
 
     def moves(self, position: tuple, coin: str | None) -> list[Move]:
-        if position == self.START:
-            return [Move((0, 0, 0, False), "begin")]
         mine, theirs, total, _ = position
         if coin is not None:
             return []

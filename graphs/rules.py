@@ -95,12 +95,17 @@ class Ending(NamedTuple):
 
 Agent = Callable[[Position, Roll, Sequence[Move]], Move]
 
+ATTRIBUTES = {  # what the attributes of a rules object mean (its methods say it in their docstrings)
+    "agents": "the agents by name, each `agent(position, roll, moves)` returning the move it takes",
+    "constant_sum": "a game for two: what the two players' values add up to",
+}
+
 
 class Rules(Protocol):
     """What a game says at the rules level, for one set of parameters (see the module's docstring)."""
 
-    agents: Mapping[str, Agent]
-    constant_sum: float  # a game for two: what the two players' values add up to
+    agents: Mapping[str, Agent]  # see ATTRIBUTES
+    constant_sum: float
 
     def starts(self) -> Sequence[Position]:
         """Return the positions to expand from: the root first, then any others the graph must hold."""

@@ -37,6 +37,42 @@ DATA = ("players", "loops", "small_params", "solves", "diagrams", "advisor", "co
 EXTRAS = HOOKS + DATA
 TURN_HOOKS = ("turn", "turn_report")  # a turn stored once: both, or neither
 
+# what each name a game module may declare means (docs/guide.md's table is made from these and the
+# defaults of GameSpec: python -m tests.guide_tables)
+MEANINGS = {
+    "name": "the game's name on the command line, e.g. `bust`",
+    "title": "its name for people",
+    "summary": "one line on what it is",
+    "version": "a whole number from 1; raise it when the graph changes, and stored graphs are rebuilt",
+    "objective": "`max` or `min`: what the optimum does with the value",
+    "outcome": "what a value means, e.g. `expected total banked`",
+    "params": "`dicegraph.graphs.protocol.Param` objects: name, default, conversion, help, check",
+    "agents": "`agents(params)`: the names of the agents stored with the graph",
+    "build": "`build(params)`: the graph's rows (`Node`, `Edge` or a block of edges `EdgeColumns`, `CyclicLayers`)",
+    "rules": "`rules(params)`: the game at the rules level; gives `build`, `agents` and `simulator`",
+    "players": "2 for a two-player zero-sum game seen from the player to move",
+    "loops": "True when positions can repeat (the expander then finds the loops)",
+    "small_params": "parameters small enough for the conformance suite's exhaustive checks",
+    "solves": 'further solves: name -> (objective, goal), e.g. `{"optimal-shut": ("max", "payoff = 0")}`',
+    "diagrams": "the pictures `report --diagrams` draws: name -> export options",
+    "advisor": "a `dicegraph.graphs.advice.Advisor`: the explorer's advice page",
+    "commands": "a click group of the game's own commands, mounted by the CLI",
+    "check_params": "`check_params(values)`: raise `BadParameter` when parameters do not fit together",
+    "estimated_edges": "`estimated_edges(params)`: the graph's size before building it",
+    "first_guess": "`first_guess(params, key)`: solved positions whose value starts Newton's method at an anchor",
+    "charts": "`charts(graph, params, directory)`: pictures drawn from the game's numbers",
+    "simulator": "`simulator(params, policy)`: a faster Monte Carlo player of the game's own",
+    "simulated_runs": "how many runs of `-n` games the report plays, for its progress",
+    "report_graphs": "further graphs of the game that its report reads",
+    "analyse": ("`analyse(graph, params, report)`: the report's keys of its own, asked of the stored graph "
+                 "(`dicegraph.graphs.protocol.StoredGraph`: values, reaches, choices, distributions, matches by "
+                 "key; a turn stored once through its `turn`, a `StoredTurn`)"),
+    "describe": "`describe(report)`: the report's answers in sentences",
+    "turn": "a turn stored once (`TurnStructure`), with `turn_report`",
+    "turn_report": "the report of a game whose turn is stored once",
+    "play_turns": "Monte Carlo of whole games of a turn stored once",
+}
+
 
 class InvalidGame(DicegraphError):
     """A game whose declaration breaks a promise of the game API: refused when it is registered."""

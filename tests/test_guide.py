@@ -132,9 +132,21 @@ def test_the_guides_games_pass_the_conformance_checks(guide_games: Any, name: st
 def test_the_table_names_everything_a_game_may_declare() -> None:
     from dataclasses import fields
 
+    from dicegraph.graphs.spec import MEANINGS
+
     table = section("What a game declares")
     named = set(re.findall(r"^\| `(\w+)` \|", table, re.M))
-    assert named == {item.name for item in fields(GameSpec)} - {"origin"}
+    assert named == {item.name for item in fields(GameSpec)} - {"origin"} == set(MEANINGS)
+
+
+def test_the_guides_tables_are_what_the_code_reads() -> None:
+    """The tables of a rules object's and a game module's names are generated from graphs/rules.py and
+    graphs/spec.py (their names, defaults and meanings); regenerate them with ``python -m tests.guide_tables``."""
+    from tests.guide_tables import PAGE, page
+
+    assert PAGE.read_text() == page(), "docs/guide.md's tables are stale: run .venv/bin/python -m tests.guide_tables"
+    rules = section("What a rules object defines")
+    assert "| `moves(position, roll)` | required |" in rules and "| `clock(position)` | Return 0" in rules
 
 
 PLUGIN_PYPROJECT = """[build-system]

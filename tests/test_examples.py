@@ -9,6 +9,8 @@ import os
 import shutil
 import subprocess
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from fractions import Fraction
 from pathlib import Path
 
@@ -19,7 +21,9 @@ from dicegraph.cli import main
 from dicegraph.conformance import check_game
 from dicegraph.graphs import GAMES, register, unregister
 from dicegraph.graphs.protocol import resolve_params
+from dicegraph.store.db import scratch_database
 from tests.commands import assert_one_line_error
+from tests.postgres import postgres_server
 from tests.processes import dicegraph
 from tests.shapes import registered
 
@@ -64,14 +68,29 @@ def test_the_example_plugin_is_listed_and_every_check_holds(installed: dict[str,
     assert optimal == pytest.approx(float(hog_optimum(6)), rel=1e-12)
 
 
-def test_every_check_holds_on_every_test_shape() -> None:
-    """A minimising solitaire game, a two-player race whose start recurs, a game paying points on its moves."""
+@contextmanager
+def database_on(backend: str, folder: Path) -> Iterator[str]:
+    """Yield the URL of a new database on ``backend`` (a file in ``folder``, or a scratch PostgreSQL database)."""
+    if backend == "postgresql":
+        with scratch_database(postgres_server()) as url:
+            yield url
+    else:
+        folder.mkdir(parents=True, exist_ok=True)
+        yield f"{backend}:///{folder / f'check.{backend}'}"
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "duckdb", "postgresql"])
+def test_every_check_holds_on_every_test_shape_on_every_backend(backend: str, tmp_path: Path) -> None:
+    """A minimising solitaire game, a two-player race that comes back to its start, a game paying points on its
+    moves, a solitaire game that loops and minimises: every check holds in a database of each backend
+    (``check --here``)."""
     with registered() as specs:
         for name, spec in specs.items():
-            findings = check_game(spec)
+            with database_on(backend, tmp_path / name) as url:
+                findings = check_game(spec, url=url)
             assert findings and all(found.holds for found in findings), (name, [f.line() for f in findings])
             checks = {found.check for found in findings}
-            assert {"export", "play", "positions"} <= checks
+            assert {"exact", "export", "play", "positions", "explorer"} <= checks
             assert ("distribution" in checks) == (not spec.loops), name
 
 

@@ -35,6 +35,10 @@ HOOKS = ("rules", "check_params", "estimated_edges", "first_guess", "charts", "s
          "report_graphs", "analyse", "describe", "turn", "turn_report", "play_turns")  # functions a game may give
 DATA = ("players", "loops", "small_params", "solves", "diagrams", "advisor", "commands")  # values a game may give
 EXTRAS = HOOKS + DATA
+# what a game adds to the tools' presentation (reports, pages, charts, diagrams, advisors, commands); the other names
+# are its model, and a game that declares only its model gets every tool (tests/test_examples.py checks the shapes)
+PRESENTATION = ("diagrams", "charts", "analyse", "describe", "report_graphs", "turn_report", "simulated_runs",
+                "advisor", "commands")
 TURN_HOOKS = ("turn", "turn_report")  # a turn stored once: both, or neither
 
 # what each name a game module may declare means (docs/guide.md's table is made from these and the
@@ -240,6 +244,15 @@ class GameSpec:
         if bad_solves:
             return f"solve {bad_solves[0]!r} must maximise or minimise (max or min)"
         return None
+
+    def presentation(self) -> list[str]:
+        """Return the presentation hooks the game declared (:data:`PRESENTATION`), sorted.
+
+        >>> from dicegraph.graphs import jackpot
+        >>> GameSpec.declared_by(jackpot).presentation()
+        ['diagrams']
+        """
+        return [name for name in self.extras() if name in PRESENTATION]
 
     def extras(self) -> list[str]:
         """Return the names of the optional extras the game declared, sorted (what it offers beyond the required)."""

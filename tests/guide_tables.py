@@ -1,4 +1,4 @@
-"""The guide's two tables of names, generated from the code that reads them: every name a rules object may define
+"""The guide's tables of names, generated from the code that reads them: every name a rules object may define
 (:class:`dicegraph.graphs.rules.Rules`, with :class:`~dicegraph.graphs.rules.DiceRules`' defaults) and every name
 a game module may declare (:class:`dicegraph.graphs.spec.GameSpec`, with its defaults and
 :data:`~dicegraph.graphs.spec.MEANINGS`).
@@ -16,11 +16,12 @@ import re
 from pathlib import Path
 
 from dicegraph.graphs.rules import ATTRIBUTES, DiceRules, Rules
-from dicegraph.graphs.spec import FROM_RULES, MEANINGS, REQUIRED, GameSpec
+from dicegraph.graphs.spec import FROM_RULES, MEANINGS, PRESENTATION, REQUIRED, GameSpec
 
 PAGE = Path(__file__).resolve().parents[1] / "docs" / "guide.md"
 MARKS = {"rules": "<!-- the names of a rules object: python -m tests.guide_tables -->",
-         "game": "<!-- the names of a game module: python -m tests.guide_tables -->"}
+         "game": "<!-- the names of a game module: python -m tests.guide_tables -->",
+         "hooks": "<!-- a game module's presentation hooks: python -m tests.guide_tables -->"}
 END = "<!-- end of the generated table -->"
 
 
@@ -52,12 +53,13 @@ def rules_table() -> str:
     return "\n".join(lines)
 
 
-def game_table() -> str:
-    """Return the table of a game module's names: every field of :class:`GameSpec` but where it came from, with
+def game_table(presentation: bool) -> str:
+    """Return the table of a game module's names, of its model or of its presentation hooks
+    (:data:`~dicegraph.graphs.spec.PRESENTATION`): every field of :class:`GameSpec` but where it came from, with
     whether it is required and its default."""
     lines = ["| name | required | default | what it is |", "| --- | --- | --- | --- |"]
     for item in dataclasses.fields(GameSpec):
-        if item.name == "origin":
+        if item.name == "origin" or (item.name in PRESENTATION) != presentation:
             continue
         required = ("yes, or from `rules`" if item.name in FROM_RULES and item.name in REQUIRED else "yes"
                     if item.name in REQUIRED else "no, or from `rules`" if item.name in FROM_RULES else "no")
@@ -72,9 +74,9 @@ def game_table() -> str:
 
 
 def page() -> str:
-    """Return docs/guide.md with its two tables as the code gives them."""
+    """Return docs/guide.md with its tables as the code gives them."""
     text = PAGE.read_text()
-    for kind, table in (("rules", rules_table()), ("game", game_table())):
+    for kind, table in (("rules", rules_table()), ("game", game_table(False)), ("hooks", game_table(True))):
         start = text.index(MARKS[kind]) + len(MARKS[kind])
         end = text.index(END, start)
         text = text[:start] + "\n" + table + "\n" + text[end:]

@@ -593,9 +593,10 @@ def check(ctx: click.Context, game: str, params: tuple[str, ...], here: bool, as
         click.echo(f"checking {chosen.name} in {where}")
     findings = check_game(chosen, parse_params(params), ctx.obj if here else None,
                           on_finding=None if as_json else lambda found: click.echo(found.line()))
-    if as_json:
-        print_json([vars(found) for found in findings])
     broken = [found.check for found in findings if not found.holds]
+    if as_json:
+        print_json({"game": chosen.name, "database": where, "findings": [vars(found) for found in findings],
+                    "broken": broken})
     if broken:
         raise DicegraphError(f"{chosen.name} breaks {len(broken)} of {len(findings)} checks: {', '.join(broken)}")
 

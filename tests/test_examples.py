@@ -57,7 +57,9 @@ def test_the_example_plugin_is_listed_and_every_check_holds(installed: dict[str,
     checked = subprocess.run(dicegraph("check", "hog", "--json"), capture_output=True, text=True, env=installed,
                              cwd=tmp_path)
     assert checked.returncode == 0, checked.stderr
-    findings = {row["check"]: row for row in json.loads(checked.stdout)}
+    data = json.loads(checked.stdout)
+    assert data["game"] == "hog" and data["broken"] == [] and data["database"] == "a scratch SQLite database"
+    findings = {row["check"]: row for row in data["findings"]}
     assert all(row["holds"] for row in findings.values()), findings
     assert {"build", "report", "solve", "exact", "distribution", "monte-carlo", "export", "positions", "compare",
             "play", "explorer"} <= set(findings)

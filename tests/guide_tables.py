@@ -26,7 +26,7 @@ END = "<!-- end of the generated table -->"
 
 
 def _first_sentence(text: str | None) -> str:
-    """Return the first sentence of a docstring on one line, its reST roles as Markdown code.
+    r"""Return the first sentence of a docstring on one line, its reST roles as Markdown code.
 
     >>> _first_sentence('Return ``0``: no clock, see\n:meth:`key`. More.')
     'Return `0`: no clock, see `key`.'

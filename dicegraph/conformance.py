@@ -73,6 +73,7 @@ def _close(a: float, b: float) -> bool:
 
 
 def _build(run: Checked) -> str:
+    """Build the game twice from its declaration (the same rows both times) and once into the database."""
     first = [row for row in one_by_one(run.game.build(run.params))]
     if first != [row for row in one_by_one(run.game.build(run.params))]:
         raise Breaks("two builds of the same parameters stream different rows")
@@ -82,6 +83,7 @@ def _build(run: Checked) -> str:
 
 
 def _report(run: Checked) -> str:
+    """Report the game; every policy it stores has a finite value, and the optimum is among them."""
     report = run.db.report(run.game, run.params)
     if report.get("graph", run.graph) != run.graph:
         raise Breaks(f"the report reads graph {report['graph']}, the build stored graph {run.graph}")
@@ -96,6 +98,7 @@ def _report(run: Checked) -> str:
 
 
 def _solve(run: Checked) -> str:
+    """Solve the stored graph again: the optimum the report gave."""
     solved = run.db.solve(run.graph)
     if not _close(solved["value"], run.optimum or 0.0):
         raise Breaks(f"solve gives {solved['value']!r}, the report {run.optimum!r}")
@@ -104,6 +107,7 @@ def _solve(run: Checked) -> str:
 
 
 def _exact(run: Checked) -> str:
+    """Each stored policy's value is the rules' exact recursion in fractions (policy iteration where they loop)."""
     from dicegraph.graphs.exact import exact_value
 
     rules = run.game.rules(run.params)  # type: ignore[misc]
@@ -117,6 +121,7 @@ def _exact(run: Checked) -> str:
 
 
 def _distribution(run: Checked) -> str:
+    """Each policy's outcome distribution adds up to 1, and, in a solitaire game, its mean is the value."""
     distributions = run.db.distributions(run.graph)
     for name, outcomes in distributions.items():
         total = sum(row["probability"] for row in outcomes)
@@ -131,6 +136,7 @@ def _distribution(run: Checked) -> str:
 
 
 def _monte_carlo(run: Checked) -> str:
+    """Games played from the rules average the exact value within 4 standard errors."""
     estimate = run.db.simulate(run.game, run.params, games=MONTE_CARLO_GAMES, seed=7)
     if estimate["z"] is None or abs(estimate["z"]) >= 4:
         raise Breaks(f"{MONTE_CARLO_GAMES:,} games average {estimate['estimate']!r}, the exact value "
@@ -139,6 +145,7 @@ def _monte_carlo(run: Checked) -> str:
 
 
 def _export(run: Checked) -> str:
+    """The default picture and the full one each draw an edge."""
     drawn = []
     for full in (False, True):
         target = run.folder / f"{'full' if full else 'default'}.dot"
@@ -150,6 +157,7 @@ def _export(run: Checked) -> str:
 
 
 def _positions(run: Checked) -> str:
+    """``show`` reads the root, and ``query`` finds the graph's rows in the positions view."""
     root = run.db.graph(run.graph)["root"]
     shown = run.db.position(run.graph, root)
     try:
@@ -162,6 +170,7 @@ def _positions(run: Checked) -> str:
 
 
 def _compare(run: Checked) -> str:
+    """A two-player game's matches, both seats; else an agent compared move by move with the optimum."""
     others = [name for name in run.policies if name != "optimal"]
     if run.game.players == 2:
         played = run.db.matches(run.graph)
@@ -173,6 +182,7 @@ def _compare(run: Checked) -> str:
 
 
 def _play(run: Checked) -> str:
+    """A game played by the optimum and analysed: its steps add up, and its record reads back the same."""
     analysis = run.db.play(run.game, run.params, seed=3)
     scale = max(1.0, abs(analysis["start_value"]), abs(analysis["outcome"]))
     if not math.isclose(analysis["identity"]["sum_of_steps"], analysis["outcome"] - analysis["start_value"],
@@ -186,6 +196,7 @@ def _play(run: Checked) -> str:
 
 
 def _explorer(run: Checked) -> str:
+    """The explorer's home and the graph's page answer, in HTML and JSON."""
     from dicegraph.web.app import create_app
 
     client = create_app(run.db).test_client()
@@ -230,8 +241,8 @@ def _session(url: str | None) -> Iterator[tuple[Database, Path]]:
 def check_game(game: Game, params: Mapping[str, Any] | None = None, url: str | None = None, *,
                on_finding: Callable[[Finding], None] | None = None) -> list[Finding]:
     """Return what each check that applies found of ``game`` on ``params`` (values or their text, over its small
-    parameters), in a scratch database (or ``url``'s); ``on_finding`` is told of each as it is found. A check that breaks does not
-    stop the others, but the ones that need its answer (everything needs a build) are not run."""
+    parameters), in a scratch database (or ``url``'s); ``on_finding`` is told of each as it is found. A check
+    that breaks does not stop the others, but when the build or the report breaks, nothing after it is run."""
     asked = resolve_params(game, params or {})  # values or their text, checked
     values = asked | dict(game.small_params or {}) | {name: asked[name] for name in params or {}}
     findings: list[Finding] = []

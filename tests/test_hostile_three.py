@@ -659,7 +659,7 @@ def test_the_size_guard_bounds_nodes_and_watches_builds_without_an_estimate(
 
 @pytest.fixture(scope="module")
 def shapes(tmp_path_factory: pytest.TempPathFactory):  # noqa: ANN201
-    """The three test games registered, and a URL per backend (SQLite, DuckDB) where each is reported."""
+    """The test games of new shapes registered, and a URL per backend (SQLite, DuckDB) where each is reported."""
     from tests.shapes import registered
 
     folder = tmp_path_factory.mktemp("shapes")

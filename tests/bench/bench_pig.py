@@ -26,7 +26,7 @@ sys.path.insert(0, str(ROOT))
 
 from dicegraph.graphs import get_game, pig  # noqa: E402
 from dicegraph.store.catalog import find_policy  # noqa: E402
-from dicegraph.store.solve.cycles import head_to_head  # noqa: E402
+from dicegraph.store.solve.graph_matches import head_to_head  # noqa: E402
 from dicegraph.store.db import open_database  # noqa: E402
 from dicegraph.store.load import build_graph  # noqa: E402
 from dicegraph.store.solve.layers import evaluate, solve  # noqa: E402

@@ -586,12 +586,12 @@ def check(ctx: click.Context, game: str, params: tuple[str, ...], here: bool, as
     """
     from dicegraph.conformance import check_game
 
-    chosen = get_game(game)
-    resolve_params(chosen, parse_params(params))  # a wrong parameter is refused before any work
+    chosen, asked = get_game(game), parse_params(params)
+    resolve_params(chosen, asked)  # a wrong parameter is refused before any work
     where = shown_url(ctx.obj) if here else "a scratch SQLite database"
     if not as_json:
         click.echo(f"checking {chosen.name} in {where}")
-    findings = check_game(chosen, parse_params(params), ctx.obj if here else None,
+    findings = check_game(chosen, asked, ctx.obj if here else None,
                           on_finding=None if as_json else lambda found: click.echo(found.line()))
     broken = [found.check for found in findings if not found.holds]
     if as_json:

@@ -323,7 +323,7 @@ def _run_cyclic(connection: sa.Connection, policy_row: sa.Row, solving: bool, go
     folds = graph_fold.folds(connection, policy_row.graph_id)
     if folds and solving and policy_row.objective != "max":
         raise NotFound("this database's fold solves graphs with cycles for their largest payoff only (no min): "
-                       "solve the game on SQLite, DuckDB or PostgreSQL")
+                       "solve the game in a database of another backend")
     _forget(connection, [policy_id], (value, choice) if solving else (value,))
     if folds:
         return _fold_cyclic(connection, policy_row.graph_id, [policy_id], solving, progress)[policy_id]

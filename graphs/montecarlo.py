@@ -99,6 +99,13 @@ def can_simulate(game: Game) -> bool:
     return game.simulator is not None
 
 
+def require_simulator(game: Game) -> None:
+    """Raise DicegraphError, saying where the game's games are played instead, when ``game`` has no simulator."""
+    if not can_simulate(game):
+        raise DicegraphError(f"game {game.name!r} has no simulator: its report plays its games where it can "
+                             f"(dicegraph report {game.name} -n GAMES)")
+
+
 def simulate(
     game: Game,
     params: Mapping[str, Any],
@@ -112,8 +119,7 @@ def simulate(
     ``progress`` is called with 0 as play begins, then with the number of games played after each chunk.
     Raises DicegraphError when the game has no simulator or ``games`` < 2.
     """
-    if not can_simulate(game):
-        raise DicegraphError(f"game {game.name!r} has no simulator")
+    require_simulator(game)
     if games < MIN_GAMES:
         raise DicegraphError(f"simulate at least {MIN_GAMES} games (not {games})")
     import numpy as np

@@ -12,7 +12,7 @@ from typing import Any
 
 import sqlalchemy as sa
 
-from dicegraph.graphs.montecarlo import Policy, simulate
+from dicegraph.graphs.montecarlo import Policy, require_simulator, simulate
 from dicegraph.graphs.protocol import Game, Progress
 from dicegraph.store.solve import readers, turns
 from dicegraph.store.catalog import find_policy, root_value, stored_choices
@@ -76,8 +76,10 @@ def monte_carlo(
 ) -> dict[str, Any]:
     """Return ``{"game", "policy", "games", "estimate", "stderr", "exact", "z"}`` for policy ``name``.
 
-    ``exact`` and ``z`` are None when the policy's value is not stored.
+    ``exact`` and ``z`` are None when the policy's value is not stored. Raises DicegraphError for a game without
+    a simulator, before reading anything.
     """
+    require_simulator(game)
     policy, exact = policy_to_play(connection, game, params, name)
     estimate = simulate(game, params, policy, games, seed, progress)
     return {

@@ -297,3 +297,18 @@ def test_beyond_its_limit_the_fixed_strategies_play_each_other_only_when_asked(t
         assert math.isclose(row["p_first_wins"], alone["p_first_wins"], rel_tol=1e-12), row
     assert everything["p_first_wins"] == against["p_first_wins"]
     assert race_report.simulated_runs({"target": 200}) == 1 + 2 * fixed
+
+
+def test_simulate_says_in_one_line_that_the_races_games_are_played_by_its_report(runner, tmp_path):
+    """The race has no simulator of its own (its Monte Carlo is its report's matches): ``simulate`` says so in one
+    line and exits 1, on a database holding its solved graph as on none (it used to fail with a traceback)."""
+    from dicegraph.cli import main
+
+    url = f"sqlite:///{tmp_path / 'race.db'}"
+    assert runner.invoke(main, ["--db", url, "report", "5000-race", "-p", "target=100", "-n", "0"]).exit_code == 0
+    for database in (url, f"sqlite:///{tmp_path / 'none.db'}"):
+        result = runner.invoke(main, ["--db", database, "simulate", "5000-race", "-p", "target=100", "-n", "100"])
+        assert result.exit_code == 1, result.output
+        message = result.stderr.strip()
+        assert message.startswith("Error: game '5000-race' has no simulator") and "\n" not in message
+        assert "dicegraph report 5000-race -n GAMES" in message

@@ -349,19 +349,17 @@ STOP = 255  # the move "stop": its byte is the third roll's decision with the sa
 class DecisionBytes:
     """Turns the chosen moves of a turn solve into each state's 756 decision bytes (a :class:`DecisionEncoder`).
 
-    A decision's move is a score (its byte from :meth:`score_byte`, which a
-    game defines), ``stop`` (the third roll's decision with the same dice) or
+    A decision's move is a score (its byte from ``score_byte(label)``, which
+    each game of the family gives: ``functools.partial(DecisionBytes, score_byte)``
+    is its encoder), ``stop`` (the third roll's decision with the same dice) or
     ``reroll a d``; the last is followed through the keep's choices
     (``reroll a d`` again, until ``roll n``) to the dice kept.
     """
 
     SCORE, STOP, PUT_BACK, ROLL_NOW = range(4)
 
-    def score_byte(self, label: str) -> int:
-        """Return the decision byte of the scoring move labelled ``label`` (each game says)."""
-        raise NotImplementedError
-
-    def __init__(self, nodes: Sequence[tuple[int, str]], moves: Sequence[tuple[int, int, int, str]]):
+    def __init__(self, score_byte: Callable[[str], int], nodes: Sequence[tuple[int, str]],
+                 moves: Sequence[tuple[int, int, int, str]]):
         import numpy as np
 
         self.local: dict[int, int] = {}
@@ -394,7 +392,7 @@ class DecisionBytes:
             elif label.startswith("roll "):
                 self.kind[at], self.keep[at] = self.ROLL_NOW, keep_index[dice_of[src]]
             else:
-                self.kind[at], self.byte[at] = self.SCORE, self.score_byte(label)
+                self.kind[at], self.byte[at] = self.SCORE, score_byte(label)
         self.mask = np.zeros((len(OUTCOMES), len(KEEPS)), dtype=np.int64)
         for outcome, dice in enumerate(OUTCOMES):
             for kept in sub_multisets(dice):

@@ -219,15 +219,16 @@ class TurnPolicy:
 
 @dataclass(frozen=True)
 class TurnStructure:
-    """How a game's turn, the same in every turn state, is stored once and joined with the states.
+    """How a game's turn, the same in every turn state, is stored once and joined with the states: what
+    :func:`dicegraph.graphs.repeating.turn_structure` derives from a game's repeating turn (no game writes one).
 
     The graph holds the turn states (the layers below the turn's ``root``;
     terminal states end the game with their payoff) and, from the root's
-    layer on, one turn whose terminals are the ``ends``. A state's move
-    labelled ``ends[end]`` leads to the state the turn leaves when it ends at
+    layer on, one turn whose terminals are its ends. A state's move
+    labelled ``end_label(end)`` leads to the state the turn leaves when it ends at
     ``end``; its reward is added. ``encoder(nodes, moves)`` makes the
     :class:`DecisionEncoder` from the turn's decision nodes ``(id, key)`` and
-    moves ``(offset, src, dst, label)``. ``states`` counts the states (progress).
+    moves ``(offset, src, dst, label)``. ``states`` counts the states (progress; None: not known before).
 
     ``progress`` (a turn node's key -> a number) and ``horizon`` (a turn
     state's key -> a number), both or neither, let a solve leave out what no
@@ -243,10 +244,10 @@ class TurnStructure:
     """
 
     root: str
-    ends: Mapping[str, str]
+    end_label: Callable[[str], str]
     policies: tuple[TurnPolicy, ...]
     encoder: Callable[[Sequence[tuple[int, str]], Sequence[tuple[int, int, int, str]]], DecisionEncoder]
-    states: int
+    states: int | None = None
     progress: Callable[[str], int] | None = None
     horizon: Callable[[str], int] | None = None
     first_guess: Callable[[str], Any] | None = None
@@ -395,10 +396,13 @@ class Game(Protocol):
       adds to its report (``report`` is the generic part).
     * ``describe(report) -> list[str]``: the lines the human-readable report
       prints after the policy table.
-    * ``turn(params) -> TurnStructure``: the turn is stored once and joined
-      with the turn states when solving (``store/solve/turns.py``); such a game's
-      report is its ``turn_report(graph, params, simulated_games, seed, progress)``
-      and its simulator plays ``play_turns(decisions)``, built from the stored
+    * ``repeating: bool``: the game's rules are a
+      :class:`dicegraph.graphs.repeating.TurnsInFull` of a repeating turn, which
+      is stored once and joined with the turn states when solving
+      (``store/solve/turns.py``, as :func:`dicegraph.graphs.repeating.turn_structure`
+      derives from the rules); such a game's report is its
+      ``turn_report(graph, params, simulated_games, seed, progress)`` and its
+      simulator plays ``play_turns(decisions)``, built from the stored
       decision bytes (turn state key -> bytes).
     * ``advisor: dicegraph.graphs.advice.Advisor``: what the advice page of ``dicegraph
       serve`` asks about a moment of play and how the game answers from a

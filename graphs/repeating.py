@@ -18,14 +18,21 @@ upper total, the Yahtzee box, the score pair). Such a game gives
   combinations): the turn's moves into it are not offered there;
 * its agents, ``agent(state, position, roll, moves) -> Move`` over the
   turn's moves the state offers (they may look at the state: a race's
-  agents bank a win).
+  agents bank a win);
+* and, for the store, what it keeps besides the optimum: ``rankings``,
+  policies that play each turn best for ends ranked by profits of their own
+  (School's Bob), ``encoder``, how a policy's choices pack into each state's
+  decision bytes (none by default), ``state_count()`` (progress), and
+  ``turn_progress`` with ``state_horizon`` where a solve may leave out what no
+  play reaches (:class:`dicegraph.graphs.protocol.TurnStructure`).
 
 :class:`TurnsInFull` turns that into ordinary rules, the turn copied into
 each state (a position is a state and a position of its turn), so every game
 whose turn repeats gets its exact recursion (:mod:`dicegraph.graphs.exact`) and its
 Monte Carlo (:mod:`dicegraph.graphs.playout`) from its rules, like any other game. The
-store keeps the turn once (``TurnStructure``): that is how such a game is
-built; the copied form is what it means, for small parameters.
+store keeps the turn once (:func:`turn_structure` derives how, from these
+rules): that is how such a game is built; the copied form is what it means,
+for small parameters.
 
 >>> from dicegraph.graphs.rules import DiceRules, Ending, Move
 >>> class Throw(DiceRules):
@@ -56,11 +63,24 @@ from __future__ import annotations
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from typing import Any
 
+from dicegraph.graphs.protocol import OPTIMAL, DecisionEncoder, TurnPolicy, TurnStructure
 from dicegraph.graphs.rules import DiceRules, Ending, Move, Position, Roll, Rules
 
 State = Hashable
 TurnAgent = Callable[[State, Position, Roll, Sequence[Move]], Move]
 SEPARATOR = " | "  # between a state's key and its turn position's key, in the copied turns
+
+
+class NoDecisions:
+    """A :class:`dicegraph.graphs.protocol.DecisionEncoder` that keeps no decision bytes (a game's moves are then
+    worked out from the stored values when they are asked for)."""
+
+    def __init__(self, nodes: Sequence[tuple[int, str]], moves: Sequence[tuple[int, int, int, str]]):
+        pass
+
+    def pack(self, states: Any, moves: Any) -> dict[int, bytes]:
+        """Return no bytes for any state."""
+        return {}
 
 
 class RepeatingTurn:
@@ -71,6 +91,14 @@ class RepeatingTurn:
     stored_turn: Rules | None = None  # the same turn as the store keeps it, where that is a smaller graph
     agents: Mapping[str, TurnAgent] = {}
     constant_sum: float = 1.0
+    rankings: tuple[TurnPolicy, ...] = ()  # policies besides the optimum: the turn played best for ends ranked otherwise
+    encoder: Callable[..., DecisionEncoder] = NoDecisions  # how a turn policy's chosen moves pack into a state's bytes
+    turn_progress: Callable[[str], int] | None = None  # a turn node's key -> its progress, with state_horizon
+    state_horizon: Callable[[str], int] | None = None  # a state's key -> the progress from which its turn is not played
+
+    def state_count(self) -> int | None:
+        """Return how many turn states there are, for progress (None, the default: not known before the build)."""
+        return None
 
     def first_state(self) -> State:
         """Return the turn state the game starts in."""
@@ -262,3 +290,27 @@ class TurnsInFull(DiceRules):
             return after
         label = end.label if isinstance(end, Move) else end.roll_label or after.label
         return Move((after.next, self.root), label, after.reward, after.passes)
+
+
+def turn_structure(game: RepeatingTurn, first_guess: Callable[[str], Any] | None = None) -> TurnStructure:
+    """Return how the store keeps ``game``'s turn once and joins it with the states, from its rules: the root is
+    the (stored) turn's start, a state's move through an end is labelled :meth:`RepeatingTurn.end_label`, the
+    policies are the optimum and the game's ``rankings``; ``first_guess`` is the game's hook on its parameters.
+
+    >>> from dicegraph.graphs.rules import DiceRules, Ending, Move
+    >>> class Throw(DiceRules):
+    ...     def starts(self): return ["throw"]
+    ...     def key(self, position): return position
+    >>> class Coins(RepeatingTurn):
+    ...     turn = Throw()
+    >>> structure = turn_structure(Coins())
+    >>> structure.root, [policy.name for policy in structure.policies], structure.end_label("heads")
+    ('throw', ['optimal'], 'heads')
+    """
+    turn = game.stored_turn or game.turn
+    if (game.turn_progress is None) != (game.state_horizon is None):
+        raise ValueError("a repeating turn gives turn_progress and state_horizon together, or neither")
+    return TurnStructure(root=turn.key(turn.starts()[0]), end_label=game.end_label,
+                         policies=(TurnPolicy(OPTIMAL), *game.rankings), encoder=game.encoder,
+                         states=game.state_count(), progress=game.turn_progress, horizon=game.state_horizon,
+                         first_guess=first_guess)

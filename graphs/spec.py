@@ -31,15 +31,16 @@ PARAM_NAME = re.compile(r"[a-z][a-z0-9_]*")  # a parameter's name, as -p NAME=VA
 PLAYERS = (1, 2)  # a game for one player, or a two-player zero-sum game seen from the player to move
 REQUIRED = ("name", "title", "summary", "version", "objective", "outcome", "params", "agents", "build")
 FROM_RULES = ("agents", "build", "simulator")  # what a game written at the rules level gets from them unless it gives its own
+FROM_REPEATING = ("turn",)  # what a repeating game's rules give it, never declared: how the store keeps its turn
 HOOKS = ("rules", "check_params", "estimated_edges", "first_guess", "charts", "simulator", "simulated_runs",
-         "report_graphs", "analyse", "describe", "turn", "turn_report", "play_turns")  # functions a game may give
-DATA = ("players", "loops", "small_params", "solves", "diagrams", "advisor", "commands")  # values a game may give
+         "report_graphs", "analyse", "describe", "turn_report", "play_turns")  # functions a game may give
+DATA = ("players", "loops", "repeating", "small_params", "solves", "diagrams", "advisor",
+        "commands")  # values a game may give
 EXTRAS = HOOKS + DATA
 # what a game adds to the tools' presentation (reports, pages, charts, diagrams, advisors, commands); the other names
 # are its model, and a game that declares only its model gets every tool (tests/test_examples.py checks the shapes)
 PRESENTATION = ("diagrams", "charts", "analyse", "describe", "report_graphs", "turn_report", "simulated_runs",
                 "advisor", "commands")
-TURN_HOOKS = ("turn", "turn_report")  # a turn stored once: both, or neither
 
 # what each name a game module may declare means (docs/guide.md's table is made from these and the
 # defaults of GameSpec: python -m tests.guide_tables)
@@ -56,6 +57,8 @@ MEANINGS = {
     "rules": "`rules(params)`: the game at the rules level; gives `build`, `agents` and `simulator`",
     "players": "2 for a two-player zero-sum game seen from the player to move",
     "loops": "True when positions can repeat (the expander then finds the loops)",
+    "repeating": ("True when `rules(params)` is a `TurnsInFull` of a `RepeatingTurn`: the turn is stored once and "
+                  "joined with its states, as the rules declare"),
     "small_params": "parameters small enough for the conformance suite's exhaustive checks",
     "solves": 'further solves: name -> (objective, goal), e.g. `{"optimal-shut": ("max", "payoff = 0")}`',
     "diagrams": "the pictures `report --diagrams` draws: name -> export options",
@@ -72,8 +75,7 @@ MEANINGS = {
                  "(`dicegraph.graphs.protocol.StoredGraph`: values, reaches, choices, distributions, matches by "
                  "key; a turn stored once through its `turn`, a `StoredTurn`)"),
     "describe": "`describe(report)`: the report's answers in sentences",
-    "turn": "a turn stored once (`TurnStructure`), with `turn_report`",
-    "turn_report": "the report of a game whose turn is stored once",
+    "turn_report": "the report of a repeating game",
     "play_turns": "Monte Carlo of whole games of a turn stored once",
 }
 
@@ -110,17 +112,23 @@ def param_problem(param: Param) -> str | None:
 def from_rules(name: str, declared: Mapping[str, Any]) -> Callable[..., Any]:
     """Return what a game written at the rules level gets from its ``rules(params)`` for ``name``: ``build``
     (the rows :func:`dicegraph.graphs.expand.expand` makes of them, with the game's ``players`` and ``loops``; for a
-    game whose turn is stored once (it declares ``turn``; its rules are a
-    :class:`dicegraph.graphs.repeating.TurnsInFull`), :func:`dicegraph.graphs.expand.expand_repeating` of the repeating turn),
-    ``agents`` (the rules' agents' names) or ``simulator`` (:func:`dicegraph.graphs.playout.rules_simulator`), from
-    what the game ``declared`` (name -> value)."""
+    repeating game, whose rules are a :class:`dicegraph.graphs.repeating.TurnsInFull`,
+    :func:`dicegraph.graphs.expand.expand_repeating` of the repeating turn), ``agents`` (the rules' agents' names),
+    ``simulator`` (:func:`dicegraph.graphs.playout.rules_simulator`) or, for a repeating game, ``turn`` (how the
+    store keeps its turn once, :func:`dicegraph.graphs.repeating.turn_structure`), from what the game ``declared``
+    (name -> value)."""
     from dicegraph.graphs.expand import expand, expand_repeating
     from dicegraph.graphs.playout import rules_simulator
+    from dicegraph.graphs.repeating import turn_structure
 
     make_rules = declared["rules"]
+    if name == "turn":
+        guess = declared.get("first_guess")
+        return lambda params: turn_structure(make_rules(params).game,
+                                             None if guess is None else lambda key: guess(params, key))
     if name == "build":
         players, loops = declared.get("players", 1), declared.get("loops", False)
-        turn_once = "turn" in declared
+        turn_once = declared.get("repeating", False)
 
         def build(params: Mapping[str, Any]) -> Iterator[Row]:
             """Yield the rows the game's rules expand to; a broken promise names the game."""
@@ -155,6 +163,7 @@ class GameSpec:
     origin: str = "dicegraph"
     players: int = 1
     loops: bool = False
+    repeating: bool = False
     small_params: Mapping[str, Any] | None = None
     solves: Mapping[str, tuple[str, str]] = field(default_factory=dict)
     diagrams: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
@@ -170,7 +179,7 @@ class GameSpec:
     report_graphs: Callable[..., Any] | None = None
     analyse: Callable[..., Any] | None = None
     describe: Callable[..., Any] | None = None
-    turn: Callable[..., Any] | None = None
+    turn: Callable[..., Any] | None = None  # derived from a repeating game's rules: params -> its TurnStructure
     turn_report: Callable[..., Any] | None = None
     play_turns: Callable[..., Any] | None = None
 
@@ -185,7 +194,8 @@ class GameSpec:
         name = getattr(module, "name", None)
         called = f"game {name!r} ({origin})" if isinstance(name, str) else f"a game from {origin}"
         # a turn stored once keeps its own ways to play (its keys are the turn's, not the copied turns' of its rules)
-        derived = () if not hasattr(module, "rules") else FROM_RULES if not hasattr(module, "turn") else ("agents", "build")
+        derived = (() if not hasattr(module, "rules") else ("agents", "build", *FROM_REPEATING)
+                   if getattr(module, "repeating", False) is True else FROM_RULES)
         missing = [required for required in REQUIRED if not hasattr(module, required) and required not in derived]
         if missing:
             raise InvalidGame(f"{called} does not declare {', '.join(missing)} (every game declares "
@@ -233,11 +243,13 @@ class GameSpec:
                       and not callable(getattr(self, key))]
         if uncallable:
             return f"{uncallable[0]} must be a function"
-        turn = [hook for hook in TURN_HOOKS if getattr(self, hook) is not None]
-        if turn and len(turn) != len(TURN_HOOKS):
-            return f"a turn stored once declares {' and '.join(TURN_HOOKS)} together (it declares {turn[0]} alone)"
-        if self.play_turns is not None and self.turn is None:
-            return "play_turns plays a turn stored once: it needs turn and turn_report"
+        if not isinstance(self.repeating, bool):
+            return f"repeating must be True or False (it is {self.repeating!r})"
+        if self.repeating and (self.rules is None or self.turn_report is None):
+            return "a repeating game declares rules (a TurnsInFull of its RepeatingTurn) and turn_report"
+        lone = [hook for hook in ("turn_report", "play_turns") if getattr(self, hook) is not None and not self.repeating]
+        if lone:
+            return f"{lone[0]} belongs to a repeating game (it declares repeating = True)"
         if self.small_params is not None and set(self.small_params) - set(names):
             return f"small_params names unknown parameters ({', '.join(sorted(set(self.small_params) - set(names)))})"
         bad_solves = [key for key, (objective, _) in self.solves.items() if objective not in OBJECTIVES]
@@ -271,6 +283,7 @@ class GameSpec:
 
     @property
     def stores_turn_once(self) -> bool:
-        """Return whether the game's turn is stored once and joined with its turn states (it declares ``turn``)."""
-        return self.turn is not None
+        """Return whether the game's turn is stored once and joined with its turn states (it declares
+        ``repeating``)."""
+        return self.repeating
 

@@ -170,7 +170,7 @@ def solve_steps(game: Game, params: Mapping[str, Any]) -> int:
     if not game.stores_turn_once:
         return 0
     structure = game.turn(params)  # type: ignore[attr-defined]
-    return len(structure.policies) * structure.states
+    return len(structure.policies) * (structure.states or 0)
 
 
 def describe_analysis(game: Game, report: Mapping[str, Any]) -> list[str]:

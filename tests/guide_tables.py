@@ -16,7 +16,7 @@ import re
 from pathlib import Path
 
 from dicegraph.graphs.rules import ATTRIBUTES, DiceRules, Rules
-from dicegraph.graphs.spec import FROM_RULES, MEANINGS, PRESENTATION, REQUIRED, GameSpec
+from dicegraph.graphs.spec import EXTRAS, FROM_RULES, MEANINGS, PRESENTATION, REQUIRED, GameSpec
 
 PAGE = Path(__file__).resolve().parents[1] / "docs" / "guide.md"
 MARKS = {"rules": "<!-- the names of a rules object: python -m tests.guide_tables -->",
@@ -55,11 +55,11 @@ def rules_table() -> str:
 
 def game_table(presentation: bool) -> str:
     """Return the table of a game module's names, of its model or of its presentation hooks
-    (:data:`~dicegraph.graphs.spec.PRESENTATION`): every field of :class:`GameSpec` but where it came from, with
-    whether it is required and its default."""
+    (:data:`~dicegraph.graphs.spec.PRESENTATION`): every field of :class:`GameSpec` a game may declare (not where
+    it came from, nor what is derived), with whether it is required and its default."""
     lines = ["| name | required | default | what it is |", "| --- | --- | --- | --- |"]
     for item in dataclasses.fields(GameSpec):
-        if item.name == "origin" or (item.name in PRESENTATION) != presentation:
+        if item.name not in REQUIRED + EXTRAS or (item.name in PRESENTATION) != presentation:
             continue
         required = ("yes, or from `rules`" if item.name in FROM_RULES and item.name in REQUIRED else "yes"
                     if item.name in REQUIRED else "no, or from `rules`" if item.name in FROM_RULES else "no")

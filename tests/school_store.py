@@ -1,7 +1,7 @@
 """School's solve as the tests call it: the store's generic turn solve (``store/solve/turns.py``) with School's turn.
 
 Thin wrappers naming the graph by id, so that a test reads as one call; each
-calls the store's function with School's :func:`dicegraph.graphs.school.turn.turn`.
+calls the store's function with School's turn structure (what its rules declare).
 """
 
 from __future__ import annotations
@@ -13,7 +13,8 @@ import sqlalchemy as sa
 from dicegraph.graphs import get_game
 from dicegraph.graphs.school import game as rules
 from dicegraph.graphs.school.advise import advise as advise_on
-from dicegraph.graphs.school.turn import average_table as averages_from, decision_array as array_of, last_state, turn
+from dicegraph.graphs.school.rules import LAST_STATES
+from dicegraph.graphs.school.stored import average_table as averages_from, decision_array as array_of
 from dicegraph.store.solve import readers, turns
 from dicegraph.store.view import GraphView
 
@@ -23,7 +24,7 @@ class TurnGraph:
 
     @staticmethod
     def load(connection: sa.Connection, graph_id: int) -> turns.TurnGraph:
-        return turns.TurnGraph.load(connection, graph_id, turn({}))
+        return turns.TurnGraph.load(connection, graph_id, get_game("school").turn({}))
 
 
 def ensure_policy(connection: sa.Connection, graph_id: int, name: str) -> int:
@@ -52,8 +53,7 @@ def average_table(connection: sa.Connection, graph_id: int) -> dict[str, float]:
     last = len(rules.COMBINATIONS) - 1
     if not turns.is_solved(connection, optimal, last):
         solve_policy(connection, graph_id, "optimal", down_to=last)
-    return averages_from({last_state(c): state_result(connection, graph_id, optimal, last_state(c)).value
-                          for c in range(len(rules.COMBINATIONS))})
+    return averages_from({last: state_result(connection, graph_id, optimal, last).value for last in LAST_STATES})
 
 
 def advise(connection: sa.Connection, graph_id: int, name: str, used: int, dice: tuple[int, ...],

@@ -344,7 +344,8 @@ def exact_last_turns(game: Game) -> dict[str, Fraction]:
     rows = built_rows(game)
     nodes, out = nodes_and_edges(rows)
     root = next(row for row in nodes.values() if row.key == structure.root)
-    end_of_label = {label: key for key, label in structure.ends.items()}
+    end_of_label = {structure.end_label(row.key): row.key for row in nodes.values()
+                    if row.layer >= root.layer and row.kind == TERMINAL}
     turn = sorted((row for row in nodes.values() if row.layer >= root.layer), key=lambda row: -row.layer)
     last = max(row.layer for row in nodes.values() if row.layer < root.layer and row.kind != TERMINAL)
     results = {}
@@ -504,7 +505,7 @@ def copied_turns(game: Game, params: dict[str, Any]) -> tuple[list[Row], dict[st
         for row in turn:
             me = ids[row.id, state.id]
             if row.kind == TERMINAL:
-                move = by_label[structure.ends[row.key]]
+                move = by_label[structure.end_label(row.key)]
                 copied.append(Node(me, f"{state.key}|{row.key}", row.layer, DECISION, row.label))
                 copied.append(Edge(me, ids[move.dst, -1], "move", move.label, reward=move.reward, sign=move.sign))
                 continue
@@ -536,7 +537,7 @@ def test_what_lies_past_a_states_horizon_is_reached_only_through_a_win_at_once(g
     top = max(row.payoff for row in nodes.values() if row.layer < root.layer and row.kind == TERMINAL)
     played = [row for row in nodes.values() if row.layer >= root.layer and row.kind != TERMINAL]
     progress = {row.id: structure.progress(row.key) for row in played}
-    label_of_end = {row.id: structure.ends[row.key] for row in nodes.values()
+    label_of_end = {row.id: structure.end_label(row.key) for row in nodes.values()
                     if row.layer >= root.layer and row.kind == TERMINAL}
     left_out = 0
     for state in states:

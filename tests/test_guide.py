@@ -132,11 +132,12 @@ def test_the_guides_games_pass_the_conformance_checks(guide_games: Any, name: st
 def test_the_table_names_everything_a_game_may_declare() -> None:
     from dataclasses import fields
 
-    from dicegraph.graphs.spec import MEANINGS
+    from dicegraph.graphs.spec import EXTRAS, FROM_REPEATING, MEANINGS, REQUIRED
 
     table = section("What a game declares")
     named = set(re.findall(r"^\| `(\w+)` \|", table, re.M))
-    assert named == {item.name for item in fields(GameSpec)} - {"origin"} == set(MEANINGS)
+    assert named == set(REQUIRED + EXTRAS) == set(MEANINGS)
+    assert named == {item.name for item in fields(GameSpec)} - {"origin", *FROM_REPEATING}
 
 
 def test_the_guides_tables_are_what_the_code_reads() -> None:

@@ -9,7 +9,7 @@ import types
 import pytest
 
 from dicegraph.graphs import BUILT_IN, GAMES, get_game, register
-from dicegraph.graphs.spec import EXTRAS, FROM_RULES, REQUIRED, GameSpec, InvalidGame
+from dicegraph.graphs.spec import EXTRAS, FROM_REPEATING, FROM_RULES, REQUIRED, GameSpec, InvalidGame
 
 
 def declaring(**changes: object) -> types.SimpleNamespace:
@@ -24,7 +24,7 @@ def declaring(**changes: object) -> types.SimpleNamespace:
 def test_every_built_in_game_is_registered_from_its_declaration() -> None:
     for module in BUILT_IN:
         spec = get_game(module.name)
-        derived = {name: getattr(spec, name) for name in FROM_RULES  # what its rules give it, made anew each time
+        derived = {name: getattr(spec, name) for name in (*FROM_RULES, *FROM_REPEATING)  # what its rules give it, made anew each time
                    if hasattr(module, "rules") and not hasattr(module, name) and getattr(spec, name) is not None}
         assert spec == dataclasses.replace(GameSpec.declared_by(module), **derived) and spec.origin == "dicegraph"
         for extra in set(spec.extras()) - derived.keys():
@@ -41,7 +41,9 @@ def test_every_built_in_game_is_registered_from_its_declaration() -> None:
     ({"players": 3}, "players must be 1 or 2"),
     ({"title": " "}, "title must be a text that is not empty"),
     ({"simulator": "not a function"}, "simulator must be a function"),
-    ({"turn": lambda params: None}, "a turn stored once declares turn and turn_report together"),
+    ({"repeating": True}, "a repeating game declares rules (a TurnsInFull of its RepeatingTurn) and turn_report"),
+    ({"turn_report": lambda *args: {}}, "turn_report belongs to a repeating game (it declares repeating = True)"),
+    ({"repeating": "yes"}, "repeating must be True or False (it is 'yes')"),
     ({"small_params": {"tiles": 3}}, "small_params names unknown parameters (tiles)"),
     ({"solves": {"worst": ("least", "payoff = 0")}}, "solve 'worst' must maximise or minimise"),
 ])

@@ -20,8 +20,10 @@ from click.testing import CliRunner
 
 from dicegraph.cli import main
 from dicegraph.graphs import get_game
+from dicegraph.graphs.expand import expand
+from dicegraph.graphs.protocol import TERMINAL, Node, one_by_one
 from dicegraph.graphs.yahtzee import boxes
-from dicegraph.graphs.yahtzee.turn import last_state
+from dicegraph.graphs.yahtzee.rules import last_state
 from dicegraph.store.solve import readers, turns
 from dicegraph.store.db import open_database
 from dicegraph.store.load import build_graph
@@ -104,12 +106,15 @@ def test_the_turns_points_and_state_moves_score_by_the_rules(bonuses: str) -> No
 
 @pytest.mark.parametrize("bonuses", boxes.BONUSES)
 def test_the_turn_structure_names_every_end_once(bonuses: str) -> None:
-    structure = get_game("yahtzee").turn({"bonuses": bonuses})
-    assert sorted(structure.ends.values()) == sorted(boxes.end_labels(bonuses))
+    game, params = get_game("yahtzee"), {"bonuses": bonuses}
+    structure = game.turn(params)
+    turn = game.rules(params).game.stored_turn
+    ends = [row.key for row in one_by_one(expand(turn)) if isinstance(row, Node) and row.kind == TERMINAL]
+    assert sorted(structure.end_label(key) for key in ends) == sorted(boxes.end_labels(bonuses))
     assert structure.states == len(boxes.states(bonuses))
     above_average = next(p for p in structure.policies if p.name == "above-average")
     profits = above_average.end_profits({key: float(i) for i, key in enumerate(above_average.needs)})
-    assert set(profits) == set(structure.ends)
+    assert set(profits) == set(ends)
     assert profits[boxes.end_key("Chance")] == -float(len(boxes.BOXES) - 1)  # minus the average of Chance alone
 
 

@@ -44,7 +44,7 @@ from typing import Any
 
 from dicegraph.graphs.dice import sorted_rolls
 from dicegraph.graphs.five_thousand.game import DICE, STEP, bank_bound, roll_text, score, selections, threshold_move
-from dicegraph.graphs.protocol import OPTIMAL, TERMINAL, TIE, Edge, Node, Param, TurnPolicy, TurnStructure, one_by_one
+from dicegraph.graphs.protocol import TERMINAL, TIE, Edge, Node, Param, one_by_one
 from dicegraph.graphs.repeating import RepeatingTurn, TurnsInFull
 from dicegraph.graphs.rules import DiceRules, Ending, Move
 
@@ -56,6 +56,7 @@ objective = "max"
 outcome = "probability that the player to move wins"
 players = 2  # two players, zero-sum, each position seen from the player to move
 loops = True  # a bust hands the turn over with the scores unchanged
+repeating = True  # the turn is stored once, joined with the score pairs (RaceRules)
 params = (
     Param("target", 5000, int, "the score that wins (a multiple of 50)",
           check=lambda target: 100 <= target <= 10000 and target % STEP == 0, accepted="multiples of 50, 100..10000"),
@@ -112,12 +113,6 @@ def end_label(end: str) -> str:
     if end == BUST_END:
         return "bust"
     return "win" if end == WIN_END else "bank " + end.removeprefix("bank/")
-
-
-def ends(target: int) -> dict[str, str]:
-    """Return the turn's ends: key -> the label of the state moves through it."""
-    keys = [BUST_END, *(bank_end(total, target) for total in range(STEP, target, STEP)), WIN_END]
-    return {key: end_label(key) for key in keys}
 
 
 @functools.lru_cache(maxsize=None)
@@ -279,14 +274,40 @@ class RaceTurn(DiceRules):
         return Move(("end", BUST_END), "roll nothing that scores")
 
 
+def turn_total(key: str) -> int:
+    """Return the turn total before the roll of a turn node (a roll, or the decision after it), in points.
+
+    >>> turn_total("3d/250"), turn_total("3d/250/1-5-6")
+    (250, 250)
+    """
+    return int(key.split("/")[1])
+
+
+def winning_total(target: int, key: str) -> int:
+    """Return the turn total from which banking wins the race from the score pair ``key``: from there on
+    every decision banks to win (every player does), so the turn's nodes there are never played.
+
+    >>> winning_total(5000, "1500-350")
+    3500
+    """
+    return target - int(key.split("-")[0])
+
+
 class RaceRules(RepeatingTurn):
     """The race at the rules level: the turn (:class:`RaceTurn`) repeats; a turn state is the score pair
     ``(mine, theirs)`` in points, seen from the player to move, and the turn's ends hand the turn over."""
+
+    turn_progress = staticmethod(turn_total)  # a turn node's total: banking from a state's horizon on wins
 
     def __init__(self, target: int):
         self.target = target
         self.turn = RaceTurn(target)
         self.agents = {name: self._plays(choose) for name, choose in self.turn.agents.items()}
+        self.state_horizon = functools.partial(winning_total, target)
+
+    def state_count(self) -> int:
+        """Return how many score pairs there are: each score below the target, for either player."""
+        return (self.target // STEP) ** 2
 
     def _plays(self, choose: Callable[..., Move]) -> Callable[..., Move]:
         """Return a fixed strategy of the turn as a turn agent of the race: a bank that wins at once, else its move."""
@@ -348,45 +369,6 @@ def rules(params: Mapping[str, Any]) -> TurnsInFull:
     """Return the race's rules, the turn copied into each score pair (:class:`RaceRules`): its exact check and its
     games from the rules. The graph stores the turn once (:func:`dicegraph.graphs.expand.expand_repeating` of them)."""
     return TurnsInFull(RaceRules(params["target"]))
-
-
-def turn(params: Mapping[str, Any]) -> TurnStructure:
-    """Return the race's turn structure: the root ``5d/0``, its ends, the optimum (the probability of winning)."""
-    target = params["target"]
-    steps = target // STEP
-    return TurnStructure(root=ROOT, ends=ends(target), policies=(TurnPolicy(OPTIMAL),), encoder=NoDecisions,
-                         states=steps * steps, progress=turn_total, horizon=functools.partial(winning_total, target),
-                         first_guess=functools.partial(first_guess, params))
-
-
-def turn_total(key: str) -> int:
-    """Return the turn total before the roll of a turn node (a roll, or the decision after it), in points.
-
-    >>> turn_total("3d/250"), turn_total("3d/250/1-5-6")
-    (250, 250)
-    """
-    return int(key.split("/")[1])
-
-
-def winning_total(target: int, key: str) -> int:
-    """Return the turn total from which banking wins the race from the score pair ``key``: from there on
-    every decision banks to win (every player does), so the turn's nodes there are never played.
-
-    >>> winning_total(5000, "1500-350")
-    3500
-    """
-    return target - int(key.split("-")[0])
-
-
-class NoDecisions:
-    """The race keeps no decision bytes per score pair: its moves are recomputed from the stored values on demand."""
-
-    def __init__(self, nodes: Sequence[tuple[int, str]], moves: Sequence[tuple[int, int, int, str]]):
-        pass
-
-    def pack(self, states: Any, moves: Any) -> dict[int, bytes]:
-        """Return no bytes for any state."""
-        return {}
 
 
 def estimated_edges(params: Mapping[str, Any]) -> int:

@@ -6,6 +6,6 @@ from dicegraph.graphs.school.advise import advisor  # noqa: F401
 from dicegraph.graphs.school.commands import commands  # noqa: F401
 from dicegraph.graphs.school.report import describe, turn_report  # noqa: F401
 from dicegraph.graphs.school.rules import rules  # noqa: F401
-from dicegraph.graphs.school.turn import decision_array as play_turns, turn  # noqa: F401
+from dicegraph.graphs.school.stored import decision_array as play_turns  # noqa: F401
 
 __doc__ = _game_doc

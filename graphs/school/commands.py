@@ -12,7 +12,7 @@ from dicegraph.graphs.commands import JSON_OPTION, PARAM_OPTION, emit, parse_par
 from dicegraph.graphs.protocol import StoredGraph, resolve_params
 import dicegraph.graphs.school.game as rules
 from dicegraph.graphs.school.advise import advise
-from dicegraph.graphs.school.turn import decision_array
+from dicegraph.graphs.school.stored import decision_array
 
 
 @click.group("school")

@@ -6,8 +6,8 @@ don't make it). Grades 1..6 come first (the *school phase*: until three grades
 are scored only grades may be scored); a non-grade scored on a turn's first
 roll counts double.
 
-The graph has two parts, built once and joined when solving (``store/solve/turns.py``, by the turn structure of
-:mod:`dicegraph.graphs.school.turn`), both what School's rules (:mod:`dicegraph.graphs.school.rules`) expand to
+The graph has two parts, built once and joined when solving (``store/solve/turns.py``, as School's rules,
+:mod:`dicegraph.graphs.school.rules`, declare), both what those rules expand to
 (:func:`dicegraph.graphs.expand.expand_repeating`; the turn as :class:`dicegraph.graphs.five_dice.StoredTurn` keeps it):
 
 * **Turn states** (layers 0..15): the sets of used combinations the school
@@ -61,6 +61,7 @@ title = "School"
 summary = "Fifteen turns of a Yahtzee-like game, grades first; policies optimal and bob (the seed's heuristic)."
 version = 1
 objective = "max"
+repeating = True  # the five-dice turn is stored once, joined with the used sets (SchoolRules)
 outcome = "expected final score"
 
 COMBINATIONS = (
@@ -103,7 +104,7 @@ POLICIES = ("optimal", "bob")
 
 
 def agents(params: Mapping[str, Any]) -> tuple[str, ...]:
-    """Return no edge-level agents: Bob decides per turn state, see :mod:`dicegraph.graphs.school.turn`."""
+    """Return no edge-level agents: Bob decides per turn state, see :mod:`dicegraph.graphs.school.rules`."""
     return ()
 
 

@@ -15,7 +15,8 @@ from typing import Any
 from dicegraph.graphs.montecarlo import simulate, z_text
 from dicegraph.graphs.protocol import Progress, StoredGraph
 import dicegraph.graphs.school.game as rules
-from dicegraph.graphs.school.turn import last_state, average_table, decision_array
+from dicegraph.graphs.school.rules import LAST_STATES
+from dicegraph.graphs.school.stored import average_table, decision_array
 
 CONVENTION = {
     "negative": "upstream: grade k scores -k per die not showing k (totals are 105 below the positive form)",
@@ -31,7 +32,7 @@ def turn_report(graph: StoredGraph, params: Mapping[str, Any], simulated_games: 
     the stored decisions.
     """
     averages = average_table({key: graph.turn.state("optimal", key)[0]
-                              for key in (last_state(c) for c in range(len(rules.COMBINATIONS)))})
+                              for key in LAST_STATES})
     policies, decisions = [], {}
     for name in rules.POLICIES:
         expected, moment2, _ = graph.turn.state(name, rules.state_key(0))

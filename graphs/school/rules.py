@@ -1,9 +1,11 @@
 """School at the rules level (:mod:`dicegraph.graphs.repeating`): the five-dice turn repeats, and a turn state (the used
 combinations) says which of the turn's ends are open and where each leads.
 
-The store keeps the turn once (:mod:`dicegraph.graphs.school.game`, :mod:`dicegraph.graphs.school.turn`); these rules are what it
-means, for the exact check of any state (:func:`dicegraph.graphs.exact.exact_value` from ``(state, turn start)``) and for
-games played from the rules.
+The store keeps the turn once (:mod:`dicegraph.graphs.school.game`) as these rules say
+(:func:`dicegraph.graphs.repeating.turn_structure`): besides the optimum, ``bob``, who ranks a combination by its points
+minus its average (the optimal value of the state where it alone is left); decisions in the seed's bytes. Copied into
+each state, they are what the game means, for the exact check of any state (:func:`dicegraph.graphs.exact.exact_value`
+from ``(state, turn start)``) and for games played from the rules.
 
 >>> from dicegraph.graphs.exact import exact_value
 >>> full = rules({"straights": (15, 20), "grades": "negative"})
@@ -18,18 +20,30 @@ import functools
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from dicegraph.graphs.five_dice import FiveDiceTurn, StoredTurn, stored_turn_agent
+from dicegraph.graphs.five_dice import DecisionBytes, FiveDiceTurn, StoredTurn, stored_turn_agent
+from dicegraph.graphs.protocol import TurnPolicy
 from dicegraph.graphs.repeating import RepeatingTurn, TurnsInFull
 from dicegraph.graphs.rules import Ending, Move
-from dicegraph.graphs.school.game import ALL_USED, COMBINATIONS, open_combinations, score_moves, state_key, turn_key, used_text
+from dicegraph.graphs.school.game import (ALL_USED, COMBINATIONS, STATES, open_combinations, score_byte, score_moves,
+                                          state_key, turn_key, used_text)
 
 
 END_KEYS = tuple(turn_key("end", combination) for combination in COMBINATIONS)  # each combination's end
 END_COMBINATION = {key: c for c, key in enumerate(END_KEYS)}  # an end's combination
+LAST_STATES = tuple(state_key(ALL_USED ^ 1 << c) for c in range(len(COMBINATIONS)))  # where combination c alone is left
+
+
+def bob_profits(optimal: Mapping[str, float]) -> dict[str, float]:
+    """Return Bob's profit of ending a turn with each combination: minus its average (seed 001's table), from the
+    optimal values of :data:`LAST_STATES`."""
+    return {END_KEYS[c]: -optimal[last] for c, last in enumerate(LAST_STATES)}
 
 
 class SchoolRules(RepeatingTurn):
     """School's turn states (used combinations, a mask) over the five-dice turn; ends ``end:<combination>``."""
+
+    rankings = (TurnPolicy("bob", method="agent", needs=LAST_STATES, end_profits=bob_profits),)
+    encoder = functools.partial(DecisionBytes, score_byte)
 
     def __init__(self, params: Mapping[str, Any]):
         scores = functools.partial(score_moves, params)
@@ -40,6 +54,10 @@ class SchoolRules(RepeatingTurn):
     def first_state(self) -> int:
         """Return nothing used."""
         return 0
+
+    def state_count(self) -> int:
+        """Return how many used sets the school phase allows."""
+        return len(STATES)
 
     state_key = staticmethod(state_key)  # ``'used:7'``, the stored state's key
 

@@ -6,6 +6,6 @@ from dicegraph.graphs.yahtzee.advise import advisor  # noqa: F401
 from dicegraph.graphs.yahtzee.play import simulator  # noqa: F401
 from dicegraph.graphs.yahtzee.report import describe, turn_report  # noqa: F401
 from dicegraph.graphs.yahtzee.rules import rules  # noqa: F401
-from dicegraph.graphs.yahtzee.turn import decision_array as play_turns, turn  # noqa: F401
+from dicegraph.graphs.yahtzee.stored import decision_array as play_turns  # noqa: F401
 
 __doc__ = _game_doc

@@ -11,7 +11,7 @@ value: the rule of the published optimum, see :func:`dicegraph.graphs.yahtzee.bo
 ``yatzy-solver``'s ``american+no-bonus``); with ``bonuses=off`` none.
 
 The graph is School's shape (:mod:`dicegraph.graphs.five_dice`), joined when solving
-(``store/solve/turns.py``, by :mod:`dicegraph.graphs.yahtzee.turn`), and is what Yahtzee's
+(``store/solve/turns.py``, as Yahtzee's rules declare), and is what those
 rules (:mod:`dicegraph.graphs.yahtzee.rules`) expand to (:func:`dicegraph.graphs.expand.expand_repeating`):
 
 * **Turn states** (layers 0..13, layer = boxes filled): the filled boxes
@@ -51,6 +51,7 @@ title = "Yahtzee"
 summary = "Solitaire Yahtzee, 13 boxes, with or without bonuses and joker; policies optimal, greedy, above-average."
 version = 1
 objective = "max"
+repeating = True  # the five-dice turn is stored once, joined with the turn states (YahtzeeRules)
 outcome = "expected final score"
 
 
@@ -68,7 +69,7 @@ POLICIES = ("optimal", "greedy", "above-average")
 
 
 def agents(params: Mapping[str, Any]) -> tuple[str, ...]:
-    """Return no edge-level agents: the heuristics decide per turn state, see :mod:`dicegraph.graphs.yahtzee.turn`."""
+    """Return no edge-level agents: the heuristics decide per turn state, see :mod:`dicegraph.graphs.yahtzee.rules`."""
     return ()
 
 

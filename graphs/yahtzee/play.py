@@ -14,7 +14,7 @@ def simulator(params: Mapping[str, Any], policy: Any) -> Callable[[int, Any], An
     """Return a function playing ``games`` whole games with a numpy generator; their final scores.
 
     ``policy`` is a stored policy's decisions, a uint8 array ``[state index,
-    outcome, rerolls left]`` (:func:`dicegraph.graphs.yahtzee.turn.decision_array`).
+    outcome, rerolls left]`` (:func:`dicegraph.graphs.yahtzee.stored.decision_array`).
     The scoring, the bonuses and the joker are applied here, from the rules;
     a decision the rules don't allow is an error.
     """

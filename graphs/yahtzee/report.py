@@ -11,7 +11,8 @@ from dicegraph.graphs.montecarlo import simulate, z_text
 from dicegraph.graphs.protocol import Progress, StoredGraph
 import dicegraph.graphs.yahtzee.boxes as boxes
 import dicegraph.graphs.yahtzee.game as game
-from dicegraph.graphs.yahtzee.turn import average_table, decision_array, last_state
+from dicegraph.graphs.yahtzee.rules import last_state
+from dicegraph.graphs.yahtzee.stored import average_table, decision_array
 
 PUBLISHED = {  # the published optimal expected scores (none is published for the game without any bonus)
     "on": {"expected_score": 254.5896, "source": "Verhoeff 1999; Glenn 2006"},

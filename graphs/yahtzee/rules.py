@@ -2,8 +2,18 @@
 filled, the upper total, the Yahtzee box's 50), which add what the turn's ends are worth besides the printed
 points: the upper bonus, the Yahtzee bonus, the joker.
 
-The store keeps the turn once (:mod:`dicegraph.graphs.yahtzee.game`); these rules are what it means, for the exact check of
-any state and for games played from the rules. A turn ends at ``end:<label>``, the label saying what the state
+The store keeps the turn once (:mod:`dicegraph.graphs.yahtzee.game`) as these rules say
+(:func:`dicegraph.graphs.repeating.turn_structure`), with three policies:
+
+* ``optimal`` maximises the expected final score (the published optimum);
+* ``greedy`` plays each turn for the most points it scores in its box
+  (printed points: it ignores bonuses, the joker and the boxes to come);
+* ``above-average`` ranks a box by its points minus the box's average, the
+  optimal value of the state where that box alone is open (seed 001's
+  heuristic for School, played here on Yahtzee's boxes).
+
+A decision byte (:mod:`dicegraph.graphs.five_dice`) scores box ``b`` as payload ``b + 1``. Copied into each state,
+the rules are what the game means, for the exact check of any state and for games played from the rules. A turn ends at ``end:<label>``, the label saying what the state
 needs to know (:func:`dicegraph.graphs.yahtzee.boxes.end_label`); the state's move of that label says where it goes.
 
 >>> from dicegraph.graphs.exact import exact_value
@@ -19,18 +29,51 @@ import functools
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from dicegraph.graphs.five_dice import FiveDiceTurn, StoredTurn, stored_turn_agent
+from dicegraph.graphs import five_dice
+from dicegraph.graphs.five_dice import DecisionBytes, FiveDiceTurn, StoredTurn, stored_turn_agent
+from dicegraph.graphs.protocol import TurnPolicy
 from dicegraph.graphs.repeating import RepeatingTurn, TurnsInFull
 from dicegraph.graphs.rules import Move
-from dicegraph.graphs.yahtzee.boxes import (ALL_FILLED, BOXES, State, end_key, end_label, end_labels, parse_state_key,
-                                            score_moves, state_key, state_moves, state_text)
+from dicegraph.graphs.yahtzee.boxes import (ALL_FILLED, BOXES, State, box_index, end_boxes, end_key, end_label,
+                                            end_labels, parse_state_key, score_moves, state_key, state_moves,
+                                            state_text, states)
+
+
+def last_state(box: int, bonuses: str) -> str:
+    """Return the key of the state where ``box`` alone is open (upper total 0, no Yahtzee bonus)."""
+    return state_key(State(ALL_FILLED ^ 1 << box), bonuses)
+
+
+def score_byte(label: str) -> int:
+    """Return the decision byte of the scoring move ``label``, ``'score <box>'``: a score of the box's number (1..13).
+
+    >>> score_byte("score Chance") == five_dice.encode_decision(five_dice.SCORE, 13)
+    True
+    """
+    return five_dice.encode_decision(five_dice.SCORE, box_index(label.removeprefix("score ")) + 1)
+
+
+def rankings(bonuses: str) -> tuple[TurnPolicy, ...]:
+    """Return the policies besides the optimum: ``greedy`` (no end worth more than another) and ``above-average``
+    (an end worth minus its box's average)."""
+    box_of_end = {end_key(label): box for label, box in end_boxes(bonuses).items()}
+    lasts = tuple(last_state(box, bonuses) for box in range(len(BOXES)))
+
+    def above_average(optimal: Mapping[str, float]) -> dict[str, float]:
+        return {key: -optimal[lasts[box]] for key, box in box_of_end.items()}
+
+    return (TurnPolicy("greedy", method="agent", end_profits=lambda optimal: dict.fromkeys(box_of_end, 0.0)),
+            TurnPolicy("above-average", method="agent", needs=lasts, end_profits=above_average))
 
 
 class YahtzeeRules(RepeatingTurn):
     """Yahtzee's turn states over the five-dice turn, for a bonus setting (``on``, ``upper`` or ``off``)."""
 
+    encoder = functools.partial(DecisionBytes, score_byte)
+
     def __init__(self, bonuses: str):
         self.bonuses = bonuses
+        self.rankings = rankings(bonuses)
         scores = functools.partial(score_moves, bonuses)
         self.turn = FiveDiceTurn(scores)
         self.stored_turn = StoredTurn(scores, stop_after=(1, 2),
@@ -40,6 +83,10 @@ class YahtzeeRules(RepeatingTurn):
     def first_state(self) -> State:
         """Return no box filled."""
         return State(0)
+
+    def state_count(self) -> int:
+        """Return how many turn states the bonus setting has."""
+        return len(states(self.bonuses))
 
     def state_key(self, state: State) -> str:
         """Return the stored state's key, e.g. ``'filled:5 upper:4 y50:0'``."""

@@ -44,8 +44,8 @@ from dataclasses import dataclass
 import sqlalchemy as sa
 
 from dicegraph.graphs.errors import BadParameter
-from dicegraph.graphs.protocol import DecisionEncoder, Progress, TurnPolicy, TurnStructure
-from dicegraph.store.catalog import find_node, node_ids
+from dicegraph.graphs.protocol import TERMINAL, DecisionEncoder, Progress, TurnPolicy, TurnStructure
+from dicegraph.store.catalog import find_node
 from dicegraph.store.db import sqlite_file_url
 from dicegraph.store.errors import NotFound
 from dicegraph.store.load import next_id, now
@@ -142,7 +142,7 @@ class TurnGraph:
         spans = layer_ranges(connection, graph_id)
         root = find_node(connection, graph_id, structure.root)
         ids = (sa.select(node.c.layer, sa.func.min(node.c.id), sa.func.max(node.c.id))
-               .where(node.c.graph_id == graph_id, node.c.layer < root.layer, node.c.kind != "terminal")
+               .where(node.c.graph_id == graph_id, node.c.layer < root.layer, node.c.kind != TERMINAL)
                .group_by(node.c.layer))
         turn_edges = edge.c.id.between(min(s.first_edge for s in spans if s.layer >= root.layer), spans[-1].last_edge)
         sources = (sa.select(edge.c.src_layer, sa.func.min(edge.c.src), sa.func.max(edge.c.src))
@@ -153,7 +153,9 @@ class TurnGraph:
             game_spans={span.layer: span for span in spans if span.layer < root.layer},
             turn_spans=[span for span in spans if span.layer >= root.layer],
             root=root.id,
-            ends=node_ids(connection, graph_id, structure.ends),
+            ends=dict(connection.execute(sa.select(node.c.key, node.c.id).where(  # the turn's terminals (after the
+                node.c.graph_id == graph_id, node.c.id >= root.id, node.c.layer >= root.layer,  # states' ids)
+                node.c.kind == TERMINAL).order_by(node.c.id)).all()),
             layer_ids={layer: (first, last) for layer, first, last in connection.execute(ids)},
             turn_sources={layer: (first, last) for layer, first, last in connection.execute(sources)},
         )
@@ -167,7 +169,7 @@ class TurnGraph:
         """Return a new temporary table ``name(node_id, label)``: each of the turn's ends and the label of the state
         moves through it."""
         table = temporary_table(connection, name, sa.Column("label", sa.Text, nullable=False))
-        connection.execute(sa.insert(table), [{"node_id": node_id, "label": self.structure.ends[key]}
+        connection.execute(sa.insert(table), [{"node_id": node_id, "label": self.structure.end_label(key)}
                                               for key, node_id in self.ends.items()])
         return table
 
@@ -197,7 +199,7 @@ def _policy_work(connection: sa.Connection, graph: TurnGraph, profits: Sequence[
 def _end_rows(graph: TurnGraph, profits: Sequence[dict[str, float] | None]) -> list[dict]:
     """Return the rows of the work's ends table: each end's node, the label of the state moves through it, and
     each policy's own profit there (None for none)."""
-    return [{"node_id": node_id, "label": graph.structure.ends[key],
+    return [{"node_id": node_id, "label": graph.structure.end_label(key),
              **{f"profit{i}": None if own is None else own[key] for i, own in enumerate(profits)}}
             for key, node_id in graph.ends.items()]
 
@@ -508,8 +510,11 @@ class _TurnSolver:
         _drop(connection, work)
 
     def bare(self) -> _TurnSolver:
-        """Return this solver with the graph a worker process gets (no policies or encoder)."""
-        structure = dataclasses.replace(self.graph.structure, policies=(), encoder=None)
+        """Return this solver with the graph a worker process gets, which it is sent pickled: no policies, encoder
+        or first guesses, and the ends' labels as a table (not the game's rules)."""
+        labels = {key: self.graph.structure.end_label(key) for key in self.graph.ends}
+        structure = dataclasses.replace(self.graph.structure, policies=(), encoder=None, end_label=labels.__getitem__,
+                                        first_guess=None)
         return dataclasses.replace(self, graph=dataclasses.replace(self.graph, structure=structure))
 
 
@@ -642,7 +647,7 @@ def ensure_turns_solved(connection: sa.Connection, graph: TurnGraph, progress: P
         if not is_solved(connection, policy_id):
             missing.append(declared.name)
         elif progress is not None:
-            progress(graph.structure.states)
+            progress(graph.structure.states or 0)
     if missing:
         solve_policies(connection, graph, missing, progress=progress, commit_layers=True)
 

@@ -63,6 +63,7 @@ from __future__ import annotations
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from typing import Any
 
+from dicegraph.graphs.errors import InvalidGraph
 from dicegraph.graphs.protocol import OPTIMAL, DecisionEncoder, TurnPolicy, TurnStructure
 from dicegraph.graphs.rules import DiceRules, Ending, Move, Position, Roll, Rules
 
@@ -296,6 +297,7 @@ def turn_structure(game: RepeatingTurn, first_guess: Callable[[str], Any] | None
     """Return how the store keeps ``game``'s turn once and joins it with the states, from its rules: the root is
     the (stored) turn's start, a state's move through an end is labelled :meth:`RepeatingTurn.end_label`, the
     policies are the optimum and the game's ``rankings``; ``first_guess`` is the game's hook on its parameters.
+    Raises InvalidGraph when the rules give ``turn_progress`` without ``state_horizon`` or the other way round.
 
     >>> from dicegraph.graphs.rules import DiceRules, Ending, Move
     >>> class Throw(DiceRules):
@@ -309,7 +311,7 @@ def turn_structure(game: RepeatingTurn, first_guess: Callable[[str], Any] | None
     """
     turn = game.stored_turn or game.turn
     if (game.turn_progress is None) != (game.state_horizon is None):
-        raise ValueError("a repeating turn gives turn_progress and state_horizon together, or neither")
+        raise InvalidGraph(f"{type(game).__name__} gives turn_progress and state_horizon together, or neither")
     return TurnStructure(root=turn.key(turn.starts()[0]), end_label=game.end_label,
                          policies=(TurnPolicy(OPTIMAL), *game.rankings), encoder=game.encoder,
                          states=game.state_count(), progress=game.turn_progress, horizon=game.state_horizon,

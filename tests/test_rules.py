@@ -221,3 +221,25 @@ def test_a_game_with_rules_gets_its_build_agents_and_simulator_from_them() -> No
     wins = game.simulator({}, "always-pass")(4000, np.random.default_rng(1))
     assert abs(np.mean(wins) - 6 / 11) < STANDARD_ERRORS * np.std(wins) / np.sqrt(len(wins))
     assert dataclasses.replace(get_game("jackpot")).build is get_game("jackpot").build  # its own, declared
+
+
+def test_the_store_view_of_a_repeating_turn_is_derived_from_its_rules() -> None:
+    """No game writes a TurnStructure: School's, Yahtzee's and the race's come from their rules (the stored turn's
+    start, the rules' end labels, the optimum and the rankings), and a turn that gives a progress without a horizon
+    is refused in one line naming its rules."""
+    from dicegraph.graphs.five_thousand_race.game import RaceRules
+    from dicegraph.graphs.repeating import turn_structure
+
+    policies = {"school": ["optimal", "bob"], "yahtzee": ["optimal", "greedy", "above-average"],
+                "5000-race": ["optimal"]}
+    for name, names in policies.items():
+        game = get_game(name)
+        params = game.small_params or {param.name: param.default for param in game.params}
+        structure, rules = game.turn(params), game.rules(params).game
+        turn = rules.stored_turn or rules.turn
+        assert structure.root == turn.key(turn.starts()[0]) and [p.name for p in structure.policies] == names
+        assert (structure.horizon is None) == (name != "5000-race") and structure.states == rules.state_count()
+    broken = RaceRules(150)
+    broken.state_horizon = None
+    with pytest.raises(InvalidGraph, match="^RaceRules gives turn_progress and state_horizon together, or neither$"):
+        turn_structure(broken)

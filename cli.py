@@ -539,7 +539,7 @@ def report(ctx: click.Context, game: str, params: tuple[str, ...], simulated_gam
     if as_json:
         print_json(data)
         return
-    if chosen.stores_turn_once:  # a report of its own (School)
+    if chosen.turn_report is not None:  # a report of its own (School)
         click.echo(f"{chosen.title}: {chosen.outcome} by policy")
         click.echo("\n".join(describe_analysis(chosen, data)))
         return

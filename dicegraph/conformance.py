@@ -31,6 +31,8 @@ from dicegraph.store.query import FilesReachable
 
 MONTE_CARLO_GAMES = 20_000  # games a Monte Carlo check plays; its estimate must lie within 4 standard errors
 RELATIVE = 1e-12  # how close two exact answers computed two ways must be
+EXACT_NODES = 2_000  # a repeating game's stored graph up to this size is checked exactly from its start
+MAX_STATES_WALKED = 1_000  # how far the exact check of a repeating game walks down its states
 
 
 class Breaks(Exception):
@@ -107,10 +109,14 @@ def _solve(run: Checked) -> str:
 
 
 def _exact(run: Checked) -> str:
-    """Each stored policy's value is the rules' exact recursion in fractions (policy iteration where they loop)."""
+    """Each stored policy's value is the rules' exact recursion in fractions (policy iteration where they loop);
+    a repeating game's optimum at its start when its graph is small (:data:`EXACT_NODES`), and at the last turn
+    state reached by the first move of each state to one not seen yet."""
     from dicegraph.graphs.exact import exact_value
 
     rules = run.game.rules(run.params)  # type: ignore[misc]
+    if run.game.stores_turn_once:
+        return _exact_turns(run, rules)
     names = ["optimal", *[name for name in run.game.agents(run.params) if name in run.policies]]
     for name in names:
         exact: Fraction = exact_value(rules, run.game.objective, None if name == "optimal" else name,
@@ -118,6 +124,30 @@ def _exact(run: Checked) -> str:
         if not _close(run.policies[name], float(exact)):
             raise Breaks(f"{name}: stored {run.policies[name]!r}, the rules give {exact} exactly")
     return f"{len(names)} polic{'y equals' if len(names) == 1 else 'ies equal'} the rules' recursion in fractions"
+
+
+def _exact_turns(run: Checked, rules: Any) -> str:
+    """:func:`_exact` of a repeating game, whose rules are a :class:`dicegraph.graphs.repeating.TurnsInFull`: the
+    optimum at turn states, from the rules copied into each state."""
+    from dicegraph.graphs.exact import exact_value
+
+    root = run.db.graph(run.graph)["root"]
+    last, walked = root, {root}
+    for _ in range(MAX_STATES_WALKED):  # down the first state move to a state not seen yet, to the last played
+        after = [edge["to"] for edge in run.db.position(run.graph, last)["edges"]
+                 if edge.get("moves") and edge["to"] not in walked]
+        if not after:
+            break
+        last = after[0]
+        walked.add(last)
+    keys = [last] + ([root] if run.db.graph(run.graph)["nodes"] <= EXACT_NODES and root != last else [])
+    for key in keys:
+        stored = run.db.position(run.graph, key)["policies"]["optimal"]["value"]
+        exact: Fraction = exact_value(rules, run.game.objective, position=(rules.game.state_of(key), rules.root),
+                                      loops=run.game.loops)
+        if not _close(stored, float(exact)):
+            raise Breaks(f"optimal at {key!r}: stored {stored!r}, the rules give {exact} exactly")
+    return f"the optimum at {' and '.join(repr(key) for key in keys)} equals the rules' recursion in fractions"
 
 
 def _distribution(run: Checked) -> str:
@@ -220,7 +250,7 @@ CHECKS: tuple[tuple[str, Callable[[Game], bool], Callable[[Checked], str]], ...]
     ("build", lambda game: True, _build),
     ("report", lambda game: True, _report),
     ("solve", lambda game: True, _solve),
-    ("exact", lambda game: game.rules is not None and not game.stores_turn_once, _exact),
+    ("exact", lambda game: game.rules is not None, _exact),
     ("distribution", lambda game: not game.loops and not game.stores_turn_once, _distribution),
     ("monte-carlo", lambda game: game.players == 1 and game.simulator is not None, _monte_carlo),
     ("export", lambda game: True, _export),

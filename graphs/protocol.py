@@ -400,9 +400,9 @@ class Game(Protocol):
       :class:`dicegraph.graphs.repeating.TurnsInFull` of a repeating turn, which
       is stored once and joined with the turn states when solving
       (``store/solve/turns.py``, as :func:`dicegraph.graphs.repeating.turn_structure`
-      derives from the rules); such a game's report is its
-      ``turn_report(graph, params, simulated_games, seed, progress)`` and its
-      simulator plays ``play_turns(decisions)``, built from the stored
+      derives from the rules). It may give a report of its own,
+      ``turn_report(graph, params, simulated_games, seed, progress)``, and a
+      simulator that plays ``play_turns(decisions)``, built from the stored
       decision bytes (turn state key -> bytes).
     * ``advisor: dicegraph.graphs.advice.Advisor``: what the advice page of ``dicegraph
       serve`` asks about a moment of play and how the game answers from a

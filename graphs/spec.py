@@ -75,7 +75,7 @@ MEANINGS = {
                  "(`dicegraph.graphs.protocol.StoredGraph`: values, reaches, choices, distributions, matches by "
                  "key; a turn stored once through its `turn`, a `StoredTurn`)"),
     "describe": "`describe(report)`: the report's answers in sentences",
-    "turn_report": "the report of a repeating game",
+    "turn_report": "a repeating game's report of its own, instead of the generic one",
     "play_turns": "Monte Carlo of whole games of a turn stored once",
 }
 
@@ -245,8 +245,8 @@ class GameSpec:
             return f"{uncallable[0]} must be a function"
         if not isinstance(self.repeating, bool):
             return f"repeating must be True or False (it is {self.repeating!r})"
-        if self.repeating and (self.rules is None or self.turn_report is None):
-            return "a repeating game declares rules (a TurnsInFull of its RepeatingTurn) and turn_report"
+        if self.repeating and self.rules is None:
+            return "a repeating game declares rules (a TurnsInFull of its RepeatingTurn)"
         lone = [hook for hook in ("turn_report", "play_turns") if getattr(self, hook) is not None and not self.repeating]
         if lone:
             return f"{lone[0]} belongs to a repeating game (it declares repeating = True)"

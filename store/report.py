@@ -84,8 +84,9 @@ def game_report(
     """Return the game's report: every policy's value, and the optimal outcome distribution.
 
     Builds the graph and solves it when the database does not have them yet.
-    A game whose turn is stored once (its ``turn`` hook) is built and
-    solved by :func:`prepare_game` and returns its ``turn_report`` instead.
+    A repeating game (its turn stored once) is built and solved by
+    :func:`prepare_game`; one that declares a ``turn_report`` returns it
+    instead (the others get this report, without an outcome distribution).
     With ``simulated_games``, and a simulator for the game, each policy also
     gets a ``monte_carlo`` estimate (``dicegraph.store.simulation.monte_carlo``) played
     from the rules with ``seed``; ``progress`` counts the games played,
@@ -103,11 +104,11 @@ def game_report(
     """
     if built is None:
         built = prepare_game(engine, game, params, on_build)
-    if game.stores_turn_once:
+    own_report = game.turn_report
+    if own_report is not None:
         with engine.connect() as connection:
             view = GraphView(connection, built.graph_id, game, matches, all_matches)
-            return game.turn_report(view, params,  # type: ignore[attr-defined]
-                                    simulated_games, seed, progress)
+            return own_report(view, params, simulated_games, seed, progress)
     further = [build_graph(engine, game, other).graph_id for other in (game.report_graphs or (lambda _: []))(params)]
     with engine.begin() as connection:
         for graph_id in [built.graph_id, *further]:
@@ -119,8 +120,8 @@ def game_report(
                 row["value"] = mean_payoff(connection, find_policy(connection, built.graph_id, row["name"]).id,
                                            built.graph_id)
         optimal = find_policy(connection, built.graph_id, OPTIMAL)
-        distribution = {} if has_cycles(connection, built.graph_id) else outcome_distribution(
-            connection, optimal.id, built.graph_id)
+        distribution = {} if has_cycles(connection, built.graph_id) or game.stores_turn_once else outcome_distribution(
+            connection, optimal.id, built.graph_id)  # a turn stored once keeps no reach a node
         if simulated_games and can_simulate(game):
             for row in policies:
                 estimate = monte_carlo(connection, game, params, row["name"], simulated_games, seed, progress)

@@ -1,4 +1,4 @@
-"""Four small games of shapes no built-in game has, written from docs/guide.md as a new user would write them.
+"""Five small games of shapes no built-in game has, written from docs/guide.md as a new user would write them.
 
 * ``lowball``: a solitaire game that minimises: roll a die each round and take it, or roll once more and take
   that; the score is the sum taken, the less the better.
@@ -9,6 +9,8 @@
   used yet (``odd``: the die if it is odd; ``high``: the die if it is 4 or more); the terminal pays nothing.
 * ``chase``: a solitaire game that minimises and loops: settle for a fixed cost, or roll a die: a 6 ends the
   game at no cost, any other face costs 1 and brings you back to the choice. Rolling costs 5 on average.
+* ``tally``: a repeating turn, stored once: each of ``rounds`` turns rolls a die, which the turn keeps or rolls
+  once more and keeps; the faces kept add up (4.25 a turn: keep a 4 or more).
 
 :func:`registered` registers them for a test and takes them out again.
 """
@@ -21,6 +23,7 @@ from contextlib import contextmanager
 
 from dicegraph.graphs import register, unregister
 from dicegraph.graphs.protocol import Param
+from dicegraph.graphs.repeating import RepeatingTurn, TurnsInFull
 from dicegraph.graphs.rules import DiceRules, Ending, Move
 from dicegraph.graphs.spec import GameSpec
 
@@ -166,6 +169,60 @@ class ChaseRules(DiceRules):
         return Move("choose", "pay 1", reward=1.0)
 
 
+class TallyTurn(DiceRules):
+    """One turn: a position is ``first`` or ``second`` (the roll to come), or ``("kept", face)``, the turn's end."""
+
+    def starts(self) -> list:
+        return ["first"]
+
+    def key(self, position: str | tuple) -> str:
+        return f"kept/{position[1]}" if isinstance(position, tuple) else position
+
+    def label(self, position: str | tuple) -> str:
+        return f"kept a {position[1]}" if isinstance(position, tuple) else f"the {position} roll"
+
+    def payoff(self, position: str | tuple) -> float | None:
+        return 0.0 if isinstance(position, tuple) else None  # an end: what it is worth is the state's move
+
+    def rolls(self, position: str | tuple) -> list:
+        return FACES
+
+    def moves(self, position: str | tuple, face: int) -> list[Move]:
+        keep = Move(("kept", face), f"keep {face}")
+        return [keep, Move("second", "roll again")] if position == "first" else [keep]
+
+    def ending(self, position: str | tuple, face: int) -> Ending:
+        raise AssertionError("every roll has a move")
+
+
+class Tally(RepeatingTurn):
+    """A turn state is how many turns are played; a turn kept at ``kept/<face>`` adds the face."""
+
+    def __init__(self, rounds: int) -> None:
+        self.rounds, self.turn = rounds, TallyTurn()
+
+    def first_state(self) -> int:
+        return 0
+
+    def state_key(self, played: int) -> str:
+        return f"played {played}"
+
+    def state_of(self, key: str) -> int:
+        return int(key.split()[1])
+
+    def state_label(self, played: int) -> str:
+        return f"{played} of {self.rounds} turns played"
+
+    def state_clock(self, played: int) -> int:
+        return played
+
+    def state_payoff(self, played: int) -> float | None:
+        return 0.0 if played == self.rounds else None
+
+    def through(self, played: int, end: str) -> Move:
+        return Move(played + 1, end, reward=float(end.split("/")[1]))
+
+
 def _game(name: str, make: object, **declared: object) -> types.SimpleNamespace:
     """Return a game module's declaration as an object: ``name``, the texts, and ``rules`` from ``make``."""
     return types.SimpleNamespace(name=name, title=name.title(), summary=f"{name}: a test game of a new shape",
@@ -173,7 +230,7 @@ def _game(name: str, make: object, **declared: object) -> types.SimpleNamespace:
 
 
 def games() -> list[types.SimpleNamespace]:
-    """Return the four games' declarations."""
+    """Return the five games' declarations."""
     return [
         _game("lowball", lambda params: LowballRules(params["rounds"]), objective="min", outcome="expected total",
               params=(Param("rounds", 2, int, "rounds", lambda rounds: 1 <= rounds <= 4, "1..4"),),
@@ -187,12 +244,16 @@ def games() -> list[types.SimpleNamespace]:
         _game("chase", lambda params: ChaseRules(params["cost"]), objective="min", loops=True, outcome="expected cost",
               params=(Param("cost", 6, int, "the cost of settling", lambda cost: 0 <= cost <= 9, "0..9"),),
               small_params={"cost": 6}),
+        _game("tally", lambda params: TurnsInFull(Tally(params["rounds"])), objective="max", repeating=True,
+              outcome="expected total kept",
+              params=(Param("rounds", 3, int, "turns played", lambda rounds: 1 <= rounds <= 9, "1..9"),),
+              small_params={"rounds": 3}),
     ]
 
 
 @contextmanager
 def registered() -> Iterator[dict[str, GameSpec]]:
-    """Register the four games for the time of a test (name -> spec); take them out again after."""
+    """Register the five games for the time of a test (name -> spec); take them out again after."""
     specs = {game.name: register(game, origin="tests/shapes.py") for game in games()}
     try:
         yield specs

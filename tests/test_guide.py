@@ -49,24 +49,30 @@ def commands_of(text: str) -> list[list[str]]:
 
 
 def loaded(name: str, folder: Path) -> ModuleType:
-    """Return the guide's module ``name``, written to ``folder`` and imported."""
+    """Return the guide's module ``name``, written to ``folder`` and imported (as ``name``, so that a later module
+    imports it as the guide says: step 3's ``from bust import BustRules``)."""
     path = folder / f"{name}.py"
     path.write_text(module_code(name))
-    spec = importlib.util.spec_from_file_location(f"guide_{name}", path)
+    spec = importlib.util.spec_from_file_location(name, path)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
+    sys.modules[name] = module
     return module
+
+
+GUIDE_MODULES = ("bust", "piglet", "bust_turns")  # in the guide's order: a module imports those before it
 
 
 @pytest.fixture(scope="module")
 def guide_games(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, GameSpec]]:
-    """The guide's games, registered for the tests of this module, then taken out again."""
+    """The guide's games by module name, registered for the tests of this module, then taken out again."""
     folder = tmp_path_factory.mktemp("guide")
-    games = {name: register(loaded(name, folder), origin="docs/guide.md") for name in ("bust", "piglet")}
+    games = {name: register(loaded(name, folder), origin="docs/guide.md") for name in GUIDE_MODULES}
     yield games
-    for name in games:
-        unregister(name)
+    for name, game in games.items():
+        unregister(game.name)
+        sys.modules.pop(name, None)
 
 
 def run_commands(commands: list[list[str]], url: str, where: Path) -> list[str]:
@@ -115,6 +121,23 @@ def test_step_two_the_sql_solve_is_the_exact_value_the_guide_states(guide_games:
     assert optimal == Fraction(4, 7)
     report, compared = printed
     assert report.strip().split("\n\n")[0] in text and compared.strip() in text
+
+
+def test_step_three_a_repeating_turn_is_stored_once_and_worth_each_of_its_turns(guide_games: Any,
+                                                                                 tmp_path: Path) -> None:
+    """The guide's repeating game (no TurnStructure, no report of its own): its report prints what the guide
+    shows, ``check`` holds (exit 0), and its optimum is three times one turn of step 1, in fractions."""
+    text = section("Step 3")
+    url = f"sqlite:///{tmp_path / 'turns.db'}"
+    report, checked = run_commands(commands_of(text), url, tmp_path)
+    assert report.strip() in text and "BREAKS" not in checked and "holds   exact:" in checked
+    one_turn = exact_value(guide_games["bust"].rules({"cap": 10}), "max")
+    whole = exact_value(guide_games["bust_turns"].rules({"turns": 3, "cap": 10}), "max")
+    assert whole == 3 * one_turn and f"{whole.numerator}/{whole.denominator}" in " ".join(text.split())
+    stored = json.loads(CliRunner().invoke(main, ["--db", url, "policies", "bust-turns", "--json"]).stdout)
+    assert next(row["value"] for row in stored if row["name"] == "optimal") == pytest.approx(float(whole), rel=1e-12)
+    built = json.loads(CliRunner().invoke(main, ["--db", url, "graphs", "--json"]).stdout)
+    assert f"({built[0]['nodes']} nodes: the 4 turn states, then the turn)" in " ".join(text.split())
 
 
 @pytest.mark.parametrize("name", ["bust", "piglet"])

@@ -41,7 +41,7 @@ def test_every_built_in_game_is_registered_from_its_declaration() -> None:
     ({"players": 3}, "players must be 1 or 2"),
     ({"title": " "}, "title must be a text that is not empty"),
     ({"simulator": "not a function"}, "simulator must be a function"),
-    ({"repeating": True}, "a repeating game declares rules (a TurnsInFull of its RepeatingTurn) and turn_report"),
+    ({"repeating": True, "rules": None}, "a repeating game declares rules (a TurnsInFull of its RepeatingTurn)"),
     ({"turn_report": lambda *args: {}}, "turn_report belongs to a repeating game (it declares repeating = True)"),
     ({"repeating": "yes"}, "repeating must be True or False (it is 'yes')"),
     ({"small_params": {"tiles": 3}}, "small_params names unknown parameters (tiles)"),

@@ -60,11 +60,12 @@ Fraction(2, 3)
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from typing import Any
 
 from dicegraph.graphs.errors import InvalidGraph
-from dicegraph.graphs.protocol import OPTIMAL, DecisionEncoder, TurnPolicy, TurnStructure
+from dicegraph.graphs.protocol import OPTIMAL, TIE, DecisionEncoder, TurnPolicy, TurnStructure
 from dicegraph.graphs.rules import DiceRules, Ending, Move, Position, Roll, Rules
 
 State = Hashable
@@ -316,3 +317,66 @@ def turn_structure(game: RepeatingTurn, first_guess: Callable[[str], Any] | None
                          policies=(TurnPolicy(OPTIMAL), *game.rankings), encoder=game.encoder,
                          states=game.state_count(), progress=game.turn_progress, horizon=game.state_horizon,
                          first_guess=first_guess)
+
+
+def valued_agent(rules: TurnsInFull, values: Mapping[str, float], objective: str) -> Callable[..., Move]:
+    """Return an agent of the copied game (``rules``, one player) that plays a stored policy of a repeating game
+    from its states' values (turn state key -> value, as the store keeps them): at each decision of a turn, the
+    first move within :data:`dicegraph.graphs.protocol.TIE` of the best for ``objective`` (``max`` or ``min``),
+    a move worth its reward plus what it leads to, the turn played out (in floats, once a turn position) to
+    the values of the states its ends lead to. What a game that keeps no decision bytes plays in Monte Carlo.
+
+    >>> from dicegraph.graphs.rules import DiceRules, Move
+    >>> class Take(DiceRules):
+    ...     def starts(self): return ["roll"]
+    ...     def key(self, position): return position
+    ...     def payoff(self, position): return 0.0 if position.startswith("took") else None
+    ...     def rolls(self, position): return [(face, 1) for face in range(1, 7)]
+    ...     def moves(self, position, face):
+    ...         return [Move(f"took {face}", "take")] + ([Move("again", "again")] if position == "roll" else [])
+    >>> class Twice(RepeatingTurn):
+    ...     turn = Take()
+    ...     def first_state(self): return 0
+    ...     def state_key(self, played): return str(played)
+    ...     def state_payoff(self, played): return 0.0 if played == 1 else None
+    ...     def through(self, played, end): return Move(played + 1, end, reward=float(end.split()[1]))
+    >>> rules = TurnsInFull(Twice())
+    >>> agent = valued_agent(rules, {"0": 4.25}, "max")
+    >>> [agent((0, "roll"), face, rules.moves((0, "roll"), face)).label for face in (3, 4)]
+    ['again', 'take']
+    """
+    better = max if objective == "max" else min
+    start = rules.root
+
+    @functools.cache
+    def worth(position: Any) -> float:
+        """Return what ``position`` of the copied game is worth under the policy."""
+        if isinstance(position, Ending):
+            return position.payoff
+        payoff = rules.payoff(position)
+        if payoff is not None:
+            return payoff
+        state, at = position
+        if at == start and rules.game.state_key(state) in values:
+            return values[rules.game.state_key(state)]
+        rolls = rules.rolls(position)
+        if rolls is None:
+            return better(move.reward + worth(move.next) for move in rules.moves(position, None))
+        outcomes = list(rolls)
+        total = sum(weight for _, weight in outcomes)
+        return sum(weight * after(position, roll) for roll, weight in outcomes) / total
+
+    def after(position: Any, roll: Any) -> float:
+        """Return what ``position`` is worth once ``roll`` shows."""
+        moves = rules.moves(position, roll)
+        if moves:
+            return better(move.reward + worth(move.next) for move in moves)
+        ending = rules.ending(position, roll)
+        return ending.payoff if isinstance(ending, Ending) else ending.reward + worth(ending.next)
+
+    def agent(position: Any, roll: Any, moves: Sequence[Move]) -> Move:
+        worths = [move.reward + worth(move.next) for move in moves]
+        best = better(worths)
+        return next(move for move, value in zip(moves, worths) if abs(value - best) <= TIE * (1 + abs(best)))
+
+    return agent

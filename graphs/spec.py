@@ -193,8 +193,7 @@ class GameSpec:
         naming the game and the broken promise, when a required name is missing or a declared one is wrong."""
         name = getattr(module, "name", None)
         called = f"game {name!r} ({origin})" if isinstance(name, str) else f"a game from {origin}"
-        # a turn stored once keeps its own ways to play (its keys are the turn's, not the copied turns' of its rules)
-        derived = (() if not hasattr(module, "rules") else ("agents", "build", *FROM_REPEATING)
+        derived = (() if not hasattr(module, "rules") else (*FROM_RULES, *FROM_REPEATING)
                    if getattr(module, "repeating", False) is True else FROM_RULES)
         missing = [required for required in REQUIRED if not hasattr(module, required) and required not in derived]
         if missing:

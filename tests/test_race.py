@@ -299,16 +299,20 @@ def test_beyond_its_limit_the_fixed_strategies_play_each_other_only_when_asked(t
     assert race_report.simulated_runs({"target": 200}) == 1 + 2 * fixed
 
 
-def test_simulate_says_in_one_line_that_the_races_games_are_played_by_its_report(runner, tmp_path):
-    """The race has no simulator of its own (its Monte Carlo is its report's matches): ``simulate`` says so in one
-    line and exits 1, on a database holding its solved graph as on none (it used to fail with a traceback)."""
+def test_simulate_plays_the_races_agents_from_its_rules_and_sends_its_optimum_to_the_report(runner, tmp_path):
+    """The race keeps no decisions of its optimum (its report's matches play it): ``simulate`` of the optimum says
+    so in one line and exits 1 (it used to fail with a traceback); an agent is played from the rules, in both
+    seats, and wins as often moving first as its exact self-play says (tests/race_exact.py)."""
     from dicegraph.cli import main
 
     url = f"sqlite:///{tmp_path / 'race.db'}"
     assert runner.invoke(main, ["--db", url, "report", "5000-race", "-p", "target=100", "-n", "0"]).exit_code == 0
-    for database in (url, f"sqlite:///{tmp_path / 'none.db'}"):
-        result = runner.invoke(main, ["--db", database, "simulate", "5000-race", "-p", "target=100", "-n", "100"])
-        assert result.exit_code == 1, result.output
-        message = result.stderr.strip()
-        assert message.startswith("Error: game '5000-race' has no simulator") and "\n" not in message
-        assert "dicegraph report 5000-race -n GAMES" in message
+    result = runner.invoke(main, ["--db", url, "simulate", "5000-race", "-p", "target=100", "-n", "100"])
+    message = result.stderr.strip()
+    assert result.exit_code == 1 and "\n" not in message, result.output
+    assert message == ("Error: 5000-race plays its stored policy 'optimal' only in its report's matches "
+                       "(dicegraph report 5000-race -n GAMES); simulate plays its agents")
+    played = json.loads(runner.invoke(main, ["--db", url, "simulate", "5000-race", "-p", "target=100", "-n", "4000",
+                                             "--policy", "threshold-2", "--json"]).stdout)
+    exact, _ = race_exact.match(100, "threshold-2", "threshold-2")
+    assert abs(played["estimate"] - float(exact)) < 4 * played["stderr"]

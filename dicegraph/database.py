@@ -52,7 +52,7 @@ from dicegraph.store.report import (DEFAULT_SEED, diagram_file, draw_game_diagra
                                     game_report, pending_layers, policy_names, prepare_game, report_simulations, solve_steps)
 from dicegraph.store.simulation import monte_carlo
 from dicegraph.store.solve.entry import solve_graph
-from dicegraph.store.turn_positions import TurnPositions
+from dicegraph.store.turn_positions import TurnPositions, state_of
 from dicegraph.store.view import GraphView
 
 Meter = Callable[[str, "int | None"], AbstractContextManager["Progress | None"]]
@@ -497,10 +497,11 @@ class Database:
                 positions = known.bound(connection, [name for name in record.seats.values()
                                                      if name in stored and policies])
                 positions.prefetch(positions.states_along(root, record.steps))
-                look = self._positions_kept(row, positions.policies, positions.look)
+                look, shown_at = self._positions_kept(row, positions.policies, positions.look), state_of
             else:
                 look = self._positions_kept(row, stored, functools.partial(describe_position, connection, row.id, depth=1))
-            table = Table(look, started, root, game.players == 2, game.objective, 1.0, row.id)
+                shown_at = str
+            table = Table(look, started, root, game.players == 2, game.objective, 1.0, row.id, shown_at)
             table.scale = (1.0 if "probability" in game.outcome
                            else largest_payoff(connection, row.id) or abs(table.start_value) or 1.0)
             table.rng = None if record.seed is None else random.Random(record.seed)
@@ -540,7 +541,7 @@ class Database:
     def playing(self, record: Record | Mapping[str, Any]) -> dict[str, Any]:
         """Return a game a person plays, as it stands after its ``record``'s steps and those that are no person's
         (the dice drawn from its seed, the stored policies' moves): the ``record`` so far, the ``position``
-        (``key``, ``label``, ``kind``), who is ``to_move``, what it ``expects`` (a ``move``, a ``roll`` to type,
+        (``key``, ``label``, ``kind``, and ``stored``: the stored position whose page shows it), who is ``to_move``, what it ``expects`` (a ``move``, a ``roll`` to type,
         or None at the end), ``value_now``, the person's ``options`` (each ``label``, ``value``, ``gives_up``) when
         it is the person's move, and the ``analysis`` so far (:meth:`analyse`'s dict)."""
         given = record if isinstance(record, Record) else Record.of(record)
@@ -548,6 +549,7 @@ class Database:
             table.advance(given.seats)
             yours = table.expects == "roll" or given.seats.get(table.to_move) == PERSON
             position = {name: table.position[name] for name in ("key", "label", "kind")}
+            position["stored"] = table.stored_key(position["key"])
             return as_json({"record": table.record.as_json(), "position": position, "to_move": table.to_move,
                             "expects": table.expects, "finished": table.finished, "value_now": table.value_now,
                             "options": table.options() if yours and not table.finished else [],

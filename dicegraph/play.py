@@ -93,7 +93,8 @@ class Table:
     """A game in progress on a solved graph: where it is, in which frame, and the record so far.
 
     ``look`` reads a position; ``two_player`` and ``objective`` are the game's; ``scale`` is what a loss is
-    graded against (1 for a probability, the largest payoff's size for a score).
+    graded against (1 for a probability, the largest payoff's size for a score); ``stored_key`` names the stored
+    position whose page shows a position played (itself, or a repeating game's turn state).
     """
 
     look: Look
@@ -103,6 +104,7 @@ class Table:
     objective: str
     scale: float
     graph_id: int = 0  # the stored graph played on
+    stored_key: Callable[[str], str] = str  # a position's key -> the key of the stored position that shows it
     position: dict[str, Any] = field(init=False)
     frame: Frame = field(default_factory=Frame)
     start_value: float = field(init=False)
@@ -167,7 +169,8 @@ class Table:
 
     def take(self, step: Mapping[str, str]) -> dict[str, Any]:
         """Take ``step`` (``{"roll": LABEL}`` or ``{"move": LABEL}``), add it to the record and return its analysis:
-        ``kind``, ``label``, ``position`` (the key it was taken at), ``player``, ``value_before``, ``value_after``,
+        ``kind``, ``label``, ``position`` (the key it was taken at), ``stored`` (the stored position showing it),
+        ``player``, ``value_before``, ``value_after``,
         for a move ``best``, ``best_value``, ``loss`` and ``grade``, for a roll ``probability`` and ``luck``."""
         number = len(self.record.steps) + 1
         if number > MOST_STEPS:
@@ -177,7 +180,7 @@ class Table:
         before = self.value_now
         worth = edge["values"][OPTIMAL]
         row: dict[str, Any] = {"kind": kind, "label": edge["label"], "position": self.position["key"],
-                               "player": self.to_move, "value_before": before, "value_after": self.frame.of(worth)}
+                               "stored": self.stored_key(self.position["key"]), "player": self.to_move, "value_before": before, "value_after": self.frame.of(worth)}
         if kind == "move":
             best = self._best()
             assert best is not None

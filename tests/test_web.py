@@ -215,6 +215,20 @@ def test_a_turn_state_of_a_race_shows_its_value_and_what_each_turn_end_is_worth(
     assert next(p["value"] for p in race["policies"] if p["name"] == "optimal") == pytest.approx(report["p_first_wins"])
 
 
+def test_a_race_is_played_in_the_browser_each_position_linking_its_turn_state(client) -> None:
+    """A game whose turn is stored once is playable from its graph's page like any other: a position in play is
+    a turn state and a node of its turn, and its link (and each analysed step's) goes to the turn state's page."""
+    html, data = page(client, "/graphs/3")
+    assert data["playable"] and 'id="play" href="/graphs/3/play"' in html
+    _, played = page(client, "/graphs/3/play?seed=5")  # a first roll that busts; the optimum then wins its turn
+    steps = played["analysis"]["steps"]
+    assert steps[0]["position"] == "0-0 @ 5d/0" and steps[0]["stored"] == "0-0"
+    for step in steps:
+        assert step["stored"] == step["position"].partition(" @ ")[0]
+        assert step["href"] == position_url(3, step["stored"]) and page(client, step["href"])
+    assert played["position"]["href"] == position_url(3, played["position"]["stored"])
+
+
 def test_the_advisor_plays_a_roll_on_the_graphs_board_as_the_graph_values_it(client) -> None:
     """Can't Stop's advisor (its game's hook): a first visit shows the form; a roll gets every way to play it,
     each valued as the graph's decision node values it, best first with what the others give up; the board is drawn."""

@@ -29,7 +29,6 @@ from dicegraph.graphs.protocol import OPTIMAL
 from dicegraph.store.compare import SEATS
 from dicegraph.store.errors import ReadOnly
 from dicegraph.store.query import FilesReachable
-from dicegraph.store.turn_positions import state_of
 from dicegraph.web.limits import MAX_CELL_CHARS, MAX_RESULT_CHARS, MAX_ROWS, SQL_TIMEOUT
 
 DIAGRAM_NODES = 60  # the most positions a position's local diagram draws (a roll of five dice leads to 252)
@@ -57,7 +56,7 @@ def graph_page(db: Database, graph_id: int, policy: str | None = None,
     ``comparison`` (:meth:`dicegraph.Database.compare`: in a two-player game a match against ``opponent`` in
     ``seat``), else the ``comparison_error`` that says why there is none; with ``matches``, in a two-player game,
     the ``matches`` of every pair of its policies (:meth:`dicegraph.Database.matches`), as its report plays them;
-    whether it is ``playable`` in the browser (:func:`play_page`: solved, its positions stored one by one)."""
+    whether it is ``playable`` in the browser (:func:`play_page`: its optimum is stored)."""
     row = db.graph(graph_id)
     game = db.game(row["game"])
     page: dict[str, Any] = {
@@ -71,7 +70,7 @@ def graph_page(db: Database, graph_id: int, policy: str | None = None,
         "seats": list(SEATS),
     }
     page["layer_rows"] = layer_rows(page["layers"])
-    page["playable"] = not game.stores_turn_once and OPTIMAL in [p["name"] for p in page["policies"]]
+    page["playable"] = OPTIMAL in [p["name"] for p in page["policies"]]
     page["distributions"] = db.distributions(graph_id)
     if policy and reference:
         try:
@@ -178,12 +177,6 @@ def position_address(graph_id: int, key: str) -> str:
     return f"/graphs/{graph_id}/positions/{quote(key, safe='/')}"
 
 
-def _stored_position(turn_once: bool) -> Callable[[str], str]:
-    """Return what gives the key of the stored position whose page shows a game's position: the key itself, or in
-    a game whose turn is stored once its turn state's (a position there is a turn state and a node of its turn)."""
-    return state_of if turn_once else (lambda key: key)
-
-
 def play_page(db: Database, graph_id: int, asked: Mapping[str, str]) -> dict[str, Any]:
     """Return a game played in the browser on a graph, all of it in the page's address (``asked``): the person's
     ``seat`` (first by default), the policy played ``against`` (the optimum by default), the dice's ``seed`` and
@@ -216,10 +209,9 @@ def play_page(db: Database, graph_id: int, asked: Mapping[str, str]) -> dict[str
         option["href"] = f"{here}?{urlencode({**kept, 'steps': json.dumps([*done, {page['expects']: option['label']}])})}"
     address = urlencode({**kept, "steps": json.dumps(done)})
     record_text = json.dumps(page["record"])
-    stored = _stored_position(game.stores_turn_once)
-    page["position"]["href"] = position_address(graph_id, stored(page["position"]["key"]))
+    page["position"]["href"] = position_address(graph_id, page["position"]["stored"])
     for step in page["analysis"]["steps"]:
-        step["href"] = position_address(graph_id, stored(step["position"]))
+        step["href"] = position_address(graph_id, step["stored"])
     page.update(graph=row, seat=seat, against=against, seed=seed, typed=typed, kept=kept, steps_text=json.dumps(done),
                 hints=bool(asked.get("hints")),
                 two_player=game.players == 2, here=f"{here}?{address}", chart=f"{here}.svg?{address}",
@@ -242,9 +234,8 @@ def analyse_page(db: Database, text: str | bytes) -> dict[str, Any]:
         analysis = db.analyse(Record.parse(text))
     except DicegraphError as error:
         return {**page, "error": str(error)}
-    stored = _stored_position(db.game(analysis["game"]).stores_turn_once)
     for step in analysis["steps"]:
-        step["href"] = position_address(analysis["graph"], stored(step["position"]))
+        step["href"] = position_address(analysis["graph"], step["stored"])
     return {**page, "analysis": analysis, "chart": f"/analyse.svg?{urlencode({'record': shown})}"}
 
 

@@ -173,7 +173,7 @@ def policy_comparison(view: GraphView, policy_name: str, reference_name: str, *,
     connection, game = view.connection, view.spec
     graph_row = connection.execute(sa.select(graph).where(graph.c.id == view.graph_id)).one()
     match = view.match if game.players == 2 else None
-    per_position = not game.stores_turn_once
+    per_position = view.keeps_positions
     if seat not in SEATS:
         raise Incomparable(f"no seat {seat!r}: the seats are {' and '.join(SEATS)}")
     if match is None and (opponent is not None or seat != SEATS[0]):

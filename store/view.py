@@ -42,8 +42,17 @@ class GraphView:
 
     ``game`` is the graph's game as it declared itself (the caller looks it up: the store reads no registry);
     ``progress``, when given, counts the layers that :meth:`match` has played on a graph with cycles;
-    ``all_matches`` is what the report was asked (``report --all-matches``).
+    ``all_matches`` is what the report was asked (``report --all-matches``). A repeating game's graph, its turn
+    stored once, is a :class:`TurnGraphView` (made here, the one place that asks).
     """
+
+    keeps_positions = True  # each position keeps its policies' values, reaches and choices (compared one by one)
+
+    def __new__(cls, connection: sa.Connection, graph_id: int, game: GameSpec, *args: Any, **options: Any
+                ) -> GraphView:
+        """Return a new view of the graph: a :class:`TurnGraphView` for a game whose turn is stored once."""
+        chosen = TurnGraphView if cls is GraphView and game.stores_turn_once else cls
+        return super().__new__(chosen)
 
     def __init__(self, connection: sa.Connection, graph_id: int, game: GameSpec,
                  progress: Progress | None = None, all_matches: bool = False):
@@ -58,16 +67,8 @@ class GraphView:
     def _policy(self, name: str) -> int:
         return find_policy(self.connection, self.graph_id, name).id
 
-    def _refuse_if_turn_stored_once(self, what: str) -> None:
-        """Refuse a question about node rows of a game whose turn is stored once: its solve keeps each turn state's
-        results instead, read through :attr:`turn` (an empty answer would say the policy is nowhere)."""
-        if self.spec.stores_turn_once:
-            raise NotFound(f"{self.game} stores its turn once, so no {what} are kept a node: read its turn states' "
-                           "results through the stored graph's turn")
-
     def _by_key(self, column: sa.ColumnElement, policy: str, kind: str | None, layer: int | None,
                 reached: bool = False) -> dict[str, float]:
-        self._refuse_if_turn_stored_once("reaches" if reached else "values")
         query = (sa.select(node.c.key, column)
                  .select_from(node.join(value, sa.and_(value.c.node_id == node.c.id,
                                                        value.c.policy_id == self._policy(policy))))
@@ -90,7 +91,6 @@ class GraphView:
 
     def choices(self, policy: str) -> dict[str, ChosenMove]:
         """Return decision key -> the move the policy takes there (its label and the key it leads to)."""
-        self._refuse_if_turn_stored_once("choices")
         source, target = node.alias("source"), node.alias("target")
         query = (
             sa.select(source.c.key, edge.c.label, target.c.key.label("dst"))
@@ -114,33 +114,24 @@ class GraphView:
         """Return, per goal text (``'payoff < 7'``), the outcome distribution of the policy best for it."""
         return sweep_outcomes(self.connection, self.graph_id, objective, [Goal.parse(text) for text in goals])
 
-    def _turn(self) -> turns.TurnGraph:
-        if self._turn_graph is None:
-            if not self.spec.stores_turn_once:
-                raise NotFound(f"{self.game} does not store its turn once: its graph has no turn states")
-            self._turn_graph = turns.TurnGraph.load(self.connection, self.graph_id, self.spec.turn(self.params))
-        return self._turn_graph
-
     @property
     def turn(self) -> TurnView:
-        """Return the turn of a game that stores it once (:class:`TurnView`); NotFound for another game."""
-        return TurnView(self.connection, self._turn())
+        """Return the turn of a game that stores it once (:class:`TurnView`); NotFound here, for another game."""
+        raise NotFound(f"{self.game} does not store its turn once: its graph has no turn states")
 
     def match(self, first: str, second: str) -> tuple[float, float]:
         """Return the probabilities that policy ``first``, moving first, beats ``second``, and the other way
-        round (one run for both: ``store/solve/race_matches.py`` for a race whose turn is stored once, else
-        ``store/solve/graph_matches.py``)."""
-        if self.spec.stores_turn_once:
-            return race_matches.matches(self.connection, self._turn(), [(first, second)], self.progress)[0]
+        round (one run for both, ``store/solve/graph_matches.py``)."""
         return graph_matches.head_to_head(self.connection, self.graph_id, first, second, self.progress)
+
+    def _played(self, pairs: Sequence[tuple[str, str]]) -> list[tuple[float, float]]:
+        """Return each pair's :meth:`match` (a run a pair)."""
+        return [self.match(first, second) for first, second in pairs]
 
     def matches(self, pairs: Sequence[tuple[str, str]]) -> list[dict[str, Any]]:
         """Return each pair of policies played both ways: ``[{"first", "second", "p_first_wins"}]``, a pair's two
-        orders side by side (a race whose turn is stored once plays every pair in one run, else a run a pair)."""
-        if self.spec.stores_turn_once:
-            results = race_matches.matches(self.connection, self._turn(), pairs, self.progress)
-        else:
-            results = [self.match(first, second) for first, second in pairs]
+        orders side by side."""
+        results = self._played(pairs)
         played = []
         for (first, second), (one_way, other_way) in zip(pairs, results):
             played += [{"first": first, "second": second, "p_first_wins": one_way},
@@ -157,6 +148,45 @@ class GraphView:
         if stored is None:
             raise NotFound(f"no stored {self.game} graph with {dict(params)} (the game's report_graphs names it)")
         return GraphView(self.connection, stored.id, self.spec)
+
+
+class TurnGraphView(GraphView):
+    """A stored graph whose turn is stored once: its solve keeps each turn state's results, read through
+    :attr:`turn`; it keeps no values, reaches or choices a node (asking for them is refused: an empty answer would
+    say the policy is nowhere), and a race plays its matches over the turn (``store/solve/race_matches.py``, every
+    pair in one run)."""
+
+    keeps_positions = False
+
+    def _turn(self) -> turns.TurnGraph:
+        if self._turn_graph is None:
+            self._turn_graph = turns.TurnGraph.load(self.connection, self.graph_id, self.spec.turn(self.params))
+        return self._turn_graph
+
+    def _refused(self, what: str) -> NotFound:
+        return NotFound(f"{self.game} stores its turn once, so no {what} are kept a node: read its turn states' "
+                        "results through the stored graph's turn")
+
+    def _by_key(self, column: sa.ColumnElement, policy: str, kind: str | None, layer: int | None,
+                reached: bool = False) -> dict[str, float]:
+        raise self._refused("reaches" if reached else "values")
+
+    def choices(self, policy: str) -> dict[str, ChosenMove]:
+        """Refuse: the turn's choices are kept as each state's decisions (:attr:`turn`)."""
+        raise self._refused("choices")
+
+    @property
+    def turn(self) -> TurnView:
+        """Return the turn (:class:`TurnView`)."""
+        return TurnView(self.connection, self._turn())
+
+    def match(self, first: str, second: str) -> tuple[float, float]:
+        """Return :meth:`GraphView.match`, played over the turn."""
+        return self._played([(first, second)])[0]
+
+    def _played(self, pairs: Sequence[tuple[str, str]]) -> list[tuple[float, float]]:
+        """Return every pair's match, in one run over the turn."""
+        return race_matches.matches(self.connection, self._turn(), pairs, self.progress)
 
 
 class TurnView:

@@ -49,9 +49,9 @@ from dicegraph.store.propagate import outcome_distribution
 from dicegraph.store.query import DEFAULT_TIMEOUT, RowsTaker, run_query
 from dicegraph.store.render import DEFAULT_DPI, MAX_NODES, Style, diagram_format, render, to_dot
 from dicegraph.store.report import (DEFAULT_SEED, diagram_file, draw_game_diagrams, ensure_evaluated, evaluate_stored,
-                                    game_report, pending_layers, policy_names, prepare_game, report_simulations, solve_steps)
+                                    game_report, pending_layers, prepare_game, report_simulations)
 from dicegraph.store.simulation import monte_carlo
-from dicegraph.store.solve.entry import solve_graph
+from dicegraph.store.solve.entry import policy_names, solve_graph, solve_steps
 from dicegraph.store.turn_positions import TurnPositions, state_of
 from dicegraph.store.view import GraphView
 

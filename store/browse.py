@@ -23,7 +23,7 @@ import sqlalchemy as sa
 from dicegraph.graphs.protocol import OPTIMAL, value_text
 from dicegraph.graphs.spec import GameSpec
 from dicegraph.store.catalog import built_graphs, graph_by_id, list_policies
-from dicegraph.store.report import policy_names
+from dicegraph.store.solve.entry import policy_names
 from dicegraph.store.schema import graph, layer, node
 
 

@@ -17,7 +17,7 @@ from dicegraph.store.propagate import mean_payoff, outcome_distribution
 from dicegraph.store.output import check_directory, drawn_into
 from dicegraph.store.schema import layer_ranges, policy
 from dicegraph.store.simulation import monte_carlo
-from dicegraph.store.solve.entry import solve_graph
+from dicegraph.store.solve.entry import policy_names, solve_graph
 from dicegraph.store.solve.layers import Goal, evaluate_all, is_evaluated
 from dicegraph.store.view import GraphView
 
@@ -138,7 +138,7 @@ def prepare_game(engine: sa.Engine, game: Game, params: Mapping[str, Any],
                  building: Progress | None = None) -> BuildResult:
     """Build the game's graph if needed and, for a game with a report of its own, solve it; return the build.
 
-    ``progress`` counts the solve's steps, :func:`solve_steps` of them;
+    ``progress`` counts the solve's steps, :func:`dicegraph.store.solve.entry.solve_steps` of them;
     ``building`` what is loaded while building (:func:`dicegraph.store.load.build_count`).
     """
     built = build_graph(engine, game, params, progress=building)
@@ -150,13 +150,6 @@ def prepare_game(engine: sa.Engine, game: Game, params: Mapping[str, Any],
     return built
 
 
-def policy_names(game: Game, params: Mapping[str, Any]) -> list[str]:
-    """Return the names of the policies the game's report evaluates (and simulates)."""
-    if game.stores_turn_once:
-        return [declared.name for declared in game.turn(params).policies]  # type: ignore[attr-defined]
-    return [*game.agents(params), OPTIMAL, *game.solves]
-
-
 def report_simulations(game: Game, params: Mapping[str, Any], all_matches: bool = False) -> int:
     """Return how many runs of ``simulated_games`` games the game's report plays: its ``simulated_runs`` hook,
     else one per policy when it has a simulator, else 0."""
@@ -164,14 +157,6 @@ def report_simulations(game: Game, params: Mapping[str, Any], all_matches: bool 
     if runs is not None:
         return runs(params, all_matches)
     return len(policy_names(game, params)) if can_simulate(game) else 0
-
-
-def solve_steps(game: Game, params: Mapping[str, Any]) -> int:
-    """Return how many steps :func:`prepare_game` reports to its progress callback for ``params`` (0: no progress to show)."""
-    if not game.stores_turn_once:
-        return 0
-    structure = game.turn(params)  # type: ignore[attr-defined]
-    return len(structure.policies) * (structure.states or 0)
 
 
 def describe_analysis(game: Game, report: Mapping[str, Any]) -> list[str]:

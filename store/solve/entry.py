@@ -1,11 +1,15 @@
 """The one solve entry, :func:`solve_graph`: it picks the method from what the graph is (the package's
-docstring, :mod:`dicegraph.store.solve`, has the methods).
+docstring, :mod:`dicegraph.store.solve`, has the methods), and says before a solve what it will store
+(:func:`policy_names`) in how many steps (:func:`solve_steps`).
 
 The ``connection`` is the caller's: a graph of rows is solved inside its transaction (the caller commits);
 a turn stored once commits as it goes (the connection must not be inside a ``begin()`` block).
 """
 
 from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
 
 import sqlalchemy as sa
 
@@ -40,3 +44,20 @@ def solve_graph(connection: sa.Connection, graph_id: int, game: GameSpec, *, obj
     else:
         turns.ensure_turns_solved(connection, graph, progress)
     return find_policy(connection, graph_id, name).id
+
+
+def policy_names(game: GameSpec, params: Mapping[str, Any]) -> list[str]:
+    """Return the names of the policies the game's report evaluates (and simulates): a repeating game's
+    turn policies, else its agents, the optimum and its further solves."""
+    if game.stores_turn_once:
+        return [declared.name for declared in game.turn(params).policies]
+    return [*game.agents(params), OPTIMAL, *game.solves]
+
+
+def solve_steps(game: GameSpec, params: Mapping[str, Any]) -> int:
+    """Return how many steps a solve of a repeating game reports to its progress callback for ``params``
+    (``dicegraph.store.report.prepare_game`` solves it as it is built; 0: no progress to show)."""
+    if not game.stores_turn_once:
+        return 0
+    structure = game.turn(params)
+    return len(structure.policies) * (structure.states or 0)

@@ -131,7 +131,8 @@ def _exact_turns(run: Checked, rules: Any) -> str:
     optimum at turn states, from the rules copied into each state."""
     from dicegraph.graphs.exact import exact_value
 
-    root = run.db.graph(run.graph)["root"]
+    stored_graph = run.db.graph(run.graph)
+    root = stored_graph["root"]
     last, walked = root, {root}
     for _ in range(MAX_STATES_WALKED):  # down the first state move to a state not seen yet, to the last played
         after = [edge["to"] for edge in run.db.position(run.graph, last)["edges"]
@@ -140,7 +141,7 @@ def _exact_turns(run: Checked, rules: Any) -> str:
             break
         last = after[0]
         walked.add(last)
-    keys = [last] + ([root] if run.db.graph(run.graph)["nodes"] <= EXACT_NODES and root != last else [])
+    keys = [last] + ([root] if stored_graph["nodes"] <= EXACT_NODES and root != last else [])
     for key in keys:
         stored = run.db.position(run.graph, key)["policies"]["optimal"]["value"]
         exact: Fraction = exact_value(rules, run.game.objective, position=(rules.game.state_of(key), rules.root),

@@ -541,9 +541,10 @@ class Database:
     def playing(self, record: Record | Mapping[str, Any]) -> dict[str, Any]:
         """Return a game a person plays, as it stands after its ``record``'s steps and those that are no person's
         (the dice drawn from its seed, the stored policies' moves): the ``record`` so far, the ``position``
-        (``key``, ``label``, ``kind``, and ``stored``: the stored position whose page shows it), who is ``to_move``, what it ``expects`` (a ``move``, a ``roll`` to type,
-        or None at the end), ``value_now``, the person's ``options`` (each ``label``, ``value``, ``gives_up``) when
-        it is the person's move, and the ``analysis`` so far (:meth:`analyse`'s dict)."""
+        (``key``, ``label``, ``kind``, and ``stored``: the stored position whose page shows it), who is
+        ``to_move``, what it ``expects`` (a ``move``, a ``roll`` to type, or None at the end), ``value_now``,
+        the person's ``options`` (each ``label``, ``value``, ``gives_up``) when it is the person's move, and the
+        ``analysis`` so far (:meth:`analyse`'s dict)."""
         given = record if isinstance(record, Record) else Record.of(record)
         with self.table(given, policies=True) as table:
             table.advance(given.seats)

@@ -180,7 +180,8 @@ class Table:
         before = self.value_now
         worth = edge["values"][OPTIMAL]
         row: dict[str, Any] = {"kind": kind, "label": edge["label"], "position": self.position["key"],
-                               "stored": self.stored_key(self.position["key"]), "player": self.to_move, "value_before": before, "value_after": self.frame.of(worth)}
+                               "stored": self.stored_key(self.position["key"]), "player": self.to_move,
+                               "value_before": before, "value_after": self.frame.of(worth)}
         if kind == "move":
             best = self._best()
             assert best is not None

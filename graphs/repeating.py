@@ -361,13 +361,13 @@ def valued_agent(rules: TurnsInFull, values: Mapping[str, float], objective: str
             return values[rules.game.state_key(state)]
         rolls = rules.rolls(position)
         if rolls is None:
-            return better(move.reward + worth(move.next) for move in rules.moves(position, None))
+            return after(position, None)
         outcomes = list(rolls)
         total = sum(weight for _, weight in outcomes)
         return sum(weight * after(position, roll) for roll, weight in outcomes) / total
 
     def after(position: Any, roll: Any) -> float:
-        """Return what ``position`` is worth once ``roll`` shows."""
+        """Return what ``position`` is worth once ``roll`` shows (None: a decision without a roll)."""
         moves = rules.moves(position, roll)
         if moves:
             return better(move.reward + worth(move.next) for move in moves)

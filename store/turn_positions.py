@@ -88,7 +88,7 @@ class TurnPositions:
         self.nodes = {row[0]: TurnNode._make(row) for row in rows}
         self.ids = {turn_node.key: turn_node.id for turn_node in self.nodes.values()}
         self.root = self.nodes[self.turn.root].key
-        self.ends = {node_id: structure.end_label(key) for key, node_id in self.turn.ends.items()}
+        self.ends = {node_id: self.turn.end_labels[key] for key, node_id in self.turn.ends.items()}
         self.spans = {span.layer: span for span in self.turn.turn_spans}
         self.turn_policies = {declared.name for declared in structure.policies}
         self.policies = [OPTIMAL]

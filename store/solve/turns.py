@@ -133,6 +133,7 @@ class TurnGraph:
     turn_spans: list[sa.Row]  # the turn's layers with edges, first first
     root: int
     ends: dict[str, int]  # end key -> node id
+    end_labels: dict[str, str]  # end key -> the label of the state moves through it (the structure's end_label)
     layer_ids: dict[int, tuple[int, int]]  # state layer -> first and last id of its non-terminal states (contiguous)
     turn_sources: dict[int, tuple[int, int]]  # turn layer -> lowest and highest node id its edges leave
 
@@ -144,6 +145,9 @@ class TurnGraph:
         ids = (sa.select(node.c.layer, sa.func.min(node.c.id), sa.func.max(node.c.id))
                .where(node.c.graph_id == graph_id, node.c.layer < root.layer, node.c.kind != TERMINAL)
                .group_by(node.c.layer))
+        ends = dict(connection.execute(sa.select(node.c.key, node.c.id).where(  # the turn's terminals (after the
+            node.c.graph_id == graph_id, node.c.id >= root.id, node.c.layer >= root.layer,  # states' ids)
+            node.c.kind == TERMINAL).order_by(node.c.id)).all())
         turn_edges = edge.c.id.between(min(s.first_edge for s in spans if s.layer >= root.layer), spans[-1].last_edge)
         sources = (sa.select(edge.c.src_layer, sa.func.min(edge.c.src), sa.func.max(edge.c.src))
                    .where(edge.c.graph_id == graph_id, turn_edges).group_by(edge.c.src_layer))
@@ -153,9 +157,8 @@ class TurnGraph:
             game_spans={span.layer: span for span in spans if span.layer < root.layer},
             turn_spans=[span for span in spans if span.layer >= root.layer],
             root=root.id,
-            ends=dict(connection.execute(sa.select(node.c.key, node.c.id).where(  # the turn's terminals (after the
-                node.c.graph_id == graph_id, node.c.id >= root.id, node.c.layer >= root.layer,  # states' ids)
-                node.c.kind == TERMINAL).order_by(node.c.id)).all()),
+            ends=ends,
+            end_labels={key: structure.end_label(key) for key in ends},
             layer_ids={layer: (first, last) for layer, first, last in connection.execute(ids)},
             turn_sources={layer: (first, last) for layer, first, last in connection.execute(sources)},
         )
@@ -169,7 +172,7 @@ class TurnGraph:
         """Return a new temporary table ``name(node_id, label)``: each of the turn's ends and the label of the state
         moves through it."""
         table = temporary_table(connection, name, sa.Column("label", sa.Text, nullable=False))
-        connection.execute(sa.insert(table), [{"node_id": node_id, "label": self.structure.end_label(key)}
+        connection.execute(sa.insert(table), [{"node_id": node_id, "label": self.end_labels[key]}
                                               for key, node_id in self.ends.items()])
         return table
 
@@ -199,7 +202,7 @@ def _policy_work(connection: sa.Connection, graph: TurnGraph, profits: Sequence[
 def _end_rows(graph: TurnGraph, profits: Sequence[dict[str, float] | None]) -> list[dict]:
     """Return the rows of the work's ends table: each end's node, the label of the state moves through it, and
     each policy's own profit there (None for none)."""
-    return [{"node_id": node_id, "label": graph.structure.end_label(key),
+    return [{"node_id": node_id, "label": graph.end_labels[key],
              **{f"profit{i}": None if own is None else own[key] for i, own in enumerate(profits)}}
             for key, node_id in graph.ends.items()]
 
@@ -510,10 +513,9 @@ class _TurnSolver:
         _drop(connection, work)
 
     def bare(self) -> _TurnSolver:
-        """Return this solver with the graph a worker process gets, which it is sent pickled: no policies, encoder
-        or first guesses, and the ends' labels as a table (not the game's rules)."""
-        labels = {key: self.graph.structure.end_label(key) for key in self.graph.ends}
-        structure = dataclasses.replace(self.graph.structure, policies=(), encoder=None, end_label=labels.__getitem__,
+        """Return this solver with the graph a worker process gets, which it is sent pickled: no policies, encoder,
+        end labels (the graph has them) or first guesses, none of which a worker needs, nor the game's rules."""
+        structure = dataclasses.replace(self.graph.structure, policies=(), encoder=None, end_label=None,
                                         first_guess=None)
         return dataclasses.replace(self, graph=dataclasses.replace(self.graph, structure=structure))
 

@@ -27,7 +27,9 @@ from typing import Any
 
 from dicegraph.database import Database
 from dicegraph.graphs.protocol import Game, one_by_one, resolve_params
+from dicegraph.graphs.repeating import TurnsInFull
 from dicegraph.store.query import FilesReachable
+from dicegraph.store.solve.entry import keeps_reaches
 
 MONTE_CARLO_GAMES = 20_000  # games a Monte Carlo check plays; its estimate must lie within 4 standard errors
 RELATIVE = 1e-12  # how close two exact answers computed two ways must be
@@ -115,7 +117,7 @@ def _exact(run: Checked) -> str:
     from dicegraph.graphs.exact import exact_value
 
     rules = run.game.rules(run.params)  # type: ignore[misc]
-    if run.game.stores_turn_once:
+    if isinstance(rules, TurnsInFull):  # a repeating game: the rules copy a turn into each state
         return _exact_turns(run, rules)
     names = ["optimal", *[name for name in run.game.agents(run.params) if name in run.policies]]
     for name in names:
@@ -252,7 +254,7 @@ CHECKS: tuple[tuple[str, Callable[[Game], bool], Callable[[Checked], str]], ...]
     ("report", lambda game: True, _report),
     ("solve", lambda game: True, _solve),
     ("exact", lambda game: game.rules is not None, _exact),
-    ("distribution", lambda game: not game.loops and not game.stores_turn_once, _distribution),
+    ("distribution", lambda game: not game.loops and keeps_reaches(game), _distribution),
     ("monte-carlo", lambda game: game.players == 1 and game.simulator is not None, _monte_carlo),
     ("export", lambda game: True, _export),
     ("positions", lambda game: True, _positions),

@@ -48,11 +48,9 @@ from dicegraph.store.positions import describe_position
 from dicegraph.store.propagate import outcome_distribution
 from dicegraph.store.query import DEFAULT_TIMEOUT, RowsTaker, run_query
 from dicegraph.store.render import DEFAULT_DPI, MAX_NODES, Style, diagram_format, render, to_dot
-from dicegraph.store.report import (DEFAULT_SEED, diagram_file, draw_game_diagrams, ensure_evaluated, evaluate_stored,
-                                    game_report, pending_layers, prepare_game, report_simulations)
+from dicegraph.store.report import DEFAULT_SEED, diagram_file, draw_game_diagrams, game_report, report_simulations
 from dicegraph.store.simulation import monte_carlo
-from dicegraph.store.solve.entry import policy_names, solve_graph, solve_steps
-from dicegraph.store.turn_positions import TurnPositions, state_of
+from dicegraph.store.solve.entry import ensure_solved, evaluate_agents, pending_work, solve_graph, solve_steps
 from dicegraph.store.view import GraphView
 
 Meter = Callable[[str, "int | None"], AbstractContextManager["Progress | None"]]
@@ -122,7 +120,7 @@ class Database:
         self.memory, self.meter, self.on_wait = memory, meter, on_wait
         self._kept: sa.Engine | None = None  # the one engine of an in-memory database, which lives as long as it
         self._one_at_a_time = threading.RLock()  # an in-memory database's one connection serves one thread at a time
-        self._turn_positions: dict[tuple[int, str], TurnPositions] = {}  # (graph, created): its turns' values so far
+        self._kept_positions: dict[tuple[int, str], dict[str, Any]] = {}  # (graph, created): what its view keeps
         self._positions: dict[tuple[int, str, tuple[str, ...]], dict[str, dict[str, Any]]] = {}  # and policies: read
 
     @classmethod
@@ -205,11 +203,8 @@ class Database:
             started = time.perf_counter()
             with self.meter(f"solving {row.game}", solve_steps(game, params_stored) or row.layers) as progress:
                 solve_graph(connection, row.id, game, objective=objective, name=name, progress=progress)
-            if game.stores_turn_once:  # its turn policies are solved together
-                evaluated = [other for other in policy_names(game, params_stored) if other != name]
-            else:
-                with self.meter("evaluating the agents, layers", None) as evaluating:
-                    evaluated = evaluate_stored(connection, row.id, evaluating)
+            with self.meter("evaluating the agents, layers", None) as evaluating:
+                evaluated = evaluate_agents(connection, row.id, game, name, evaluating)
             connection.commit()
             return self._solved(connection, row, name, objective or game.objective, evaluated,
                                 time.perf_counter() - started)
@@ -244,10 +239,8 @@ class Database:
                 on_build(as_json({**vars(result), "game": chosen.name, "params": values}))
 
         with self._engine(create=True) as engine:
-            built = self._prepared(engine, chosen, values, "solving", announce)
-            with engine.connect() as connection:
-                solving = pending_layers(connection, built.graph_id, chosen)
-            with self.meter(f"solving and evaluating {chosen.name}, layers", solving) as layers, \
+            built = self._prepared(engine, chosen, values, f"solving and evaluating {chosen.name}", announce)
+            with self.meter("solving the graphs the report reads, layers", None) as layers, \
                     self.meter("playing the matches, layers", None) as matches, \
                     self.meter("simulating", games * report_simulations(chosen, values, all_matches)) as simulating:
                 data = game_report(engine, chosen, values, simulated_games=games, seed=seed, progress=simulating,
@@ -258,21 +251,27 @@ class Database:
 
     def _prepared(self, engine: sa.Engine, game: Game, params: Mapping[str, Any], solving: str,
                   on_build: Callable[[BuildResult], None] | None = None) -> BuildResult:
-        """Return :func:`dicegraph.store.report.prepare_game`'s build, its edges and a turn game's solve steps (labelled
-        ``solving``) shown as they go."""
+        """Return the game's graph built, solved and its agents evaluated where missing
+        (:func:`dicegraph.store.solve.entry.ensure_solved`), the edges built and the solve's steps (labelled
+        ``solving``) shown as they go; ``on_build`` is told of the build before the solve."""
         counted, expected = build_count(game, params)
-        with self.meter(f"building {game.name}, {counted}", expected) as building, \
-                self.meter(solving, solve_steps(game, params)) as steps:
-            return prepare_game(engine, game, params, on_build=on_build, progress=steps, building=building)
+        with self.meter(f"building {game.name}, {counted}", expected) as building:
+            built = build_graph(engine, game, params, progress=building)
+        if on_build is not None:
+            on_build(built)
+        with engine.connect() as connection:  # a turn stored once commits as it goes: an interrupted solve resumes
+            work = pending_work(connection, built.graph_id, game)
+            with self.meter(f"{solving}, {work.unit}", work.count) as steps:
+                ensure_solved(connection, built.graph_id, game, steps)
+            connection.commit()
+        return built
 
     @contextmanager
     def solved(self, game: Game, params: Mapping[str, Any], what: str) -> Iterator[StoredGraph]:
         """Yield the game's graph for ``params``, built, solved and evaluated first where missing (what a game's
         own commands use: :class:`dicegraph.graphs.commands.Session`); nothing done through it is committed."""
         with self._engine(create=True) as engine:
-            built = self._prepared(engine, game, params, f"solving {what} (first use only), steps")
-            with self.meter(f"solving {what}, layers", None) as solving, engine.begin() as connection:
-                ensure_evaluated(connection, built.graph_id, game, solving)
+            built = self._prepared(engine, game, params, f"solving {what} (first use only)")
             with engine.connect() as connection:
                 yield GraphView(connection, built.graph_id, game)
 
@@ -489,18 +488,11 @@ class Database:
                                          f"{', '.join(stored)}; a report evaluates every agent: {hint} -n 0)")
             started = Record(game.name, as_json(values), dict(record.seats), [], record.seed)
             root = root_key(connection, row.id) or ""
-            if game.stores_turn_once:  # a position is a turn state and a node of its turn, valued as it is reached
-                known = self._turn_positions.get((row.id, str(row.created_at)))
-                if known is None:
-                    known = self._turn_positions[row.id, str(row.created_at)] = TurnPositions(
-                        connection, row.id, game.turn(values))
-                positions = known.bound(connection, [name for name in record.seats.values()
-                                                     if name in stored and policies])
-                positions.prefetch(positions.states_along(root, record.steps))
-                look, shown_at = self._positions_kept(row, positions.policies, positions.look), state_of
-            else:
-                look = self._positions_kept(row, stored, functools.partial(describe_position, connection, row.id, depth=1))
-                shown_at = str
+            kept = self._kept_positions.setdefault((row.id, str(row.created_at)), {})
+            look, named, shown_at = GraphView(connection, row.id, game).play_positions(
+                stored, [name for name in record.seats.values() if name in stored and policies], root,
+                record.steps, kept)
+            look = self._positions_kept(row, named, look)
             table = Table(look, started, root, game.players == 2, game.objective, 1.0, row.id, shown_at)
             table.scale = (1.0 if "probability" in game.outcome
                            else largest_payoff(connection, row.id) or abs(table.start_value) or 1.0)
@@ -558,8 +550,8 @@ class Database:
 
     @_one_line_errors
     def ready_to_play(self) -> list[int]:
-        """Work out now what a new game of each stored, solved game whose turn is stored once reads first (the
-        turn's statements built and compiled, the first state's turn valued), kept by the session as a game's
+        """Work out now what a new game of each stored, solved game reads first (for a turn stored once, the
+        turn's statements built and compiled and the first state's turn valued), kept by the session as a game's
         steps are, so that the first game the explorer shows answers as its later clicks do; return the graphs
         readied. ``dicegraph serve`` calls it in the background as it starts."""
         with self._reading() as connection:
@@ -567,7 +559,7 @@ class Database:
         readied = []
         for row in stored:
             game = GAMES.get(row["game"])
-            if game is None or not game.stores_turn_once:
+            if game is None:
                 continue
             seats = seats_for(game.players == 2, [OPTIMAL])
             try:

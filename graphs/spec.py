@@ -279,10 +279,3 @@ class GameSpec:
         solve of its cycles is handed; None for a game without one."""
         hook = self.first_guess
         return None if hook is None else lambda key: hook(params, key)
-
-    @property
-    def stores_turn_once(self) -> bool:
-        """Return whether the game's turn is stored once and joined with its turn states (it declares
-        ``repeating``)."""
-        return self.repeating
-

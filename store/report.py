@@ -15,57 +15,11 @@ from dicegraph.store.catalog import find_policy, has_cycles, list_policies
 from dicegraph.store.load import BuildResult, build_graph, canonical_params, find_graph
 from dicegraph.store.propagate import mean_payoff, outcome_distribution
 from dicegraph.store.output import check_directory, drawn_into
-from dicegraph.store.schema import layer_ranges, policy
 from dicegraph.store.simulation import monte_carlo
-from dicegraph.store.solve.entry import policy_names, solve_graph
-from dicegraph.store.solve.layers import Goal, evaluate_all, is_evaluated
+from dicegraph.store.solve.entry import ensure_solved, keeps_reaches, policy_names
 from dicegraph.store.view import GraphView
 
 DEFAULT_SEED = 1
-
-
-def ensure_evaluated(connection: sa.Connection, graph_id: int, game: Game,
-                     progress: Progress | None = None) -> None:
-    """Solve ``optimal`` (and the game's other ``solves``) unless stored; evaluate every policy not yet evaluated.
-
-    A game module may name further solves: ``solves = {name: (objective, goal text)}``,
-    e.g. ``{"optimal-shut": ("max", "payoff = 0")}``. ``progress``
-    counts the layers each solve and evaluation has done.
-    """
-    if game.stores_turn_once:  # solved by the turn-joined solve (store/solve/turns.py), per turn state
-        return
-    names = [row.name for row in connection.execute(sa.select(policy.c.name).where(policy.c.graph_id == graph_id))]
-    wanted = {OPTIMAL: (game.objective, None), **game.solves}
-    for name, (objective, goal) in wanted.items():
-        if name not in names:
-            solve_graph(connection, graph_id, game, objective=objective, name=name,
-                        goal=None if goal is None else Goal.parse(goal), progress=progress)
-    evaluate_stored(connection, graph_id, progress)
-
-
-def pending_layers(connection: sa.Connection, graph_id: int, game: Game) -> int | None:
-    """Return how many layers :func:`ensure_evaluated` will pass through on the graph: its layers times the
-    solves still missing and the policies not yet evaluated (0: nothing to do; None where the report also solves
-    graphs not built yet, its ``report_graphs``, or solves a turn stored once by steps of its own)."""
-    if game.stores_turn_once or game.report_graphs is not None:
-        return None
-    layers = len(layer_ranges(connection, graph_id))  # a pass steps through the layers that have edges
-    stored = connection.execute(sa.select(policy.c.id, policy.c.name).where(policy.c.graph_id == graph_id)).all()
-    missing = set({OPTIMAL: None, **game.solves}) - {row.name for row in stored}
-    unevaluated = [row for row in stored if not is_evaluated(connection, row.id)]
-    return layers * (len(missing) + len(unevaluated))
-
-
-def evaluate_stored(connection: sa.Connection, graph_id: int, progress: Progress | None = None) -> list[str]:
-    """Evaluate every stored policy of the graph not yet evaluated (the builder's agents); return their names.
-
-    ``progress`` counts the layers each evaluation has done.
-    """
-    rows = connection.execute(sa.select(policy.c.id, policy.c.name).where(policy.c.graph_id == graph_id)
-                              .order_by(policy.c.id)).all()
-    evaluated = [row for row in rows if not is_evaluated(connection, row.id)]
-    evaluate_all(connection, graph_id, [row.id for row in evaluated], progress)
-    return [row.name for row in evaluated]
 
 
 def game_report(
@@ -83,15 +37,14 @@ def game_report(
 ) -> dict[str, Any]:
     """Return the game's report: every policy's value, and the optimal outcome distribution.
 
-    Builds the graph and solves it when the database does not have them yet.
-    A repeating game (its turn stored once) is built and solved by
-    :func:`prepare_game`; one that declares a ``turn_report`` returns it
-    instead (the others get this report, without an outcome distribution).
-    With ``simulated_games``, and a simulator for the game, each policy also
+    Builds the graph and solves it when the database does not have them yet
+    (:func:`prepare_game`). A repeating game that declares a ``turn_report``
+    returns it instead (the others get this report, without an outcome
+    distribution: their solve keeps no reach a position). With ``simulated_games``, and a simulator for the game, each policy also
     gets a ``monte_carlo`` estimate (``dicegraph.store.simulation.monte_carlo``) played
     from the rules with ``seed``; ``progress`` counts the games played,
-    ``layers`` the layers that the solves and evaluations have done
-    (:func:`pending_layers` says how many there are), and ``matches`` those
+    ``layers`` the steps that the solves and evaluations have done
+    (:func:`dicegraph.store.solve.entry.pending_work` says how many there are), and ``matches`` those
     that a two-player game's matches have played. ``built`` is the game's graph where :func:`prepare_game`
     has already built (and for a turn game, solved) it. ``all_matches`` asks a two-player game to play every
     pair of its policies where it would play fewer (the race beyond a target of 1000).
@@ -110,9 +63,10 @@ def game_report(
             view = GraphView(connection, built.graph_id, game, matches, all_matches)
             return own_report(view, params, simulated_games, seed, progress)
     further = [build_graph(engine, game, other).graph_id for other in (game.report_graphs or (lambda _: []))(params)]
-    with engine.begin() as connection:
+    with engine.connect() as connection:
         for graph_id in [built.graph_id, *further]:
-            ensure_evaluated(connection, graph_id, game, layers)
+            ensure_solved(connection, graph_id, game, layers)
+        connection.commit()
         policies = list_policies(connection, built.graph_id)
         for row in policies:
             if row["goal"] is not None:  # report the payoff it expects; its value is the goal's probability
@@ -120,8 +74,8 @@ def game_report(
                 row["value"] = mean_payoff(connection, find_policy(connection, built.graph_id, row["name"]).id,
                                            built.graph_id)
         optimal = find_policy(connection, built.graph_id, OPTIMAL)
-        distribution = {} if has_cycles(connection, built.graph_id) or game.stores_turn_once else outcome_distribution(
-            connection, optimal.id, built.graph_id)  # a turn stored once keeps no reach a node
+        distribution = outcome_distribution(connection, optimal.id, built.graph_id) if keeps_reaches(game) and \
+            not has_cycles(connection, built.graph_id) else {}
         if simulated_games and can_simulate(game):
             for row in policies:
                 estimate = monte_carlo(connection, game, params, row["name"], simulated_games, seed, progress)
@@ -136,17 +90,19 @@ def game_report(
 def prepare_game(engine: sa.Engine, game: Game, params: Mapping[str, Any],
                  on_build: Callable[[BuildResult], None] | None = None, progress: Progress | None = None,
                  building: Progress | None = None) -> BuildResult:
-    """Build the game's graph if needed and, for a game with a report of its own, solve it; return the build.
+    """Build the game's graph if needed and solve what its report reads
+    (:func:`dicegraph.store.solve.entry.ensure_solved`); return the build.
 
-    ``progress`` counts the solve's steps, :func:`dicegraph.store.solve.entry.solve_steps` of them;
-    ``building`` what is loaded while building (:func:`dicegraph.store.load.build_count`).
+    ``on_build`` is told of the build before the solve; ``progress`` counts the solve's steps,
+    :func:`dicegraph.store.solve.entry.pending_work` of them; ``building`` what is loaded while building
+    (:func:`dicegraph.store.load.build_count`).
     """
     built = build_graph(engine, game, params, progress=building)
     if on_build is not None:
         on_build(built)
-    if game.stores_turn_once:
-        with engine.connect() as connection:  # the solve commits as it goes: an interrupted one resumes
-            solve_graph(connection, built.graph_id, game, progress=progress)
+    with engine.connect() as connection:  # a turn stored once commits as it goes: an interrupted solve resumes
+        ensure_solved(connection, built.graph_id, game, progress)
+        connection.commit()
     return built
 
 
@@ -206,17 +162,15 @@ def draw_game_diagrams(
     drawn = []
     charts = game.charts
     if charts is not None:  # drawn from the game's own numbers
-        built = build_graph(engine, game, params)
-        with engine.begin() as connection:
-            ensure_evaluated(connection, built.graph_id, game)
+        built = prepare_game(engine, game, params)
+        with engine.connect() as connection:
             view = GraphView(connection, built.graph_id, game)
             drawn += drawn_into(directory, lambda folder: charts(view, params, folder))
     for name, options in game.diagrams.items():
         options = dict(options)
         graph_params = {**params, **options.pop("params", {})}
-        built = build_graph(engine, game, graph_params)
-        with engine.begin() as connection:
-            ensure_evaluated(connection, built.graph_id, game)
+        built = prepare_game(engine, game, graph_params)
+        with engine.connect() as connection:
             stored = find_graph(connection, game.name, canonical_params(graph_params))
             path = directory / diagram_file(game.name, name)
             drawn.append(draw_diagram(connection, stored, Diagram.of(options), path, max_nodes=None, renderer=renderer))

@@ -12,16 +12,13 @@ from typing import Any
 
 import sqlalchemy as sa
 
-from dicegraph.graphs.errors import DicegraphError
 from dicegraph.graphs.montecarlo import Policy, require_simulator, simulate
 from dicegraph.graphs.protocol import Game, Progress
-from dicegraph.graphs.repeating import valued_agent
-from dicegraph.store.solve import readers, turns
-from dicegraph.store.catalog import find_policy, root_value, stored_choices
+from dicegraph.store.catalog import find_policy, root_value
 from dicegraph.store.errors import NotFound
 from dicegraph.store.load import canonical_params, find_graph
 from dicegraph.store.propagate import mean_payoff
-from dicegraph.store.schema import node
+from dicegraph.store.view import GraphView
 
 
 def policy_to_play(
@@ -34,38 +31,17 @@ def policy_to_play(
     """
     is_agent = name in game.agents(params)
     stored = None if connection is None else find_graph(connection, game.name, canonical_params(params))
-    if game.stores_turn_once and stored is not None and not is_agent:  # results per turn state, not per node
-        return _turn_policy_to_play(connection, game, params, stored.id, name)
     if stored is None:
         if is_agent:
             return name, None
         raise NotFound(f"policy {name!r} needs the stored graph of {game.name}: build and solve it first (dicegraph report {game.name})")
-    row = find_policy(connection, stored.id, name) if not is_agent else _maybe_policy(connection, stored.id, name)
+    if not is_agent:
+        return GraphView(connection, stored.id, game).policy_to_play(name)
+    row = _maybe_policy(connection, stored.id, name)
     exact = None if row is None else root_value(connection, row.id)
     if exact is not None and row.goal is not None:  # the value is the goal's probability; games score payoffs
         exact = mean_payoff(connection, row.id, stored.id)
-    return (name if is_agent else stored_choices(connection, row.id)), exact
-
-
-def _turn_policy_to_play(connection: sa.Connection, game: Game, params: Mapping[str, Any], graph_id: int,
-                         name: str) -> tuple[Any, float]:
-    """Return what a turn game's simulator plays for its stored policy ``name`` (``play_turns`` of its decisions,
-    or, for a game for one player without it, its rules played from the stored states' values) and the exact value
-    at the root; raise NotFound when the policy is not solved over the whole game."""
-    policy_id = find_policy(connection, graph_id, name).id
-    if not turns.is_solved(connection, policy_id):
-        raise NotFound(f"policy {name!r} of {game.name} is not solved over the whole game "
-                       f"(run: dicegraph report {game.name})")
-    root = connection.execute(sa.select(node.c.key).where(node.c.graph_id == graph_id, node.c.id == 0)).scalar_one()
-    exact = readers.game_score(connection, graph_id, policy_id, root)[0]
-    play_turns = game.play_turns
-    if play_turns is not None:
-        return play_turns(readers.stored_decisions(connection, graph_id, policy_id)), exact
-    if game.players == 2 or game.rules is None:
-        raise DicegraphError(f"{game.name} plays its stored policy {name!r} only in its report's matches "
-                             f"(dicegraph report {game.name} -n GAMES); simulate plays its agents")
-    values = readers.stored_values(connection, graph_id, policy_id)
-    return valued_agent(game.rules(params), values, game.objective), exact
+    return name, exact
 
 
 def _maybe_policy(connection: sa.Connection, graph_id: int, name: str) -> sa.Row | None:

@@ -18,23 +18,27 @@ reads a key.
 
 from __future__ import annotations
 
+import functools
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import sqlalchemy as sa
 
+from dicegraph.graphs.errors import DicegraphError
 from dicegraph.graphs.protocol import ChosenMove, Progress
+from dicegraph.graphs.repeating import valued_agent
 from dicegraph.graphs.spec import GameSpec
 from dicegraph.store.solve import graph_matches, race_matches, readers, turn_cycles, turns
-from dicegraph.store.catalog import find_node, find_policy, policy_convergence
+from dicegraph.store.catalog import find_node, find_policy, policy_convergence, root_value, stored_choices
 from dicegraph.store.errors import NotFound
 from dicegraph.store.load import canonical_params, find_graph
 from dicegraph.store.positions import describe_position
-from dicegraph.store.propagate import outcome_distribution
+from dicegraph.store.propagate import mean_payoff, outcome_distribution
 from dicegraph.store.schema import choice, edge, graph, node, value
 from dicegraph.store.solve.layers import Goal
 from dicegraph.store.sweep import sweep_outcomes
+from dicegraph.store.turn_positions import TurnPositions, state_of
 
 
 class GraphView:
@@ -51,7 +55,7 @@ class GraphView:
     def __new__(cls, connection: sa.Connection, graph_id: int, game: GameSpec, *args: Any, **options: Any
                 ) -> GraphView:
         """Return a new view of the graph: a :class:`TurnGraphView` for a game whose turn is stored once."""
-        chosen = TurnGraphView if cls is GraphView and game.stores_turn_once else cls
+        chosen = TurnGraphView if cls is GraphView and game.repeating else cls
         return super().__new__(chosen)
 
     def __init__(self, connection: sa.Connection, graph_id: int, game: GameSpec,
@@ -105,6 +109,26 @@ class GraphView:
         """Return the node ``key``: label, kind, each policy's value, its edges ``depth`` levels deep
         (:func:`dicegraph.store.positions.describe_position`)."""
         return describe_position(self.connection, self.graph_id, key, depth)
+
+    def play_positions(self, stored: Sequence[str], policies: Sequence[str], root: str, steps: list[dict[str, str]],
+                       kept: dict[str, Any]) -> tuple[Callable[[str], dict[str, Any]], list[str], Callable[[str], str]]:
+        """Return what a game in play reads of the graph: ``look`` (a position's key -> its description one level
+        deep, :func:`dicegraph.store.positions.describe_position`), the policies whose moves it names (all those
+        ``stored``), and the stored key that shows a position (here, its own). A repeating game's view reads its
+        positions over the turn (:class:`dicegraph.store.turn_positions.TurnPositions`, naming ``policies``
+        besides the optimum, the turns of the states along ``steps`` from ``root`` worked out at once), kept in
+        ``kept``, which the caller holds a graph."""
+        return functools.partial(describe_position, self.connection, self.graph_id, depth=1), list(stored), str
+
+    def policy_to_play(self, name: str) -> tuple[Any, float]:
+        """Return what the game's simulator plays for the stored policy ``name`` (its choices, position key ->
+        the key its move leads to) and its exact value at the root (for a policy solved for a goal, the payoff it
+        expects, which games score); NotFound when it is not stored."""
+        row = find_policy(self.connection, self.graph_id, name)
+        exact = root_value(self.connection, row.id)
+        if exact is not None and row.goal is not None:  # the value is the goal's probability; games score payoffs
+            exact = mean_payoff(self.connection, row.id, self.graph_id)
+        return stored_choices(self.connection, row.id), exact
 
     def distribution(self, policy: str) -> dict[float, float]:
         """Return payoff -> probability of ending with it under the policy."""
@@ -162,6 +186,37 @@ class TurnGraphView(GraphView):
         if self._turn_graph is None:
             self._turn_graph = turns.TurnGraph.load(self.connection, self.graph_id, self.spec.turn(self.params))
         return self._turn_graph
+
+    def play_positions(self, stored: Sequence[str], policies: Sequence[str], root: str, steps: list[dict[str, str]],
+                       kept: dict[str, Any]) -> tuple[Callable[[str], dict[str, Any]], list[str], Callable[[str], str]]:
+        """Return :meth:`GraphView.play_positions`: a position is a turn state and a node of its turn, valued as it
+        is reached, and shown at its turn state."""
+        known = kept.get("turn")
+        if known is None:
+            known = kept["turn"] = TurnPositions(self.connection, self.graph_id, self.spec.turn(self.params))
+        positions = known.bound(self.connection, policies)
+        positions.prefetch(positions.states_along(root, steps))
+        return positions.look, positions.policies, state_of
+
+    def policy_to_play(self, name: str) -> tuple[Any, float]:
+        """Return :meth:`GraphView.policy_to_play` of a turn stored once: the game's ``play_turns`` of the policy's
+        decisions or, for a game for one player without it, its rules played from the stored states' values;
+        NotFound when the policy is not solved over the whole game."""
+        policy_id = self._policy(name)
+        if not turns.is_solved(self.connection, policy_id):
+            raise NotFound(f"policy {name!r} of {self.game} is not solved over the whole game "
+                           f"(run: dicegraph report {self.game})")
+        root = self.connection.execute(sa.select(node.c.key).where(node.c.graph_id == self.graph_id,
+                                                                   node.c.id == 0)).scalar_one()
+        exact = readers.game_score(self.connection, self.graph_id, policy_id, root)[0]
+        play_turns = self.spec.play_turns
+        if play_turns is not None:
+            return play_turns(readers.stored_decisions(self.connection, self.graph_id, policy_id)), exact
+        if self.spec.players == 2 or self.spec.rules is None:
+            raise DicegraphError(f"{self.game} plays its stored policy {name!r} only in its report's matches "
+                                 f"(dicegraph report {self.game} -n GAMES); simulate plays its agents")
+        values = readers.stored_values(self.connection, self.graph_id, policy_id)
+        return valued_agent(self.spec.rules(self.params), values, self.spec.objective), exact
 
     def _refused(self, what: str) -> NotFound:
         return NotFound(f"{self.game} stores its turn once, so no {what} are kept a node: read its turn states' "

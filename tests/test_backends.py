@@ -35,7 +35,7 @@ from dicegraph.store.schema import graph
 
 # every game the generic solver reports on (School, solved by its own module, has its own test below;
 # the synthetic graph is the benchmarks')
-GAMES = sorted(name for name, game in ALL_GAMES.items() if not game.stores_turn_once and name != "synthetic")
+GAMES = sorted(name for name, game in ALL_GAMES.items() if not game.repeating and name != "synthetic")
 
 if importlib.util.find_spec("duckdb_engine") is None:  # CI installs the extra: there, a missing one fails
     if os.environ.get("CI"):

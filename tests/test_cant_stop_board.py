@@ -16,7 +16,7 @@ from dicegraph.graphs.errors import BadParameter
 from dicegraph.store.catalog import find_policy, root_value
 from dicegraph.store.db import open_database
 from dicegraph.store.load import build_graph
-from dicegraph.store.report import ensure_evaluated
+from dicegraph.store.solve.entry import ensure_solved
 
 GAME = get_game("cant-stop-board")
 
@@ -69,7 +69,7 @@ def test_the_solved_turn_equals_a_plain_recursion(board: str, objective: str) ->
     for prune in (False, True):
         built = build_graph(engine, GAME, {"board": rules.parse_board(board).text, "objective": objective, "prune": prune})
         with engine.begin() as connection:
-            ensure_evaluated(connection, built.graph_id, GAME)
+            ensure_solved(connection, built.graph_id, GAME)
             values[prune] = root_value(connection, find_policy(connection, built.graph_id, "optimal").id)
     expected = recursion_value(board, objective)
     assert math.isclose(values[False], expected, rel_tol=1e-12, abs_tol=1e-15)

@@ -54,7 +54,7 @@ from dicegraph.graphs.repeating import SEPARATOR
 from dicegraph.store.solve import cycles, parallel, readers, turn_cycles, turns
 from dicegraph.store.db import open_database
 from dicegraph.store.load import build_graph
-from dicegraph.store.report import ensure_evaluated
+from dicegraph.store.solve.entry import ensure_solved
 from dicegraph.store.solve.layers import solve
 from dicegraph.store.schema import node, policy, turn_policy, value
 from dicegraph.graphs.exact import RHS, solve_sparse
@@ -80,15 +80,15 @@ def games(condition: Any = lambda game: True) -> list[Any]:
     return [pytest.param(game, id=name) for name, game in sorted(GAMES.items()) if condition(game)]
 
 
-SOLVED_BY_THE_STORE = games(lambda game: not game.stores_turn_once)
+SOLVED_BY_THE_STORE = games(lambda game: not game.repeating)
 
 
 def loops_between_states(game: Game) -> bool:
     """Return whether the game's turn is stored once and its turn states loop (cyclic layers below the turn)."""
-    return game.stores_turn_once and any(isinstance(row, CyclicLayers) for row in built_rows(game))
+    return game.repeating and any(isinstance(row, CyclicLayers) for row in built_rows(game))
 
 
-TURN_GAMES = games(lambda game: game.stores_turn_once and not loops_between_states(game))
+TURN_GAMES = games(lambda game: game.repeating and not loops_between_states(game))
 CYCLIC_TURN_GAMES = games(loops_between_states)
 
 
@@ -243,7 +243,7 @@ def stored(tmp_path_factory: pytest.TempPathFactory) -> Callable[[Game, str], di
             built = build_graph(engine, game, small_params(game))
             with engine.begin() as connection:
                 if backend == "sqlite":  # every policy, to check against the recursion
-                    ensure_evaluated(connection, built.graph_id, game)
+                    ensure_solved(connection, built.graph_id, game)
                 else:  # the optimum alone: test_backends.py compares every policy's report across backends
                     solve(connection, built.graph_id, game.objective, "optimal")
                 query = (sa.select(policy.c.name, node.c.key, value.c.value)
@@ -273,7 +273,7 @@ def test_every_agent_decides_at_every_decision(game: Game) -> None:
     params = small_params(game)
     rows = built_rows(game)
     lowest = 0  # a turn game's agents choose in its turn
-    if game.stores_turn_once:
+    if game.repeating:
         root = game.turn(params).root  # type: ignore[attr-defined]
         lowest = next(row.layer for row in rows if isinstance(row, Node) and row.key == root)
     decisions = {row.id for row in rows if isinstance(row, Node) and row.kind == DECISION and row.layer >= lowest}
@@ -292,7 +292,7 @@ def same_graph(rows: Iterable[Row]) -> tuple[list[tuple], list[tuple], int]:
     return nodes, edges, sum(isinstance(row, CyclicLayers) for row in rows)
 
 
-@pytest.mark.parametrize("game", games(lambda game: game.rules is not None and not game.stores_turn_once))
+@pytest.mark.parametrize("game", games(lambda game: game.rules is not None and not game.repeating))
 def test_a_game_with_rules_builds_the_graph_its_rules_expand_to(game: Game) -> None:
     """A game may stream its graph by hand (Pig, for speed), but it must be the graph its rules describe."""
     params = small_params(game)
@@ -313,7 +313,7 @@ def test_games_played_from_the_rules_agree_with_the_exact_values(game: Game) -> 
         assert abs(results.mean() - float(exact(game, agent))) < 4 * max(error, 1e-12), agent
 
 
-@pytest.mark.parametrize("game", games(lambda game: can_simulate(game) and not game.stores_turn_once))
+@pytest.mark.parametrize("game", games(lambda game: can_simulate(game) and not game.repeating))
 def test_monte_carlo_within_four_standard_errors(game: Game) -> None:
     params = small_params(game)
     for agent in game.agents(params):
@@ -516,7 +516,7 @@ def copied_turns(game: Game, params: dict[str, Any]) -> tuple[list[Row], dict[st
 
 def has_horizons(game: Game) -> bool:
     """Return whether the game's turn gives its nodes a progress and its states a horizon (both are needed)."""
-    if not game.stores_turn_once:
+    if not game.repeating:
         return False
     structure = game.turn(small_params(game))  # type: ignore[attr-defined]
     assert (structure.progress is None) == (structure.horizon is None), "progress and horizon come together"
@@ -759,7 +759,7 @@ def test_the_python_apis_report_is_report_json_built_and_solved_once(game: Game,
     params = small_params(game)
     assert db.report(counting_game, params) == printed
     graphs = 0 if whole else 1 + len((game.report_graphs or (lambda _: []))(params))
-    solves = 0 if whole else 1 if game.stores_turn_once else graphs * (1 + len(game.solves))
+    solves = 0 if whole else 1 if game.repeating else graphs * (1 + len(game.solves))
     assert counted == {"builds": graphs, "solves": solves}
     assert db.report(counting_game, params) == printed
     assert counted == {"builds": graphs, "solves": solves}

@@ -179,7 +179,7 @@ def test_a_server_readies_each_solved_turn_game_and_its_first_game_is_the_same(t
     solved = db.build("5000-race", {"target": "150"})["graph_id"]
     db.solve(solved)
     db.build("5000-race", {"target": "100"})  # built, not solved: left to its first game, which says so
-    db.build("jackpot", {"cells": "3"})  # not a turn game
+    db.build("jackpot", {"cells": "3"})  # not solved either
     served = dicegraph.open(url)
     assert served.ready_to_play() == [solved]
     record = {"game": "5000-race", "params": {"target": 150}, "seats": {"first": "you", "second": "optimal"},

@@ -113,9 +113,9 @@ def solved_in_sql(game: GameSpec, tmp_path: Any) -> dict[tuple[str, str], float]
     built = build_graph(engine, game, {})
     with engine.begin() as connection:
         solve(connection, built.graph_id, game.objective, "optimal")
-        from dicegraph.store.report import ensure_evaluated
+        from dicegraph.store.solve.entry import ensure_solved
 
-        ensure_evaluated(connection, built.graph_id, game)
+        ensure_solved(connection, built.graph_id, game)
         rows = connection.execute(sa.select(policy.c.name, node.c.key, value.c.value).select_from(
             value.join(policy, policy.c.id == value.c.policy_id)
             .join(node, sa.and_(node.c.graph_id == policy.c.graph_id, node.c.id == value.c.node_id))))

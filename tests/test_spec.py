@@ -30,7 +30,7 @@ def test_every_built_in_game_is_registered_from_its_declaration() -> None:
         for extra in set(spec.extras()) - derived.keys():
             assert getattr(module, extra) == getattr(spec, extra)  # what it declared, nothing it did not
     assert {get_game("pig").players, get_game("5000-race").players, get_game("jackpot").players} == {1, 2}
-    assert get_game("school").stores_turn_once and not get_game("pig").stores_turn_once
+    assert get_game("school").repeating and not get_game("pig").repeating
 
 
 @pytest.mark.parametrize(("changes", "broken"), [
@@ -70,3 +70,26 @@ def test_the_store_reads_no_registry() -> None:
         for found in ast.walk(ast.parse(path.read_text())):
             if isinstance(found, ast.ImportFrom) and found.module == "dicegraph.graphs":
                 raise AssertionError(f"{path.name}:{found.lineno} imports {[a.name for a in found.names]} from the registry")
+
+
+def test_only_the_solve_dispatch_and_the_loader_ask_how_a_game_stores_its_turn() -> None:
+    """Whether a game's turn is stored once (its declared ``repeating``) is read where the solve picks its method
+    (store/solve/entry.py) and where a stored graph's view is made (store/view.py), and by the declaration itself;
+    every other tool asks them (the spec's derived ``turn`` is read by them alone too)."""
+    import ast
+    from pathlib import Path
+
+    import dicegraph.graphs
+
+    root = Path(dicegraph.graphs.__file__).resolve().parent.parent
+    allowed = {Path("store/solve/entry.py"), Path("store/view.py"), Path("graphs/spec.py")}
+    asking = []
+    for folder in ("graphs", "store", "web", "dicegraph"):
+        for path in sorted((root / folder).rglob("*.py")):
+            where = path.relative_to(root)
+            if where in allowed:
+                continue
+            for found in ast.walk(ast.parse(path.read_text())):
+                if isinstance(found, ast.Attribute) and found.attr in {"repeating", "stores_turn_once"}:
+                    asking.append(f"{where}:{found.lineno}")
+    assert not asking, asking

@@ -1,6 +1,11 @@
 """The one solve entry, :func:`solve_graph`: it picks the method from what the graph is (the package's
 docstring, :mod:`dicegraph.store.solve`, has the methods), and says before a solve what it will store
-(:func:`policy_names`) in how many steps (:func:`solve_steps`).
+(:func:`policy_names`) in how many steps (:func:`solve_steps`, :func:`pending_work`).
+
+Every tool that solves goes through here: :func:`ensure_solved` solves what a report reads and evaluates the
+stored agents, :func:`evaluate_agents` evaluates them after one solve, and :func:`keeps_reaches` says whether
+the solve stores each position's probability of being reached (what an outcome distribution is summed from).
+Nothing outside this module and the graph's view (:mod:`dicegraph.store.view`) asks how a game's graph is stored.
 
 The ``connection`` is the caller's: a graph of rows is solved inside its transaction (the caller commits);
 a turn stored once commits as it goes (the connection must not be inside a ``begin()`` block).
@@ -9,7 +14,7 @@ a turn stored once commits as it goes (the connection must not be inside a ``beg
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, NamedTuple
 
 import sqlalchemy as sa
 
@@ -17,8 +22,16 @@ from dicegraph.graphs.errors import DicegraphError
 from dicegraph.graphs.protocol import OPTIMAL, Progress
 from dicegraph.graphs.spec import GameSpec
 from dicegraph.store.catalog import find_policy, stored_params
+from dicegraph.store.schema import layer_ranges, policy
 from dicegraph.store.solve import layers, turn_cycles, turns
-from dicegraph.store.solve.layers import Goal
+from dicegraph.store.solve.layers import Goal, evaluate_all, is_evaluated
+
+
+class Work(NamedTuple):
+    """How much a solve has left to do: ``count`` steps (None: not known beforehand) of ``unit``."""
+
+    count: int | None
+    unit: str
 
 
 def solve_graph(connection: sa.Connection, graph_id: int, game: GameSpec, *, objective: str | None = None,
@@ -30,7 +43,7 @@ def solve_graph(connection: sa.Connection, graph_id: int, game: GameSpec, *, obj
     turn is stored once solves the turn policies it declares, for its own objective, and refuses others.
     """
     params = stored_params(connection, graph_id)
-    if not game.stores_turn_once:
+    if not game.repeating:
         return layers.solve(connection, graph_id, objective or game.objective, name, progress, goal=goal,
                             first_guess=game.guess_for(params))
     structure = game.turn(params)
@@ -49,7 +62,7 @@ def solve_graph(connection: sa.Connection, graph_id: int, game: GameSpec, *, obj
 def policy_names(game: GameSpec, params: Mapping[str, Any]) -> list[str]:
     """Return the names of the policies the game's report evaluates (and simulates): a repeating game's
     turn policies, else its agents, the optimum and its further solves."""
-    if game.stores_turn_once:
+    if game.repeating:
         return [declared.name for declared in game.turn(params).policies]
     return [*game.agents(params), OPTIMAL, *game.solves]
 
@@ -57,7 +70,71 @@ def policy_names(game: GameSpec, params: Mapping[str, Any]) -> list[str]:
 def solve_steps(game: GameSpec, params: Mapping[str, Any]) -> int:
     """Return how many steps a solve of a repeating game reports to its progress callback for ``params``
     (``dicegraph.store.report.prepare_game`` solves it as it is built; 0: no progress to show)."""
-    if not game.stores_turn_once:
+    if not game.repeating:
         return 0
     structure = game.turn(params)
     return len(structure.policies) * (structure.states or 0)
+
+
+def keeps_reaches(game: GameSpec) -> bool:
+    """Return whether the game's solve stores each position's probability of being reached under a policy (the
+    outcome distribution sums them): every game but one whose turn is stored once, which keeps a value a turn
+    state."""
+    return not game.repeating
+
+
+def ensure_solved(connection: sa.Connection, graph_id: int, game: GameSpec,
+                  progress: Progress | None = None) -> list[str]:
+    """Solve every policy the game's report reads unless stored (``optimal`` and the game's further ``solves``, or
+    a repeating game's turn policies) and evaluate every stored agent not yet evaluated; return the names of the
+    policies evaluated now.
+
+    ``progress`` counts the steps of :func:`pending_work`. A game module may name further solves:
+    ``solves = {name: (objective, goal text)}``, e.g. ``{"optimal-shut": ("max", "payoff = 0")}``. A graph of
+    rows is solved inside the caller's transaction; a turn stored once commits a state layer at a time (the
+    connection must not be inside a ``begin()`` block), so an interrupted solve resumes.
+    """
+    if game.repeating:
+        solve_graph(connection, graph_id, game, progress=progress)
+        return []
+    names = [row.name for row in connection.execute(sa.select(policy.c.name).where(policy.c.graph_id == graph_id))]
+    wanted = {OPTIMAL: (game.objective, None), **game.solves}
+    for name, (objective, goal) in wanted.items():
+        if name not in names:
+            solve_graph(connection, graph_id, game, objective=objective, name=name,
+                        goal=None if goal is None else Goal.parse(goal), progress=progress)
+    return evaluate_stored(connection, graph_id, progress)
+
+
+def pending_work(connection: sa.Connection, graph_id: int, game: GameSpec) -> Work:
+    """Return how much :func:`ensure_solved` has left to do on the graph: a graph of rows, its layers times the
+    solves still missing and the policies not yet evaluated (0: nothing); a turn stored once, its turn
+    policies times its states (:func:`solve_steps`, counting those already solved)."""
+    if game.repeating:
+        return Work(solve_steps(game, stored_params(connection, graph_id)) or None, "steps")
+    count = len(layer_ranges(connection, graph_id))  # a pass steps through the layers that have edges
+    stored = connection.execute(sa.select(policy.c.id, policy.c.name).where(policy.c.graph_id == graph_id)).all()
+    missing = set({OPTIMAL: None, **game.solves}) - {row.name for row in stored}
+    unevaluated = [row for row in stored if not is_evaluated(connection, row.id)]
+    return Work(count * (len(missing) + len(unevaluated)), "layers")
+
+
+def evaluate_stored(connection: sa.Connection, graph_id: int, progress: Progress | None = None) -> list[str]:
+    """Evaluate every stored policy of a graph of rows not yet evaluated (the builder's agents); return their names.
+
+    ``progress`` counts the layers each evaluation has done.
+    """
+    rows = connection.execute(sa.select(policy.c.id, policy.c.name).where(policy.c.graph_id == graph_id)
+                              .order_by(policy.c.id)).all()
+    evaluated = [row for row in rows if not is_evaluated(connection, row.id)]
+    evaluate_all(connection, graph_id, [row.id for row in evaluated], progress)
+    return [row.name for row in evaluated]
+
+
+def evaluate_agents(connection: sa.Connection, graph_id: int, game: GameSpec, solved: str,
+                    progress: Progress | None = None) -> list[str]:
+    """Return the policies evaluated along with the solve of ``solved``: the stored agents not yet evaluated,
+    evaluated now (``progress`` counts their layers); a turn stored once, its other turn policies, solved with it."""
+    if game.repeating:
+        return [name for name in policy_names(game, stored_params(connection, graph_id)) if name != solved]
+    return evaluate_stored(connection, graph_id, progress)

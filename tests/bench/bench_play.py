@@ -79,7 +79,7 @@ def bench(named: str, games: int, url: str | None) -> None:
                 entering = table.position["key"].split(SEPARATOR)[0]
                 cost, _ = timed(lambda: (table.take(step), table.options()))
                 step_costs.append(cost)
-                if game.stores_turn_once and table.position["key"].split(SEPARATOR)[0] != entering:
+                if game.repeating and table.position["key"].split(SEPARATOR)[0] != entering:
                     new_states.append(cost)
         address = (f"/graphs/{graph}/play.json?seat=first&against=optimal&seed={seed}&steps="
                    + json.dumps(record["steps"][:middle]))

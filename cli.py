@@ -539,20 +539,21 @@ def report(ctx: click.Context, game: str, params: tuple[str, ...], simulated_gam
     if as_json:
         print_json(data)
         return
-    if chosen.turn_report is not None:  # a report of its own (School)
-        click.echo(f"{chosen.title}: {chosen.outcome} by policy")
-        click.echo("\n".join(describe_analysis(chosen, data)))
-        return
     described = ", ".join(f"{k}={value_text(v)}" for k, v in data["params"].items())  # as -p takes them
     click.echo(f"{chosen.title}{f' ({described})' if described else ''}: {chosen.outcome} by policy")
     headers = ["policy", "method", "CALCULATED"]
     rows = [[p["name"], p["method"], _percent(p["value"], chosen.outcome)] for p in data["policies"]]
-    if all("monte_carlo" in p for p in data["policies"]):
+    if any("sd" in p for p in data["policies"]):  # the solve kept each policy's spread (a turn stored once)
+        headers.append("SD")
+        for row, p in zip(rows, data["policies"]):
+            row.append(f"{p['sd']:.6f}" if "sd" in p else "-")
+    simulated = all("monte_carlo" in p for p in data["policies"])
+    if simulated:
         headers += [f"MONTE CARLO ({simulated_games:,})", "z"]
         for row, p in zip(rows, data["policies"]):
             row += [_percent(p["monte_carlo"]["estimate"], chosen.outcome), z_text(p['monte_carlo']['z'])]
     click.echo(table(headers, rows))
-    if len(headers) > 3:
+    if simulated:
         click.echo(f"\nMonte Carlo: games played from the rules (seed {seed}); "
                    "z = (estimate - exact) / standard error.")
     for line in describe_analysis(chosen, data):

@@ -253,6 +253,15 @@ class TurnStructure:
     first_guess: Callable[[str], Any] | None = None
 
 
+class Simulation(NamedTuple):
+    """What a report was asked to play from the rules: ``games`` a run, with ``seed``; ``progress`` counts the
+    games played. A game that plays runs of its own (it declares ``simulated_runs``) reads it in its ``analyse``."""
+
+    games: int
+    seed: int
+    progress: Progress | None = None
+
+
 class StoredTurn(Protocol):
     """What the store offers about the turn of a game that stores it once (:class:`TurnStructure`): its states'
     results, read from the stored solve or worked out from it (implemented in ``store/view.py``)."""
@@ -293,6 +302,7 @@ class StoredGraph(Protocol):
     graph_id: int
     params: Mapping[str, Any]
     all_matches: bool  # the report was asked to play every pair of policies (report --all-matches)
+    simulation: Simulation | None  # the Monte Carlo the report was asked for (None: none)
 
     @property
     def turn(self) -> StoredTurn:
@@ -390,6 +400,8 @@ class Game(Protocol):
       rules (:mod:`dicegraph.graphs.montecarlo`).
     * ``simulated_runs(params, all_matches) -> int``: how many runs of ``-n`` games
       the report plays (default: one per policy with a simulator), for its progress.
+      A game that declares it plays its report's runs itself, in ``analyse``
+      (``graph.simulation``: games, seed, progress), e.g. the race's matches.
     * ``report_graphs(params) -> list[params]``: further graphs of the game
       that its report reads; built and solved before ``analyse``.
     * ``analyse(graph: StoredGraph, params, report) -> dict``: keys the game
@@ -400,10 +412,10 @@ class Game(Protocol):
       :class:`dicegraph.graphs.repeating.TurnsInFull` of a repeating turn, which
       is stored once and joined with the turn states when solving
       (``store/solve/turns.py``, as :func:`dicegraph.graphs.repeating.turn_structure`
-      derives from the rules). It may give a report of its own,
-      ``turn_report(graph, params, simulated_games, seed, progress)``, and a
-      simulator that plays ``play_turns(decisions)``, built from the stored
-      decision bytes (turn state key -> bytes).
+      derives from the rules). Its report is the generic one, with each turn
+      policy's ``sd`` and the turn's sizes; it may give a faster simulator of
+      whole games, ``play_turns(decisions)``, built from the stored decision
+      bytes (turn state key -> bytes).
     * ``advisor: dicegraph.graphs.advice.Advisor``: what the advice page of ``dicegraph
       serve`` asks about a moment of play and how the game answers from a
       solved graph (School and Yahtzee: the dice, rerolls left and the boxes

@@ -33,13 +33,13 @@ REQUIRED = ("name", "title", "summary", "version", "objective", "outcome", "para
 FROM_RULES = ("agents", "build", "simulator")  # what a game written at the rules level gets from them unless it gives its own
 FROM_REPEATING = ("turn",)  # what a repeating game's rules give it, never declared: how the store keeps its turn
 HOOKS = ("rules", "check_params", "estimated_edges", "first_guess", "charts", "simulator", "simulated_runs",
-         "report_graphs", "analyse", "describe", "turn_report", "play_turns")  # functions a game may give
+         "report_graphs", "analyse", "describe", "play_turns")  # functions a game may give
 DATA = ("players", "loops", "repeating", "small_params", "solves", "diagrams", "advisor",
         "commands")  # values a game may give
 EXTRAS = HOOKS + DATA
 # what a game adds to the tools' presentation (reports, pages, charts, diagrams, advisors, commands); the other names
 # are its model, and a game that declares only its model gets every tool (tests/test_examples.py checks the shapes)
-PRESENTATION = ("diagrams", "charts", "analyse", "describe", "report_graphs", "turn_report", "simulated_runs",
+PRESENTATION = ("diagrams", "charts", "analyse", "describe", "report_graphs", "simulated_runs",
                 "advisor", "commands")
 
 # what each name a game module may declare means (docs/guide.md's table is made from these and the
@@ -69,13 +69,13 @@ MEANINGS = {
     "first_guess": "`first_guess(params, key)`: solved positions whose value starts Newton's method at an anchor",
     "charts": "`charts(graph, params, directory)`: pictures drawn from the game's numbers",
     "simulator": "`simulator(params, policy)`: a faster Monte Carlo player of the game's own",
-    "simulated_runs": "how many runs of `-n` games the report plays, for its progress",
+    "simulated_runs": ("how many runs of `-n` games the report plays, for its progress; a game declaring it plays "
+                       "them in its `analyse` (`graph.simulation`)"),
     "report_graphs": "further graphs of the game that its report reads",
     "analyse": ("`analyse(graph, params, report)`: the report's keys of its own, asked of the stored graph "
                  "(`dicegraph.graphs.protocol.StoredGraph`: values, reaches, choices, distributions, matches by "
                  "key; a turn stored once through its `turn`, a `StoredTurn`)"),
     "describe": "`describe(report)`: the report's answers in sentences",
-    "turn_report": "a repeating game's report of its own, instead of the generic one",
     "play_turns": "Monte Carlo of whole games of a turn stored once",
 }
 
@@ -180,7 +180,6 @@ class GameSpec:
     analyse: Callable[..., Any] | None = None
     describe: Callable[..., Any] | None = None
     turn: Callable[..., Any] | None = None  # derived from a repeating game's rules: params -> its TurnStructure
-    turn_report: Callable[..., Any] | None = None
     play_turns: Callable[..., Any] | None = None
 
     def __hash__(self) -> int:
@@ -246,9 +245,8 @@ class GameSpec:
             return f"repeating must be True or False (it is {self.repeating!r})"
         if self.repeating and self.rules is None:
             return "a repeating game declares rules (a TurnsInFull of its RepeatingTurn)"
-        lone = [hook for hook in ("turn_report", "play_turns") if getattr(self, hook) is not None and not self.repeating]
-        if lone:
-            return f"{lone[0]} belongs to a repeating game (it declares repeating = True)"
+        if self.play_turns is not None and not self.repeating:
+            return "play_turns belongs to a repeating game (it declares repeating = True)"
         if self.small_params is not None and set(self.small_params) - set(names):
             return f"small_params names unknown parameters ({', '.join(sorted(set(self.small_params) - set(names)))})"
         bad_solves = [key for key, (objective, _) in self.solves.items() if objective not in OBJECTIVES]

@@ -10,7 +10,7 @@ from typing import Any
 import sqlalchemy as sa
 
 from dicegraph.graphs.montecarlo import can_simulate
-from dicegraph.graphs.protocol import OPTIMAL, Game, Progress
+from dicegraph.graphs.protocol import OPTIMAL, Game, Progress, Simulation
 from dicegraph.store.catalog import find_policy, has_cycles, list_policies
 from dicegraph.store.load import BuildResult, build_graph, canonical_params, find_graph
 from dicegraph.store.propagate import mean_payoff, outcome_distribution
@@ -38,11 +38,13 @@ def game_report(
     """Return the game's report: every policy's value, and the optimal outcome distribution.
 
     Builds the graph and solves it when the database does not have them yet
-    (:func:`prepare_game`). A repeating game that declares a ``turn_report``
-    returns it instead (the others get this report, without an outcome
-    distribution: their solve keeps no reach a position). With ``simulated_games``, and a simulator for the game, each policy also
+    (:func:`prepare_game`). Where the solve keeps it, each policy has its ``sd`` (a repeating game's turn
+    policies); a repeating game has no outcome distribution (its solve keeps no reach a position), and its
+    ``graph_size`` adds the turn's (:meth:`dicegraph.store.view.GraphView.stored_sizes`). The game's ``analyse``
+    adds its own keys. With ``simulated_games``, and a simulator for the game, each policy also
     gets a ``monte_carlo`` estimate (``dicegraph.store.simulation.monte_carlo``) played
-    from the rules with ``seed``; ``progress`` counts the games played,
+    from the rules with ``seed``, unless the game plays its runs itself (it declares ``simulated_runs``, and
+    its ``analyse`` reads ``graph.simulation``); ``progress`` counts the games played,
     ``layers`` the steps that the solves and evaluations have done
     (:func:`dicegraph.store.solve.entry.pending_work` says how many there are), and ``matches`` those
     that a two-player game's matches have played. ``built`` is the game's graph where :func:`prepare_game`
@@ -57,18 +59,20 @@ def game_report(
     """
     if built is None:
         built = prepare_game(engine, game, params, on_build)
-    own_report = game.turn_report
-    if own_report is not None:
-        with engine.connect() as connection:
-            view = GraphView(connection, built.graph_id, game, matches, all_matches)
-            return own_report(view, params, simulated_games, seed, progress)
     further = [build_graph(engine, game, other).graph_id for other in (game.report_graphs or (lambda _: []))(params)]
     with engine.connect() as connection:
         for graph_id in [built.graph_id, *further]:
             ensure_solved(connection, graph_id, game, layers)
         connection.commit()
-        policies = list_policies(connection, built.graph_id)
+        simulation = Simulation(simulated_games, seed, progress) if simulated_games else None
+        view = GraphView(connection, built.graph_id, game, matches, all_matches, simulation)
+        evaluated = set(policy_names(game, params))  # not a race's stored agents: they play in its matches alone
+        policies = [row for row in list_policies(connection, built.graph_id)
+                    if row["value"] is not None or row["name"] in evaluated]
         for row in policies:
+            spread = view.sd(row["name"])
+            if spread is not None:
+                row["sd"] = spread
             if row["goal"] is not None:  # report the payoff it expects; its value is the goal's probability
                 row["goal_value"] = row["value"]
                 row["value"] = mean_payoff(connection, find_policy(connection, built.graph_id, row["name"]).id,
@@ -76,14 +80,15 @@ def game_report(
         optimal = find_policy(connection, built.graph_id, OPTIMAL)
         distribution = outcome_distribution(connection, optimal.id, built.graph_id) if keeps_reaches(game) and \
             not has_cycles(connection, built.graph_id) else {}
-        if simulated_games and can_simulate(game):
+        if simulated_games and can_simulate(game) and game.simulated_runs is None:
             for row in policies:
                 estimate = monte_carlo(connection, game, params, row["name"], simulated_games, seed, progress)
                 row["monte_carlo"] = {key: estimate[key] for key in ("games", "estimate", "stderr", "z")}
         report = _generic_report(game, params, built, policies, distribution)
+        report["graph_size"] |= view.stored_sizes()
         analyse = game.analyse
         if analyse is not None:
-            report |= analyse(GraphView(connection, built.graph_id, game, matches, all_matches), params, report)
+            report |= analyse(view, params, report)
     return report
 
 

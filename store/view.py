@@ -20,13 +20,14 @@ from __future__ import annotations
 
 import functools
 import json
+import math
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import sqlalchemy as sa
 
 from dicegraph.graphs.errors import DicegraphError
-from dicegraph.graphs.protocol import ChosenMove, Progress
+from dicegraph.graphs.protocol import ChosenMove, Progress, Simulation
 from dicegraph.graphs.repeating import valued_agent
 from dicegraph.graphs.spec import GameSpec
 from dicegraph.store.solve import graph_matches, race_matches, readers, turn_cycles, turns
@@ -46,7 +47,8 @@ class GraphView:
 
     ``game`` is the graph's game as it declared itself (the caller looks it up: the store reads no registry);
     ``progress``, when given, counts the layers that :meth:`match` has played on a graph with cycles;
-    ``all_matches`` is what the report was asked (``report --all-matches``). A repeating game's graph, its turn
+    ``all_matches`` and ``simulation`` are what the report was asked (``report --all-matches``, ``-n`` games
+    with a seed). A repeating game's graph, its turn
     stored once, is a :class:`TurnGraphView` (made here, the one place that asks).
     """
 
@@ -59,9 +61,9 @@ class GraphView:
         return super().__new__(chosen)
 
     def __init__(self, connection: sa.Connection, graph_id: int, game: GameSpec,
-                 progress: Progress | None = None, all_matches: bool = False):
+                 progress: Progress | None = None, all_matches: bool = False, simulation: Simulation | None = None):
         self.connection, self.graph_id, self.spec, self.progress = connection, graph_id, game, progress
-        self.all_matches = all_matches
+        self.all_matches, self.simulation = all_matches, simulation
         row = connection.execute(sa.select(graph.c.game, graph.c.params).where(graph.c.id == graph_id)).one()
         if row.game != game.name:
             raise ValueError(f"graph {graph_id} is a graph of {row.game!r}, not of {game.name!r}")
@@ -119,6 +121,16 @@ class GraphView:
         besides the optimum, the turns of the states along ``steps`` from ``root`` worked out at once), kept in
         ``kept``, which the caller holds a graph."""
         return functools.partial(describe_position, self.connection, self.graph_id, depth=1), list(stored), str
+
+    def sd(self, policy: str) -> float | None:
+        """Return the standard deviation of the payoff under the policy over whole games where the solve keeps
+        it (a turn stored once keeps each state's second moment); None here."""
+        return None
+
+    def stored_sizes(self) -> dict[str, int]:
+        """Return the sizes the graph's storage adds to its nodes, edges and layers (a turn stored once: its
+        turn states and turn, :meth:`TurnView.sizes`); none here."""
+        return {}
 
     def policy_to_play(self, name: str) -> tuple[Any, float]:
         """Return what the game's simulator plays for the stored policy ``name`` (its choices, position key ->
@@ -198,6 +210,22 @@ class TurnGraphView(GraphView):
         positions.prefetch(positions.states_along(root, steps))
         return positions.look, positions.policies, state_of
 
+    def sd(self, policy: str) -> float | None:
+        """Return :meth:`GraphView.sd`: from the first turn state's value and second moment (None for a policy
+        the turn solve does not play, a race's stored agent)."""
+        if policy not in {declared.name for declared in self._turn().structure.policies}:
+            return None
+        expected, moment2, _ = self.turn.state(policy, self._root_key())
+        return math.sqrt(max(moment2 - expected**2, 0.0))
+
+    def stored_sizes(self) -> dict[str, int]:
+        """Return :meth:`TurnView.sizes`."""
+        return self.turn.sizes()
+
+    def _root_key(self) -> str:
+        return self.connection.execute(sa.select(node.c.key).where(node.c.graph_id == self.graph_id,
+                                                                  node.c.id == 0)).scalar_one()
+
     def policy_to_play(self, name: str) -> tuple[Any, float]:
         """Return :meth:`GraphView.policy_to_play` of a turn stored once: the game's ``play_turns`` of the policy's
         decisions or, for a game for one player without it, its rules played from the stored states' values;
@@ -206,9 +234,7 @@ class TurnGraphView(GraphView):
         if not turns.is_solved(self.connection, policy_id):
             raise NotFound(f"policy {name!r} of {self.game} is not solved over the whole game "
                            f"(run: dicegraph report {self.game})")
-        root = self.connection.execute(sa.select(node.c.key).where(node.c.graph_id == self.graph_id,
-                                                                   node.c.id == 0)).scalar_one()
-        exact = readers.game_score(self.connection, self.graph_id, policy_id, root)[0]
+        exact = readers.game_score(self.connection, self.graph_id, policy_id, self._root_key())[0]
         play_turns = self.spec.play_turns
         if play_turns is not None:
             return play_turns(readers.stored_decisions(self.connection, self.graph_id, policy_id)), exact

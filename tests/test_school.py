@@ -300,7 +300,8 @@ def test_report_json(whole_game: str, runner: CliRunner) -> None:
     assert set(data["average_table"]) == set(rules.COMBINATIONS)
     assert [p["name"] for p in data["policies"]] == ["optimal", "bob"]
     optimal, bob = data["policies"]
-    assert optimal["expected_score"] > bob["expected_score"] and optimal["sd"] > 0
+    assert optimal["value"] > bob["value"] and optimal["sd"] > 0
+    assert math.isclose(data["bob_loss"], optimal["value"] - bob["value"], rel_tol=1e-12)
     assert all(abs(p["monte_carlo"]["z"]) < 4 for p in data["policies"])
     keeps = sum(math.comb(size + 5, 5) for size in range(5))
     assert data["graph_size"]["turn_states"] == len(rules.STATES)
@@ -308,6 +309,7 @@ def test_report_json(whole_game: str, runner: CliRunner) -> None:
     assert "negative" in data["rules"]["scores"] or "upstream" in data["rules"]["scores"]
     text = runner.invoke(main, ["--db", whole_game, "report", "school", "-n", "0"])
     assert text.exit_code == 0 and "Bob loses" in text.stdout and "upstream" in text.stdout
+    assert f"{optimal['sd']:.6f}" in text.stdout  # the generic table shows each policy's spread
 
 
 def test_export_decisions_round_trip(whole_game: str, runner: CliRunner, tmp_path: Path) -> None:

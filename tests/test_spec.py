@@ -42,7 +42,7 @@ def test_every_built_in_game_is_registered_from_its_declaration() -> None:
     ({"title": " "}, "title must be a text that is not empty"),
     ({"simulator": "not a function"}, "simulator must be a function"),
     ({"repeating": True, "rules": None}, "a repeating game declares rules (a TurnsInFull of its RepeatingTurn)"),
-    ({"turn_report": lambda *args: {}}, "turn_report belongs to a repeating game (it declares repeating = True)"),
+    ({"play_turns": lambda *args: {}}, "play_turns belongs to a repeating game (it declares repeating = True)"),
     ({"repeating": "yes"}, "repeating must be True or False (it is 'yes')"),
     ({"small_params": {"tiles": 3}}, "small_params names unknown parameters (tiles)"),
     ({"solves": {"worst": ("least", "payoff = 0")}}, "solve 'worst' must maximise or minimise"),

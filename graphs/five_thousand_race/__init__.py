@@ -4,4 +4,4 @@ from dicegraph.graphs.five_thousand_race.game import *  # noqa: F401,F403  (the 
 from dicegraph.graphs.five_thousand_race.game import __doc__ as _game_doc
 
 __doc__ = _game_doc
-from dicegraph.graphs.five_thousand_race.report import charts, describe, simulated_runs, turn_report  # noqa: F401
+from dicegraph.graphs.five_thousand_race.report import analyse, charts, describe, simulated_runs  # noqa: F401

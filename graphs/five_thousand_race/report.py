@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -110,11 +109,11 @@ def simulate_matches(graph: StoredGraph, params: Mapping[str, Any], rows: Sequen
             progress(games)
 
 
-def turn_report(graph: StoredGraph, params: Mapping[str, Any], simulated_games: int = 0, seed: int = 1,
-                progress: Progress | None = None) -> dict[str, Any]:
-    """Return the race's report: ``p_first_wins`` (both optimal), ``fair_head_start``, ``matches``, the
-    optimum's banking rule in a few ``situations``, how the cycles converged and the graph's sizes. With
-    ``simulated_games``, ``self_play`` (the optimum against itself) and each match get a ``monte_carlo`` check."""
+def analyse(graph: StoredGraph, params: Mapping[str, Any], report: Mapping[str, Any]) -> dict[str, Any]:
+    """Return the race's keys: ``p_first_wins`` (both optimal), ``fair_head_start``, ``matches``, the optimum's
+    banking rule in a few ``situations`` and how the cycles converged. When the report plays games
+    (``graph.simulation``), ``self_play`` (the optimum against itself) and each match get a ``monte_carlo``
+    check (:func:`simulate_matches`; the race declares its runs, :func:`simulated_runs`)."""
     target = params["target"]
     values = graph.turn.values(OPTIMAL)
     head_starts = {points: values[state_key(0, points)] for points in range(0, target, STEP)}
@@ -123,12 +122,10 @@ def turn_report(graph: StoredGraph, params: Mapping[str, Any], simulated_games: 
     turns = graph.turn.node_values(keys)
     self_play = {"first": OPTIMAL, "second": OPTIMAL, "p_first_wins": values[state_key(0, 0)]}
     played = matches(graph, params)
-    if simulated_games:
-        simulate_matches(graph, params, [self_play, *played], simulated_games, seed, progress)
+    simulation = graph.simulation
+    if simulation is not None:
+        simulate_matches(graph, params, [self_play, *played], simulation.games, simulation.seed, simulation.progress)
     return {
-        "game": name,
-        "graph": graph.graph_id,
-        "params": json.loads(json.dumps(dict(params))),
         "p_first_wins": values[state_key(0, 0)],
         "self_play": self_play,
         "fair_head_start": {"points": fair, "p_first_wins": head_starts[fair]},
@@ -138,7 +135,6 @@ def turn_report(graph: StoredGraph, params: Mapping[str, Any], simulated_games: 
                         "dice": {str(dice): rule for dice, rule in bank_rule(turns[key], mine, target).items()}}
                        for (mine, theirs), key in zip(situations(target), keys)],
         "convergence": graph.convergence(OPTIMAL),
-        "graph_size": graph.turn.sizes(),
     }
 
 
@@ -146,7 +142,7 @@ def describe(data: Mapping[str, Any]) -> list[str]:
     """Return the human-readable report's lines."""
     target = data["params"]["target"]
     fair = data["fair_head_start"]
-    lines = [f"race to {target}, both playing to win: the first player wins with probability {data['p_first_wins']:.10f}",
+    lines = ["", f"race to {target}, both playing to win: the first player wins with probability {data['p_first_wins']:.10f}",
              f"fair head start: {fair['points']} points to the second player (the first then wins with "
              f"{fair['p_first_wins']:.6f})", "",
              "head to head, exact: P(the row's player, moving first, beats the column's):"]

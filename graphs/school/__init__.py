@@ -4,7 +4,7 @@ from dicegraph.graphs.school.game import *  # noqa: F401,F403  (the game's attri
 from dicegraph.graphs.school.game import __doc__ as _game_doc
 from dicegraph.graphs.school.advise import advisor  # noqa: F401
 from dicegraph.graphs.school.commands import commands  # noqa: F401
-from dicegraph.graphs.school.report import describe, turn_report  # noqa: F401
+from dicegraph.graphs.school.report import analyse, describe  # noqa: F401
 from dicegraph.graphs.school.rules import rules  # noqa: F401
 from dicegraph.graphs.school.stored import decision_array as play_turns  # noqa: F401
 

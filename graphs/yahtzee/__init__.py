@@ -4,7 +4,7 @@ from dicegraph.graphs.yahtzee.game import *  # noqa: F401,F403  (the game's attr
 from dicegraph.graphs.yahtzee.game import __doc__ as _game_doc
 from dicegraph.graphs.yahtzee.advise import advisor  # noqa: F401
 from dicegraph.graphs.yahtzee.play import simulator  # noqa: F401
-from dicegraph.graphs.yahtzee.report import describe, turn_report  # noqa: F401
+from dicegraph.graphs.yahtzee.report import analyse, describe  # noqa: F401
 from dicegraph.graphs.yahtzee.rules import rules  # noqa: F401
 from dicegraph.graphs.yahtzee.stored import decision_array as play_turns  # noqa: F401
 

@@ -1,22 +1,22 @@
-"""Yahtzee's report: the optimum, the simple policies and what they lose, each box's average, Monte Carlo checks."""
+"""Yahtzee's additions to its report: what the simple policies lose, the published optimum, each box's average.
+
+The generic report (:func:`dicegraph.store.report.game_report`) gives each policy's expected score over whole
+games, its spread and its Monte Carlo check; :func:`analyse` adds the rest, read from the turn states' results.
+"""
 
 from __future__ import annotations
 
-import json
-import math
 from collections.abc import Mapping
 from typing import Any
 
-from dicegraph.graphs.montecarlo import simulate, z_text
-from dicegraph.graphs.protocol import Progress, StoredGraph
+from dicegraph.graphs.protocol import OPTIMAL, StoredGraph
 import dicegraph.graphs.yahtzee.boxes as boxes
-import dicegraph.graphs.yahtzee.game as game
 from dicegraph.graphs.yahtzee.rules import last_state
-from dicegraph.graphs.yahtzee.stored import average_table, decision_array
+from dicegraph.graphs.yahtzee.stored import average_table
 
 PUBLISHED = {  # the published optimal expected scores (none is published for the game without any bonus)
-    "on": {"expected_score": 254.5896, "source": "Verhoeff 1999; Glenn 2006"},
-    "upper": {"expected_score": 245.87, "source": "Glenn 2006 (no Yahtzee bonus, no joker)"},
+    "on": {"value": 254.5896, "source": "Verhoeff 1999; Glenn 2006"},
+    "upper": {"value": 245.87, "source": "Glenn 2006 (no Yahtzee bonus, no joker)"},
 }
 RULES_TEXT = {
     "on": "upper bonus, Yahtzee bonus and free-choice joker",
@@ -25,58 +25,29 @@ RULES_TEXT = {
 }
 
 
-def turn_report(graph: StoredGraph, params: Mapping[str, Any], simulated_games: int = 0, seed: int = 1,
-                progress: Progress | None = None) -> dict[str, Any]:
-    """Return Yahtzee's report: ``policies`` (expected score, sd, loss against the optimum), ``average_table``, sizes.
-
-    ``simulated_games`` whole games per policy are played from the rules with
-    the stored decisions (``monte_carlo`` of each policy).
-    """
+def analyse(graph: StoredGraph, params: Mapping[str, Any], report: Mapping[str, Any]) -> dict[str, Any]:
+    """Return Yahtzee's keys: ``rules``, ``losses`` (policy -> what it loses a game against the optimum),
+    ``published_optimum`` (None where nothing is published) and ``average_table`` (each box's average alone)."""
     bonuses = params["bonuses"]
-    start = boxes.state_key(boxes.states(bonuses)[0], bonuses)
-    averages = average_table({key: graph.turn.state("optimal", key)[0]
-                              for key in (last_state(box, bonuses) for box in range(len(boxes.BOXES)))}, bonuses)
-    policies: list[dict[str, Any]] = []
-    for name in game.POLICIES:
-        expected, moment2, _ = graph.turn.state(name, start)
-        row: dict[str, Any] = {"name": name, "expected_score": expected,
-                               "sd": math.sqrt(max(moment2 - expected**2, 0.0))}
-        row["loss"] = policies[0]["expected_score"] - expected if policies else 0.0
-        if simulated_games:
-            decisions = decision_array(graph.turn.decisions(name))
-            estimate = simulate(game, params, decisions, simulated_games, seed, progress)
-            row["monte_carlo"] = estimate.against(expected)
-        policies.append(row)
+    values = {row["name"]: row["value"] for row in report["policies"]}
+    lasts = (last_state(box, bonuses) for box in range(len(boxes.BOXES)))
     return {
-        "game": game.name,
-        "graph": graph.graph_id,
-        "params": json.loads(json.dumps(dict(params))),
         "rules": {"bonuses": bonuses, "boxes": list(boxes.BOXES)},
-        "policies": policies,
+        "losses": {name: values[OPTIMAL] - value for name, value in values.items()},
         "published_optimum": PUBLISHED.get(bonuses),
-        "average_table": averages,
-        "graph_size": graph.turn.sizes(),
+        "average_table": average_table({key: graph.turn.state(OPTIMAL, key)[0] for key in lasts}, bonuses),
     }
 
 
 def describe(data: Mapping[str, Any]) -> list[str]:
-    """Return the human-readable report's lines."""
-    bonuses = data["rules"]["bonuses"]
-    lines = [f"rules: {RULES_TEXT[bonuses]}",
-             "", "whole games, exact:"]
-    for row in data["policies"]:
-        line = f"  {row['name']:<14} expected {row['expected_score']:>12.7f}  sd {row['sd']:>10.6f}"
-        if row["loss"]:
-            line += f"  loses {row['loss']:.4f}"
-        if "monte_carlo" in row:
-            mc = row["monte_carlo"]
-            line += f"   Monte Carlo ({mc['games']:,}) {mc['estimate']:.4f} +- {mc['stderr']:.4f}, z {z_text(mc['z'])}"
-        lines.append(line)
+    """Return the lines Yahtzee adds to the human-readable report."""
+    lines = ["", f"rules: {RULES_TEXT[data['rules']['bonuses']]}"]
+    lines += [f"  {name} loses {loss:.4f} a game against the optimum"
+              for name, loss in data["losses"].items() if name != OPTIMAL]
     published = data["published_optimum"]
     if published:
-        lines.append(f"  published optimum {published['expected_score']} ({published['source']})")
-    lines += ["",
-              "average score of each box alone (the optimum with that box alone open):"]
+        lines.append(f"  published optimum {published['value']} ({published['source']})")
+    lines += ["", "average score of each box alone (the optimum with that box alone open):"]
     lines += [f"  {box:<16} {value:>12.6f}" for box, value in data["average_table"].items()]
     sizes = data["graph_size"]
     lines += ["", f"graph: {sizes['turn_states']:,} turn states ({sizes['state_edges']:,} edges), one turn of "

@@ -69,7 +69,7 @@ def statement_costs(url: str) -> tuple[float, float]:
 
 def report_on(url: str, name: str, params: dict) -> tuple[float, int, int, dict[str, float]]:
     """Return the seconds, statements and edges of the game's cold report (``-n 0``) into ``url``, and each
-    policy's value (a turn game's report calls it ``expected_score``)."""
+    policy's value."""
     counted = [0]
 
     def count(conn, cursor, statement, parameters, context, executemany):  # type: ignore[no-untyped-def]
@@ -86,7 +86,7 @@ def report_on(url: str, name: str, params: dict) -> tuple[float, int, int, dict[
     with engine.connect() as connection:
         edges = connection.execute(sa.select(graph.c.edges).where(graph.c.id == report["graph"])).scalar_one()
     engine.dispose()
-    return seconds, counted[0], edges, {row["name"]: row.get("value", row.get("expected_score")) for row in report["policies"]}
+    return seconds, counted[0], edges, {row["name"]: row["value"] for row in report["policies"]}
 
 
 def main() -> None:

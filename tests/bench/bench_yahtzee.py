@@ -96,7 +96,7 @@ def main() -> None:
     results = {backend: bench(backend, options.bonuses, options.down_to) for backend in options.backends}
     published = PUBLISHED.get(options.bonuses)
     if published:
-        print(f"published optimum: {published['expected_score']} ({published['source']})")
+        print(f"published optimum: {published['value']} ({published['source']})")
     try:
         import yatzy_solver
     except ImportError:

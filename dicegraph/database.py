@@ -231,7 +231,7 @@ class Database:
         (``build``'s dict) before the solve."""
         chosen, values = self._game(game, params)
         folder = check_directory(Path(diagrams)) if diagrams is not None else None
-        for name in chosen.diagrams if folder is not None else ():  # each named file too, before any work
+        for name in chosen.hooks.diagrams() if folder is not None else ():  # each named file too, before any work
             check_file(folder / diagram_file(chosen.name, name))
 
         def announce(result: BuildResult) -> None:
@@ -376,10 +376,10 @@ class Database:
         an advisor."""
         with self._reading() as connection:
             row = stored_graph(connection, graph, params)
-            advisor = get_game(row.game).advisor
+            advisor = get_game(row.game).hooks.advisor()
             if advisor is None:
                 raise NotFound(f"{row.game} has no advisor (the games with one: "
-                               f"{', '.join(game.name for game in GAMES.values() if game.advisor is not None)})")
+                               f"{', '.join(game.name for game in GAMES.values() if game.hooks.offers('advisor'))})")
             view = GraphView(connection, row.id, get_game(row.game))
             questions = advisor.questions_for(view.params)
             advised: dict[str, Any] = {
@@ -405,10 +405,10 @@ class Database:
         with self._reading() as connection:
             row = stored_graph(connection, graph, params)
             game = get_game(row.game)
-            if game.charts is None:
+            if not game.hooks.offers("charts"):
                 return {"pictures": [], "error": f"{row.game} draws no charts of its own"}
             view = GraphView(connection, row.id, game)
-            drawn = drawn_into(Path(directory), lambda folder: game.charts(view, view.params, folder))
+            drawn = drawn_into(Path(directory), lambda folder: game.hooks.charts(view, view.params, folder))
         return {"pictures": [{"file": Path(found["file"]).name, "title": found["title"]} for found in drawn],
                 "error": None}
 

@@ -216,7 +216,7 @@ def mounted(games: Iterable[Game]) -> Iterator[click.Command]:
     """Yield the command groups the games declare (their ``commands`` hook), each once."""
     seen = set()
     for game in games:
-        group = game.commands
+        group = game.hooks.commands()
         if group is not None and group.name not in seen:
             seen.add(group.name)
             yield group

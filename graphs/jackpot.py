@@ -30,6 +30,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 from dicegraph.graphs.dice import ordered_rolls
+from dicegraph.graphs.hookspecs import hookimpl
 from dicegraph.graphs.montecarlo import stored_move
 from dicegraph.graphs.protocol import Node, Param, Row
 from dicegraph.graphs.expand import expand
@@ -53,11 +54,16 @@ params = (
 )
 small_params = {"cells": 5}  # small enough for exhaustive checks (tests/test_conformance.py)
 
-# pictures worth drawing (dicegraph report jackpot --diagrams DIR): the seed's two HiLo graphs
-diagrams = {
-    "hilo-layers": {"policy": "hilo", "layers": True},
-    "hilo-move-labels": {"policy": "hilo", "layers": True, "move_labels": True, "to_layer": 4},
-}
+
+
+@hookimpl
+def diagrams() -> dict[str, dict[str, Any]]:
+    """Return the pictures worth drawing (dicegraph report jackpot --diagrams DIR): the seed's two HiLo graphs."""
+    return {
+        "hilo-layers": {"policy": "hilo", "layers": True},
+        "hilo-move-labels": {"policy": "hilo", "layers": True, "move_labels": True, "to_layer": 4},
+    }
+
 
 ROLLS: tuple[tuple[int, int], ...] = tuple(ordered_rolls(2))  # type: ignore[arg-type]
 

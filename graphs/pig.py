@@ -35,6 +35,7 @@ from typing import Any
 
 from dicegraph.graphs.commands import residual_text
 from dicegraph.graphs.errors import BadParameter
+from dicegraph.graphs.hookspecs import hookimpl
 from dicegraph.graphs.montecarlo import Estimate, z_text
 from dicegraph.graphs.protocol import CHANCE, DECISION, OPTIMAL, CyclicLayers, Edge, Node, Param, StoredGraph, one_by_one
 from dicegraph.graphs.rules import DiceRules, Ending, Move
@@ -267,6 +268,7 @@ def hold_boundary(hold: Any, target: int, step: int | None = None) -> list[dict[
     return found
 
 
+@hookimpl
 def analyse(graph: StoredGraph, params: Mapping[str, Any], report: Mapping[str, Any]) -> dict[str, Any]:
     """Return ``p_first_wins`` (both optimal), ``matches`` (each agent against the optimum in both seats,
     and the agents against each other: ``{first, second, p_first_wins}``, with ``monte_carlo`` when the
@@ -297,6 +299,7 @@ def analyse(graph: StoredGraph, params: Mapping[str, Any], report: Mapping[str, 
     }
 
 
+@hookimpl
 def describe(report: Mapping[str, Any]) -> list[str]:
     """Return the report's answers in sentences: who wins, and what the agents give away."""
     lines = [f"Both playing optimally, the first player wins with probability {report['p_first_wins']:.10f}."]
@@ -326,6 +329,7 @@ def describe(report: Mapping[str, Any]) -> list[str]:
     return lines
 
 
+@hookimpl
 def charts(graph: StoredGraph, params: Mapping[str, Any], directory: Path) -> list[dict[str, Any]]:
     """Draw the optimum's hold boundary as a heat map (``pig-hold-boundary.png`` in ``directory``): for each
     score pair, the turn total from which the player to move holds (like Neller and Presser's figures);

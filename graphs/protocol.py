@@ -392,22 +392,6 @@ class Game(Protocol):
       answers are the same without it.
     * ``solves: dict[name, (objective, goal text)]``: solves besides
       ``optimal``, e.g. ``{"optimal-shut": ("max", "payoff = 0")}``.
-    * ``diagrams: dict[name, options]``: the pictures ``report --diagrams`` draws.
-    * ``charts(graph: StoredGraph, params, directory) -> list[dict]``: charts drawn
-      from the game's numbers by ``report --diagrams DIR`` (PNGs in ``directory``,
-      each ``{"file": path, "title": ...}``), e.g. Pig's hold boundary.
-    * ``simulator(params, policy) -> play(games, rng)``: Monte Carlo from the
-      rules (:mod:`dicegraph.graphs.montecarlo`).
-    * ``simulated_runs(params, all_matches) -> int``: how many runs of ``-n`` games
-      the report plays (default: one per policy with a simulator), for its progress.
-      A game that declares it plays its report's runs itself, in ``analyse``
-      (``graph.simulation``: games, seed, progress), e.g. the race's matches.
-    * ``report_graphs(params) -> list[params]``: further graphs of the game
-      that its report reads; built and solved before ``analyse``.
-    * ``analyse(graph: StoredGraph, params, report) -> dict``: keys the game
-      adds to its report (``report`` is the generic part).
-    * ``describe(report) -> list[str]``: the lines the human-readable report
-      prints after the policy table.
     * ``repeating: bool``: the game's rules are a
       :class:`dicegraph.graphs.repeating.TurnsInFull` of a repeating turn, which
       is stored once and joined with the turn states when solving
@@ -416,12 +400,10 @@ class Game(Protocol):
       policy's ``sd`` and the turn's sizes; it may give a faster simulator of
       whole games, ``play_turns(decisions)``, built from the stored decision
       bytes (turn state key -> bytes).
-    * ``advisor: dicegraph.graphs.advice.Advisor``: what the advice page of ``dicegraph
-      serve`` asks about a moment of play and how the game answers from a
-      solved graph (School and Yahtzee: the dice, rerolls left and the boxes
-      used; Can't Stop: a roll on the graph's board).
-    * ``commands: click.Group``: commands of the game's own (advisors, exports),
-      mounted by ``cli.py``; they reach the store through :mod:`dicegraph.graphs.commands`.
+
+    What a game adds to the tools' presentation (a report's keys and lines, diagrams, charts, further graphs its
+    report reads, the runs it plays itself, an advisor, commands) it gives through hooks, not as these names:
+    functions marked ``@hookimpl`` (:mod:`dicegraph.graphs.hookspecs`).
     """
 
     name: str

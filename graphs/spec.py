@@ -1,15 +1,16 @@
 """What a game is, declared once: :class:`GameSpec`, read from a game's module and checked when it is registered.
 
-A game module (``graphs/jackpot.py``) names what it is and what it offers as
-module attributes: the required ones of :class:`dicegraph.graphs.protocol.Game`, and any of
-the optional extras listed in :data:`EXTRAS`. Registration reads exactly those
-names into one typed, frozen object, checks them, and from then on every tool
-asks the spec (``game.charts is None``), never the module (no ``getattr``
+A game module (``graphs/jackpot.py``) declares its model as module attributes: the
+required ones of :class:`dicegraph.graphs.protocol.Game`, and any of the optional extras
+listed in :data:`EXTRAS`. What it adds to the tools' presentation it gives through hooks
+(:mod:`dicegraph.graphs.hookspecs`), gathered into the spec's ``hooks``. Registration reads
+exactly those names into one typed, frozen object, checks them, and from then on every
+tool asks the spec (``game.hooks.offers("charts")``), never the module (no ``getattr``
 probing): what a game offers is what it declared.
 
 >>> from dicegraph.graphs import jackpot
 >>> spec = GameSpec.declared_by(jackpot, origin="dicegraph")
->>> spec.name, spec.players, spec.turn is None, sorted(spec.diagrams)
+>>> spec.name, spec.players, spec.turn is None, sorted(spec.hooks.diagrams())
 ('jackpot', 1, True, ['hilo-layers', 'hilo-move-labels'])
 >>> spec.extras()
 ['diagrams', 'rules', 'simulator', 'small_params']
@@ -24,6 +25,7 @@ from types import ModuleType
 from typing import Any
 
 from dicegraph.graphs.errors import DicegraphError, InvalidGraph
+from dicegraph.graphs.presentation import Presentation, hook_problem
 from dicegraph.graphs.protocol import OBJECTIVES, Param, Row, value_text
 
 NAME = re.compile(r"[a-z0-9]+(-[a-z0-9]+)*")  # a game's or a diagram's name: it becomes part of file names
@@ -32,15 +34,12 @@ PLAYERS = (1, 2)  # a game for one player, or a two-player zero-sum game seen fr
 REQUIRED = ("name", "title", "summary", "version", "objective", "outcome", "params", "agents", "build")
 FROM_RULES = ("agents", "build", "simulator")  # what a game written at the rules level gets from them unless it gives its own
 FROM_REPEATING = ("turn",)  # what a repeating game's rules give it, never declared: how the store keeps its turn
-HOOKS = ("rules", "check_params", "estimated_edges", "first_guess", "charts", "simulator", "simulated_runs",
-         "report_graphs", "analyse", "describe", "play_turns")  # functions a game may give
-DATA = ("players", "loops", "repeating", "small_params", "solves", "diagrams", "advisor",
-        "commands")  # values a game may give
-EXTRAS = HOOKS + DATA
-# what a game adds to the tools' presentation (reports, pages, charts, diagrams, advisors, commands); the other names
-# are its model, and a game that declares only its model gets every tool (tests/test_examples.py checks the shapes)
-PRESENTATION = ("diagrams", "charts", "analyse", "describe", "report_graphs", "simulated_runs",
-                "advisor", "commands")
+FUNCTIONS = ("rules", "check_params", "estimated_edges", "first_guess", "simulator", "play_turns")  # a game may give
+DATA = ("players", "loops", "repeating", "small_params", "solves")  # values a game may give
+EXTRAS = FUNCTIONS + DATA
+# what a game adds to the tools' presentation (reports, pages, charts, diagrams, advisors, commands) it gives through
+# hooks (dicegraph.graphs.hookspecs), not as names of its model; a game that declares only its model gets every tool
+# (tests/test_examples.py checks the shapes)
 
 # what each name a game module may declare means (docs/guide.md's table is made from these and the
 # defaults of GameSpec: python -m tests.guide_tables)
@@ -61,21 +60,10 @@ MEANINGS = {
                   "joined with its states, as the rules declare"),
     "small_params": "parameters small enough for the conformance suite's exhaustive checks",
     "solves": 'further solves: name -> (objective, goal), e.g. `{"optimal-shut": ("max", "payoff = 0")}`',
-    "diagrams": "the pictures `report --diagrams` draws: name -> export options",
-    "advisor": "a `dicegraph.graphs.advice.Advisor`: the explorer's advice page",
-    "commands": "a click group of the game's own commands, mounted by the CLI",
     "check_params": "`check_params(values)`: raise `BadParameter` when parameters do not fit together",
     "estimated_edges": "`estimated_edges(params)`: the graph's size before building it",
     "first_guess": "`first_guess(params, key)`: solved positions whose value starts Newton's method at an anchor",
-    "charts": "`charts(graph, params, directory)`: pictures drawn from the game's numbers",
     "simulator": "`simulator(params, policy)`: a faster Monte Carlo player of the game's own",
-    "simulated_runs": ("how many runs of `-n` games the report plays, for its progress; a game declaring it plays "
-                       "them in its `analyse` (`graph.simulation`)"),
-    "report_graphs": "further graphs of the game that its report reads",
-    "analyse": ("`analyse(graph, params, report)`: the report's keys of its own, asked of the stored graph "
-                 "(`dicegraph.graphs.protocol.StoredGraph`: values, reaches, choices, distributions, matches by "
-                 "key; a turn stored once through its `turn`, a `StoredTurn`)"),
-    "describe": "`describe(report)`: the report's answers in sentences",
     "play_turns": "Monte Carlo of whole games of a turn stored once",
 }
 
@@ -166,21 +154,14 @@ class GameSpec:
     repeating: bool = False
     small_params: Mapping[str, Any] | None = None
     solves: Mapping[str, tuple[str, str]] = field(default_factory=dict)
-    diagrams: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
-    advisor: Any = None
-    commands: Any = None
     rules: Callable[..., Any] | None = None
     check_params: Callable[..., Any] | None = None
     estimated_edges: Callable[..., int] | None = None
     first_guess: Callable[..., Any] | None = None
-    charts: Callable[..., Any] | None = None
     simulator: Callable[..., Any] | None = None
-    simulated_runs: Callable[..., int] | None = None
-    report_graphs: Callable[..., Any] | None = None
-    analyse: Callable[..., Any] | None = None
-    describe: Callable[..., Any] | None = None
     turn: Callable[..., Any] | None = None  # derived from a repeating game's rules: params -> its TurnStructure
     play_turns: Callable[..., Any] | None = None
+    hooks: Presentation = field(default_factory=Presentation.none, compare=False)  # what it adds to the tools
 
     def __hash__(self) -> int:
         """Return a hash of the game's name and origin (a registry holds one game a name)."""
@@ -203,6 +184,10 @@ class GameSpec:
         declared["params"] = tuple(declared["params"])
         if declared.get("small_params") is not None:
             declared["small_params"] = dict(declared["small_params"])
+        problem = hook_problem(module)
+        if problem:
+            raise InvalidGame(f"{called}: {problem}")
+        declared["hooks"] = Presentation(module)
         spec = cls(origin=origin, **declared)
         problem = spec._problem()
         if problem:
@@ -215,7 +200,7 @@ class GameSpec:
         empty = [key for key, text in texts.items() if not isinstance(text, str) or not text.strip()]
         if empty:
             return f"{empty[0]} must be a text that is not empty"
-        bad_names = [name for name in (self.name, *self.diagrams)
+        bad_names = [name for name in (self.name, *self.hooks.diagrams())
                      if not isinstance(name, str) or not NAME.fullmatch(name)]
         if bad_names:
             return (f"the name {bad_names[0]!r} must be lower-case letters, digits and single hyphens (it names "
@@ -237,7 +222,7 @@ class GameSpec:
             problem = param_problem(param)
             if problem:
                 return f"parameter {param.name!r}: {problem}"
-        uncallable = [key for key in ("agents", "build", *HOOKS) if getattr(self, key) is not None
+        uncallable = [key for key in ("agents", "build", *FUNCTIONS) if getattr(self, key) is not None
                       and not callable(getattr(self, key))]
         if uncallable:
             return f"{uncallable[0]} must be a function"
@@ -254,18 +239,10 @@ class GameSpec:
             return f"solve {bad_solves[0]!r} must maximise or minimise (max or min)"
         return None
 
-    def presentation(self) -> list[str]:
-        """Return the presentation hooks the game declared (:data:`PRESENTATION`), sorted.
-
-        >>> from dicegraph.graphs import jackpot
-        >>> GameSpec.declared_by(jackpot).presentation()
-        ['diagrams']
-        """
-        return [name for name in self.extras() if name in PRESENTATION]
-
     def extras(self) -> list[str]:
-        """Return the names of the optional extras the game declared, sorted (what it offers beyond the required)."""
-        found = []
+        """Return the names of the optional extras the game declared and the hooks it gives, sorted (what it
+        offers beyond the required)."""
+        found = list(self.hooks.offered())
         for item in fields(self):
             default = item.default if item.default_factory is MISSING else item.default_factory()
             if item.name in EXTRAS and getattr(self, item.name) != default:

@@ -59,7 +59,7 @@ def game_report(
     """
     if built is None:
         built = prepare_game(engine, game, params, on_build)
-    further = [build_graph(engine, game, other).graph_id for other in (game.report_graphs or (lambda _: []))(params)]
+    further = [build_graph(engine, game, other).graph_id for other in game.hooks.report_graphs(params)]
     with engine.connect() as connection:
         for graph_id in [built.graph_id, *further]:
             ensure_solved(connection, graph_id, game, layers)
@@ -80,15 +80,13 @@ def game_report(
         optimal = find_policy(connection, built.graph_id, OPTIMAL)
         distribution = outcome_distribution(connection, optimal.id, built.graph_id) if keeps_reaches(game) and \
             not has_cycles(connection, built.graph_id) else {}
-        if simulated_games and can_simulate(game) and game.simulated_runs is None:
+        if simulated_games and can_simulate(game) and not game.hooks.offers("simulated_runs"):
             for row in policies:
                 estimate = monte_carlo(connection, game, params, row["name"], simulated_games, seed, progress)
                 row["monte_carlo"] = {key: estimate[key] for key in ("games", "estimate", "stderr", "z")}
         report = _generic_report(game, params, built, policies, distribution)
         report["graph_size"] |= view.stored_sizes()
-        analyse = game.analyse
-        if analyse is not None:
-            report |= analyse(view, params, report)
+        report |= game.hooks.analyse(view, params, report)
     return report
 
 
@@ -114,16 +112,10 @@ def prepare_game(engine: sa.Engine, game: Game, params: Mapping[str, Any],
 def report_simulations(game: Game, params: Mapping[str, Any], all_matches: bool = False) -> int:
     """Return how many runs of ``simulated_games`` games the game's report plays: its ``simulated_runs`` hook,
     else one per policy when it has a simulator, else 0."""
-    runs = game.simulated_runs
+    runs = game.hooks.simulated_runs(params, all_matches)
     if runs is not None:
-        return runs(params, all_matches)
+        return runs
     return len(policy_names(game, params)) if can_simulate(game) else 0
-
-
-def describe_analysis(game: Game, report: Mapping[str, Any]) -> list[str]:
-    """Return the lines a game's own analysis adds to the human-readable report (none for most games)."""
-    describe = game.describe
-    return describe(report) if describe is not None else []
 
 
 def _generic_report(
@@ -165,13 +157,12 @@ def draw_game_diagrams(
 
     check_directory(directory)
     drawn = []
-    charts = game.charts
-    if charts is not None:  # drawn from the game's own numbers
+    if game.hooks.offers("charts"):  # drawn from the game's own numbers
         built = prepare_game(engine, game, params)
         with engine.connect() as connection:
             view = GraphView(connection, built.graph_id, game)
-            drawn += drawn_into(directory, lambda folder: charts(view, params, folder))
-    for name, options in game.diagrams.items():
+            drawn += drawn_into(directory, lambda folder: game.hooks.charts(view, params, folder))
+    for name, options in game.hooks.diagrams().items():
         options = dict(options)
         graph_params = {**params, **options.pop("params", {})}
         built = prepare_game(engine, game, graph_params)

@@ -1,7 +1,8 @@
 """The guide's tables of names, generated from the code that reads them: every name a rules object may define
 (:class:`dicegraph.graphs.rules.Rules`, with :class:`~dicegraph.graphs.rules.DiceRules`' defaults) and every name
 a game module may declare (:class:`dicegraph.graphs.spec.GameSpec`, with its defaults and
-:data:`~dicegraph.graphs.spec.MEANINGS`).
+:data:`~dicegraph.graphs.spec.MEANINGS`) and every presentation hook a game may give
+(:mod:`dicegraph.graphs.hookspecs`: each hook's arguments, its default and its docstring's first sentence).
 
     .venv/bin/python -m tests.guide_tables    # rewrite the tables in docs/guide.md after changing a name
 
@@ -15,8 +16,10 @@ import inspect
 import re
 from pathlib import Path
 
+from dicegraph.graphs import hookspecs
+from dicegraph.graphs.presentation import HOOK_NAMES, WITHOUT
 from dicegraph.graphs.rules import ATTRIBUTES, DiceRules, Rules
-from dicegraph.graphs.spec import EXTRAS, FROM_RULES, MEANINGS, PRESENTATION, REQUIRED, GameSpec
+from dicegraph.graphs.spec import EXTRAS, FROM_RULES, MEANINGS, REQUIRED, GameSpec
 
 PAGE = Path(__file__).resolve().parents[1] / "docs" / "guide.md"
 MARKS = {"rules": "<!-- the names of a rules object: python -m tests.guide_tables -->",
@@ -53,13 +56,12 @@ def rules_table() -> str:
     return "\n".join(lines)
 
 
-def game_table(presentation: bool) -> str:
-    """Return the table of a game module's names, of its model or of its presentation hooks
-    (:data:`~dicegraph.graphs.spec.PRESENTATION`): every field of :class:`GameSpec` a game may declare (not where
+def game_table() -> str:
+    """Return the table of a game module's names: every field of :class:`GameSpec` a game may declare (not where
     it came from, nor what is derived), with whether it is required and its default."""
     lines = ["| name | required | default | what it is |", "| --- | --- | --- | --- |"]
     for item in dataclasses.fields(GameSpec):
-        if item.name not in REQUIRED + EXTRAS or (item.name in PRESENTATION) != presentation:
+        if item.name not in REQUIRED + EXTRAS:
             continue
         required = ("yes, or from `rules`" if item.name in FROM_RULES and item.name in REQUIRED else "yes"
                     if item.name in REQUIRED else "no, or from `rules`" if item.name in FROM_RULES else "no")
@@ -73,10 +75,21 @@ def game_table(presentation: bool) -> str:
     return "\n".join(lines)
 
 
+def hooks_table() -> str:
+    """Return the table of the presentation hooks (:mod:`dicegraph.graphs.hookspecs`), in order: each with its
+    arguments, what the tools do when a game gives none (:data:`~dicegraph.graphs.presentation.WITHOUT`) and what it
+    returns."""
+    lines = ["| hook | without it | what it returns |", "| --- | --- | --- |"]
+    for name in HOOK_NAMES:
+        arguments = ", ".join(inspect.signature(getattr(hookspecs, name)).parameters)
+        lines.append(f"| `{name}({arguments})` | {WITHOUT[name]} | {_first_sentence(getattr(hookspecs, name).__doc__)} |")
+    return "\n".join(lines)
+
+
 def page() -> str:
     """Return docs/guide.md with its tables as the code gives them."""
     text = PAGE.read_text()
-    for kind, table in (("rules", rules_table()), ("game", game_table(False)), ("hooks", game_table(True))):
+    for kind, table in (("rules", rules_table()), ("game", game_table()), ("hooks", hooks_table())):
         start = text.index(MARKS[kind]) + len(MARKS[kind])
         end = text.index(END, start)
         text = text[:start] + "\n" + table + "\n" + text[end:]

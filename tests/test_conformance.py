@@ -664,7 +664,7 @@ def test_export_draws_dot_and_png(game: Game, reported: Any, tmp_path: Any) -> N
     assert "->" in (tmp_path / "default.dot").read_text()
 
 
-@pytest.mark.parametrize("game", [case for case in TOOLED if case.values[0].advisor is not None])
+@pytest.mark.parametrize("game", [case for case in TOOLED if case.values[0].hooks.offers("advisor")])
 def test_the_advisors_best_move_is_the_solves(game: Game, reported: Any) -> None:
     """Asked its questions' examples, the advisor's decision is a best alternative, and at the position it names
     the alternatives' best value is the stored optimum's value and the optimum's stored choice is that move."""
@@ -674,8 +674,8 @@ def test_the_advisors_best_move_is_the_solves(game: Game, reported: Any) -> None
     engine = open_database(url, read_only=True)
     with engine.connect() as connection:
         view = GraphView(connection, 1, game)
-        advice = game.advisor.answer(view, {question.name: question.example  # type: ignore[union-attr]
-                                            for question in game.advisor.questions_for(view.params)})  # type: ignore[union-attr]
+        advisor = game.hooks.advisor()
+        advice = advisor.answer(view, {question.name: question.example for question in advisor.questions_for(view.params)})
         ranked = advice.ranked()
         assert ranked, advice.situation
         tolerance = 1e-12 * max(1.0, abs(ranked[0].value))
@@ -711,9 +711,9 @@ def test_every_explorer_page_answers_in_html_and_json(game: Game, reported: Any)
         addresses.append(f"/graphs/1?policy={quote(agents[0])}&reference=optimal")
     if game.players == 2:
         addresses.append("/graphs/1?matches=all")
-    if game.charts is not None:
+    if game.hooks.offers("charts"):
         addresses.append("/graphs/1/charts")
-    if game.advisor is not None:
+    if game.hooks.offers("advisor"):
         addresses.append("/graphs/1/advise")
     for address in addresses:
         path, _, query = address.partition("?")
@@ -758,7 +758,7 @@ def test_the_python_apis_report_is_report_json_built_and_solved_once(game: Game,
     db = dicegraph.open(reported_url if whole else f"sqlite:///{tmp_path / 'api.db'}")
     params = small_params(game)
     assert db.report(counting_game, params) == printed
-    graphs = 0 if whole else 1 + len((game.report_graphs or (lambda _: []))(params))
+    graphs = 0 if whole else 1 + len(game.hooks.report_graphs(params))
     solves = 0 if whole else 1 if game.repeating else graphs * (1 + len(game.solves))
     assert counted == {"builds": graphs, "solves": solves}
     assert db.report(counting_game, params) == printed

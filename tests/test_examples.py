@@ -88,7 +88,7 @@ def test_every_check_holds_on_every_test_shape_on_every_backend(backend: str, tm
     (``check --here``)."""
     with registered() as specs:
         for name, spec in specs.items():
-            assert spec.presentation() == [], name  # a model alone: every tool all the same
+            assert spec.hooks.offered() == [], name  # a model alone: every tool all the same
             with database_on(backend, tmp_path / name) as url:
                 findings = check_game(spec, url=url)
             assert findings and all(found.holds for found in findings), (name, [f.line() for f in findings])

@@ -134,13 +134,14 @@ def test_no_output_replaces_what_is_not_a_regular_file(solved: str, tmp_path: Pa
 def test_a_name_that_becomes_a_path_is_checked_at_registration(name: str) -> None:
     """A game's name and its diagrams' names are lower-case letters, digits and single hyphens: a game named
     ``../escape`` (whose report --diagrams wrote outside the folder) is refused when it registers."""
+    from dicegraph.graphs.hookspecs import hookimpl
     from dicegraph.graphs.spec import GameSpec, InvalidGame
     from tests.test_spec import declaring
 
     with pytest.raises(InvalidGame, match="lower-case letters, digits and single hyphens|not empty"):
         GameSpec.declared_by(declaring(name=name))
     with pytest.raises(InvalidGame, match="lower-case letters, digits and single hyphens"):
-        GameSpec.declared_by(declaring(diagrams={name: {}}))
+        GameSpec.declared_by(declaring(diagrams=hookimpl(lambda: {name: {}})))
 
 
 @pytest.mark.parametrize("default", [None, "x", 99, -1])

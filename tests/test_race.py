@@ -100,7 +100,7 @@ def test_past_its_limit_the_monte_carlo_plays_only_the_fixed_strategies(runner, 
                                            "--json"]).stdout)
     rows = [data["self_play"], *data["matches"]]
     assert all(("monte_carlo" in row) == (report.OPTIMAL not in (row["first"], row["second"])) for row in rows)
-    assert report.simulated_runs({"target": 150}) == sum("monte_carlo" in row for row in rows) == 42
+    assert report.simulated_runs({"target": 150}, False) == sum("monte_carlo" in row for row in rows) == 42
     printed = runner.invoke(main, ["--db", url, "report", "5000-race", "-p", "target=150", "-n", "500"]).stdout
     assert "(the optimum's up to a target of 100)" in printed
 
@@ -296,7 +296,7 @@ def test_beyond_its_limit_the_fixed_strategies_play_each_other_only_when_asked(t
         assert (row["first"], row["second"]) == (alone["first"], alone["second"])
         assert math.isclose(row["p_first_wins"], alone["p_first_wins"], rel_tol=1e-12), row
     assert everything["p_first_wins"] == against["p_first_wins"]
-    assert race_report.simulated_runs({"target": 200}) == 1 + 2 * fixed
+    assert race_report.simulated_runs({"target": 200}, False) == 1 + 2 * fixed
 
 
 def test_simulate_plays_the_races_agents_from_its_rules_and_sends_its_optimum_to_the_report(runner, tmp_path):

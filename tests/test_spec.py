@@ -9,6 +9,7 @@ import types
 import pytest
 
 from dicegraph.graphs import BUILT_IN, GAMES, get_game, register
+from dicegraph.graphs.hookspecs import hookimpl
 from dicegraph.graphs.spec import EXTRAS, FROM_REPEATING, FROM_RULES, REQUIRED, GameSpec, InvalidGame
 
 
@@ -27,8 +28,9 @@ def test_every_built_in_game_is_registered_from_its_declaration() -> None:
         derived = {name: getattr(spec, name) for name in (*FROM_RULES, *FROM_REPEATING)  # what its rules give it, made anew each time
                    if hasattr(module, "rules") and not hasattr(module, name) and getattr(spec, name) is not None}
         assert spec == dataclasses.replace(GameSpec.declared_by(module), **derived) and spec.origin == "dicegraph"
-        for extra in set(spec.extras()) - derived.keys():
+        for extra in set(spec.extras()) - derived.keys() - set(spec.hooks.offered()):
             assert getattr(module, extra) == getattr(spec, extra)  # what it declared, nothing it did not
+        assert all(hasattr(getattr(module, hook), "dicegraph_impl") for hook in spec.hooks.offered())
     assert {get_game("pig").players, get_game("5000-race").players, get_game("jackpot").players} == {1, 2}
     assert get_game("school").repeating and not get_game("pig").repeating
 
@@ -46,6 +48,11 @@ def test_every_built_in_game_is_registered_from_its_declaration() -> None:
     ({"repeating": "yes"}, "repeating must be True or False (it is 'yes')"),
     ({"small_params": {"tiles": 3}}, "small_params names unknown parameters (tiles)"),
     ({"solves": {"worst": ("least", "payoff = 0")}}, "solve 'worst' must maximise or minimise"),
+    ({"diagrams": {"all": {}}}, "diagrams is a presentation hook: give it as a function marked @hookimpl"),
+    ({"describe": lambda report: []}, "describe is a presentation hook: give it as a function marked @hookimpl"),
+    ({"summarise": hookimpl(lambda report: [])}, "unknown hook 'summarise', marked @hookimpl"),
+    ({"describe": hookimpl(lambda report, colour: [])}, "hook describe asks for colour, which it is not given"),
+    ({"diagrams": hookimpl(lambda: {"Not a name": {}})}, "the name 'Not a name' must be lower-case letters"),
 ])
 def test_a_declaration_that_breaks_a_promise_is_refused_in_one_line(changes: dict, broken: str) -> None:
     with pytest.raises(InvalidGame) as refused:
@@ -93,3 +100,22 @@ def test_only_the_solve_dispatch_and_the_loader_ask_how_a_game_stores_its_turn()
                 if isinstance(found, ast.Attribute) and found.attr in {"repeating", "stores_turn_once"}:
                     asking.append(f"{where}:{found.lineno}")
     assert not asking, asking
+
+
+def test_a_game_gives_its_presentation_through_hooks_and_gets_each_defaults_otherwise() -> None:
+    """A hook takes any of its arguments by name; a game that gives none gets each hook's default."""
+    @hookimpl
+    def describe(report: dict) -> list[str]:
+        return [f"{len(report['policies'])} policies"]
+
+    @hookimpl
+    def simulated_runs(all_matches: bool) -> int:
+        return 5 if all_matches else 3
+
+    given = GameSpec.declared_by(declaring(describe=describe, simulated_runs=simulated_runs), origin="a test")
+    assert given.hooks.offered() == ["describe", "simulated_runs"]
+    assert given.hooks.describe({"policies": [1, 2]}) == ["2 policies"]
+    assert (given.hooks.simulated_runs({}, True), given.hooks.simulated_runs({}, False)) == (5, 3)
+    bare = GameSpec.declared_by(declaring(), origin="a test")
+    assert bare.hooks.offered() == [] and bare.hooks.describe({}) == [] and bare.hooks.diagrams() == {}
+    assert bare.hooks.analyse(None, {}, {}) == {} and bare.hooks.advisor() is None

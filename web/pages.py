@@ -61,8 +61,8 @@ def graph_page(db: Database, graph_id: int, policy: str | None = None,
     game = db.game(row["game"])
     page: dict[str, Any] = {
         "graph": row,
-        "charts": game.charts is not None,
-        "advisor": None if game.advisor is None else game.advisor.title,
+        "charts": game.hooks.offers("charts"),
+        "advisor": None if not game.hooks.offers("advisor") else game.hooks.advisor().title,
         "root": row["root"],
         "layers": db.layers(graph_id),
         "policies": db.policies(graph_id),

@@ -51,6 +51,7 @@ from fractions import Fraction
 from typing import Any
 
 from dicegraph.graphs.errors import DicegraphError
+from dicegraph.graphs.hookspecs import hookimpl
 from dicegraph.graphs.protocol import Param
 from dicegraph.graphs.rules import DiceRules, Ending, Move
 
@@ -69,8 +70,10 @@ TRIPLES = tuple(itertools.combinations(range(2, 13), 3))
 DICE = tuple(itertools.product(range(1, 7), repeat=4))
 
 
-# pictures worth drawing (dicegraph report cant-stop --diagrams DIR): one triple's whole turn
-diagrams = {"2-7-10-one": {"policy": "optimal", "full": True, "layers": True,
+@hookimpl
+def diagrams() -> dict[str, dict[str, Any]]:
+    """Return the pictures worth drawing (dicegraph report cant-stop --diagrams DIR): one triple's whole turn."""
+    return {"2-7-10-one": {"policy": "optimal", "full": True, "layers": True,
                            "params": {"columns": (2, 7, 10), "worth": "one"}}}
 
 

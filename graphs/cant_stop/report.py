@@ -15,6 +15,7 @@ from fractions import Fraction
 from typing import Any
 
 import dicegraph.graphs.cant_stop.game as cant_stop
+from dicegraph.graphs.hookspecs import hookimpl
 from dicegraph.graphs.protocol import TIE, StoredGraph
 
 TOP = 30
@@ -24,11 +25,13 @@ def _all_triples(worth: str) -> dict[str, Any]:
     return {"columns": cant_stop.ALL, "worth": worth, "slack": 0}
 
 
+@hookimpl
 def report_graphs(params: Mapping[str, Any]) -> list[dict[str, Any]]:
     """Return the parameters of the two all-triples graphs (one per worth) the report reads."""
     return [_all_triples(worth) for worth in cant_stop.WORTHS]
 
 
+@hookimpl
 def analyse(graph: StoredGraph, params: Mapping[str, Any], report: Mapping[str, Any]) -> dict[str, Any]:
     """Return ``columns`` (the notebook's first table), ``triples`` and ``top`` (its lists)."""
     solved = {worth: _solved_triples(graph.other(_all_triples(worth)), worth) for worth in cant_stop.WORTHS}
@@ -103,6 +106,7 @@ def _same(a: Any, b: Any) -> bool:
     return abs(a - b) <= TIE * max(abs(a), abs(b))
 
 
+@hookimpl
 def describe(report: Mapping[str, Any]) -> list[str]:
     """Return the notebook's column table and the heads of its lists, exact."""
     lines = ["", " c  P(c)   E(c) one  E(c) progress  length"]

@@ -16,6 +16,7 @@ from dicegraph.graphs.advice import Advice, Advisor, Alternative, Question, dice
 import dicegraph.graphs.cant_stop_board.game as rules
 from dicegraph.graphs.cant_stop_board.picture import board_svg
 from dicegraph.graphs.errors import BadParameter
+from dicegraph.graphs.hookspecs import hookimpl
 from dicegraph.graphs.protocol import OPTIMAL, StoredGraph
 
 
@@ -82,8 +83,13 @@ def _advice(graph: StoredGraph, answers: Mapping[str, str]) -> Advice:
                   position=found["position"], picture=board_svg(rules.parse_board(board)))
 
 
-# The game's ``advisor`` hook (the explorer's advice page): how to play a roll on the graph's board.
-advisor = Advisor(
+ADVISOR = Advisor(
     "How to play this roll on the board",
     (Question("roll", "Four dice rolled", "2,3,5,6", "four dice 1..6; blank: stop now or roll?", required=False),),
     _advice, "the objective's expected value (the turn's progress, or the chance to claim a column), playing on optimally")
+
+
+@hookimpl
+def advisor() -> Advisor:
+    """Return the game's advisor: the explorer's advice page."""
+    return ADVISOR

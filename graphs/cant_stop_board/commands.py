@@ -7,10 +7,11 @@ import click
 import dicegraph.graphs.cant_stop_board.game as rules
 from dicegraph.graphs.cant_stop_board.advise import advise, graph_params, parse_roll
 from dicegraph.graphs.commands import JSON_OPTION, emit, session, table
+from dicegraph.graphs.hookspecs import hookimpl
 
 
 @click.group("cant-stop")
-def commands() -> None:
+def command_group() -> None:
     """Can't Stop on a real board (board notation: docs/games/cant-stop.md).
 
     \b
@@ -20,7 +21,7 @@ def commands() -> None:
     """
 
 
-@commands.command("advise")
+@command_group.command("advise")
 @click.option("--board", required=True, help="The board, e.g. '7:3>5,8:>2,12:x' (notation: docs/games/cant-stop.md).")
 @click.option("--roll", "roll_text", metavar="A,B,C,D", help="The four dice just rolled; without it: stop or roll now?")
 @click.option("--objective", type=click.Choice(list(rules.OBJECTIVES)), default="progress", show_default=True,
@@ -48,3 +49,9 @@ def advise_command(board: str, roll_text: str | None, objective: str, as_json: b
         lines.append(f"best: {result['decision']} (expected {result['value']:.6f})")
         lines.append(table(["move", "value"], [[row["move"], row["value"]] for row in result["alternatives"]]))
     emit(result, lines, as_json)
+
+
+@hookimpl
+def commands() -> click.Group:
+    """Return the game's own commands, mounted by the CLI."""
+    return command_group

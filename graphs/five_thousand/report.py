@@ -7,11 +7,13 @@ from collections.abc import Mapping
 from typing import Any
 
 import dicegraph.graphs.five_thousand.game as rules
+from dicegraph.graphs.hookspecs import hookimpl
 from dicegraph.graphs.protocol import TIE, StoredGraph
 
 EXAMPLES = 10
 
 
+@hookimpl
 def analyse(graph: StoredGraph, params: Mapping[str, Any], report: Mapping[str, Any]) -> dict[str, Any]:
     """Return ``distributions``, ``policies`` (expected, p_zero, sd), ``bank_thresholds`` and ``partial_keeps``."""
     return {
@@ -65,6 +67,7 @@ def _partial_keeps(graph: StoredGraph) -> dict[str, Any]:
     return {"count": len(found), "examples": found[:EXAMPLES]}
 
 
+@hookimpl
 def describe(report: Mapping[str, Any]) -> list[str]:
     """Return the answer to the seed's TODO: how much better the optimum is, and what it does differently."""
     policies = {row["name"]: row for row in report["policies"]}

@@ -10,6 +10,7 @@ from dicegraph.graphs.commands import residual_text
 from dicegraph.graphs.five_thousand.game import DICE, STEP
 import dicegraph.graphs.five_thousand_race.simulate as simulate
 from dicegraph.graphs.five_thousand_race.game import agents, bank_end, chance_key, name, state_key
+from dicegraph.graphs.hookspecs import hookimpl
 from dicegraph.graphs.montecarlo import Estimate, z_text
 from dicegraph.graphs.protocol import OPTIMAL, TIE, Progress, StoredGraph
 
@@ -78,7 +79,8 @@ def simulates_optimum(params: Mapping[str, Any]) -> bool:
     return params["target"] <= SIMULATED_OPTIMUM_UP_TO
 
 
-def simulated_runs(params: Mapping[str, Any], all_matches: bool = False) -> int:
+@hookimpl
+def simulated_runs(params: Mapping[str, Any], all_matches: bool) -> int:
     """Return how many runs of ``-n`` games the report plays when asked to: the optimum against itself, and each
     match it plays (without the optimum's beyond :data:`SIMULATED_OPTIMUM_UP_TO`)."""
     fixed = len(agents(params))
@@ -109,6 +111,7 @@ def simulate_matches(graph: StoredGraph, params: Mapping[str, Any], rows: Sequen
             progress(games)
 
 
+@hookimpl
 def analyse(graph: StoredGraph, params: Mapping[str, Any], report: Mapping[str, Any]) -> dict[str, Any]:
     """Return the race's keys: ``p_first_wins`` (both optimal), ``fair_head_start``, ``matches``, the optimum's
     banking rule in a few ``situations`` and how the cycles converged. When the report plays games
@@ -138,36 +141,37 @@ def analyse(graph: StoredGraph, params: Mapping[str, Any], report: Mapping[str, 
     }
 
 
-def describe(data: Mapping[str, Any]) -> list[str]:
+@hookimpl
+def describe(report: Mapping[str, Any]) -> list[str]:
     """Return the human-readable report's lines."""
-    target = data["params"]["target"]
-    fair = data["fair_head_start"]
-    lines = ["", f"race to {target}, both playing to win: the first player wins with probability {data['p_first_wins']:.10f}",
+    target = report["params"]["target"]
+    fair = report["fair_head_start"]
+    lines = ["", f"race to {target}, both playing to win: the first player wins with probability {report['p_first_wins']:.10f}",
              f"fair head start: {fair['points']} points to the second player (the first then wins with "
              f"{fair['p_first_wins']:.6f})", "",
              "head to head, exact: P(the row's player, moving first, beats the column's):"]
-    lines += _match_table(data, lambda row: f"{row['p_first_wins']:>14.6f}")
-    if not data["all_matches"]:
+    lines += _match_table(report, lambda row: f"{row['p_first_wins']:>14.6f}")
+    if not report["all_matches"]:
         lines.append(f"  (beyond a target of {ALL_MATCHES_UP_TO} the fixed strategies play only the optimum: "
                      "--all-matches plays them against each other)")
-    simulated = [row["monte_carlo"] for row in [data["self_play"], *data["matches"]] if "monte_carlo" in row]
+    simulated = [row["monte_carlo"] for row in [report["self_play"], *report["matches"]] if "monte_carlo" in row]
     if simulated:
-        optimum = data["self_play"].get("monte_carlo")
+        optimum = report["self_play"].get("monte_carlo")
         lines += ["", f"Monte Carlo, {simulated[0]['games']:,} races a match played from the rules"
                   + (f": both optimal, the first wins {optimum['estimate']:.4f} (z = {z_text(optimum['z'])})" if optimum else
                      f" (the optimum's up to a target of {SIMULATED_OPTIMUM_UP_TO})")
                   + "; z = (estimate - exact) / standard error:"]
-        lines += _match_table(data, lambda row: f"{z_text(row['monte_carlo']['z']):>14}" if "monte_carlo" in row else f"{'-':>14}")
+        lines += _match_table(report, lambda row: f"{z_text(row['monte_carlo']['z']):>14}" if "monte_carlo" in row else f"{'-':>14}")
     lines += ["", "the optimum's banking rule: the turn total from which it banks, by dice left to roll:"]
-    for situation in data["bank_rules"]:
+    for situation in report["bank_rules"]:
         rule = ", ".join(f"{dice}: {_text(entry)}" for dice, entry in situation["dice"].items())
         lines.append(f"  me {situation['mine']}, opponent {situation['opponent']} (wins {situation['value']:.4f}): {rule}")
-    convergence = data["convergence"] or {}
+    convergence = report["convergence"] or {}
     if convergence:
         lines += ["", f"cycles: {convergence['cyclic_components']} score sums solved by Newton's method, "
                   f"{convergence['passes']} passes (at most {convergence['most_passes']} for one), "
                   f"residual {residual_text(convergence['residual'])}"]
-    sizes = data["graph_size"]
+    sizes = report["graph_size"]
     lines.append(f"graph: {sizes['turn_states'] - 1:,} score pairs and the win ({sizes['state_edges']:,} edges), one turn of "
                  f"{sizes['turn_edges']:,} edges stored once (copied into every pair: {sizes['copied_edges']:,})")
     return lines
@@ -193,6 +197,7 @@ def _text(entry: Mapping[str, Any]) -> str:
     return f"{entry['banks_from']}{extra}"
 
 
+@hookimpl
 def charts(graph: StoredGraph, params: Mapping[str, Any], directory: Path) -> list[dict[str, Any]]:
     """Draw when the optimum banks as a heat map (``5000-race-bank-boundary.png``): for three opponent scores
     (rows) and each number of dice left to roll (columns), own score across and turn total up, banking dark;

@@ -8,6 +8,7 @@ from typing import Any
 from dicegraph.graphs.advice import Advice, Advisor, Question
 from dicegraph.graphs.errors import BadParameter
 from dicegraph.graphs.five_dice_advice import ROLL_QUESTIONS, advise_turn, policy_question, turn_advice
+from dicegraph.graphs.hookspecs import hookimpl
 from dicegraph.graphs.protocol import StoredGraph
 import dicegraph.graphs.school.game as rules
 
@@ -38,11 +39,16 @@ def _advice(graph: StoredGraph, answers: Mapping[str, str]) -> Advice:
     return turn_advice(graph, answers, rules.POLICIES, rules.state_key(used), text, rules.COMBINATIONS)
 
 
-# The game's ``advisor`` hook (the explorer's advice page): the optimal move or Bob's, every alternative's value.
-advisor = Advisor(
+ADVISOR = Advisor(
     "What to do with this roll",
     (*ROLL_QUESTIONS,
      Question("used", "Combinations used", "Grade 1,Grade 3,Grade 5,Pair", "comma-separated names from RULES.md, blank for none",
               required=False),
      policy_question(rules.POLICIES)),
     _advice, "expected points still to come, this turn's included, scored as the graph's rules say (grades)")
+
+
+@hookimpl
+def advisor() -> Advisor:
+    """Return the game's advisor: the explorer's advice page."""
+    return ADVISOR

@@ -9,6 +9,7 @@ from pathlib import Path
 import click
 
 from dicegraph.graphs.commands import JSON_OPTION, PARAM_OPTION, emit, parse_params, session, table
+from dicegraph.graphs.hookspecs import hookimpl
 from dicegraph.graphs.protocol import StoredGraph, resolve_params
 import dicegraph.graphs.school.game as rules
 from dicegraph.graphs.school.advise import advise
@@ -16,7 +17,7 @@ from dicegraph.graphs.school.stored import decision_array
 
 
 @click.group("school")
-def commands() -> None:
+def command_group() -> None:
     """School (seed 001): ask a solved policy what to do, export its decisions.
 
     The first use builds and solves the whole game (minutes; an interrupted
@@ -38,7 +39,7 @@ def _school(params: tuple[str, ...]) -> Iterator[StoredGraph]:
         yield graph
 
 
-@commands.command("advise")
+@command_group.command("advise")
 @click.option("--used", default="", metavar="NAMES", help="Combinations already used, comma-separated (RULES.md names).")
 @click.option("--roll", "roll_text", required=True, metavar="A,B,C,D,E", help="The five dice showing.")
 @click.option("--rolls-left", type=int, required=True, help="Rerolls still allowed this turn: 2 after the first roll, 0 after the third.")
@@ -74,7 +75,7 @@ def school_advise(used: str, roll_text: str, rolls_left: int, policy_name: str, 
     emit(result, lines, as_json)
 
 
-@commands.command("export-decisions")
+@command_group.command("export-decisions")
 @click.option("--policy", "policy_name", type=click.Choice(list(rules.POLICIES)), default="optimal", show_default=True)
 @click.option("-o", "--output", type=click.Path(dir_okay=False, writable=True, path_type=Path), required=True,
               help="The zip to write.")
@@ -101,3 +102,9 @@ def school_export(policy_name: str, output: Path, params: tuple[str, ...], as_js
                "bytes": len(archive)}
     emit(written, [f"wrote {output}: {written['decisions']:,} decisions of {policy_name} in {written['files']} files, "
                    f"{written['bytes']:,} bytes"], as_json)
+
+
+@hookimpl
+def commands() -> click.Group:
+    """Return the game's own commands, mounted by the CLI."""
+    return command_group

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from dicegraph.graphs.hookspecs import hookimpl
 from dicegraph.graphs.protocol import OPTIMAL, StoredGraph
 import dicegraph.graphs.school.game as rules
 from dicegraph.graphs.school.rules import LAST_STATES
@@ -21,6 +22,7 @@ CONVENTION = {
 }
 
 
+@hookimpl
 def analyse(graph: StoredGraph, params: Mapping[str, Any], report: Mapping[str, Any]) -> dict[str, Any]:
     """Return School's keys: ``rules``, ``average_table`` (each combination's average alone, the seed's method),
     ``average_table_positive_grades``, ``bob_loss`` (what Bob loses a game against the optimum) and
@@ -46,18 +48,19 @@ def analyse(graph: StoredGraph, params: Mapping[str, Any], report: Mapping[str, 
     }
 
 
-def describe(data: Mapping[str, Any]) -> list[str]:
+@hookimpl
+def describe(report: Mapping[str, Any]) -> list[str]:
     """Return the lines School adds to the human-readable report."""
-    lines = ["", f"scores: {data['rules']['scores']}; straights {data['rules']['straights'][0]}/"
-             f"{data['rules']['straights'][1]}",
+    lines = ["", f"scores: {report['rules']['scores']}; straights {report['rules']['straights'][0]}/"
+             f"{report['rules']['straights'][1]}",
              "", "average score of each combination alone (the seed's method), upstream and with positive grades:"]
-    for name, value in data["average_table"].items():
-        lines.append(f"  {name:<16} {value:>15.10f}  {data['average_table_positive_grades'][name]:>15.10f}")
-    disagree = data["disagreements"]
-    sizes = data["graph_size"]
+    for name, value in report["average_table"].items():
+        lines.append(f"  {name:<16} {value:>15.10f}  {report['average_table_positive_grades'][name]:>15.10f}")
+    disagree = report["disagreements"]
+    sizes = report["graph_size"]
     lines += [
         "",
-        f"Bob loses {data['bob_loss']:.6f} points a game against the optimum; he decides otherwise at "
+        f"Bob loses {report['bob_loss']:.6f} points a game against the optimum; he decides otherwise at "
         f"{disagree['positions']:,} of {disagree['of']:,} turn positions "
         f"({100 * disagree['positions'] / disagree['of']:.2f} %).",
         "",

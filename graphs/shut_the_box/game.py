@@ -37,6 +37,7 @@ import functools
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any, Union
 
+from dicegraph.graphs.hookspecs import hookimpl
 from dicegraph.graphs.montecarlo import stored_move
 from dicegraph.graphs.protocol import Node, Param, Row
 from dicegraph.graphs.expand import expand
@@ -74,8 +75,12 @@ ONE_DIE = {face: 1 for face in range(1, 7)}  # over 6
 # solves besides "optimal" (lowest expected score): the highest probability of shutting the box
 solves = {"optimal-shut": ("max", "payoff = 0")}
 
-# pictures worth drawing (dicegraph report shut-the-box --diagrams DIR)
-diagrams = {"optimal-start": {"policy": "optimal", "full": True, "depth": 2}}
+
+
+@hookimpl
+def diagrams() -> dict[str, dict[str, Any]]:
+    """Return the pictures worth drawing (dicegraph report shut-the-box --diagrams DIR): the optimum's start."""
+    return {"optimal-start": {"policy": "optimal", "full": True, "depth": 2}}
 
 
 def tiles_of(index: int) -> list[int]:

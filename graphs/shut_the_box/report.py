@@ -17,12 +17,14 @@ from collections.abc import Mapping
 from typing import Any
 
 from dicegraph.graphs.contest import head_to_head, series
+from dicegraph.graphs.hookspecs import hookimpl
 from dicegraph.graphs.protocol import TIE, StoredGraph
 from dicegraph.graphs.shut_the_box.game import board_label
 
 DAY_GAMES = 20
 
 
+@hookimpl
 def analyse(graph: StoredGraph, params: Mapping[str, Any], report: Mapping[str, Any]) -> dict[str, Any]:
     """Return the seed's answers: ``expected_score, p_shut, opening_rolls, greedy_exceptions,
     score_distribution, two_player, two_player_seed_objective, self_play, day``."""
@@ -105,6 +107,7 @@ def _as_second(one_game: Mapping[str, float]) -> dict[str, float]:
     return {"p2_win": one_game["loss"], "p2_loss": one_game["win"], "tie": one_game["tie"]}
 
 
+@hookimpl
 def describe(report: Mapping[str, Any]) -> list[str]:
     """Return the report's answers to the seed's four questions, in sentences."""
     expected, shut = report["expected_score"], report["p_shut"]

@@ -13,6 +13,7 @@ from dicegraph.graphs.advice import Advice, Advisor, Question, parse_int
 from dicegraph.graphs.errors import BadParameter
 from dicegraph.graphs.five_dice import box_mask
 from dicegraph.graphs.five_dice_advice import ROLL_QUESTIONS, policy_question, turn_advice
+from dicegraph.graphs.hookspecs import hookimpl
 from dicegraph.graphs.protocol import StoredGraph
 import dicegraph.graphs.yahtzee.boxes as rules
 from dicegraph.graphs.yahtzee.game import POLICIES
@@ -43,8 +44,7 @@ def _advice(graph: StoredGraph, answers: Mapping[str, str]) -> Advice:
                        rules.BOXES)
 
 
-# The game's ``advisor`` hook (the explorer's advice page).
-advisor = Advisor(
+ADVISOR = Advisor(
     "What to do with this roll",
     (*ROLL_QUESTIONS,
      Question("filled", "Boxes filled", "Aces,Chance", "comma-separated box names, blank for none", required=False),
@@ -54,3 +54,9 @@ advisor = Advisor(
               default="no", when=lambda params: rules.tracks_yahtzees(params["bonuses"])),
      policy_question(POLICIES)),
     _advice, "expected points still to come, this turn's included (bonuses as the graph plays them)")
+
+
+@hookimpl
+def advisor() -> Advisor:
+    """Return the game's advisor: the explorer's advice page."""
+    return ADVISOR

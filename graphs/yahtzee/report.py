@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from dicegraph.graphs.hookspecs import hookimpl
 from dicegraph.graphs.protocol import OPTIMAL, StoredGraph
 import dicegraph.graphs.yahtzee.boxes as boxes
 from dicegraph.graphs.yahtzee.rules import last_state
@@ -25,6 +26,7 @@ RULES_TEXT = {
 }
 
 
+@hookimpl
 def analyse(graph: StoredGraph, params: Mapping[str, Any], report: Mapping[str, Any]) -> dict[str, Any]:
     """Return Yahtzee's keys: ``rules``, ``losses`` (policy -> what it loses a game against the optimum),
     ``published_optimum`` (None where nothing is published) and ``average_table`` (each box's average alone)."""
@@ -39,17 +41,18 @@ def analyse(graph: StoredGraph, params: Mapping[str, Any], report: Mapping[str, 
     }
 
 
-def describe(data: Mapping[str, Any]) -> list[str]:
+@hookimpl
+def describe(report: Mapping[str, Any]) -> list[str]:
     """Return the lines Yahtzee adds to the human-readable report."""
-    lines = ["", f"rules: {RULES_TEXT[data['rules']['bonuses']]}"]
+    lines = ["", f"rules: {RULES_TEXT[report['rules']['bonuses']]}"]
     lines += [f"  {name} loses {loss:.4f} a game against the optimum"
-              for name, loss in data["losses"].items() if name != OPTIMAL]
-    published = data["published_optimum"]
+              for name, loss in report["losses"].items() if name != OPTIMAL]
+    published = report["published_optimum"]
     if published:
         lines.append(f"  published optimum {published['value']} ({published['source']})")
     lines += ["", "average score of each box alone (the optimum with that box alone open):"]
-    lines += [f"  {box:<16} {value:>12.6f}" for box, value in data["average_table"].items()]
-    sizes = data["graph_size"]
+    lines += [f"  {box:<16} {value:>12.6f}" for box, value in report["average_table"].items()]
+    sizes = report["graph_size"]
     lines += ["", f"graph: {sizes['turn_states']:,} turn states ({sizes['state_edges']:,} edges), one turn of "
               f"{sizes['turn_nodes']:,} nodes and {sizes['turn_edges']:,} edges joined with them "
               f"(copied into every state it would be {sizes['copied_edges']:,} edges)"]

@@ -438,3 +438,14 @@ def test_an_interrupted_solve_resumes_where_it_stopped_and_is_never_listed(
     assert set(mine) == {used for used in reference if bin(used).count("1") >= 13}
     for used, row in mine.items():
         assert row.value == reference[used].value and row.decisions == reference[used].decisions
+
+
+def test_check_holds_on_the_solved_whole_game(whole_game: str, runner: CliRunner) -> None:
+    """``dicegraph check school --here`` on the session's solved database (School's small parameters are the whole
+    game): every tool that fits its shape holds, each in one line."""
+    result = runner.invoke(main, ["--db", whole_game, "check", "school", "--here", "--json"])
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    assert data["broken"] == [], data["findings"]
+    assert {"exact", "monte-carlo", "export", "positions", "compare", "play", "explorer"} <= \
+        {row["check"] for row in data["findings"]}

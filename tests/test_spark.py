@@ -135,6 +135,16 @@ def policy_values(url: str, name: str) -> dict[str, float]:
 SOLVED_ELSEWHERE = {*GAMES, "pig"}  # Jackpot's whole report (above); Pig's solve, killed and solved again (below)
 
 
+def test_every_tool_holds_on_spark(spark_url: str) -> None:
+    """``dicegraph check jackpot -p cells=3 --here`` on the cluster: build, report, solve, the exact recursion, Monte
+    Carlo, export, show and query, compare, play and analyse, the explorer's pages, each holding on Spark."""
+    from dicegraph.conformance import check_game
+
+    findings = check_game(get_game("jackpot"), {"cells": 3}, url=spark_url)
+    assert findings and all(found.holds for found in findings), [found.line() for found in findings]
+    assert {"exact", "monte-carlo", "export", "positions", "compare", "play"} <= {found.check for found in findings}
+
+
 @pytest.mark.parametrize("name", sorted(set(ALL_GAMES) - set(TURN_NAMES) - SOLVED_ELSEWHERE))
 def test_every_game_solves_on_spark_as_on_sqlite(name: str, spark_url: str, tmp_path: Path,
                                                  monkeypatch: pytest.MonkeyPatch) -> None:

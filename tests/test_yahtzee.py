@@ -250,3 +250,14 @@ def test_report_text(whole_game: tuple[str, dict], runner: CliRunner) -> None:
     result = runner.invoke(main, ["--db", whole_game[0], "report", "yahtzee", "-p", "bonuses=off", "-n", "0"])
     assert result.exit_code == 0, result.output
     assert "no bonuses, no joker" in result.stdout and "above-average" in result.stdout and "loses" in result.stdout
+
+
+def test_check_holds_on_the_solved_game(whole_game: tuple[str, dict], runner: CliRunner) -> None:
+    """``dicegraph check yahtzee --here`` on the session's database, solved on Yahtzee's small parameters (no
+    bonuses): every tool that fits its shape holds, each in one line."""
+    result = runner.invoke(main, ["--db", whole_game[0], "check", "yahtzee", "--here", "--json"])
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    assert data["broken"] == [], data["findings"]
+    assert {"exact", "monte-carlo", "export", "positions", "compare", "play", "explorer"} <= \
+        {row["check"] for row in data["findings"]}

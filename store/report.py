@@ -61,7 +61,8 @@ def game_report(
         built = prepare_game(engine, game, params, on_build)
     further = [build_graph(engine, game, other).graph_id for other in game.hooks.report_graphs(params)]
     with engine.connect() as connection:
-        for graph_id in [built.graph_id, *further]:
+        ensure_solved(connection, built.graph_id, game)  # nothing is left where prepare_game has solved it
+        for graph_id in further:
             ensure_solved(connection, graph_id, game, layers)
         connection.commit()
         simulation = Simulation(simulated_games, seed, progress) if simulated_games else None

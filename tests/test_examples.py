@@ -97,7 +97,7 @@ def test_every_check_holds_on_every_test_shape_on_every_backend(backend: str, tm
             assert ("distribution" in checks) == (not spec.loops and not spec.repeating), name
 
 
-# every built-in game but the two whole games of minutes, checked on their solved databases by their own modules
+# every built-in game but the two whole games of minutes, checked on their solved DuckDB databases by their own modules
 # (tests/test_school.py, tests/test_yahtzee.py)
 CHECKED_HERE = sorted(game.name for game in GAMES.built_in() if game.name not in {"school", "yahtzee"})
 

@@ -441,7 +441,7 @@ def test_an_interrupted_solve_resumes_where_it_stopped_and_is_never_listed(
 
 
 def test_check_holds_on_the_solved_whole_game(whole_game: str, runner: CliRunner) -> None:
-    """``dicegraph check school --here`` on the session's solved database (School's small parameters are the whole
+    """``dicegraph check school --here`` on the session's solved DuckDB database (School's small parameters are the whole
     game): every tool that fits its shape holds, each in one line."""
     result = runner.invoke(main, ["--db", whole_game, "check", "school", "--here", "--json"])
     assert result.exit_code == 0, result.output

@@ -253,7 +253,7 @@ def test_report_text(whole_game: tuple[str, dict], runner: CliRunner) -> None:
 
 
 def test_check_holds_on_the_solved_game(whole_game: tuple[str, dict], runner: CliRunner) -> None:
-    """``dicegraph check yahtzee --here`` on the session's database, solved on Yahtzee's small parameters (no
+    """``dicegraph check yahtzee --here`` on the session's DuckDB database, solved on Yahtzee's small parameters (no
     bonuses): every tool that fits its shape holds, each in one line."""
     result = runner.invoke(main, ["--db", whole_game[0], "check", "yahtzee", "--here", "--json"])
     assert result.exit_code == 0, result.output

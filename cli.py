@@ -33,17 +33,17 @@ from dicegraph.graphs.protocol import OBJECTIVES, OPTIMAL, resolve_params, value
 from dicegraph.store.browse import game_listing
 from dicegraph.store.compare import SEATS
 from dicegraph.store.errors import database_failure
-from dicegraph.store.db import (DEFAULT_MEMORY, DEFAULT_URL, ENV_VAR, MEMORY_VAR, in_memory_url, memory_bytes, open_database,
-                                shown_url)
+from dicegraph.store.db import DEFAULT_URL, ENV_VAR, in_memory_url, open_database, shown_url
 from dicegraph.store.load import MAX_EDGES
+from dicegraph.store.memory import DEFAULT_MEMORY, MEMORY_VAR, memory_bytes
 from dicegraph.store.output import check_file, write_file
 from dicegraph.store.query import DEFAULT_TIMEOUT
 from dicegraph.store.render import DEFAULT_DPI, MAX_NODES, RENDERERS
-from dicegraph.store.report import DEFAULT_SEED, describe_analysis
-from dicegraph.store.spark.cluster import DEFAULT_FOLDER, DEFAULT_PORT, Cluster, answers
-from dicegraph.store.spark.cluster import running as running_processes
-from dicegraph.store.spark.cluster import start as start_cluster
-from dicegraph.store.spark.cluster import stop as stop_cluster
+from dicegraph.store.report import DEFAULT_SEED
+from dicegraph.store.backends.spark.cluster import DEFAULT_FOLDER, DEFAULT_PORT, Cluster, answers
+from dicegraph.store.backends.spark.cluster import running as running_processes
+from dicegraph.store.backends.spark.cluster import start as start_cluster
+from dicegraph.store.backends.spark.cluster import stop as stop_cluster
 from dicegraph.web.limits import SQL_SLOTS, SQL_TIMEOUT
 
 SEED_OPTION = click.option("--seed", type=click.IntRange(min=0), default=DEFAULT_SEED, show_default=True,
@@ -556,7 +556,7 @@ def report(ctx: click.Context, game: str, params: tuple[str, ...], simulated_gam
     if simulated:
         click.echo(f"\nMonte Carlo: games played from the rules (seed {seed}); "
                    "z = (estimate - exact) / standard error.")
-    for line in describe_analysis(chosen, data):
+    for line in chosen.hooks.describe(data):
         click.echo(line)
     for drawn in data.get("diagrams", []):
         size = f" ({drawn['nodes']:,} nodes, {drawn['edges']:,} edges)" if "nodes" in drawn else ""

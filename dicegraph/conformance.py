@@ -28,7 +28,7 @@ from typing import Any
 from dicegraph.database import Database
 from dicegraph.graphs.protocol import Game, one_by_one, resolve_params
 from dicegraph.graphs.repeating import TurnsInFull
-from dicegraph.store.query import FilesReachable
+from dicegraph.store.errors import FilesReachable
 from dicegraph.store.solve.entry import keeps_reaches
 
 MONTE_CARLO_GAMES = 20_000  # games a Monte Carlo check plays; its estimate must lie within 4 standard errors

@@ -35,14 +35,15 @@ from dicegraph.graphs import GAMES, get_game
 from dicegraph.graphs.commands import as_json
 from dicegraph.graphs.errors import DicegraphError
 from dicegraph.graphs.protocol import OPTIMAL, Game, Progress, StoredGraph, resolve_params, value_text
+from dicegraph.store.backends import backend_of
 from dicegraph.store.browse import game_listing, graph_layers, largest_payoff, root_key, search_positions, stored_graphs
 from dicegraph.store.catalog import (evaluated_policy, find_policy, graph_by_id, has_cycles, is_graph_id, list_policies,
                                      list_policy_names, policy_convergence, resolve_graph, stored_params, value_unit)
 from dicegraph.store.compare import SEATS, policy_comparison
-from dicegraph.store.db import (DEFAULT_MEMORY, database_exists, database_url, is_in_memory, open_database, schema_revision,
-                                shown_url)
+from dicegraph.store.db import database_exists, database_url, is_in_memory, open_database, schema_revision, shown_url
 from dicegraph.store.errors import NotFound, database_failure, file_failure
 from dicegraph.store.load import BuildResult, build_count, build_graph
+from dicegraph.store.memory import DEFAULT_MEMORY
 from dicegraph.store.output import check_directory, check_file, drawn_into, write_file
 from dicegraph.store.positions import describe_position
 from dicegraph.store.propagate import outcome_distribution
@@ -149,24 +150,13 @@ class Database:
             return
         engine = open_database(self.url, create=create, read_only=read_only, on_wait=self.on_wait, memory=self.memory)
         try:
-            if engine.dialect.name == "spark" and not read_only:
-                with self._spark_writer(engine):
-                    yield engine
-            else:
+            if read_only:
                 yield engine
+            else:
+                with backend_of(engine).writing(engine, self.on_wait):  # Spark's writer lock; nothing elsewhere
+                    yield engine
         finally:
             engine.dispose()
-
-    @contextmanager
-    def _spark_writer(self, engine: sa.Engine) -> Iterator[None]:
-        """Hold a Spark database's writer lock while a command writes (Spark has no transactions), and compact
-        the small files its statements wrote once it is done."""
-        from dicegraph.store.spark.compact import compact
-        from dicegraph.store.spark.writer import writing
-
-        with engine.connect() as connection, writing(connection, self.on_wait):
-            yield
-            compact(connection)
 
     @staticmethod
     def _game(game: str | Game, params: Mapping[str, Any] | None) -> tuple[Game, dict[str, Any]]:

@@ -9,6 +9,7 @@ from typing import Any
 import sqlalchemy as sa
 
 from dicegraph.graphs.protocol import params_text, value_text
+from dicegraph.store.backends import backend_of
 from dicegraph.store.errors import Ambiguous, NotFound
 from dicegraph.store.schema import choice, edge, graph, layer, node, policy, turn_policy, value
 
@@ -210,7 +211,7 @@ def node_ids(connection: sa.Connection, graph_id: int, keys: Iterable[str]) -> d
     than the list).
     """
     wanted = sorted(set(keys))
-    if connection.dialect.name != "sqlite":
+    if not backend_of(connection).keys_looked_up_one_by_one:
         return dict(connection.execute(sa.select(node.c.key, node.c.id).where(
             node.c.graph_id == graph_id, node.c.key.in_(wanted))).all()) if wanted else {}
     found: dict[str, int] = {}

@@ -21,6 +21,13 @@ class ReadOnly(DicegraphError):
     """A statement tried to write through a read-only connection."""
 
 
+class FilesReachable(ReadOnly):
+    """The connection could read the server's files whatever the statement: no read-only statement is run on it."""
+
+
+READ_ONLY_MESSAGE = "query is read-only: pass --write to change the database (or to attach or write files)"
+
+
 DAMAGED = ("malformed", "not a database", "file is encrypted", "corrupt")  # the drivers' words for a damaged file
 
 

@@ -9,12 +9,9 @@ agent decides everywhere); a failure rolls the whole build back.
 
 from __future__ import annotations
 
-import csv
 import datetime as dt
 import itertools
 import json
-import os
-import tempfile
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -25,6 +22,7 @@ import sqlalchemy as sa
 from dicegraph.graphs.check import StreamChecker, checker_for
 from dicegraph.graphs.errors import InvalidGraph, TooLarge
 from dicegraph.graphs.protocol import CyclicLayers, Edge, EdgeColumns, Game, Node, Progress, Row
+from dicegraph.store.backends import backend_of
 from dicegraph.store.catalog import built_graphs
 from dicegraph.store.schema import choice, edge, graph, graph_edge_span, layer, node, policy, turn_policy, value
 
@@ -33,7 +31,6 @@ MAX_EDGES = 50_000_000  # larger builds need force: at BYTES_PER_EDGE, tens of G
 MAX_NODES = 20_000_000  # likewise for nodes, counted as they stream (a graph of many nodes and few edges)
 BYTES_PER_EDGE = 45  # what an edge costs in SQLite with its share of nodes (measured: 1,000,004 synthetic edges, 44 MB)
 BYTES_PER_NODE = 56  # what a node with a short key costs in SQLite (measured: 1,000,001 synthetic nodes, 56 MB)
-NULL_TEXT = "\\N"  # how a bulk-load file spells NULL
 
 
 @dataclass(frozen=True)
@@ -69,12 +66,10 @@ def now() -> dt.datetime:
 class BulkInserter:
     """Buffers rows (tuples in ``columns`` order) for one table and inserts them in batches.
 
-    SQLite takes the compiled Core INSERT through the driver's ``executemany``
-    on plain tuples; DuckDB reads each batch from a CSV file with ``COPY``
-    (its executemany goes row by row), or, where it may read no file, as
-    lists unnested; PostgreSQL through psycopg streams each
-    batch with ``COPY ... FROM STDIN``; other backends take the Core INSERT
-    through SQLAlchemy's executemany (its insertmanyvalues batching).
+    Each batch goes in the fastest way the backend has
+    (:meth:`dicegraph.store.backends.record.Backend.bulk_writer`: SQLite's driver's executemany, DuckDB's
+    ``COPY`` from a file, PostgreSQL's ``COPY ... FROM STDIN``); elsewhere the Core INSERT through SQLAlchemy's
+    executemany (its insertmanyvalues batching).
     """
 
     def __init__(self, connection: sa.Connection, table: sa.Table, columns: Sequence[str]):
@@ -83,22 +78,7 @@ class BulkInserter:
         self.statement = sa.insert(table)
         self.rows: list[tuple] = []
         self.count = 0
-        if connection.dialect.name == "sqlite":
-            compiled = self.statement.compile(dialect=connection.dialect, column_keys=list(self.columns))
-            self._sql = str(compiled)
-            self._order = [compiled.positiontup.index(name) for name in self.columns]  # type: ignore[union-attr]
-            if self._order != sorted(self._order):
-                raise ValueError(f"columns {self.columns} are not in {table.name}'s column order")
-            self._flush = self._flush_sqlite
-        elif connection.dialect.name == "duckdb":
-            self._table = table.name
-            reads_files = connection.exec_driver_sql("SELECT current_setting('enable_external_access')").scalar()
-            self._flush = self._flush_duckdb if reads_files else self._flush_duckdb_lists
-        elif connection.dialect.name == "postgresql" and connection.dialect.driver == "psycopg":
-            self._table = table.name
-            self._flush = self._flush_postgresql
-        else:
-            self._flush = self._flush_generic
+        self._flush = backend_of(connection).bulk_writer(connection, table, self.columns) or self._flush_generic
 
     def add(self, row: tuple) -> None:
         """Queue one row; inserts a batch when the buffer is full."""
@@ -118,42 +98,6 @@ class BulkInserter:
             self._flush(self.rows)
             self.count += len(self.rows)
             self.rows = []
-
-    def _flush_sqlite(self, rows: list[tuple]) -> None:
-        cursor = self.connection.connection.driver_connection.cursor()  # type: ignore[union-attr]
-        try:
-            cursor.executemany(self._sql, rows)
-        finally:
-            cursor.close()
-
-    def _flush_duckdb(self, rows: list[tuple]) -> None:
-        with tempfile.NamedTemporaryFile("w", suffix=".csv", newline="", delete=False) as handle:
-            csv.writer(handle).writerows(tuple(NULL_TEXT if v is None else v for v in row) for row in rows)
-        try:
-            self.connection.exec_driver_sql(
-                f"COPY {self._table} ({', '.join(self.columns)}) FROM '{handle.name}' "
-                f"(FORMAT CSV, HEADER FALSE, NULLSTR '{NULL_TEXT}')"
-            )
-        finally:
-            os.unlink(handle.name)
-
-    def _flush_duckdb_lists(self, rows: list[tuple]) -> None:
-        """Insert a batch into DuckDB as one list a column, unnested, where DuckDB reads no file (an engine opened
-        read-only, whose work tables a comparison fills: ``enable_external_access`` is off there)."""
-        columns = [list(column) for column in zip(*rows)]
-        unnested = ", ".join(f"unnest(${number})" for number in range(1, len(columns) + 1))
-        driver = self.connection.connection.driver_connection
-        statement = f"INSERT INTO {self._table} ({', '.join(self.columns)}) SELECT {unnested}"
-        driver.execute(statement, columns)  # type: ignore[union-attr]
-
-    def _flush_postgresql(self, rows: list[tuple]) -> None:
-        cursor = self.connection.connection.driver_connection.cursor()  # type: ignore[union-attr]
-        try:
-            with cursor.copy(f"COPY {self._table} ({', '.join(self.columns)}) FROM STDIN") as copy:
-                for row in rows:
-                    copy.write_row(row)
-        finally:
-            cursor.close()
 
     def _flush_generic(self, rows: list[tuple]) -> None:
         self.connection.execute(self.statement, [dict(zip(self.columns, row)) for row in rows])

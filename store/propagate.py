@@ -16,12 +16,12 @@ from collections.abc import Sequence
 from typing import Any, NamedTuple
 
 import sqlalchemy as sa
-from sqlalchemy.dialects import postgresql, sqlite
 
+from dicegraph.store.backends import backend_of
 from dicegraph.store.catalog import has_cycles
 from dicegraph.store.errors import NotFound
 from dicegraph.store.schema import choice, edge, edges_of, layer_ranges, node, value
-from dicegraph.store.scratch import carried_reach_table, has_upsert, reach_table
+from dicegraph.store.scratch import carried_reach_table, reach_table
 
 
 class Reach(NamedTuple):
@@ -48,11 +48,10 @@ def insert_adding(connection: sa.Connection, table: sa.Table, rows: sa.Select, a
     add to their ``add`` column. Where the backend has no upsert the rows are appended, and :func:`summed` adds
     them up when read."""
     columns = [column.name for column in table.columns]
-    if not has_upsert(connection):
+    if not backend_of(connection).upserts:
         connection.execute(sa.insert(table).from_select(columns, rows))
         return
-    dialect_insert = sqlite.insert if connection.dialect.name == "sqlite" else postgresql.insert
-    statement = dialect_insert(table).from_select(columns, rows)
+    statement = backend_of(connection).upsert(table).from_select(columns, rows)
     statement = statement.on_conflict_do_update(
         index_elements=[table.c[key] for key in keys], set_={add: table.c[add] + statement.excluded[add]}
     )
@@ -109,7 +108,7 @@ def propagate(connection: sa.Connection, graph_id: int, spans: Sequence[sa.Row],
     """
     keys = (() if key is None else (key,))
     table = reach_table(connection, key)
-    reach = summed(table, has_upsert(connection), (*keys, "node_id"))
+    reach = summed(table, backend_of(connection).upserts, (*keys, "node_id"))
     root = sa.select(node.c.id, sa.literal(1.0, sa.Double), sa.func.coalesce(node.c.denom, 1).label("denom")).where(
         node.c.graph_id == graph_id, node.c.id == 0)
     if key is None:
@@ -177,7 +176,7 @@ def carried_distribution(connection: sa.Connection, policy_id: int, graph_id: in
     spans = layer_ranges(connection, graph_id)
     table = carried_reach_table(connection)
     keys = ("node_id", "score", "sign")
-    upserts = has_upsert(connection)
+    upserts = backend_of(connection).upserts
     reach = summed(table, upserts, keys)
     chosen = sa.select(choice.c.node_id, choice.c.edge_id).where(choice.c.policy_id == policy_id).subquery()
     root = sa.select(node.c.id, sa.literal(0.0, sa.Double), sa.literal(1), sa.literal(1.0, sa.Double),

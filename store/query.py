@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import re
 import signal
-import sqlite3
 import threading
 import time
 from collections.abc import Callable
@@ -19,34 +18,22 @@ from typing import Any
 
 import sqlalchemy as sa
 
-from dicegraph.store.errors import DAMAGED, DatabaseError, ReadOnly, database_failure, driver_message
+from dicegraph.store.backends import backend_of
+from dicegraph.store.errors import DAMAGED, READ_ONLY_MESSAGE, DatabaseError, ReadOnly, database_failure, driver_message
 
 WRITE_REFUSALS = ("readonly", "read-only", "read only", "query_only", "not authorized", "authorization denied")
 DEFAULT_TIMEOUT = 60.0  # seconds a query may run unless told otherwise
 STOPPED_BY_CTRL_C = "the statement was stopped (Ctrl-C); nothing was written"
 POLL_SECONDS = 0.05  # how often the waiting thread looks at the clock
-READING_DUCKDB_STATEMENTS = ("SELECT", "EXPLAIN", "PRAGMA")
 FILE_STATEMENT = re.compile(r"^\s*(copy|attach|detach|load|install|export|import)\b", re.IGNORECASE)
-READ_ONLY_MESSAGE = "query is read-only: pass --write to change the database (or to attach or write files)"
 FILE_REFUSALS = ("file system operations are disabled",)  # DuckDB's word when a statement reaches for a file
-# statements a user's read-only query may be on Spark, and what their plan must not name: a write, a command, a
-# call into Java, a file read by its path rather than through a table
-SPARK_READING = re.compile(r"^\s*(select|with|values|table|show|describe|desc|explain)\b", re.IGNORECASE)
-SPARK_REFUSED_PLANS = re.compile(r"Execute |Command|WriteFiles|InsertInto|reflect\(|java_method\(|FileScan \w+ \[")
 BATCH_ROWS = 1000  # rows a streamed result hands on at a time
 RowsTaker = Callable[[list[str], list[tuple[Any, ...]]], None]  # told the columns and each batch of rows
 FILES_MESSAGE = "query reads no file but the database: pass --write to read or write other files"
-# PostgreSQL roles that read or write the server's files (pg_read_file, COPY ... FROM 'file', lo_import) or run
-# programs there; a superuser holds them all, and no read-only transaction stops them
-FILE_ROLES = ("pg_read_server_files", "pg_write_server_files", "pg_execute_server_program")
 
 
 class QueryStopped(DatabaseError):
     """A statement was stopped: it ran past its time limit, or the user pressed Ctrl-C."""
-
-
-class FilesReachable(ReadOnly):
-    """The connection could read the server's files whatever the statement: no read-only statement is run on it."""
 
 
 def run_query(engine: sa.Engine, sql: str, *, write: bool = False, limit: int | None = None,
@@ -67,7 +54,7 @@ def run_query(engine: sa.Engine, sql: str, *, write: bool = False, limit: int | 
     read-only engine runs with ``enable_external_access`` off (so ``read_text``,
     ``glob``, ``read_csv`` fail), and a DuckDB connection where it is on (this
     process writes the file) is refused; on PostgreSQL a role that may read or
-    write the server's files (a superuser, :data:`FILE_ROLES`) is refused
+    write the server's files (a superuser, or a member of a role that may) is refused
     (FilesReachable), and any other role is kept from them by the server.
     ``timeout`` seconds (None: no limit) bound the
     statement. Raises ReadOnly for a refused statement, QueryStopped when it
@@ -138,8 +125,9 @@ def _fetch(connection: sa.Connection, sql: str, limit: int | None,
 
 def _interruptible(connection: sa.Connection, work: Callable[[], Any], timeout: float | None) -> Any:
     """Return ``work()`` run in a worker thread; stop the statement on time-out or Ctrl-C and raise QueryStopped."""
-    if connection.dialect.name == "spark":  # the Thrift server stops the statement itself at the time limit
-        connection.exec_driver_sql(f"SET spark.sql.thriftServer.queryTimeout={int(timeout or 0)}")
+    backend = backend_of(connection)
+    if backend.stops_statements_itself:  # the server stops the statement at the time limit
+        backend.set_time_limit(connection, timeout)
         try:
             return work()
         except KeyboardInterrupt:  # the dialect has cancelled the statement on the server
@@ -187,79 +175,18 @@ def _on_ctrl_c(handler: Any) -> Any:
 
 def _cancel(connection: sa.Connection) -> None:
     """Ask the database to stop the statement running on ``connection`` (from another thread)."""
-    driver = connection.connection.driver_connection
-    if connection.dialect.name == "postgresql":
-        driver.cancel_safe()  # type: ignore[union-attr]
-    else:  # SQLite and DuckDB
-        driver.interrupt()  # type: ignore[union-attr]
-
-
-def _refuse_files(action: int, *_: Any) -> int:
-    """SQLite authorizer: refuse ATTACH and DETACH (ATTACH creates files; VACUUM INTO attaches one)."""
-    return sqlite3.SQLITE_DENY if action in (sqlite3.SQLITE_ATTACH, sqlite3.SQLITE_DETACH) else sqlite3.SQLITE_OK
+    backend_of(connection).cancel(connection)
 
 
 def _refuse_writes(connection: sa.Connection, sql: str) -> None:
-    """Make the transaction read-only where the backend can; where it can't (DuckDB), refuse writing statements."""
+    """Make the transaction read-only where the backend can; where it can't (DuckDB, Spark), refuse writing
+    statements; refuse statements that read or write files on every backend."""
     if FILE_STATEMENT.match(sql):
         raise ReadOnly(READ_ONLY_MESSAGE)
-    if connection.dialect.name == "sqlite":
-        connection.exec_driver_sql("PRAGMA query_only = ON")  # not even temporary tables
-        connection.connection.driver_connection.set_authorizer(_refuse_files)  # type: ignore[union-attr]
-    elif connection.dialect.name == "postgresql":
-        connection.exec_driver_sql("SET TRANSACTION READ ONLY")
-        _refuse_file_roles(connection)
-    elif connection.dialect.name == "spark":
-        _refuse_spark_writes(connection, sql)
-    elif connection.dialect.name == "duckdb":
-        import duckdb
-
-        if connection.exec_driver_sql("SELECT current_setting('enable_external_access')").scalar():
-            raise FilesReachable("query cannot keep a statement from the server's files here: this process has the "
-                                 "DuckDB file open for writing; run the query in a process of its own")
-
-        try:
-            kinds = [statement.type.name for statement in duckdb.extract_statements(sql)]
-        except duckdb.Error as error:
-            raise DatabaseError(f"SQL error: {str(error).splitlines()[0]}") from None
-        if any(kind not in READING_DUCKDB_STATEMENTS for kind in kinds):
-            raise ReadOnly(READ_ONLY_MESSAGE)
-
-
-def _refuse_spark_writes(connection: sa.Connection, sql: str) -> None:
-    """Refuse a statement Spark's plan shows would write, run a command, call into Java or read a file by its path
-    (:data:`SPARK_REFUSED_PLANS`): Spark has no read-only mode, so its own parse and plan (EXPLAIN) decide."""
-    if ";" in sql.strip().rstrip(";"):
-        raise ReadOnly("query runs one statement at a time")
-    if not SPARK_READING.match(sql):
-        raise ReadOnly(READ_ONLY_MESSAGE)
-    try:
-        plan = "\n".join(str(row[0]) for row in connection.exec_driver_sql(f"EXPLAIN {sql.strip().rstrip(';')}"))
-    except sa.exc.DBAPIError as error:
-        raise DatabaseError(f"SQL error: {driver_message(error.orig).splitlines()[0]}") from None
-    if plan.startswith("Error occurred during query planning"):
-        said = [line for line in plan.splitlines()[1:] if line.strip()]
-        raise DatabaseError(f"SQL error: {said[0] if said else plan}")
-    if SPARK_REFUSED_PLANS.search(plan):
-        raise ReadOnly(READ_ONLY_MESSAGE)
-
-
-def _refuse_file_roles(connection: sa.Connection) -> None:
-    """Raise FilesReachable when the PostgreSQL role may read or write the server's files (:data:`FILE_ROLES`)."""
-    checks = " OR ".join(f"pg_has_role(current_user, '{role}', 'MEMBER')" for role in FILE_ROLES)
-    user, reaches = connection.exec_driver_sql(
-        f"SELECT current_user, rolsuper OR {checks} FROM pg_roles WHERE rolname = current_user").one()
-    if reaches:
-        raise FilesReachable(f"query will not run as {user}, who may read the server's files (a superuser, or a member "
-                             f"of {', '.join(FILE_ROLES)}): connect as a role without them, e.g. one granted "
-                             "pg_read_all_data, or pass --write")
+    backend_of(connection).refuse_writes(connection, sql)
 
 
 def _allow_files(connection: sa.Connection) -> None:
-    """Take the SQLite authorizer and ``query_only`` off again before the connection goes back to the pool.
-
-    (A connection of a read-only engine still cannot write its file: :func:`dicegraph.store.db.open_database`.)
-    """
-    if connection.dialect.name == "sqlite":
-        connection.connection.driver_connection.set_authorizer(None)  # type: ignore[union-attr]
-        connection.exec_driver_sql("PRAGMA query_only = OFF")
+    """Undo :func:`_refuse_writes` before the connection goes back to the pool (a connection of a read-only engine
+    still cannot write its file: :func:`dicegraph.store.db.open_database`)."""
+    backend_of(connection).allow_files(connection)

@@ -21,6 +21,8 @@ from __future__ import annotations
 import sqlalchemy as sa
 from sqlalchemy import BigInteger, Column, DateTime, Double, ForeignKey, Integer, String, Table, Text
 
+from dicegraph.store.backends import edge_id_type
+
 metadata = sa.MetaData(
     naming_convention={
         "ix": "ix_%(table_name)s_%(column_0_N_name)s",
@@ -44,7 +46,7 @@ graph = Table(
     sa.UniqueConstraint("game", "params"),
 )
 
-EdgeId = BigInteger().with_variant(Integer, "sqlite")  # INTEGER PRIMARY KEY is SQLite's rowid
+EdgeId = edge_id_type()  # INTEGER where a lone INTEGER PRIMARY KEY is the row id (SQLite), else BIGINT
 
 layer = Table(
     "layer",

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import sqlalchemy as sa
 
+from dicegraph.store.backends import backend_of
 from dicegraph.store.schema import EdgeId, edge
 
 
@@ -27,7 +28,7 @@ def create_afresh(connection: sa.Connection, table: sa.Table) -> sa.Table:
 def temporary_table(connection: sa.Connection, name: str, *columns: sa.Column, indexed: bool = True) -> sa.Table:
     """Create (afresh) and return a temporary table ``name(node_id INTEGER PRIMARY KEY, *columns)``.
 
-    With ``indexed`` False, ``node_id`` is not declared a key (see :func:`hashed_joins`).
+    With ``indexed`` False, ``node_id`` is not declared a key (see :attr:`dicegraph.store.backends.record.Backend.hashed_joins`).
     """
     return create_afresh(connection, temporary_definition(name, *columns, indexed=indexed))
 
@@ -48,83 +49,23 @@ def temporary_definition(name: str, *columns: sa.Column, indexed: bool = True) -
     )
 
 
-def hashed_joins(connection: sa.Connection) -> bool:
-    """Return whether the backend joins by hashing, so that a key on a work table only costs (DuckDB; Spark,
-    which has no keys at all).
-
-    There a key is kept up to date on every insert and delete and never
-    helps a join; tables that take ``ON CONFLICT`` upserts keep theirs.
-    """
-    return connection.dialect.name in ("duckdb", "spark")
-
-
-def has_upsert(connection: sa.Connection) -> bool:
-    """Return whether the backend takes ``INSERT ... ON CONFLICT DO UPDATE`` (SQLite, DuckDB, PostgreSQL; Spark has
-    no keys to conflict on, and appends instead)."""
-    return connection.dialect.name != "spark"
-
-
-def has_arg_min(connection: sa.Connection) -> bool:
-    """Return whether the backend has the aggregate ``arg_min(value, key)``: the value at the row of the least
-    non-null key (DuckDB; SQLite and PostgreSQL have none)."""
-    return connection.dialect.name == "duckdb"
-
-
-def has_bare_max(connection: sa.Connection) -> bool:
-    """Return whether a grouping with one ``max()`` takes its other, ungrouped columns from the row holding the
-    maximum (SQLite's documented "bare columns" of a min/max query; other backends refuse such columns)."""
-    return connection.dialect.name == "sqlite"
-
-
-def pays_per_statement(connection: sa.Connection) -> bool:
-    """Return whether a statement over a few thousand rows costs the backend more than its rows (DuckDB does, and
-    Spark about half a second; the performance notes measure them), so that one statement over two sets of rows
-    beats two statements (SQLite and PostgreSQL pay per row)."""
-    return connection.dialect.name in ("duckdb", "spark")
-
-
-def folds_in_rows(connection: sa.Connection) -> bool:
-    """Return whether a solve folds layers inside rows with the backend's higher-order functions (Spark): a turn
-    inside each state's row (:mod:`dicegraph.store.spark.turn_fold`) rather than joining the turn's edges with the states a
-    turn layer a statement, and a small graph of rows inside one row a policy (:mod:`dicegraph.store.spark.graph_fold`)
-    rather than a statement or two a layer."""
-    return connection.dialect.name == "spark"
-
-
-def plan_whole_layers(connection: sa.Connection) -> None:
-    """On PostgreSQL, have the rest of the transaction join work tables by hashing, not by nested loops.
-
-    The work tables are temporary, so no autovacuum gathers their statistics,
-    and PostgreSQL's planner, guessing, picked nested loops that look up a
-    turn node's rows by the node alone and sift every state of a batch
-    for each edge. And have it join in the order the statement is written: a match's statement joins each
-    seat's move and the values it leads to (28 joins for 14 seats), and the planner, reordering them with
-    no statistics, joined the values by state alone before the move, a product of the rows of every seat
-    (147 s for one statement of the race to 150, against a fraction of a second in order). ``SET LOCAL``
-    lasts until the transaction ends (docs/performance.md has what it saves). Other backends: nothing to do.
-    """
-    if connection.dialect.name == "postgresql":
-        connection.execute(sa.text("SET LOCAL enable_nestloop = off"))
-        connection.execute(sa.text("SET LOCAL join_collapse_limit = 1"))
-
-
 def values_table(connection: sa.Connection, key: str | None = None) -> sa.Table:
     """Return a new temporary table of node values, with the move taken at decision nodes (``edge_id``): per node,
     or per node and ``key`` (``node_id, key, value, edge_id``: several inductions in the same statements)."""
     columns = (sa.Column("value", sa.Double, nullable=False), sa.Column("edge_id", EdgeId))
     if key is None:
-        return temporary_table(connection, "work_value", *columns, indexed=not hashed_joins(connection))
-    return keyed_pair_table(connection, "work_value", key, *columns, indexed=not hashed_joins(connection))
+        return temporary_table(connection, "work_value", *columns, indexed=not backend_of(connection).hashed_joins)
+    return keyed_pair_table(connection, "work_value", key, *columns, indexed=not backend_of(connection).hashed_joins)
 
 
 def reach_table(connection: sa.Connection, key: str | None = None) -> sa.Table:
     """Return a new temporary table of reach probabilities (with the node's denom, 1 if none), per node or per
     node and ``key`` (``node_id, key, reach, denom``): keyed where flows are added in place
-    (:func:`has_upsert`), else a row per flow, added up when read."""
+    (:attr:`dicegraph.store.backends.record.Backend.upserts`), else a row per flow, added up when read."""
     columns = (sa.Column("reach", sa.Double, nullable=False), sa.Column("denom", sa.Integer, nullable=False))
     if key is None:
-        return temporary_table(connection, "work_reach", *columns, indexed=has_upsert(connection))
-    return keyed_pair_table(connection, "work_reach", key, *columns, indexed=has_upsert(connection))
+        return temporary_table(connection, "work_reach", *columns, indexed=backend_of(connection).upserts)
+    return keyed_pair_table(connection, "work_reach", key, *columns, indexed=backend_of(connection).upserts)
 
 
 def keyed_pair_table(connection: sa.Connection, name: str, second_key: str, *columns: sa.Column,
@@ -154,9 +95,9 @@ def keyed_pair_definition(name: str, second_key: str, *columns: sa.Column, index
 
 def carried_reach_table(connection: sa.Connection) -> sa.Table:
     """Return a new temporary table of reach carried with the points won on the way: ``(node_id, score, sign,
-    reach, denom)``, keyed by the first three where flows are added in place (:func:`has_upsert`), ``sign``
+    reach, denom)``, keyed by the first three where flows are added in place (:attr:`dicegraph.store.backends.record.Backend.upserts`), ``sign``
     the product of the signs of the edges taken (-1 where the turn was handed over an odd number of times)."""
-    indexed = has_upsert(connection)
+    indexed = backend_of(connection).upserts
     return create_afresh(connection, sa.Table(
         "work_carried",
         sa.MetaData(),
@@ -177,9 +118,9 @@ def sweep_table(connection: sa.Connection, name: str, *columns: sa.Column) -> sa
 def turn_work_table(connection: sa.Connection, name: str, *columns: sa.Column) -> sa.Table:
     """Return a new temporary table ``name(node_id, state, *columns)``: a turn's node played from a turn state.
 
-    Keyed except where joins hash (:func:`hashed_joins`); nothing upserts into these tables.
+    Keyed except where joins hash (:attr:`dicegraph.store.backends.record.Backend.hashed_joins`); nothing upserts into these tables.
     """
-    return keyed_pair_table(connection, name, "state", *columns, indexed=not hashed_joins(connection))
+    return keyed_pair_table(connection, name, "state", *columns, indexed=not backend_of(connection).hashed_joins)
 
 
 def edge_copy(connection: sa.Connection, name: str, first_edge: int, last_edge: int,
@@ -192,9 +133,9 @@ def edge_copy(connection: sa.Connection, name: str, first_edge: int, last_edge: 
     its work rows: DuckDB hashes the side of a join it estimates smaller, and
     estimates a range of the whole edge table large, so it hashed the work rows
     instead; a table of the part alone is hashed. Keyed by ``id`` where joins
-    do not hash (:func:`hashed_joins`), for the ranges the statements select.
+    do not hash (:attr:`dicegraph.store.backends.record.Backend.hashed_joins`), for the ranges the statements select.
     """
-    keyed = not hashed_joins(connection)
+    keyed = not backend_of(connection).hashed_joins
     extra = [sa.Column("progress", sa.Integer)] if progress is not None else []
     table = sa.Table(
         name,

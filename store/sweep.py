@@ -8,7 +8,7 @@ and :func:`dicegraph.store.solve.layers.best_moves`, with the goal as a further 
 the thresholds together, and nothing is stored: the result is each goal's
 optimal outcome distribution. Ties between moves go, as in the solver, to the
 move streamed first among those within :data:`dicegraph.graphs.protocol.TIE`. On Spark a graph small enough is folded in
-one row a goal instead (:mod:`dicegraph.store.spark.graph_fold`): one statement whatever its depth.
+one row a goal instead (:mod:`dicegraph.store.backends.spark.graph_fold`): one statement whatever its depth.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ import sqlalchemy as sa
 from dicegraph.store.propagate import propagate
 from dicegraph.store.schema import EdgeId, layer_ranges, node
 from dicegraph.store.scratch import sweep_table
-from dicegraph.store.spark import graph_fold
+from dicegraph.store.backends.spark import graph_fold
 from dicegraph.store.solve.layers import Goal, best_moves, chance_values
 
 

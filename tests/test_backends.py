@@ -231,7 +231,7 @@ def test_postgresqls_schema_is_the_models_comments_and_all(tmp_path: Path) -> No
 
 
 def test_duckdb_compiles_a_statement_once_and_reuses_it(tmp_path: Path) -> None:
-    """duckdb-engine turns SQLAlchemy's statement cache off; dicegraph's DuckDB dialect (store/duckdb_dialect.py)
+    """duckdb-engine turns SQLAlchemy's statement cache off; dicegraph's DuckDB dialect (store/backends/duckdb/dialect.py)
     turns it on."""
     engine = open_database(f"duckdb:///{tmp_path / 'cached.duckdb'}", create=True)
     lookup = sa.select(graph.c.id).where(graph.c.id == sa.bindparam("wanted"))

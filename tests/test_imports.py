@@ -77,3 +77,35 @@ def test_the_package_runs_no_import_when_it_is_imported() -> None:
     names = [node.module if isinstance(node, ast.ImportFrom) else alias.name for node in imported
              for alias in (node.names if isinstance(node, ast.Import) else [None])]
     assert names and not [name for name in names if name.split(".")[0] == "dicegraph"], names
+
+
+BACKEND_NAMES = {"sqlite", "duckdb", "postgresql", "spark"}
+BACKENDS_FOLDER = ROOT / "store" / "backends"
+
+
+def _names_a_backend(tree: ast.AST) -> list[int]:
+    """Return the lines where ``tree`` reads a dialect's name (``x.dialect.name``, ``url.get_backend_name()``) or
+    compares with a backend's name written out."""
+    lines = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and node.attr == "name" and isinstance(node.value, ast.Attribute) \
+                and node.value.attr == "dialect":
+            lines.add(node.lineno)
+        elif isinstance(node, ast.Attribute) and node.attr == "get_backend_name":
+            lines.add(node.lineno)
+        elif isinstance(node, ast.Compare) and any(isinstance(part, ast.Constant) and part.value in BACKEND_NAMES
+                                                   for part in ast.walk(node)):
+            lines.add(node.lineno)
+    return sorted(lines)
+
+
+def test_only_a_backends_own_folder_names_a_backend() -> None:
+    """Outside ``store/backends/`` nothing reads a dialect's name or compares with a backend's: the store asks
+    the backend's record (``backend_of(connection).upserts``), and what one backend does differently lives in its
+    folder. The registry (``store/backends/__init__.py``) is where a name becomes a record."""
+    files = [path for package in (*PACKAGES, "migrations") for path in (ROOT / package).rglob("*.py")]
+    found = {f"{path.relative_to(ROOT)}:{line}" for path in files + [ROOT / "cli.py"]
+             if BACKENDS_FOLDER not in path.parents and path != ROOT / "dicegraph" / "cli.py"
+             for line in _names_a_backend(ast.parse(path.read_text()))}
+    assert found == set()
+    assert _names_a_backend(ast.parse("if connection.dialect.name == 'duckdb': pass")) == [1]

@@ -59,3 +59,10 @@ def test_installed_into_an_empty_environment_it_adds_one_name(wheel: Path, tmp_p
     found = subprocess.run([python, "-c", asked], check=True, capture_output=True, text=True, cwd=tmp_path).stdout
     assert found.splitlines() == [str(site / "dicegraph" / "__init__.py"), "[]"]
     assert (tmp_path / "env" / "bin" / "dicegraph").exists()
+
+
+def test_the_cli_has_one_home() -> None:
+    """``dicegraph/cli.py`` is a link to the top-level ``cli.py`` (the design card's place for argument parsing), so
+    the two can never differ: an edit through a tool that replaces files (``sed -i``) would have made a copy."""
+    link = ROOT / "dicegraph" / "cli.py"
+    assert link.is_symlink() and link.resolve() == (ROOT / "cli.py").resolve()

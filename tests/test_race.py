@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 from fractions import Fraction
@@ -112,13 +113,13 @@ def test_duckdb_solves_and_matches_exactly(tmp_path):
     from dicegraph.store.solve import race_matches, readers, turn_cycles, turns
     from dicegraph.store.db import open_database
     from dicegraph.store.load import build_graph
-    from dicegraph.store.scratch import has_arg_min
+    from dicegraph.store.backends import backend_of
 
     game, params = get_game("5000-race"), {"target": 200}
     engine = open_database(f"duckdb:///{tmp_path / 'race.duckdb'}", create=True)
     built = build_graph(engine, game, params)
     with engine.connect() as connection:
-        assert has_arg_min(connection)
+        assert backend_of(connection).arg_min
         graph = turns.TurnGraph.load(connection, built.graph_id, game.turn(params))
         turn_cycles.ensure_race_solved(connection, graph)
         optimal = readers.state_result(connection, built.graph_id, turns.ensure_policy(connection, graph, "optimal"), "0-0")
@@ -174,6 +175,7 @@ def test_playing_the_next_score_sum_along_changes_no_value_and_no_pass(tmp_path,
     score sum whose values the pass proves exact; the values and the Newton passes stay those of a solve that
     plays one sum at a time (the numpy reference's passes: it guesses the same way)."""
     from dicegraph.graphs import get_game
+    from dicegraph.store.backends import backend_of
     from dicegraph.store.solve import turn_cycles, turns
     from dicegraph.store.db import open_database
     from dicegraph.store.load import build_graph
@@ -194,7 +196,8 @@ def test_playing_the_next_score_sum_along_changes_no_value_and_no_pass(tmp_path,
     with engine.connect() as connection:
         graph = turns.TurnGraph.load(connection, built.graph_id, game.turn(params))
         for speculate in (False, True):
-            monkeypatch.setattr(turn_cycles, "pays_per_statement", lambda connection, on=speculate: on)
+            record = dataclasses.replace(backend_of(connection), pays_per_statement=speculate)
+            monkeypatch.setattr(turn_cycles, "backend_of", lambda connection, record=record: record)
             plays.clear()
             values, convergence = turn_cycles.solve_race(connection, graph, seat)
             solves[speculate] = values, convergence, list(plays)

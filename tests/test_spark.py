@@ -31,8 +31,8 @@ from dicegraph.graphs.protocol import OPTIMAL
 from dicegraph.store.db import open_database
 from dicegraph.store.report import game_report
 from dicegraph.store.schema import graph
-from dicegraph.store.spark import compact
-from dicegraph.store.spark.cluster import Cluster, answers, free_port, java_found, running, stop_when_gone
+from dicegraph.store.backends.spark import compact
+from dicegraph.store.backends.spark.cluster import Cluster, answers, free_port, java_found, running, stop_when_gone
 from tests.test_backends import headline
 from tests.test_conformance import TURN_GAMES, small_params
 
@@ -365,11 +365,11 @@ def test_compaction_keeps_every_row_in_fewer_files(spark_url: str) -> None:
 
 
 def test_many_rows_go_in_as_json_texts_and_come_back_exactly(spark_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    """An INSERT of many rows (``store/spark/bulk.py``) goes as a few statements of JSON text, each within
+    """An INSERT of many rows (``store/backends/spark/bulk.py``) goes as a few statements of JSON text, each within
     ``MAX_CHARS``, and every value comes back as it went: the last bit of a double, a signed zero, the
     non-finite ones, bytes, quotes, backslashes, ``%`` and text beyond ASCII."""
     from dicegraph.store.schema import edge, turn_policy
-    from dicegraph.store.spark import bulk, dialect
+    from dicegraph.store.backends.spark import bulk, dialect
 
     doubles = [0.1, 1 / 3, 5e-324, 1.7976931348623157e308, -0.0, math.inf, -math.inf, 2.0 ** 0.5]
     moves = [dict(policy_id=7, node_id=number, value=double, moment2=None if number % 2 else double / 3,
@@ -431,8 +431,8 @@ def test_two_writers_take_turns_and_a_killed_writers_lock_is_let_go(spark_url: s
     """Spark has no transactions, so a writing command holds the database's writer table: a second one waits,
     says so in one line, and goes on once the first lets go; the table a killed process of this machine left is
     let go of by the next writer."""
-    from dicegraph.store.spark import writer
-    from dicegraph.store.spark.dialect import host_mark
+    from dicegraph.store.backends.spark import writer
+    from dicegraph.store.backends.spark.dialect import host_mark
     from tests.processes import spawn
 
     engine = open_database(spark_url, create=True)
@@ -506,7 +506,7 @@ def test_work_tables_a_killed_process_left_are_dropped_by_the_next_writer(spark_
     """No transaction takes a killed solve's work tables back on Spark: the next process that opens the database
     to write drops those of this machine's processes that no longer run, and no other. A rewrite's copy (an
     UPDATE or DELETE that was under way) is first written over its table: the statement is finished."""
-    from dicegraph.store.spark.dialect import work_mark
+    from dicegraph.store.backends.spark.dialect import work_mark
 
     open_database(spark_url, create=True).dispose()
     dead = _ended_pid()
@@ -551,7 +551,7 @@ def test_a_server_that_keeps_table_file_lists_is_refused_in_one_line(monkeypatch
     """A Thrift server with Spark's default relation cache would let a connection miss what others write: it is
     refused before anything runs, saying which setting to start it with (no cluster needed: a stand-in server)."""
     from dicegraph.store.errors import DatabaseError
-    from dicegraph.store.spark import dialect
+    from dicegraph.store.backends.spark import dialect
 
     class Server:
         def cursor(self) -> "Server":

@@ -1,4 +1,4 @@
-"""The local cluster's watcher (``dicegraph.store.spark.cluster.stop_when_gone``), which needs no Java: it stops whatever
+"""The local cluster's watcher (``dicegraph.store.backends.spark.cluster.stop_when_gone``), which needs no Java: it stops whatever
 processes a cluster folder names once the process it waits on has ended."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ import subprocess
 import time
 from pathlib import Path
 
-from dicegraph.store.spark.cluster import Cluster, stop_when_gone
+from dicegraph.store.backends.spark.cluster import Cluster, stop_when_gone
 
 
 def test_the_watcher_stops_the_cluster_only_once_the_process_it_waits_on_has_ended(tmp_path: Path) -> None:

@@ -27,8 +27,7 @@ from dicegraph.graphs.commands import plain
 from dicegraph.graphs.errors import DicegraphError
 from dicegraph.graphs.protocol import OPTIMAL
 from dicegraph.store.compare import SEATS
-from dicegraph.store.errors import ReadOnly
-from dicegraph.store.query import FilesReachable
+from dicegraph.store.errors import FilesReachable, ReadOnly
 from dicegraph.web.limits import MAX_CELL_CHARS, MAX_RESULT_CHARS, MAX_ROWS, SQL_TIMEOUT
 
 DIAGRAM_NODES = 60  # the most positions a position's local diagram draws (a roll of five dice leads to 252)

@@ -10,6 +10,8 @@ from typing import Sequence, Union
 from alembic import op
 import sqlalchemy as sa
 
+from dicegraph.store.backends import edge_id_type  # INTEGER where a lone integer key is the row id (SQLite), else BIGINT
+
 
 # revision identifiers, used by Alembic.
 revision: str = '0001'
@@ -34,7 +36,7 @@ def upgrade() -> None:
     sa.UniqueConstraint('game', 'params', name=op.f('uq_graph_game_params'))
     )
     op.create_table('edge',
-    sa.Column('id', sa.BigInteger().with_variant(sa.Integer(), 'sqlite'), autoincrement=False, nullable=False),
+    sa.Column('id', edge_id_type(), autoincrement=False, nullable=False),
     sa.Column('graph_id', sa.Integer(), nullable=False),
     sa.Column('src', sa.Integer(), nullable=False),
     sa.Column('dst', sa.Integer(), nullable=False),
@@ -52,8 +54,8 @@ def upgrade() -> None:
     sa.Column('nodes', sa.Integer(), nullable=False),
     sa.Column('rolls', sa.BigInteger(), nullable=False, comment='roll edges leaving the layer'),
     sa.Column('moves', sa.BigInteger(), nullable=False, comment='move edges leaving the layer'),
-    sa.Column('first_edge', sa.BigInteger().with_variant(sa.Integer(), 'sqlite'), nullable=True, comment='id range of the edges leaving the layer'),
-    sa.Column('last_edge', sa.BigInteger().with_variant(sa.Integer(), 'sqlite'), nullable=True),
+    sa.Column('first_edge', edge_id_type(), nullable=True, comment='id range of the edges leaving the layer'),
+    sa.Column('last_edge', edge_id_type(), nullable=True),
     sa.ForeignKeyConstraint(['graph_id'], ['graph.id'], name=op.f('fk_layer_graph_id_graph')),
     sa.PrimaryKeyConstraint('graph_id', 'layer', name=op.f('pk_layer'))
     )
@@ -85,7 +87,7 @@ def upgrade() -> None:
     op.create_table('choice',
     sa.Column('policy_id', sa.Integer(), nullable=False),
     sa.Column('node_id', sa.Integer(), autoincrement=False, nullable=False),
-    sa.Column('edge_id', sa.BigInteger().with_variant(sa.Integer(), 'sqlite'), nullable=False),
+    sa.Column('edge_id', edge_id_type(), nullable=False),
     sa.ForeignKeyConstraint(['policy_id'], ['policy.id'], name=op.f('fk_choice_policy_id_policy')),
     sa.PrimaryKeyConstraint('policy_id', 'node_id', name=op.f('pk_choice')),
     sqlite_with_rowid=False

@@ -10,6 +10,8 @@ from typing import Sequence, Union
 from alembic import op
 import sqlalchemy as sa
 
+from dicegraph.store.backends import backend_of
+
 
 # revision identifiers, used by Alembic.
 revision: str = '0005'
@@ -19,8 +21,8 @@ depends_on: Union[str, Sequence[str], None] = None
 
 
 def _comment(new: str, old: str) -> dict[str, str]:
-    """Return alter_column's comment arguments: none on DuckDB, whose Alembic support cannot change a comment."""
-    if op.get_bind().dialect.name == "duckdb":
+    """Return alter_column's comment arguments: none where Alembic cannot change a comment (DuckDB; SQLite keeps none)."""
+    if not backend_of(op.get_bind()).alembic_alters_comments:
         return {}
     return {"comment": new, "existing_comment": old}
 

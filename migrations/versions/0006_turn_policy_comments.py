@@ -10,6 +10,8 @@ from typing import Sequence, Union
 from alembic import op
 import sqlalchemy as sa
 
+from dicegraph.store.backends import backend_of
+
 
 # revision identifiers, used by Alembic.
 revision: str = '0006'
@@ -25,7 +27,7 @@ DECISIONS = ("the policy's moves at the turn's decision nodes, packed by the gam
 def _recomment(new: int) -> None:
     """Give turn_policy's two columns their comments (``new`` 0: this revision's, 1: the one before); only where the
     database keeps comments (SQLite keeps none, and DuckDB's Alembic support cannot change one)."""
-    if op.get_bind().dialect.name in ("sqlite", "duckdb"):
+    if not backend_of(op.get_bind()).alembic_alters_comments:
         return
     old = 1 - new
     op.alter_column('turn_policy', 'node_id', existing_type=sa.Integer(), existing_nullable=False,

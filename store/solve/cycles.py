@@ -33,7 +33,7 @@ A seat either follows a stored policy (its ``choice`` rows) or maximises.
 
 Acyclic layers are components without anchors: one pass each.
 
-Where the engine pays per statement (DuckDB, Spark: :func:`dicegraph.store.scratch.pays_per_statement`), a run of
+Where the engine pays per statement (DuckDB, Spark: :attr:`dicegraph.store.backends.record.Backend.pays_per_statement`), a run of
 cyclic components, one after another, whose edges between them lead only to anchors (Pig's: a bank starts
 the opponent's turn), is solved by a window of up to :data:`GROUPED` of them at once: every anchor of the
 window is a variable, a pass values the layers at the same depth below the anchors of all of them by one
@@ -56,10 +56,11 @@ import sqlalchemy as sa
 
 from dicegraph.graphs.errors import DicegraphError
 from dicegraph.graphs.protocol import TIE, Progress
+from dicegraph.store.backends import backend_of
 from dicegraph.store.catalog import node_ids
 from dicegraph.store.schema import EdgeId, choice, edge, layer, node
 from dicegraph.store.load import BulkInserter
-from dicegraph.store.scratch import create_afresh, hashed_joins, keyed_pair_table, pays_per_statement, temporary_table
+from dicegraph.store.scratch import create_afresh, keyed_pair_table, temporary_table
 from dicegraph.store.solve.seats import FOLLOW, MAXIMISE, Seat
 
 RESIDUAL_TOLERANCE = 1e-12  # relative: |T(x) - x| at which a component is solved
@@ -144,7 +145,7 @@ class _Tables:
     """
 
     def __init__(self, connection: sa.Connection, seats: Sequence[Seat], direction: int = 1):
-        keyed = not hashed_joins(connection)
+        keyed = not backend_of(connection).hashed_joins
         self.direction = direction  # -1: the game with every payoff and reward negated (a minimum as a maximum)
 
         def terms(name: str) -> sa.Table:
@@ -577,10 +578,10 @@ def _solve_run(connection: sa.Connection, statements: _Statements, run: Sequence
 def _runs(connection: sa.Connection, graph_id: int, parts: Sequence[Component]) -> list[list[Component]]:
     """Return the components in the order they are solved, in runs that :func:`_solve_run` may solve together:
     each alone where the engine pays per row; where it pays per statement
-    (:func:`dicegraph.store.scratch.pays_per_statement`), cyclic components in a row, as long as no edge between two of
+    (:attr:`dicegraph.store.backends.record.Backend.pays_per_statement`), cyclic components in a row, as long as no edge between two of
     them leads past the other's anchors (their layers at the same depth below the anchors are then valued by
     one statement)."""
-    if not pays_per_statement(connection):
+    if not backend_of(connection).pays_per_statement:
         return [[part] for part in parts]
     crossing = _crossings(connection, graph_id)
     runs: list[list[Component]] = []

@@ -39,7 +39,7 @@ from dicegraph.store.load import next_id, now
 from dicegraph.store.propagate import propagate
 from dicegraph.store.schema import choice, edge, edges_of, layer_ranges, node, policy, value
 from dicegraph.store.scratch import values_table
-from dicegraph.store.spark import cycle_fold, graph_fold
+from dicegraph.store.backends.spark import cycle_fold, graph_fold
 from dicegraph.store.solve.seats import FOLLOW, Seat
 
 TESTS = ("<", "<=", "=", ">=", ">")
@@ -280,7 +280,7 @@ def _fold(connection: sa.Connection, graph_id: int, policy_ids: Sequence[int], o
           goal: Goal | None, progress: Progress | None) -> None:
     """Store the values and reach of the policies ``policy_ids`` (and, solving for ``objective``, the one policy's
     choices; None: their stored choices, evaluated) from the graph folded in one row a policy (Spark:
-    :mod:`dicegraph.store.spark.graph_fold`), in a statement whatever the graph's depth. ``progress`` counts every layer of
+    :mod:`dicegraph.store.backends.spark.graph_fold`), in a statement whatever the graph's depth. ``progress`` counts every layer of
     each policy at the end."""
     worth = node.c.payoff if goal is None else goal.worth(node.c.payoff)
     folded = graph_fold.fold(connection, graph_id, worth, objective, _fold_keys(policy_ids, objective is not None))
@@ -293,7 +293,7 @@ def _fold_cyclic(connection: sa.Connection, graph_id: int, policy_ids: Sequence[
                  progress: Progress | None) -> dict[int, str]:
     """Store the values (reach unknown) of the policies ``policy_ids`` of a graph with cycles (and, ``solving``, the
     one policy's choices, maximising its payoff) from the graph folded in one row a policy (Spark:
-    :mod:`dicegraph.store.spark.cycle_fold`), in a statement whatever its components and passes; return how each policy's
+    :mod:`dicegraph.store.backends.spark.cycle_fold`), in a statement whatever its components and passes; return how each policy's
     cyclic components converged (:meth:`cycles.Convergence.record`). ``progress`` counts every layer with edges of
     each policy at the end."""
     folded = cycle_fold.fold(connection, graph_id, "max" if solving else None, _fold_keys(policy_ids, solving))

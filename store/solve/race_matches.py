@@ -11,7 +11,7 @@ two steps:
   (:class:`dicegraph.store.solve.turn_cycles.RaceTables`, which records them), then
   forward, spreading the probability of reaching each turn node from the root
   along the moves chosen, one statement a turn layer (on Spark both in one
-  statement, the turn folded in each state's row: :mod:`dicegraph.store.spark.end_fold`). An agent knows of the
+  statement, the turn folded in each state's row: :mod:`dicegraph.store.backends.spark.end_fold`). An agent knows of the
   state only which of its moves win at once (and the horizon, which leaves
   out nothing it reaches), so states alike in those share one distribution,
   played once: the race to 5000's 10,000 score pairs have 100 (the player's
@@ -37,15 +37,15 @@ import sqlalchemy as sa
 
 from dicegraph.graphs.errors import DicegraphError, InvalidGraph
 from dicegraph.graphs.protocol import Progress
+from dicegraph.store.backends import backend_of
 from dicegraph.store.catalog import find_policy
 from dicegraph.store.schema import edge, node, turn_policy
-from dicegraph.store.scratch import (create_afresh, folds_in_rows, hashed_joins, plan_whole_layers, temporary_table,
-                                     turn_work_table)
+from dicegraph.store.scratch import create_afresh, temporary_table, turn_work_table
 from dicegraph.store.solve.cycles import Convergence
 from dicegraph.store.solve.seats import FOLLOW, RANK, Seat
 from dicegraph.store.solve.turn_cycles import Played, RaceTables, solve_layer, state_horizons
 from dicegraph.store.solve.turns import TurnGraph, ensure_policy
-from dicegraph.store.spark import end_fold
+from dicegraph.store.backends.spark import end_fold
 
 BATCH_ROWS = 8_000_000  # (turn node, state) rows a batch of the end distributions plays at most (one state at least)
 
@@ -81,7 +81,7 @@ def play(connection: sa.Connection, graph: TurnGraph, seats: Sequence[Seat], ran
     if any(seat.kind not in (FOLLOW, RANK) for seat in seats):
         raise DicegraphError("a match's seats follow a policy or rank moves by a stored solve: none maximises")
     _refuse_turn_rewards(connection, graph)
-    plan_whole_layers(connection)
+    backend_of(connection).plan_whole_layers(connection)
     policies = list(dict.fromkeys((seat.kind, seat.policy_id) for seat in seats))
     runs = []  # (the policies' numbers, their distributions)
     for by_class, kind in ((False, RANK), (True, FOLLOW)):
@@ -165,10 +165,10 @@ def _distributions(connection: sa.Connection, graph: TurnGraph, seats: list[Seat
     policy each, a seat that ranks moves ranking by the values of the stored solve ``rank_policy``),
     played from every state, or with ``by_class`` from one state of each of the agents' classes
     (:func:`_agent_classes`) and copied to the others. On Spark in one statement, the turn folded in each
-    (state, seat)'s row (:mod:`dicegraph.store.spark.end_fold`)."""
+    (state, seat)'s row (:mod:`dicegraph.store.backends.spark.end_fold`)."""
     numbers = range(len(seats))
     found = turn_work_table(connection, name, *(sa.Column(f"r{i}", sa.Double, nullable=False) for i in numbers))
-    folded = folds_in_rows(connection)
+    folded = backend_of(connection).folds_in_rows
     work = None if folded else RaceTables(connection, graph, seats, copy_turn=True, prune=True, record_moves=True)
     horizons = work.horizons if work is not None else (
         state_horizons(connection, graph) if by_class and graph.structure.horizon is not None else {})
@@ -255,7 +255,7 @@ class _Spread:
         self.work, self.graph = work, work.graph
         self.names = [f"r{i}" for i in range(len(work.seats))]
         self.reach = create_afresh(connection, sa.Table(
-            "rm_reach", sa.MetaData(), sa.Column("node_id", sa.Integer, nullable=False, index=not hashed_joins(connection)),
+            "rm_reach", sa.MetaData(), sa.Column("node_id", sa.Integer, nullable=False, index=not backend_of(connection).hashed_joins),
             sa.Column("state", sa.Integer, nullable=False), *(sa.Column(name, sa.Double, nullable=False) for name in self.names),
             prefixes=["TEMPORARY"]))  # several rows a (node, state): one from each edge into it
         e = work.edges

@@ -28,7 +28,7 @@ last down, each exactly:
   first plays the next layer too, from its first guess: when the pass proves
   the layer exact, that was the next layer's first pass.
 * On Spark the optimum's solve runs every pass inside rows instead, a
-  statement a state layer (:mod:`dicegraph.store.spark.race_fold`), where each state's
+  statement a state layer (:mod:`dicegraph.store.backends.spark.race_fold`), where each state's
   loop is a pair (``a-b`` and ``b-a``) or a state alone, as in the race.
 
 *Seats*, as in ``store/solve/cycles.py``: seat ``i`` is "the player to move plays
@@ -55,14 +55,14 @@ import sqlalchemy as sa
 
 from dicegraph.graphs.errors import DicegraphError, InvalidGraph
 from dicegraph.graphs.protocol import TIE, Progress
+from dicegraph.store.backends import backend_of
 from dicegraph.store.solve.cycles import (MAX_PASSES, RESIDUAL_TOLERANCE, Convergence, Guess, NotConverged, components,
                           mean_guess, named_positions)
 from dicegraph.store.schema import EdgeId, choice, edge, graph_edge_span, node, policy, turn_policy
-from dicegraph.store.scratch import (edge_copy, folds_in_rows, has_arg_min, has_bare_max, pays_per_statement, plan_whole_layers, temporary_table,
-                                     turn_work_table)
+from dicegraph.store.scratch import edge_copy, temporary_table, turn_work_table
 from dicegraph.store.solve.seats import FOLLOW, MAXIMISE, RANK, Seat
 from dicegraph.store.solve.turns import TurnGraph, ensure_policy
-from dicegraph.store.spark import race_fold
+from dicegraph.store.backends.spark import race_fold
 
 Guesses = dict[int, list[float]]  # state -> a value per seat
 Played = dict[int, list[tuple[float, float]]]  # state -> per seat (value, derivative in its loop state's value)
@@ -114,8 +114,8 @@ class RaceTables:
             progress.drop(connection)
         self.horizons = state_horizons(connection, graph) if self.pruned else {}
         self.maximising = any(seat.kind == MAXIMISE for seat in seats)  # else the moves are fixed: one pass from any guess
-        self.carried = has_arg_min(connection)  # the move's columns are taken where it is chosen, not joined back
-        self.bare_max = has_bare_max(connection)
+        self.carried = backend_of(connection).arg_min  # the move's columns are taken where it is chosen, not joined back
+        self.bare_max = backend_of(connection).bare_max
         numbers = range(len(seats))
         self.state = temporary_table(connection, "tcy_state", *(sa.Column(f"v{i}", sa.Double) for i in numbers),
                                      sa.Column("rank", sa.Double), sa.Column("sure", sa.Double, nullable=False),
@@ -481,18 +481,18 @@ def solve_race(connection: sa.Connection, graph: TurnGraph, seats: Sequence[Seat
     gives the values of layers solved before (resuming), which are not solved again. ``progress`` counts the
     state layers done.
 
-    Where a statement costs more than its rows (:func:`dicegraph.store.scratch.pays_per_statement`), a maximising
+    Where a statement costs more than its rows (:attr:`dicegraph.store.backends.record.Backend.pays_per_statement`), a maximising
     solve plays the next layer along with each pass after the first: the pass that proves a layer's
     values exact is then also the next layer's first (its first guess made from those values). A pass
     that does not prove them exact wastes the next layer's rows, not statements.
     """
     if any(seat.kind == RANK for seat in seats):
         raise DicegraphError("a seat that ranks moves by a stored solve plays in race_matches, not in solve_race")
-    if folds_in_rows(connection) and [seat.kind for seat in seats] == [MAXIMISE] \
+    if backend_of(connection).folds_in_rows and [seat.kind for seat in seats] == [MAXIMISE] \
             and race_fold.paired_loops(connection, graph):
         payoffs = graph_payoffs(connection, graph)
         return race_fold.solve(connection, graph, sum(payoffs) / max(len(payoffs), 1), down_to, solved, keep, progress)
-    plan_whole_layers(connection)
+    backend_of(connection).plan_whole_layers(connection)
     work = RaceTables(connection, graph, seats, copy_turn=True, prune=True)
     rank: dict[int, float] = {}  # no seat ranks by a stored solve
     values: dict[int, list[float]] = dict(solved or {})
@@ -500,7 +500,7 @@ def solve_race(connection: sa.Connection, graph: TurnGraph, seats: Sequence[Seat
     payoffs = graph_payoffs(connection, graph)
     start = [sum(payoffs) / max(len(payoffs), 1)] * len(seats)
     guess = graph.structure.first_guess if work.maximising else None
-    speculate = work.maximising and pays_per_statement(connection)
+    speculate = work.maximising and backend_of(connection).pays_per_statement
     order = [layer for layer in sorted(graph.layer_ids, reverse=True) if layer >= down_to]
     first_pass: _FirstPass | None = None
     named_next: dict[int, dict[int, float]] | None = None

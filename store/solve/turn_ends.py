@@ -1,5 +1,5 @@
 """What a turn's end is worth to a policy, from the state it leads to: the arithmetic the turn solve
-(:mod:`dicegraph.store.solve.turns`) and Spark's turn fold (:mod:`dicegraph.store.spark.turn_fold`) share."""
+(:mod:`dicegraph.store.solve.turns`) and Spark's turn fold (:mod:`dicegraph.store.backends.spark.turn_fold`) share."""
 
 from __future__ import annotations
 

@@ -45,23 +45,22 @@ import sqlalchemy as sa
 
 from dicegraph.graphs.errors import BadParameter
 from dicegraph.graphs.protocol import TERMINAL, DecisionEncoder, Progress, TurnPolicy, TurnStructure
+from dicegraph.store.backends import backend_of
 from dicegraph.store.catalog import find_node
-from dicegraph.store.db import sqlite_file_url
+from dicegraph.store.db import process_shared_url
 from dicegraph.store.errors import NotFound
 from dicegraph.store.load import next_id, now
 from dicegraph.store.schema import edge, edges_of, layer_ranges, node, policy, turn_policy
-from dicegraph.store.scratch import (create_afresh, folds_in_rows, has_arg_min, hashed_joins, keyed_pair_definition,
-                                     plan_whole_layers, temporary_definition, temporary_table)
+from dicegraph.store.scratch import create_afresh, keyed_pair_definition, temporary_definition, temporary_table
 from dicegraph.store.solve.layers import best_move_rows
 from dicegraph.store.solve.parallel import connection_solvers, even_batches, process_solvers, solve_workers
 from dicegraph.store.solve.readers import state_result
 from dicegraph.store.solve.turn_ends import end_worth, moment
-from dicegraph.store.spark import turn_fold
+from dicegraph.store.backends.spark import turn_fold
 
 # turn states solved together, per backend: SQLite sorts each GROUP BY, and
 # its sorts stay in memory (and fast) for a few hundred states; DuckDB
 # runs a batch in parallel, and batches bound its memory
-BATCH_STATES = {"sqlite": 256, "spark": 1 << 20, "default": 2048}  # Spark: a layer at once (it pays per statement)
 WORKERS_VARIABLE = "DICEGRAPH_WORKERS"  # how many connections solve at once (default: one per processor)
 
 
@@ -73,9 +72,9 @@ class _TurnTables:
     state: sa.Table  # turn state -> v1_i, v2_i (solved layers)
     turn: sa.Table  # (turn node, state) -> p_i, v1_i, v2_i (the state layer being solved)
     chosen: sa.Table  # (decision node, state) -> best p_i, edge_i taken (and, carried, that move's v1_i, v2_i)
-    carried: bool  # the chosen moves' values are taken in the statement that chooses them (:func:`has_arg_min`)
+    carried: bool  # the chosen moves' values are taken in the statement that chooses them (:attr:`dicegraph.store.backends.record.Backend.arg_min`)
     ends: sa.Table  # end node -> the label of the state moves through it, each policy's own profit (or null)
-    folds: bool  # the turn is folded in each state's row (:func:`dicegraph.store.scratch.folds_in_rows`), not joined
+    folds: bool  # the turn is folded in each state's row (:attr:`dicegraph.store.backends.record.Backend.folds_in_rows`), not joined
     folded: turn_fold.FoldedTurn | None = None  # then the turn as one row of arrays
 
     def names(self, *prefixes: str) -> list[str]:
@@ -90,7 +89,7 @@ class _TurnTables:
 
 
 def _work_tables(connection: sa.Connection, policies: int) -> _TurnTables:
-    work = _work_definitions(connection, policies, folds=folds_in_rows(connection))
+    work = _work_definitions(connection, policies, folds=backend_of(connection).folds_in_rows)
     _create_work(connection, work)
     return work
 
@@ -99,7 +98,7 @@ def _work_definitions(connection: sa.Connection, policies: int, folds: bool = Fa
     """Return the work tables of ``policies`` policies solved together on ``connection``'s backend, not created
     (:func:`_create_work`): keyed except where joins hash, the chosen moves' values carried where it has
     ``arg_min``; for a turn folded in each state's row where ``folds``."""
-    carried, keyed = has_arg_min(connection), not hashed_joins(connection)
+    carried, keyed = backend_of(connection).arg_min, not backend_of(connection).hashed_joins
     def numbers(*names: str, nullable: bool = False) -> list[sa.Column]:
         return [sa.Column(f"{name}{i}", sa.Double, nullable=nullable) for i in range(policies) for name in names]
 
@@ -222,7 +221,7 @@ def _drop(connection: sa.Connection, work: _TurnTables) -> None:
 
 def _turn_statements(connection: sa.Connection, graph: TurnGraph, work: _TurnTables) -> None:
     """Solve the turn for every state whose end rows are in the turn table (deepest turn layer first), all policies at once."""
-    for statement in _turn_plan(graph, work, grouped=hashed_joins(connection)):
+    for statement in _turn_plan(graph, work, grouped=backend_of(connection).hashed_joins):
         connection.execute(statement)
 
 
@@ -496,7 +495,7 @@ class _TurnSolver:
         (:func:`_fetch_batch`) as tuples."""
         if work.folds:
             return _folded(connection, work, batch)
-        plan_whole_layers(connection)
+        backend_of(connection).plan_whole_layers(connection)
         _start_turns(connection, batch.graph, work, state_moves(batch.graph, batch.layer, batch.states),
                      batch.own_profits)
         _turn_statements(connection, batch.graph, work)
@@ -522,7 +521,7 @@ class _TurnSolver:
 
 def _folded(connection: sa.Connection, work: _TurnTables, batch: _Batch) -> list[tuple[list, list]]:
     """Return what :meth:`_TurnSolver.solve` does, from one statement folding the turn in each state's row
-    (:mod:`dicegraph.store.spark.turn_fold`)."""
+    (:mod:`dicegraph.store.backends.spark.turn_fold`)."""
     assert work.folded is not None
     rows = connection.execute(turn_fold.folded_batch(
         work.folded, work.state, state_moves(batch.graph, batch.layer, batch.states), batch.own_profits)).all()
@@ -549,10 +548,10 @@ def _solve_together(connection: sa.Connection, graph: TurnGraph, policies: Seque
     policy_ids = [policy_id for policy_id, _ in policies]
     own_profits = tuple(own is not None for _, own in policies)
     encoder, first_edge = _encoder(connection, graph)
-    batch = batch_states or BATCH_STATES.get(connection.dialect.name, BATCH_STATES["default"])
+    batch = batch_states or backend_of(connection).turn_batch_states
     spread = (workers or solve_workers()) if commit_layers else 1
     largest = max(last - first + 1 for layer, (first, last) in graph.layer_ids.items() if stop <= layer <= start)
-    url = sqlite_file_url(connection)
+    url = process_shared_url(connection)
     solver = _TurnSolver(graph, tuple(policy_ids), tuple(own for _, own in policies))
     if url is not None and spread > 1 and largest > batch * spread:
         solver = solver.bare()
@@ -701,7 +700,7 @@ class TurnPlayer:
     def _prepare(self, connection: sa.Connection) -> _Prepared:
         """Return the policy's id, its ends' rows, the work's tables and its turn's statements (built once a
         backend)."""
-        backend = connection.dialect.name
+        backend = backend_of(connection)
         with self._lock:
             if backend not in self._prepared:
                 profits = _profits(connection, self.graph, self.graph.policy(self.name))
@@ -709,7 +708,7 @@ class TurnPlayer:
                 self._prepared[backend] = _Prepared(
                     policy_id=ensure_policy(connection, self.graph, self.name),
                     ends=_end_rows(self.graph, [profits]), own_profits=profits is not None, work=work,
-                    plan=_turn_plan(self.graph, work, grouped=hashed_joins(connection), keep_chosen=False))
+                    plan=_turn_plan(self.graph, work, grouped=backend_of(connection).hashed_joins, keep_chosen=False))
             return self._prepared[backend]
 
     def played(self, connection: sa.Connection, states: Sequence[int],

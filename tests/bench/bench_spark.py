@@ -10,7 +10,7 @@ statement, the graph's edges and edges a second, and each policy's value (School
 132.3396104771 and 127.7336202819); it ends non-zero, naming them, where a backend's values differ from the first
 backend's by more than 1e-12 relative. It also prints Spark's cost of one ``SELECT 1`` and of one small
 ``INSERT ... SELECT`` (medians of ten). ``--unfolded`` has Spark solve a graph of rows a layer (or a component's
-pass) at a time, as it did before :mod:`dicegraph.store.spark.graph_fold` and :mod:`dicegraph.store.spark.cycle_fold`, to compare.
+pass) at a time, as it did before :mod:`dicegraph.store.backends.spark.graph_fold` and :mod:`dicegraph.store.backends.spark.cycle_fold`, to compare.
 
     .venv/bin/python tests/bench/bench_spark.py --on Spark pig:target=8
     .venv/bin/python tests/bench/bench_spark.py --on Spark --unfolded pig:target=8
@@ -40,9 +40,9 @@ from dicegraph.graphs.protocol import resolve_params  # noqa: E402
 from dicegraph.store.db import open_database  # noqa: E402
 from dicegraph.store.report import game_report  # noqa: E402
 from dicegraph.store.schema import graph  # noqa: E402
-from dicegraph.store.spark.cluster import Cluster, start, stop  # noqa: E402
-from dicegraph.store.spark import graph_fold  # noqa: E402
-from dicegraph.store.spark.dialect import NEXT_STATEMENT  # noqa: E402
+from dicegraph.store.backends.spark.cluster import Cluster, start, stop  # noqa: E402
+from dicegraph.store.backends.spark import graph_fold  # noqa: E402
+from dicegraph.store.backends.spark.dialect import NEXT_STATEMENT  # noqa: E402
 
 DEFAULTS = ["jackpot:cells=4"]
 BACKENDS = ("SQLite", "DuckDB", "Spark")

@@ -23,7 +23,7 @@ from pathlib import Path
 
 from dicegraph.graphs.errors import DicegraphError
 from dicegraph.store.output import write_file
-from dicegraph.store.spark import process_runs
+from dicegraph.store.backends.spark.processes import process_runs
 
 DEFAULT_FOLDER = Path(".dicegraph-spark")
 DEFAULT_PORT = 10000  # the Thrift server's (HiveServer2's usual port)
@@ -216,7 +216,7 @@ def stop_when_gone(cluster: Cluster, pid: int) -> subprocess.Popen:
     """Start and return a watcher: a process of its own session that stops the cluster (:func:`stop`) once process
     ``pid`` has ended, whether it returned, was stopped by SIGTERM (which runs no ``finally``) or killed. Terminate
     the watcher to call it off, once the cluster is stopped the usual way."""
-    code = f"from dicegraph.store.spark.cluster import watch_and_stop; watch_and_stop({pid}, {str(cluster.folder)!r})"
+    code = f"from dicegraph.store.backends.spark.cluster import watch_and_stop; watch_and_stop({pid}, {str(cluster.folder)!r})"
     return subprocess.Popen([sys.executable, "-c", code], start_new_session=True, stdin=subprocess.DEVNULL,
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 

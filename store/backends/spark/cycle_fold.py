@@ -2,7 +2,7 @@
 one statement a solve, whatever the number of components and passes, where the layer-by-layer solve takes a
 statement or two a layer and pass.
 
-The graph goes into one row as in :mod:`dicegraph.store.spark.graph_fold`, its layers grouped by component, deepest first: a
+The graph goes into one row as in :mod:`dicegraph.store.backends.spark.graph_fold`, its layers grouped by component, deepest first: a
 cyclic component (its layers ``first .. last``, whose edges may go back to layer ``first``, its *anchors*) or an
 acyclic layer alone. ``aggregate`` folds the components into the array of values; inside a component it repeats
 passes, and a pass folds the component's layers:
@@ -38,8 +38,8 @@ from dicegraph.store.schema import choice, layer, node
 from dicegraph.store.scratch import keyed_pair_table
 from dicegraph.store.solve.cycles import MAX_PASSES, Convergence
 from dicegraph.store.solve.seats import FOLLOW, Seat
-from dicegraph.store.spark.graph_fold import back_layers, collected_map, in_order, placed_nodes, store_rows
-from dicegraph.store.spark.lambdas import STORED_MOVE, SparkText, best_move, let, over_edges
+from dicegraph.store.backends.spark.graph_fold import back_layers, collected_map, in_order, placed_nodes, store_rows
+from dicegraph.store.backends.spark.lambdas import STORED_MOVE, SparkText, best_move, let, over_edges
 
 NOT_SETTLED = f"a cyclic component did not settle in {MAX_PASSES} passes"
 STATS = "STRUCT<p: INT, s: INT, e: DOUBLE>"  # how a component converged: passes, value-iteration steps, residual
@@ -53,7 +53,7 @@ NEWTON = ("STRUCT<x: ARRAY<DOUBLE>, g: ARRAY<ARRAY<DOUBLE>>, m: ARRAY<BIGINT>, p
 def _components_row(graph_id: int, after_pass: Sequence[int]) -> sa.Select:
     """Return the SELECT of one row, ``comps``: the graph's components, deepest first, each ``(anchors, layers)``:
     the number of its anchors (0 for an acyclic layer) and its layers, deepest first, of nodes as
-    :func:`dicegraph.store.spark.graph_fold.back_layers` has them (a node's position ``d`` counts the nodes of every layer),
+    :func:`dicegraph.store.backends.spark.graph_fold.back_layers` has them (a node's position ``d`` counts the nodes of every layer),
     each node once a seat (:func:`_seated`)."""
     layers = back_layers(graph_id, placed_nodes(graph_id, node.c.payoff))
     start = sa.func.coalesce(layer.c.cycle_start, layers.c.layer)
@@ -174,7 +174,7 @@ def fold(connection: sa.Connection, graph_id: int, objective: str | None, keys: 
     components may loop, in one row a key; return a new work table of ``(node_id, policy_id, value, edge_id,
     passes, steps, residual)``: a row per node with a value, the last three set on each cyclic component's first
     anchor (:func:`convergences`). ``keys`` selects ``(policy_id, given)`` as for
-    :func:`dicegraph.store.spark.graph_fold.fold`. One statement, whatever the number of components and passes.
+    :func:`dicegraph.store.backends.spark.graph_fold.fold`. One statement, whatever the number of components and passes.
 
     With more than one seat (``after_pass``, a seat's next after the turn is handed over), a ``node_id`` and a key of
     ``given`` are a node's id times the number of seats plus the seat (:func:`root_values`)."""

@@ -2,8 +2,8 @@
 of a few hundred statements leaves a table in hundreds of files, and each later read of it opens them all.
 
 A table held in more than :data:`FILES_PER_TABLE` files is written over by itself in few files
-(:func:`dicegraph.store.spark.dialect.compaction_statements`), through the same copy an UPDATE takes, so that a process
-killed meanwhile leaves the copy for the next writer to finish (:func:`dicegraph.store.spark.dialect.drop_leftovers`).
+(:func:`dicegraph.store.backends.spark.dialect.compaction_statements`), through the same copy an UPDATE takes, so that a process
+killed meanwhile leaves the copy for the next writer to finish (:func:`dicegraph.store.backends.spark.dialect.drop_leftovers`).
 :class:`dicegraph.Database` compacts at the end of every command that wrote to a Spark database; the dialect
 compacts a solve's work tables as it goes.
 """
@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import sqlalchemy as sa
 
-from dicegraph.store.spark.dialect import compaction_statements, is_work_table
+from dicegraph.store.backends.spark.dialect import compaction_statements, is_work_table
 
 FILES_PER_TABLE = 64  # a table held in more files than this is compacted
 

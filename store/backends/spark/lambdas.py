@@ -1,5 +1,5 @@
-"""Spark SQL's lambdas as text, for the folds that run a solve inside rows (:mod:`dicegraph.store.spark.turn_fold`,
-:mod:`dicegraph.store.spark.graph_fold`): SQLAlchemy has no construct for a lambda, so these expressions are written out.
+"""Spark SQL's lambdas as text, for the folds that run a solve inside rows (:mod:`dicegraph.store.backends.spark.turn_fold`,
+:mod:`dicegraph.store.backends.spark.graph_fold`): SQLAlchemy has no construct for a lambda, so these expressions are written out.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """A race's end distributions folded inside rows: the first step of :mod:`dicegraph.store.solve.race_matches` on Spark in one
 statement for a run of policies, where the layered version takes four statements a turn layer.
 
-A row is a (state, seat): the turn, one row of arrays (:mod:`dicegraph.store.spark.turn_fold`), is folded from the state's
+A row is a (state, seat): the turn, one row of arrays (:mod:`dicegraph.store.backends.spark.turn_fold`), is folded from the state's
 ends, deepest layer first, each node carrying what the seat ranks it by (``p``) and the probability of ending at
 each of the turn's ends from it (``q``, an array over the ends). An end is worth, to rank by, its move's reward
 plus, with its sign, the stored optimum's value of where it leads (a seat that ranks moves by the stored solve),
@@ -23,9 +23,9 @@ from dicegraph.store.schema import choice, edge, node, turn_policy
 from dicegraph.store.scratch import temporary_table
 from dicegraph.store.solve.seats import RANK, Seat
 from dicegraph.store.solve.turns import TurnGraph
-from dicegraph.store.spark import turn_fold
-from dicegraph.store.spark.graph_fold import collected_map
-from dicegraph.store.spark.lambdas import SparkText, best_move, let, over_edges, with_layer_moves
+from dicegraph.store.backends.spark import turn_fold
+from dicegraph.store.backends.spark.graph_fold import collected_map
+from dicegraph.store.backends.spark.lambdas import SparkText, best_move, let, over_edges, with_layer_moves
 
 PLAYED = "STRUCT<p: ARRAY<DOUBLE>, q: ARRAY<ARRAY<DOUBLE>>>"  # a turn's nodes: rank, end distribution
 

@@ -4,7 +4,7 @@ a layer.
 
 A layer needs the values of the layers below it, and Spark refuses the recursive query that would take them all
 in one statement (its recursive part may not group: docs/spark.md, "Not yet"). Here the whole graph goes into one
-row instead, as :mod:`dicegraph.store.spark.turn_fold` does with a turn: every node in a layer array, deepest layer first,
+row instead, as :mod:`dicegraph.store.backends.spark.turn_fold` does with a turn: every node in a layer array, deepest layer first,
 each with its edges as arrays (in edge id order) pointing at their children by position, and Spark's higher-order
 functions fold the layers into an array of values on an executor: ``aggregate`` over the layers, ``transform``
 over a layer's nodes, appending their values and the moves taken. A second fold over the same nodes, shallowest
@@ -27,8 +27,9 @@ from __future__ import annotations
 import sqlalchemy as sa
 
 from dicegraph.store.schema import edge, layer, node
-from dicegraph.store.scratch import folds_in_rows, keyed_pair_table
-from dicegraph.store.spark.lambdas import STORED_MOVE, SparkText, best_move, let, over_edges
+from dicegraph.store.backends import backend_of
+from dicegraph.store.scratch import keyed_pair_table
+from dicegraph.store.backends.spark.lambdas import STORED_MOVE, SparkText, best_move, let, over_edges
 
 # Edges a graph may have to be folded in one row: one task does the whole fold, so a larger graph is left to the
 # layer-by-layer solve, which spreads over the cluster. The largest folded here: 5000's 113,672 edges (136 layers),
@@ -38,8 +39,8 @@ EDGE_LIMIT = 250_000
 
 def folds(connection: sa.Connection, graph_id: int) -> bool:
     """Return whether graph ``graph_id`` (of rows, without cycles) is solved folded in one row: on a backend that
-    folds in rows (:func:`dicegraph.store.scratch.folds_in_rows`), up to :data:`EDGE_LIMIT` edges."""
-    if not folds_in_rows(connection):
+    folds in rows (:attr:`dicegraph.store.backends.record.Backend.folds_in_rows`), up to :data:`EDGE_LIMIT` edges."""
+    if not backend_of(connection).folds_in_rows:
         return False
     edges = sa.select(sa.func.sum(layer.c.rolls + layer.c.moves)).where(layer.c.graph_id == graph_id)
     return (connection.execute(edges).scalar_one() or 0) <= EDGE_LIMIT

@@ -1,5 +1,6 @@
-"""Apache Spark SQL as a dicegraph database: the dialect (``spark://HOST:PORT/DATABASE``, :mod:`dicegraph.store.spark.dialect`)
-and a local standalone cluster to run it on (:mod:`dicegraph.store.spark.cluster`)."""
+"""Whether a process of this machine still runs: the cluster's, a writer's, a work table's owner."""
+
+from __future__ import annotations
 
 import os
 

@@ -7,7 +7,7 @@ It is PyHive's Hive dialect (``pyhive.sqlalchemy_hive``) with what Spark 4 needs
 - parameters are written into the statement here, a float as a double literal (``0.1D``: Spark reads ``0.1`` as a
   decimal), and ``%`` is left alone in a statement without them (PyHive formats every statement it is given
   parameters for);
-- many rows go in as a few statements, each the rows as one JSON text (:mod:`dicegraph.store.spark.bulk`; PyHive sends one
+- many rows go in as a few statements, each the rows as one JSON text (:mod:`dicegraph.store.backends.spark.bulk`; PyHive sends one
   statement a row, and Spark pays dearly for each, and for a long ``VALUES`` list: docs/spark.md measures it);
 - a table is looked for with ``SHOW TABLES`` (PyHive reads Hive's error text, which Spark 4's is not);
 - statements are compiled once (:attr:`supports_statement_cache`), and there are no transactions to begin, commit
@@ -17,7 +17,7 @@ It is PyHive's Hive dialect (``pyhive.sqlalchemy_hive``) with what Spark 4 needs
   append instead. A DELETE of every row is a TRUNCATE;
 - a temporary table (Spark has none that takes rows) is a table of its own name with this process's mark added
   (:attr:`SparkDialect.work_mark`), so that two processes' work tables never meet; one is compacted every
-  :data:`WORK_FILES` inserts into it (each INSERT writes a file of its own; :mod:`dicegraph.store.spark.compact` does the
+  :data:`WORK_FILES` inserts into it (each INSERT writes a file of its own; :mod:`dicegraph.store.backends.spark.compact` does the
   database's tables at the end of a command).
 
 >>> from sqlalchemy import Column, Float, Integer, MetaData, Table, insert, select
@@ -48,9 +48,9 @@ from sqlalchemy.sql import compiler
 from thrift.transport.TTransport import TTransportException
 
 from dicegraph.store.errors import DatabaseError
-from dicegraph.store.spark import process_runs
-from dicegraph.store.spark.bulk import json_inserts
-from dicegraph.store.spark.literals import literal
+from dicegraph.store.backends.spark.processes import process_runs
+from dicegraph.store.backends.spark.bulk import json_inserts
+from dicegraph.store.backends.spark.literals import literal
 
 _MARKED = re.compile(r"__(?P<rewrite>rewrite_)?w(?P<pid>\d+)_(?P<host>[0-9a-f]{6})_[0-9a-f]{6}$")  # a work table's name: its process, its host
 READ_RETRIES = 3  # a read that met a table being written over is run again this many times, at most
@@ -236,7 +236,7 @@ class SparkDDLCompiler(compiler.DDLCompiler):
 
 # Spark's whole-stage code generation compiles each query into Java methods, and the JVM leaves a method of more
 # than 8,000 bytes of bytecode uncompiled (HotSpot's HugeMethodLimit) while Spark only gives up above 65,535: a
-# turn folded in one expression (store/spark/turn_fold.py) then ran its generated code in the bytecode interpreter,
+# turn folded in one expression (store/backends/spark/turn_fold.py) then ran its generated code in the bytecode interpreter,
 # four times slower than Spark's own expression evaluation (measured: School, 400 states of layer 10 through the
 # whole turn, 61.0 s against 14.9 s). Spark documents 8000 as the value that matches the JVM.
 SESSION_SETTINGS = {"spark.sql.codegen.hugeMethodLimit": "8000"}
@@ -327,7 +327,7 @@ class SparkDialect(HiveDialect):
     def do_executemany(self, cursor: hive.Cursor, statement: str, parameters: Sequence[Any],
                        context: Any = None) -> None:
         """Run an ``INSERT ... VALUES`` for many rows as a few statements, the rows as one JSON text each
-        (:func:`dicegraph.store.spark.bulk.json_inserts`); any other statement once a row."""
+        (:func:`dicegraph.store.backends.spark.bulk.json_inserts`); any other statement once a row."""
         columns = _bulk_columns(statement, context)
         if columns is None:
             for row in parameters:

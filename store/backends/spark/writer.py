@@ -17,8 +17,8 @@ from contextlib import contextmanager
 
 import sqlalchemy as sa
 
-from dicegraph.store.spark import process_runs
-from dicegraph.store.spark.dialect import host_mark
+from dicegraph.store.backends.spark.processes import process_runs
+from dicegraph.store.backends.spark.dialect import host_mark
 
 WRITER = "dicegraph_writer"  # the table whose existence is the lock
 POLL_SECONDS = 2.0  # how often a waiting process tries again

@@ -13,7 +13,7 @@ shuffle a turn layer, and the chosen moves come out of the same statement as tex
 The fold's generated code is larger than the JVM compiles (HotSpot leaves a method of more than 8,000 bytes to
 its bytecode interpreter), so Spark must evaluate it through its own expressions instead, as the dialect's
 session settings have it: School's layer 11 (1,350 states, both policies) then took 33.1 s, against 256.7 s
-(:data:`dicegraph.store.spark.dialect.SESSION_SETTINGS`).
+(:data:`dicegraph.store.backends.spark.dialect.SESSION_SETTINGS`).
 
 Every number follows :func:`dicegraph.store.solve.turns._turn_plan`'s rules: a chance node is the weighted mean of its
 children that have a value (``sum(weight * value) / sum(weight)`` over them), a decision node is worth its best
@@ -32,8 +32,8 @@ import sqlalchemy as sa
 from dicegraph.store.schema import edge, node
 from dicegraph.store.scratch import create_afresh
 from dicegraph.store.solve.turn_ends import end_worth
-from dicegraph.store.spark.graph_fold import collected_map
-from dicegraph.store.spark.lambdas import SparkText, best_move, let, over_edges
+from dicegraph.store.backends.spark.graph_fold import collected_map
+from dicegraph.store.backends.spark.lambdas import SparkText, best_move, let, over_edges
 
 
 def fields(policies: int) -> list[str]:

@@ -20,7 +20,7 @@ import json
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
-from dicegraph.store.spark.literals import literal
+from dicegraph.store.backends.spark.literals import literal
 
 MAX_CHARS = 8_000_000  # characters of JSON a statement carries at most (the Thrift server takes 100 MB a message)
 

@@ -10,7 +10,7 @@ where the end leads back to it, 0 elsewhere), and the row repeats passes, as the
 layer:
 
 * A pass at a guess ``x`` folds the turn once from each state of the pair (the turn as one row of arrays,
-  :mod:`dicegraph.store.spark.turn_fold`), each node carrying its value ``v`` at ``x`` and its derivative ``g`` in the other
+  :mod:`dicegraph.store.backends.spark.turn_fold`), each node carrying its value ``v`` at ``x`` and its derivative ``g`` in the other
   state's value along the moves taken (a decision node's best move, the lowest edge id within
   :data:`dicegraph.graphs.protocol.TIE`): the state is worth ``T(x) = c + g y`` for those moves.
 * A pass whose ``T(x)`` reproduces ``x`` (residual ``max |T(x) - x|`` within
@@ -35,9 +35,9 @@ from dicegraph.store.schema import edge, node
 from dicegraph.store.scratch import temporary_table
 from dicegraph.store.solve.cycles import MAX_PASSES, RESIDUAL_TOLERANCE, Convergence
 from dicegraph.store.solve.turns import TurnGraph
-from dicegraph.store.spark.graph_fold import collected_map
-from dicegraph.store.spark.lambdas import SparkText, best_move, let, over_edges, with_layer_moves
-from dicegraph.store.spark import turn_fold
+from dicegraph.store.backends.spark.graph_fold import collected_map
+from dicegraph.store.backends.spark.lambdas import SparkText, best_move, let, over_edges, with_layer_moves
+from dicegraph.store.backends.spark import turn_fold
 
 NOT_SETTLED = f"two turn states of a race did not settle in {MAX_PASSES} passes"
 VALUED = "STRUCT<v: ARRAY<DOUBLE>, g: ARRAY<DOUBLE>>"  # a turn's nodes: value at the guess, derivative

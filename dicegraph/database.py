@@ -49,7 +49,8 @@ from dicegraph.store.positions import describe_position
 from dicegraph.store.propagate import outcome_distribution
 from dicegraph.store.query import DEFAULT_TIMEOUT, RowsTaker, run_query
 from dicegraph.store.render import DEFAULT_DPI, MAX_NODES, Style, diagram_format, render, to_dot
-from dicegraph.store.report import DEFAULT_SEED, diagram_file, draw_game_diagrams, game_report, report_simulations
+from dicegraph.store.report import (DEFAULT_SEED, ReportGraphs, diagram_file, draw_game_diagrams, game_report,
+                                    report_simulations)
 from dicegraph.store.simulation import monte_carlo
 from dicegraph.store.solve.entry import ensure_solved, evaluate_agents, pending_work, solve_graph, solve_steps
 from dicegraph.store.view import GraphView
@@ -229,14 +230,18 @@ class Database:
                 on_build(as_json({**vars(result), "game": chosen.name, "params": values}))
 
         with self._engine(create=True) as engine:
-            built = self._prepared(engine, chosen, values, f"solving and evaluating {chosen.name}", announce)
-            with self.meter("solving the graphs the report reads, layers", None) as layers, \
-                    self.meter("playing the matches, layers", None) as matches, \
+            def prepare(graph_params: Mapping[str, Any], *, on_build: Callable[[BuildResult], None] | None = None,
+                        progress: Progress | None = None) -> BuildResult:
+                return self._prepared(engine, chosen, graph_params, f"solving and evaluating {chosen.name}", on_build)
+
+            graphs = ReportGraphs(engine, chosen, prepare)  # each graph the report reads built and solved once
+            graphs.get(values, on_build=announce)
+            with self.meter("playing the matches, layers", None) as matches, \
                     self.meter("simulating", games * report_simulations(chosen, values, all_matches)) as simulating:
                 data = game_report(engine, chosen, values, simulated_games=games, seed=seed, progress=simulating,
-                                   layers=layers, matches=matches, built=built, all_matches=all_matches)
+                                   matches=matches, graphs=graphs, all_matches=all_matches)
             if folder is not None:
-                data["diagrams"] = draw_game_diagrams(engine, chosen, values, folder)
+                data["diagrams"] = draw_game_diagrams(engine, chosen, values, folder, graphs=graphs)
         return as_json(data)
 
     def _prepared(self, engine: sa.Engine, game: Game, params: Mapping[str, Any], solving: str,

@@ -1,18 +1,24 @@
-"""A game's headline numbers: build if needed, solve, evaluate every policy."""
+"""A game's headline numbers: build if needed, solve, evaluate every policy; and its charts and diagrams.
+
+One report is one pass: the graphs it reads (the game's, those its ``report_graphs`` and its diagrams name) are
+built where missing and solved once each (:class:`ReportGraphs`), and the table, the charts and the diagrams read
+the same solved graph.
+"""
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import sqlalchemy as sa
 
 from dicegraph.graphs.montecarlo import can_simulate
 from dicegraph.graphs.protocol import OPTIMAL, Game, Progress, Simulation
-from dicegraph.store.catalog import find_policy, has_cycles, list_policies
-from dicegraph.store.load import BuildResult, build_graph, canonical_params, find_graph
+from dicegraph.store.catalog import find_policy, graph_by_id, has_cycles, list_policies
+from dicegraph.store.load import BuildResult, build_graph, canonical_params
 from dicegraph.store.propagate import mean_payoff, outcome_distribution
 from dicegraph.store.output import check_directory, drawn_into
 from dicegraph.store.simulation import monte_carlo
@@ -32,7 +38,7 @@ def game_report(
     progress: Progress | None = None,
     layers: Progress | None = None,
     matches: Progress | None = None,
-    built: BuildResult | None = None,
+    graphs: ReportGraphs | None = None,
     all_matches: bool = False,
 ) -> dict[str, Any]:
     """Return the game's report: every policy's value, and the optimal outcome distribution.
@@ -47,9 +53,9 @@ def game_report(
     its ``analyse`` reads ``graph.simulation``); ``progress`` counts the games played,
     ``layers`` the steps that the solves and evaluations have done
     (:func:`dicegraph.store.solve.entry.pending_work` says how many there are), and ``matches`` those
-    that a two-player game's matches have played. ``built`` is the game's graph where :func:`prepare_game`
-    has already built (and for a turn game, solved) it. ``all_matches`` asks a two-player game to play every
-    pair of its policies where it would play fewer (the race beyond a target of 1000).
+    that a two-player game's matches have played. ``graphs`` are the graphs of the report's pass (by default
+    a pass of its own): a graph it has prepared is not built or solved again. ``all_matches`` asks a two-player
+    game to play every pair of its policies where it would play fewer (the race beyond a target of 1000).
 
     >>> from dicegraph.graphs import get_game
     >>> from dicegraph.store.db import open_database
@@ -57,14 +63,11 @@ def game_report(
     >>> [row["name"] for row in report["policies"]]
     ['min', 'max', 'first', 'last', 'hilo', 'hilo2', 'optimal']
     """
-    if built is None:
-        built = prepare_game(engine, game, params, on_build)
-    further = [build_graph(engine, game, other).graph_id for other in game.hooks.report_graphs(params)]
+    graphs = graphs or ReportGraphs(engine, game)
+    built = graphs.get(params, on_build=on_build)
+    for other in game.hooks.report_graphs(params):
+        graphs.get(other, progress=layers)
     with engine.connect() as connection:
-        ensure_solved(connection, built.graph_id, game)  # nothing is left where prepare_game has solved it
-        for graph_id in further:
-            ensure_solved(connection, graph_id, game, layers)
-        connection.commit()
         simulation = Simulation(simulated_games, seed, progress) if simulated_games else None
         view = GraphView(connection, built.graph_id, game, matches, all_matches, simulation)
         evaluated = set(policy_names(game, params))  # not a race's stored agents: they play in its matches alone
@@ -89,6 +92,41 @@ def game_report(
         report["graph_size"] |= view.stored_sizes()
         report |= game.hooks.analyse(view, params, report)
     return report
+
+
+class Prepare(Protocol):
+    """How a report pass prepares a graph: :func:`prepare_game` on its engine and game, or the session's own (which
+    shows its progress)."""
+
+    def __call__(self, params: Mapping[str, Any], *, on_build: Callable[[BuildResult], None] | None = None,
+                 progress: Progress | None = None) -> BuildResult: ...
+
+
+class ReportGraphs:
+    """The graphs one report pass reads, each built where missing and solved once: :meth:`get` prepares a graph
+    the first time its parameters are asked for (``prepare``, by default :func:`prepare_game`) and returns the
+    same build after.
+
+    >>> from dicegraph.graphs import get_game
+    >>> from dicegraph.store.db import open_database
+    >>> graphs = ReportGraphs(open_database("sqlite://", create=True), get_game("jackpot"))
+    >>> graphs.get({"cells": 3}) is graphs.get({"cells": 3})
+    True
+    """
+
+    def __init__(self, engine: sa.Engine, game: Game, prepare: Prepare | None = None):
+        self.engine, self.game = engine, game
+        self._prepare = prepare or functools.partial(prepare_game, engine, game)
+        self._built: dict[str, BuildResult] = {}
+
+    def get(self, params: Mapping[str, Any], *, on_build: Callable[[BuildResult], None] | None = None,
+            progress: Progress | None = None) -> BuildResult:
+        """Return the build of the game's graph for ``params``, built and solved first (``on_build`` told of
+        the build, ``progress`` of the solve's steps) unless this pass has done it already."""
+        key = canonical_params(params)
+        if key not in self._built:
+            self._built[key] = self._prepare(params, on_build=on_build, progress=progress)
+        return self._built[key]
 
 
 def prepare_game(engine: sa.Engine, game: Game, params: Mapping[str, Any],
@@ -145,30 +183,32 @@ def diagram_file(game: str, diagram: str) -> str:
 
 
 def draw_game_diagrams(
-    engine: sa.Engine, game: Game, params: Mapping[str, Any], directory: Path, renderer: str = "auto"
+    engine: sa.Engine, game: Game, params: Mapping[str, Any], directory: Path, renderer: str = "auto",
+    graphs: ReportGraphs | None = None,
 ) -> list[dict[str, Any]]:
     """Draw the game's charts (its ``charts`` hook) and the diagrams it names (its ``diagrams`` dict) as PNGs in
     ``directory``; return what was drawn.
 
     Files are called ``<game>-<name>.png``. A diagram drawn from a graph with
     other parameters names them (``"params": {...}``); that graph is built and
-    solved when missing.
+    solved when missing. ``graphs`` are the graphs of the report's pass (by default a pass of its own).
     """
     from dicegraph.store.diagram import Diagram, draw_diagram  # networkx and pydot load only when drawing
 
     check_directory(directory)
+    graphs = graphs or ReportGraphs(engine, game)
     drawn = []
     if game.hooks.offers("charts"):  # drawn from the game's own numbers
-        built = prepare_game(engine, game, params)
+        built = graphs.get(params)
         with engine.connect() as connection:
             view = GraphView(connection, built.graph_id, game)
             drawn += drawn_into(directory, lambda folder: game.hooks.charts(view, params, folder))
     for name, options in game.hooks.diagrams().items():
         options = dict(options)
         graph_params = {**params, **options.pop("params", {})}
-        built = prepare_game(engine, game, graph_params)
+        built = graphs.get(graph_params)
         with engine.connect() as connection:
-            stored = find_graph(connection, game.name, canonical_params(graph_params))
+            stored = graph_by_id(connection, built.graph_id)
             path = directory / diagram_file(game.name, name)
             drawn.append(draw_diagram(connection, stored, Diagram.of(options), path, max_nodes=None, renderer=renderer))
     return drawn

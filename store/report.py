@@ -115,7 +115,6 @@ class ReportGraphs:
     """
 
     def __init__(self, engine: sa.Engine, game: Game, prepare: Prepare | None = None):
-        self.engine, self.game = engine, game
         self._prepare = prepare or functools.partial(prepare_game, engine, game)
         self._built: dict[str, BuildResult] = {}
 

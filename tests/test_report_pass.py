@@ -17,9 +17,7 @@ from dicegraph.graphs import GAMES, get_game
 from dicegraph.store import report
 from dicegraph.store.load import canonical_params
 from dicegraph.store.solve import entry
-from tests.test_conformance import small_params
-
-WHOLE_GAMES = {"school": "whole_game", "yahtzee": "yahtzee_game"}  # solved once a session (tests/conftest.py)
+from tests.test_conformance import WHOLE_GAMES, small_params
 
 
 @pytest.fixture
@@ -50,10 +48,9 @@ def counts(monkeypatch: pytest.MonkeyPatch) -> collections.Counter:
 def test_a_report_with_its_diagrams_builds_solves_and_evaluates_each_graph_once(
         name: str, counts: collections.Counter, tmp_path: Path, request: pytest.FixtureRequest) -> None:
     game = get_game(name)
-    if name in WHOLE_GAMES:  # whole games of minutes: their session database, solved, read again in one pass
-        url, params = request.getfixturevalue(WHOLE_GAMES[name]), None
-    else:
-        url, params = f"sqlite:///{tmp_path / 'game.db'}", small_params(game)
+    # whole games of minutes: the session's database, solved on their small parameters, read again in one pass
+    url = request.getfixturevalue(WHOLE_GAMES[name]) if name in WHOLE_GAMES else f"sqlite:///{tmp_path / 'game.db'}"
+    params = small_params(game)
     data = Database(url).report(name, params, diagrams=tmp_path / "diagrams")
     drawn = {Path(found["file"]).name for found in data.get("diagrams", [])}
     assert data["policies"] and {report.diagram_file(name, diagram) for diagram in game.hooks.diagrams()} <= drawn

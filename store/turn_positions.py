@@ -25,6 +25,7 @@ from dicegraph.store.catalog import find_node, find_policy, has_cycles
 from dicegraph.store.errors import NotFound
 from dicegraph.store.schema import choice, edge, layer, node
 from dicegraph.store.solve import turn_cycles, turns
+from dicegraph.store.turn_graph import TurnGraph
 
 SEPARATOR = " @ "
 STATES_KEPT = 256  # turn states whose turn values a session keeps (School: about 0.2 MB a state)
@@ -80,7 +81,7 @@ class TurnPositions:
 
     def __init__(self, connection: sa.Connection, graph_id: int, structure: TurnStructure):
         self.connection, self.graph_id = connection, graph_id
-        self.turn = turns.TurnGraph.load(connection, graph_id, structure)
+        self.turn = TurnGraph.load(connection, graph_id, structure)
         self.cyclic = has_cycles(connection, graph_id)
         root_layer = self.turn.turn_spans[0].layer
         rows = connection.execute(sa.select(*(node.c[name] for name in TurnNode._fields)).where(

@@ -31,6 +31,7 @@ from dicegraph.graphs.protocol import ChosenMove, Progress, Simulation
 from dicegraph.graphs.repeating import valued_agent
 from dicegraph.graphs.spec import GameSpec
 from dicegraph.store.solve import graph_matches, race_matches, readers, turn_cycles, turns
+from dicegraph.store.turn_graph import TurnGraph
 from dicegraph.store.catalog import find_node, find_policy, policy_convergence, root_value, stored_choices
 from dicegraph.store.errors import NotFound
 from dicegraph.store.load import canonical_params, find_graph
@@ -68,7 +69,7 @@ class GraphView:
         if row.game != game.name:
             raise ValueError(f"graph {graph_id} is a graph of {row.game!r}, not of {game.name!r}")
         self.game, self.params = row.game, json.loads(row.params)
-        self._turn_graph: turns.TurnGraph | None = None
+        self._turn_graph: TurnGraph | None = None
 
     def _policy(self, name: str) -> int:
         return find_policy(self.connection, self.graph_id, name).id
@@ -194,9 +195,9 @@ class TurnGraphView(GraphView):
 
     keeps_positions = False
 
-    def _turn(self) -> turns.TurnGraph:
+    def _turn(self) -> TurnGraph:
         if self._turn_graph is None:
-            self._turn_graph = turns.TurnGraph.load(self.connection, self.graph_id, self.spec.turn(self.params))
+            self._turn_graph = TurnGraph.load(self.connection, self.graph_id, self.spec.turn(self.params))
         return self._turn_graph
 
     def play_positions(self, stored: Sequence[str], policies: Sequence[str], root: str, steps: list[dict[str, str]],
@@ -284,7 +285,7 @@ class TurnView:
     (True, 5)
     """
 
-    def __init__(self, connection: sa.Connection, graph: turns.TurnGraph):
+    def __init__(self, connection: sa.Connection, graph: TurnGraph):
         self.connection, self.graph, self.graph_id = connection, graph, graph.graph_id
 
     def _policy(self, name: str) -> int:

@@ -16,6 +16,7 @@ from dicegraph.graphs.school.advise import advise as advise_on
 from dicegraph.graphs.school.rules import LAST_STATES
 from dicegraph.graphs.school.stored import average_table as averages_from, decision_array as array_of
 from dicegraph.store.solve import readers, turns
+from dicegraph.store import turn_graph
 from dicegraph.store.view import GraphView
 
 
@@ -23,8 +24,8 @@ class TurnGraph:
     """``TurnGraph.load(connection, graph_id)``: the stored School graph's parts."""
 
     @staticmethod
-    def load(connection: sa.Connection, graph_id: int) -> turns.TurnGraph:
-        return turns.TurnGraph.load(connection, graph_id, get_game("school").turn({}))
+    def load(connection: sa.Connection, graph_id: int) -> turn_graph.TurnGraph:
+        return turn_graph.TurnGraph.load(connection, graph_id, get_game("school").turn({}))
 
 
 def ensure_policy(connection: sa.Connection, graph_id: int, name: str) -> int:

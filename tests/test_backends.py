@@ -109,6 +109,7 @@ def test_race_solve_and_match_equal_sqlites(backend_url: str, tmp_path: Path) ->
     """5000 as a race (the turn stored once, cycles, horizons): the optimum's chance to win at the start and
     threshold-2 against it in both seats, as on SQLite (PostgreSQL decides by the window, DuckDB by arg_max)."""
     from dicegraph.store.solve import race_matches, readers, turn_cycles, turns
+    from dicegraph.store.turn_graph import TurnGraph
 
     game, params = get_game("5000-race"), {"target": 300}
     found = []
@@ -116,7 +117,7 @@ def test_race_solve_and_match_equal_sqlites(backend_url: str, tmp_path: Path) ->
         engine = open_database(url, create=True)
         built = build_graph(engine, game, params)
         with engine.connect() as connection:
-            graph = turns.TurnGraph.load(connection, built.graph_id, game.turn(params))
+            graph = TurnGraph.load(connection, built.graph_id, game.turn(params))
             turn_cycles.ensure_race_solved(connection, graph)
             optimal_id = turns.ensure_policy(connection, graph, "optimal")
             optimal = readers.state_result(connection, built.graph_id, optimal_id, "0-0").value

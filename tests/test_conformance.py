@@ -52,6 +52,7 @@ from dicegraph.graphs.expand import expand
 from dicegraph.graphs.playout import rules_simulator
 from dicegraph.graphs.repeating import SEPARATOR
 from dicegraph.store.solve import cycles, parallel, readers, turn_cycles, turns
+from dicegraph.store.turn_graph import TurnGraph
 from dicegraph.store.db import open_database
 from dicegraph.store.load import build_graph
 from dicegraph.store.solve.entry import ensure_solved
@@ -372,7 +373,7 @@ def test_turn_solve_of_the_last_states_equals_an_exact_recursion(game: Game, tmp
     engine = open_database(f"sqlite:///{tmp_path_factory.mktemp('turns') / 'turns.db'}", create=True)
     built = build_graph(engine, game, params)
     with engine.begin() as connection:
-        graph = turns.TurnGraph.load(connection, built.graph_id, game.turn(params))  # type: ignore[attr-defined]
+        graph = TurnGraph.load(connection, built.graph_id, game.turn(params))  # type: ignore[attr-defined]
         policy_id = turns.solve_policy(connection, graph, "optimal", down_to=max(graph.layer_ids))
         for key, expected in exact.items():
             stored = readers.state_result(connection, built.graph_id, policy_id, key).value
@@ -421,7 +422,7 @@ def test_a_solve_spread_over_connections_stores_what_one_connection_stores(game:
         spreads.append({"commit_layers": True, "workers": 2, "batch_states": 10**6})  # threads: two batches a layer
     solved = []
     with engine.connect() as connection:
-        graph = turns.TurnGraph.load(connection, built.graph_id, game.turn(params))  # type: ignore[attr-defined]
+        graph = TurnGraph.load(connection, built.graph_id, game.turn(params))  # type: ignore[attr-defined]
         names = [declared.name for declared in graph.structure.policies]
         top = max(graph.layer_ids)
         for options in [*spreads, {}]:  # the last solves afresh in one transaction
@@ -452,7 +453,7 @@ def test_worker_processes_read_each_layer_as_it_is_committed(game: Game, tmp_pat
     pools = _recorded_process_pools(monkeypatch)
     solved = []
     with engine.connect() as connection:
-        graph = turns.TurnGraph.load(connection, built.graph_id, game.turn(params))  # type: ignore[attr-defined]
+        graph = TurnGraph.load(connection, built.graph_id, game.turn(params))  # type: ignore[attr-defined]
         top = max(graph.layer_ids)
         for options in ({"commit_layers": True, "workers": 2, "batch_states": 4}, {}):
             connection.execute(sa.delete(turn_policy))
@@ -566,7 +567,7 @@ def test_cyclic_turn_solve_equals_policy_iteration_on_the_copied_turns(game: Gam
     engine = open_database(BACKENDS[backend].format(tmp_path_factory.mktemp(backend)), create=True)
     built = build_graph(engine, game, params)
     with engine.connect() as connection:
-        graph = turns.TurnGraph.load(connection, built.graph_id, game.turn(params))  # type: ignore[attr-defined]
+        graph = TurnGraph.load(connection, built.graph_id, game.turn(params))  # type: ignore[attr-defined]
         assert turn_cycles.has_cyclic_states(connection, graph)
         turn_cycles.ensure_race_solved(connection, graph)
         policy_id = turns.ensure_policy(connection, graph, "optimal")
@@ -592,7 +593,7 @@ def test_a_turn_stored_once_solves_to_the_exact_values_of_the_games_rules(game: 
     engine = open_database(BACKENDS["sqlite"].format(tmp_path_factory.mktemp("sqlite")), create=True)
     built = build_graph(engine, game, params)
     with engine.connect() as connection:
-        graph = turns.TurnGraph.load(connection, built.graph_id, game.turn(params))  # type: ignore[attr-defined]
+        graph = TurnGraph.load(connection, built.graph_id, game.turn(params))  # type: ignore[attr-defined]
         turn_cycles.ensure_race_solved(connection, graph)
         policy_id = turns.ensure_policy(connection, graph, "optimal")
         states = {key.removesuffix(start): worth for key, worth in values.items() if key.endswith(start)}

@@ -19,7 +19,7 @@ from dicegraph.store.catalog import find_policy, policy_convergence
 from dicegraph.store.load import build_graph
 from dicegraph.store.schema import choice, edge, node, policy, value
 from dicegraph.store.solve.layers import evaluate, solve
-from dicegraph.store.solve.seats import FOLLOW, Seat
+from dicegraph.store.seats import FOLLOW, Seat
 from tests import pig_exact
 
 

@@ -10,7 +10,7 @@ from fractions import Fraction
 import pytest
 
 from dicegraph.graphs.five_thousand_race.game import _reachable
-from dicegraph.store.solve.seats import Seat
+from dicegraph.store.seats import Seat
 from tests import race_exact, race_numpy
 
 
@@ -111,6 +111,7 @@ def test_duckdb_solves_and_matches_exactly(tmp_path):
     back): the optimum, an agent against it in both seats, and two agents against each other, against exact rationals."""
     from dicegraph.graphs import get_game
     from dicegraph.store.solve import race_matches, readers, turn_cycles, turns
+    from dicegraph.store.turn_graph import TurnGraph
     from dicegraph.store.db import open_database
     from dicegraph.store.load import build_graph
     from dicegraph.store.backends import backend_of
@@ -120,7 +121,7 @@ def test_duckdb_solves_and_matches_exactly(tmp_path):
     built = build_graph(engine, game, params)
     with engine.connect() as connection:
         assert backend_of(connection).arg_min
-        graph = turns.TurnGraph.load(connection, built.graph_id, game.turn(params))
+        graph = TurnGraph.load(connection, built.graph_id, game.turn(params))
         turn_cycles.ensure_race_solved(connection, graph)
         optimal = readers.state_result(connection, built.graph_id, turns.ensure_policy(connection, graph, "optimal"), "0-0")
         assert math.isclose(optimal.value, race_exact.solve(200)[0, 0], rel_tol=1e-12)
@@ -142,7 +143,8 @@ def test_end_distributions_played_a_state_at_a_time_give_the_same_matches(tmp_pa
     from dicegraph.graphs import get_game
     from dicegraph.store.db import open_database
     from dicegraph.store.load import build_graph
-    from dicegraph.store.solve import race_matches, turn_cycles, turns
+    from dicegraph.store.solve import race_matches, turn_cycles
+    from dicegraph.store.turn_graph import TurnGraph
 
     game, params = get_game("5000-race"), {"target": 200}
     engine = open_database(f"{backend}:///{tmp_path / 'race.db'}", create=True)
@@ -153,7 +155,7 @@ def test_end_distributions_played_a_state_at_a_time_give_the_same_matches(tmp_pa
     monkeypatch.setattr(race_matches, "_batches", lambda *args: batches.append(len(found := original(*args))) or found)
     played, default = {}, race_matches.BATCH_ROWS
     with engine.connect() as connection:
-        graph = turns.TurnGraph.load(connection, built.graph_id, game.turn(params))
+        graph = TurnGraph.load(connection, built.graph_id, game.turn(params))
         turn_cycles.ensure_race_solved(connection, graph)
         for rows in (default, 1):
             monkeypatch.setattr(race_matches, "BATCH_ROWS", rows)
@@ -176,7 +178,8 @@ def test_playing_the_next_score_sum_along_changes_no_value_and_no_pass(tmp_path,
     plays one sum at a time (the numpy reference's passes: it guesses the same way)."""
     from dicegraph.graphs import get_game
     from dicegraph.store.backends import backend_of
-    from dicegraph.store.solve import turn_cycles, turns
+    from dicegraph.store.solve import turn_cycles
+    from dicegraph.store.turn_graph import TurnGraph
     from dicegraph.store.db import open_database
     from dicegraph.store.load import build_graph
 
@@ -194,7 +197,7 @@ def test_playing_the_next_score_sum_along_changes_no_value_and_no_pass(tmp_path,
     seat = [Seat.maximising()]
     solves = {}
     with engine.connect() as connection:
-        graph = turns.TurnGraph.load(connection, built.graph_id, game.turn(params))
+        graph = TurnGraph.load(connection, built.graph_id, game.turn(params))
         for speculate in (False, True):
             record = dataclasses.replace(backend_of(connection), pays_per_statement=speculate)
             monkeypatch.setattr(turn_cycles, "backend_of", lambda connection, record=record: record)
@@ -222,7 +225,8 @@ def test_a_pass_leaves_out_the_turn_past_each_pairs_winning_total_and_changes_no
     import sqlalchemy as sa
 
     from dicegraph.graphs import get_game
-    from dicegraph.store.solve import turn_cycles, turns
+    from dicegraph.store.solve import turn_cycles
+    from dicegraph.store.turn_graph import TurnGraph
     from dicegraph.store.db import open_database
     from dicegraph.store.load import build_graph
     from dicegraph.store.schema import edge, node
@@ -234,7 +238,7 @@ def test_a_pass_leaves_out_the_turn_past_each_pairs_winning_total_and_changes_no
     structure = game.turn(params)
     rows, roots = {}, {}
     with engine.connect() as connection:
-        graph = turns.TurnGraph.load(connection, built.graph_id, structure)
+        graph = TurnGraph.load(connection, built.graph_id, structure)
         solved, _ = turn_cycles.solve_race(connection, graph, seat)
         layer = max(graph.layer_ids, key=lambda layer: graph.layer_ids[layer][1] - graph.layer_ids[layer][0])
         span, states = graph.game_spans[layer], graph.layer_ids[layer]

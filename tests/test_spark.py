@@ -197,6 +197,7 @@ def test_a_turn_games_last_states_solve_on_spark_as_on_sqlite(name: str, spark_u
     numbers, are measured by tests/bench/bench_spark.py)."""
     from dicegraph.store.load import build_graph
     from dicegraph.store.solve import readers, turns
+    from dicegraph.store.turn_graph import TurnGraph
 
     game, stored, sent = get_game(name), [], []
     params = small_params(game)
@@ -204,7 +205,7 @@ def test_a_turn_games_last_states_solve_on_spark_as_on_sqlite(name: str, spark_u
         engine = open_database(url, create=True)
         built = build_graph(engine, game, params)
         with engine.connect() as connection:
-            graph = turns.TurnGraph.load(connection, built.graph_id, game.turn(params))  # type: ignore[attr-defined]
+            graph = TurnGraph.load(connection, built.graph_id, game.turn(params))  # type: ignore[attr-defined]
             sent.clear()
             sa.event.listen(engine, "before_cursor_execute", lambda *args: sent.append(args[2]))
             policy_id = turns.solve_policy(connection, graph, OPTIMAL, down_to=max(graph.layer_ids))
@@ -292,8 +293,9 @@ def test_a_race_sends_as_many_statements_for_every_state_layer(spark_url: str, t
     Spark its solve sends as many statements for every state layer, fewer than the turn has layers (the layered
     solve sends two a turn layer and pass), and every state's value is SQLite's to 1e-12."""
     from dicegraph.store.load import build_graph
-    from dicegraph.store.solve import turn_cycles, turns
-    from dicegraph.store.solve.seats import Seat
+    from dicegraph.store.solve import turn_cycles
+    from dicegraph.store.turn_graph import TurnGraph
+    from dicegraph.store.seats import Seat
 
     game, params = get_game("5000-race"), {"target": 150}
     sent: list[str] = []
@@ -304,7 +306,7 @@ def test_a_race_sends_as_many_statements_for_every_state_layer(spark_url: str, t
         sa.event.listen(engine, "before_cursor_execute", lambda *args: sent.append(args[2]))
         marks: list[int] = []
         with engine.connect() as connection:
-            race = turns.TurnGraph.load(connection, built.graph_id, game.turn(params))
+            race = TurnGraph.load(connection, built.graph_id, game.turn(params))
             sent.clear()
             solved[url] = turn_cycles.solve_race(connection, race, [Seat.maximising()],
                                                  progress=lambda done: marks.append(len(sent)))

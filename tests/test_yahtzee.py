@@ -25,6 +25,7 @@ from dicegraph.graphs.protocol import TERMINAL, Node, one_by_one
 from dicegraph.graphs.yahtzee import boxes
 from dicegraph.graphs.yahtzee.rules import last_state
 from dicegraph.store.solve import readers, turns
+from dicegraph.store.turn_graph import TurnGraph
 from dicegraph.store.db import open_database
 from dicegraph.store.load import build_graph
 from tests.commands import engine_on
@@ -170,7 +171,7 @@ def endgame(tmp_path_factory: pytest.TempPathFactory) -> dict[str, float]:
     game = get_game("yahtzee")
     built = build_graph(engine, game, OFF)
     with engine.begin() as connection:
-        graph = turns.TurnGraph.load(connection, built.graph_id, game.turn(OFF))
+        graph = TurnGraph.load(connection, built.graph_id, game.turn(OFF))
         policy_id = turns.solve_policy(connection, graph, "optimal", down_to=11)
         keys = [boxes.state_key(s, "off") for s in boxes.states("off") if bin(s.filled).count("1") >= 11]
         return {key: readers.state_result(connection, built.graph_id, policy_id, key).value
@@ -224,7 +225,7 @@ def test_whole_games_played_from_the_rules_with_the_stored_decisions_score_the_s
 
     url, data = whole_game
     with engine_on(url) as engine, engine.connect() as connection:
-        graph = turns.TurnGraph.load(connection, data["graph"], get_game("yahtzee").turn(OFF))
+        graph = TurnGraph.load(connection, data["graph"], get_game("yahtzee").turn(OFF))
         decisions = readers.stored_decisions(connection, data["graph"], turns.ensure_policy(connection, graph, "optimal"))
     full = yahtzee_rules(OFF)
     scores = np.array(rules_simulator(lambda params: full)(OFF, full.plays(stored_agent(decisions, "off")))(

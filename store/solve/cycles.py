@@ -47,7 +47,6 @@ that the ``first_guess`` hook guesses from another anchor of the window takes th
 from __future__ import annotations
 
 import itertools
-import json
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -58,13 +57,12 @@ from dicegraph.graphs.errors import DicegraphError
 from dicegraph.graphs.protocol import TIE, Progress
 from dicegraph.store.backends import backend_of
 from dicegraph.store.catalog import node_ids
+from dicegraph.store.convergence import MAX_PASSES, RESIDUAL_TOLERANCE, Convergence
 from dicegraph.store.schema import EdgeId, choice, edge, layer, node
 from dicegraph.store.load import BulkInserter
 from dicegraph.store.scratch import create_afresh, keyed_pair_table, temporary_table
-from dicegraph.store.solve.seats import FOLLOW, MAXIMISE, Seat
+from dicegraph.store.seats import FOLLOW, MAXIMISE, Seat
 
-RESIDUAL_TOLERANCE = 1e-12  # relative: |T(x) - x| at which a component is solved
-MAX_PASSES = 60
 GROUPED = 16  # cyclic components solved together, at most, where the engine pays per statement
 Named = "str | tuple[str, ...] | Mapping[str, float] | None"  # what a first_guess hook names
 Guess = Callable[[str], Named]  # an anchor's key -> the solved positions whose (weighted) mean value guesses its own
@@ -82,32 +80,6 @@ class Component:
     last: int
     cyclic: bool
     spans: tuple[sa.Row, ...]  # its layers with edges, lowest first
-
-
-@dataclass
-class Convergence:
-    """How the components were solved: what ``solve`` prints and the policy's record keeps."""
-
-    method: str = "newton"
-    components: int = 0
-    passes: int = 0  # summed over the components: a pass of a window counts once for each component in it
-    most_passes: int = 0
-    residual: float = 0.0
-    fallbacks: int = 0  # passes that took a value-iteration step (a singular Newton system)
-
-    def add(self, passes: int, residual: float, fallbacks: int) -> None:
-        """Count one cyclic component that took ``passes`` passes and ended at ``residual``."""
-        self.components += 1
-        self.passes += passes
-        self.most_passes = max(self.most_passes, passes)
-        self.residual = max(self.residual, residual)
-        self.fallbacks += fallbacks
-
-    def record(self) -> str:
-        """Return the JSON text stored in ``policy.convergence``."""
-        return json.dumps({"method": self.method, "cyclic_components": self.components, "passes": self.passes,
-                           "most_passes": self.most_passes, "residual": self.residual,
-                           "value_iteration_steps": self.fallbacks})
 
 
 def components(connection: sa.Connection, graph_id: int) -> list[Component]:

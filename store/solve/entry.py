@@ -24,6 +24,7 @@ from dicegraph.graphs.spec import GameSpec
 from dicegraph.store.catalog import find_policy, stored_params
 from dicegraph.store.schema import layer_ranges, policy
 from dicegraph.store.solve import layers, turn_cycles, turns
+from dicegraph.store.turn_graph import TurnGraph
 from dicegraph.store.solve.layers import Goal, evaluate_all, is_evaluated
 
 
@@ -51,7 +52,7 @@ def solve_graph(connection: sa.Connection, graph_id: int, game: GameSpec, *, obj
     if (objective or game.objective) != game.objective or name not in declared or goal is not None:
         raise DicegraphError(f"{game.name} solves its declared policies ({', '.join(declared)}) for "
                              f"{game.objective}, with no goal: solve it without --objective and --name")
-    graph = turns.TurnGraph.load(connection, graph_id, structure)
+    graph = TurnGraph.load(connection, graph_id, structure)
     if turn_cycles.has_cyclic_states(connection, graph):  # a race: Newton's method per state layer
         turn_cycles.ensure_race_solved(connection, graph, progress)
     else:

@@ -1,7 +1,7 @@
 """A head-to-head match of two stored policies on a graph of rows (Pig's), played both ways in one run.
 
 Each seat is one player to move, following its policy, and an edge of sign -1 (the turn handed over) leads to
-the other's (:mod:`dicegraph.store.solve.seats`). Where the graph is folded in one row (Spark, up to
+the other's (:mod:`dicegraph.store.seats`). Where the graph is folded in one row (Spark, up to
 :data:`dicegraph.store.backends.spark.graph_fold.EDGE_LIMIT` edges), the match is one statement (:func:`dicegraph.store.backends.spark.cycle_fold.root_values`);
 elsewhere Newton's passes over the layers (:func:`dicegraph.store.solve.cycles.root_values`). A race whose turn is stored once
 plays its matches in :mod:`dicegraph.store.solve.race_matches`.
@@ -14,7 +14,7 @@ import sqlalchemy as sa
 from dicegraph.graphs.protocol import Progress
 from dicegraph.store.catalog import find_policy
 from dicegraph.store.solve import cycles
-from dicegraph.store.solve.seats import FOLLOW, Seat
+from dicegraph.store.seats import FOLLOW, Seat
 from dicegraph.store.backends.spark import cycle_fold, graph_fold
 
 

@@ -40,7 +40,7 @@ from dicegraph.store.propagate import propagate
 from dicegraph.store.schema import choice, edge, edges_of, layer_ranges, node, policy, value
 from dicegraph.store.scratch import values_table
 from dicegraph.store.backends.spark import cycle_fold, graph_fold
-from dicegraph.store.solve.seats import FOLLOW, Seat
+from dicegraph.store.seats import FOLLOW, Seat
 
 TESTS = ("<", "<=", "=", ">=", ">")
 
@@ -226,7 +226,7 @@ def _run(
     first_guess: cycles.Guess | None = None,
 ) -> str | None:
     """Compute and store values, reach and (when solving) choices of one policy; return how its cyclic
-    components converged (:meth:`cycles.Convergence.record`), None for a graph without cycles."""
+    components converged (:meth:`dicegraph.store.convergence.Convergence.record`), None for a graph without cycles."""
     policy_id, graph_id = policy_row.id, policy_row.graph_id
     goal = None if policy_row.goal is None else Goal.parse(policy_row.goal)
     if has_cycles(connection, graph_id):
@@ -294,7 +294,7 @@ def _fold_cyclic(connection: sa.Connection, graph_id: int, policy_ids: Sequence[
     """Store the values (reach unknown) of the policies ``policy_ids`` of a graph with cycles (and, ``solving``, the
     one policy's choices, maximising its payoff) from the graph folded in one row a policy (Spark:
     :mod:`dicegraph.store.backends.spark.cycle_fold`), in a statement whatever its components and passes; return how each policy's
-    cyclic components converged (:meth:`cycles.Convergence.record`). ``progress`` counts every layer with edges of
+    cyclic components converged (:meth:`dicegraph.store.convergence.Convergence.record`). ``progress`` counts every layer with edges of
     each policy at the end."""
     folded = cycle_fold.fold(connection, graph_id, "max" if solving else None, _fold_keys(policy_ids, solving))
     records = {policy_id: found.record()

@@ -41,10 +41,11 @@ from dicegraph.store.backends import backend_of
 from dicegraph.store.catalog import find_policy
 from dicegraph.store.schema import edge, node, turn_policy
 from dicegraph.store.scratch import create_afresh, temporary_table, turn_work_table
-from dicegraph.store.solve.cycles import Convergence
-from dicegraph.store.solve.seats import FOLLOW, RANK, Seat
+from dicegraph.store.convergence import Convergence
+from dicegraph.store.seats import FOLLOW, RANK, Seat
 from dicegraph.store.solve.turn_cycles import Played, RaceTables, solve_layer, state_horizons
-from dicegraph.store.solve.turns import TurnGraph, ensure_policy
+from dicegraph.store.solve.turns import ensure_policy
+from dicegraph.store.turn_graph import TurnGraph
 from dicegraph.store.backends.spark import end_fold
 
 BATCH_ROWS = 8_000_000  # (turn node, state) rows a batch of the end distributions plays at most (one state at least)

@@ -56,12 +56,13 @@ import sqlalchemy as sa
 from dicegraph.graphs.errors import DicegraphError, InvalidGraph
 from dicegraph.graphs.protocol import TIE, Progress
 from dicegraph.store.backends import backend_of
-from dicegraph.store.solve.cycles import (MAX_PASSES, RESIDUAL_TOLERANCE, Convergence, Guess, NotConverged, components,
-                          mean_guess, named_positions)
+from dicegraph.store.solve.cycles import Guess, NotConverged, components, mean_guess, named_positions
+from dicegraph.store.convergence import MAX_PASSES, RESIDUAL_TOLERANCE, Convergence
 from dicegraph.store.schema import EdgeId, choice, edge, graph_edge_span, node, policy, turn_policy
 from dicegraph.store.scratch import edge_copy, temporary_table, turn_work_table
-from dicegraph.store.solve.seats import FOLLOW, MAXIMISE, RANK, Seat
-from dicegraph.store.solve.turns import TurnGraph, ensure_policy
+from dicegraph.store.seats import FOLLOW, MAXIMISE, RANK, Seat
+from dicegraph.store.solve.turns import ensure_policy
+from dicegraph.store.turn_graph import TurnGraph, graph_payoffs
 from dicegraph.store.backends.spark import race_fold
 
 Guesses = dict[int, list[float]]  # state -> a value per seat
@@ -532,13 +533,6 @@ def solve_race(connection: sa.Connection, graph: TurnGraph, seats: Sequence[Seat
             progress(1)
     work.drop(connection)
     return values, convergence
-
-
-def graph_payoffs(connection: sa.Connection, graph: TurnGraph) -> list[float]:
-    """Return the payoffs of the terminal turn states (where the game is over)."""
-    root_layer = graph.turn_spans[0].layer
-    return [row[0] for row in connection.execute(sa.select(node.c.payoff).where(
-        node.c.graph_id == graph.graph_id, node.c.kind == "terminal", node.c.layer < root_layer))]
 
 
 def ensure_race_solved(connection: sa.Connection, graph: TurnGraph, progress: Progress | None = None) -> None:

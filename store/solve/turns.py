@@ -43,19 +43,19 @@ from dataclasses import dataclass
 
 import sqlalchemy as sa
 
-from dicegraph.graphs.errors import BadParameter
-from dicegraph.graphs.protocol import TERMINAL, DecisionEncoder, Progress, TurnPolicy, TurnStructure
+from dicegraph.graphs.protocol import DecisionEncoder, Progress, TurnPolicy
 from dicegraph.store.backends import backend_of
 from dicegraph.store.catalog import find_node
 from dicegraph.store.db import process_shared_url
 from dicegraph.store.errors import NotFound
 from dicegraph.store.load import next_id, now
-from dicegraph.store.schema import edge, edges_of, layer_ranges, node, policy, turn_policy
-from dicegraph.store.scratch import create_afresh, keyed_pair_definition, temporary_definition, temporary_table
+from dicegraph.store.schema import edge, edges_of, node, policy, turn_policy
+from dicegraph.store.scratch import create_afresh, keyed_pair_definition, temporary_definition
 from dicegraph.store.solve.layers import best_move_rows
 from dicegraph.store.solve.parallel import connection_solvers, even_batches, process_solvers, solve_workers
 from dicegraph.store.solve.readers import state_result
-from dicegraph.store.solve.turn_ends import end_worth, moment
+from dicegraph.store.turn_ends import end_worth, moment
+from dicegraph.store.turn_graph import TurnGraph, state_moves
 from dicegraph.store.backends.spark import turn_fold
 
 # turn states solved together, per backend: SQLite sorts each GROUP BY, and
@@ -120,68 +120,6 @@ def _create_work(connection: sa.Connection, work: _TurnTables) -> None:
     """Create the work's tables afresh on ``connection``."""
     for table in work.tables():
         create_afresh(connection, table)
-
-
-@dataclass(frozen=True)
-class TurnGraph:
-    """Where the parts of a stored turn game are: layer spans and the node ids the solver needs."""
-
-    graph_id: int
-    structure: TurnStructure
-    game_spans: dict[int, sa.Row]  # state layer -> its span (the state moves)
-    turn_spans: list[sa.Row]  # the turn's layers with edges, first first
-    root: int
-    ends: dict[str, int]  # end key -> node id
-    end_labels: dict[str, str]  # end key -> the label of the state moves through it (the structure's end_label)
-    layer_ids: dict[int, tuple[int, int]]  # state layer -> first and last id of its non-terminal states (contiguous)
-    turn_sources: dict[int, tuple[int, int]]  # turn layer -> lowest and highest node id its edges leave
-
-    @classmethod
-    def load(cls, connection: sa.Connection, graph_id: int, structure: TurnStructure) -> TurnGraph:
-        """Return the parts of the turn game's graph ``graph_id``."""
-        spans = layer_ranges(connection, graph_id)
-        root = find_node(connection, graph_id, structure.root)
-        ids = (sa.select(node.c.layer, sa.func.min(node.c.id), sa.func.max(node.c.id))
-               .where(node.c.graph_id == graph_id, node.c.layer < root.layer, node.c.kind != TERMINAL)
-               .group_by(node.c.layer))
-        ends = dict(connection.execute(sa.select(node.c.key, node.c.id).where(  # the turn's terminals (after the
-            node.c.graph_id == graph_id, node.c.id >= root.id, node.c.layer >= root.layer,  # states' ids)
-            node.c.kind == TERMINAL).order_by(node.c.id)).all())
-        turn_edges = edge.c.id.between(min(s.first_edge for s in spans if s.layer >= root.layer), spans[-1].last_edge)
-        sources = (sa.select(edge.c.src_layer, sa.func.min(edge.c.src), sa.func.max(edge.c.src))
-                   .where(edge.c.graph_id == graph_id, turn_edges).group_by(edge.c.src_layer))
-        return cls(
-            graph_id=graph_id,
-            structure=structure,
-            game_spans={span.layer: span for span in spans if span.layer < root.layer},
-            turn_spans=[span for span in spans if span.layer >= root.layer],
-            root=root.id,
-            ends=ends,
-            end_labels={key: structure.end_label(key) for key in ends},
-            layer_ids={layer: (first, last) for layer, first, last in connection.execute(ids)},
-            turn_sources={layer: (first, last) for layer, first, last in connection.execute(sources)},
-        )
-
-    def state_edges(self) -> tuple[int, int]:
-        """Return the first and last id of the state moves (the edges of the state layers)."""
-        return (min(span.first_edge for span in self.game_spans.values()),
-                max(span.last_edge for span in self.game_spans.values()))
-
-    def labelled_ends(self, connection: sa.Connection, name: str) -> sa.Table:
-        """Return a new temporary table ``name(node_id, label)``: each of the turn's ends and the label of the state
-        moves through it."""
-        table = temporary_table(connection, name, sa.Column("label", sa.Text, nullable=False))
-        connection.execute(sa.insert(table), [{"node_id": node_id, "label": self.end_labels[key]}
-                                              for key, node_id in self.ends.items()])
-        return table
-
-    def policy(self, name: str) -> TurnPolicy:
-        """Return the turn policy ``name``; raise BadParameter naming the known ones."""
-        for declared in self.structure.policies:
-            if declared.name == name:
-                return declared
-        known = ", ".join(p.name for p in self.structure.policies)
-        raise BadParameter(f"unknown policy {name!r} (known: {known})")
 
 
 def _policy_work(connection: sa.Connection, graph: TurnGraph, profits: Sequence[dict[str, float] | None]) -> _TurnTables:
@@ -301,12 +239,6 @@ def _played_decisions(work: _TurnTables, after: sa.FromClause, span: sa.Row, gro
             .select_from(picked.join(move, move.c.id == taken)
                          .join(then, sa.and_(then.c.node_id == move.c.dst, then.c.state == state))))
     return sa.insert(work.turn).from_select(["node_id", "state", *numbered], rows)
-
-
-def state_moves(graph: TurnGraph, game_layer: int, states: tuple[int, int]) -> sa.ColumnElement[bool]:
-    """Return the condition selecting the moves of the states of ``game_layer`` with node ids in ``states``
-    (first, last)."""
-    return sa.and_(edges_of(graph.game_spans[game_layer], "move"), edge.c.src.between(*states))
 
 
 def _start_turns(connection: sa.Connection, graph: TurnGraph, work: _TurnTables, which: sa.ColumnElement[bool],

@@ -32,6 +32,7 @@ from dicegraph.graphs import get_game  # noqa: E402
 from dicegraph.graphs import school as school_rules  # noqa: E402
 from dicegraph.graphs.protocol import resolve_params  # noqa: E402
 from dicegraph.store.solve import turns  # noqa: E402
+from dicegraph.store.turn_graph import TurnGraph
 from dicegraph.store.db import open_database  # noqa: E402
 from dicegraph.store.load import build_graph  # noqa: E402
 from dicegraph.store.solve.layers import solve  # noqa: E402
@@ -65,7 +66,7 @@ def run(backend: str, width: int, with_school: bool) -> dict[str, float]:
             built = build_graph(engine, school_game, school_params)
             started = time.perf_counter()
             with engine.connect() as connection:  # committed layer by layer, as a report solves it
-                graph = turns.TurnGraph.load(connection, built.graph_id, school_game.turn(school_params))
+                graph = TurnGraph.load(connection, built.graph_id, school_game.turn(school_params))
                 turns.solve_policy(connection, graph, "optimal", commit_layers=True)
             figures["school_s"] = time.perf_counter() - started
             print(f"  School optimal {figures['school_s']:.1f} s", flush=True)

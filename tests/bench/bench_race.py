@@ -32,6 +32,7 @@ sys.path.insert(0, str(ROOT))
 from dicegraph.graphs import get_game  # noqa: E402
 from dicegraph.graphs.five_thousand_race.game import sizes  # noqa: E402
 from dicegraph.store.solve import race_matches, readers, turn_cycles, turns  # noqa: E402
+from dicegraph.store.turn_graph import TurnGraph
 from dicegraph.store.catalog import policy_convergence  # noqa: E402
 from dicegraph.store.db import open_database  # noqa: E402
 from dicegraph.store.load import build_graph  # noqa: E402
@@ -50,7 +51,7 @@ def bench(backend: str, target: int, reference: float, reference_seconds: float,
         built = build_graph(engine, game, params)
         times = {"build": time.perf_counter() - started}
         with engine.connect() as connection:
-            graph = turns.TurnGraph.load(connection, built.graph_id, game.turn(params))
+            graph = TurnGraph.load(connection, built.graph_id, game.turn(params))
             valued, combinations = short_of_horizons(connection, graph)
             print(f"  {backend}: a pass values {valued:,} of the {combinations:,} (pair, turn node) combinations "
                   f"({valued / combinations:.0%}): those short of the pair's horizon")
@@ -74,7 +75,7 @@ def bench(backend: str, target: int, reference: float, reference_seconds: float,
         print(f"    threshold-2 first {forward:.10f}, optimal first {backward:.10f}")
 
 
-def short_of_horizons(connection: sa.Connection, graph: turns.TurnGraph) -> tuple[int, int]:
+def short_of_horizons(connection: sa.Connection, graph: TurnGraph) -> tuple[int, int]:
     """Return how many (turn state, turn node) combinations lie short of the state's horizon (those a pass
     values), and how many there are."""
     structure = graph.structure

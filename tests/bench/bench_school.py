@@ -27,6 +27,7 @@ sys.path.insert(0, str(ROOT))
 from dicegraph.graphs import get_game  # noqa: E402
 from dicegraph.graphs import school as rules  # noqa: E402
 from dicegraph.store.solve import readers, turns  # noqa: E402
+from dicegraph.store.turn_graph import TurnGraph
 from dicegraph.store.db import open_database  # noqa: E402
 from dicegraph.store.load import build_graph  # noqa: E402
 from tests.bench.phases import bench_database, peak_memory  # noqa: E402
@@ -75,7 +76,7 @@ def bench(backend: str) -> tuple[float, float]:
         build_seconds = time.perf_counter() - started
         started = time.perf_counter()
         with engine.connect() as connection:
-            graph = turns.TurnGraph.load(connection, built.graph_id, get_game("school").turn(PARAMS))
+            graph = TurnGraph.load(connection, built.graph_id, get_game("school").turn(PARAMS))
             turns.ensure_turns_solved(connection, graph)
             seconds = time.perf_counter() - started
             policy_id = turns.ensure_policy(connection, graph, "optimal")

@@ -32,6 +32,7 @@ from dicegraph.graphs import get_game  # noqa: E402
 from dicegraph.graphs.yahtzee import boxes  # noqa: E402
 from dicegraph.graphs.yahtzee.report import PUBLISHED  # noqa: E402
 from dicegraph.store.solve import readers, turns  # noqa: E402
+from dicegraph.store.turn_graph import TurnGraph
 from dicegraph.store.db import open_database  # noqa: E402
 from dicegraph.store.load import build_graph  # noqa: E402
 from tests.bench.phases import bench_database, peak_memory  # noqa: E402
@@ -57,7 +58,7 @@ def bench(backend: str, bonuses: str, down_to: int) -> tuple[float, float | None
             print(f"  {done[0]:,} states, {time.perf_counter() - started:.0f} s", file=sys.stderr, flush=True)
 
         with engine.connect() as connection:
-            graph = turns.TurnGraph.load(connection, built.graph_id, game.turn(params))
+            graph = TurnGraph.load(connection, built.graph_id, game.turn(params))
             started = time.perf_counter()
             policy_id = turns.solve_policy(connection, graph, "optimal", down_to=down_to, progress=progress,
                                            commit_layers=True)

@@ -17,14 +17,14 @@ passes, and a pass folds the component's layers:
 * A pass whose moves are those of the pass before it (whose solution is its guess) is exact and optimal: the
   component is done, each node worth its value at ``x``. A component without anchors is done after one pass.
 
-A match between policies is the same fold over the graph once a *seat* (:mod:`dicegraph.store.solve.seats`): node ``n`` of
+A match between policies is the same fold over the graph once a *seat* (:mod:`dicegraph.store.seats`): node ``n`` of
 seat ``t`` sits at position ``n * seats + t``, each seat follows its own policy, and an edge of sign -1 (the turn
 handed over) leads to the seat that moves next; the root's value in seat 0 is the probability that the first
 policy, moving first, wins.
 
 Each cyclic component's first anchor carries how it converged: the passes that solved or stepped, the
 value-iteration steps among them, and the residual ``max |T(x) - x|`` over its anchors at the end. A component
-that has not settled in :data:`dicegraph.store.solve.cycles.MAX_PASSES` passes fails the statement with Spark's
+that has not settled in :data:`dicegraph.store.convergence.MAX_PASSES` passes fails the statement with Spark's
 ``raise_error``.
 """
 
@@ -36,8 +36,8 @@ import sqlalchemy as sa
 
 from dicegraph.store.schema import choice, layer, node
 from dicegraph.store.scratch import keyed_pair_table
-from dicegraph.store.solve.cycles import MAX_PASSES, Convergence
-from dicegraph.store.solve.seats import FOLLOW, Seat
+from dicegraph.store.convergence import Convergence, MAX_PASSES
+from dicegraph.store.seats import FOLLOW, Seat
 from dicegraph.store.backends.spark.graph_fold import back_layers, collected_map, in_order, placed_nodes, store_rows
 from dicegraph.store.backends.spark.lambdas import STORED_MOVE, SparkText, best_move, let, over_edges
 

@@ -21,8 +21,8 @@ import sqlalchemy as sa
 
 from dicegraph.store.schema import choice, edge, node, turn_policy
 from dicegraph.store.scratch import temporary_table
-from dicegraph.store.solve.seats import RANK, Seat
-from dicegraph.store.solve.turns import TurnGraph
+from dicegraph.store.seats import RANK, Seat
+from dicegraph.store.turn_graph import TurnGraph
 from dicegraph.store.backends.spark import turn_fold
 from dicegraph.store.backends.spark.graph_fold import collected_map
 from dicegraph.store.backends.spark.lambdas import SparkText, best_move, let, over_edges, with_layer_moves

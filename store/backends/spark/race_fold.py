@@ -14,9 +14,9 @@ layer:
   state's value along the moves taken (a decision node's best move, the lowest edge id within
   :data:`dicegraph.graphs.protocol.TIE`): the state is worth ``T(x) = c + g y`` for those moves.
 * A pass whose ``T(x)`` reproduces ``x`` (residual ``max |T(x) - x|`` within
-  :data:`dicegraph.store.solve.cycles.RESIDUAL_TOLERANCE`, relative) ends the pair, its values ``T(x)``. Otherwise the next
+  :data:`dicegraph.store.convergence.RESIDUAL_TOLERANCE`, relative) ends the pair, its values ``T(x)``. Otherwise the next
   guess solves the two equations ``x = c + g y`` in the row (a zero determinant: ``T(x)`` instead, a
-  value-iteration step). A pair that has not settled in :data:`dicegraph.store.solve.cycles.MAX_PASSES` passes fails the
+  value-iteration step). A pair that has not settled in :data:`dicegraph.store.convergence.MAX_PASSES` passes fails the
   statement (``raise_error``).
 
 The first guess of a layer's states is the mean value of the layer solved before (the game's ``first_guess``
@@ -33,8 +33,8 @@ import sqlalchemy as sa
 from dicegraph.graphs.protocol import Progress
 from dicegraph.store.schema import edge, node
 from dicegraph.store.scratch import temporary_table
-from dicegraph.store.solve.cycles import MAX_PASSES, RESIDUAL_TOLERANCE, Convergence
-from dicegraph.store.solve.turns import TurnGraph
+from dicegraph.store.convergence import Convergence, MAX_PASSES, RESIDUAL_TOLERANCE
+from dicegraph.store.turn_graph import TurnGraph
 from dicegraph.store.backends.spark.graph_fold import collected_map
 from dicegraph.store.backends.spark.lambdas import SparkText, best_move, let, over_edges, with_layer_moves
 from dicegraph.store.backends.spark import turn_fold

@@ -31,7 +31,7 @@ import sqlalchemy as sa
 
 from dicegraph.store.schema import edge, node
 from dicegraph.store.scratch import create_afresh
-from dicegraph.store.solve.turn_ends import end_worth
+from dicegraph.store.turn_ends import end_worth
 from dicegraph.store.backends.spark.graph_fold import collected_map
 from dicegraph.store.backends.spark.lambdas import SparkText, best_move, let, over_edges
 

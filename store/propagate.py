@@ -196,3 +196,19 @@ def carried_distribution(connection: sa.Connection, policy_id: int, graph_id: in
         found[rounded] = found.get(rounded, 0.0) + probability
     table.drop(connection)
     return {ending: min(found[ending], 1.0) for ending in sorted(found)}
+
+
+def outcomes_by_goal(connection: sa.Connection, graph_id: int, reach: sa.FromClause, goals: int) -> list[dict[float, float]]:
+    """Return each goal's terminal payoff -> probability from ``reach`` (``goal, node_id, reach``, goals numbered
+    from 0 to ``goals`` - 1): the payoffs reached, added up."""
+    query = (
+        sa.select(reach.c.goal, node.c.payoff, sa.func.sum(reach.c.reach))
+        .select_from(reach.join(node, sa.and_(node.c.graph_id == graph_id, node.c.id == reach.c.node_id)))
+        .where(node.c.kind == "terminal", reach.c.reach > 0)
+        .group_by(reach.c.goal, node.c.payoff)
+        .order_by(reach.c.goal, node.c.payoff)
+    )
+    outcomes: list[dict[float, float]] = [{} for _ in range(goals)]
+    for goal, payoff, probability in connection.execute(query):
+        outcomes[goal][payoff] = probability
+    return outcomes

@@ -64,6 +64,30 @@ def test_no_module_imports_one_that_imports_it_back() -> None:
     assert list(nx.simple_cycles(graph)) == []
 
 
+def package_of(module: str, packages: set[str]) -> str:
+    """Return the package a module stands for: itself if it is one (``packages``), else the package holding it.
+
+    >>> package_of("dicegraph.store.solve.turns", {"dicegraph.store.solve"}), package_of("dicegraph.store", {"dicegraph.store"})
+    ('dicegraph.store.solve', 'dicegraph.store')
+    """
+    return module if module in packages else module.rpartition(".")[0]
+
+
+def test_no_package_imports_one_that_imports_it_back() -> None:
+    """Packages, as well as modules, import one another without cycles: each module stands for its package, an
+    import into its own package or one enclosing it (a part using what its package shares) is left out, and no
+    package then reaches itself again. (``store/solve`` and Spark's folds in ``store/backends/spark`` imported
+    each other; they now share only the store's plain types.)"""
+    packages = {module_name(path) for package in PACKAGES for path in (ROOT / package).rglob("__init__.py")}
+    graph = nx.DiGraph()
+    for importer, imported in import_graph().edges:
+        into, out_of = package_of(imported, packages), package_of(importer, packages)
+        if into != out_of and not out_of.startswith(into + "."):
+            graph.add_edge(out_of, into)
+    assert {"dicegraph.store.solve", "dicegraph.store.backends.spark"} <= set(graph)
+    assert list(nx.simple_cycles(graph)) == []
+
+
 def test_the_store_never_imports_the_games_registry() -> None:
     graph = import_graph()
     assert [edge for edge in graph.edges if edge[0].startswith("dicegraph.store") and edge[1] == "dicegraph.graphs"] == []

@@ -9,6 +9,7 @@ on parameters of a few hundred statements (the module took 11 minutes on the loc
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import json
 import math
@@ -343,6 +344,109 @@ def test_a_goal_sweep_on_spark_is_one_fold_and_equals_sqlites(spark_url: str, tm
     assert len(got) == len(goals) and [outcome.keys() for outcome in got] == [outcome.keys() for outcome in expected]
     assert len({tuple(outcome.values()) for outcome in expected}) > 1  # the goals ask for different play
     for outcome, expected_outcome in zip(got, expected):
+        for payoff, probability in expected_outcome.items():
+            assert math.isclose(outcome[payoff], probability, rel_tol=1e-12, abs_tol=1e-15), payoff
+
+
+BOTH_WAYS = {  # games whose solve and matches run operations Spark folds, on parameters small enough for the
+    # reference's statements on Spark: the game's parameters and the operations they run
+    "jackpot": ({"cells": 2}, {"layered"}),
+    "pig": ({"target": 4, "holds": (4,)}, {"cyclic", "match"}),
+    "5000-race": ({"target": 100}, {"race", "end distributions"}),
+}
+
+
+@pytest.fixture
+def dispatched(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, bool]]:
+    """Each operation dispatched from here on, and whether a registered implementation ran it."""
+    from dicegraph.store.solve import dispatch
+
+    found: list[tuple[str, bool]] = []
+    registered = dispatch.registered
+
+    def noted(operation: str, *arguments: Any, **options: Any) -> Any:
+        chosen = registered(operation, *arguments, **options)
+        found.append((operation, chosen is not None))
+        return chosen
+
+    monkeypatch.setattr(dispatch, "registered", noted)
+    return found
+
+
+@pytest.mark.parametrize("name", sorted(BOTH_WAYS))
+def test_each_fold_spark_registers_equals_the_reference_run_on_spark(name: str, cluster: Cluster, spark_url: str,
+                                                                     dispatched: list[tuple[str, bool]]) -> None:
+    """The operations Spark registers (:data:`BOTH_WAYS`), run on Spark by the reference (``reference_only()``, in
+    a database of its own) and as dispatched: the second run goes to Spark's fold for each, the first to none, and
+    every policy's value and every match (a two-player game's) agree to 1e-12."""
+    import dicegraph
+    from dicegraph.store.solve.dispatch import reference_only
+
+    params, operations = BOTH_WAYS[name]
+    url = sa.make_url(spark_url)
+    reference_url = url.set(database=f"{url.database}_reference").render_as_string()
+    answers = []
+    try:
+        for database_url, forced in ((reference_url, True), (spark_url, False)):
+            dispatched.clear()
+            database = dicegraph.open(database_url)
+            with reference_only() if forced else contextlib.nullcontext():
+                database.build(name, params)
+                database.solve(name, params)
+                values = {row["name"]: row["value"] for row in database.policies(name, params)}
+                played = database.matches(name, params) if get_game(name).players == 2 else []
+            answers.append((values, [row["p_first_wins"] for row in played]))
+            assert {operation for operation, _ in dispatched} >= operations
+            assert {operation for operation, folded in dispatched if folded} == (set() if forced else operations)
+    finally:
+        engine = sa.create_engine(cluster.url)
+        with engine.connect() as connection:
+            connection.exec_driver_sql(f"DROP DATABASE IF EXISTS `{url.database}_reference` CASCADE")
+        engine.dispose()
+    (expected, expected_matches), (values, matches) = answers
+    assert values.keys() == expected.keys() and len(matches) == len(expected_matches)
+    for policy, value in expected.items():
+        assert (value is None) == (values[policy] is None), policy
+        if value is not None:
+            assert math.isclose(values[policy], value, rel_tol=1e-12, abs_tol=1e-15), policy
+    for match, expected_match in zip(matches, expected_matches):
+        assert math.isclose(match, expected_match, rel_tol=1e-12), (matches, expected_matches)
+
+
+def test_a_sweep_and_a_turn_batch_folded_equal_the_reference_run_on_spark(spark_url: str,
+                                                                          dispatched: list[tuple[str, bool]]) -> None:
+    """Shut The Box's goal sweep and School's last state layer through its turn stored once, on Spark by the
+    reference and as dispatched (to Spark's folds): the sweep's outcomes, the states' values and their decisions
+    agree to 1e-12."""
+    from dicegraph.store.load import build_graph
+    from dicegraph.store.solve import readers, turns
+    from dicegraph.store.solve.dispatch import reference_only
+    from dicegraph.store.solve.layers import Goal
+    from dicegraph.store.sweep import sweep_outcomes
+    from dicegraph.store.turn_graph import TurnGraph
+
+    engine = open_database(spark_url, create=True)
+    box = build_graph(engine, get_game("shut-the-box"), {"tiles": 4, "one_die": "on"})
+    school, school_params = get_game("school"), small_params(get_game("school"))
+    built = build_graph(engine, school, school_params)
+    answers = []
+    for forced in (True, False):
+        dispatched.clear()
+        with reference_only() if forced else contextlib.nullcontext(), engine.connect() as connection:
+            swept = sweep_outcomes(connection, box.graph_id, "max", [Goal("<", at) for at in (1, 3, 5, 8)])
+            graph = TurnGraph.load(connection, built.graph_id, school.turn(school_params))  # type: ignore[attr-defined]
+            policy_id = turns.solve_policy(connection, graph, OPTIMAL, down_to=max(graph.layer_ids))
+            answers.append((swept, readers.stored_values(connection, built.graph_id, policy_id),
+                            readers.stored_decisions(connection, built.graph_id, policy_id)))
+        assert {operation for operation, folded in dispatched if folded} == (set() if forced else {"sweep", "turn batch"})
+        assert {operation for operation, _ in dispatched} == {"sweep", "turn batch"}
+    engine.dispose()
+    (expected_swept, expected, expected_decisions), (swept, values, decisions) = answers
+    assert decisions == expected_decisions and values.keys() == expected.keys() and len(values) > 10
+    for key, value in expected.items():
+        assert math.isclose(values[key], value, rel_tol=1e-12), key
+    assert [outcome.keys() for outcome in swept] == [outcome.keys() for outcome in expected_swept]
+    for outcome, expected_outcome in zip(swept, expected_swept):
         for payoff, probability in expected_outcome.items():
             assert math.isclose(outcome[payoff], probability, rel_tol=1e-12, abs_tol=1e-15), payoff
 

@@ -16,6 +16,7 @@ False
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -32,6 +33,31 @@ Flush = Callable[[list[tuple]], None]  # inserts one batch of rows
 def fact(default: Any, means: str) -> Any:
     """Return a record's field with its ``default`` and what it ``means`` (docs/backends.md's table shows it)."""
     return field(default=default, metadata={"means": means})
+
+
+@dataclass(frozen=True)
+class Implementation:
+    """A faster implementation of ``operation`` (one of :data:`dicegraph.store.solve.dispatch.OPERATIONS`) that a
+    backend registers: ``runs`` and ``can_run``, each ``"module:function"``, imported when first called;
+    ``can_run`` takes the operation's arguments and returns whether ``runs`` can run them.
+
+    >>> Implementation("match", "m:played", "m:can_play").function("runs")
+    ('m', 'played')
+    """
+
+    operation: str
+    runs: str
+    can_run: str
+
+    def function(self, which: str) -> tuple[str, str]:
+        """Return the module and the name of the function ``which`` (``"runs"`` or ``"can_run"``) names."""
+        module, name = getattr(self, which).split(":")
+        return module, name
+
+    def load(self, which: str) -> Callable[..., Any]:
+        """Return the function ``which`` names, imported."""
+        module, name = self.function(which)
+        return getattr(importlib.import_module(module), name)
 
 
 @dataclass(frozen=True)
@@ -55,7 +81,6 @@ class Backend:
     arg_min: bool = fact(False, "has the aggregate arg_min(value, key)")
     bare_max: bool = fact(False, "a grouping with one max() takes its other columns from the row holding the maximum")
     pays_per_statement: bool = fact(False, "a statement over a few thousand rows costs more than its rows")
-    folds_in_rows: bool = fact(False, "a solve folds layers inside rows with higher-order functions")
     keys_looked_up_one_by_one: bool = fact(False, "a list of keys is planned along the primary key (a union of equalities)")
     rowid_keys: bool = fact(False, "a lone INTEGER PRIMARY KEY is the table's row id (so edge ids are INTEGER there)")
     turn_batch_states: int = fact(2048, "turn states a batch of a turn-joined solve takes (bounds its memory)")
@@ -63,6 +88,8 @@ class Backend:
     readers_open_their_own: bool = fact(False, "those connections open the database read-only themselves (not the engine's)")
     processes_share_file: bool = fact(False, "worker processes may open the database's file and solve beside this one")
     stops_statements_itself: bool = fact(False, "the server stops a statement at a time limit it is given")
+    faster: tuple[Implementation, ...] = fact((), "operations it runs its own faster way where it can "
+                                                  "(store/solve/dispatch.py; the reference runs the rest)")
 
     def keeps_read_only(self, in_memory: bool) -> bool:
         """Return whether an engine asked to be read-only is made read-only (``in_memory``: the database is held in

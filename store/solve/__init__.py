@@ -8,6 +8,8 @@ the graph is.
   layer where the states loop (a race, :mod:`dicegraph.store.solve.turn_cycles`); its declared turn policies are
   solved together, and committed a state layer at a time, so that an interrupted solve resumes.
 
-The package's ``__init__`` imports nothing, so that a module elsewhere may import one of the solvers' modules
-(Spark's folds take their constants) without running every solver's import.
+Each operation the solvers share with a backend's faster implementations (Spark's folds) has its reference
+here, in portable SQL, and one dispatch (:mod:`dicegraph.store.solve.dispatch`) that sends a call to a registered
+faster one where it can run it. The package's ``__init__`` imports nothing, so that a module elsewhere may import
+one of the solvers' modules without running every solver's import.
 """

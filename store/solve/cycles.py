@@ -62,6 +62,7 @@ from dicegraph.store.schema import EdgeId, choice, edge, layer, node
 from dicegraph.store.load import BulkInserter
 from dicegraph.store.scratch import create_afresh, keyed_pair_table, temporary_table
 from dicegraph.store.seats import FOLLOW, MAXIMISE, Seat
+from dicegraph.store.solve.dispatch import dispatchable
 
 GROUPED = 16  # cyclic components solved together, at most, where the engine pays per statement
 Named = "str | tuple[str, ...] | Mapping[str, float] | None"  # what a first_guess hook names
@@ -671,6 +672,7 @@ def moves_of(t: _Tables, seat: int = 0) -> sa.Select:
                                                               t.term.c.edge_id.is_not(None))
 
 
+@dispatchable("match")
 def root_values(connection: sa.Connection, graph_id: int, seats: Sequence[Seat],
                 progress: Progress | None = None) -> list[float]:
     """Return the root's value for each seat (nothing is stored): for a match of two policies, the first

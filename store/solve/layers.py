@@ -39,7 +39,7 @@ from dicegraph.store.load import next_id, now
 from dicegraph.store.propagate import propagate
 from dicegraph.store.schema import choice, edge, edges_of, layer_ranges, node, policy, value
 from dicegraph.store.scratch import values_table
-from dicegraph.store.backends.spark import cycle_fold, graph_fold
+from dicegraph.store.solve.dispatch import dispatchable
 from dicegraph.store.seats import FOLLOW, Seat
 
 TESTS = ("<", "<=", "=", ">=", ">")
@@ -229,18 +229,35 @@ def _run(
     components converged (:meth:`dicegraph.store.convergence.Convergence.record`), None for a graph without cycles."""
     policy_id, graph_id = policy_row.id, policy_row.graph_id
     goal = None if policy_row.goal is None else Goal.parse(policy_row.goal)
-    if has_cycles(connection, graph_id):
-        return _run_cyclic(connection, policy_row, solving, goal, progress, first_guess)
+    objective = policy_row.objective if solving else None
+    cyclic = has_cycles(connection, graph_id)
+    if cyclic and goal is not None:
+        raise NotFound("graphs with cycles are solved for their payoff (no --goal)")
     _forget(connection, [policy_id], (value, choice) if solving else (value,))
-    if graph_fold.folds(connection, graph_id):
-        _fold(connection, graph_id, [policy_id], policy_row.objective if solving else None, goal, progress)
-        return None
-    if solving:
-        stored = None
-    else:
+    if cyclic:
+        return store_cyclic(connection, graph_id, [policy_id], objective, progress, first_guess)[policy_id]
+    store_layered(connection, graph_id, [policy_id], objective, goal, progress)
+    return None
+
+
+@dispatchable("layered")
+def store_layered(connection: sa.Connection, graph_id: int, policy_ids: Sequence[int], objective: str | None,
+                  goal: Goal | None, progress: Progress | None) -> None:
+    """Store the values and reach of the policies ``policy_ids`` of graph ``graph_id`` (without cycles; their rows
+    forgotten): solving for ``objective``, the one policy's choices too; evaluating (``objective`` None), each
+    policy's stored choices, where they have no ``goal`` in one pass for all (every statement carries the policy as
+    a key column, as :mod:`dicegraph.store.sweep` carries goals, so k policies cost the statements of one).
+    ``progress`` is called after each layer of each policy. Returns nothing."""
+    if objective is None and goal is None:
+        _evaluate_together(connection, graph_id, policy_ids, progress)
+        return
+    (policy_id,) = policy_ids
+    if objective is None:
         stored = sa.select(choice.c.node_id, choice.c.edge_id).where(choice.c.policy_id == policy_id).subquery()
-    work, spans = _induce(connection, graph_id, policy_row.objective if solving else None, goal, stored, progress)
-    if solving:
+    else:
+        stored = None
+    work, spans = _induce(connection, graph_id, objective, goal, stored, progress)
+    if objective is not None:
         picked = sa.select(sa.literal(policy_id), work.c.node_id, work.c.edge_id).where(work.c.edge_id.is_not(None))
         connection.execute(sa.insert(choice).from_select(["policy_id", "node_id", "edge_id"], picked))
     propagated = propagate(connection, graph_id, spans, work)
@@ -251,57 +268,31 @@ def _run(
     connection.execute(sa.insert(value).from_select(["policy_id", "node_id", "value", "reach"], rows))
     for table in (work, propagated.table):
         table.drop(connection)
-    return None
 
 
-def _fold_keys(policy_ids: Sequence[int], solving: bool) -> sa.Select:
-    """Return the SELECT of a fold's keys, ``(policy_id, given)``: the one policy being solved (``given`` null), or
-    each policy of ``policy_ids`` with its stored moves as a map from a decision node's id to its edge's."""
-    if solving:
-        (policy_id,) = policy_ids
-        return sa.select(sa.literal(policy_id).label("policy_id"), sa.null().label("given"))
-    given = graph_fold.collected_map(sa.cast(choice.c.node_id, sa.BigInteger), sa.cast(choice.c.edge_id, sa.BigInteger))
-    return (sa.select(choice.c.policy_id, given.label("given")).where(choice.c.policy_id.in_(list(policy_ids)))
-            .group_by(choice.c.policy_id))
-
-
-def _store_folded(connection: sa.Connection, folded: sa.Table, solving: bool, reach: sa.ColumnElement) -> None:
-    """Store the values (with ``reach``, a column of ``folded`` or null) and, ``solving``, the moves a fold's work
-    table ``folded`` holds, and drop it."""
-    if solving:
-        connection.execute(sa.insert(choice).from_select(["policy_id", "node_id", "edge_id"], sa.select(
-            folded.c.policy_id, folded.c.node_id, folded.c.edge_id).where(folded.c.edge_id.is_not(None))))
-    connection.execute(sa.insert(value).from_select(["policy_id", "node_id", "value", "reach"], sa.select(
-        folded.c.policy_id, folded.c.node_id, folded.c.value, reach)))
-    folded.drop(connection)
-
-
-def _fold(connection: sa.Connection, graph_id: int, policy_ids: Sequence[int], objective: str | None,
-          goal: Goal | None, progress: Progress | None) -> None:
-    """Store the values and reach of the policies ``policy_ids`` (and, solving for ``objective``, the one policy's
-    choices; None: their stored choices, evaluated) from the graph folded in one row a policy (Spark:
-    :mod:`dicegraph.store.backends.spark.graph_fold`), in a statement whatever the graph's depth. ``progress`` counts every layer of
-    each policy at the end."""
-    worth = node.c.payoff if goal is None else goal.worth(node.c.payoff)
-    folded = graph_fold.fold(connection, graph_id, worth, objective, _fold_keys(policy_ids, objective is not None))
-    _store_folded(connection, folded, objective is not None, folded.c.reach)
-    if progress is not None:
-        progress(len(layer_ranges(connection, graph_id)) * len(policy_ids))
-
-
-def _fold_cyclic(connection: sa.Connection, graph_id: int, policy_ids: Sequence[int], solving: bool,
-                 progress: Progress | None) -> dict[int, str]:
-    """Store the values (reach unknown) of the policies ``policy_ids`` of a graph with cycles (and, ``solving``, the
-    one policy's choices, maximising its payoff) from the graph folded in one row a policy (Spark:
-    :mod:`dicegraph.store.backends.spark.cycle_fold`), in a statement whatever its components and passes; return how each policy's
-    cyclic components converged (:meth:`dicegraph.store.convergence.Convergence.record`). ``progress`` counts every layer with edges of
-    each policy at the end."""
-    folded = cycle_fold.fold(connection, graph_id, "max" if solving else None, _fold_keys(policy_ids, solving))
-    records = {policy_id: found.record()
-               for policy_id, found in cycle_fold.convergences(connection, folded, policy_ids).items()}
-    _store_folded(connection, folded, solving, sa.null())
-    if progress is not None:
-        progress(sum(len(part.spans) for part in cycles.components(connection, graph_id)) * len(policy_ids))
+@dispatchable("cyclic")
+def store_cyclic(connection: sa.Connection, graph_id: int, policy_ids: Sequence[int], objective: str | None,
+                 progress: Progress | None, first_guess: cycles.Guess | None = None) -> dict[int, str]:
+    """Store the values (reach unknown: a position may recur) of the policies ``policy_ids`` of graph ``graph_id``
+    (with cycles; their rows forgotten), in self-play: solving for ``objective``, the one policy's choices too;
+    evaluating (``objective`` None), each policy's stored choices. Return how each policy's cyclic components
+    converged (policy id -> :meth:`dicegraph.store.convergence.Convergence.record`). ``first_guess`` (key -> the
+    positions whose values start Newton's method there) saves passes; the answers are the same without it."""
+    records = {}
+    for policy_id in policy_ids:
+        seat = Seat.maximising() if objective is not None else Seat(FOLLOW, policy_id)
+        tables, convergence = cycles.solve_components(connection, graph_id, [seat], progress, first_guess,
+                                                      objective=objective or "max")
+        values = cycles.values_of(tables).subquery()
+        connection.execute(sa.insert(value).from_select(
+            ["policy_id", "node_id", "value", "reach"],
+            sa.select(sa.literal(policy_id), values.c.node_id, values.c.coeff, sa.null())))
+        if objective is not None:
+            moves = cycles.moves_of(tables).subquery()
+            connection.execute(sa.insert(choice).from_select(
+                ["policy_id", "node_id", "edge_id"], sa.select(sa.literal(policy_id), moves.c.node_id, moves.c.edge_id)))
+        tables.drop(connection)
+        records[policy_id] = convergence.record()
     return records
 
 
@@ -311,35 +302,6 @@ def _forget(connection: sa.Connection, policy_ids: Sequence[int], tables: Sequen
     for table in tables:
         if connection.execute(sa.select(table.c.policy_id).where(table.c.policy_id.in_(policy_ids)).limit(1)).first():
             connection.execute(sa.delete(table).where(table.c.policy_id.in_(policy_ids)))
-
-
-def _run_cyclic(connection: sa.Connection, policy_row: sa.Row, solving: bool, goal: Goal | None,
-                progress: Progress | None, first_guess: cycles.Guess | None = None) -> str:
-    """Store the values (reach unknown: a position may recur) and choices of a policy of a graph with cycles,
-    in self-play; return how its cyclic components converged."""
-    if goal is not None:
-        raise NotFound("graphs with cycles are solved for their payoff (no --goal)")
-    policy_id = policy_row.id
-    folds = graph_fold.folds(connection, policy_row.graph_id)
-    if folds and solving and policy_row.objective != "max":
-        raise NotFound("this database's fold solves graphs with cycles for their largest payoff only (no min): "
-                       "solve the game in a database of another backend")
-    _forget(connection, [policy_id], (value, choice) if solving else (value,))
-    if folds:
-        return _fold_cyclic(connection, policy_row.graph_id, [policy_id], solving, progress)[policy_id]
-    seat = Seat.maximising() if solving else Seat(FOLLOW, policy_id)
-    tables, convergence = cycles.solve_components(connection, policy_row.graph_id, [seat], progress, first_guess,
-                                                  objective=policy_row.objective if solving else "max")
-    values = cycles.values_of(tables).subquery()
-    connection.execute(sa.insert(value).from_select(
-        ["policy_id", "node_id", "value", "reach"],
-        sa.select(sa.literal(policy_id), values.c.node_id, values.c.coeff, sa.null())))
-    if solving:
-        moves = cycles.moves_of(tables).subquery()
-        connection.execute(sa.insert(choice).from_select(
-            ["policy_id", "node_id", "edge_id"], sa.select(sa.literal(policy_id), moves.c.node_id, moves.c.edge_id)))
-    tables.drop(connection)
-    return convergence.record()
 
 
 def solved_outcomes(connection: sa.Connection, graph_id: int, objective: str, goal: Goal | None = None) -> dict[float, float]:
@@ -422,34 +384,29 @@ def evaluate(connection: sa.Connection, policy_id: int, progress: Progress | Non
 def evaluate_all(connection: sa.Connection, graph_id: int, policy_ids: Sequence[int],
                  progress: Progress | None = None) -> None:
     """Store every node's value and reach under each of the stored policies ``policy_ids`` of graph ``graph_id``
-    (as :func:`evaluate` does for one). On a graph without cycles, policies without a goal go through the
-    layers together: every statement carries the policy as a key column (as :mod:`dicegraph.store.sweep` carries goals),
-    so k policies cost the statements of one; on a graph folded in one row a policy (Spark), with cycles or
-    not, they are folded side by side by one statement. ``progress`` counts the layers of each policy."""
+    (as :func:`evaluate` does for one): those without a goal together (:func:`store_layered`, or on a graph with
+    cycles :func:`store_cyclic`, which a backend may fold side by side), those with one alone. ``progress`` counts
+    the layers of each policy."""
     rows = connection.execute(sa.select(policy.c.id, policy.c.goal).where(policy.c.id.in_(list(policy_ids)))).all()
-    folded = graph_fold.folds(connection, graph_id)
-    together = [policy_id for policy_id, goal in rows if goal is None] if folded or not has_cycles(
-        connection, graph_id) else []
+    together = [policy_id for policy_id, goal in rows if goal is None]
     for policy_id in policy_ids:
         if policy_id not in together:
             evaluate(connection, policy_id, progress)
-    if together:
-        _evaluate_together(connection, graph_id, together, progress)
+    if not together:
+        return
+    _forget(connection, together, (value,))
+    if not has_cycles(connection, graph_id):
+        store_layered(connection, graph_id, together, None, None, progress)
+        return
+    records = store_cyclic(connection, graph_id, together, None, progress)
+    connection.execute(sa.update(policy).where(policy.c.id.in_(list(records))).values(  # one statement for all
+        convergence=sa.case(records, value=policy.c.id)))
 
 
 def _evaluate_together(connection: sa.Connection, graph_id: int, policy_ids: Sequence[int],
                        progress: Progress | None) -> None:
-    """Evaluate the goal-less policies ``policy_ids`` of an acyclic graph in one pass, or of any graph folded in one
-    row a policy (:func:`evaluate_all`)."""
-    if graph_fold.folds(connection, graph_id):
-        _forget(connection, policy_ids, (value,))
-        if not has_cycles(connection, graph_id):
-            _fold(connection, graph_id, policy_ids, None, None, progress)
-            return
-        records = _fold_cyclic(connection, graph_id, policy_ids, False, progress)
-        connection.execute(sa.update(policy).where(policy.c.id.in_(list(records))).values(  # one statement for all
-            convergence=sa.case(records, value=policy.c.id)))
-        return
+    """Store the values and reach of the goal-less policies ``policy_ids`` of an acyclic graph, in one pass
+    (:func:`store_layered`)."""
     work = values_table(connection, "policy_id")
     terminals = (sa.select(policy.c.id, node.c.id, node.c.payoff).select_from(node.join(policy, sa.true()))
                  .where(node.c.graph_id == graph_id, node.c.kind == "terminal", policy.c.id.in_(policy_ids)))
@@ -463,7 +420,6 @@ def _evaluate_together(connection: sa.Connection, graph_id: int, policy_ids: Seq
             _chosen_values(connection, work, chosen, span, keys=("policy_id",))
         if progress is not None:
             progress(len(policy_ids))
-    _forget(connection, policy_ids, (value,))
     propagated = propagate(connection, graph_id, spans, chosen, key="policy_id", key_values=policy_ids)
     reach = propagated.by_node
     rows = sa.select(work.c.policy_id, work.c.node_id, work.c.value, sa.func.coalesce(reach.c.reach, 0.0)).select_from(

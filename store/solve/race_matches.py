@@ -10,8 +10,9 @@ two steps:
   state: backward once, to choose the moves as the seat would
   (:class:`dicegraph.store.solve.turn_cycles.RaceTables`, which records them), then
   forward, spreading the probability of reaching each turn node from the root
-  along the moves chosen, one statement a turn layer (on Spark both in one
-  statement, the turn folded in each state's row: :mod:`dicegraph.store.backends.spark.end_fold`). An agent knows of the
+  along the moves chosen, one statement a turn layer (:func:`play_ends`, the
+  operation ``end distributions``; Spark's registered one does both in one statement, the turn folded in each
+  state's row). An agent knows of the
   state only which of its moves win at once (and the horizon, which leaves
   out nothing it reaches), so states alike in those share one distribution,
   played once: the race to 5000's 10,000 score pairs have 100 (the player's
@@ -40,13 +41,13 @@ from dicegraph.graphs.protocol import Progress
 from dicegraph.store.backends import backend_of
 from dicegraph.store.catalog import find_policy
 from dicegraph.store.schema import edge, node, turn_policy
-from dicegraph.store.scratch import create_afresh, temporary_table, turn_work_table
 from dicegraph.store.convergence import Convergence
+from dicegraph.store.scratch import create_afresh, temporary_table, turn_work_table
 from dicegraph.store.seats import FOLLOW, RANK, Seat
+from dicegraph.store.solve.dispatch import dispatchable
 from dicegraph.store.solve.turn_cycles import Played, RaceTables, solve_layer, state_horizons
 from dicegraph.store.solve.turns import ensure_policy
 from dicegraph.store.turn_graph import TurnGraph
-from dicegraph.store.backends.spark import end_fold
 
 BATCH_ROWS = 8_000_000  # (turn node, state) rows a batch of the end distributions plays at most (one state at least)
 
@@ -165,23 +166,14 @@ def _distributions(connection: sa.Connection, graph: TurnGraph, seats: list[Seat
     """Return a new table ``name(node_id, state, r0 ..)``: each state's end distribution for each of ``seats`` (a
     policy each, a seat that ranks moves ranking by the values of the stored solve ``rank_policy``),
     played from every state, or with ``by_class`` from one state of each of the agents' classes
-    (:func:`_agent_classes`) and copied to the others. On Spark in one statement, the turn folded in each
-    (state, seat)'s row (:mod:`dicegraph.store.backends.spark.end_fold`)."""
+    (:func:`_agent_classes`) and copied to the others (:func:`play_ends`)."""
     numbers = range(len(seats))
     found = turn_work_table(connection, name, *(sa.Column(f"r{i}", sa.Double, nullable=False) for i in numbers))
-    folded = backend_of(connection).folds_in_rows
-    work = None if folded else RaceTables(connection, graph, seats, copy_turn=True, prune=True, record_moves=True)
-    horizons = work.horizons if work is not None else (
-        state_horizons(connection, graph) if by_class and graph.structure.horizon is not None else {})
-    classes = _agent_classes(connection, graph, horizons) if by_class else None
+    horizons = state_horizons(connection, graph) if by_class and graph.structure.horizon is not None else None
+    classes = _agent_classes(connection, graph, horizons or {}) if by_class else None
     wanted = sorted(set(classes.values())) if classes is not None else [
         state for states in graph.layer_ids.values() for state in range(states[0], states[1] + 1)]
-    if work is None:
-        end_fold.distributions(connection, graph, seats, rank_policy, wanted, found)
-        if progress is not None:
-            progress(1)
-    else:
-        _played_in_batches(connection, graph, work, rank_policy, wanted, found, progress)
+    play_ends(connection, graph, seats, rank_policy, wanted, found, horizons, progress)
     if classes is not None:
         alike = temporary_table(connection, "rm_class", sa.Column("rep", sa.Integer, nullable=False))
         copies = [{"node_id": state, "rep": rep} for state, rep in classes.items() if state != rep]
@@ -192,6 +184,18 @@ def _distributions(connection: sa.Connection, graph: TurnGraph, seats: list[Seat
         connection.execute(sa.insert(found).from_select(["node_id", "state", *(f"r{i}" for i in numbers)], copied))
         alike.drop(connection)
     return found
+
+
+@dispatchable("end distributions")
+def play_ends(connection: sa.Connection, graph: TurnGraph, seats: Sequence[Seat], rank_policy: int,
+              wanted: list[int], found: sa.Table, horizons: dict[int, int] | None,
+              progress: Progress | None) -> None:
+    """Add to ``found`` (``node_id, state, r0 ..``) the end distribution of each of the states ``wanted`` for each of
+    ``seats`` (a seat that ranks moves ranking by the values of the stored solve ``rank_policy``): a row an end with
+    a value and a state, played a batch of states at a time (:func:`_played_in_batches`). ``horizons``: the
+    states' horizons where the caller has them. Returns nothing."""
+    work = RaceTables(connection, graph, seats, copy_turn=True, prune=True, record_moves=True, horizons=horizons)
+    _played_in_batches(connection, graph, work, rank_policy, wanted, found, progress)
 
 
 def _played_in_batches(connection: sa.Connection, graph: TurnGraph, work: RaceTables, rank_policy: int,

@@ -27,9 +27,9 @@ last down, each exactly:
 * Where statements cost more than rows (DuckDB), each pass after a layer's
   first plays the next layer too, from its first guess: when the pass proves
   the layer exact, that was the next layer's first pass.
-* On Spark the optimum's solve runs every pass inside rows instead, a
-  statement a state layer (:mod:`dicegraph.store.backends.spark.race_fold`), where each state's
-  loop is a pair (``a-b`` and ``b-a``) or a state alone, as in the race.
+* :func:`solve_race` is the operation ``race`` (:mod:`dicegraph.store.solve.dispatch`): Spark
+  registers its own for the optimum, every pass inside rows, a statement a state layer, where each
+  state's loop is a pair (``a-b`` and ``b-a``) or a state alone, as in the race.
 
 *Seats*, as in ``store/solve/cycles.py``: seat ``i`` is "the player to move plays
 seat ``i``'s way"; a pass leads to seat ``after_pass``. A seat maximises
@@ -56,6 +56,7 @@ import sqlalchemy as sa
 from dicegraph.graphs.errors import DicegraphError, InvalidGraph
 from dicegraph.graphs.protocol import TIE, Progress
 from dicegraph.store.backends import backend_of
+from dicegraph.store.solve.dispatch import dispatchable
 from dicegraph.store.solve.cycles import Guess, NotConverged, components, mean_guess, named_positions
 from dicegraph.store.convergence import MAX_PASSES, RESIDUAL_TOLERANCE, Convergence
 from dicegraph.store.schema import EdgeId, choice, edge, graph_edge_span, node, policy, turn_policy
@@ -63,7 +64,6 @@ from dicegraph.store.scratch import edge_copy, temporary_table, turn_work_table
 from dicegraph.store.seats import FOLLOW, MAXIMISE, RANK, Seat
 from dicegraph.store.solve.turns import ensure_policy
 from dicegraph.store.turn_graph import TurnGraph, graph_payoffs
-from dicegraph.store.backends.spark import race_fold
 
 Guesses = dict[int, list[float]]  # state -> a value per seat
 Played = dict[int, list[tuple[float, float]]]  # state -> per seat (value, derivative in its loop state's value)
@@ -97,13 +97,14 @@ class RaceTables:
     """The temporary tables and statements of one run (seats as columns ``p_i, v_i, d_i``)."""
 
     def __init__(self, connection: sa.Connection, graph: TurnGraph, seats: Sequence[Seat], copy_turn: bool = False,
-                 prune: bool = False, record_moves: bool = False):
+                 prune: bool = False, record_moves: bool = False, horizons: dict[int, int] | None = None):
         """``copy_turn``: play the turn from a temporary copy of its edges (:func:`dicegraph.store.scratch.edge_copy`), worth
         it for a whole solve (the performance notes measure it). ``prune`` (with ``copy_turn``): leave out the
         turn's nodes at or past each state's horizon, when the game gives them
         (:class:`dicegraph.graphs.protocol.TurnStructure`). ``record_moves``: the turn table keeps each seat's move at
         each (decision node, state), column ``m<i>`` (:mod:`dicegraph.store.solve.race_matches` follows them), and
-        only what ranks the moves (``p<i>``): no value or derivative."""
+        only what ranks the moves (``p<i>``): no value or derivative. ``horizons``: the states' horizons
+        (:func:`state_horizons`) where the caller has them."""
         self.graph, self.seats, self.record_moves = graph, list(seats), record_moves
         self.parts = ("p",) if record_moves else ("p", "v", "d")  # the columns a turn row holds per seat
         structure = graph.structure
@@ -113,7 +114,8 @@ class RaceTables:
         self.edges = edge_copy(connection, "tcy_edge", first, last, progress) if copy_turn else edge
         if progress is not None:
             progress.drop(connection)
-        self.horizons = state_horizons(connection, graph) if self.pruned else {}
+        self.horizons = ({} if not self.pruned else horizons if horizons is not None
+                         else state_horizons(connection, graph))
         self.maximising = any(seat.kind == MAXIMISE for seat in seats)  # else the moves are fixed: one pass from any guess
         self.carried = backend_of(connection).arg_min  # the move's columns are taken where it is chosen, not joined back
         self.bare_max = backend_of(connection).bare_max
@@ -470,6 +472,7 @@ def solve_layer(connection: sa.Connection, work: LayerWork, layer: int, first: G
     return {state: [float(solution[index[state, i]]) for i in range(len(seats))] for state in ids}, next_pass
 
 
+@dispatchable("race")
 def solve_race(connection: sa.Connection, graph: TurnGraph, seats: Sequence[Seat],
         keep: Callable[[int, dict[int, list[float]], Convergence], None] | None = None, down_to: int = 0,
         solved: dict[int, list[float]] | None = None,
@@ -489,10 +492,6 @@ def solve_race(connection: sa.Connection, graph: TurnGraph, seats: Sequence[Seat
     """
     if any(seat.kind == RANK for seat in seats):
         raise DicegraphError("a seat that ranks moves by a stored solve plays in race_matches, not in solve_race")
-    if backend_of(connection).folds_in_rows and [seat.kind for seat in seats] == [MAXIMISE] \
-            and race_fold.paired_loops(connection, graph):
-        payoffs = graph_payoffs(connection, graph)
-        return race_fold.solve(connection, graph, sum(payoffs) / max(len(payoffs), 1), down_to, solved, keep, progress)
     backend_of(connection).plan_whole_layers(connection)
     work = RaceTables(connection, graph, seats, copy_turn=True, prune=True)
     rank: dict[int, float] = {}  # no seat ranks by a stored solve

@@ -40,6 +40,7 @@ from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import closing
 from dataclasses import dataclass
+from typing import Any
 
 import sqlalchemy as sa
 
@@ -51,12 +52,12 @@ from dicegraph.store.errors import NotFound
 from dicegraph.store.load import next_id, now
 from dicegraph.store.schema import edge, edges_of, node, policy, turn_policy
 from dicegraph.store.scratch import create_afresh, keyed_pair_definition, temporary_definition
+from dicegraph.store.solve.dispatch import dispatchable
 from dicegraph.store.solve.layers import best_move_rows
 from dicegraph.store.solve.parallel import connection_solvers, even_batches, process_solvers, solve_workers
 from dicegraph.store.solve.readers import state_result
 from dicegraph.store.turn_ends import end_worth, moment
 from dicegraph.store.turn_graph import TurnGraph, state_moves
-from dicegraph.store.backends.spark import turn_fold
 
 # turn states solved together, per backend: SQLite sorts each GROUP BY, and
 # its sorts stay in memory (and fast) for a few hundred states; DuckDB
@@ -74,30 +75,31 @@ class _TurnTables:
     chosen: sa.Table  # (decision node, state) -> best p_i, edge_i taken (and, carried, that move's v1_i, v2_i)
     carried: bool  # the chosen moves' values are taken in the statement that chooses them (:attr:`dicegraph.store.backends.record.Backend.arg_min`)
     ends: sa.Table  # end node -> the label of the state moves through it, each policy's own profit (or null)
-    folds: bool  # the turn is folded in each state's row (:attr:`dicegraph.store.backends.record.Backend.folds_in_rows`), not joined
-    folded: turn_fold.FoldedTurn | None = None  # then the turn as one row of arrays
+    joined: bool = False  # the turn and chosen tables are made (by the reference solve_batch, which joins them)
+    kept: Any = None  # what a faster solve_batch keeps between batches (Spark: the turn folded in one row)
+    added: list[sa.Table] = dataclasses.field(default_factory=list)  # its tables, dropped with the work
 
     def names(self, *prefixes: str) -> list[str]:
         """Return the column names with ``prefixes``, policy by policy: ``names("v1_", "v2_")`` is v1_0, v2_0, v1_1, ..."""
         return [f"{prefix}{i}" for i in range(self.policies) for prefix in prefixes]
 
     def tables(self) -> list[sa.Table]:
-        """Return the work tables the solve uses: the turn's node and chosen-move tables only where it joins the
-        turn with the states layer by layer (not where it folds it)."""
-        joined = [] if self.folds else [self.turn, self.chosen]
-        return [self.state, *joined, self.ends] + ([] if self.folded is None else [self.folded.table])
+        """Return the work tables made: the states' and the ends', the turn's node and chosen-move tables where the
+        turn is joined with the states, and those a faster implementation added."""
+        joined = [self.turn, self.chosen] if self.joined else []
+        return [self.state, *joined, self.ends, *self.added]
 
 
 def _work_tables(connection: sa.Connection, policies: int) -> _TurnTables:
-    work = _work_definitions(connection, policies, folds=backend_of(connection).folds_in_rows)
-    _create_work(connection, work)
+    work = _work_definitions(connection, policies)
+    _create_work(connection, work, joined=False)
     return work
 
 
-def _work_definitions(connection: sa.Connection, policies: int, folds: bool = False) -> _TurnTables:
+def _work_definitions(connection: sa.Connection, policies: int) -> _TurnTables:
     """Return the work tables of ``policies`` policies solved together on ``connection``'s backend, not created
     (:func:`_create_work`): keyed except where joins hash, the chosen moves' values carried where it has
-    ``arg_min``; for a turn folded in each state's row where ``folds``."""
+    ``arg_min``."""
     carried, keyed = backend_of(connection).arg_min, not backend_of(connection).hashed_joins
     def numbers(*names: str, nullable: bool = False) -> list[sa.Column]:
         return [sa.Column(f"{name}{i}", sa.Double, nullable=nullable) for i in range(policies) for name in names]
@@ -110,14 +112,14 @@ def _work_definitions(connection: sa.Connection, policies: int, folds: bool = Fa
         chosen=keyed_pair_definition("turn_chosen", "state", *edges,
                                      *numbers("p", *(("v1_", "v2_") if carried else ())), indexed=keyed),
         carried=carried,
-        folds=folds,
         ends=temporary_definition("turn_end", sa.Column("label", sa.Text, nullable=False),
                                   *numbers("profit", nullable=True)),
     )
 
 
-def _create_work(connection: sa.Connection, work: _TurnTables) -> None:
-    """Create the work's tables afresh on ``connection``."""
+def _create_work(connection: sa.Connection, work: _TurnTables, joined: bool = True) -> None:
+    """Create the work's tables afresh on ``connection``: the turn's and chosen moves' tables too where ``joined``."""
+    work.joined = joined
     for table in work.tables():
         create_afresh(connection, table)
 
@@ -127,10 +129,6 @@ def _policy_work(connection: sa.Connection, graph: TurnGraph, profits: Sequence[
     with those profits, and the terminal states."""
     work = _work_tables(connection, len(profits))
     connection.execute(sa.insert(work.ends), _end_rows(graph, profits))
-    if work.folds:
-        edges = (graph.turn_spans[0].first_edge, graph.turn_spans[-1].last_edge)
-        work.folded = turn_fold.fold_turn(connection, graph.graph_id, graph.turn_spans[0].layer, edges, graph.root,
-                                          work.ends, len(graph.ends))
     connection.execute(sa.insert(work.state).from_select(["node_id", *work.names("v1_", "v2_")],
                                                          _terminal_states(graph, len(profits))))
     return work
@@ -424,16 +422,8 @@ class _TurnSolver:
 
     def solve(self, connection: sa.Connection, work: _TurnTables, batch: _Batch) -> list[tuple[list, list]]:
         """Solve a batch with ``work``'s tables (emptied after); return each policy's chosen moves and root values
-        (:func:`_fetch_batch`) as tuples."""
-        if work.folds:
-            return _folded(connection, work, batch)
-        backend_of(connection).plan_whole_layers(connection)
-        _start_turns(connection, batch.graph, work, state_moves(batch.graph, batch.layer, batch.states),
-                     batch.own_profits)
-        _turn_statements(connection, batch.graph, work)
-        fetched = [_fetch_batch(connection, work, i, batch.first_edge, batch.graph.root) for i in range(work.policies)]
-        _clear(connection, work)
-        return [([tuple(row) for row in chosen], [tuple(row) for row in values]) for chosen, values in fetched]
+        (:func:`solve_batch`)."""
+        return solve_batch(connection, work, batch)
 
     def catch_up(self, connection: sa.Connection, work: _TurnTables, layer: int) -> None:
         """Read the values of the state layer ``layer`` into the work's state table."""
@@ -451,15 +441,22 @@ class _TurnSolver:
         return dataclasses.replace(self, graph=dataclasses.replace(self.graph, structure=structure))
 
 
-def _folded(connection: sa.Connection, work: _TurnTables, batch: _Batch) -> list[tuple[list, list]]:
-    """Return what :meth:`_TurnSolver.solve` does, from one statement folding the turn in each state's row
-    (:mod:`dicegraph.store.backends.spark.turn_fold`)."""
-    assert work.folded is not None
-    rows = connection.execute(turn_fold.folded_batch(
-        work.folded, work.state, state_moves(batch.graph, batch.layer, batch.states), batch.own_profits)).all()
-    rows = [row for row in rows if row[1] is not None]  # a state whose turn has no value
-    return [([(row[0], row[3 + 3 * i]) for row in rows if row[3 + 3 * i]],
-             [(row[0], row[1 + 3 * i], row[2 + 3 * i]) for row in rows]) for i in range(work.policies)]
+@dispatchable("turn batch")
+def solve_batch(connection: sa.Connection, work: _TurnTables, batch: _Batch) -> list[tuple[list, list]]:
+    """Play the batch's turn states through the turn with ``work``'s tables (its turn and chosen tables made on the
+    first batch, emptied after each); return, for each policy, its chosen moves ``(decision node, state, edge)`` and
+    the states' values ``(state, v1, v2)`` (:func:`_fetch_batch`), as tuples."""
+    if not work.joined:
+        for table in (work.turn, work.chosen):
+            create_afresh(connection, table)
+        work.joined = True
+    backend_of(connection).plan_whole_layers(connection)
+    _start_turns(connection, batch.graph, work, state_moves(batch.graph, batch.layer, batch.states),
+                 batch.own_profits)
+    _turn_statements(connection, batch.graph, work)
+    fetched = [_fetch_batch(connection, work, i, batch.first_edge, batch.graph.root) for i in range(work.policies)]
+    _clear(connection, work)
+    return [([tuple(row) for row in chosen], [tuple(row) for row in values]) for chosen, values in fetched]
 
 
 def _solve_together(connection: sa.Connection, graph: TurnGraph, policies: Sequence[tuple[int, dict[str, float] | None]],

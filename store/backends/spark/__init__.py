@@ -8,8 +8,8 @@ small files compacted after, the work tables a killed process left dropped when 
 stopped by the Thrift server at a time limit, a user's query judged by Spark's own plan of it, and solves that fold
 layers inside rows (its folds beside this record).
 
->>> BACKEND.transactions, BACKEND.migrated, BACKEND.folds_in_rows
-(False, False, True)
+>>> BACKEND.transactions, BACKEND.migrated, len(BACKEND.faster)
+(False, False, 7)
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from dataclasses import dataclass
 import sqlalchemy as sa
 from alembic.ddl.impl import DefaultImpl
 
-from dicegraph.store.backends.record import Backend, Waiting
+from dicegraph.store.backends.record import Backend, Implementation, Waiting
 from dicegraph.store.errors import READ_ONLY_MESSAGE, DatabaseError, ReadOnly, driver_message
 
 sa.dialects.registry.register("spark", "dicegraph.store.backends.spark.dialect", "SparkDialect")
@@ -90,10 +90,21 @@ class Spark(Backend):
             raise ReadOnly(READ_ONLY_MESSAGE)
 
 
+_FOLDS = "dicegraph.store.backends.spark."
+FASTER = (  # the solve's operations Spark folds inside rows (store/solve/dispatch.py), where each can_run says it can
+    Implementation("layered", _FOLDS + "graph_fold:store_layered", _FOLDS + "graph_fold:folds"),
+    Implementation("sweep", _FOLDS + "graph_fold:swept_outcomes", _FOLDS + "graph_fold:folds"),
+    Implementation("cyclic", _FOLDS + "cycle_fold:store_cyclic", _FOLDS + "cycle_fold:can_store_cyclic"),
+    Implementation("match", _FOLDS + "cycle_fold:root_values", _FOLDS + "cycle_fold:can_play"),
+    Implementation("turn batch", _FOLDS + "turn_fold:solve_batch", _FOLDS + "turn_fold:can_solve_batch"),
+    Implementation("race", _FOLDS + "race_fold:solve_race", _FOLDS + "race_fold:can_solve"),
+    Implementation("end distributions", _FOLDS + "end_fold:play_ends", _FOLDS + "end_fold:can_play_ends"),
+)
+
 BACKEND = Spark(
     name="spark", title="Spark", url_form="spark://HOST:PORT/DB",
     install="pip install 'dicegraph[spark]'; dicegraph spark start runs one here",
     migrated=False, alembic_alters_comments=False, transactions=False, updates=False, upserts=False, keys=False,
-    hashed_joins=True, pays_per_statement=True, folds_in_rows=True, turn_batch_states=1 << 20,
+    hashed_joins=True, pays_per_statement=True, faster=FASTER, turn_batch_states=1 << 20,
     parallel_connections=False, stops_statements_itself=True,
 )

@@ -34,11 +34,13 @@ from collections.abc import Sequence
 
 import sqlalchemy as sa
 
+from dicegraph.graphs.protocol import Progress
+from dicegraph.store.convergence import MAX_PASSES, Convergence
 from dicegraph.store.schema import choice, layer, node
 from dicegraph.store.scratch import keyed_pair_table
-from dicegraph.store.convergence import Convergence, MAX_PASSES
 from dicegraph.store.seats import FOLLOW, Seat
-from dicegraph.store.backends.spark.graph_fold import back_layers, collected_map, in_order, placed_nodes, store_rows
+from dicegraph.store.backends.spark.graph_fold import (back_layers, collected_map, folds, in_order, layers_with_edges,
+                                                       placed_nodes, policy_keys, store_folded, store_rows)
 from dicegraph.store.backends.spark.lambdas import STORED_MOVE, SparkText, best_move, let, over_edges
 
 NOT_SETTLED = f"a cyclic component did not settle in {MAX_PASSES} passes"
@@ -205,11 +207,37 @@ def convergences(connection: sa.Connection, table: sa.Table, policy_ids: Sequenc
     return found
 
 
-def root_values(connection: sa.Connection, graph_id: int, seats: Sequence[Seat]) -> list[float]:
-    """Return the root's value for each seat, each following its stored policy (nothing is stored): for a match of
-    two policies, the first is the probability that the first seat, moving first, wins. One fold statement."""
-    if any(seat.kind != FOLLOW for seat in seats):
-        raise ValueError("a match folded on Spark is played by seats that follow stored policies")
+def can_store_cyclic(connection: sa.Connection, graph_id: int, policy_ids: Sequence[int], objective: str | None,
+                     *arguments: object) -> bool:
+    """Return whether :func:`store_cyclic` can run: the graph is small enough to fold, and its policies are evaluated
+    or solved for the largest payoff."""
+    return objective in (None, "max") and folds(connection, graph_id)
+
+
+def store_cyclic(connection: sa.Connection, graph_id: int, policy_ids: Sequence[int], objective: str | None,
+                 progress: Progress | None, first_guess: object = None) -> dict[int, str]:
+    """Do what :func:`dicegraph.store.solve.layers.store_cyclic` does from the graph folded in one row a policy, in a
+    statement whatever its components and passes (no ``first_guess`` needed); return how each policy's cyclic
+    components converged. ``progress`` counts every layer with edges of each policy at the end."""
+    folded = fold(connection, graph_id, objective, policy_keys(policy_ids, objective is not None))
+    records = {policy_id: found.record() for policy_id, found in convergences(connection, folded, policy_ids).items()}
+    store_folded(connection, folded, objective is not None, sa.null())
+    if progress is not None:
+        progress(layers_with_edges(connection, graph_id) * len(policy_ids))
+    return records
+
+
+def can_play(connection: sa.Connection, graph_id: int, seats: Sequence[Seat], *arguments: object) -> bool:
+    """Return whether :func:`root_values` can run: every seat follows a stored policy, on a graph small enough to
+    fold."""
+    return all(seat.kind == FOLLOW for seat in seats) and folds(connection, graph_id)
+
+
+def root_values(connection: sa.Connection, graph_id: int, seats: Sequence[Seat],
+                progress: Progress | None = None) -> list[float]:
+    """Return what :func:`dicegraph.store.solve.cycles.root_values` does (the root's value for each seat following its
+    stored policy; for a match of two, the probability that the first seat, moving first, wins; nothing stored) in
+    one fold statement. ``progress`` counts every layer with edges of each seat at the end."""
     count = len(seats)
     seated = sa.union_all(*(
         sa.select((sa.cast(choice.c.node_id, sa.BigInteger) * count + number).label("k"),
@@ -220,4 +248,6 @@ def root_values(connection: sa.Connection, graph_id: int, seats: Sequence[Seat])
     table = fold(connection, graph_id, None, keys, [seat.after_pass for seat in seats])
     found = dict(connection.execute(sa.select(table.c.node_id, table.c.value).where(table.c.node_id < count)).all())
     table.drop(connection)
+    if progress is not None:
+        progress(layers_with_edges(connection, graph_id) * count)
     return [found[seat] for seat in range(count)]

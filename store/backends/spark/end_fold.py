@@ -19,6 +19,7 @@ from collections.abc import Sequence
 
 import sqlalchemy as sa
 
+from dicegraph.graphs.protocol import Progress
 from dicegraph.store.schema import choice, edge, node, turn_policy
 from dicegraph.store.scratch import temporary_table
 from dicegraph.store.seats import RANK, Seat
@@ -49,14 +50,21 @@ def _step() -> str:
     return with_layer_moves(child, best, taken, f"named_struct('p', concat(vals.p, {p}), 'q', concat(vals.q, {q}))")
 
 
-def distributions(connection: sa.Connection, graph: TurnGraph, seats: Sequence[Seat], rank_policy: int,
-                  states: Sequence[int], into: sa.Table) -> None:
-    """Insert into ``into`` (``node_id, state, r0 ..``) each of ``states``' end distribution for each of ``seats``
-    (``RANK``, ranking by the stored solve ``rank_policy``, or an agent following its stored moves): a row an end
-    with a value and a state, one statement for all (after the turn and the states are written)."""
+def can_play_ends(*arguments: object) -> bool:
+    """Return True: :func:`play_ends` plays any seats' end distributions."""
+    return True
+
+
+def play_ends(connection: sa.Connection, graph: TurnGraph, seats: Sequence[Seat], rank_policy: int,
+              wanted: Sequence[int], found: sa.Table, horizons: object, progress: Progress | None) -> None:
+    """Do what :func:`dicegraph.store.solve.race_matches.play_ends` does: insert into ``found`` (``node_id, state, r0
+    ..``) each of the states ``wanted``' end distribution for each of ``seats`` (``RANK``, ranking by the stored solve
+    ``rank_policy``, or an agent following its stored moves), a row an end with a value and a state, in one statement
+    for all (after the turn and the states are written; no ``horizons`` needed). ``progress`` is called once, at the
+    end. Returns nothing."""
     ends = graph.labelled_ends(connection, "efo_end")
-    wanted = temporary_table(connection, "efo_state")
-    connection.execute(sa.insert(wanted), [{"node_id": state} for state in states])
+    asked = temporary_table(connection, "efo_state")
+    connection.execute(sa.insert(asked), [{"node_id": state} for state in wanted])
     first_edge = graph.turn_spans[0].first_edge
     turn = turn_fold.fold_turn(connection, graph.graph_id, graph.turn_spans[0].layer,
                                (first_edge, graph.turn_spans[-1].last_edge), graph.root, ends, len(graph.ends))
@@ -73,7 +81,7 @@ def distributions(connection: sa.Connection, graph: TurnGraph, seats: Sequence[S
     by_state = (sa.select(edge.c.src.label("state"), collected_map(end_at.c.at, sa.func.named_struct(
                     "rank", sa.cast(edge.c.reward + edge.c.sign * worth.c.rank, sa.Double),
                     "sure", sa.cast(sa.case((edge.c.sign == 1, worth.c.sure), else_=0.0), sa.Double))).label("worth"))
-                .select_from(edge.join(wanted, wanted.c.node_id == edge.c.src)
+                .select_from(edge.join(asked, asked.c.node_id == edge.c.src)
                              .join(end_at, end_at.c.label == edge.c.label)
                              .join(worth, worth.c.node_id == edge.c.dst))
                 .where(edge.c.id.between(*graph.state_edges()), edge.c.kind == "move")
@@ -103,7 +111,9 @@ def distributions(connection: sa.Connection, graph: TurnGraph, seats: Sequence[S
     grouped = (sa.select(end_at.c.node_id, rows.c.state, *columns)
                .select_from(rows.join(end_at, end_at.c.at == rows.c.at)).where(rows.c.q.is_not(None))
                .group_by(end_at.c.node_id, rows.c.state))
-    connection.execute(sa.insert(into).from_select(["node_id", "state", *(f"r{i}" for i in range(len(seats)))],
+    connection.execute(sa.insert(found).from_select(["node_id", "state", *(f"r{i}" for i in range(len(seats)))],
                                                    grouped))
-    for table in (turn.table, ends, wanted):
+    for table in (turn.table, ends, asked):
         table.drop(connection)
+    if progress is not None:
+        progress(1)

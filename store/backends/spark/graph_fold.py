@@ -24,10 +24,14 @@ carries ``reach * weight / denom``, the move taken ``reach``.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import Any
+
 import sqlalchemy as sa
 
-from dicegraph.store.schema import edge, layer, node
-from dicegraph.store.backends import backend_of
+from dicegraph.graphs.protocol import Progress
+from dicegraph.store.propagate import outcomes_by_goal
+from dicegraph.store.schema import choice, edge, layer, layer_ranges, node, value
 from dicegraph.store.scratch import keyed_pair_table
 from dicegraph.store.backends.spark.lambdas import STORED_MOVE, SparkText, best_move, let, over_edges
 
@@ -37,13 +41,65 @@ from dicegraph.store.backends.spark.lambdas import STORED_MOVE, SparkText, best_
 EDGE_LIMIT = 250_000
 
 
-def folds(connection: sa.Connection, graph_id: int) -> bool:
-    """Return whether graph ``graph_id`` (of rows, without cycles) is solved folded in one row: on a backend that
-    folds in rows (:attr:`dicegraph.store.backends.record.Backend.folds_in_rows`), up to :data:`EDGE_LIMIT` edges."""
-    if not backend_of(connection).folds_in_rows:
-        return False
+def folds(connection: sa.Connection, graph_id: int, *arguments: object) -> bool:
+    """Return whether graph ``graph_id`` (of rows) is small enough to fold in one row: at most :data:`EDGE_LIMIT`
+    edges. (The ``can_run`` of this folder's ``layered`` and ``sweep``, whose further ``arguments`` it takes.)"""
     edges = sa.select(sa.func.sum(layer.c.rolls + layer.c.moves)).where(layer.c.graph_id == graph_id)
     return (connection.execute(edges).scalar_one() or 0) <= EDGE_LIMIT
+
+
+def layers_with_edges(connection: sa.Connection, graph_id: int) -> int:
+    """Return how many layers of graph ``graph_id`` have edges: the steps a layer-by-layer solve of one policy
+    reports, which a fold reports at its end."""
+    return connection.execute(sa.select(sa.func.count()).select_from(layer).where(
+        layer.c.graph_id == graph_id, layer.c.rolls + layer.c.moves > 0)).scalar_one()
+
+
+def policy_keys(policy_ids: Sequence[int], solving: bool) -> sa.Select:
+    """Return the SELECT of a fold's keys, ``(policy_id, given)``: the one policy being solved (``given`` null), or
+    each policy of ``policy_ids`` with its stored moves as a map from a decision node's id to its edge's."""
+    if solving:
+        (policy_id,) = policy_ids
+        return sa.select(sa.literal(policy_id).label("policy_id"), sa.null().label("given"))
+    given = collected_map(sa.cast(choice.c.node_id, sa.BigInteger), sa.cast(choice.c.edge_id, sa.BigInteger))
+    return (sa.select(choice.c.policy_id, given.label("given")).where(choice.c.policy_id.in_(list(policy_ids)))
+            .group_by(choice.c.policy_id))
+
+
+def store_folded(connection: sa.Connection, folded: sa.Table, solving: bool, reach: sa.ColumnElement) -> None:
+    """Store the values (with ``reach``, a column of ``folded`` or null) and, ``solving``, the moves a fold's work
+    table ``folded`` holds, and drop it."""
+    if solving:
+        connection.execute(sa.insert(choice).from_select(["policy_id", "node_id", "edge_id"], sa.select(
+            folded.c.policy_id, folded.c.node_id, folded.c.edge_id).where(folded.c.edge_id.is_not(None))))
+    connection.execute(sa.insert(value).from_select(["policy_id", "node_id", "value", "reach"], sa.select(
+        folded.c.policy_id, folded.c.node_id, folded.c.value, reach)))
+    folded.drop(connection)
+
+
+def store_layered(connection: sa.Connection, graph_id: int, policy_ids: Sequence[int], objective: str | None,
+                  goal: Any, progress: Progress | None) -> None:
+    """Do what :func:`dicegraph.store.solve.layers.store_layered` does (store the policies' values and reach, and
+    solving, the one policy's moves) from the graph folded in one row a policy, in a statement whatever the graph's
+    depth; ``progress`` counts every layer of each policy at the end. Returns nothing."""
+    worth = node.c.payoff if goal is None else goal.worth(node.c.payoff)
+    folded = fold(connection, graph_id, worth, objective, policy_keys(policy_ids, objective is not None))
+    store_folded(connection, folded, objective is not None, folded.c.reach)
+    if progress is not None:
+        progress(len(layer_ranges(connection, graph_id)) * len(policy_ids))
+
+
+def swept_outcomes(connection: sa.Connection, graph_id: int, objective: str, targets: sa.Table,
+                   test: str) -> list[dict[float, float]]:
+    """Return what :func:`dicegraph.store.sweep.swept_outcomes` does, from the graph folded in one row a goal
+    (``targets``' rows), a terminal worth 1 where its payoff passes ``test`` against the goal's threshold."""
+    keys = sa.select(targets.c.goal, sa.null().label("given"), targets.c.threshold)
+    folded = fold(connection, graph_id, node.c.payoff, objective, keys, key="goal",
+                  terminal=f"IF(n.p {test} keyed.threshold, 1D, 0D)")
+    goals = connection.execute(sa.select(sa.func.count()).select_from(targets)).scalar_one()
+    outcomes = outcomes_by_goal(connection, graph_id, folded, goals)
+    folded.drop(connection)
+    return outcomes
 
 
 def placed_nodes(graph_id: int, worth: sa.ColumnElement[float]) -> sa.CTE:
@@ -140,8 +196,8 @@ def _back_step(objective: str | None, terminal: str) -> str:
     values = (f"transform(layer, (n, j) -> CASE n.kind WHEN 'terminal' THEN {terminal} "
               f"WHEN 'chance' THEN {summed} / t[j] ELSE {decision} END)")
     body = f"named_struct('v', concat(vals.v, {values}), 'c', concat(vals.c, transform(layer, (n, j) -> n.o[m[j]])))"
-    for name, value in reversed(lets):
-        body = let(value, name, body)
+    for name, text in reversed(lets):
+        body = let(text, name, body)
     return body
 
 

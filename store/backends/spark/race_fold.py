@@ -26,15 +26,16 @@ hook, which only saves passes, is not used here). Where a layer's loops are not 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 
 import sqlalchemy as sa
 
 from dicegraph.graphs.protocol import Progress
+from dicegraph.store.convergence import MAX_PASSES, RESIDUAL_TOLERANCE, Convergence
 from dicegraph.store.schema import edge, node
 from dicegraph.store.scratch import temporary_table
-from dicegraph.store.convergence import Convergence, MAX_PASSES, RESIDUAL_TOLERANCE
-from dicegraph.store.turn_graph import TurnGraph
+from dicegraph.store.seats import MAXIMISE, Seat
+from dicegraph.store.turn_graph import TurnGraph, graph_payoffs
 from dicegraph.store.backends.spark.graph_fold import collected_map
 from dicegraph.store.backends.spark.lambdas import SparkText, best_move, let, over_edges, with_layer_moves
 from dicegraph.store.backends.spark import turn_fold
@@ -46,7 +47,7 @@ NEWTON = "STRUCT<x: ARRAY<DOUBLE>, v: ARRAY<DOUBLE>, done: BOOLEAN, passes: INT,
 
 def paired_loops(connection: sa.Connection, graph: TurnGraph) -> bool:
     """Return whether every turn state whose moves lead back into its own layer leads back to one state only,
-    and that one back to it (a pair, or a state alone): what :func:`solve` needs. One statement."""
+    and that one back to it (a pair, or a state alone): what :func:`solve_race` needs. One statement."""
     target = node.alias("target")
     rows = connection.execute(sa.select(edge.c.src, edge.c.dst).distinct().select_from(
         edge.join(target, target.c.id == edge.c.dst)).where(
@@ -148,14 +149,23 @@ def _layer_rows(graph: TurnGraph, layer: int, turn: turn_fold.FoldedTurn, values
                        for name in ("node_id", "value", "passes", "steps", "residual"))).select_from(exploded)
 
 
-def solve(connection: sa.Connection, graph: TurnGraph, start: float, down_to: int = 0,
-          solved: Mapping[int, list[float]] | None = None,
-          keep: Callable[[int, dict[int, list[float]], Convergence], None] | None = None,
-          progress: Progress | None = None) -> tuple[dict[int, list[float]], Convergence]:
-    """Solve the race's turn states for the one maximising seat, from the last state layer down to ``down_to``,
-    a statement a layer (and one reading it back); return state -> ``[value]``, and how the layers converged
-    (a layer's passes and residual the most of its pairs'). ``start``: the first guess of the first layer solved
-    (the mean payoff); ``solved``, ``keep`` and ``progress`` as for :func:`dicegraph.store.solve.turn_cycles.solve_race`."""
+def can_solve(connection: sa.Connection, graph: TurnGraph, seats: Sequence[Seat], *arguments: object,
+              **options: object) -> bool:
+    """Return whether :func:`solve_race` can run: one seat, maximising, in a race whose states loop at most in
+    pairs (:func:`paired_loops`)."""
+    return [seat.kind for seat in seats] == [MAXIMISE] and paired_loops(connection, graph)
+
+
+def solve_race(connection: sa.Connection, graph: TurnGraph, seats: Sequence[Seat],
+               keep: Callable[[int, dict[int, list[float]], Convergence], None] | None = None, down_to: int = 0,
+               solved: Mapping[int, list[float]] | None = None,
+               progress: Progress | None = None) -> tuple[dict[int, list[float]], Convergence]:
+    """Do what :func:`dicegraph.store.solve.turn_cycles.solve_race` does for its one maximising seat (the arguments
+    are its), from the last state layer down to ``down_to``, a statement a layer (and one reading it back); return
+    state -> ``[value]``, and how the layers converged (a layer's passes and residual the most of its pairs'). The
+    first layer solved starts from the mean payoff, each next one from the mean of the layer before."""
+    payoffs = graph_payoffs(connection, graph)
+    start = sum(payoffs) / max(len(payoffs), 1)
     ends = graph.labelled_ends(connection, "rfo_end")
     edges = (graph.turn_spans[0].first_edge, graph.turn_spans[-1].last_edge)
     turn = turn_fold.fold_turn(connection, graph.graph_id, graph.turn_spans[0].layer, edges, graph.root, ends, len(graph.ends))

@@ -26,12 +26,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import sqlalchemy as sa
 
 from dicegraph.store.schema import edge, node
 from dicegraph.store.scratch import create_afresh
 from dicegraph.store.turn_ends import end_worth
+from dicegraph.store.turn_graph import state_moves
 from dicegraph.store.backends.spark.graph_fold import collected_map
 from dicegraph.store.backends.spark.lambdas import SparkText, best_move, let, over_edges
 
@@ -207,3 +209,27 @@ def folded_batch(turn: FoldedTurn, next_states: sa.Table, state_moves: sa.Column
         columns.append(sa.func.array_join(SparkText(f"transform(folded.vals.c{i}, x -> CAST(x AS STRING))"), ",")
                        .label(f"chosen{i}"))
     return sa.select(folded.c.state, *columns)
+
+
+def can_solve_batch(*arguments: object) -> bool:
+    """Return True: :func:`solve_batch` plays any batch of turn states."""
+    return True
+
+
+def solve_batch(connection: sa.Connection, work: Any, batch: Any) -> list[tuple[list, list]]:
+    """Do what :func:`dicegraph.store.solve.turns.solve_batch` does (``work`` its work tables, ``batch`` its batch of
+    turn states) in one statement folding the turn in each state's row; the turn is folded into one row of arrays
+    on the first batch and kept in ``work`` for the next. Return, for each policy, its chosen moves as ``(state,
+    offsets joined by commas)`` and the states' values ``(state, v1, v2)``."""
+    graph = batch.graph
+    if work.kept is None:
+        edges = (graph.turn_spans[0].first_edge, graph.turn_spans[-1].last_edge)
+        work.kept = fold_turn(connection, graph.graph_id, graph.turn_spans[0].layer, edges, graph.root, work.ends,
+                              len(graph.ends))
+        work.added.append(work.kept.table)
+    rows = connection.execute(folded_batch(
+        work.kept, work.state, state_moves(graph, batch.layer, batch.states), batch.own_profits)).all()
+    rows = [row for row in rows if row[1] is not None]  # a state whose turn has no value
+    return [([(row[0], row[3 + 3 * i]) for row in rows if row[3 + 3 * i]],
+             [(row[0], row[1 + 3 * i], row[2 + 3 * i]) for row in rows]) for i in range(work.policies)]
+

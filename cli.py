@@ -19,7 +19,6 @@ from pathlib import Path
 from typing import Any
 
 import click
-import sqlalchemy as sa
 
 from dicegraph.database import Database
 from dicegraph.play import Table, matching_edge, person_seats, summary
@@ -30,20 +29,10 @@ from dicegraph.graphs.commands import (JSON_OPTION, PARAM_OPTION, SESSION, JsonA
 from dicegraph.graphs.errors import DicegraphError
 from dicegraph.graphs.montecarlo import MIN_GAMES, z_text
 from dicegraph.graphs.protocol import OBJECTIVES, OPTIMAL, resolve_params, value_text
-from dicegraph.store.browse import game_listing
-from dicegraph.store.compare import SEATS
-from dicegraph.store.errors import database_failure
-from dicegraph.store.db import DEFAULT_URL, ENV_VAR, in_memory_url, open_database, shown_url
-from dicegraph.store.load import MAX_EDGES
-from dicegraph.store.memory import DEFAULT_MEMORY, MEMORY_VAR, memory_bytes
-from dicegraph.store.output import check_file, write_file
-from dicegraph.store.query import DEFAULT_TIMEOUT
-from dicegraph.store.render import DEFAULT_DPI, MAX_NODES, RENDERERS
-from dicegraph.store.report import DEFAULT_SEED
-from dicegraph.store.backends.spark.cluster import DEFAULT_FOLDER, DEFAULT_PORT, Cluster, answers
-from dicegraph.store.backends.spark.cluster import running as running_processes
-from dicegraph.store.backends.spark.cluster import start as start_cluster
-from dicegraph.store.backends.spark.cluster import stop as stop_cluster
+from dicegraph.frontends import (DEFAULT_DPI, DEFAULT_FOLDER, DEFAULT_MEMORY, DEFAULT_PORT, DEFAULT_SEED, DEFAULT_TIMEOUT,
+                                 DEFAULT_URL, ENV_VAR, MAX_EDGES, MAX_NODES, MEMORY_VAR, RENDERERS, SEATS, Cluster,
+                                 DriverError, answers, check_file, database_failure, game_listing, in_memory_url,
+                                 memory_bytes, running_processes, shown_url, start_cluster, stop_cluster, write_file)
 from dicegraph.web.limits import SQL_SLOTS, SQL_TIMEOUT
 
 SEED_OPTION = click.option("--seed", type=click.IntRange(min=0), default=DEFAULT_SEED, show_default=True,
@@ -83,7 +72,7 @@ class DicegraphGroup(click.Group):
             raise _usage_line(error) from None
         except DicegraphError as error:
             raise click.ClickException(str(error)) from None
-        except sa.exc.DBAPIError as error:
+        except DriverError as error:
             raise click.ClickException(str(database_failure(error))) from None
         except OSError as error:
             raise click.ClickException(_os_error_line(error)) from None
@@ -236,14 +225,6 @@ def _duration(seconds: float) -> str:
 
 for _group in mounted(GAMES.built_in()):  # the plugins' commands are mounted when first asked for
     main.add_command(_group)
-
-
-def _engine(ctx: click.Context, *, create: bool = False, read_only: bool = False) -> sa.Engine:
-    """Return the command's engine on ``--db``, closed with the command (its pooled connections let go of the file)."""
-    engine = open_database(ctx.obj, create=create, read_only=read_only,
-                           on_wait=lambda message: click.echo(message, err=True), memory=ctx.meta.get(MEMORY_VAR))
-    ctx.call_on_close(engine.dispose)
-    return engine
 
 
 def _percent(value: float | None, outcome: str) -> str:
@@ -777,7 +758,9 @@ def serve(ctx: click.Context, host: str, port: int, threads: int, sql_slots: int
         from dicegraph.web.guard import MAX_BODY, loopback_names
     except ImportError as error:
         raise click.ClickException(f"the explorer needs {error.name}: pip install -e '.[web]'") from None
-    db = Database.over(_engine(ctx, read_only=True))
+    db = Database.kept_open(ctx.obj, read_only=True, memory=ctx.meta.get(MEMORY_VAR),
+                            on_wait=lambda message: click.echo(message, err=True))
+    ctx.call_on_close(db.close)
     app = create_app(db, sql_slots=sql_slots, sql_timeout=sql_timeout, hosts=loopback_names(host, allowed_hosts))
     _set_aside_long_lived()
     threading.Thread(target=_ready_to_play, args=(db,), name="dicegraph-ready", daemon=True).start()

@@ -133,6 +133,20 @@ class Database:
         session._kept = engine
         return session
 
+    @classmethod
+    def kept_open(cls, url: str, *, read_only: bool = False, **options: Any) -> Database:
+        """Return a session on the database at ``url`` whose one engine (read-only where asked) stays open for
+        every call until :meth:`close`: the explorer's, for the server's life. ``options`` as for the session."""
+        session = cls(url, **options)
+        session._kept = open_database(session.url, read_only=read_only, on_wait=session.on_wait,
+                                      memory=session.memory)
+        return session
+
+    def close(self) -> None:
+        """Let go of the engine a session :meth:`kept_open` (or :meth:`over`) holds, and of its file."""
+        if self._kept is not None:
+            self._kept.dispose()
+
     def __repr__(self) -> str:
         return f"<dicegraph.Database {shown_url(self.url)}>"
 

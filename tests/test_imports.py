@@ -88,6 +88,23 @@ def test_no_package_imports_one_that_imports_it_back() -> None:
     assert list(nx.simple_cycles(graph)) == []
 
 
+def test_the_front_ends_stand_on_the_session_alone() -> None:
+    """The command line and the explorer import nothing of the store, nor SQLAlchemy, directly: they call the
+    session (:func:`dicegraph.open`) and take the store's defaults, limits and errors from
+    :mod:`dicegraph.frontends`."""
+    fronts = ["dicegraph.cli", *(name for name in import_graph() if name.startswith("dicegraph.web"))]
+    for front in fronts:
+        path = ROOT / ("cli.py" if front == "dicegraph.cli" else f"{front.removeprefix('dicegraph.').replace('.', '/')}.py")
+        if not path.exists():
+            path = path.with_suffix("") / "__init__.py"
+        imported = [node.module if isinstance(node, ast.ImportFrom) else alias.name
+                    for node in ast.walk(ast.parse(path.read_text())) if isinstance(node, (ast.Import, ast.ImportFrom))
+                    for alias in node.names]
+        below = [name for name in imported if name and (name.startswith("dicegraph.store") or name.startswith("sqlalchemy"))]
+        assert below == [], (front, below)
+    assert len(fronts) > 3
+
+
 def test_the_store_never_imports_the_games_registry() -> None:
     graph = import_graph()
     assert [edge for edge in graph.edges if edge[0].startswith("dicegraph.store") and edge[1] == "dicegraph.graphs"] == []

@@ -31,13 +31,13 @@ from dicegraph.database import Database
 from dicegraph.record import MAX_BYTES, TYPED_DICE
 from dicegraph.graphs.commands import plain
 from dicegraph.graphs.errors import DicegraphError
-from dicegraph.store.errors import DatabaseError, NotFound
+from dicegraph.frontends import DatabaseError, NotFound
 from dicegraph.web import charts, guard, pages
 from dicegraph.web.limits import SQL_SLOTS, SQL_TIMEOUT
 
 def create_app(db: Database, sql_slots: int = SQL_SLOTS, sql_timeout: float = SQL_TIMEOUT,
                hosts: Collection[str] | None = None) -> Flask:
-    """Return the explorer over the session ``db`` (a read-only one, :meth:`dicegraph.Database.over` an engine
+    """Return the explorer over the session ``db`` (a read-only one, :meth:`dicegraph.Database.kept_open`
     opened read-only: the pages only read, and ``/sql`` refuses writes), answering to the host names ``hosts``
     (None: any; :mod:`dicegraph.web.guard` checks every request at the door).
 

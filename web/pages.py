@@ -26,8 +26,7 @@ from dicegraph.record import MAX_BYTES, TYPED_DICE, Record, load_json
 from dicegraph.graphs.commands import plain
 from dicegraph.graphs.errors import DicegraphError
 from dicegraph.graphs.protocol import OPTIMAL
-from dicegraph.store.compare import SEATS
-from dicegraph.store.errors import FilesReachable, ReadOnly
+from dicegraph.frontends import SEATS, FilesReachable, ReadOnly
 from dicegraph.web.limits import MAX_CELL_CHARS, MAX_RESULT_CHARS, MAX_ROWS, SQL_TIMEOUT
 
 DIAGRAM_NODES = 60  # the most positions a position's local diagram draws (a roll of five dice leads to 252)

@@ -117,6 +117,19 @@ def test_an_interrupted_build_leaves_nothing_half_written(tmp_path: Path) -> Non
     assert dicegraph.open(url).build("jackpot", {"cells": 6})["action"] == "built"
 
 
+def test_a_session_kept_open_read_only_reads_refuses_writes_and_lets_go_when_closed(solved: str) -> None:
+    """``Database.kept_open(url, read_only=True)`` (the explorer's session): one engine for every call, which reads
+    as any session does, refuses a write in one line, and lets go of the file when closed."""
+    kept = dicegraph.Database.kept_open(solved, read_only=True)
+    assert kept.policies("jackpot") == dicegraph.open(solved).policies("jackpot")
+    engine = kept._kept
+    with pytest.raises(dicegraph.Error) as refused_write:
+        kept.solve("jackpot", name="again")
+    assert "\n" not in str(refused_write.value)
+    kept.close()
+    assert engine is not None and engine.pool.checkedout() == 0
+
+
 def test_the_games_are_the_registry() -> None:
     games = dicegraph.games()
     assert "jackpot" in games and games["jackpot"].title == "Jackpot"

@@ -195,31 +195,38 @@ def test_a_races_matches_on_spark_as_on_sqlite(spark_url: str, tmp_path: Path) -
 def test_a_turn_games_last_states_solve_on_spark_as_on_sqlite(name: str, spark_url: str, tmp_path: Path) -> None:
     """A turn stored once, without loops (School, Yahtzee): the optimum's values and decisions at the states of the
     last layer (one category or combination left), as on SQLite to 1e-12 (the whole games, with their reference
-    numbers, are measured by tests/bench/bench_spark.py)."""
+    numbers, are measured by tests/bench/bench_spark.py), and as Spark's reference (``reference_only()``) gives.
+    """
     from dicegraph.store.load import build_graph
     from dicegraph.store.solve import readers, turns
+    from dicegraph.store.solve.dispatch import reference_only
     from dicegraph.store.turn_graph import TurnGraph
 
     game, stored, sent = get_game(name), [], []
     params = small_params(game)
-    for url in (f"sqlite:///{tmp_path / 'turns.db'}", spark_url):
+    folded_sent: list[str] = []
+    for url, reference in ((f"sqlite:///{tmp_path / 'turns.db'}", False), (spark_url, False), (spark_url, True)):
         engine = open_database(url, create=True)
         built = build_graph(engine, game, params)
-        with engine.connect() as connection:
+        with engine.connect() as connection, reference_only() if reference else contextlib.nullcontext():
             graph = TurnGraph.load(connection, built.graph_id, game.turn(params))  # type: ignore[attr-defined]
+            folded_sent = list(sent)
             sent.clear()
             sa.event.listen(engine, "before_cursor_execute", lambda *args: sent.append(args[2]))
             policy_id = turns.solve_policy(connection, graph, OPTIMAL, down_to=max(graph.layer_ids))
             stored.append((readers.stored_values(connection, built.graph_id, policy_id),
                            readers.stored_decisions(connection, built.graph_id, policy_id)))
         engine.dispose()
-    (expected, expected_decisions), (got, decisions) = stored
+    (expected, expected_decisions), (got, decisions), (joined, joined_decisions) = stored
     assert len(expected) > 10 and got.keys() == expected.keys() and decisions == expected_decisions
     # on Spark the turn's layers cost no statement: one fold for the state layer, nothing written a turn layer
-    assert len(graph.turn_spans) > 3 and sum("aggregate(turn.layers" in text for text in sent) == 1
-    assert not [text for text in sent if "turn_value" in text or "turn_chosen" in text]
+    assert len(graph.turn_spans) > 3 and sum("aggregate(turn.layers" in text for text in folded_sent) == 1
+    assert not [text for text in folded_sent if "turn_value" in text or "turn_chosen" in text]
     for key, value in expected.items():
         assert math.isclose(got[key], value, rel_tol=1e-12), key
+    # the reference (the turn joined with the states, reference_only()) runs on Spark too, with the fold's answers
+    assert not [text for text in sent if "aggregate(turn.layers" in text] and joined_decisions == decisions
+    assert joined.keys() == got.keys() and all(math.isclose(joined[key], got[key], rel_tol=1e-12) for key in got)
 
 
 DEPTHS = {  # a game of rows on parameters of two depths: Jackpot a layer more a cell; Pig, with cycles, a component
@@ -235,9 +242,12 @@ def test_a_graph_of_rows_solves_in_as_many_statements_whatever_its_depth(name: s
     """A graph of rows on parameters of two depths (:data:`DEPTHS`): on Spark the solve and the agents' evaluation
     send as many statements for either, the optimum folded in one statement and the agents in one more, and every
     node's value, reach (none where the graph has cycles) and move taken are SQLite's to 1e-12. A two-player
-    game's match of the optimum against its agent (both ways) is one fold more, its chances SQLite's to 1e-12."""
+    game's match of the optimum against its agent (both ways) is one fold more, its chances SQLite's to 1e-12.
+    Run again on Spark by the reference implementations (``reference_only()``: no fold), the shallower parameters
+    give the folds' values, reaches, moves and match to 1e-12."""
     from dicegraph.store.load import build_graph
     from dicegraph.store.schema import choice, edge, layer_ranges, policy, value
+    from dicegraph.store.solve.dispatch import reference_only
     from dicegraph.store.solve.graph_matches import head_to_head
     from dicegraph.store.solve.layers import evaluate_all, solve
 
@@ -267,10 +277,11 @@ def test_a_graph_of_rows_solves_in_as_many_statements_whatever_its_depth(name: s
         engine.dispose()
         return values, moves
 
+    folded = {}
     for params in DEPTHS[name]:
         sqlite_url = f"sqlite:///{tmp_path / f'{len(counts)}.db'}"
         expected, expected_moves = solved(sqlite_url, params)
-        got, moves = solved(spark_url, params)
+        got, moves = folded[str(params)] = solved(spark_url, params)
         assert sorted(got) == sorted(expected) and len({name for name, _ in got}) > 1, "not the same nodes valued"
         assert moves == expected_moves and len(moves) > 3, "not the same moves taken"
         for key, (value_, reach) in expected.items():
@@ -287,6 +298,18 @@ def test_a_graph_of_rows_solves_in_as_many_statements_whatever_its_depth(name: s
     assert deep > short and deep_sent == short_sent and short_folds == deep_folds == 2  # the optimum, the agents
     if game.players == 2:
         assert len({matches[spark_url, str(params)][1] for params in DEPTHS[name]}) == 1  # a match's statements
+    # the reference implementations (store/solve/dispatch.py) run on Spark too, and agree with its folds
+    params = DEPTHS[name][0]
+    (folded_values, folded_moves), folded_match = folded[str(params)], matches.get((spark_url, str(params)))
+    with reference_only():
+        values, moves = solved(spark_url, params)
+    assert counts[spark_url, str(params)][2] == 0 and moves == folded_moves and values.keys() == folded_values.keys()
+    for key, (value_, reach) in folded_values.items():
+        assert math.isclose(values[key][0], value_, rel_tol=1e-12, abs_tol=1e-15), key
+        assert reach is None or math.isclose(values[key][1], reach, rel_tol=1e-12, abs_tol=1e-15), key
+    if folded_match is not None:
+        match, _, match_folds = matches[spark_url, str(params)]
+        assert match_folds == 0 and all(math.isclose(a, b, rel_tol=1e-12) for a, b in zip(match, folded_match[0]))
 
 
 def test_a_race_sends_as_many_statements_for_every_state_layer(spark_url: str, tmp_path: Path) -> None:
@@ -325,35 +348,32 @@ def test_a_race_sends_as_many_statements_for_every_state_layer(spark_url: str, t
 
 def test_a_goal_sweep_on_spark_is_one_fold_and_equals_sqlites(spark_url: str, tmp_path: Path) -> None:
     """Shut The Box's sweep (the optimum for shutting under each score, as its report has it): on Spark one fold
-    statement for every goal, and each goal's outcome distribution as on SQLite to 1e-12."""
+    statement for every goal, and each goal's outcome distribution as on SQLite to 1e-12, and as the reference on
+    Spark (``reference_only()``) gives."""
     from dicegraph.store.load import build_graph
+    from dicegraph.store.solve.dispatch import reference_only
     from dicegraph.store.solve.layers import Goal
     from dicegraph.store.sweep import sweep_outcomes
 
     game, params, found, sent = get_game("shut-the-box"), {"tiles": 4, "one_die": "on"}, [], []
     goals = [Goal("<", threshold) for threshold in (1, 3, 5, 8)]
-    for url in (f"sqlite:///{tmp_path / 'sweep.db'}", spark_url):
+    for url, reference in ((f"sqlite:///{tmp_path / 'sweep.db'}", False), (spark_url, False), (spark_url, True)):
         engine = open_database(url, create=True)
         built = build_graph(engine, game, params)
         sa.event.listen(engine, "before_cursor_execute", lambda *args: sent.append(args[2]))
-        with engine.begin() as connection:
+        with engine.begin() as connection, reference_only() if reference else contextlib.nullcontext():
             found.append(sweep_outcomes(connection, built.graph_id, "max", goals))
         engine.dispose()
-    expected, got = found
-    assert sum("aggregate(graph.back" in text for text in sent) == 1
+    expected, got, joined = found
+    assert sum("aggregate(graph.back" in text for text in sent) == 1  # the fold's; the reference sends none
     assert len(got) == len(goals) and [outcome.keys() for outcome in got] == [outcome.keys() for outcome in expected]
     assert len({tuple(outcome.values()) for outcome in expected}) > 1  # the goals ask for different play
     for outcome, expected_outcome in zip(got, expected):
         for payoff, probability in expected_outcome.items():
             assert math.isclose(outcome[payoff], probability, rel_tol=1e-12, abs_tol=1e-15), payoff
-
-
-BOTH_WAYS = {  # games whose solve and matches run operations Spark folds, on parameters small enough for the
-    # reference's statements on Spark: the game's parameters and the operations they run
-    "jackpot": ({"cells": 2}, {"layered"}),
-    "pig": ({"target": 4, "holds": (4,)}, {"cyclic", "match"}),
-    "5000-race": ({"target": 100}, {"race", "end distributions"}),
-}
+    assert [outcome.keys() for outcome in joined] == [outcome.keys() for outcome in got]
+    for outcome, folded in zip(joined, got):  # Spark's reference (reference_only()) gives the fold's outcomes
+        assert all(math.isclose(outcome[payoff], p, rel_tol=1e-12, abs_tol=1e-15) for payoff, p in folded.items())
 
 
 @pytest.fixture
@@ -373,82 +393,52 @@ def dispatched(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, bool]]:
     return found
 
 
-@pytest.mark.parametrize("name", sorted(BOTH_WAYS))
-def test_each_fold_spark_registers_equals_the_reference_run_on_spark(name: str, cluster: Cluster, spark_url: str,
-                                                                     dispatched: list[tuple[str, bool]]) -> None:
-    """The operations Spark registers (:data:`BOTH_WAYS`), run on Spark by the reference (``reference_only()``, in
-    a database of its own) and as dispatched: the second run goes to Spark's fold for each, the first to none, and
-    every policy's value and every match (a two-player game's) agree to 1e-12."""
-    import dicegraph
-    from dicegraph.store.solve.dispatch import reference_only
-
-    params, operations = BOTH_WAYS[name]
-    url = sa.make_url(spark_url)
-    reference_url = url.set(database=f"{url.database}_reference").render_as_string()
-    answers = []
-    try:
-        for database_url, forced in ((reference_url, True), (spark_url, False)):
-            dispatched.clear()
-            database = dicegraph.open(database_url)
-            with reference_only() if forced else contextlib.nullcontext():
-                database.build(name, params)
-                database.solve(name, params)
-                values = {row["name"]: row["value"] for row in database.policies(name, params)}
-                played = database.matches(name, params) if get_game(name).players == 2 else []
-            answers.append((values, [row["p_first_wins"] for row in played]))
-            assert {operation for operation, _ in dispatched} >= operations
-            assert {operation for operation, folded in dispatched if folded} == (set() if forced else operations)
-    finally:
-        engine = sa.create_engine(cluster.url)
-        with engine.connect() as connection:
-            connection.exec_driver_sql(f"DROP DATABASE IF EXISTS `{url.database}_reference` CASCADE")
-        engine.dispose()
-    (expected, expected_matches), (values, matches) = answers
-    assert values.keys() == expected.keys() and len(matches) == len(expected_matches)
-    for policy, value in expected.items():
-        assert (value is None) == (values[policy] is None), policy
-        if value is not None:
-            assert math.isclose(values[policy], value, rel_tol=1e-12, abs_tol=1e-15), policy
-    for match, expected_match in zip(matches, expected_matches):
-        assert math.isclose(match, expected_match, rel_tol=1e-12), (matches, expected_matches)
-
-
-def test_a_sweep_and_a_turn_batch_folded_equal_the_reference_run_on_spark(spark_url: str,
-                                                                          dispatched: list[tuple[str, bool]]) -> None:
-    """Shut The Box's goal sweep and School's last state layer through its turn stored once, on Spark by the
-    reference and as dispatched (to Spark's folds): the sweep's outcomes, the states' values and their decisions
-    agree to 1e-12."""
+def test_a_races_fold_and_end_distributions_equal_the_reference_run_on_spark(spark_url: str,
+                                                                              dispatched: list[tuple[str, bool]]) -> None:
+    """The race to 100's last state layer solved (``race``) and an agent's end distributions from its states
+    (``end distributions``), on Spark by the reference and as dispatched (to Spark's folds): the states' values
+    and every (end, state) probability agree to 1e-12 (the reference also keeps the ends it reaches with
+    probability 0, the fold leaves them out). (The whole race, its matches included, is folded and
+    compared with SQLite's above.)"""
+    from dicegraph.store.catalog import find_policy
     from dicegraph.store.load import build_graph
-    from dicegraph.store.solve import readers, turns
+    from dicegraph.store.scratch import turn_work_table
+    from dicegraph.store.seats import FOLLOW, Seat
+    from dicegraph.store.solve import race_matches, turn_cycles
     from dicegraph.store.solve.dispatch import reference_only
-    from dicegraph.store.solve.layers import Goal
-    from dicegraph.store.sweep import sweep_outcomes
     from dicegraph.store.turn_graph import TurnGraph
 
+    game, params = get_game("5000-race"), {"target": 100}
     engine = open_database(spark_url, create=True)
-    box = build_graph(engine, get_game("shut-the-box"), {"tiles": 4, "one_die": "on"})
-    school, school_params = get_game("school"), small_params(get_game("school"))
-    built = build_graph(engine, school, school_params)
+    built = build_graph(engine, game, params)
+    with engine.connect() as connection:  # as a match has it: the optimum, whose values rank the ends, solved first
+        graph = TurnGraph.load(connection, built.graph_id, game.turn(params))  # type: ignore[attr-defined]
+        turn_cycles.ensure_race_solved(connection, graph)
+        optimal = find_policy(connection, built.graph_id, OPTIMAL).id
     answers = []
     for forced in (True, False):
         dispatched.clear()
         with reference_only() if forced else contextlib.nullcontext(), engine.connect() as connection:
-            swept = sweep_outcomes(connection, box.graph_id, "max", [Goal("<", at) for at in (1, 3, 5, 8)])
-            graph = TurnGraph.load(connection, built.graph_id, school.turn(school_params))  # type: ignore[attr-defined]
-            policy_id = turns.solve_policy(connection, graph, OPTIMAL, down_to=max(graph.layer_ids))
-            answers.append((swept, readers.stored_values(connection, built.graph_id, policy_id),
-                            readers.stored_decisions(connection, built.graph_id, policy_id)))
-        assert {operation for operation, folded in dispatched if folded} == (set() if forced else {"sweep", "turn batch"})
-        assert {operation for operation, _ in dispatched} == {"sweep", "turn batch"}
+            top = max(graph.layer_ids)
+            values, _ = turn_cycles.solve_race(connection, graph, [Seat.maximising()], down_to=top)
+            agent = Seat(FOLLOW, find_policy(connection, built.graph_id, "threshold-2").id)
+            found = turn_work_table(connection, "ends_played", sa.Column("r0", sa.Double, nullable=False))
+            first, last = graph.layer_ids[top]
+            race_matches.play_ends(connection, graph, [agent], optimal, list(range(first, last + 1)), found, None,
+                                   None)
+            ends = {(row.node_id, row.state): row.r0 for row in connection.execute(sa.select(found)) if row.r0 > 0}
+            found.drop(connection)
+            answers.append((values, ends))
+        assert {operation for operation, folded in dispatched if folded} == \
+            (set() if forced else {"race", "end distributions"})
     engine.dispose()
-    (expected_swept, expected, expected_decisions), (swept, values, decisions) = answers
-    assert decisions == expected_decisions and values.keys() == expected.keys() and len(values) > 10
-    for key, value in expected.items():
-        assert math.isclose(values[key], value, rel_tol=1e-12), key
-    assert [outcome.keys() for outcome in swept] == [outcome.keys() for outcome in expected_swept]
-    for outcome, expected_outcome in zip(swept, expected_swept):
-        for payoff, probability in expected_outcome.items():
-            assert math.isclose(outcome[payoff], probability, rel_tol=1e-12, abs_tol=1e-15), payoff
+    (expected, expected_ends), (values, ends) = answers
+    assert values.keys() == expected.keys() and len(ends) > 1
+    assert ends.keys() == expected_ends.keys(), (ends, expected_ends)
+    for state, value in expected.items():
+        assert math.isclose(values[state][0], value[0], rel_tol=1e-12), state
+    for key, probability in expected_ends.items():
+        assert math.isclose(ends[key], probability, rel_tol=1e-12, abs_tol=1e-15), key
 
 
 def test_compaction_keeps_every_row_in_fewer_files(spark_url: str) -> None:

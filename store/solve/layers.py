@@ -39,8 +39,8 @@ from dicegraph.store.load import next_id, now
 from dicegraph.store.propagate import propagate
 from dicegraph.store.schema import choice, edge, edges_of, layer_ranges, node, policy, value
 from dicegraph.store.scratch import values_table
-from dicegraph.store.solve.dispatch import dispatchable
 from dicegraph.store.seats import FOLLOW, Seat
+from dicegraph.store.solve.dispatch import dispatchable
 
 TESTS = ("<", "<=", "=", ">=", ">")
 

@@ -50,9 +50,12 @@ def _step() -> str:
     return with_layer_moves(child, best, taken, f"named_struct('p', concat(vals.p, {p}), 'q', concat(vals.q, {q}))")
 
 
-def can_play_ends(*arguments: object) -> bool:
-    """Return True: :func:`play_ends` plays any seats' end distributions."""
-    return True
+def can_play_ends(connection: sa.Connection, graph: TurnGraph, seats: Sequence[Seat], rank_policy: int,
+                  *arguments: object) -> bool:
+    """Return whether :func:`play_ends` can run: the stored solve ``rank_policy`` has its states' values (as a
+    match has them: its optimum is solved first), which the fold reads for every end's state, an agent's too."""
+    return connection.execute(sa.select(turn_policy.c.node_id).where(turn_policy.c.policy_id == rank_policy)
+                              .limit(1)).first() is not None
 
 
 def play_ends(connection: sa.Connection, graph: TurnGraph, seats: Sequence[Seat], rank_policy: int,

@@ -4,8 +4,8 @@ picks between them.
 Each operation (:data:`OPERATIONS`) has one reference implementation, in portable SQL (SQLAlchemy Core) that runs
 on every backend, decorated with :func:`dispatchable`. A backend may register a faster implementation of an
 operation beside its record (:attr:`dicegraph.store.backends.record.Backend.faster`: Spark's folds, which solve
-inside rows): an :class:`dicegraph.store.backends.record.Implementation` naming the function that runs it and the function that says whether it
-can run these arguments (a graph small enough to fold, an objective it knows). A call goes to the first registered
+inside rows): an :class:`dicegraph.store.backends.record.Implementation` naming the function that runs it and the
+function that says whether it can run these arguments (a graph small enough to fold, an objective it knows). A call goes to the first registered
 implementation that can run it, else to the reference, as networkx's ``_dispatchable`` hands a call to a backend
 whose ``can_run`` accepts it. The registered functions are imported when first called, so a backend's folder
 imports the solve's plain types (:mod:`dicegraph.store.seats`, :mod:`dicegraph.store.convergence`,
@@ -29,7 +29,6 @@ from typing import Any, NamedTuple, TypeVar
 import sqlalchemy as sa
 
 from dicegraph.store.backends import backend_of
-
 
 
 class Operation(NamedTuple):

@@ -2,8 +2,8 @@
 
 Each seat is one player to move, following its policy, and an edge of sign -1 (the turn handed over) leads to
 the other's (:mod:`dicegraph.store.seats`), and the match is Newton's passes over the layers
-(:func:`dicegraph.store.solve.cycles.root_values`, the operation ``match``, which Spark folds in one statement). A race whose turn is stored once
-plays its matches in :mod:`dicegraph.store.solve.race_matches`.
+(:func:`dicegraph.store.solve.cycles.root_values`, the operation ``match``, which Spark folds in one statement).
+A race whose turn is stored once plays its matches in :mod:`dicegraph.store.solve.race_matches`.
 """
 
 from __future__ import annotations

@@ -142,6 +142,7 @@ class Database:
                                       memory=session.memory)
         return session
 
+    @_one_line_errors
     def close(self) -> None:
         """Let go of the engine a session :meth:`kept_open` (or :meth:`over`) holds, and of its file."""
         if self._kept is not None:

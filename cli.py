@@ -13,7 +13,7 @@ import signal
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import Any
@@ -344,28 +344,35 @@ def build(ctx: click.Context, game: str, params: tuple[str, ...], replace: bool,
 @main.command("solve")
 @click.argument("graph")
 @PARAM_OPTION
-@click.option("--objective", type=click.Choice(OBJECTIVES), help="max or min of the payoff [default: the game's].")
-@click.option("--name", default=OPTIMAL, show_default=True, callback=lambda ctx, param, value: _policy_name(value),
-              help="Name of the policy to store.")
+@click.option("--objective", metavar="OBJECTIVE",
+              help=f"{' or '.join(OBJECTIVES)} of the payoff, or best-response:POLICY (a game for two: the policy that "
+                   "wins most often against a stored one) [default: the game's].")
+@click.option("--name", callback=lambda ctx, param, value: None if value is None else _policy_name(value),
+              help="Name of the policy to store [default: optimal; a best response: its objective].")
 @JSON_OPTION
 @click.pass_context
-def solve_command(ctx: click.Context, graph: str, params: tuple[str, ...], objective: str | None, name: str, as_json: bool) -> None:
+def solve_command(ctx: click.Context, graph: str, params: tuple[str, ...], objective: str | None, name: str | None,
+                  as_json: bool) -> None:
     """Solve GRAPH by backward induction in SQL and store the optimal policy.
 
     GRAPH is a graph id or a game name. Stores the chosen move at every
     decision node, every node's value, and the reach probabilities.
+    In a game for two, --objective best-response:POLICY stores the policy
+    that wins most often against the stored POLICY, and prints what it
+    wins in each seat beside the optimum, and POLICY's exploitability.
 
     \b
     Examples:
       dicegraph solve jackpot
       dicegraph solve 1 --objective min --name pessimal
+      dicegraph solve pig --objective best-response:hold-at-20
     """
     result = _database(ctx).solve(graph, parse_params(params), objective=objective, name=name)
     if as_json:
         print_json(result)
     else:
         click.echo(f"solved graph {result['graph']} ({result['game']}) for {result['objective']} in "
-                   f"{result['seconds']:.2f} s: policy {name!r}, value {result['value']:.12g}")
+                   f"{result['seconds']:.2f} s: policy {result['policy']!r}, value {result['value']:.12g}")
         converged = result["convergence"]
         if converged is not None:
             click.echo(f"cycles: {converged['cyclic_components']} cyclic components by {converged['method'].capitalize()}'s method, "
@@ -373,6 +380,8 @@ def solve_command(ctx: click.Context, graph: str, params: tuple[str, ...], objec
                        f"largest residual {residual_text(converged['residual'])}")
         if result["evaluated"]:
             click.echo(f"evaluated the stored policies {', '.join(result['evaluated'])}")
+        if "response" in result:
+            click.echo(_responses_table([result["response"]]))
 
 
 @main.command()
@@ -539,9 +548,33 @@ def report(ctx: click.Context, game: str, params: tuple[str, ...], simulated_gam
                    "z = (estimate - exact) / standard error.")
     for line in chosen.hooks.describe(data):
         click.echo(line)
+    if data.get("responses"):
+        click.echo(f"\nEach policy against its best response (the policy that wins most often against it) and the "
+                   f"optimum, moving first / second / on average:\n{_responses_table(data['responses'])}")
     for drawn in data.get("diagrams", []):
         size = f" ({drawn['nodes']:,} nodes, {drawn['edges']:,} edges)" if "nodes" in drawn else ""
         click.echo(f"wrote {drawn['file']}{size}", err=True)
+
+
+def _six(number: float) -> str:
+    """Return ``number`` to six decimals, a rounding error's -0 as 0.
+
+    >>> _six(-1e-17), _six(0.1234567)
+    ('0.000000', '0.123457')
+    """
+    return f"{round(number, 6) + 0.0:.6f}"
+
+
+def _responses_table(responses: Sequence[Mapping[str, Any]]) -> str:
+    """Return the table of what the optimum and each policy's best response win against it, in the first seat, the
+    second and on average, and by how much the best response beats the game's value (the policy's exploitability)."""
+
+    def seats(figures: Mapping[str, float]) -> str:
+        return " / ".join(_six(figures[seat]) for seat in ("first", "second", "mean"))
+
+    return table(["against", "optimum wins", "best response wins", "gain", "exploitability"],
+                 [[r["policy"], seats(r["optimum_wins"]), seats(r["response_wins"]), _six(r["gain"]["mean"]),
+                   _six(r["exploitability"]["mean"])] for r in responses])
 
 
 @main.command()

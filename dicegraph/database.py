@@ -39,7 +39,8 @@ from dicegraph.store.backends import backend_of
 from dicegraph.store.browse import game_listing, graph_layers, largest_payoff, root_key, search_positions, stored_graphs
 from dicegraph.store.catalog import (evaluated_policy, find_policy, graph_by_id, has_cycles, is_graph_id, list_policies,
                                      list_policy_names, policy_convergence, resolve_graph, stored_params, value_unit)
-from dicegraph.store.compare import SEATS, policy_comparison
+from dicegraph.store.compare import policy_comparison
+from dicegraph.store.seats import SEATS
 from dicegraph.store.db import database_exists, database_url, is_in_memory, open_database, schema_revision, shown_url
 from dicegraph.store.errors import NotFound, database_failure, file_failure
 from dicegraph.store.load import BuildResult, build_count, build_graph
@@ -52,6 +53,8 @@ from dicegraph.store.render import DEFAULT_DPI, MAX_NODES, Style, diagram_format
 from dicegraph.store.report import (DEFAULT_SEED, ReportGraphs, diagram_file, draw_game_diagrams, game_report,
                                     report_simulations)
 from dicegraph.store.simulation import monte_carlo
+from dicegraph.store.schema import policy
+from dicegraph.store.solve.graph_matches import answered_policy
 from dicegraph.store.solve.entry import ensure_solved, evaluate_agents, pending_work, solve_graph, solve_steps
 from dicegraph.store.view import GraphView
 
@@ -197,34 +200,47 @@ class Database:
 
     @_one_line_errors
     def solve(self, graph: str | int, params: Mapping[str, Any] | None = None, *, objective: str | None = None,
-              name: str = OPTIMAL) -> dict[str, Any]:
-        """Solve a stored graph (id or game name) for ``objective`` (the game's by default), store the policy as
-        ``name`` and evaluate the stored agents; return what ``solve --json`` prints. The method is the store's
-        pick for the graph (:func:`dicegraph.store.solve.entry.solve_graph`); a game whose turn is stored once solves its
-        declared turn policies, a state layer committed at a time."""
+              name: str | None = None) -> dict[str, Any]:
+        """Solve a stored graph (id or game name) for ``objective`` (the game's by default; ``best-response:POLICY``
+        in a game for two: the best response to a stored policy), store the policy as ``name`` (by default
+        ``optimal``, or the best response's objective) and evaluate the stored agents; return what ``solve
+        --json`` prints. The method is the store's pick for the graph
+        (:func:`dicegraph.store.solve.entry.solve_graph`); a game whose turn is stored once solves its declared
+        turn policies, a state layer committed at a time.
+
+        >>> import dicegraph
+        >>> db = dicegraph.open("sqlite://")
+        >>> _ = db.build("pig", {"target": 8, "holds": "4"})
+        >>> solved = db.solve("pig", objective="best-response:hold-at-4")
+        >>> solved["policy"], round(solved["value"], 6), round(solved["response"]["exploitability"]["mean"], 6)
+        ('best-response:hold-at-4', 0.885485, 0.281426)
+        """
         with self._engine() as engine, engine.connect() as connection:
             row = stored_graph(connection, graph, params)
             game = get_game(row.game)
             params_stored = stored_params(connection, row.id)
             started = time.perf_counter()
             with self.meter(f"solving {row.game}", solve_steps(game, params_stored) or row.layers) as progress:
-                solve_graph(connection, row.id, game, objective=objective, name=name, progress=progress)
+                policy_id = solve_graph(connection, row.id, game, objective=objective, name=name, progress=progress)
             with self.meter("evaluating the agents, layers", None) as evaluating:
                 evaluated = evaluate_agents(connection, row.id, game, name, evaluating)
             connection.commit()
-            return self._solved(connection, row, name, objective or game.objective, evaluated,
+            return self._solved(connection, row, policy_id, objective or game.objective, evaluated,
                                 time.perf_counter() - started)
 
     @staticmethod
-    def _solved(connection: sa.Connection, row: sa.Row, name: str, objective: str, evaluated: list[str],
+    def _solved(connection: sa.Connection, row: sa.Row, policy_id: int, objective: str, evaluated: list[str],
                 seconds: float) -> dict[str, Any]:
-        """Return what ``solve --json`` prints of the policy ``name`` of a graph just solved."""
-        policy_id = find_policy(connection, row.id, name).id
+        """Return what ``solve --json`` prints of the policy ``policy_id`` of a graph just solved (a best
+        response's ``response``: :func:`dicegraph.store.solve.graph_matches.response_wins`)."""
+        name = connection.execute(sa.select(policy.c.name).where(policy.c.id == policy_id)).scalar_one()
         value = next(p["value"] for p in list_policies(connection, row.id) if p["name"] == name)
+        answered = answered_policy(objective)
         return as_json({"graph": row.id, "game": row.game, "policy": name, "policy_id": policy_id,
                         "objective": objective, "value": value, "evaluated": evaluated, "seconds": seconds,
                         "edges_per_second": row.edges / seconds if seconds else None,
-                        "convergence": policy_convergence(connection, policy_id)})
+                        "convergence": policy_convergence(connection, policy_id),
+                        **({} if answered is None else {"response": GraphView(connection, row.id, get_game(row.game)).response(answered)})})
 
     @_one_line_errors
     def report(self, game: str | Game, params: Mapping[str, Any] | None = None, games: int = 0, *,

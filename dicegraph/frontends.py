@@ -18,7 +18,7 @@ from dicegraph.store.backends.spark.cluster import running as running_processes
 from dicegraph.store.backends.spark.cluster import start as start_cluster
 from dicegraph.store.backends.spark.cluster import stop as stop_cluster
 from dicegraph.store.browse import game_listing
-from dicegraph.store.compare import SEATS
+from dicegraph.store.seats import SEATS
 from dicegraph.store.db import DEFAULT_URL, ENV_VAR, in_memory_url, shown_url
 from dicegraph.store.errors import DatabaseError, FilesReachable, NotFound, ReadOnly, database_failure
 from dicegraph.store.load import MAX_EDGES

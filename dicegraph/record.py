@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from dicegraph.graphs.errors import DicegraphError
-from dicegraph.store.compare import SEATS
+from dicegraph.store.seats import SEATS
 from dicegraph.store.output import OutputError, target_of, write_file
 
 VERSION = 1  # the record format's version, the first key of a record

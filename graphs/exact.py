@@ -114,18 +114,22 @@ def exact_value(rules: Rules, objective: str, agent: str | None = None, position
     return value(rules.starts()[0] if position is None else position)
 
 
-def exact_values(rules: Rules, objective: str, agent: str | None = None) -> dict[str, Fraction]:
+def exact_values(rules: Rules, objective: str, agent: str | None = None, against: str | None = None
+                 ) -> dict[str, Fraction]:
     """Return every position's exact value (key -> value) in a game whose positions may repeat, to the player to
-    move there, under ``agent`` (both seats) or the best moves for ``objective``.
+    move there, under ``agent`` (both seats) or the best moves for ``objective``; with ``against`` (a game for
+    two), the best response to the agent ``against``: the value to the player to move who plays best when the
+    opponent plays ``against``.
 
-    Each position is an unknown; a policy (a move for each roll that offers a choice) makes the values one
-    linear system. Policy iteration improves the policy where a move is strictly better under its values,
-    until none is.
+    Each position (and, against an agent, each seat to move) is an unknown; a policy (a move for each roll that
+    offers a choice) makes the values one linear system. Policy iteration improves the policy where a move is
+    strictly better under its values, until none is.
     """
     # every position the rules reach, read once, breadth first: its payoff, or per roll its share, its moves
     # (none: the roll leads on without a choice, ``forced``) and the index of the move the agent plays
     table: dict[str, Fraction | list[tuple[Fraction, Sequence[Move], Ending | Move | None]]] = {}
-    choices: dict[tuple[str, int], int] = {}  # (position, outcome) -> the index of the move the policy takes
+    choices: dict[tuple[str, int, int], int] = {}  # (position, outcome, seat) -> the move the seat takes there
+    seats = 1 if against is None else 2  # seat 1 plays ``against``, seat 0 best for ``objective``
     pending = [(rules.key(start), start) for start in rules.starts()]
     order: list[str] = []
     while pending:
@@ -146,39 +150,45 @@ def exact_values(rules: Rules, objective: str, agent: str | None = None) -> dict
             forced = None if moves else rules.ending(at, roll)
             table[key].append((Fraction(weight, total), moves, forced))
             if moves:
-                choices[key, number] = 0 if agent is None else moves.index(rules.agents[agent](at, roll, moves))
+                played = {0: agent, 1: against}
+                for seat in range(seats):
+                    name = played[seat]
+                    choices[key, number, seat] = 0 if name is None else moves.index(rules.agents[name](at, roll, moves))
             pending += [(rules.key(move.next), move.next) for move in (moves or [forced]) if isinstance(move, Move)]
     sign = 1 if objective == "max" else -1
 
-    def solve(choice: dict[tuple[str, int], int]) -> dict[str, Fraction]:
+    def solve(choice: dict[tuple[str, int, int], int]) -> dict[tuple[str, int], Fraction]:
         system: dict[Hashable, dict[Hashable, Fraction]] = {}
         for key, entry in table.items():
-            equation: dict[Hashable, Fraction] = {key: Fraction(1), RHS: Fraction(0)}
-            if not isinstance(entry, list):
-                equation[RHS] = entry
-            for number, (share, moves, forced) in enumerate(entry if isinstance(entry, list) else ()):
-                after = moves[choice[key, number]] if moves else forced
-                if isinstance(after, Ending):
-                    equation[RHS] += share * Fraction(after.payoff)
-                    continue
-                equation[RHS] += share * (Fraction(after.reward) + (Fraction(rules.constant_sum) if after.passes else 0))
-                target = rules.key(after.next)
-                equation[target] = equation.get(target, Fraction(0)) + (share if after.passes else -share)
-            system[key] = equation
-        return solve_sparse(system, reversed(order))
+            for seat in range(seats):
+                unknown = (key, seat)
+                equation: dict[Hashable, Fraction] = {unknown: Fraction(1), RHS: Fraction(0)}
+                if not isinstance(entry, list):
+                    equation[RHS] = entry
+                for number, (share, moves, forced) in enumerate(entry if isinstance(entry, list) else ()):
+                    after = moves[choice[key, number, seat]] if moves else forced
+                    if isinstance(after, Ending):
+                        equation[RHS] += share * Fraction(after.payoff)
+                        continue
+                    equation[RHS] += share * (Fraction(after.reward) + (Fraction(rules.constant_sum) if after.passes else 0))
+                    target = (rules.key(after.next), (seats - 1 - seat) if after.passes else seat)
+                    equation[target] = equation.get(target, Fraction(0)) + (share if after.passes else -share)
+                system[unknown] = equation
+        return solve_sparse(system, [(key, seat) for key in reversed(order) for seat in range(seats)])
 
     for _ in range(MAX_POLICY_STEPS):
         values = solve(choices)
-        if agent is not None:
-            return values
         better = dict(choices)
-        for (key, number), taken in choices.items():
+        for (key, number, seat), taken in choices.items():
+            if (seat == 0 and agent is not None) or seat == 1:
+                continue
             moves = table[key][number][1]  # type: ignore[index]
-            worth = [sign * move_worth(rules, move, values[rules.key(move.next)]) for move in moves]
+            to = (lambda move: (rules.key(move.next), (seats - 1 - seat) if move.passes else seat))
+            worth = [sign * move_worth(rules, move, values[to(move)]) for move in moves]
             best = max(range(len(moves)), key=lambda index: (worth[index], index == taken))
             if worth[best] > worth[taken]:
-                better[key, number] = best
+                better[key, number, seat] = best
         if better == choices:
-            return values
+            return {key: found for (key, seat), found in values.items() if seat == 0}
         choices = better
     raise ArithmeticError(f"policy iteration did not settle in {MAX_POLICY_STEPS} steps")

@@ -148,7 +148,8 @@ def list_policies(connection: sa.Connection, graph_id: int, outcome: str | None 
 
     The root value is the expected payoff of the whole game under the policy
     (for a policy solved for a ``goal``, the probability of reaching it; in a
-    two-player game, with both seats following the policy).
+    two-player game, with both seats following the policy, except that a best
+    response, which ``answers`` a policy, plays against that one).
     """
     root_value = sa.func.coalesce(
         sa.select(value.c.value).where(value.c.policy_id == policy.c.id, value.c.node_id == 0).scalar_subquery(),
@@ -156,8 +157,11 @@ def list_policies(connection: sa.Connection, graph_id: int, outcome: str | None 
         sa.select(turn_policy.c.value).where(turn_policy.c.policy_id == policy.c.id, turn_policy.c.node_id == 0)
         .scalar_subquery(),
     )
+    answered = policy.alias("answered")
+    answers = sa.select(answered.c.name).where(answered.c.id == policy.c.responds_to).scalar_subquery()
     query = (
-        sa.select(policy.c.name, policy.c.objective, policy.c.method, policy.c.goal, root_value.label("value"))
+        sa.select(policy.c.name, policy.c.objective, policy.c.method, policy.c.goal, root_value.label("value"),
+                  answers.label("answers"))
         .where(policy.c.graph_id == graph_id, LISTED)
         .order_by(policy.c.id)
     )

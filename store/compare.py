@@ -19,7 +19,6 @@ reference's in the same seat against the same opponent
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import sqlalchemy as sa
@@ -28,13 +27,10 @@ from dicegraph.graphs.errors import DicegraphError
 from dicegraph.graphs.protocol import TIE
 from dicegraph.store.catalog import evaluated_policy, list_policies, stored_policy, value_unit
 from dicegraph.store.schema import choice, edge, graph, graph_edge_span, node, value
+from dicegraph.store.seats import SEATS, seat_values
 
 if TYPE_CHECKING:
     from dicegraph.store.view import GraphView
-
-SEATS = ("first", "second")  # the seats of a two-player game, the first moving first
-Match = Callable[[str, str], tuple[float, float]]  # (a, b) -> P(a moving first beats b), P(b moving first beats a)
-
 
 class Incomparable(DicegraphError):
     """Two policies whose values cannot be compared: of different units, or named where the game has no such seat."""
@@ -47,22 +43,6 @@ def check_comparable(policy: sa.Row, reference: sa.Row, outcome: str) -> str:
         raise Incomparable(f"cannot compare {policy.name} ({units[0]}) with {reference.name} ({units[1]}): their "
                            "values are in different units; compare it with a policy of its own unit")
     return units[0]
-
-
-def seat_values(match: Match, policy: str, reference: str, opponent: str) -> dict[str, dict[str, float]]:
-    """Return, for each seat, the probability that ``policy`` wins there against ``opponent`` and that
-    ``reference`` does, and the ``loss`` (the reference's minus the policy's): two matches in all.
-
-    >>> table = {("a", "o"): (0.5, 0.6), ("r", "o"): (0.7, 0.4)}
-    >>> seat_values(lambda x, y: table[x, y], "a", "r", "o")["second"]
-    {'policy': 0.4, 'reference': 0.6, 'loss': 0.19999999999999996}
-    """
-    found = {}
-    for name in dict.fromkeys((policy, reference)):
-        moving_first, opponent_first = match(name, opponent)
-        found[name] = {"first": moving_first, "second": 1.0 - opponent_first}
-    return {seat: {"policy": found[policy][seat], "reference": found[reference][seat],
-                   "loss": found[reference][seat] - found[policy][seat]} for seat in SEATS}
 
 
 def compare_policies(

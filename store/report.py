@@ -22,7 +22,7 @@ from dicegraph.store.load import BuildResult, build_graph, canonical_params
 from dicegraph.store.propagate import mean_payoff, outcome_distribution
 from dicegraph.store.output import check_directory, drawn_into
 from dicegraph.store.simulation import monte_carlo
-from dicegraph.store.solve.entry import ensure_solved, keeps_reaches, policy_names
+from dicegraph.store.solve.entry import ensure_solved, keeps_reaches, policy_names, response_names
 from dicegraph.store.view import GraphView
 
 DEFAULT_SEED = 1
@@ -46,7 +46,9 @@ def game_report(
     Builds the graph and solves it when the database does not have them yet
     (:func:`prepare_game`). Where the solve keeps it, each policy has its ``sd`` (a repeating game's turn
     policies); a repeating game has no outcome distribution (its solve keeps no reach a position), and its
-    ``graph_size`` adds the turn's (:meth:`dicegraph.store.view.GraphView.stored_sizes`). The game's ``analyse``
+    ``graph_size`` adds the turn's (:meth:`dicegraph.store.view.GraphView.stored_sizes`). A game for two stored
+    as rows has its agents' best ``responses`` (:meth:`dicegraph.store.view.GraphView.response`), which the
+    ``policies`` leave out. The game's ``analyse``
     adds its own keys. With ``simulated_games``, and a simulator for the game, each policy also
     gets a ``monte_carlo`` estimate (``dicegraph.store.simulation.monte_carlo``) played
     from the rules with ``seed``, unless the game plays its runs itself (it declares ``simulated_runs``, and
@@ -72,7 +74,7 @@ def game_report(
         view = GraphView(connection, built.graph_id, game, matches, all_matches, simulation)
         evaluated = set(policy_names(game, params))  # not a race's stored agents: they play in its matches alone
         policies = [row for row in list_policies(connection, built.graph_id)
-                    if row["value"] is not None or row["name"] in evaluated]
+                    if (row["value"] is not None or row["name"] in evaluated) and row["answers"] is None]
         for row in policies:
             spread = view.sd(row["name"])
             if spread is not None:
@@ -89,6 +91,9 @@ def game_report(
                 estimate = monte_carlo(connection, game, params, row["name"], simulated_games, seed, progress)
                 row["monte_carlo"] = {key: estimate[key] for key in ("games", "estimate", "stderr", "z")}
         report = _generic_report(game, params, built, policies, distribution)
+        responses = response_names(game, params)
+        if responses:  # each agent's best response beside the optimum: what it gives away
+            report["responses"] = [view.response(answered) for answered in responses.values()]
         report["graph_size"] |= view.stored_sizes()
         report |= game.hooks.analyse(view, params, report)
     return report

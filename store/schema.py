@@ -92,6 +92,9 @@ edge = Table(
            comment="-1 where the turn passes to the opponent: the edge is worth reward + sign * value(dst)"),
 )
 
+RESPONDS_TO = ("a best response: the id of the policy it is solved against, its values those of playing against "
+               "it (NULL: values in self-play)")
+
 policy = Table(
     "policy",
     metadata,
@@ -105,6 +108,7 @@ policy = Table(
     Column("unfinished_since", DateTime(timezone=True),
            comment="set while a solve committed in steps is unfinished (it resumes; nothing lists it)"),
     Column("convergence", Text, comment="graphs with cycles: how the solve converged (JSON: method, passes, residual)"),
+    Column("responds_to", Integer, comment=RESPONDS_TO),
     sa.UniqueConstraint("graph_id", "name"),
 )
 

@@ -27,7 +27,7 @@ from typing import Any
 import sqlalchemy as sa
 
 from dicegraph.graphs.errors import DicegraphError
-from dicegraph.graphs.protocol import ChosenMove, Progress, Simulation
+from dicegraph.graphs.protocol import OPTIMAL, ChosenMove, Progress, Simulation
 from dicegraph.graphs.repeating import valued_agent
 from dicegraph.graphs.spec import GameSpec
 from dicegraph.store.solve import graph_matches, race_matches, readers, turn_cycles, turns
@@ -70,6 +70,7 @@ class GraphView:
             raise ValueError(f"graph {graph_id} is a graph of {row.game!r}, not of {game.name!r}")
         self.game, self.params = row.game, json.loads(row.params)
         self._turn_graph: TurnGraph | None = None
+        self._matched: dict[tuple[str, str], tuple[float, float]] = {}
 
     def _policy(self, name: str) -> int:
         return find_policy(self.connection, self.graph_id, name).id
@@ -158,8 +159,17 @@ class GraphView:
 
     def match(self, first: str, second: str) -> tuple[float, float]:
         """Return the probabilities that policy ``first``, moving first, beats ``second``, and the other way
-        round (one run for both, ``store/solve/graph_matches.py``)."""
-        return graph_matches.head_to_head(self.connection, self.graph_id, first, second, self.progress)
+        round (one run for both, ``store/solve/graph_matches.py``; a pair played once a view)."""
+        if (first, second) not in self._matched:
+            self._matched[first, second] = graph_matches.head_to_head(self.connection, self.graph_id, first, second,
+                                                                      self.progress)
+        return self._matched[first, second]
+
+    def response(self, answered: str) -> dict[str, Any]:
+        """Return how the stored best response to policy ``answered`` and the optimum do against it, and its
+        exploitability (:func:`dicegraph.store.solve.graph_matches.response_figures`)."""
+        game_value = root_value(self.connection, self._policy(OPTIMAL))
+        return graph_matches.response_figures(self.match, game_value, answered, graph_matches.response_name(answered), OPTIMAL)
 
     def _played(self, pairs: Sequence[tuple[str, str]]) -> list[tuple[float, float]]:
         """Return each pair's :meth:`match` (a run a pair)."""

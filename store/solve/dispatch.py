@@ -15,7 +15,7 @@ Inside :func:`reference_only` every call runs the reference: the conformance tes
 and compare (``tests/test_spark.py``).
 
 >>> sorted(OPERATIONS)[:3]
-['cyclic', 'end distributions', 'layered']
+['best response', 'cyclic', 'end distributions']
 """
 
 from __future__ import annotations
@@ -45,6 +45,8 @@ OPERATIONS = {  # each operation, its reference and what it computes, as docs/ba
     "cyclic": Operation(_SOLVE + "layers:store_cyclic", "values and moves of policies on a graph with cycles "
                         "(Newton's method over its components)"),
     "match": Operation(_SOLVE + "cycles:root_values", "a match of two stored policies on a graph of rows"),
+    "best response": Operation(_SOLVE + "graph_matches:store_response", "the best response to a stored policy on "
+                               "a graph of rows, its values and moves"),
     "sweep": Operation("dicegraph.store.sweep:swept_outcomes", "the optimum's outcomes for many goals at once"),
     "turn batch": Operation(_SOLVE + "turns:solve_batch", "a batch of turn states played through a turn stored once"),
     "race": Operation(_SOLVE + "turn_cycles:solve_race", "a race's turn states, a state layer at a time "

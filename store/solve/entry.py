@@ -19,11 +19,11 @@ from typing import Any, NamedTuple
 import sqlalchemy as sa
 
 from dicegraph.graphs.errors import DicegraphError
-from dicegraph.graphs.protocol import OPTIMAL, Progress
+from dicegraph.graphs.protocol import OBJECTIVES, OPTIMAL, Progress
 from dicegraph.graphs.spec import GameSpec
-from dicegraph.store.catalog import find_policy, stored_params
+from dicegraph.store.catalog import find_policy, list_policy_names, stored_params
 from dicegraph.store.schema import layer_ranges, policy
-from dicegraph.store.solve import layers, turn_cycles, turns
+from dicegraph.store.solve import graph_matches, layers, turn_cycles, turns
 from dicegraph.store.turn_graph import TurnGraph
 from dicegraph.store.solve.layers import Goal, evaluate_all, is_evaluated
 
@@ -36,13 +36,26 @@ class Work(NamedTuple):
 
 
 def solve_graph(connection: sa.Connection, graph_id: int, game: GameSpec, *, objective: str | None = None,
-                name: str = OPTIMAL, goal: Goal | None = None, progress: Progress | None = None) -> int:
+                name: str | None = None, goal: Goal | None = None, progress: Progress | None = None) -> int:
     """Solve the stored graph ``graph_id`` of ``game`` for ``objective`` (the game's by default), store the policy
     as ``name`` (for ``goal``, when given: the probability of reaching it) and return its id.
 
-    ``progress`` counts the layers solved (a turn stored once: the states of each policy). A game whose
-    turn is stored once solves the turn policies it declares, for its own objective, and refuses others.
+    ``objective`` ``best-response:POLICY`` solves, in a game for two, the best response to the stored policy
+    POLICY (:func:`dicegraph.store.solve.graph_matches.solve_response`), named so by default; any other
+    objective's policy is named ``optimal`` by default. A best response solves what the game's report reads first
+    (:func:`ensure_solved`: the optimum, whose value its exploitability is measured from). ``progress`` counts the layers solved (a turn stored once:
+    the states of each policy). A game whose turn is stored once solves the turn policies it declares, for its
+    own objective, and refuses others.
     """
+    answered = graph_matches.answered_policy(objective)
+    if answered is not None:
+        _refuse_response(connection, graph_id, game, objective, goal)
+        ensure_solved(connection, graph_id, game, progress)  # the game's value, which its exploitability is beyond
+        return graph_matches.solve_response(connection, graph_id, answered, name, progress)[0]
+    if objective is not None and objective not in OBJECTIVES:
+        raise DicegraphError(f"no objective {objective!r}: give {', '.join(OBJECTIVES)} or "
+                             f"{graph_matches.RESPONSE}POLICY (a game for two)")
+    name = name or OPTIMAL
     params = stored_params(connection, graph_id)
     if not game.repeating:
         return layers.solve(connection, graph_id, objective or game.objective, name, progress, goal=goal,
@@ -58,6 +71,34 @@ def solve_graph(connection: sa.Connection, graph_id: int, game: GameSpec, *, obj
     else:
         turns.ensure_turns_solved(connection, graph, progress)
     return find_policy(connection, graph_id, name).id
+
+
+def _refuse_response(connection: sa.Connection, graph_id: int, game: GameSpec, objective: str,
+                     goal: Goal | None) -> None:
+    """Raise DicegraphError, in one line, where the graph ``graph_id`` of ``game`` has no best response to solve
+    for ``objective`` (before any work): a game for one, a turn stored once, a goal, a policy the graph neither
+    stores nor solves for its report."""
+    if game.players != 2:
+        raise DicegraphError(f"{game.name} is a one-player game: a best response ({objective}) answers an "
+                             "opponent, in a game for two")
+    if game.repeating:
+        raise DicegraphError(f"{game.name} stores its turn once: best responses are solved on games stored as "
+                             "rows (Pig's)")
+    if goal is not None:
+        raise DicegraphError(f"a best response maximises the chance of winning: give {objective} no goal")
+    answered = graph_matches.answered_policy(objective)
+    known = list(dict.fromkeys([*policy_names(game, stored_params(connection, graph_id)),
+                                *list_policy_names(connection, graph_id)]))
+    if answered not in known:
+        raise DicegraphError(f"no policy {answered!r} on graph {graph_id} to answer (known: {', '.join(known)})")
+
+
+def response_names(game: GameSpec, params: Mapping[str, Any]) -> dict[str, str]:
+    """Return the best responses the game's report solves: in a game for two stored as rows, one to each agent
+    (its name -> the agent's)."""
+    if game.players != 2 or game.repeating:
+        return {}
+    return {graph_matches.response_name(agent): agent for agent in game.agents(params)}
 
 
 def policy_names(game: GameSpec, params: Mapping[str, Any]) -> list[str]:
@@ -87,8 +128,8 @@ def keeps_reaches(game: GameSpec) -> bool:
 def ensure_solved(connection: sa.Connection, graph_id: int, game: GameSpec,
                   progress: Progress | None = None) -> list[str]:
     """Solve every policy the game's report reads unless stored (``optimal`` and the game's further ``solves``, or
-    a repeating game's turn policies) and evaluate every stored agent not yet evaluated; return the names of the
-    policies evaluated now.
+    a repeating game's turn policies), evaluate every stored agent not yet evaluated, and solve the best response
+    to each agent of a game for two (:func:`response_names`); return the names of the policies evaluated now.
 
     ``progress`` counts the steps of :func:`pending_work`. A game module may name further solves:
     ``solves = {name: (objective, goal text)}``, e.g. ``{"optimal-shut": ("max", "payoff = 0")}``. A graph of
@@ -104,7 +145,11 @@ def ensure_solved(connection: sa.Connection, graph_id: int, game: GameSpec,
         if name not in names:
             solve_graph(connection, graph_id, game, objective=objective, name=name,
                         goal=None if goal is None else Goal.parse(goal), progress=progress)
-    return evaluate_stored(connection, graph_id, progress)
+    evaluated = evaluate_stored(connection, graph_id, progress)
+    for name, answered in response_names(game, stored_params(connection, graph_id)).items():
+        if name not in names:
+            graph_matches.solve_response(connection, graph_id, answered, name, progress)
+    return evaluated
 
 
 def pending_work(connection: sa.Connection, graph_id: int, game: GameSpec) -> Work:
@@ -115,7 +160,8 @@ def pending_work(connection: sa.Connection, graph_id: int, game: GameSpec) -> Wo
         return Work(solve_steps(game, stored_params(connection, graph_id)) or None, "steps")
     count = len(layer_ranges(connection, graph_id))  # a pass steps through the layers that have edges
     stored = connection.execute(sa.select(policy.c.id, policy.c.name).where(policy.c.graph_id == graph_id)).all()
-    missing = set({OPTIMAL: None, **game.solves}) - {row.name for row in stored}
+    missing = set({OPTIMAL: None, **game.solves, **response_names(game, stored_params(connection, graph_id))}) - \
+        {row.name for row in stored}
     unevaluated = [row for row in stored if not is_evaluated(connection, row.id)]
     return Work(count * (len(missing) + len(unevaluated)), "layers")
 

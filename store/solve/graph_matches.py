@@ -1,19 +1,29 @@
-"""A head-to-head match of two stored policies on a graph of rows (Pig's), played both ways in one run.
+"""Two seats on a graph of rows (Pig's): a head-to-head match of two stored policies, played both ways in one run,
+and the best response to a stored policy, stored as a policy of its own.
 
-Each seat is one player to move, following its policy, and an edge of sign -1 (the turn handed over) leads to
-the other's (:mod:`dicegraph.store.seats`), and the match is Newton's passes over the layers
-(:func:`dicegraph.store.solve.cycles.root_values`, the operation ``match``, which Spark folds in one statement).
-A race whose turn is stored once plays its matches in :mod:`dicegraph.store.solve.race_matches`.
+Each seat is one player to move and an edge of sign -1 (the turn handed over) leads to the other's
+(:mod:`dicegraph.store.seats`); the passes are Newton's over the layers
+(:func:`dicegraph.store.solve.cycles.solve_components`). A match follows both policies (the operation ``match``,
+which Spark folds in one statement); a best response maximises in one seat against a policy followed in the
+other. A race whose turn is stored once plays its matches in :mod:`dicegraph.store.solve.race_matches`.
 """
 
 from __future__ import annotations
+
+from typing import Any, NamedTuple
 
 import sqlalchemy as sa
 
 from dicegraph.graphs.protocol import Progress
 from dicegraph.store.catalog import find_policy
+from dicegraph.store.convergence import Convergence
+from dicegraph.store.schema import choice, value
+from dicegraph.store.seats import FOLLOW, SEATS, Match, Seat, seat_values
 from dicegraph.store.solve import cycles
-from dicegraph.store.seats import FOLLOW, Seat
+from dicegraph.store.solve.dispatch import dispatchable
+from dicegraph.store.solve.layers import finish_solve, forget, record_solve
+
+RESPONSE = "best-response:"  # the objective (and the policy's name) of a best response, before what it answers
 
 
 def head_to_head(connection: sa.Connection, graph_id: int, first: str, second: str,
@@ -25,3 +35,92 @@ def head_to_head(connection: sa.Connection, graph_id: int, first: str, second: s
              Seat(FOLLOW, find_policy(connection, graph_id, second).id, after_pass=0)]
     first_moves, second_moves = cycles.root_values(connection, graph_id, seats, progress)
     return first_moves, second_moves
+
+
+class Response(NamedTuple):
+    """A best response's wins against the policy it answers: moving ``first``, and moving ``second`` (one minus
+    what the answered policy wins moving first against it)."""
+
+    first: float
+    second: float
+
+
+@dispatchable("best response")
+def store_response(connection: sa.Connection, graph_id: int, policy_id: int, answered_id: int,
+                   progress: Progress | None = None) -> tuple[Response, Convergence]:
+    """Store, as policy ``policy_id`` (its rows forgotten), the best response to the stored policy
+    ``answered_id``: at every position, the move that gives the player to move the best chance of winning when
+    the opponent follows ``answered_id`` (seat 0 maximises, seat 1 follows, each the other's after a pass),
+    and each position's value so played (reach unknown). Return its wins against it in each seat, and how its
+    components converged."""
+    seats = [Seat.maximising(after_pass=1), Seat(FOLLOW, answered_id, after_pass=0)]
+    tables, convergence = cycles.solve_components(connection, graph_id, seats, progress)
+    values = cycles.values_of(tables).subquery()
+    connection.execute(sa.insert(value).from_select(
+        ["policy_id", "node_id", "value", "reach"],
+        sa.select(sa.literal(policy_id), values.c.node_id, values.c.coeff, sa.null())))
+    moves = cycles.moves_of(tables).subquery()
+    connection.execute(sa.insert(choice).from_select(
+        ["policy_id", "node_id", "edge_id"], sa.select(sa.literal(policy_id), moves.c.node_id, moves.c.edge_id)))
+    roots = dict(connection.execute(sa.select(tables.term.c.seat, tables.term.c.coeff).where(
+        tables.term.c.node_id == 0, tables.term.c.anchor == cycles.VALUE)).all())
+    tables.drop(connection)
+    return Response(roots[0], 1.0 - roots[1]), convergence
+
+
+def solve_response(connection: sa.Connection, graph_id: int, answered: str, name: str | None = None,
+                   progress: Progress | None = None) -> tuple[int, Response]:
+    """Solve and store the best response to the stored policy ``answered`` of a two-player graph of rows as
+    ``name`` (default :func:`response_name`); return its id and its wins against ``answered`` in each seat.
+    ``progress`` counts the layers done. Raises NotFound, in one line, where ``answered`` is not stored."""
+    answered_id = find_policy(connection, graph_id, answered).id
+    policy_id = record_solve(connection, graph_id, name or response_name(answered), "max", responds_to=answered_id)
+    forget(connection, [policy_id], (value, choice))
+    response, convergence = store_response(connection, graph_id, policy_id, answered_id, progress)
+    finish_solve(connection, policy_id, convergence.record())
+    return policy_id, response
+
+
+def response_figures(match: Match, game_value: float, answered: str, response: str, optimum: str) -> dict[str, Any]:
+    """Return how the best ``response`` to ``answered`` does against it beside the self-play ``optimum``, whose
+    value (moving first, in self-play) is ``game_value``: in each seat and on average over the two (two matches),
+    ``optimum_wins`` (what the optimum wins against ``answered``), ``response_wins``, ``gain`` (the second less
+    the first) and ``exploitability`` (what the best response wins beyond the game's value: ``game_value`` in the
+    first seat, one minus it in the second).
+
+    >>> table = {("r", "a"): (0.75, 0.25), ("o", "a"): (0.625, 0.375)}
+    >>> figures = response_figures(lambda x, y: table[x, y], 0.5, "a", "r", "o")
+    >>> figures["response_wins"], figures["exploitability"]["mean"]
+    ({'first': 0.75, 'second': 0.75, 'mean': 0.75}, 0.25)
+    """
+    seats = seat_values(match, response, optimum, answered)
+    game = {SEATS[0]: game_value, SEATS[1]: 1.0 - game_value}
+
+    def with_mean(figures: dict[str, float]) -> dict[str, float]:
+        return {**figures, "mean": sum(figures[seat] for seat in SEATS) / len(SEATS)}
+
+    return {"policy": answered, "response": response,
+            "optimum_wins": with_mean({seat: seats[seat]["reference"] for seat in SEATS}),
+            "response_wins": with_mean({seat: seats[seat]["policy"] for seat in SEATS}),
+            "gain": with_mean({seat: -seats[seat]["loss"] for seat in SEATS}),
+            "exploitability": with_mean({seat: seats[seat]["policy"] - game[seat] for seat in SEATS})}
+
+
+def response_name(answered: str) -> str:
+    """Return the name (and objective) of the best response to the policy ``answered``.
+
+    >>> response_name("hold-at-20")
+    'best-response:hold-at-20'
+    """
+    return RESPONSE + answered
+
+
+def answered_policy(objective: str | None) -> str | None:
+    """Return the policy a best response's ``objective`` answers, or None for any other objective.
+
+    >>> answered_policy("best-response:hold-at-20"), answered_policy("max")
+    ('hold-at-20', None)
+    """
+    if objective is None or not objective.startswith(RESPONSE):
+        return None
+    return objective[len(RESPONSE):]

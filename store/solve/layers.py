@@ -233,7 +233,7 @@ def _run(
     cyclic = has_cycles(connection, graph_id)
     if cyclic and goal is not None:
         raise NotFound("graphs with cycles are solved for their payoff (no --goal)")
-    _forget(connection, [policy_id], (value, choice) if solving else (value,))
+    forget(connection, [policy_id], (value, choice) if solving else (value,))
     if cyclic:
         return store_cyclic(connection, graph_id, [policy_id], objective, progress, first_guess)[policy_id]
     store_layered(connection, graph_id, [policy_id], objective, goal, progress)
@@ -296,7 +296,7 @@ def store_cyclic(connection: sa.Connection, graph_id: int, policy_ids: Sequence[
     return records
 
 
-def _forget(connection: sa.Connection, policy_ids: Sequence[int], tables: Sequence[sa.Table]) -> None:
+def forget(connection: sa.Connection, policy_ids: Sequence[int], tables: Sequence[sa.Table]) -> None:
     """Delete the rows of the policies ``policy_ids`` from ``tables``, where they have any, one statement a table
     (on Spark a DELETE rewrites the whole table)."""
     for table in tables:
@@ -349,25 +349,36 @@ def solve(
     """
     if objective not in OBJECTIVES:
         raise ValueError(f"objective must be one of {OBJECTIVES}, not {objective!r}")
+    policy_id = record_solve(connection, graph_id, name, objective, None if goal is None else goal.text)
+    convergence = _run(connection, _policy_row(connection, policy_id), True, progress, first_guess)
+    finish_solve(connection, policy_id, convergence)
+    return policy_id
+
+
+def record_solve(connection: sa.Connection, graph_id: int, name: str, objective: str, goal: str | None = None,
+                 responds_to: int | None = None) -> int:
+    """Return the id of the solved policy ``name`` of graph ``graph_id``, its record written for ``objective``,
+    ``goal`` and the policy it ``responds_to`` (a best response): created, or an earlier solve's replaced (an
+    agent's name is refused), and not listed until :func:`finish_solve`."""
     old = connection.execute(sa.select(policy).where(policy.c.graph_id == graph_id, policy.c.name == name)).first()
     if old is not None and old.method != "solve":
         raise NotFound(f"policy {name!r} is one of the builder's agents; give the solved policy another name")
+    record = {"objective": objective, "created_at": now(), "goal": goal, "responds_to": responds_to,
+              "unfinished_since": now()}
     if old is None:
         policy_id = next_id(connection, policy)
-        connection.execute(
-            sa.insert(policy).values(
-                id=policy_id, graph_id=graph_id, name=name, objective=objective, method="solve", created_at=now(),
-                goal=None if goal is None else goal.text, unfinished_since=now(),
-            )
-        )
+        connection.execute(sa.insert(policy).values(id=policy_id, graph_id=graph_id, name=name, method="solve",
+                                                    **record))
     else:
         policy_id = old.id
-        connection.execute(sa.update(policy).where(policy.c.id == policy_id).values(
-            objective=objective, created_at=now(), goal=None if goal is None else goal.text, unfinished_since=now()))
-    convergence = _run(connection, _policy_row(connection, policy_id), True, progress, first_guess)
+        connection.execute(sa.update(policy).where(policy.c.id == policy_id).values(**record))
+    return policy_id
+
+
+def finish_solve(connection: sa.Connection, policy_id: int, convergence: str | None) -> None:
+    """List the policy ``policy_id`` whose rows are all stored, with how its cyclic components converged."""
     connection.execute(sa.update(policy).where(policy.c.id == policy_id).values(unfinished_since=None,
                                                                                 convergence=convergence))
-    return policy_id
 
 
 def _policy_row(connection: sa.Connection, policy_id: int) -> sa.Row:
@@ -394,7 +405,7 @@ def evaluate_all(connection: sa.Connection, graph_id: int, policy_ids: Sequence[
             evaluate(connection, policy_id, progress)
     if not together:
         return
-    _forget(connection, together, (value,))
+    forget(connection, together, (value,))
     if not has_cycles(connection, graph_id):
         store_layered(connection, graph_id, together, None, None, progress)
         return

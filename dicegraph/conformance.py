@@ -214,6 +214,29 @@ def _compare(run: Checked) -> str:
     return f"{others[0]} against optimal: expected loss {compared['expected_loss'] + 0.0:.6g}"
 
 
+def _best_response(run: Checked) -> str:
+    """Each agent's best response, as the report stores it, wins what the rules' policy iteration in fractions
+    gives, never less than the optimum in either seat; the best response to the optimum wins the game's value."""
+    from dicegraph.graphs.exact import exact_values
+
+    rules = run.game.rules(run.params)  # type: ignore[misc]
+    root = rules.key(rules.starts()[0])
+    responses = run.db.responses(run.graph)
+    for found in responses:
+        exact = exact_values(rules, run.game.objective, against=found["policy"])[root]
+        if not _close(found["response_wins"]["first"], float(exact)):
+            raise Breaks(f"the best response to {found['policy']} wins {found['response_wins']['first']!r} moving "
+                         f"first, the rules give {exact} exactly")
+        if any(found["response_wins"][seat] < found["optimum_wins"][seat] - RELATIVE for seat in ("first", "second")):
+            raise Breaks(f"the best response to {found['policy']} wins less than the optimum against it")
+    against_optimum = run.db.solve(run.graph, objective="best-response:optimal")["response"]
+    if not _close(against_optimum["exploitability"]["mean"] + 1.0, 1.0):
+        raise Breaks(f"the best response to the optimum beats the game's value by "
+                     f"{against_optimum['exploitability']['mean']!r}")
+    said = "1 agent's best response equals" if len(responses) == 1 else f"{len(responses)} agents' best responses equal"
+    return f"{said} the rules' in fractions; the optimum's wins the game's value"
+
+
 def _play(run: Checked) -> str:
     """A game played by the optimum and analysed: its steps add up, and its record reads back the same."""
     analysis = run.db.play(run.game, run.params, seed=3)
@@ -259,6 +282,8 @@ CHECKS: tuple[tuple[str, Callable[[Game], bool], Callable[[Checked], str]], ...]
     ("export", lambda game: True, _export),
     ("positions", lambda game: True, _positions),
     ("compare", lambda game: True, _compare),
+    ("best-response", lambda game: game.players == 2 and game.rules is not None and not game.repeating,
+     _best_response),
     ("play", lambda game: True, _play),
     ("explorer", lambda game: _explorer_installed(), _explorer),
 )

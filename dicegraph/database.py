@@ -386,6 +386,20 @@ class Database:
                 return GraphView(connection, row.id, game, progress=layers).matches(pairs)
 
     @_one_line_errors
+    def responses(self, graph: str | int, params: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
+        """Return, for each stored best response of a two-player graph, how it and the optimum do against the
+        policy it answers, in each seat, and that policy's exploitability
+        (:meth:`dicegraph.store.view.GraphView.response`); [] where none is stored."""
+        with self._reading() as connection:
+            row = stored_graph(connection, graph, params)
+            answered = [p["answers"] for p in list_policies(connection, row.id) if p["answers"] is not None]
+            if not answered:
+                return []
+            with self.meter("playing the best responses' matches, layers", None) as layers:
+                view = GraphView(connection, row.id, get_game(row.game), progress=layers)
+                return [view.response(name) for name in answered]
+
+    @_one_line_errors
     def search(self, graph: str | int, text: str, params: Mapping[str, Any] | None = None,
                limit: int = 50) -> list[dict[str, Any]]:
         """Return up to ``limit`` positions whose key or label contains ``text``, the exact key first: ``key``,

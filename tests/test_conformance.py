@@ -711,7 +711,7 @@ def test_every_explorer_page_answers_in_html_and_json(game: Game, reported: Any)
     if agents:
         addresses.append(f"/graphs/1?policy={quote(agents[0])}&reference=optimal")
     if game.players == 2:
-        addresses.append("/graphs/1?matches=all")
+        addresses += ["/graphs/1?matches=all", "/graphs/1?responses=all"]
     if game.hooks.offers("charts"):
         addresses.append("/graphs/1/charts")
     if game.hooks.offers("advisor"):

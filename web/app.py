@@ -63,7 +63,8 @@ def create_app(db: Database, sql_slots: int = SQL_SLOTS, sql_timeout: float = SQ
         asked = request.args
         return show("graph.html", request.path.endswith(".json"), lambda session: pages.graph_page(
             session, graph_id, asked.get("policy"), asked.get("reference"), opponent=asked.get("against") or None,
-            seat=asked.get("seat") or "first", matches=asked.get("matches") == "all"))
+            seat=asked.get("seat") or "first", matches=asked.get("matches") == "all",
+            responses=asked.get("responses") == "all"))
 
     pictures = Path(tempfile.mkdtemp(prefix="dicegraph-explorer-"))  # the games' charts, drawn when their page is viewed
     atexit.register(shutil.rmtree, pictures, ignore_errors=True)

@@ -45,7 +45,7 @@ MAX_LAYER_ROWS = 100  # the most rows a graph page's table of layers shows (Pig 
 
 def graph_page(db: Database, graph_id: int, policy: str | None = None,
                reference: str | None = None, top: int = 10, opponent: str | None = None,
-               seat: str = SEATS[0], matches: bool = False) -> dict[str, Any]:
+               seat: str = SEATS[0], matches: bool = False, responses: bool = False) -> dict[str, Any]:
     """Return a graph's page: the ``graph`` row (:meth:`dicegraph.Database.graph`), whether its game draws
     ``charts`` (:func:`game_pictures`), its ``advisor``'s title (:func:`advice_page`) if it has one, its ``root``
     key, ``layers`` (every one) and ``layer_rows`` (:func:`layer_rows`: what the page's table shows), ``policies``
@@ -54,6 +54,9 @@ def graph_page(db: Database, graph_id: int, policy: str | None = None,
     ``comparison`` (:meth:`dicegraph.Database.compare`: in a two-player game a match against ``opponent`` in
     ``seat``), else the ``comparison_error`` that says why there is none; with ``matches``, in a two-player game,
     the ``matches`` of every pair of its policies (:meth:`dicegraph.Database.matches`), as its report plays them;
+    with ``responses``, the ``responses``: how each stored best response and the optimum do against the policy it
+    answers (:meth:`dicegraph.Database.responses`), each linked to the comparison that lists the positions where it
+    departs from the optimum;
     whether it is ``playable`` in the browser (:func:`play_page`: its optimum is stored)."""
     row = db.graph(graph_id)
     game = db.game(row["game"])
@@ -79,6 +82,9 @@ def graph_page(db: Database, graph_id: int, policy: str | None = None,
             page["comparison_error"] = f"cannot compare: {error}"
     if matches and page["two_player"]:
         page["matches"] = db.matches(graph_id)
+    page["answered"] = [p["answers"] for p in page["policies"] if p.get("answers")]
+    if responses and page["answered"]:
+        page["responses"] = db.responses(graph_id)
     return page
 
 

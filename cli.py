@@ -345,8 +345,9 @@ def build(ctx: click.Context, game: str, params: tuple[str, ...], replace: bool,
 @click.argument("graph")
 @PARAM_OPTION
 @click.option("--objective", metavar="OBJECTIVE",
-              help=f"{' or '.join(OBJECTIVES)} of the payoff, or best-response:POLICY (a game for two: the policy that "
-                   "wins most often against a stored one) [default: the game's].")
+              help=f"{' or '.join(OBJECTIVES)} of the payoff; at-least:T (or at-most:T, a game that minimises): the "
+                   "best chance that the outcome reaches T; best-response:POLICY (a game for two): the policy that "
+                   "wins most often against a stored one [default: the game's].")
 @click.option("--name", callback=lambda ctx, param, value: None if value is None else _policy_name(value),
               help="Name of the policy to store [default: optimal; a best response: its objective].")
 @JSON_OPTION
@@ -357,14 +358,18 @@ def solve_command(ctx: click.Context, graph: str, params: tuple[str, ...], objec
 
     GRAPH is a graph id or a game name. Stores the chosen move at every
     decision node, every node's value, and the reach probabilities.
-    In a game for two, --objective best-response:POLICY stores the policy
-    that wins most often against the stored POLICY, and prints what it
-    wins in each seat beside the optimum, and POLICY's exploitability.
+    --objective at-least:T stores the policy with the best chance that
+    the outcome is T or more (at-most:T: T or less, in a game that
+    minimises), named so. In a game for two, --objective
+    best-response:POLICY stores the policy that wins most often against
+    the stored POLICY, and prints what it wins in each seat beside the
+    optimum, and POLICY's exploitability.
 
     \b
     Examples:
       dicegraph solve jackpot
       dicegraph solve 1 --objective min --name pessimal
+      dicegraph solve shut-the-box --objective at-most:5
       dicegraph solve pig --objective best-response:hold-at-20
     """
     result = _database(ctx).solve(graph, parse_params(params), objective=objective, name=name)
@@ -503,10 +508,13 @@ def _seat_lines(result: Mapping[str, Any]) -> list[str]:
 @click.option("--all-matches", is_flag=True,
               help="Play every pair of a two-player game's strategies (the race past a target of 1000 plays each "
                    "against the optimum only).")
+@click.option("--targets", is_flag=True,
+              help="A game for one: the chance of reaching each outcome the game can end with, under the optimum "
+                   "and under the policy best for that target (one sweep over them all).")
 @JSON_OPTION
 @click.pass_context
 def report(ctx: click.Context, game: str, params: tuple[str, ...], simulated_games: int, seed: int,
-           diagrams_dir: Path | None, all_matches: bool, as_json: bool) -> None:
+           diagrams_dir: Path | None, all_matches: bool, targets: bool, as_json: bool) -> None:
     """Build (if needed) and solve GAME, evaluate every policy, print the headline numbers.
 
     Each policy's exact value (CALCULATED) stands beside a Monte Carlo estimate
@@ -517,6 +525,7 @@ def report(ctx: click.Context, game: str, params: tuple[str, ...], simulated_gam
       dicegraph report jackpot --diagrams diagrams
       dicegraph report jackpot -p cells=10 -n 1000000 --seed 7 --json
       dicegraph report 5000-race -n 0                  the seed's race to 5000
+      dicegraph report shut-the-box --targets          P(score <= T), each T
     """
     chosen = get_game(game)
 
@@ -525,7 +534,7 @@ def report(ctx: click.Context, game: str, params: tuple[str, ...], simulated_gam
             click.echo(_build_message(result), err=True)
 
     data = _database(ctx).report(chosen, parse_params(params), simulated_games, seed=seed, diagrams=diagrams_dir,
-                                 all_matches=all_matches, on_build=announce)
+                                 all_matches=all_matches, targets=targets, on_build=announce)
     if as_json:
         print_json(data)
         return
@@ -548,12 +557,25 @@ def report(ctx: click.Context, game: str, params: tuple[str, ...], simulated_gam
                    "z = (estimate - exact) / standard error.")
     for line in chosen.hooks.describe(data):
         click.echo(line)
+    if data.get("targets"):
+        click.echo(_targets_table(data["targets"], chosen.objective))
     if data.get("responses"):
         click.echo(f"\nEach policy against its best response (the policy that wins most often against it) and the "
                    f"optimum, moving first / second / on average:\n{_responses_table(data['responses'])}")
     for drawn in data.get("diagrams", []):
         size = f" ({drawn['nodes']:,} nodes, {drawn['edges']:,} edges)" if "nodes" in drawn else ""
         click.echo(f"wrote {drawn['file']}{size}", err=True)
+
+
+def _targets_table(targets: Sequence[Mapping[str, Any]], objective: str) -> str:
+    """Return the lines of a report's table of targets: each target, the chance of reaching it under the optimum
+    and under the policy best for it."""
+    reach = "at least" if objective == "max" else "at most"
+    rows = [[f"{t['target']:g}", f"{t['policy']:.6f}", f"{t['best']:.6f}", _six(t["best"] - t["policy"])]
+            for t in targets]
+    return (f"\nThe chance that the outcome is {reach} T, for each T: playing the optimum, and playing best for T "
+            f"(solve --objective {'at-least' if objective == 'max' else 'at-most'}:T):\n"
+            + table(["T", "optimal", "best for T", "gain"], rows))
 
 
 def _six(number: float) -> str:

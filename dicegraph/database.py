@@ -54,7 +54,7 @@ from dicegraph.store.report import (DEFAULT_SEED, ReportGraphs, diagram_file, dr
                                     report_simulations)
 from dicegraph.store.simulation import monte_carlo
 from dicegraph.store.schema import policy
-from dicegraph.store.solve.graph_matches import answered_policy
+from dicegraph.store.solve.objectives import answered_policy
 from dicegraph.store.solve.entry import ensure_solved, evaluate_agents, pending_work, solve_graph, solve_steps
 from dicegraph.store.view import GraphView
 
@@ -245,13 +245,17 @@ class Database:
     @_one_line_errors
     def report(self, game: str | Game, params: Mapping[str, Any] | None = None, games: int = 0, *,
                seed: int = DEFAULT_SEED, diagrams: str | Path | None = None, all_matches: bool = False,
-               on_build: Callable[[dict[str, Any]], None] | None = None) -> dict[str, Any]:
+               targets: bool = False, on_build: Callable[[dict[str, Any]], None] | None = None) -> dict[str, Any]:
         """Build and solve what is missing, evaluate every policy and return what ``report --json`` prints; with
         ``games``, each policy's Monte Carlo estimate too (``seed``), with ``diagrams`` (a folder) the game's
         diagrams drawn there as PNGs; ``all_matches`` plays every pair of a two-player game's policies where the
-        report would play fewer (the race beyond a target of 1000). ``on_build`` is told of the build
-        (``build``'s dict) before the solve."""
+        report would play fewer (the race beyond a target of 1000); ``targets`` adds, for a game for one whose
+        terminals pay its outcome, the chance of reaching each target under the optimum and under the policy best
+        for it (one sweep). ``on_build`` is told of the build (``build``'s dict) before the solve."""
         chosen, values = self._game(game, params)
+        if targets and (chosen.players != 1 or chosen.repeating or chosen.loops):
+            raise DicegraphError(f"{chosen.name} takes no targets: they are solved for games for one whose "
+                                 "positions do not recur, stored as rows")
         folder = check_directory(Path(diagrams)) if diagrams is not None else None
         for name in chosen.hooks.diagrams() if folder is not None else ():  # each named file too, before any work
             check_file(folder / diagram_file(chosen.name, name))
@@ -270,7 +274,7 @@ class Database:
             with self.meter("playing the matches, layers", None) as matches, \
                     self.meter("simulating", games * report_simulations(chosen, values, all_matches)) as simulating:
                 data = game_report(engine, chosen, values, simulated_games=games, seed=seed, progress=simulating,
-                                   matches=matches, graphs=graphs, all_matches=all_matches)
+                                   matches=matches, graphs=graphs, all_matches=all_matches, targets=targets)
             if folder is not None:
                 data["diagrams"] = draw_game_diagrams(engine, chosen, values, folder, graphs=graphs)
         return as_json(data)

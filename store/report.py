@@ -15,6 +15,7 @@ from typing import Any, Protocol
 
 import sqlalchemy as sa
 
+from dicegraph.graphs.errors import DicegraphError
 from dicegraph.graphs.montecarlo import can_simulate
 from dicegraph.graphs.protocol import OPTIMAL, Game, Progress, Simulation
 from dicegraph.store.catalog import find_policy, graph_by_id, has_cycles, list_policies
@@ -22,7 +23,8 @@ from dicegraph.store.load import BuildResult, build_graph, canonical_params
 from dicegraph.store.propagate import mean_payoff, outcome_distribution
 from dicegraph.store.output import check_directory, drawn_into
 from dicegraph.store.simulation import monte_carlo
-from dicegraph.store.solve.entry import ensure_solved, keeps_reaches, policy_names, response_names
+from dicegraph.store.solve.entry import ensure_solved, keeps_reaches, policy_names, response_names, target_refusal
+from dicegraph.store.sweep import target_chances
 from dicegraph.store.view import GraphView
 
 DEFAULT_SEED = 1
@@ -40,6 +42,7 @@ def game_report(
     matches: Progress | None = None,
     graphs: ReportGraphs | None = None,
     all_matches: bool = False,
+    targets: bool = False,
 ) -> dict[str, Any]:
     """Return the game's report: every policy's value, and the optimal outcome distribution.
 
@@ -58,6 +61,9 @@ def game_report(
     that a two-player game's matches have played. ``graphs`` are the graphs of the report's pass (by default
     a pass of its own): a graph it has prepared is not built or solved again. ``all_matches`` asks a two-player
     game to play every pair of its policies where it would play fewer (the race beyond a target of 1000).
+    ``targets`` adds the ``targets`` table: for each target the outcome may reach, the chance of reaching it
+    under the optimum and under the policy best for it (:func:`dicegraph.store.sweep.target_chances`; DicegraphError,
+    in one line, for a graph that takes no target).
 
     >>> from dicegraph.graphs import get_game
     >>> from dicegraph.store.db import open_database
@@ -91,6 +97,11 @@ def game_report(
                 estimate = monte_carlo(connection, game, params, row["name"], simulated_games, seed, progress)
                 row["monte_carlo"] = {key: estimate[key] for key in ("games", "estimate", "stderr", "z")}
         report = _generic_report(game, params, built, policies, distribution)
+        if targets:
+            refused = target_refusal(connection, built.graph_id, game)
+            if refused is not None:
+                raise DicegraphError(refused)
+            report["targets"] = target_chances(connection, built.graph_id, game.objective, optimal.id)
         responses = response_names(game, params)
         if responses:  # each agent's best response beside the optimum: what it gives away
             report["responses"] = [view.response(answered) for answered in responses.values()]

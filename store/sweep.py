@@ -18,7 +18,7 @@ from collections.abc import Sequence
 
 import sqlalchemy as sa
 
-from dicegraph.store.propagate import outcomes_by_goal, propagate
+from dicegraph.store.propagate import outcome_distribution, outcomes_by_goal, propagate
 from dicegraph.store.schema import EdgeId, layer_ranges, node
 from dicegraph.store.scratch import sweep_table
 from dicegraph.store.solve.dispatch import dispatchable
@@ -70,3 +70,24 @@ def swept_outcomes(connection: sa.Connection, graph_id: int, objective: str, tar
     for table in (propagated.table, work):
         table.drop(connection)
     return outcomes
+
+
+def target_chances(connection: sa.Connection, graph_id: int, objective: str, policy_id: int) -> list[dict[str, float]]:
+    """Return, for each target T that the outcome of graph ``graph_id`` may reach (each terminal payoff but the
+    one every game reaches: the lowest where ``objective`` is ``max``, the highest where it is ``min``), the chance
+    that the outcome reaches it (at least T where the game maximises, at most T where it minimises) under the
+    stored, evaluated policy ``policy_id`` and under the policy best for T: ``{"target", "policy", "best"}``, the
+    targets in order, one sweep for all (:func:`sweep_outcomes`)."""
+    test = ">=" if objective == "max" else "<="
+    payoffs = sorted(connection.execute(sa.select(node.c.payoff).distinct().where(
+        node.c.graph_id == graph_id, node.c.kind == "terminal")).scalars())
+    targets = payoffs[1:] if objective == "max" else payoffs[:-1]
+    best = sweep_outcomes(connection, graph_id, "max", [Goal(test, target) for target in targets])
+    held = outcome_distribution(connection, policy_id, graph_id)
+
+    def chance(outcomes: dict[float, float], target: float) -> float:
+        return sum(p for outcome, p in outcomes.items() if (outcome >= target if test == ">=" else outcome <= target))
+
+    return [{"target": target, "policy": chance(held, target), "best": chance(outcomes, target)}
+            for target, outcomes in zip(targets, best)]
+

@@ -30,7 +30,7 @@ from dicegraph.graphs.errors import DicegraphError
 from dicegraph.graphs.protocol import OPTIMAL, ChosenMove, Progress, Simulation
 from dicegraph.graphs.repeating import valued_agent
 from dicegraph.graphs.spec import GameSpec
-from dicegraph.store.solve import graph_matches, race_matches, readers, turn_cycles, turns
+from dicegraph.store.solve import graph_matches, objectives, race_matches, readers, turn_cycles, turns
 from dicegraph.store.turn_graph import TurnGraph
 from dicegraph.store.catalog import find_node, find_policy, policy_convergence, root_value, stored_choices
 from dicegraph.store.errors import NotFound
@@ -169,7 +169,7 @@ class GraphView:
         """Return how the stored best response to policy ``answered`` and the optimum do against it, and its
         exploitability (:func:`dicegraph.store.solve.graph_matches.response_figures`)."""
         game_value = root_value(self.connection, self._policy(OPTIMAL))
-        return graph_matches.response_figures(self.match, game_value, answered, graph_matches.response_name(answered), OPTIMAL)
+        return graph_matches.response_figures(self.match, game_value, answered, objectives.response_name(answered), OPTIMAL)
 
     def _played(self, pairs: Sequence[tuple[str, str]]) -> list[tuple[float, float]]:
         """Return each pair's :meth:`match` (a run a pair)."""

@@ -179,3 +179,16 @@ def test_the_explorer_gives_a_two_player_graphs_best_responses_and_where_they_de
     deviations = departing.get_json()["comparison"]["deviations"]
     assert deviations and all(row["move"] != row["best_move"] for row in deviations)
     engine.dispose()
+
+
+def test_the_manuals_page_shows_what_the_report_and_the_query_print(tmp_path: Path) -> None:
+    """docs/best-response.md: Pig to 30's table of best responses and its count of departures from the optimum."""
+    page = (Path(__file__).resolve().parents[1] / "docs" / "best-response.md").read_text()
+    db = f"sqlite:///{tmp_path / 'pig.db'}"
+    runner = CliRunner()
+    reported = runner.invoke(main, ["--db", db, "report", "pig", "-p", "target=30", "-n", "0"], catch_exceptions=False)
+    table = reported.stdout.split("on average:\n", 1)[1].strip()
+    assert table in page
+    sql = page.split('$ dicegraph query "', 1)[1].split('"\n', 1)[0]
+    printed = runner.invoke(main, ["--db", db, "query", sql], catch_exceptions=False).stdout.strip()
+    assert f'{sql}"\n{printed}\n```' in page

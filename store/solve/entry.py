@@ -19,11 +19,12 @@ from typing import Any, NamedTuple
 import sqlalchemy as sa
 
 from dicegraph.graphs.errors import DicegraphError
-from dicegraph.graphs.protocol import OBJECTIVES, OPTIMAL, Progress
+from dicegraph.graphs.protocol import OPTIMAL, Progress
 from dicegraph.graphs.spec import GameSpec
-from dicegraph.store.catalog import find_policy, list_policy_names, stored_params
-from dicegraph.store.schema import layer_ranges, policy
-from dicegraph.store.solve import graph_matches, layers, turn_cycles, turns
+from dicegraph.store.catalog import find_policy, has_cycles, list_policy_names, stored_params
+from dicegraph.store.propagate import pays_on_edges
+from dicegraph.store.schema import layer_ranges, node, policy
+from dicegraph.store.solve import graph_matches, layers, objectives, turn_cycles, turns
 from dicegraph.store.turn_graph import TurnGraph
 from dicegraph.store.solve.layers import Goal, evaluate_all, is_evaluated
 
@@ -40,21 +41,26 @@ def solve_graph(connection: sa.Connection, graph_id: int, game: GameSpec, *, obj
     """Solve the stored graph ``graph_id`` of ``game`` for ``objective`` (the game's by default), store the policy
     as ``name`` (for ``goal``, when given: the probability of reaching it) and return its id.
 
-    ``objective`` ``best-response:POLICY`` solves, in a game for two, the best response to the stored policy
-    POLICY (:func:`dicegraph.store.solve.graph_matches.solve_response`), named so by default; any other
-    objective's policy is named ``optimal`` by default. A best response solves what the game's report reads first
-    (:func:`ensure_solved`: the optimum, whose value its exploitability is measured from). ``progress`` counts the layers solved (a turn stored once:
+    ``objective`` may also be a target, ``at-least:T`` (a game that maximises) or ``at-most:T`` (one that
+    minimises): the policy that maximises the chance that the outcome reaches T, named so by default; or, in a
+    game for two, ``best-response:POLICY``: the best response to the stored POLICY
+    (:func:`dicegraph.store.solve.graph_matches.solve_response`), named so by default, after what the game's report
+    reads (:func:`ensure_solved`: the optimum, whose value its exploitability is measured from). Any other
+    objective's policy is named ``optimal`` by default. ``progress`` counts the layers solved (a turn stored once:
     the states of each policy). A game whose turn is stored once solves the turn policies it declares, for its
-    own objective, and refuses others.
+    own objective, and refuses others. A request that cannot be solved raises DicegraphError, in one line, before
+    any work.
     """
-    answered = graph_matches.answered_policy(objective)
+    objectives.check_objective(objective)
+    answered = objectives.answered_policy(objective)
     if answered is not None:
-        _refuse_response(connection, graph_id, game, objective, goal)
+        _refuse_response(connection, graph_id, game, answered, goal)
         ensure_solved(connection, graph_id, game, progress)  # the game's value, which its exploitability is beyond
         return graph_matches.solve_response(connection, graph_id, answered, name, progress)[0]
-    if objective is not None and objective not in OBJECTIVES:
-        raise DicegraphError(f"no objective {objective!r}: give {', '.join(OBJECTIVES)} or "
-                             f"{graph_matches.RESPONSE}POLICY (a game for two)")
+    target = objectives.target_goal(objective)
+    if target is not None:
+        _refuse_target(connection, graph_id, game, objective, target, goal)
+        return layers.solve(connection, graph_id, "max", name or objective, progress, goal=target)
     name = name or OPTIMAL
     params = stored_params(connection, graph_id)
     if not game.repeating:
@@ -73,24 +79,60 @@ def solve_graph(connection: sa.Connection, graph_id: int, game: GameSpec, *, obj
     return find_policy(connection, graph_id, name).id
 
 
-def _refuse_response(connection: sa.Connection, graph_id: int, game: GameSpec, objective: str,
+def _refuse_response(connection: sa.Connection, graph_id: int, game: GameSpec, answered: str,
                      goal: Goal | None) -> None:
-    """Raise DicegraphError, in one line, where the graph ``graph_id`` of ``game`` has no best response to solve
-    for ``objective`` (before any work): a game for one, a turn stored once, a goal, a policy the graph neither
+    """Raise DicegraphError, in one line, where the graph ``graph_id`` of ``game`` has no best response to the
+    policy ``answered`` (before any work): a game for one, a turn stored once, a goal, a policy the graph neither
     stores nor solves for its report."""
     if game.players != 2:
-        raise DicegraphError(f"{game.name} is a one-player game: a best response ({objective}) answers an "
-                             "opponent, in a game for two")
+        raise DicegraphError(f"{game.name} is a one-player game: a best response answers an opponent, in a game "
+                             "for two")
     if game.repeating:
         raise DicegraphError(f"{game.name} stores its turn once: best responses are solved on games stored as "
                              "rows (Pig's)")
     if goal is not None:
-        raise DicegraphError(f"a best response maximises the chance of winning: give {objective} no goal")
-    answered = graph_matches.answered_policy(objective)
+        raise DicegraphError("a best response maximises the chance of winning: give it no goal")
     known = list(dict.fromkeys([*policy_names(game, stored_params(connection, graph_id)),
                                 *list_policy_names(connection, graph_id)]))
     if answered not in known:
         raise DicegraphError(f"no policy {answered!r} on graph {graph_id} to answer (known: {', '.join(known)})")
+
+
+def _refuse_target(connection: sa.Connection, graph_id: int, game: GameSpec, objective: str, target: Goal,
+                   goal: Goal | None) -> None:
+    """Raise DicegraphError, in one line, where the graph ``graph_id`` of ``game`` cannot be solved for the
+    ``target`` of ``objective`` (before any work): a game for two (its outcome is who wins), the wrong direction
+    for the game's objective, a target outside the outcomes' range, or a graph whose outcome is not its
+    terminal's payoff alone (points paid on moves, positions that recur, a turn stored once)."""
+    if game.players != 1:
+        raise DicegraphError(f"{game.name} is a game for two: its outcome is who wins, so it takes no target "
+                             f"({objective})")
+    wanted = {"max": ">=", "min": "<="}[game.objective]
+    if target.test != wanted:
+        form = next(form for form, test in objectives.TARGETS.items() if test == wanted)
+        raise DicegraphError(f"{game.name} {game.objective}imises its outcome: give its target as {form}T")
+    if goal is not None:
+        raise DicegraphError(f"a target is a goal of its own: give {objective} no other goal")
+    refused = target_refusal(connection, graph_id, game)
+    if refused is not None:
+        raise DicegraphError(refused)
+    low, high = connection.execute(sa.select(sa.func.min(node.c.payoff), sa.func.max(node.c.payoff)).where(
+        node.c.graph_id == graph_id, node.c.kind == "terminal")).one()
+    if not low <= target.threshold <= high:
+        raise DicegraphError(f"{objective}: the outcomes of graph {graph_id} run from {low:g} to {high:g}; "
+                             "give a target between them")
+
+
+def target_refusal(connection: sa.Connection, graph_id: int, game: GameSpec) -> str | None:
+    """Return why the graph ``graph_id`` of ``game`` takes no target (``at-least:T``, ``at-most:T``) in one line, or
+    None where it takes every target its outcomes reach: a game for one whose terminals pay the whole outcome (no
+    turn stored once, no position that recurs, no points paid on moves)."""
+    if game.players != 1:
+        return f"{game.name} is a game for two: its outcome is who wins, so it takes no target"
+    if game.repeating or has_cycles(connection, graph_id) or pays_on_edges(connection, graph_id):
+        return (f"{game.name}'s outcome is not its positions' payoff alone (its turn stored once, positions that "
+                "recur or points paid on moves): targets are solved on graphs whose terminals pay the whole outcome")
+    return None
 
 
 def response_names(game: GameSpec, params: Mapping[str, Any]) -> dict[str, str]:
@@ -98,7 +140,7 @@ def response_names(game: GameSpec, params: Mapping[str, Any]) -> dict[str, str]:
     (its name -> the agent's)."""
     if game.players != 2 or game.repeating:
         return {}
-    return {graph_matches.response_name(agent): agent for agent in game.agents(params)}
+    return {objectives.response_name(agent): agent for agent in game.agents(params)}
 
 
 def policy_names(game: GameSpec, params: Mapping[str, Any]) -> list[str]:

@@ -22,8 +22,8 @@ from dicegraph.store.seats import FOLLOW, SEATS, Match, Seat, seat_values
 from dicegraph.store.solve import cycles
 from dicegraph.store.solve.dispatch import dispatchable
 from dicegraph.store.solve.layers import finish_solve, forget, record_solve
+from dicegraph.store.solve.objectives import response_name
 
-RESPONSE = "best-response:"  # the objective (and the policy's name) of a best response, before what it answers
 
 
 def head_to_head(connection: sa.Connection, graph_id: int, first: str, second: str,
@@ -104,23 +104,3 @@ def response_figures(match: Match, game_value: float, answered: str, response: s
             "response_wins": with_mean({seat: seats[seat]["policy"] for seat in SEATS}),
             "gain": with_mean({seat: -seats[seat]["loss"] for seat in SEATS}),
             "exploitability": with_mean({seat: seats[seat]["policy"] - game[seat] for seat in SEATS})}
-
-
-def response_name(answered: str) -> str:
-    """Return the name (and objective) of the best response to the policy ``answered``.
-
-    >>> response_name("hold-at-20")
-    'best-response:hold-at-20'
-    """
-    return RESPONSE + answered
-
-
-def answered_policy(objective: str | None) -> str | None:
-    """Return the policy a best response's ``objective`` answers, or None for any other objective.
-
-    >>> answered_policy("best-response:hold-at-20"), answered_policy("max")
-    ('hold-at-20', None)
-    """
-    if objective is None or not objective.startswith(RESPONSE):
-        return None
-    return objective[len(RESPONSE):]

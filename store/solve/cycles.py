@@ -148,7 +148,16 @@ class _Tables:
             raise ValueError("a graph of rows is played by seats that maximise or follow a stored policy")
         self.maximising = any(seat.kind == MAXIMISE for seat in seats)
         self.following = any(seat.kind == FOLLOW for seat in seats)
-        self.all = (self.term, self.new, self.solved, self.guess, self.seat_map)
+        # the moves of the seats that follow a policy, by edge: a layer's statement finds them from its edges
+        self.followed = create_afresh(connection, sa.Table(
+            "cyc_followed", sa.MetaData(),
+            sa.Column("edge_id", EdgeId, primary_key=keyed, autoincrement=False, nullable=False),
+            sa.Column("seat", sa.Integer, primary_key=keyed, autoincrement=False, nullable=False),
+            prefixes=["TEMPORARY"]))
+        connection.execute(sa.insert(self.followed).from_select(["edge_id", "seat"], sa.select(
+            choice.c.edge_id, self.seat_map.c.node_id).select_from(choice.join(self.seat_map, sa.and_(
+                self.seat_map.c.policy_id == choice.c.policy_id, self.seat_map.c.sign == 1)))))
+        self.all = (self.term, self.new, self.solved, self.guess, self.seat_map, self.followed)
 
     def points(self, column: sa.ColumnElement[float]) -> sa.ColumnElement[float]:
         """Return a payoff or reward column as the solve reads it: negated when it minimises."""
@@ -259,9 +268,9 @@ class _Statements:
         near = moves.c.q >= moves.c.best - TIE * (1 + sa.func.abs(moves.c.best))
         best = (sa.select(moves.c.src, moves.c.seat, sa.func.min(moves.c.id).label("edge_id")).where(near)
                 .group_by(moves.c.src, moves.c.seat))
-        followed = (sa.select(edge.c.src, seats.c.node_id.label("seat"), edge.c.id.label("edge_id"))
-                    .select_from(edge.join(choice, sa.and_(choice.c.node_id == edge.c.src, choice.c.edge_id == edge.c.id))
-                                 .join(seats, sa.and_(seats.c.policy_id == choice.c.policy_id, seats.c.sign == 1)))
+        follows = self.t.followed
+        followed = (sa.select(edge.c.src, follows.c.seat, edge.c.id.label("edge_id"))
+                    .select_from(edge.join(follows, follows.c.edge_id == edge.c.id))
                     .where(_edges("move", many)))
         parts = [part for part, wanted in ((best, self.t.maximising), (followed, self.t.following)) if wanted]
         picked = (sa.union_all(*parts) if len(parts) > 1 else parts[0]).subquery("picked")

@@ -56,7 +56,8 @@ def solve_graph(connection: sa.Connection, graph_id: int, game: GameSpec, *, obj
     if answered is not None:
         _refuse_response(connection, graph_id, game, answered, goal)
         ensure_solved(connection, graph_id, game, progress)  # the game's value, which its exploitability is beyond
-        return graph_matches.solve_response(connection, graph_id, answered, name, progress)[0]
+        return graph_matches.solve_response(connection, graph_id, answered, name, progress,
+                                            game.guess_for(stored_params(connection, graph_id)))[0]
     target = objectives.target_goal(objective)
     if target is not None:
         _refuse_target(connection, graph_id, game, objective, target, goal)
@@ -190,7 +191,8 @@ def ensure_solved(connection: sa.Connection, graph_id: int, game: GameSpec,
     evaluated = evaluate_stored(connection, graph_id, progress)
     for name, answered in response_names(game, stored_params(connection, graph_id)).items():
         if name not in names:
-            graph_matches.solve_response(connection, graph_id, answered, name, progress)
+            graph_matches.solve_response(connection, graph_id, answered, name, progress,
+                                         game.guess_for(stored_params(connection, graph_id)))
     return evaluated
 
 

@@ -47,14 +47,15 @@ class Response(NamedTuple):
 
 @dispatchable("best response")
 def store_response(connection: sa.Connection, graph_id: int, policy_id: int, answered_id: int,
-                   progress: Progress | None = None) -> tuple[Response, Convergence]:
+                   progress: Progress | None = None, first_guess: cycles.Guess | None = None
+                   ) -> tuple[Response, Convergence]:
     """Store, as policy ``policy_id`` (its rows forgotten), the best response to the stored policy
     ``answered_id``: at every position, the move that gives the player to move the best chance of winning when
     the opponent follows ``answered_id`` (seat 0 maximises, seat 1 follows, each the other's after a pass),
     and each position's value so played (reach unknown). Return its wins against it in each seat, and how its
-    components converged."""
+    components converged. ``first_guess`` (the game's hook, as the optimum's solve takes it) saves passes."""
     seats = [Seat.maximising(after_pass=1), Seat(FOLLOW, answered_id, after_pass=0)]
-    tables, convergence = cycles.solve_components(connection, graph_id, seats, progress)
+    tables, convergence = cycles.solve_components(connection, graph_id, seats, progress, first_guess)
     values = cycles.values_of(tables).subquery()
     connection.execute(sa.insert(value).from_select(
         ["policy_id", "node_id", "value", "reach"],
@@ -69,14 +70,15 @@ def store_response(connection: sa.Connection, graph_id: int, policy_id: int, ans
 
 
 def solve_response(connection: sa.Connection, graph_id: int, answered: str, name: str | None = None,
-                   progress: Progress | None = None) -> tuple[int, Response]:
+                   progress: Progress | None = None, first_guess: cycles.Guess | None = None) -> tuple[int, Response]:
     """Solve and store the best response to the stored policy ``answered`` of a two-player graph of rows as
     ``name`` (default :func:`response_name`); return its id and its wins against ``answered`` in each seat.
-    ``progress`` counts the layers done. Raises NotFound, in one line, where ``answered`` is not stored."""
+    ``progress`` counts the layers done; ``first_guess`` saves passes (:func:`store_response`). Raises NotFound,
+    in one line, where ``answered`` is not stored."""
     answered_id = find_policy(connection, graph_id, answered).id
     policy_id = record_solve(connection, graph_id, name or response_name(answered), "max", responds_to=answered_id)
     forget(connection, [policy_id], (value, choice))
-    response, convergence = store_response(connection, graph_id, policy_id, answered_id, progress)
+    response, convergence = store_response(connection, graph_id, policy_id, answered_id, progress, first_guess)
     finish_solve(connection, policy_id, convergence.record())
     return policy_id, response
 

@@ -47,7 +47,7 @@ def bench(backend: str, target: int, hold: int, reference: tuple[float, float], 
             evaluate(connection, find_policy(connection, built.graph_id, agent).id)
             untimed = time.perf_counter() - started
             started = time.perf_counter()
-            _, response = solve_response(connection, built.graph_id, agent)
+            _, response = solve_response(connection, built.graph_id, agent, first_guess=game.guess_for(params))
             solving = time.perf_counter() - started
             started = time.perf_counter()
             figures = GraphView(connection, built.graph_id, game).response(agent)

@@ -133,3 +133,13 @@ def test_what_takes_no_target_is_refused_in_one_line_before_any_work(tmp_path: P
         assert result.exit_code == 1 and said in result.output and len(result.output.strip().splitlines()) == 1
         given = dict(part.split("=") for part in params[1::2])
         assert not [p for p in dicegraph.open(db).policies(game, given) if p["method"] == "solve"]  # nothing solved
+
+
+def test_the_manuals_page_shows_what_the_report_prints(tmp_path: Path) -> None:
+    """docs/targets.md: Shut The Box's table of targets, as ``report --targets`` prints it."""
+    page = (Path(__file__).resolve().parents[1] / "docs" / "targets.md").read_text()
+    db = f"sqlite:///{tmp_path / 'box.db'}"
+    printed = CliRunner().invoke(main, ["--db", db, "report", "shut-the-box", "--targets", "-n", "0"],
+                                 catch_exceptions=False).stdout
+    table = printed.split("(solve --objective at-most:T):\n", 1)[1].strip()
+    assert table in page

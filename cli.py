@@ -420,16 +420,22 @@ def policies(ctx: click.Context, graph: str, params: tuple[str, ...], as_json: b
 def propagate(ctx: click.Context, graph: str, params: tuple[str, ...], policy_name: str, as_json: bool) -> None:
     """Print GRAPH's exact outcome distribution under a policy (forward propagation in SQL).
 
+    The outcome is the final payoff with the points paid on the way. A game
+    whose turn is stored once (School, Yahtzee) is played forward through
+    its turn states, each turn chosen as the policy's solve chooses it: a
+    solve's time, with progress.
+
     \b
-    Example:
+    Examples:
       dicegraph propagate jackpot --policy hilo --json
+      dicegraph propagate yahtzee -p bonuses=off --policy greedy
     """
     result = _database(ctx).propagate(graph, policy_name, parse_params(params))
     if as_json:
         print_json(result)
         return
     click.echo(table(["payoff", "probability"], [[row["payoff"], row["probability"]] for row in result["distribution"]]))
-    click.echo(f"expected terminal payoff: {result['expected_payoff']:.12g}")
+    click.echo(f"expected payoff: {result['expected_payoff']:.12g}, standard deviation {result['sd']:.12g}")
 
 
 @main.command()
@@ -508,13 +514,16 @@ def _seat_lines(result: Mapping[str, Any]) -> list[str]:
 @click.option("--all-matches", is_flag=True,
               help="Play every pair of a two-player game's strategies (the race past a target of 1000 plays each "
                    "against the optimum only).")
+@click.option("--distributions", is_flag=True,
+              help="A game for one: each policy's whole outcome distribution (--json: every outcome; the text: its "
+                   "percentiles). A turn stored once is played forward, a solve's time a policy.")
 @click.option("--targets", is_flag=True,
               help="A game for one: the chance of reaching each outcome the game can end with, under the optimum "
                    "and under the policy best for that target (one sweep over them all).")
 @JSON_OPTION
 @click.pass_context
 def report(ctx: click.Context, game: str, params: tuple[str, ...], simulated_games: int, seed: int,
-           diagrams_dir: Path | None, all_matches: bool, targets: bool, as_json: bool) -> None:
+           diagrams_dir: Path | None, all_matches: bool, distributions: bool, targets: bool, as_json: bool) -> None:
     """Build (if needed) and solve GAME, evaluate every policy, print the headline numbers.
 
     Each policy's exact value (CALCULATED) stands beside a Monte Carlo estimate
@@ -534,7 +543,8 @@ def report(ctx: click.Context, game: str, params: tuple[str, ...], simulated_gam
             click.echo(_build_message(result), err=True)
 
     data = _database(ctx).report(chosen, parse_params(params), simulated_games, seed=seed, diagrams=diagrams_dir,
-                                 all_matches=all_matches, targets=targets, on_build=announce)
+                                 all_matches=all_matches, targets=targets, distributions=distributions,
+                                 on_build=announce)
     if as_json:
         print_json(data)
         return
@@ -557,6 +567,8 @@ def report(ctx: click.Context, game: str, params: tuple[str, ...], simulated_gam
                    "z = (estimate - exact) / standard error.")
     for line in chosen.hooks.describe(data):
         click.echo(line)
+    if any("distribution" in p for p in data["policies"]):
+        click.echo(_percentiles_table(data["policies"]))
     if data.get("targets"):
         click.echo(_targets_table(data["targets"], chosen.objective))
     if data.get("responses"):
@@ -565,6 +577,38 @@ def report(ctx: click.Context, game: str, params: tuple[str, ...], simulated_gam
     for drawn in data.get("diagrams", []):
         size = f" ({drawn['nodes']:,} nodes, {drawn['edges']:,} edges)" if "nodes" in drawn else ""
         click.echo(f"wrote {drawn['file']}{size}", err=True)
+
+
+PERCENTILES = (1, 5, 25, 50, 75, 95, 99)  # the percentiles of an outcome distribution a report prints
+
+
+def _percentiles_table(policies: Sequence[Mapping[str, Any]]) -> str:
+    """Return the lines of a report's table of each policy's outcome distribution: its lowest and highest outcome
+    and the outcome at each of :data:`PERCENTILES` (the least outcome with at least that share at or below it)."""
+    rows = []
+    for p in policies:
+        if "distribution" not in p:
+            continue
+        spread = p["distribution"]
+        rows.append([p["name"], f"{spread[0]['payoff']:g}",
+                     *[f"{_percentile(spread, q):g}" for q in PERCENTILES], f"{spread[-1]['payoff']:g}"])
+    return ("\nEach policy's outcome distribution: its lowest, its percentiles, its highest:\n"
+            + table(["policy", "min", *[f"{q} %" for q in PERCENTILES], "max"], rows))
+
+
+def _percentile(spread: Sequence[Mapping[str, float]], percent: float) -> float:
+    """Return the least outcome of ``spread`` (outcomes in order) with at least ``percent`` % of the games at or
+    below it.
+
+    >>> _percentile([{"payoff": 0, "probability": 0.25}, {"payoff": 5, "probability": 0.75}], 50)
+    5
+    """
+    below = 0.0
+    for row in spread:
+        below += row["probability"]
+        if below >= percent / 100 - 1e-12:
+            return row["payoff"]
+    return spread[-1]["payoff"]
 
 
 def _targets_table(targets: Sequence[Mapping[str, Any]], objective: str) -> str:

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import functools
 import json
+import math
 import random
 import threading
 import time
@@ -245,13 +246,16 @@ class Database:
     @_one_line_errors
     def report(self, game: str | Game, params: Mapping[str, Any] | None = None, games: int = 0, *,
                seed: int = DEFAULT_SEED, diagrams: str | Path | None = None, all_matches: bool = False,
-               targets: bool = False, on_build: Callable[[dict[str, Any]], None] | None = None) -> dict[str, Any]:
+               targets: bool = False, distributions: bool = False,
+               on_build: Callable[[dict[str, Any]], None] | None = None) -> dict[str, Any]:
         """Build and solve what is missing, evaluate every policy and return what ``report --json`` prints; with
         ``games``, each policy's Monte Carlo estimate too (``seed``), with ``diagrams`` (a folder) the game's
         diagrams drawn there as PNGs; ``all_matches`` plays every pair of a two-player game's policies where the
         report would play fewer (the race beyond a target of 1000); ``targets`` adds, for a game for one whose
         terminals pay its outcome, the chance of reaching each target under the optimum and under the policy best
-        for it (one sweep). ``on_build`` is told of the build (``build``'s dict) before the solve."""
+        for it (one sweep); ``distributions`` each policy's whole outcome ``distribution`` (a game for one without
+        cycles; a turn stored once is played forward, a solve's time a policy). ``on_build`` is told of the build
+        (``build``'s dict) before the solve."""
         chosen, values = self._game(game, params)
         if targets and (chosen.players != 1 or chosen.repeating or chosen.loops):
             raise DicegraphError(f"{chosen.name} takes no targets: they are solved for games for one whose "
@@ -272,9 +276,11 @@ class Database:
             graphs = ReportGraphs(engine, chosen, prepare)  # each graph the report reads built and solved once
             graphs.get(values, on_build=announce)
             with self.meter("playing the matches, layers", None) as matches, \
-                    self.meter("simulating", games * report_simulations(chosen, values, all_matches)) as simulating:
+                    self.meter("simulating", games * report_simulations(chosen, values, all_matches)) as simulating, \
+                    self.meter("propagating the policies, steps", None) as propagating:
                 data = game_report(engine, chosen, values, simulated_games=games, seed=seed, progress=simulating,
-                                   matches=matches, graphs=graphs, all_matches=all_matches, targets=targets)
+                                   layers=propagating, matches=matches, graphs=graphs, all_matches=all_matches,
+                                   targets=targets, distributions=distributions)
             if folder is not None:
                 data["diagrams"] = draw_game_diagrams(engine, chosen, values, folder, graphs=graphs)
         return as_json(data)
@@ -340,23 +346,41 @@ class Database:
             return graph_layers(connection, stored_graph(connection, graph, params).id)
 
     @_one_line_errors
-    def distributions(self, graph: str | int, params: Mapping[str, Any] | None = None) -> dict[str, list[dict]]:
+    def distributions(self, graph: str | int, params: Mapping[str, Any] | None = None, *,
+                      turns: bool = False) -> dict[str, list[dict]]:
         """Return each evaluated policy's exact outcome distribution: policy -> ``[{"payoff", "probability"}]``;
-        empty for a graph with cycles, or whose turn is stored once."""
+        empty for a graph with cycles, or, unless ``turns``, one whose turn is stored once (its turns played
+        forward through every state layer: a solve's time a policy, :meth:`propagate`); a race's is empty."""
         with self._reading() as connection:
             row = stored_graph(connection, graph, params)
-            return _distributions(connection, row.id, list_policies(connection, row.id))
+            game = get_game(row.game)
+            policies = list_policies(connection, row.id)
+            if not game.repeating:
+                return _distributions(connection, row.id, policies)
+            if not turns or game.players != 1:
+                return {}
+            with self.meter("propagating the policies, states", None) as states:
+                view = GraphView(connection, row.id, game, progress=states)
+                return {p["name"]: [{"payoff": payoff, "probability": chance}
+                                    for payoff, chance in view.distribution(p["name"]).items()] for p in policies}
 
     @_one_line_errors
     def propagate(self, graph: str | int, policy: str = OPTIMAL, params: Mapping[str, Any] | None = None
                   ) -> dict[str, Any]:
         """Return the exact outcome distribution under ``policy`` as ``propagate --json`` prints it: ``graph``,
-        ``policy``, ``expected_payoff`` and ``distribution`` (``[{"payoff", "probability"}]``)."""
+        ``policy``, ``expected_payoff``, ``sd`` and ``distribution`` (``[{"payoff", "probability"}]``): propagated
+        through the graph's layers, or for a game whose turn is stored once through its state layers, the turns
+        chosen and spread from each state play reaches (a solve's time: progress shows the states played)."""
         with self._reading() as connection:
             row = stored_graph(connection, graph, params)
-            distribution = outcome_distribution(connection, evaluated_policy(connection, row, policy).id, row.id)
+            game = get_game(row.game)
+            if not game.repeating:
+                evaluated_policy(connection, row, policy)
+            with self.meter(f"propagating {policy}, states", None) as states:
+                distribution = GraphView(connection, row.id, game, progress=states).distribution(policy)
         expected = sum(payoff * probability for payoff, probability in distribution.items())
-        return {"graph": row.id, "policy": policy, "expected_payoff": expected,
+        spread = math.sqrt(max(sum(p * (x - expected) ** 2 for x, p in distribution.items()), 0.0))
+        return {"graph": row.id, "policy": policy, "expected_payoff": expected, "sd": spread,
                 "distribution": [{"payoff": k, "probability": v} for k, v in distribution.items()]}
 
     @_one_line_errors

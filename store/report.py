@@ -43,6 +43,7 @@ def game_report(
     graphs: ReportGraphs | None = None,
     all_matches: bool = False,
     targets: bool = False,
+    distributions: bool = False,
 ) -> dict[str, Any]:
     """Return the game's report: every policy's value, and the optimal outcome distribution.
 
@@ -63,7 +64,9 @@ def game_report(
     game to play every pair of its policies where it would play fewer (the race beyond a target of 1000).
     ``targets`` adds the ``targets`` table: for each target the outcome may reach, the chance of reaching it
     under the optimum and under the policy best for it (:func:`dicegraph.store.sweep.target_chances`; DicegraphError,
-    in one line, for a graph that takes no target).
+    in one line, for a graph that takes no target). ``distributions`` gives each policy its whole ``distribution``
+    of outcomes (:meth:`dicegraph.store.view.GraphView.distribution`; a turn stored once: its turns played forward,
+    ``layers`` counting the states), where the graph has one (no cycles, not a race).
 
     >>> from dicegraph.graphs import get_game
     >>> from dicegraph.store.db import open_database
@@ -97,6 +100,11 @@ def game_report(
                 estimate = monte_carlo(connection, game, params, row["name"], simulated_games, seed, progress)
                 row["monte_carlo"] = {key: estimate[key] for key in ("games", "estimate", "stderr", "z")}
         report = _generic_report(game, params, built, policies, distribution)
+        if distributions and not has_cycles(connection, built.graph_id) and game.players == 1:
+            spread = GraphView(connection, built.graph_id, game, layers)
+            for row in report["policies"]:
+                row["distribution"] = [{"payoff": payoff, "probability": p}
+                                       for payoff, p in spread.distribution(row["name"]).items()]
         if targets:
             refused = target_refusal(connection, built.graph_id, game)
             if refused is not None:

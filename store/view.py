@@ -39,6 +39,7 @@ from dicegraph.store.positions import describe_position
 from dicegraph.store.propagate import mean_payoff, outcome_distribution
 from dicegraph.store.schema import choice, edge, graph, node, value
 from dicegraph.store.solve.layers import Goal
+from dicegraph.store.solve.turn_outcomes import turn_outcomes
 from dicegraph.store.sweep import sweep_outcomes
 from dicegraph.store.turn_positions import TurnPositions, state_of
 
@@ -220,6 +221,18 @@ class TurnGraphView(GraphView):
         positions = known.bound(self.connection, policies)
         positions.prefetch(positions.states_along(root, steps))
         return positions.look, positions.policies, state_of
+
+    def distribution(self, policy: str) -> dict[float, float]:
+        """Return :meth:`GraphView.distribution` of whole games played by the solved turn policy ``policy`` (its
+        turns chosen and spread a state layer at a time, :func:`dicegraph.store.solve.turn_outcomes.turn_outcomes`;
+        ``progress`` counts the states played). NotFound for a policy not solved, or a race (its outcome is who
+        wins)."""
+        graph = self._turn()
+        if turn_cycles.has_cyclic_states(self.connection, graph):
+            raise NotFound(f"{self.game} is a race: its outcome is who wins (its matches give it), so no score is "
+                           "propagated")
+        find_policy(self.connection, self.graph_id, policy)  # listed: solved whole
+        return turn_outcomes(self.connection, graph, policy, self.progress)
 
     def sd(self, policy: str) -> float | None:
         """Return :meth:`GraphView.sd`: from the first turn state's value and second moment (None for a policy

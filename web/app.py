@@ -64,7 +64,7 @@ def create_app(db: Database, sql_slots: int = SQL_SLOTS, sql_timeout: float = SQ
         return show("graph.html", request.path.endswith(".json"), lambda session: pages.graph_page(
             session, graph_id, asked.get("policy"), asked.get("reference"), opponent=asked.get("against") or None,
             seat=asked.get("seat") or "first", matches=asked.get("matches") == "all",
-            responses=asked.get("responses") == "all"))
+            responses=asked.get("responses") == "all", turns=asked.get("distributions") == "all"))
 
     pictures = Path(tempfile.mkdtemp(prefix="dicegraph-explorer-"))  # the games' charts, drawn when their page is viewed
     atexit.register(shutil.rmtree, pictures, ignore_errors=True)
@@ -97,9 +97,10 @@ def create_app(db: Database, sql_slots: int = SQL_SLOTS, sql_timeout: float = SQ
 
     @app.get("/graphs/<int:graph_id>/distribution.svg")
     def distribution_chart(graph_id: int) -> Any:
-        spread = db.distributions(graph_id)  # NotFound for an unknown graph
+        spread = db.distributions(graph_id, turns=request.args.get("distributions") == "all")  # NotFound: no graph
         if not spread:
-            raise NotFound(f"graph {graph_id} has no outcome distribution (cycles, or its turn is stored once)")
+            raise NotFound(f"graph {graph_id} has no outcome distribution here (cycles; or its turn is stored once: "
+                           "add ?distributions=all to play its turns forward)")
         return Response(charts.distribution_chart(spread), mimetype="image/svg+xml")
 
     @app.get("/graphs/<int:graph_id>/positions/<path:key>")

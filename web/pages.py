@@ -45,12 +45,15 @@ MAX_LAYER_ROWS = 100  # the most rows a graph page's table of layers shows (Pig 
 
 def graph_page(db: Database, graph_id: int, policy: str | None = None,
                reference: str | None = None, top: int = 10, opponent: str | None = None,
-               seat: str = SEATS[0], matches: bool = False, responses: bool = False) -> dict[str, Any]:
+               seat: str = SEATS[0], matches: bool = False, responses: bool = False,
+               turns: bool = False) -> dict[str, Any]:
     """Return a graph's page: the ``graph`` row (:meth:`dicegraph.Database.graph`), whether its game draws
     ``charts`` (:func:`game_pictures`), its ``advisor``'s title (:func:`advice_page`) if it has one, its ``root``
     key, ``layers`` (every one) and ``layer_rows`` (:func:`layer_rows`: what the page's table shows), ``policies``
     with their values and units, whether it is ``two_player`` (a policy's value is then both seats following it),
-    their ``distributions`` (:meth:`dicegraph.Database.distributions`), and with ``policy`` and ``reference`` a
+    their ``distributions`` (:meth:`dicegraph.Database.distributions`; for a game for one whose turn is stored
+    once, ``turn_distributions`` says they are played on request, with ``turns``), and with ``policy`` and
+    ``reference`` a
     ``comparison`` (:meth:`dicegraph.Database.compare`: in a two-player game a match against ``opponent`` in
     ``seat``), else the ``comparison_error`` that says why there is none; with ``matches``, in a two-player game,
     the ``matches`` of every pair of its policies (:meth:`dicegraph.Database.matches`), as its report plays them;
@@ -72,7 +75,8 @@ def graph_page(db: Database, graph_id: int, policy: str | None = None,
     }
     page["layer_rows"] = layer_rows(page["layers"])
     page["playable"] = OPTIMAL in [p["name"] for p in page["policies"]]
-    page["distributions"] = db.distributions(graph_id)
+    page["turn_distributions"] = game.repeating and game.players == 1
+    page["distributions"] = db.distributions(graph_id, turns=turns)
     if policy and reference:
         try:
             page["comparison"] = db.compare(

@@ -388,6 +388,34 @@ def _load_solved(connection: sa.Connection, work: _TurnTables, policy_ids: Seque
     connection.execute(sa.insert(work.state).from_select(["node_id", *work.names("v1_", "v2_")], rows))
 
 
+class TurnChoices:
+    """The moves turn policy ``name`` takes in the turns of any turn states, chosen in SQL as its solve chooses
+    them (from the stored values of the states the turn leads to; a heuristic by its own end profits): after
+    :meth:`choose`, the ``chosen`` table holds each (decision node, state)'s move, ``edge0``."""
+
+    def __init__(self, connection: sa.Connection, graph: TurnGraph, name: str):
+        self.graph = graph
+        profits = _profits(connection, graph, graph.policy(name))
+        self.own_profits = (profits is not None,)
+        self.work = _policy_work(connection, graph, [profits])
+        _load_solved(connection, self.work, [ensure_policy(connection, graph, name)])
+        for table in (self.work.turn, self.work.chosen):
+            create_afresh(connection, table)
+        self.work.joined = True
+        self.chosen, self.ends = self.work.chosen, self.work.ends
+
+    def choose(self, connection: sa.Connection, which: sa.ColumnElement[bool]) -> None:
+        """Choose the moves of the turns of the states whose state moves ``which`` selects (emptying the last
+        choice first)."""
+        _clear(connection, self.work)
+        _start_turns(connection, self.graph, self.work, which, self.own_profits)
+        _turn_statements(connection, self.graph, self.work)
+
+    def drop(self, connection: sa.Connection) -> None:
+        """Drop the work tables."""
+        _drop(connection, self.work)
+
+
 @dataclass(frozen=True)
 class _Batch:
     """What one batch of turn states needs to go through the turn: its state layer and node ids (first, last)."""

@@ -1,0 +1,114 @@
+"""The whole outcome distribution of a game whose turn is stored once: the same, outcome by outcome, as the same
+game stored as rows propagates; its mean and standard deviation those the solve stores (School and Yahtzee); its
+tail within 4 standard errors of games played from the rules; a race refused in one line."""
+
+from __future__ import annotations
+
+import math
+import types
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+import dicegraph
+from dicegraph.cli import main
+from dicegraph.graphs import get_game, register, unregister
+from dicegraph.graphs.protocol import Param, resolve_params
+from dicegraph.graphs.repeating import TurnsInFull
+from dicegraph.store.db import open_database
+from dicegraph.store.view import GraphView
+from tests import shapes
+
+GAMES = 4_000  # Monte Carlo games of Yahtzee played from the rules
+
+
+@pytest.fixture
+def tally_both_ways() -> Iterator[None]:
+    """``tally`` (its turn stored once) and ``tally-rows``, the same rules stored as rows."""
+    with shapes.registered():
+        rows = types.SimpleNamespace(
+            name="tally-rows", title="Tally as rows", summary="tally, every turn stored in full", version=1,
+            rules=lambda params: TurnsInFull(shapes.Tally(params["rounds"])), objective="max",
+            outcome="expected total kept", small_params={"rounds": 3},
+            params=(Param("rounds", 3, int, "turns played", lambda rounds: 1 <= rounds <= 9, "1..9"),))
+        register(rows, origin="tests/test_turn_outcomes.py")
+        try:
+            yield
+        finally:
+            unregister("tally-rows")
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "duckdb"])
+def test_a_turn_stored_once_propagates_the_distribution_the_same_game_stored_as_rows_does(
+        tally_both_ways: None, tmp_path: Path, backend: str) -> None:
+    database = dicegraph.open(f"{backend}:///{tmp_path / f'tally.{backend}'}")
+    params = {"rounds": "3"}
+    found = {}
+    for game in ("tally", "tally-rows"):
+        database.report(game, params)
+        found[game] = {row["payoff"]: row["probability"] for row in database.propagate(game, params=params)["distribution"]}
+    assert set(found["tally"]) == set(found["tally-rows"]) and len(found["tally"]) > 10
+    for outcome, probability in found["tally-rows"].items():
+        assert found["tally"][outcome] == pytest.approx(probability, rel=1e-12, abs=1e-15), outcome
+
+
+@pytest.mark.parametrize(("fixture", "game", "params"), [("yahtzee_game", "yahtzee", {"bonuses": "off"}),
+                                                        ("whole_game", "school", {})])
+def test_a_whole_games_distribution_has_the_mean_and_spread_the_solve_stores(
+        request: pytest.FixtureRequest, fixture: str, game: str, params: dict) -> None:
+    database = dicegraph.open(request.getfixturevalue(fixture))
+    policies = {row["name"]: row for row in database.report(game, params)["policies"]}
+    name = list(policies)[-1]  # an agent (greedy's or Bob's turns), the cheaper to play
+    propagated = database.propagate(game, name, params)
+    total = sum(row["probability"] for row in propagated["distribution"])
+    assert total == pytest.approx(1.0, rel=1e-12)
+    assert propagated["expected_payoff"] == pytest.approx(policies[name]["value"], rel=1e-12)
+    assert propagated["sd"] == pytest.approx(policies[name]["sd"], rel=1e-9)
+
+
+def test_yahtzees_score_distribution_agrees_with_games_played_from_the_rules(yahtzee_game: str) -> None:
+    params = {"bonuses": "off"}
+    database = dicegraph.open(yahtzee_game)
+    database.report("yahtzee", params)
+    distribution = {row["payoff"]: row["probability"] for row in database.propagate("yahtzee", "greedy", params)["distribution"]}
+    median = min(score for score in distribution
+                 if sum(p for other, p in distribution.items() if other <= score) >= 0.5)
+    exact = sum(p for score, p in distribution.items() if score >= median)
+    game = get_game("yahtzee")
+    with open_database(yahtzee_game, read_only=True).connect() as connection:
+        graph = dicegraph.open(yahtzee_game).graph("yahtzee", params)["id"]
+        stored, _ = GraphView(connection, graph, game).policy_to_play("greedy")  # its turns, as the simulator plays them
+    play = game.simulator(resolve_params(game, params), stored)
+    scores = np.asarray(play(GAMES, np.random.default_rng(5)), dtype=float)
+    reached = scores >= median
+    z = (reached.mean() - exact) / math.sqrt(exact * (1 - exact) / GAMES)
+    assert abs(z) < 4, (median, reached.mean(), exact)
+
+
+def test_a_race_has_no_score_to_propagate(tmp_path: Path) -> None:
+    db = f"sqlite:///{tmp_path / 'race.db'}"
+    runner = CliRunner()
+    assert runner.invoke(main, ["--db", db, "report", "5000-race", "-p", "target=100", "-n", "0"]).exit_code == 0
+    result = runner.invoke(main, ["--db", db, "propagate", "5000-race", "-p", "target=100"])
+    assert result.exit_code == 1 and "is a race" in result.output and len(result.output.strip().splitlines()) == 1
+
+
+def test_the_explorer_draws_a_turn_games_distributions_on_request(tally_both_ways: None, tmp_path: Path) -> None:
+    from dicegraph.database import Database
+    from dicegraph.web.app import create_app
+
+    url = f"sqlite:///{tmp_path / 'tally.db'}"
+    dicegraph.open(url).report("tally", {"rounds": "3"})
+    propagated = dicegraph.open(url).propagate("tally", params={"rounds": "3"})["distribution"]
+    engine = open_database(url, read_only=True)
+    client = create_app(Database.over(engine)).test_client()
+    assert b'id="play-distributions"' in client.get("/graphs/1").data
+    shown = client.get("/graphs/1.json?distributions=all").get_json()["distributions"]["optimal"]
+    assert [row["payoff"] for row in shown] == [row["payoff"] for row in propagated]
+    assert all(a["probability"] == pytest.approx(b["probability"], rel=1e-12) for a, b in zip(shown, propagated))
+    assert b'id="distribution-chart"' in client.get("/graphs/1?distributions=all").data
+    assert client.get("/graphs/1/distribution.svg?distributions=all").status_code == 200
+    engine.dispose()

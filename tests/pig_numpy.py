@@ -27,7 +27,6 @@ def solve(target: int = 100, tolerance: float = 1e-15) -> tuple[np.ndarray, int]
     """Return ``win`` (shape ``target x target x target``; entries with ``a + k >= target`` are 1) and the
     largest number of Newton passes a score sum took."""
     win = np.ones((target, target, target))
-    hold_first = np.zeros((target, target, target), dtype=bool)
     most = 0
     scores = np.array([0, *range(2, target)])
     for total in range(2 * target - 2, -1, -1):
@@ -39,24 +38,7 @@ def solve(target: int = 100, tolerance: float = 1e-15) -> tuple[np.ndarray, int]
         opponent = np.array([np.nonzero(a == bb)[0][0] for bb in b])  # the index of the pair (b, a)
         for passes in range(1, 60):
             y = x[opponent]  # the opponent's turn-start value
-            value = np.ones((len(a), target + 6))  # value[i, k] at turn total k; a + k >= target wins
-            slope = np.zeros((len(a), target + 6))  # d value / d y along the moves taken
-            for k in range(target - 1, -1, -1):
-                alive = a + k < target
-                if k == 1 or not alive.any():
-                    continue
-                roll = (1 - y) / 6 + value[:, k + 2:k + 7].sum(axis=1) / 6
-                roll_slope = -1 / 6 + slope[:, k + 2:k + 7].sum(axis=1) / 6
-                if k == 0:
-                    hold, hold_slope = 1 - y, -np.ones(len(a))
-                else:
-                    banked = np.minimum(a + k, target - 1)
-                    hold = np.where(a + k < target, 1 - win[b, banked, 0], 1.0)
-                    hold_slope = np.zeros(len(a))
-                holds = hold > roll + 1e-12 * (1 + np.abs(roll))
-                value[:, k] = np.where(alive, np.where(holds, hold, roll), 1.0)
-                slope[:, k] = np.where(alive, np.where(holds, hold_slope, roll_slope), 0.0)
-                hold_first[a[alive], b[alive], k] = holds[alive]
+            value, slope = _turns(a, b, y, win, target, None)
             new, d = value[:, 0], slope[:, 0]
             if np.max(np.abs(new - x)) <= tolerance:
                 break

@@ -25,7 +25,6 @@ from dicegraph.store.solve.layers import finish_solve, forget, record_solve
 from dicegraph.store.solve.objectives import response_name
 
 
-
 def head_to_head(connection: sa.Connection, graph_id: int, first: str, second: str,
                  progress: Progress | None = None) -> tuple[float, float]:
     """Return the exact probabilities that a player following stored policy ``first``, moving first, beats one

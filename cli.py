@@ -408,7 +408,9 @@ def policies(ctx: click.Context, graph: str, params: tuple[str, ...], as_json: b
         click.echo(f"graph {graph} has no policies yet (solve it: dicegraph solve {graph})")
     else:
         click.echo(table(["policy", "objective", "method", "value", "unit"],
-                          [[p["name"], p["objective"], p["method"], p["value"], p["unit"]] for p in listing]))
+                          [[p["name"], p["objective"], p["method"], p["value"],
+                            p["unit"] + (f", playing against {p['answers']}" if p["answers"] else "")]
+                           for p in listing]))
 
 
 @main.command()

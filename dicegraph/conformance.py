@@ -154,7 +154,10 @@ def _exact_turns(run: Checked, rules: Any) -> str:
 
 
 def _distribution(run: Checked) -> str:
-    """Each policy's outcome distribution adds up to 1, and, in a solitaire game, its mean is the value."""
+    """Each policy's outcome distribution adds up to 1, and, in a solitaire game, its mean is the value; a game
+    whose turn is stored once, the optimum's, played forward, where its graph is small (:data:`EXACT_NODES`)."""
+    if run.game.repeating:
+        return _turn_distribution(run)
     distributions = run.db.distributions(run.graph)
     for name, outcomes in distributions.items():
         total = sum(row["probability"] for row in outcomes)
@@ -166,6 +169,20 @@ def _distribution(run: Checked) -> str:
             raise Breaks(f"{name}'s distribution has mean {mean!r}, its value is {run.policies[name]!r}")
     mean = ", each mean its policy's value" if run.game.players == 1 else ""
     return f"{len(distributions)} distribution{'s' * (len(distributions) != 1)} adding up to 1{mean}"
+
+
+def _turn_distribution(run: Checked) -> str:
+    """:func:`_distribution` of a game whose turn is stored once: the optimum's whole games, propagated through its
+    state layers, add up to 1 with the optimum's value as their mean."""
+    nodes = run.db.graph(run.graph)["nodes"]
+    if nodes > EXACT_NODES:
+        return f"its graph of {nodes:,} nodes is propagated by: dicegraph propagate {run.game.name}"
+    propagated = run.db.propagate(run.graph, "optimal")
+    total = sum(row["probability"] for row in propagated["distribution"])
+    if not _close(total, 1.0) or not _close(propagated["expected_payoff"], run.optimum or 0.0):
+        raise Breaks(f"the optimum's whole games add up to {total!r} with mean {propagated['expected_payoff']!r}, "
+                     f"its value is {run.optimum!r}")
+    return f"the optimum's {len(propagated['distribution'])} outcomes add up to 1, their mean its value"
 
 
 def _monte_carlo(run: Checked) -> str:
@@ -277,7 +294,7 @@ CHECKS: tuple[tuple[str, Callable[[Game], bool], Callable[[Checked], str]], ...]
     ("report", lambda game: True, _report),
     ("solve", lambda game: True, _solve),
     ("exact", lambda game: game.rules is not None, _exact),
-    ("distribution", lambda game: not game.loops and keeps_reaches(game), _distribution),
+    ("distribution", lambda game: not game.loops and (keeps_reaches(game) or game.players == 1), _distribution),
     ("monte-carlo", lambda game: game.players == 1 and game.simulator is not None, _monte_carlo),
     ("export", lambda game: True, _export),
     ("positions", lambda game: True, _positions),

@@ -29,7 +29,7 @@ from dicegraph.database import Database
 from dicegraph.graphs.protocol import Game, one_by_one, resolve_params
 from dicegraph.graphs.repeating import TurnsInFull
 from dicegraph.store.errors import FilesReachable
-from dicegraph.store.solve.entry import keeps_reaches
+from dicegraph.store.solve.entry import keeps_reaches, solves_best_responses
 
 MONTE_CARLO_GAMES = 20_000  # games a Monte Carlo check plays; its estimate must lie within 4 standard errors
 RELATIVE = 1e-12  # how close two exact answers computed two ways must be
@@ -156,7 +156,7 @@ def _exact_turns(run: Checked, rules: Any) -> str:
 def _distribution(run: Checked) -> str:
     """Each policy's outcome distribution adds up to 1, and, in a solitaire game, its mean is the value; a game
     whose turn is stored once, the optimum's, played forward, where its graph is small (:data:`EXACT_NODES`)."""
-    if run.game.repeating:
+    if run.db.distributions_on_request(run.graph):
         return _turn_distribution(run)
     distributions = run.db.distributions(run.graph)
     for name, outcomes in distributions.items():
@@ -299,8 +299,7 @@ CHECKS: tuple[tuple[str, Callable[[Game], bool], Callable[[Checked], str]], ...]
     ("export", lambda game: True, _export),
     ("positions", lambda game: True, _positions),
     ("compare", lambda game: True, _compare),
-    ("best-response", lambda game: game.players == 2 and game.rules is not None and not game.repeating,
-     _best_response),
+    ("best-response", lambda game: game.rules is not None and solves_best_responses(game), _best_response),
     ("play", lambda game: True, _play),
     ("explorer", lambda game: _explorer_installed(), _explorer),
 )

@@ -56,7 +56,8 @@ from dicegraph.store.report import (DEFAULT_SEED, ReportGraphs, diagram_file, dr
 from dicegraph.store.simulation import monte_carlo
 from dicegraph.store.schema import policy
 from dicegraph.store.solve.objectives import answered_policy
-from dicegraph.store.solve.entry import ensure_solved, evaluate_agents, pending_work, solve_graph, solve_steps
+from dicegraph.store.solve.entry import (declared_target_refusal, ensure_solved, evaluate_agents, pending_work,
+                                        solve_graph, solve_steps)
 from dicegraph.store.view import GraphView
 
 Meter = Callable[[str, "int | None"], AbstractContextManager["Progress | None"]]
@@ -257,9 +258,9 @@ class Database:
         cycles; a turn stored once is played forward, a solve's time a policy). ``on_build`` is told of the build
         (``build``'s dict) before the solve."""
         chosen, values = self._game(game, params)
-        if targets and (chosen.players != 1 or chosen.repeating or chosen.loops):
-            raise DicegraphError(f"{chosen.name} takes no targets: they are solved for games for one whose "
-                                 "positions do not recur, stored as rows")
+        refused = declared_target_refusal(chosen) if targets else None
+        if refused is not None:
+            raise DicegraphError(refused)
         folder = check_directory(Path(diagrams)) if diagrams is not None else None
         for name in chosen.hooks.diagrams() if folder is not None else ():  # each named file too, before any work
             check_file(folder / diagram_file(chosen.name, name))
@@ -355,14 +356,23 @@ class Database:
             row = stored_graph(connection, graph, params)
             game = get_game(row.game)
             policies = list_policies(connection, row.id)
-            if not game.repeating:
-                return _distributions(connection, row.id, policies)
-            if not turns or game.players != 1:
-                return {}
             with self.meter("propagating the policies, states", None) as states:
                 view = GraphView(connection, row.id, game, progress=states)
+                if view.keeps_positions:
+                    return _distributions(connection, row.id, policies)
+                if not turns or game.players != 1:
+                    return {}
                 return {p["name"]: [{"payoff": payoff, "probability": chance}
                                     for payoff, chance in view.distribution(p["name"]).items()] for p in policies}
+
+    @_one_line_errors
+    def distributions_on_request(self, graph: str | int, params: Mapping[str, Any] | None = None) -> bool:
+        """Return whether the graph's outcome distributions are played on request (:meth:`distributions` with
+        ``turns``): a game for one whose turn is stored once."""
+        with self._reading() as connection:
+            row = stored_graph(connection, graph, params)
+            game = get_game(row.game)
+            return game.players == 1 and not GraphView(connection, row.id, game).keeps_positions
 
     @_one_line_errors
     def propagate(self, graph: str | int, policy: str = OPTIMAL, params: Mapping[str, Any] | None = None
@@ -374,10 +384,11 @@ class Database:
         with self._reading() as connection:
             row = stored_graph(connection, graph, params)
             game = get_game(row.game)
-            if not game.repeating:
-                evaluated_policy(connection, row, policy)
             with self.meter(f"propagating {policy}, states", None) as states:
-                distribution = GraphView(connection, row.id, game, progress=states).distribution(policy)
+                view = GraphView(connection, row.id, game, progress=states)
+                if view.keeps_positions:
+                    evaluated_policy(connection, row, policy)
+                distribution = view.distribution(policy)
         expected = sum(payoff * probability for payoff, probability in distribution.items())
         spread = math.sqrt(max(sum(p * (x - expected) ** 2 for x, p in distribution.items()), 0.0))
         return {"graph": row.id, "policy": policy, "expected_payoff": expected, "sd": spread,

@@ -121,7 +121,7 @@ def test_the_reports_targets_table_prints_and_its_json_lists_every_target(tmp_pa
     ("shut-the-box", ["-p", "tiles=5"], ["solve", "--objective", "at-most:few"], "a target is a number"),
     ("yachtlet", [], ["solve", "--objective", "at-least:3"], "points paid on moves"),
     ("chase", [], ["solve", "--objective", "at-most:3"], "recur"),
-    ("pig", ["-p", "target=8"], ["report", "--targets"], "takes no targets"),
+    ("pig", ["-p", "target=8"], ["report", "--targets"], "takes no target"),
 ])
 def test_what_takes_no_target_is_refused_in_one_line_before_any_work(tmp_path: Path, game: str, params: list[str],
                                                                    args: list[str], said: str) -> None:

@@ -75,7 +75,7 @@ def graph_page(db: Database, graph_id: int, policy: str | None = None,
     }
     page["layer_rows"] = layer_rows(page["layers"])
     page["playable"] = OPTIMAL in [p["name"] for p in page["policies"]]
-    page["turn_distributions"] = game.repeating and game.players == 1
+    page["turn_distributions"] = db.distributions_on_request(graph_id)
     page["distributions"] = db.distributions(graph_id, turns=turns)
     if policy and reference:
         try:

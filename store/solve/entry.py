@@ -128,18 +128,35 @@ def target_refusal(connection: sa.Connection, graph_id: int, game: GameSpec) -> 
     """Return why the graph ``graph_id`` of ``game`` takes no target (``at-least:T``, ``at-most:T``) in one line, or
     None where it takes every target its outcomes reach: a game for one whose terminals pay the whole outcome (no
     turn stored once, no position that recurs, no points paid on moves)."""
+    declared = declared_target_refusal(game)
+    if declared is not None:
+        return declared
+    if has_cycles(connection, graph_id) or pays_on_edges(connection, graph_id):
+        return (f"{game.name}'s outcome is not its positions' payoff alone (positions that recur or points paid "
+                "on moves): targets are solved on graphs whose terminals pay the whole outcome")
+    return None
+
+
+def declared_target_refusal(game: GameSpec) -> str | None:
+    """Return why ``game`` takes no target, from what it declares alone (before any graph is built), in one line;
+    None where its graphs may take one (:func:`target_refusal` says of a stored graph)."""
     if game.players != 1:
         return f"{game.name} is a game for two: its outcome is who wins, so it takes no target"
-    if game.repeating or has_cycles(connection, graph_id) or pays_on_edges(connection, graph_id):
-        return (f"{game.name}'s outcome is not its positions' payoff alone (its turn stored once, positions that "
-                "recur or points paid on moves): targets are solved on graphs whose terminals pay the whole outcome")
+    if game.repeating or game.loops:
+        return (f"{game.name} takes no target: its {'turn is stored once' if game.repeating else 'positions recur'}"
+                "; targets are solved on graphs whose terminals pay the whole outcome")
     return None
+
+
+def solves_best_responses(game: GameSpec) -> bool:
+    """Return whether best responses are solved on the game's graphs: a game for two stored as rows."""
+    return game.players == 2 and not game.repeating
 
 
 def response_names(game: GameSpec, params: Mapping[str, Any]) -> dict[str, str]:
     """Return the best responses the game's report solves: in a game for two stored as rows, one to each agent
     (its name -> the agent's)."""
-    if game.players != 2 or game.repeating:
+    if not solves_best_responses(game):
         return {}
     return {objectives.response_name(agent): agent for agent in game.agents(params)}
 

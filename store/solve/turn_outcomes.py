@@ -6,8 +6,8 @@ From the start state (score 0, probability 1), for each state layer in order:
 * the turn states of the layer that play reaches, with the probability of each score so far, are read once
   (``(state, score, reach)`` rows, summed);
 * their turns are chosen as the policy's solve chooses them (:class:`dicegraph.store.solve.turns.TurnChoices`,
-  the solve's own statements from the stored values of the states after them), a batch of
-  :data:`BATCH_STATES` states at a time, and spread forward from the turn's root along the rolls and the moves
+  the solve's own statements from the stored values of the states after them), a batch of states at a time (as
+  many as the solve's, :attr:`dicegraph.store.backends.record.Backend.turn_batch_states`), and spread forward from the turn's root along the rolls and the moves
   chosen, one statement a turn layer, to the probability of each of the turn's ends from each state with the
   points its edges paid on the way;
 * each end leads, through the state's move labelled like it, to the next state with the points added: one
@@ -29,9 +29,6 @@ from dicegraph.store.schema import edge, edges_of, node
 from dicegraph.store.scratch import create_afresh, temporary_table
 from dicegraph.store.solve.turns import TurnChoices
 from dicegraph.store.turn_graph import TurnGraph
-
-BATCH_STATES = 256  # reached turn states whose turns are chosen and spread together
-
 
 def _table(connection: sa.Connection, name: str, *columns: sa.Column) -> sa.Table:
     """Return a new temporary table of insert-only rows (several a key, summed when read), indexed by its first
@@ -63,8 +60,9 @@ def turn_outcomes(connection: sa.Connection, graph: TurnGraph, name: str,
                   .where(scores.c.node_id.between(first, last)).group_by(scores.c.node_id, scores.c.score))
         connection.execute(sa.insert(held).from_select(["state", "score", "p"], summed))
         reached = list(connection.execute(sa.select(held.c.state).distinct().order_by(held.c.state)).scalars())
-        for start in range(0, len(reached), BATCH_STATES):
-            states = reached[start:start + BATCH_STATES]
+        batch_states = backend_of(connection).turn_batch_states  # as many as a batch of the solve
+        for start in range(0, len(reached), batch_states):
+            states = reached[start:start + batch_states]
             connection.execute(sa.insert(batch), [{"node_id": state} for state in states])
             playing = sa.and_(edges_of(graph.game_spans[layer], "move"), edge.c.src.in_(sa.select(batch.c.node_id)))
             choices.choose(connection, playing)

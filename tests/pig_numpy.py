@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import sys
 import time
+from collections.abc import Iterator
 
 import numpy as np
 
@@ -28,14 +29,8 @@ def solve(target: int = 100, tolerance: float = 1e-15) -> tuple[np.ndarray, int]
     largest number of Newton passes a score sum took."""
     win = np.ones((target, target, target))
     most = 0
-    scores = np.array([0, *range(2, target)])
-    for total in range(2 * target - 2, -1, -1):
-        a = scores[(total - scores >= 0) & np.isin(total - scores, scores)]
-        if not len(a):
-            continue
-        b = total - a
+    for a, b, opponent in _score_sums(target):
         x = np.full(len(a), 0.5)  # the guess of win[a, b, 0] for each pair
-        opponent = np.array([np.nonzero(a == bb)[0][0] for bb in b])  # the index of the pair (b, a)
         for passes in range(1, 60):
             y = x[opponent]  # the opponent's turn-start value
             value, slope = _turns(a, b, y, win, target, None)
@@ -49,6 +44,17 @@ def solve(target: int = 100, tolerance: float = 1e-15) -> tuple[np.ndarray, int]
             alive = a + k < target
             win[a[alive], b[alive], k] = value[alive, k]
     return win, most
+
+
+def _score_sums(target: int) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+    """Yield each score sum's pairs, the highest sum first: the mover's scores ``a``, the opponent's ``b``, and
+    for each pair the index of the pair ``(b, a)``."""
+    scores = np.array([0, *range(2, target)])
+    for total in range(2 * target - 2, -1, -1):
+        a = scores[(total - scores >= 0) & np.isin(total - scores, scores)]
+        if len(a):
+            b = total - a
+            yield a, b, np.array([np.nonzero(a == bb)[0][0] for bb in b])
 
 
 def _turns(a: np.ndarray, b: np.ndarray, y: np.ndarray, other: np.ndarray, target: int,
@@ -88,13 +94,7 @@ def best_response(target: int = 100, hold_at: int = 20, tolerance: float = 1e-15
     response = np.ones((target, target, target))
     agent = np.ones((target, target, target))
     most = 0
-    scores = np.array([0, *range(2, target)])
-    for total in range(2 * target - 2, -1, -1):
-        a = scores[(total - scores >= 0) & np.isin(total - scores, scores)]
-        if not len(a):
-            continue
-        b = total - a
-        opponent = np.array([np.nonzero(a == bb)[0][0] for bb in b])  # the index of the pair (b, a)
+    for a, b, opponent in _score_sums(target):
         fixed, fixed_slope = _turns(a, b, np.zeros(len(a)), response, target, hold_at)  # at y = 0: constants
         c_agent, d_agent = fixed[:, 0], fixed_slope[:, 0]  # agent[a, b, 0] = c + d * response[b, a, 0]
         x = np.full(len(a), 0.5)  # the guess of response[a, b, 0]

@@ -4,6 +4,7 @@ tail within 4 standard errors of games played from the rules; a race refused in 
 
 from __future__ import annotations
 
+import json
 import math
 import types
 from collections.abc import Iterator
@@ -115,3 +116,19 @@ def test_the_explorer_draws_a_turn_games_distributions_on_request(tally_both_way
     assert b'id="distribution-chart"' in client.get("/graphs/1?distributions=all").data
     assert client.get("/graphs/1/distribution.svg?distributions=all").status_code == 200
     engine.dispose()
+
+
+def test_the_report_gives_every_policys_distribution_when_asked(tally_both_ways: None, tmp_path: Path) -> None:
+    """``report --distributions``: every policy's outcomes add up to 1 with its value as their mean, on a graph
+    of rows (Jackpot) and on a turn stored once (tally); the text prints each one's percentiles."""
+    db = f"sqlite:///{tmp_path / 'games.db'}"
+    runner = CliRunner()
+    for game, params in (("jackpot", ["-p", "cells=4"]), ("tally", ["-p", "rounds=3"])):
+        args = ["--db", db, "report", game, *params, "-n", "0", "--distributions"]
+        data = json.loads(runner.invoke(main, [*args, "--json"], catch_exceptions=False).stdout)
+        for row in data["policies"]:
+            total = sum(found["probability"] for found in row["distribution"])
+            mean = sum(found["payoff"] * found["probability"] for found in row["distribution"])
+            assert total == pytest.approx(1.0, rel=1e-12) and mean == pytest.approx(row["value"], rel=1e-12), row
+        printed = runner.invoke(main, args, catch_exceptions=False).stdout
+        assert "its percentiles" in printed and all(row["name"] in printed for row in data["policies"])

@@ -8,6 +8,12 @@ the graph is.
   layer where the states loop (a race, :mod:`dicegraph.store.solve.turn_cycles`); its declared turn policies are
   solved together, and committed a state layer at a time, so that an interrupted solve resumes.
 
+* Beyond the average: a target (``at-least:T``) is a goal on the terminals; a best response
+  (:mod:`dicegraph.store.solve.graph_matches`) maximises in one seat against a stored policy in the other; a turn
+  stored once is played forward to the whole distribution of a game's score
+  (:mod:`dicegraph.store.solve.turn_outcomes`). :mod:`dicegraph.store.solve.objectives` parses what a solve is
+  asked for.
+
 Each operation the solvers share with a backend's faster implementations (Spark's folds) has its reference
 here, in portable SQL, and one dispatch (:mod:`dicegraph.store.solve.dispatch`) that sends a call to a registered
 faster one where it can run it. The package's ``__init__`` imports nothing, so that a module elsewhere may import

@@ -94,7 +94,8 @@ def test_every_check_holds_on_every_test_shape_on_every_backend(backend: str, tm
             assert findings and all(found.holds for found in findings), (name, [f.line() for f in findings])
             checks = {found.check for found in findings}
             assert {"exact", "export", "play", "positions", "explorer"} <= checks
-            assert ("distribution" in checks) == (not spec.loops and not spec.repeating), name
+            assert ("distribution" in checks) == (not spec.loops), name  # a turn stored once too (tally)
+            assert ("best-response" in checks) == (spec.players == 2), name
 
 
 # every built-in game but the two whole games of minutes, checked on their solved DuckDB databases by their own modules

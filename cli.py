@@ -417,9 +417,12 @@ def policies(ctx: click.Context, graph: str, params: tuple[str, ...], as_json: b
 @click.argument("graph")
 @PARAM_OPTION
 @click.option("--policy", "policy_name", default=OPTIMAL, show_default=True, help="The policy to follow.")
+@click.option("--from", "start", metavar="KEY", help="Start at this position (its key, as `show` and `query` give "
+              "it) rather than the game's start: what is still to come from there.")
 @JSON_OPTION
 @click.pass_context
-def propagate(ctx: click.Context, graph: str, params: tuple[str, ...], policy_name: str, as_json: bool) -> None:
+def propagate(ctx: click.Context, graph: str, params: tuple[str, ...], policy_name: str, start: str | None,
+              as_json: bool) -> None:
     """Print GRAPH's exact outcome distribution under a policy (forward propagation in SQL).
 
     The outcome is the final payoff with the points paid on the way. A game
@@ -431,8 +434,9 @@ def propagate(ctx: click.Context, graph: str, params: tuple[str, ...], policy_na
     Examples:
       dicegraph propagate jackpot --policy hilo --json
       dicegraph propagate yahtzee -p bonuses=off --policy greedy
+      dicegraph propagate bear-off -p checkers=3 --from 0-0-0-0-1-2
     """
-    result = _database(ctx).propagate(graph, policy_name, parse_params(params))
+    result = _database(ctx).propagate(graph, policy_name, parse_params(params), start=start)
     if as_json:
         print_json(result)
         return

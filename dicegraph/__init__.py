@@ -5,7 +5,7 @@
 >>> db.build("jackpot", {"cells": 3})["action"]
 'built'
 >>> sorted(dicegraph.games())[:3]
-['5000', '5000-race', 'cant-stop']
+['5000', '5000-race', 'bear-off']
 >>> try:
 ...     db.build("jackpot", {"cells": 99})
 ... except dicegraph.Error as error:

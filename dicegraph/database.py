@@ -375,12 +375,14 @@ class Database:
             return game.players == 1 and not GraphView(connection, row.id, game).keeps_positions
 
     @_one_line_errors
-    def propagate(self, graph: str | int, policy: str = OPTIMAL, params: Mapping[str, Any] | None = None
-                  ) -> dict[str, Any]:
+    def propagate(self, graph: str | int, policy: str = OPTIMAL, params: Mapping[str, Any] | None = None, *,
+                  start: str | None = None) -> dict[str, Any]:
         """Return the exact outcome distribution under ``policy`` as ``propagate --json`` prints it: ``graph``,
-        ``policy``, ``expected_payoff``, ``sd`` and ``distribution`` (``[{"payoff", "probability"}]``): propagated
-        through the graph's layers, or for a game whose turn is stored once through its state layers, the turns
-        chosen and spread from each state play reaches (a solve's time: progress shows the states played)."""
+        ``policy``, ``from`` (the position's key, None for the start), ``expected_payoff``, ``sd`` and
+        ``distribution`` (``[{"payoff", "probability"}]``): propagated through the graph's layers (from the
+        position keyed ``start`` where given: what is still to come from there), or for a game whose turn is
+        stored once through its state layers, the turns chosen and spread from each state play reaches (a solve's
+        time: progress shows the states played)."""
         with self._reading() as connection:
             row = stored_graph(connection, graph, params)
             game = get_game(row.game)
@@ -388,11 +390,24 @@ class Database:
                 view = GraphView(connection, row.id, game, progress=states)
                 if view.keeps_positions:
                     evaluated_policy(connection, row, policy)
-                distribution = view.distribution(policy)
-        expected = sum(payoff * probability for payoff, probability in distribution.items())
-        spread = math.sqrt(max(sum(p * (x - expected) ** 2 for x, p in distribution.items()), 0.0))
-        return {"graph": row.id, "policy": policy, "expected_payoff": expected, "sd": spread,
+                distribution = view.distribution(policy, start)
+        return {"graph": row.id, "policy": policy, "from": start, **_moments(distribution),
                 "distribution": [{"payoff": k, "probability": v} for k, v in distribution.items()]}
+
+    @_one_line_errors
+    def position_outcomes(self, graph: str | int, policy: str = OPTIMAL, params: Mapping[str, Any] | None = None
+                          ) -> dict[str, dict[str, Any]]:
+        """Return, for every position of a graph stored as rows, by key, what :meth:`propagate` from there gives:
+        ``expected_payoff``, ``sd`` and ``distribution``, worked out backwards in one pass over the layers
+        (:func:`dicegraph.store.propagate.outcomes_from_every_position`; backgammon's bear-off database is this)."""
+        with self._reading() as connection:
+            row = stored_graph(connection, graph, params)
+            view = GraphView(connection, row.id, get_game(row.game))
+            if view.keeps_positions:
+                evaluated_policy(connection, row, policy)
+            found = view.position_outcomes(policy)
+        return {key: {**_moments(outcomes), "distribution": [{"payoff": k, "probability": v} for k, v in outcomes.items()]}
+                for key, outcomes in found.items()}
 
     @_one_line_errors
     def compare(self, graph: str | int, policy: str, reference: str = OPTIMAL, params: Mapping[str, Any] | None = None,
@@ -758,3 +773,10 @@ def open(url: str | None = None, **options: Any) -> Database:  # noqa: A001 (the
     ``postgresql://...``; ``$DICEGRAPH_DB`` or ``sqlite:///dicegraph.db`` when None). Nothing is opened until a
     method runs; ``options`` are :class:`Database`'s (``memory``, ``meter``, ``on_wait``)."""
     return Database(url, **options)
+
+
+def _moments(distribution: Mapping[float, float]) -> dict[str, float]:
+    """Return a distribution's ``expected_payoff`` and ``sd``."""
+    expected = sum(payoff * probability for payoff, probability in distribution.items())
+    spread = math.sqrt(max(sum(p * (x - expected) ** 2 for x, p in distribution.items()), 0.0))
+    return {"expected_payoff": expected, "sd": spread}

@@ -21,7 +21,7 @@ from dicegraph.store.backends import backend_of
 from dicegraph.store.catalog import has_cycles
 from dicegraph.store.errors import NotFound
 from dicegraph.store.schema import choice, edge, edges_of, layer_ranges, node, value
-from dicegraph.store.scratch import carried_reach_table, reach_table
+from dicegraph.store.scratch import carried_reach_table, outcome_table, reach_table
 
 
 class Reach(NamedTuple):
@@ -125,9 +125,10 @@ def propagate(connection: sa.Connection, graph_id: int, spans: Sequence[sa.Row],
     return Reach(table, reach)
 
 
-def outcome_distribution(connection: sa.Connection, policy_id: int, graph_id: int) -> dict[float, float]:
+def outcome_distribution(connection: sa.Connection, policy_id: int, graph_id: int, start: int = 0) -> dict[float, float]:
     """Return outcome -> probability of ending the game with it under the (evaluated) policy: the terminal's
-    payoff, plus the points paid on the edges taken (:func:`pays_on_edges`), from the first mover's view.
+    payoff, plus the points paid on the edges taken (:func:`pays_on_edges`), from the first mover's view; from
+    the node ``start`` rather than the root where asked (what is still to come from there).
 
     Outcomes that are equal are added up; outcomes never reached are left out.
     A graph with cycles has no reach (a position may recur): NotFound says so.
@@ -137,8 +138,8 @@ def outcome_distribution(connection: sa.Connection, policy_id: int, graph_id: in
     if has_cycles(connection, graph_id):
         raise NotFound(f"graph {graph_id} has cycles, so no outcome distribution is propagated (a position can "
                        "recur); its report gives the win probabilities")
-    if pays_on_edges(connection, graph_id):
-        return carried_distribution(connection, policy_id, graph_id)
+    if start or pays_on_edges(connection, graph_id):
+        return carried_distribution(connection, policy_id, graph_id, start)
     query = (
         sa.select(node.c.payoff, sa.func.sum(value.c.reach))
         .select_from(value.join(node, sa.and_(node.c.graph_id == graph_id, node.c.id == value.c.node_id)))
@@ -169,18 +170,20 @@ def pays_on_edges(connection: sa.Connection, graph_id: int) -> bool:
     return connection.execute(paying).first() is not None
 
 
-def carried_distribution(connection: sa.Connection, policy_id: int, graph_id: int) -> dict[float, float]:
-    """Return :func:`outcome_distribution` of a graph whose edges pay points or hand the turn over: reach carried
-    layer by layer with the points won on the way and the sign they count with (a statement a layer,
-    :func:`_layer_rows` as :func:`propagate`'s), the outcome at a terminal being ``score + sign * payoff``."""
-    spans = layer_ranges(connection, graph_id)
+def carried_distribution(connection: sa.Connection, policy_id: int, graph_id: int, start: int = 0) -> dict[float, float]:
+    """Return :func:`outcome_distribution` of a graph whose edges pay points or hand the turn over, or from the
+    node ``start``: reach carried layer by layer with the points won on the way and the sign they count with (a
+    statement a layer, :func:`_layer_rows` as :func:`propagate`'s), the outcome at a terminal being
+    ``score + sign * payoff``."""
+    first = connection.execute(sa.select(node.c.layer).where(node.c.graph_id == graph_id, node.c.id == start)).scalar_one()
+    spans = [span for span in layer_ranges(connection, graph_id) if span.layer >= first]
     table = carried_reach_table(connection)
     keys = ("node_id", "score", "sign")
     upserts = backend_of(connection).upserts
     reach = summed(table, upserts, keys)
     chosen = sa.select(choice.c.node_id, choice.c.edge_id).where(choice.c.policy_id == policy_id).subquery()
     root = sa.select(node.c.id, sa.literal(0.0, sa.Double), sa.literal(1), sa.literal(1.0, sa.Double),
-                     sa.func.coalesce(node.c.denom, 1)).where(node.c.graph_id == graph_id, node.c.id == 0)
+                     sa.func.coalesce(node.c.denom, 1)).where(node.c.graph_id == graph_id, node.c.id == start)
     connection.execute(sa.insert(table).from_select(["node_id", "score", "sign", "reach", "denom"], root))
     carried = [(reach.c.score + reach.c.sign * edge.c.reward).label("score"),
                (reach.c.sign * edge.c.sign).label("sign")]
@@ -196,6 +199,48 @@ def carried_distribution(connection: sa.Connection, policy_id: int, graph_id: in
         found[rounded] = found.get(rounded, 0.0) + probability
     table.drop(connection)
     return {ending: min(found[ending], 1.0) for ending in sorted(found)}
+
+
+def outcomes_from_every_position(connection: sa.Connection, policy_id: int, graph_id: int) -> dict[str, dict[float, float]]:
+    """Return, for each position (a chance or terminal node) of an acyclic graph, by key, the outcome -> probability
+    of what is still to come from there under the (evaluated) policy: :func:`outcome_distribution` from each
+    position at once, worked backwards a layer at a time (a statement a layer: a roll spreads the
+    distributions of where it leads by its weight, the policy's move takes its own, each shifted by the points
+    the edge pays, ``reward + sign * outcome``). Backgammon's bear-off database is this table.
+    """
+    if has_cycles(connection, graph_id):
+        raise NotFound(f"graph {graph_id} has cycles, so no outcome distribution is worked out (a position can recur)")
+    table = outcome_table(connection)
+    terminals = sa.select(node.c.id, node.c.payoff, sa.literal(1.0, sa.Double)).where(
+        node.c.graph_id == graph_id, node.c.kind == "terminal")
+    connection.execute(sa.insert(table).from_select(["node_id", "outcome", "probability"], terminals))
+    after = table.alias("after")
+    source = node.alias("source")
+    shifted = (edge.c.reward + edge.c.sign * after.c.outcome).label("outcome")
+    joined = edge.join(after, after.c.node_id == edge.c.dst)
+    for span in reversed(layer_ranges(connection, graph_id)):
+        parts = []
+        if span.rolls:
+            parts.append(sa.select(edge.c.src, shifted, (sa.func.sum(edge.c.weight * after.c.probability) / source.c.denom))
+                         .select_from(joined.join(source, sa.and_(source.c.graph_id == graph_id, source.c.id == edge.c.src)))
+                         .where(edges_of(span, "roll")).group_by(edge.c.src, shifted, source.c.denom))
+        if span.moves:
+            parts.append(sa.select(edge.c.src, shifted, after.c.probability).select_from(
+                joined.join(choice, sa.and_(choice.c.policy_id == policy_id, choice.c.edge_id == edge.c.id)))
+                .where(edges_of(span, "move")))
+        rows = sa.union_all(*parts) if len(parts) > 1 else parts[0]
+        connection.execute(sa.insert(table).from_select(["node_id", "outcome", "probability"], rows))
+    found: dict[str, dict[float, float]] = {}
+    positions = (sa.select(node.c.key, table.c.outcome, table.c.probability)
+                 .select_from(table.join(node, sa.and_(node.c.graph_id == graph_id, node.c.id == table.c.node_id)))
+                 .where(node.c.kind.in_(("chance", "terminal")), table.c.probability > 0)
+                 .order_by(node.c.id, table.c.outcome))
+    for key, outcome, probability in connection.execute(positions):
+        rounded = round(outcome, OUTCOME_DIGITS) + 0.0
+        outcomes = found.setdefault(key, {})
+        outcomes[rounded] = outcomes.get(rounded, 0.0) + probability
+    table.drop(connection)
+    return found
 
 
 def outcomes_by_goal(connection: sa.Connection, graph_id: int, reach: sa.FromClause, goals: int) -> list[dict[float, float]]:

@@ -110,6 +110,20 @@ def carried_reach_table(connection: sa.Connection) -> sa.Table:
     ))
 
 
+def outcome_table(connection: sa.Connection) -> sa.Table:
+    """Return a new temporary table of what is still to come from each node: ``(node_id, outcome, probability)``,
+    a row per node and outcome."""
+    return create_afresh(connection, sa.Table(
+        "work_outcome",
+        sa.MetaData(),
+        sa.Column("node_id", sa.Integer, nullable=False),
+        sa.Column("outcome", sa.Double, nullable=False),
+        sa.Column("probability", sa.Double, nullable=False),
+        sa.Index("work_outcome_node", "node_id"),
+        prefixes=["TEMPORARY"],
+    ))
+
+
 def sweep_table(connection: sa.Connection, name: str, *columns: sa.Column) -> sa.Table:
     """Return a new temporary table ``name(node_id, goal, *columns)``: one row per node and goal of a sweep."""
     return keyed_pair_table(connection, name, "goal", *columns)

@@ -36,7 +36,7 @@ from dicegraph.store.catalog import find_node, find_policy, policy_convergence, 
 from dicegraph.store.errors import NotFound
 from dicegraph.store.load import canonical_params, find_graph
 from dicegraph.store.positions import describe_position
-from dicegraph.store.propagate import mean_payoff, outcome_distribution
+from dicegraph.store.propagate import mean_payoff, outcome_distribution, outcomes_from_every_position
 from dicegraph.store.schema import choice, edge, graph, node, value
 from dicegraph.store.solve.layers import Goal
 from dicegraph.store.solve.turn_outcomes import turn_outcomes
@@ -145,9 +145,15 @@ class GraphView:
             exact = mean_payoff(self.connection, row.id, self.graph_id)
         return stored_choices(self.connection, row.id), exact
 
-    def distribution(self, policy: str) -> dict[float, float]:
-        """Return payoff -> probability of ending with it under the policy."""
-        return outcome_distribution(self.connection, self._policy(policy), self.graph_id)
+    def distribution(self, policy: str, start: str | None = None) -> dict[float, float]:
+        """Return payoff -> probability of ending with it under the policy (from the position keyed ``start``: what
+        is still to come from there)."""
+        at = 0 if start is None else find_node(self.connection, self.graph_id, start).id
+        return outcome_distribution(self.connection, self._policy(policy), self.graph_id, at)
+
+    def position_outcomes(self, policy: str) -> dict[str, dict[float, float]]:
+        """Return :meth:`distribution` from every position at once, by key (:func:`dicegraph.store.propagate.outcomes_from_every_position`)."""
+        return outcomes_from_every_position(self.connection, self._policy(policy), self.graph_id)
 
     def goal_sweep(self, objective: str, goals: Sequence[str]) -> list[dict[float, float]]:
         """Return, per goal text (``'payoff < 7'``), the outcome distribution of the policy best for it."""
@@ -222,17 +228,23 @@ class TurnGraphView(GraphView):
         positions.prefetch(positions.states_along(root, steps))
         return positions.look, positions.policies, state_of
 
-    def distribution(self, policy: str) -> dict[float, float]:
+    def distribution(self, policy: str, start: str | None = None) -> dict[float, float]:
         """Return :meth:`GraphView.distribution` of whole games played by the solved turn policy ``policy`` (its
         turns chosen and spread a state layer at a time, :func:`dicegraph.store.solve.turn_outcomes.turn_outcomes`;
         ``progress`` counts the states played). NotFound for a policy not solved, or a race (its outcome is who
         wins)."""
+        if start is not None:
+            raise NotFound(f"{self.game} stores its turn once: its outcomes are propagated from the start only")
         graph = self._turn()
         if turn_cycles.has_cyclic_states(self.connection, graph):
             raise NotFound(f"{self.game} is a race: its outcome is who wins (its matches give it), so no score is "
                            "propagated")
         find_policy(self.connection, self.graph_id, policy)  # listed: solved whole
         return turn_outcomes(self.connection, graph, policy, self.progress)
+
+    def position_outcomes(self, policy: str) -> dict[str, dict[float, float]]:
+        """Raise NotFound: a turn stored once is played forward from the start (:meth:`distribution`)."""
+        raise NotFound(f"{self.game} stores its turn once: its outcomes are propagated from the start only")
 
     def sd(self, policy: str) -> float | None:
         """Return :meth:`GraphView.sd`: from the first turn state's value and second moment (None for a policy

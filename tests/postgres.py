@@ -5,8 +5,13 @@ skipped and say why; in CI they must run."""
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
 
 import pytest
+
+from dicegraph.store.db import scratch_database
 
 POSTGRES_ENV = "DICEGRAPH_TEST_POSTGRES"
 
@@ -21,3 +26,13 @@ def postgres_server() -> str:
                     "(postgresql+psycopg://user@host:port/db, user allowed to create databases)")
     return server
 
+
+@contextmanager
+def database_on(backend: str, folder: Path) -> Iterator[str]:
+    """Yield the URL of a new database on ``backend`` (a file in ``folder``, or a scratch PostgreSQL database)."""
+    if backend == "postgresql":
+        with scratch_database(postgres_server()) as url:
+            yield url
+    else:
+        folder.mkdir(parents=True, exist_ok=True)
+        yield f"{backend}:///{folder / f'check.{backend}'}"

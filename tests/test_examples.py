@@ -9,8 +9,6 @@ import os
 import shutil
 import subprocess
 import sys
-from collections.abc import Iterator
-from contextlib import contextmanager
 from fractions import Fraction
 from pathlib import Path
 
@@ -21,9 +19,8 @@ from dicegraph.cli import main
 from dicegraph.conformance import check_game
 from dicegraph.graphs import GAMES, register, unregister
 from dicegraph.graphs.protocol import resolve_params
-from dicegraph.store.db import scratch_database
 from tests.commands import assert_one_line_error
-from tests.postgres import postgres_server
+from tests.postgres import database_on
 from tests.processes import dicegraph
 from tests.shapes import registered
 
@@ -68,17 +65,6 @@ def test_the_example_plugin_is_listed_and_every_check_holds(installed: dict[str,
                               capture_output=True, text=True, env=installed, cwd=tmp_path)
     optimal = next(row["value"] for row in json.loads(reported.stdout)["policies"] if row["name"] == "optimal")
     assert optimal == pytest.approx(float(hog_optimum(6)), rel=1e-12)
-
-
-@contextmanager
-def database_on(backend: str, folder: Path) -> Iterator[str]:
-    """Yield the URL of a new database on ``backend`` (a file in ``folder``, or a scratch PostgreSQL database)."""
-    if backend == "postgresql":
-        with scratch_database(postgres_server()) as url:
-            yield url
-    else:
-        folder.mkdir(parents=True, exist_ok=True)
-        yield f"{backend}:///{folder / f'check.{backend}'}"
 
 
 @pytest.mark.parametrize("backend", ["sqlite", "duckdb", "postgresql"])

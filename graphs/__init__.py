@@ -11,7 +11,7 @@ to import, exits, or breaks a promise is left out, and :data:`REFUSED` says why
 in one line, so the other games keep working.
 
 >>> sorted(GAMES)
-['5000', '5000-race', 'bear-off', 'cant-stop', 'cant-stop-board', 'jackpot', 'pig', 'school', 'shut-the-box', 'synthetic', 'yahtzee']
+['5000', '5000-race', 'bear-off', 'bear-off-race', 'cant-stop', 'cant-stop-board', 'jackpot', 'pig', 'school', 'shut-the-box', 'synthetic', 'yahtzee']
 >>> get_game("jackpot").title, get_game("jackpot").origin
 ('Jackpot', 'dicegraph')
 """
@@ -27,12 +27,13 @@ from types import ModuleType
 from typing import Any
 
 from dicegraph.graphs import bear_off, cant_stop, cant_stop_board, five_thousand, five_thousand_race, jackpot, pig, school, shut_the_box, synthetic, yahtzee
+from dicegraph.graphs.bear_off import race as bear_off_race
 from dicegraph.graphs.errors import UnknownGame
 from dicegraph.graphs.spec import GameSpec, InvalidGame
 
 ENTRY_POINTS = "dicegraph.games"  # the entry-point group a plugin's game module is named in
 BUILT_IN = (jackpot, shut_the_box, cant_stop, cant_stop_board, five_thousand, school, synthetic, yahtzee, pig,
-            five_thousand_race, bear_off)
+            five_thousand_race, bear_off, bear_off_race)
 REFUSED: dict[str, str] = {}  # entry point -> why its game was not registered (one line)
 
 

@@ -408,6 +408,12 @@ def _layers(graph: _Graph, loops: bool, root: int | None = None) -> tuple[np.nda
         stage = clock * (int(rank.max()) + 1) + rank  # (clock, rank) as one number
         cyclic = np.isin(stage, stage[in_loop])
         sub = np.where(cyclic, sub, 0)
+    if loops:  # a stage whose moves hand the turn over is solved as a component too, looping or not
+        everywhere = np.frombuffer(graph.sign, dtype=np.int8) == -1
+        handing_over = np.frombuffer(graph.src, dtype=np.int64)[everywhere]
+        if handing_over.size:
+            staged = clock * (int(rank.max()) + 1) + rank
+            cyclic = cyclic | np.isin(staged, staged[handing_over])
     ranks, subs = int(rank.max()) + 1, int(sub.max()) + 1
     stage = (clock * ranks + rank) * subs + sub  # (clock, rank, sub) as one number, in the same order
     distinct, layer = np.unique(stage, return_inverse=True)

@@ -78,3 +78,10 @@ def advisor() -> Any:
 def commands() -> Any:
     """Return a click group of the game's own commands (advisors, exports), mounted by the CLI under the
     game's name; they reach the store through :mod:`dicegraph.graphs.commands`."""
+
+
+@hookspec(firstresult=True)
+def board(key: str, params: dict[str, Any]) -> str | None:
+    """Return a picture of the position ``key`` as the game's players see it (an SVG document as text: the
+    bear-off's points and checkers), or None where the game draws none; the explorer's position page shows it
+    above the position's numbers."""

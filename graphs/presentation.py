@@ -31,6 +31,7 @@ WITHOUT = {  # what the tools do for a game that does not give a hook (the guide
     "simulated_runs": "a run a policy with a simulator, played by the report",
     "advisor": "no advice page",
     "commands": "no commands of its own",
+    "board": "no picture of a position (its page shows its numbers and the graph around it)",
 }
 
 
@@ -121,3 +122,7 @@ class Presentation:
     def commands(self) -> Any:
         """Return the game's click group of its own commands (None by default)."""
         return self._hook.commands()
+
+    def board(self, key: str, params: Mapping[str, Any]) -> str | None:
+        """Return the game's picture of the position ``key`` (SVG text; None by default: no picture)."""
+        return self._hook.board(key=key, params=dict(params))

@@ -35,8 +35,9 @@ from dicegraph.store.schema import graph
 
 # every game's report, the race's (its turn stored once) too; School and Yahtzee, whole games of minutes, are
 # compared on the backends by their own tests (below, and tests/test_conformance.py's turn solves on each
-# backend); the synthetic graph is the benchmarks'
-GAMES = sorted(name for name in ALL_GAMES if name not in {"school", "yahtzee", "synthetic"})
+# backend), the bear-off race, whose report of a minute plays best responses, by tests/test_bear_off.py against
+# gnubg on each backend; the synthetic graph is the benchmarks'
+GAMES = sorted(name for name in ALL_GAMES if name not in {"school", "yahtzee", "bear-off-race", "synthetic"})
 
 if importlib.util.find_spec("duckdb_engine") is None:  # CI installs the extra: there, a missing one fails
     if os.environ.get("CI"):

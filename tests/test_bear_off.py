@@ -16,9 +16,13 @@ from __future__ import annotations
 import json
 import math
 import os
+import shutil
+import subprocess
 from pathlib import Path
+from urllib.parse import quote
 
 import pytest
+import sqlalchemy as sa
 from click.testing import CliRunner
 
 import dicegraph
@@ -26,6 +30,9 @@ from dicegraph.cli import main
 from dicegraph.graphs.bear_off import game as bear_off
 from dicegraph.graphs.bear_off import gnubg
 from dicegraph.graphs.exact import exact_value
+from dicegraph.store.catalog import find_policy
+from dicegraph.store.db import open_database
+from dicegraph.store.schema import node, value
 from tests.commands import assert_one_line_error
 from tests.postgres import database_on
 
@@ -115,9 +122,53 @@ def test_the_rules_of_backgammon_are_played() -> None:
     assert indices == list(range(54264))
 
 
+MAKEBEAROFF = Path("/usr/games/makebearoff")  # Debian's gnubg installs it there
+RACE = {"points": 6, "checkers": 2}  # 729 pairs of positions: a two-sided database makebearoff writes at once
+
+
+@pytest.fixture(scope="module")
+def two_sided(tmp_path_factory: pytest.TempPathFactory) -> gnubg.TwoSided:
+    """Return the two-sided database of :data:`RACE` that gnubg's makebearoff writes; skip (outside CI) without it."""
+    program = shutil.which("makebearoff") or (str(MAKEBEAROFF) if MAKEBEAROFF.exists() else None)
+    if program is None:
+        if os.environ.get("CI"):
+            raise RuntimeError("CI must compare the bear-off race with gnubg: .ci/run installs gnubg")
+        pytest.skip("gnubg's makebearoff is not installed: apt-get install gnubg")
+    path = tmp_path_factory.mktemp("gnubg") / "two-sided.bd"
+    subprocess.run([program, "-t", f"{RACE['points']}x{RACE['checkers']}", "-f", str(path)], check=True,
+                   capture_output=True)
+    return gnubg.read_two_sided(path)
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "duckdb", "postgresql"])
+def test_every_pair_of_the_race_equals_gnubgs_two_sided_database(backend: str, two_sided: gnubg.TwoSided,
+                                                                 tmp_path: Path) -> None:
+    """Both sides bearing off 2 checkers from 6 points: each pair's chance that the player to move wins (the
+    stored optimum) is gnubg's cubeless one, within :data:`UNITS` 65,535ths (measured: 1.58 at most)."""
+    assert (two_sided.points, two_sided.checkers) == (RACE["points"], RACE["checkers"])
+    with database_on(backend, tmp_path) as url:
+        database = dicegraph.open(url)
+        graph_id = database.build("bear-off-race", RACE)["graph_id"]
+        database.solve("bear-off-race", params=RACE)
+        engine = open_database(url)
+        with engine.connect() as connection:
+            optimal = find_policy(connection, graph_id, "optimal").id
+            rows = connection.execute(sa.select(node.c.key, value.c.value).select_from(node.join(value, sa.and_(
+                value.c.node_id == node.c.id, value.c.policy_id == optimal))).where(
+                node.c.graph_id == graph_id, node.c.kind == "chance")).all()
+        engine.dispose()
+    sides = [side for side in bear_off.positions(RACE["points"], RACE["checkers"]) if any(side)]
+    assert len(rows) == len(sides) ** 2 == 729
+    for key, chance in rows:
+        mine, theirs = (tuple(int(count) for count in side.split("-")) for side in key.split(" "))
+        assert abs(chance - two_sided.mover_wins(mine, theirs)) <= UNITS / gnubg.SCALE, key
+
+
 def test_parameters_out_of_range_are_refused_in_one_line() -> None:
     assert_one_line_error(CliRunner().invoke(main, ["build", "bear-off", "-p", "checkers=16"]), "checkers", "1..15")
     assert_one_line_error(CliRunner().invoke(main, ["build", "bear-off", "-p", "points=7"]), "points", "1..6")
+    assert_one_line_error(CliRunner().invoke(main, ["build", "bear-off-race", "-p", "points=7"]), "points", "1..6")
+    assert_one_line_error(CliRunner().invoke(main, ["build", "bear-off-race", "-p", "checkers=7"]), "checkers", "1..6")
 
 
 def test_a_missing_or_foreign_database_is_refused_in_one_line(tmp_path: Path) -> None:
@@ -127,3 +178,25 @@ def test_a_missing_or_foreign_database_is_refused_in_one_line(tmp_path: Path) ->
     foreign.write_bytes(b"not a database" * 10)
     with pytest.raises(dicegraph.Error, match="not a one-sided gnubg bear-off database"):
         gnubg.read_one_sided(foreign)
+
+
+def test_the_explorer_draws_each_position_as_its_points_and_checkers(tmp_path: Path) -> None:
+    """The ``board`` hook: a position's page shows its checkers on their points (five drawn on a point, then their
+    number), a decision's its position, the race's both sides; the JSON carries the same picture."""
+    from dicegraph.web.app import create_app
+
+    url = f"sqlite:///{tmp_path / 'board.db'}"
+    database = dicegraph.open(url)
+    one = database.build("bear-off", {"checkers": 7})["graph_id"]
+    two = database.build("bear-off-race", {"points": 3, "checkers": 2})["graph_id"]
+    client = create_app(database).test_client()
+    for graph_id, key, checkers in ((one, "0-0-1-0-0-6", 6), (one, "0-0-1-0-0-6/6-6", 6), (one, "1-0-0-0-0-0", 1),
+                                    (two, "0-1-1 2-0-0", 4), (two, "0-1-1 2-0-0/3-1", 4)):
+        address = f"/graphs/{graph_id}/positions/{quote(key, safe='/')}"
+        html = client.get(address).get_data(as_text=True)
+        data = client.get(f"{address}.json").get_json()
+        assert data["board"] is not None and data["board"] in html, key
+        assert data["board"].count("<circle") == checkers, key
+    assert ">7</text>" in client.get(f"/graphs/{one}/positions/0-0-0-0-0-7.json").get_json()["board"]  # 7 on a point
+    won = client.get(f"/graphs/{two}/positions/won.json").get_json()
+    assert won["board"] is None and 'id="board"' not in client.get(f"/graphs/{two}/positions/won").get_data(as_text=True)

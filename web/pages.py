@@ -141,13 +141,15 @@ def advice_page(db: Database, graph_id: int, given: Mapping[str, str]) -> dict[s
 
 def position_page(db: Database, graph_id: int, key: str) -> dict[str, Any]:
     """Return a position's page: :meth:`dicegraph.Database.position` one level deep, with ``graph`` (its row),
-    ``best`` (a decision's optimal move by the game's objective, None before a solve), each edge's
+    ``board`` (the game's picture of the position, SVG text, where it draws one: the ``board`` hook), ``best`` (a decision's optimal move by the game's objective, None before a solve), each edge's
     ``gives_up`` (how much less than the best it is worth to the optimum) and ``likely`` (the edge the
     most likely path takes: the optimum's move, or the most probable roll)."""
     row = db.graph(graph_id)
     page = db.position(graph_id, key, depth=1)
     page["graph"] = row
-    sign = -1.0 if db.game(row["game"]).objective == "min" else 1.0
+    game = db.game(row["game"])
+    page["board"] = game.hooks.board(key, json.loads(row["params"]))  # the game's own picture of it (SVG), or None
+    sign = -1.0 if game.objective == "min" else 1.0
     worth = [edge["values"].get(OPTIMAL) for edge in page["edges"]]
     known = [value for value in worth if value is not None]
     best_value = max(known, key=lambda value: sign * value) if known and page["kind"] == "decision" else None

@@ -29,6 +29,8 @@ import math
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
+from dicegraph.graphs.bear_off.picture import side_rows
+from dicegraph.graphs.hookspecs import hookimpl
 from dicegraph.graphs.protocol import Param
 from dicegraph.graphs.rules import DiceRules, Move
 
@@ -198,3 +200,19 @@ def rules(params: Mapping[str, Any]) -> BearOffRules:
 def estimated_edges(params: Mapping[str, Any]) -> int:
     """Return about how many edges the graph has: 21 rolls and about 6 moves a roll per position."""
     return len(positions(params["points"], params["checkers"])) * 21 * 7
+
+
+@hookimpl
+def board(key: str, params: dict[str, Any]) -> str | None:
+    """Return the position's points and checkers as an SVG (:mod:`dicegraph.graphs.bear_off.picture`); a decision's
+    key (``position/roll``) shows its position; None for a key that is no position."""
+    side = side_of(key.split("/")[0], params["points"])
+    return None if side is None else side_rows([side], ["to bear off"])
+
+
+def side_of(text: str, points: int) -> Position | None:
+    """Return the side a key's part names (``'0-0-1'``), or None when it names none of ``points`` points."""
+    fields = text.split("-")
+    if len(fields) != points or not all(field.isdigit() for field in fields):
+        return None
+    return tuple(int(field) for field in fields)

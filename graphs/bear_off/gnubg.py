@@ -12,6 +12,7 @@ stores). Positions are numbered by :func:`dicegraph.graphs.bear_off.game.gnubg_i
 from __future__ import annotations
 
 import struct
+from math import comb
 from pathlib import Path
 from typing import NamedTuple
 
@@ -51,9 +52,25 @@ class OneSided(NamedTuple):
     @property
     def positions(self) -> int:
         """Return how many positions the file holds."""
-        from math import comb
-
         return comb(self.points + self.checkers, self.points)
+
+
+class TwoSided(NamedTuple):
+    """A two-sided database (``makebearoff -t PxN``): its points, checkers a side, and the file's bytes."""
+
+    points: int
+    checkers: int
+    cubeful: bool
+    data: bytes
+
+    def mover_wins(self, mine: Position, theirs: Position) -> float:
+        """Return the probability that the player to move with ``mine`` wins against ``theirs``, cubeless, as
+        gnubg stores it: a 16-bit whole number ``u`` for the equity ``u / 32767.5 - 1``, so the chance is
+        ``u / 65535``. Positions are numbered mover first, ``index(mine) * positions + index(theirs)``."""
+        count = comb(self.points + self.checkers, self.points)
+        index = gnubg_index(mine) * count + gnubg_index(theirs)
+        (word,) = struct.unpack_from("<H", self.data, HEADER + index * (8 if self.cubeful else 2))
+        return word / SCALE
 
 
 def _trimmed(probabilities: list[float]) -> list[float]:
@@ -62,18 +79,38 @@ def _trimmed(probabilities: list[float]) -> list[float]:
     return probabilities
 
 
+def read_two_sided(path: Path) -> TwoSided:
+    """Return the two-sided database at ``path`` (``gnubg-TS-PP-NN-C``); DicegraphError (one line) when it is
+    missing, not one, or shorter than its header says."""
+    data = _read(path)
+    header = data[:HEADER].decode("ascii", "replace")
+    fields = header.split("-")
+    if not header.startswith("gnubg-TS-") or len(fields) < 5:
+        raise DicegraphError(f"{path} is not a two-sided gnubg bear-off database (its header says {header[:20]!r})")
+    found = TwoSided(int(fields[2]), int(fields[3]), fields[4][:1] == "1", data)
+    pairs = comb(found.points + found.checkers, found.points) ** 2
+    if len(data) < HEADER + pairs * (8 if found.cubeful else 2):
+        raise DicegraphError(f"{path} is shorter than its header's {pairs:,} pairs of positions")
+    return found
+
+
+def _read(path: Path) -> bytes:
+    try:
+        return path.read_bytes()
+    except OSError:
+        raise DicegraphError(f"no gnubg bear-off database at {path} (Debian's gnubg-data installs {DEBIAN_DATABASE}; "
+                             "gnubg's makebearoff writes others)") from None
+
+
 def read_one_sided(path: Path) -> OneSided:
     """Return the one-sided database at ``path``; DicegraphError (one line) when it is missing or not one.
 
     >>> read_one_sided(Path("/no/such.bd"))
     Traceback (most recent call last):
     ...
-    dicegraph.graphs.errors.DicegraphError: no gnubg bear-off database at /no/such.bd (Debian's gnubg-data installs /usr/share/gnubg/gnubg_os0.bd)
+    dicegraph.graphs.errors.DicegraphError: no gnubg bear-off database at /no/such.bd (Debian's gnubg-data installs /usr/share/gnubg/gnubg_os0.bd; gnubg's makebearoff writes others)
     """
-    try:
-        data = path.read_bytes()
-    except OSError:
-        raise DicegraphError(f"no gnubg bear-off database at {path} (Debian's gnubg-data installs {DEBIAN_DATABASE})") from None
+    data = _read(path)
     header = data[:HEADER].decode("ascii", "replace")
     fields = header.split("-")
     if not header.startswith("gnubg-OS-") or len(fields) < 7:

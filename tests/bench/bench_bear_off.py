@@ -31,6 +31,8 @@ from dicegraph.store.db import open_database  # noqa: E402
 from dicegraph.store.schema import edge, node  # noqa: E402
 from tests.bench.phases import bench_database, peak_mib  # noqa: E402
 
+ROUNDING_UNITS = 3  # gnubg's rounding, added up along the rolls (tests/test_bear_off.py's UNITS)
+
 
 def numpy_solve(connection: sa.Connection, graph_id: int) -> tuple[dict[str, float], float]:
     """Return each position's fewest expected rolls by backward induction in numpy over the stored graph (a
@@ -112,17 +114,24 @@ def compare_with_gnubg(found: dict[str, dict], points: int, checkers: int) -> No
         print(f"  gnubg: its database is of {reference.points} points, up to {reference.checkers} checkers")
         return
     worst_units = worst_mean = 0.0
+    apart: list[tuple[float, float, str]] = []  # (65,535ths, mean difference, key) beyond the rounding
     for position in bear_off.positions(points, checkers):
-        mine = found["-".join(map(str, position))]
+        key = "-".join(map(str, position))
+        mine = found[key]
         theirs = reference.rolls_to_bear_off(position)
         chances = {int(row["payoff"]): row["probability"] for row in mine["distribution"]}
-        for rolls in set(chances) | set(range(len(theirs))):
-            stored = theirs[rolls] if rolls < len(theirs) else 0.0
-            worst_units = max(worst_units, abs(chances.get(rolls, 0.0) - stored) * gnubg.SCALE)
-        worst_mean = max(worst_mean, abs(mine["expected_payoff"] - sum(n * p for n, p in enumerate(theirs))))
+        units = max(abs(chances.get(rolls, 0.0) - (theirs[rolls] if rolls < len(theirs) else 0.0)) * gnubg.SCALE
+                    for rolls in set(chances) | set(range(len(theirs))))
+        mean = abs(mine["expected_payoff"] - sum(n * p for n, p in enumerate(theirs)))
+        worst_units, worst_mean = max(worst_units, units), max(worst_mean, mean)
+        if units > ROUNDING_UNITS:
+            apart.append((units, mean, key))
     start = "-".join(map(str, bear_off.BearOffRules(points, checkers).start))
     print(f"  gnubg: every position within {worst_units:.2f} 65,535ths of its stored P(off in n rolls), expected "
           f"rolls within {worst_mean:.1e}; {checkers} on the {points}-point: {found[start]['expected_payoff']:.6f} rolls")
+    print(f"  {len(apart):,} of {len(found):,} positions beyond {ROUNDING_UNITS} 65,535ths (a play of another "
+          f"distribution chosen), their expected rolls within {max((m for _, m, _ in apart), default=0):.1e}; "
+          f"the farthest: {', '.join(f'{key} ({units:.0f})' for units, _, key in sorted(apart, reverse=True)[:3])}")
 
 
 def main() -> None:

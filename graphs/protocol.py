@@ -326,8 +326,13 @@ class StoredGraph(Protocol):
         (label, to, probability, chosen_by, values per policy), ``depth`` levels deep."""
         ...
 
-    def distribution(self, policy: str) -> dict[float, float]:
-        """Return payoff -> probability of ending with it under the policy (the exact outcome distribution)."""
+    def distribution(self, policy: str, start: str | None = None) -> dict[float, float]:
+        """Return payoff -> probability of ending with it under the policy (the exact outcome distribution; from
+        the position keyed ``start`` where given: what is still to come from there)."""
+        ...
+
+    def position_outcomes(self, policy: str) -> dict[str, dict[float, float]]:
+        """Return :meth:`distribution` from every position at once, by key (a graph stored as rows)."""
         ...
 
     def goal_sweep(self, objective: str, goals: Sequence[str]) -> list[dict[float, float]]:

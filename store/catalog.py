@@ -84,6 +84,22 @@ def has_cycles(connection: sa.Connection, graph_id: int) -> bool:
     return connection.execute(query).scalar_one() > 0
 
 
+def loop_free_components(connection: sa.Connection, graph_id: int) -> set[int]:
+    """Return the first layers of the graph's one-layer cyclic components that no edge leads back into: declared
+    because their moves hand the turn over (a race whose positions never recur, the bear-off's), they are valued
+    in one pass, as acyclic layers are."""
+    lone = sa.select(layer.c.cycle_start).where(layer.c.graph_id == graph_id, layer.c.cycle_start.is_not(None)).group_by(
+        layer.c.cycle_start).having(sa.func.count() == 1)
+    starts = set(connection.execute(lone).scalars())
+    if not starts:
+        return set()
+    target = node.alias("target")
+    inward = (sa.select(edge.c.src_layer).distinct()
+              .select_from(edge.join(target, sa.and_(target.c.graph_id == edge.c.graph_id, target.c.id == edge.c.dst)))
+              .where(edge.c.graph_id == graph_id, edge.c.src_layer.in_(sorted(starts)), target.c.layer == edge.c.src_layer))
+    return starts - set(connection.execute(inward).scalars())
+
+
 LISTED = policy.c.unfinished_since.is_(None)  # a policy is listed once complete (a solve in steps may be unfinished)
 
 

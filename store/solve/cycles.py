@@ -58,6 +58,7 @@ from dicegraph.graphs.protocol import TIE, Progress
 from dicegraph.store.backends import backend_of
 from dicegraph.store.catalog import node_ids
 from dicegraph.store.convergence import MAX_PASSES, RESIDUAL_TOLERANCE, Convergence
+from dicegraph.store.catalog import loop_free_components
 from dicegraph.store.schema import EdgeId, choice, edge, layer, node
 from dicegraph.store.load import BulkInserter
 from dicegraph.store.scratch import create_afresh, keyed_pair_table, temporary_table
@@ -99,21 +100,9 @@ def components(connection: sa.Connection, graph_id: int) -> list[Component]:
             cyclic.add(start)
         if row.rolls + row.moves:
             found[start].append(row)
-    cyclic -= _without_loops(connection, graph_id, [start for start in cyclic if last[start] == start])
+    cyclic -= loop_free_components(connection, graph_id)
     parts = [Component(start, last[start], start in cyclic, tuple(spans)) for start, spans in found.items() if spans]
     return sorted(parts, key=lambda part: -part.first)
-
-
-def _without_loops(connection: sa.Connection, graph_id: int, lone: Sequence[int]) -> set[int]:
-    """Return those of the one-layer components ``lone`` that no edge leads back into: declared because their moves
-    hand the turn over (a race without loops, the bear-off's), they are valued in one pass, as acyclic layers."""
-    if not lone:
-        return set()
-    target = node.alias("target")
-    inward = (sa.select(edge.c.src_layer).distinct()
-              .select_from(edge.join(target, sa.and_(target.c.graph_id == edge.c.graph_id, target.c.id == edge.c.dst)))
-              .where(edge.c.graph_id == graph_id, edge.c.src_layer.in_(list(lone)), target.c.layer == edge.c.src_layer))
-    return set(lone) - set(connection.execute(inward).scalars())
 
 
 VALUE, ONE = -1, -2  # the pseudo-anchors of a node's terms: its value at the guess, and its constant

@@ -35,6 +35,7 @@ from collections.abc import Sequence
 import sqlalchemy as sa
 
 from dicegraph.graphs.protocol import Progress
+from dicegraph.store.catalog import loop_free_components
 from dicegraph.store.convergence import MAX_PASSES, Convergence
 from dicegraph.store.schema import choice, layer, node
 from dicegraph.store.scratch import keyed_pair_table
@@ -52,14 +53,16 @@ NEWTON = ("STRUCT<x: ARRAY<DOUBLE>, g: ARRAY<ARRAY<DOUBLE>>, m: ARRAY<BIGINT>, p
           "passes: INT, steps: INT>")
 
 
-def _components_row(graph_id: int, after_pass: Sequence[int]) -> sa.Select:
+def _components_row(graph_id: int, after_pass: Sequence[int], loop_free: set[int]) -> sa.Select:
     """Return the SELECT of one row, ``comps``: the graph's components, deepest first, each ``(anchors, layers)``:
-    the number of its anchors (0 for an acyclic layer) and its layers, deepest first, of nodes as
+    the number of its anchors (0 for an acyclic layer, and for one of ``loop_free``, declared but never looping:
+    :func:`dicegraph.store.catalog.loop_free_components`) and its layers, deepest first, of nodes as
     :func:`dicegraph.store.backends.spark.graph_fold.back_layers` has them (a node's position ``d`` counts the nodes of every layer),
     each node once a seat (:func:`_seated`)."""
     layers = back_layers(graph_id, placed_nodes(graph_id, node.c.payoff))
     start = sa.func.coalesce(layer.c.cycle_start, layers.c.layer)
-    anchors = sa.func.max(sa.case((layers.c.layer == layer.c.cycle_start, sa.func.size(layers.c.nodes)), else_=0))
+    anchoring = sa.and_(layers.c.layer == layer.c.cycle_start, layer.c.cycle_start.not_in(sorted(loop_free) or [-1]))
+    anchors = sa.func.max(sa.case((anchoring, sa.func.size(layers.c.nodes)), else_=0))
     grouped = (sa.select(start.label("component"), anchors.label("anchors"),
                          in_order(layers.c.nodes, -layers.c.layer).label("layers"))
                .select_from(layers.outerjoin(layer, sa.and_(layer.c.graph_id == graph_id,
@@ -183,7 +186,7 @@ def fold(connection: sa.Connection, graph_id: int, objective: str | None, keys: 
     table = keyed_pair_table(connection, "work_cycles", "policy_id", sa.Column("value", sa.Double),
                              sa.Column("edge_id", sa.BigInteger), sa.Column("passes", sa.Integer),
                              sa.Column("steps", sa.Integer), sa.Column("residual", sa.Double), indexed=False)
-    graph = _components_row(graph_id, after_pass).subquery("graph")
+    graph = _components_row(graph_id, after_pass, loop_free_components(connection, graph_id)).subquery("graph")
     keyed = keys.subquery("keyed")
     empty = f"CAST(named_struct('v', array(), 'c', array(), 'h', array(), 'start', 0D) AS {SOLVED})"
     ids = "flatten(transform(graph.comps, c -> flatten(transform(c.layers, l -> transform(l, n -> n.id)))))"

@@ -30,7 +30,10 @@ leads: the expander derives that, nobody writes signs.
 **Loops.** A game whose positions can repeat (a bust hands the turn back and
 forth with the scores unchanged) declares ``loops = True``; the expander
 finds the loops and the store solves them exactly. Its clock still orders
-what it can (the score sum): the finer the clock, the smaller each loop.
+what it can (the score sum): the finer the clock, the smaller each loop. A game
+for two whose turn passes but whose positions never recur (the bear-off race)
+declares loops too: each layer whose moves hand the turn over is then a
+component of one layer, which the store values in one pass.
 
 :mod:`dicegraph.graphs.expand` turns rules into rows, :mod:`dicegraph.graphs.exact` values them
 exactly in fractions, and :mod:`dicegraph.graphs.playout` plays them for Monte Carlo:

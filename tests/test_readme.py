@@ -170,11 +170,11 @@ def test_readme_race_report_is_what_report_prints(runner: CliRunner, tmp_path: P
 
 def test_the_bear_off_page_is_what_report_and_propagate_print(runner: CliRunner, tmp_path: Path) -> None:
     """Six checkers on six points: the report and the rolls still needed from six on the 6-point; the race of
-    three checkers a side (a minute: it plays best responses)."""
+    two checkers a side."""
     url = f"sqlite:///{tmp_path / 'bear-off.db'}"
     for args in (["report", "bear-off", "-p", "checkers=6", "-n", "20000"],
                  ["propagate", "bear-off", "-p", "checkers=6", "--from", "0-0-0-0-0-6"],
-                 ["report", "bear-off-race", "-n", "20000"]):
+                 ["report", "bear-off-race", "-p", "checkers=2", "-n", "20000"]):
         printed = printed_by(runner, ["--db", url, *args])
         assert f"$ dicegraph {shlex.join(args)}\n{printed.strip()}\n```" in page("games/bear-off"), args
 

@@ -12,7 +12,7 @@ the game minimises the expected rolls, and the outcome distribution is P(off in 
 GNU Backgammon's one-sided bear-off database (``gnubg_os0.bd``) holds every position of up to 15
 checkers on 6 points: 54,264. The game starts with N checkers on the P-point, and every position of up
 to N checkers is a start of its own too, so the graph holds the whole database
-(:mod:`dicegraph.graphs.bear_off_gnubg` reads it; ``tests/test_bear_off.py`` compares them).
+(:mod:`dicegraph.graphs.bear_off.gnubg` reads it; ``tests/test_bear_off.py`` compares them).
 
 >>> plays((0, 0, 1), (1, 2))
 {(0, 0, 0): '3/1 1/off'}

@@ -197,9 +197,18 @@ def rules(params: Mapping[str, Any]) -> BearOffRules:
     return BearOffRules(params["points"], params["checkers"])
 
 
+def position_count(points: int, checkers: int) -> int:
+    """Return how many positions of up to ``checkers`` checkers ``points`` points hold (gnubg's database size).
+
+    >>> position_count(6, 15)
+    54264
+    """
+    return math.comb(points + checkers, points)
+
+
 def estimated_edges(params: Mapping[str, Any]) -> int:
-    """Return about how many edges the graph has: 21 rolls and about 6 moves a roll per position."""
-    return len(positions(params["points"], params["checkers"])) * 21 * 7
+    """Return about how many edges the graph has: 21 rolls and about 7 moves a roll per position."""
+    return position_count(params["points"], params["checkers"]) * 21 * 7
 
 
 @hookimpl

@@ -12,11 +12,10 @@ stores). Positions are numbered by :func:`dicegraph.graphs.bear_off.game.gnubg_i
 from __future__ import annotations
 
 import struct
-from math import comb
 from pathlib import Path
 from typing import NamedTuple
 
-from dicegraph.graphs.bear_off.game import Position, gnubg_index
+from dicegraph.graphs.bear_off.game import Position, gnubg_index, position_count
 from dicegraph.graphs.errors import DicegraphError
 
 DEBIAN_DATABASE = Path("/usr/share/gnubg/gnubg_os0.bd")  # where Debian's gnubg-data installs the 15-checker one
@@ -52,7 +51,7 @@ class OneSided(NamedTuple):
     @property
     def positions(self) -> int:
         """Return how many positions the file holds."""
-        return comb(self.points + self.checkers, self.points)
+        return position_count(self.points, self.checkers)
 
 
 class TwoSided(NamedTuple):
@@ -67,7 +66,7 @@ class TwoSided(NamedTuple):
         """Return the probability that the player to move with ``mine`` wins against ``theirs``, cubeless, as
         gnubg stores it: a 16-bit whole number ``u`` for the equity ``u / 32767.5 - 1``, so the chance is
         ``u / 65535``. Positions are numbered mover first, ``index(mine) * positions + index(theirs)``."""
-        count = comb(self.points + self.checkers, self.points)
+        count = position_count(self.points, self.checkers)
         index = gnubg_index(mine) * count + gnubg_index(theirs)
         (word,) = struct.unpack_from("<H", self.data, HEADER + index * (8 if self.cubeful else 2))
         return word / SCALE
@@ -88,7 +87,7 @@ def read_two_sided(path: Path) -> TwoSided:
     if not header.startswith("gnubg-TS-") or len(fields) < 5:
         raise DicegraphError(f"{path} is not a two-sided gnubg bear-off database (its header says {header[:20]!r})")
     found = TwoSided(int(fields[2]), int(fields[3]), fields[4][:1] == "1", data)
-    pairs = comb(found.points + found.checkers, found.points) ** 2
+    pairs = position_count(found.points, found.checkers) ** 2
     if len(data) < HEADER + pairs * (8 if found.cubeful else 2):
         raise DicegraphError(f"{path} is shorter than its header's {pairs:,} pairs of positions")
     return found

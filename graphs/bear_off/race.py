@@ -16,11 +16,10 @@ cubeless equities of such a database (:func:`dicegraph.graphs.bear_off.gnubg.rea
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from dicegraph.graphs.bear_off.game import MAX_POINTS, ROLLS, Position, side_of, pips, plays, position_text, positions
+from dicegraph.graphs.bear_off.game import MAX_POINTS, ROLLS, Position, position_count, side_of, pips, plays, position_text, positions
 from dicegraph.graphs.bear_off.picture import side_rows
 from dicegraph.graphs.hookspecs import hookimpl
 from dicegraph.graphs.protocol import Param
@@ -109,7 +108,7 @@ def rules(params: Mapping[str, Any]) -> RaceRules:
 
 def estimated_edges(params: Mapping[str, Any]) -> int:
     """Return about how many edges the graph has: 21 rolls and about 4 moves a roll per pair of positions."""
-    return math.comb(params["points"] + params["checkers"], params["points"]) ** 2 * 21 * 5
+    return position_count(params["points"], params["checkers"]) ** 2 * 21 * 5
 
 
 @hookimpl

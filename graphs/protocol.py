@@ -428,6 +428,17 @@ class Game(Protocol):
         ...
 
 
+def with_defaults(game: Game, values: Mapping[str, Any]) -> dict[str, Any]:
+    """Return parameter values completed by the game's defaults for the names not given: the parameters a graph is
+    stored and found by, however few of them a caller names.
+
+    >>> from dicegraph.graphs import get_game
+    >>> with_defaults(get_game("yahtzee"), {"bonuses": "off"})
+    {'bonuses': 'off', 'rules': 'yahtzee', 'boxes': 'all'}
+    """
+    return {param.name: values.get(param.name, param.default) for param in game.params} | dict(values)
+
+
 def resolve_params(game: Game, given: Mapping[str, str]) -> dict[str, Any]:
     """Return the full parameter dict of ``game``: defaults overridden by ``given`` texts.
 

@@ -20,7 +20,7 @@ from typing import Any
 
 import sqlalchemy as sa
 
-from dicegraph.graphs.protocol import OPTIMAL, value_text
+from dicegraph.graphs.protocol import OPTIMAL, value_text, with_defaults
 from dicegraph.graphs.spec import GameSpec
 from dicegraph.store.catalog import built_graphs, graph_by_id, list_policies
 from dicegraph.store.solve.entry import policy_names
@@ -35,7 +35,7 @@ def game_listing(games: Iterable[GameSpec], broken: dict[str, str] | None = None
     or agents raise on its defaults) is left out, the reason in one line in ``broken`` (name -> reason)."""
     listing = []
     for game in games:
-        defaults = {p.name: p.default for p in game.params}
+        defaults = with_defaults(game, {})
         try:
             policies = policy_names(game, defaults)
         except Exception as error:  # noqa: BLE001 (a game's own code: its fault, never the listing's)

@@ -21,7 +21,7 @@ import sqlalchemy as sa
 
 from dicegraph.graphs.check import StreamChecker, checker_for
 from dicegraph.graphs.errors import InvalidGraph, TooLarge
-from dicegraph.graphs.protocol import CyclicLayers, Edge, EdgeColumns, Game, Node, Progress, Row
+from dicegraph.graphs.protocol import CyclicLayers, Edge, EdgeColumns, Game, Node, Progress, Row, with_defaults
 from dicegraph.store.backends import backend_of
 from dicegraph.store.catalog import built_graphs
 from dicegraph.store.schema import choice, edge, graph, graph_edge_span, layer, node, policy, turn_policy, value
@@ -148,6 +148,7 @@ def build_graph(
     :data:`MAX_NODES` nodes or :data:`MAX_EDGES` edges unless ``force``.
     ``progress`` counts what :func:`build_count` says.
     """
+    params = with_defaults(game, params)
     params_text = canonical_params(params)
     expected = expected_edges(game, params)
     edges = (expected or 0) if not force else 0

@@ -13,7 +13,7 @@ from typing import Any
 import sqlalchemy as sa
 
 from dicegraph.graphs.montecarlo import Policy, require_simulator, simulate
-from dicegraph.graphs.protocol import Game, Progress
+from dicegraph.graphs.protocol import Game, Progress, with_defaults
 from dicegraph.store.catalog import find_policy, root_value
 from dicegraph.store.errors import NotFound
 from dicegraph.store.load import canonical_params, find_graph
@@ -30,7 +30,7 @@ def policy_to_play(
     NotFound when the graph or the policy is not there.
     """
     is_agent = name in game.agents(params)
-    stored = None if connection is None else find_graph(connection, game.name, canonical_params(params))
+    stored = None if connection is None else find_graph(connection, game.name, canonical_params(with_defaults(game, params)))
     if stored is None:
         if is_agent:
             return name, None

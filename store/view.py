@@ -27,7 +27,7 @@ from typing import Any
 import sqlalchemy as sa
 
 from dicegraph.graphs.errors import DicegraphError
-from dicegraph.graphs.protocol import OPTIMAL, ChosenMove, Progress, Simulation
+from dicegraph.graphs.protocol import OPTIMAL, ChosenMove, Progress, Simulation, with_defaults
 from dicegraph.graphs.repeating import valued_agent
 from dicegraph.graphs.spec import GameSpec
 from dicegraph.store.solve import graph_matches, objectives, race_matches, readers, turn_cycles, turns
@@ -198,7 +198,7 @@ class GraphView:
 
     def other(self, params: Mapping[str, Any]) -> GraphView:
         """Return the same game's stored graph for ``params`` (built by the report first: ``report_graphs``)."""
-        stored = find_graph(self.connection, self.game, canonical_params(params))
+        stored = find_graph(self.connection, self.game, canonical_params(with_defaults(self.spec, params)))
         if stored is None:
             raise NotFound(f"no stored {self.game} graph with {dict(params)} (the game's report_graphs names it)")
         return GraphView(self.connection, stored.id, self.spec)

@@ -84,6 +84,20 @@ def test_build_twice_reuses(runner: CliRunner, db_url: str) -> None:
     assert len(listing) == 1
 
 
+def test_a_graph_built_from_some_parameters_is_found_by_all_of_them(runner: CliRunner, db_url: str) -> None:
+    """The store completes parameters by the game's defaults: a graph built through the library with one of
+    bear-off's two parameters is the one the command line finds, and reuses, with both."""
+    from dicegraph.graphs import get_game
+    from dicegraph.store.db import open_database
+    from dicegraph.store.load import build_graph
+
+    engine = open_database(db_url, create=True)
+    built = build_graph(engine, get_game("bear-off"), {"checkers": 2})
+    engine.dispose()
+    again = json.loads(run(runner, db_url, "build", "bear-off", "-p", "checkers=2", "-p", "points=6", "--json").stdout)
+    assert again["action"] == "reused" and again["graph_id"] == built.graph_id, again
+
+
 def test_games_lists_jackpot(runner: CliRunner, db_url: str) -> None:
     data = json.loads(run(runner, db_url, "games", "--json").stdout)
     jackpot = next(game for game in data if game["name"] == "jackpot")

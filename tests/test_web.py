@@ -30,7 +30,7 @@ from dicegraph.cli import main
 from dicegraph.graphs import get_game
 from dicegraph.graphs import school as school_rules
 from dicegraph.graphs.five_dice import describe_decision, keep_byte, sub_multisets
-from dicegraph.graphs.yahtzee.boxes import BOXES
+from dicegraph.graphs.yahtzee.boxes import YAHTZEE_BOXES
 from dicegraph.store.db import open_database, scratch_database, scratch_reader
 from dicegraph.store.report import game_report
 from dicegraph.store.schema import graph as graph_table, node
@@ -314,7 +314,7 @@ def test_yahtzees_advisor_uses_the_same_hook_and_values_each_move_as_the_rules_d
         asked = [q["name"] for q in page(client, f"/graphs/{graph_id}/advise")[1]["questions"]]
         assert asked == ["roll", "rolls_left", "filled", "policy"]  # no upper total, no Yahtzee bonus: bonuses are off
         dice = (1, 2, 2, 4, 5)
-        filled = ",".join(box for box in BOXES if box != "Chance")
+        filled = ",".join(box for box in YAHTZEE_BOXES if box != "Chance")
         for left in (2, 1, 0):
             asked = urlencode({"roll": ",".join(map(str, dice)), "rolls_left": left, "filled": filled})
             html, data = page(client, f"/graphs/{graph_id}/advise?{asked}")

@@ -32,6 +32,7 @@ from tests.commands import engine_on
 from tests.yahtzee_numpy import optimal_score
 
 OFF = {"bonuses": "off"}
+YAHTZEE, OFF_SHEET = boxes.Sheet(), boxes.Sheet("yahtzee", "off")  # every bonus; none
 RULES_GAMES = 2_000  # whole games played one at a time from the rules (graphs/playout.py)
 RELATIVE = 1e-12
 
@@ -61,7 +62,7 @@ def printed_points(box: str, dice: tuple[int, ...]) -> int:
 
 def score_turn(state: boxes.State, box: int, dice: tuple[int, ...], bonuses: str) -> tuple[int, boxes.State]:
     """The points of scoring ``dice`` in ``box`` from ``state`` (bonuses and joker included) and the next state."""
-    name = boxes.BOXES[box]
+    name = boxes.YAHTZEE_BOXES[box]
     points = printed_points(name, dice)
     yahtzee = len(set(dice)) == 1
     filled = state.filled | 1 << box
@@ -84,25 +85,26 @@ def score_turn(state: boxes.State, box: int, dice: tuple[int, ...], bonuses: str
 
 def test_scoring_by_the_rules() -> None:
     for dice in boxes.OUTCOMES:
-        for box, name in enumerate(boxes.BOXES):
-            assert boxes.box_points(box, dice) == printed_points(name, dice), (name, dice)
+        for box, name in enumerate(boxes.YAHTZEE_BOXES):
+            assert YAHTZEE.points(box, dice) == printed_points(name, dice), (name, dice)
     assert printed_points("Small straight", (1, 2, 3, 4, 4)) == 30 and printed_points("Full house", (2, 2, 2, 2, 2)) == 0
 
 
 @pytest.mark.parametrize("bonuses", boxes.BONUSES)
 def test_the_turns_points_and_state_moves_score_by_the_rules(bonuses: str) -> None:
     """Every end a turn reaches, joined with the state's move through it, scores what the rules say."""
-    every = boxes.states(bonuses)
+    sheet = boxes.Sheet("yahtzee", bonuses)
+    every = boxes.states(sheet)
     sample = random.Random(5).sample(every, 300) + [s for s in every if s.yahtzee_50][:50]
     for state in sample:
-        if state.filled == boxes.ALL_FILLED:
+        if state.filled == YAHTZEE.all_filled:
             continue
-        moves = {move.label: move for move in boxes.state_moves(state, bonuses)}
-        for box in boxes.open_boxes(state.filled):
+        moves = {move.label: move for move in boxes.state_moves(state, sheet)}
+        for box in boxes.open_boxes(sheet, state.filled):
             for dice in boxes.OUTCOMES:
-                move = moves[boxes.end_label(box, dice, bonuses)]  # the end exists for every open box
+                move = moves[boxes.end_label(box, dice, sheet)]  # the end exists for every open box
                 expected = score_turn(state, box, dice, bonuses)
-                assert (boxes.box_points(box, dice) + move.reward, move.next) == expected, (state, box, dice)
+                assert (YAHTZEE.points(box, dice) + move.reward, move.next) == expected, (state, box, dice)
 
 
 @pytest.mark.parametrize("bonuses", boxes.BONUSES)
@@ -111,12 +113,12 @@ def test_the_turn_structure_names_every_end_once(bonuses: str) -> None:
     structure = game.turn(params)
     turn = game.rules(params).game.stored_turn
     ends = [row.key for row in one_by_one(expand(turn)) if isinstance(row, Node) and row.kind == TERMINAL]
-    assert sorted(structure.end_label(key) for key in ends) == sorted(boxes.end_labels(bonuses))
-    assert structure.states == len(boxes.states(bonuses))
+    assert sorted(structure.end_label(key) for key in ends) == sorted(boxes.end_labels(boxes.Sheet("yahtzee", bonuses)))
+    assert structure.states == len(boxes.states(boxes.Sheet("yahtzee", bonuses)))
     above_average = next(p for p in structure.policies if p.name == "above-average")
     profits = above_average.end_profits({key: float(i) for i, key in enumerate(above_average.needs)})
     assert set(profits) == set(ends)
-    assert profits[boxes.end_key("Chance")] == -float(len(boxes.BOXES) - 1)  # minus the average of Chance alone
+    assert profits[boxes.end_key("Chance")] == -float(len(boxes.YAHTZEE_BOXES) - 1)  # minus the average of Chance alone
 
 
 def test_the_number_of_states() -> None:
@@ -129,10 +131,10 @@ def test_the_number_of_states() -> None:
                 totals = {min(63, total + face * count) for total in totals for count in range(6)}
         per_upper_set.append(len(totals))
     lower = 2**6  # the six lower boxes besides Yahtzee, filled or not
-    assert len(boxes.states("on")) == sum(per_upper_set) * lower * 3 == 536_448  # Yahtzee box: open, 0, 50
-    assert len(boxes.states("upper")) == sum(per_upper_set) * lower * 2
-    assert len(boxes.states("off")) == 2**13
-    assert len(set(boxes.states("on"))) == len(boxes.states("on"))
+    assert len(boxes.states(YAHTZEE)) == sum(per_upper_set) * lower * 3 == 536_448  # Yahtzee box: open, 0, 50
+    assert len(boxes.states(boxes.Sheet("yahtzee", "upper"))) == sum(per_upper_set) * lower * 2
+    assert len(boxes.states(OFF_SHEET)) == 2**13
+    assert len(set(boxes.states(YAHTZEE))) == len(boxes.states(YAHTZEE))
 
 
 def test_bad_bonuses_say_what_is_accepted(runner: CliRunner) -> None:
@@ -150,7 +152,7 @@ def exact_turn(value_after: dict[int, Fraction], bonuses: str = "off") -> Fracti
     """
     @functools.cache
     def decide(dice: tuple[int, ...], rolls_left: int) -> Fraction:
-        best = max(printed_points(boxes.BOXES[box], dice) + rest for box, rest in value_after.items())
+        best = max(printed_points(boxes.YAHTZEE_BOXES[box], dice) + rest for box, rest in value_after.items())
         if rolls_left:
             keeps = {tuple(sorted(sub)) for size in range(5) for sub in itertools.combinations(dice, size)}
             best = max(best, *(chance(keep, rolls_left - 1) for keep in keeps))
@@ -173,9 +175,9 @@ def endgame(tmp_path_factory: pytest.TempPathFactory) -> dict[str, float]:
     with engine.begin() as connection:
         graph = TurnGraph.load(connection, built.graph_id, game.turn(OFF))
         policy_id = turns.solve_policy(connection, graph, "optimal", down_to=11)
-        keys = [boxes.state_key(s, "off") for s in boxes.states("off") if bin(s.filled).count("1") >= 11]
+        keys = [boxes.state_key(s, OFF_SHEET) for s in boxes.states(OFF_SHEET) if bin(s.filled).count("1") >= 11]
         return {key: readers.state_result(connection, built.graph_id, policy_id, key).value
-                for key in keys if not key.endswith(f":{boxes.ALL_FILLED}")}
+                for key in keys if not key.endswith(f":{YAHTZEE.all_filled}")}
 
 
 @functools.cache
@@ -185,15 +187,15 @@ def alone(box: int) -> Fraction:
 
 
 def test_one_box_left_equals_exact_fractions(endgame: dict[str, float]) -> None:
-    for box in range(len(boxes.BOXES)):
-        assert math.isclose(endgame[last_state(box, "off")], alone(box), rel_tol=RELATIVE), boxes.BOXES[box]
+    for box in range(len(boxes.YAHTZEE_BOXES)):
+        assert math.isclose(endgame[last_state(box, OFF_SHEET)], alone(box), rel_tol=RELATIVE), boxes.YAHTZEE_BOXES[box]
 
 
 def test_two_boxes_left_equal_exact_fractions(endgame: dict[str, float]) -> None:
     for first, second in [(0, 12), (8, 11), (5, 9), (6, 7)]:
         exact = exact_turn({first: alone(second), second: alone(first)})
-        key = boxes.state_key(boxes.State(boxes.ALL_FILLED ^ 1 << first ^ 1 << second), "off")
-        assert math.isclose(endgame[key], exact, rel_tol=RELATIVE), (boxes.BOXES[first], boxes.BOXES[second])
+        key = boxes.state_key(boxes.State(YAHTZEE.all_filled ^ 1 << first ^ 1 << second), OFF_SHEET)
+        assert math.isclose(endgame[key], exact, rel_tol=RELATIVE), (boxes.YAHTZEE_BOXES[first], boxes.YAHTZEE_BOXES[second])
 
 
 # --- the whole game without bonuses (DuckDB) ----------------------------------------------------------------
@@ -228,7 +230,7 @@ def test_whole_games_played_from_the_rules_with_the_stored_decisions_score_the_s
         graph = TurnGraph.load(connection, data["graph"], get_game("yahtzee").turn(OFF))
         decisions = readers.stored_decisions(connection, data["graph"], turns.ensure_policy(connection, graph, "optimal"))
     full = yahtzee_rules(OFF)
-    scores = np.array(rules_simulator(lambda params: full)(OFF, full.plays(stored_agent(decisions, "off")))(
+    scores = np.array(rules_simulator(lambda params: full)(OFF, full.plays(stored_agent(decisions, OFF_SHEET)))(
         RULES_GAMES, np.random.default_rng(5)))
     expected = data["policies"][0]["value"]
     assert abs(scores.mean() - expected) < 4 * scores.std() / math.sqrt(len(scores)), (scores.mean(), expected)
@@ -244,7 +246,7 @@ def test_report_json(whole_game: tuple[str, dict]) -> None:
         assert math.isclose(loss, optimal["value"] - row["value"], rel_tol=RELATIVE, abs_tol=1e-15)
         assert row is optimal or loss > 0
     assert data["published_optimum"] is None  # nothing is published for the game without any bonus
-    assert data["graph_size"]["turn_states"] == 2**13 and set(data["average_table"]) == set(boxes.BOXES)
+    assert data["graph_size"]["turn_states"] == 2**13 and set(data["average_table"]) == set(boxes.YAHTZEE_BOXES)
 
 
 def test_report_text(whole_game: tuple[str, dict], runner: CliRunner) -> None:

@@ -1,7 +1,7 @@
 """An in-memory numpy solver of Yahtzee's optimum, written from RULES.md apart from the graph (tests and benchmarks).
 
 It shares nothing with ``graphs/yahtzee`` but the printed points of a box
-(:func:`dicegraph.graphs.yahtzee.boxes.box_points`, doctested there): the bonuses, the
+(:meth:`dicegraph.graphs.yahtzee.boxes.Sheet.points`, doctested there): the bonuses, the
 joker, the upper total, the states and the turn are its own. States are
 solved one number of filled boxes at a time, all of them at once with
 arrays; a turn is the third roll's best box for each of the 252 outcomes,
@@ -16,7 +16,7 @@ from collections import Counter
 
 import numpy as np
 
-from dicegraph.graphs.yahtzee.boxes import box_points
+from dicegraph.graphs.yahtzee.boxes import Sheet
 
 FACES, DICE, BOXES, UPPER, YAHTZEE = 6, 5, 13, 6, 11
 FULL_HOUSE, SMALL_STRAIGHT, LARGE_STRAIGHT = 8, 9, 10
@@ -50,7 +50,7 @@ def optimal_score(bonuses: str = "on", chunk: int = 4096) -> float:
     upper_bonus, yahtzee_bonus = bonuses != "off", bonuses == "on"
     keep_matrix, allowed = _keeps()
     first = _probabilities(())
-    points = np.array([[box_points(box, dice) for box in range(BOXES)] for dice in OUTCOMES], dtype=np.float64)
+    points = np.array([[Sheet().points(box, dice) for box in range(BOXES)] for dice in OUTCOMES], dtype=np.float64)
     is_yahtzee = np.array([len(set(dice)) == 1 for dice in OUTCOMES])
     face = np.array([dice[0] for dice in OUTCOMES])
     joker = points.copy()

@@ -1,49 +1,191 @@
-"""Yahtzee's boxes and their scoring, its turn states and the ends of its turn (shared/RULES.md).
+"""The score sheets of Yahtzee and Scandinavian Yatzy, their scoring, turn states and the ends of a turn
+(shared/RULES.md for Yahtzee; Yatzy as ``yatzy-solver``'s ``yatzy-scandinavian`` plays it).
 
-Everything here is the rules: :mod:`dicegraph.graphs.yahtzee.game` builds the graph
-from them and :mod:`dicegraph.graphs.yahtzee.play` plays games with them.
+A :class:`Sheet` is what a game is played with: the rules' boxes (``yahtzee``, 13 boxes; ``yatzy``, 15),
+the bonuses played (``on``, ``upper``, ``off``) and the boxes in play (the others start filled). Everything
+here is the rules: :mod:`dicegraph.graphs.yahtzee.game` builds the graph from them and
+:mod:`dicegraph.graphs.yahtzee.play` plays games with them.
 
->>> box_points(BOXES.index("Full house"), (2, 2, 5, 5, 5)), box_points(BOXES.index("Small straight"), (1, 2, 3, 4, 6))
+>>> YAHTZEE = Sheet()
+>>> YAHTZEE.points(YAHTZEE.box("Full house"), (2, 2, 5, 5, 5)), YAHTZEE.points(YAHTZEE.box("Small straight"), (1, 2, 3, 4, 6))
 (25, 30)
->>> joker_points(BOXES.index("Full house"), (3, 3, 3, 3, 3)), box_points(BOXES.index("Full house"), (3, 3, 3, 3, 3))
+>>> YAHTZEE.joker_points(YAHTZEE.box("Full house"), (3, 3, 3, 3, 3)), YAHTZEE.points(YAHTZEE.box("Full house"), (3, 3, 3, 3, 3))
 (25, 0)
+>>> YATZY = Sheet("yatzy")
+>>> YATZY.points(YATZY.box("Two pairs"), (2, 2, 5, 5, 6)), YATZY.points(YATZY.box("Full house"), (2, 2, 5, 5, 5))
+(14, 19)
 """
 
 from __future__ import annotations
 
 import functools
 from collections import Counter
-from collections.abc import Iterator, Sequence
-from typing import NamedTuple
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, NamedTuple
 
 from dicegraph.graphs import five_dice
 from dicegraph.graphs.five_dice import OUTCOMES, turn_key
 from dicegraph.graphs.rules import Move
 
-BOXES = (
+YAHTZEE_BOXES = (
     "Aces", "Twos", "Threes", "Fours", "Fives", "Sixes",
     "Three of a kind", "Four of a kind", "Full house", "Small straight", "Large straight", "Yahtzee", "Chance",
 )
-UPPER = 6  # boxes 0..5 are the upper section
-FULL_HOUSE, SMALL_STRAIGHT, LARGE_STRAIGHT, YAHTZEE = (BOXES.index(box) for box in (
-    "Full house", "Small straight", "Large straight", "Yahtzee"))
-FIXED_POINTS = {FULL_HOUSE: 25, SMALL_STRAIGHT: 30, LARGE_STRAIGHT: 40, YAHTZEE: 50}
-JOKER_BOXES = (FULL_HOUSE, SMALL_STRAIGHT, LARGE_STRAIGHT)  # full value for a Yahtzee as joker
-ALL_FILLED = (1 << len(BOXES)) - 1
-UPPER_BONUS_AT, UPPER_BONUS = 63, 35
+YATZY_BOXES = (  # in yatzy-solver's order of categories
+    "Ones", "Twos", "Threes", "Fours", "Fives", "Sixes", "One pair", "Two pairs", "Three of a kind",
+    "Four of a kind", "Small straight", "Large straight", "Full house", "Chance", "Yatzy",
+)
+RULES = {"yahtzee": YAHTZEE_BOXES, "yatzy": YATZY_BOXES}  # the rules a sheet may follow -> its boxes
+BONUSES = ("on", "upper", "off")  # every bonus of the rules (and Yahtzee's joker); the upper bonus alone; none
+UPPER = 6  # boxes 0..5 are the upper section, in both rules
+UPPER_BONUS_AT = 63
+UPPER_BONUS = {"yahtzee": 35, "yatzy": 50}
 YAHTZEE_BONUS = 100
+FIXED_POINTS = {  # the boxes that score a fixed number of points when the dice fit
+    "yahtzee": {"Full house": 25, "Small straight": 30, "Large straight": 40, "Yahtzee": 50},
+    "yatzy": {"Small straight": 15, "Large straight": 20, "Yatzy": 50},
+}
+JOKER_BOXES = ("Full house", "Small straight", "Large straight")  # Yahtzee's joker scores them at full value
 
 
-# --- scoring -----------------------------------------------------------------------------------------------
+def _made(name: str, dice: Sequence[int]) -> bool:
+    """Return whether ``dice`` fit the lower box ``name`` of either rules (a box both rules name alike means the same
+    shape; Yatzy's straights are its own, 1-5 and 2-6)."""
+    counts = Counter(dice)
+    shape = sorted(counts.values())
+    faces = set(dice)
+    return {
+        "One pair": shape[-1] >= 2,
+        "Two pairs": sum(1 for count in counts.values() if count >= 2) == 2,
+        "Three of a kind": shape[-1] >= 3,
+        "Four of a kind": shape[-1] >= 4,
+        "Full house": shape == [2, 3],
+        "Small straight": any(run <= faces for run in ({1, 2, 3, 4}, {2, 3, 4, 5}, {3, 4, 5, 6})),
+        "Large straight": faces in ({1, 2, 3, 4, 5}, {2, 3, 4, 5, 6}),
+        "Yahtzee": shape == [5],
+        "Yatzy": shape == [5],
+        "Chance": True,
+    }[name]
 
 
-def box_index(text: str) -> int:
-    """Return the index of a box named as in RULES.md (case and spaces forgiven).
+def _yatzy_points(name: str, dice: Sequence[int]) -> int:
+    """Return what ``dice`` score in Yatzy's lower box ``name``: the dice that make it, 15, 20 or 50 (0 when unmade)."""
+    counts = Counter(dice)
+    if name in ("Small straight", "Large straight"):
+        run = {1, 2, 3, 4, 5} if name == "Small straight" else {2, 3, 4, 5, 6}
+        return FIXED_POINTS["yatzy"][name] if set(dice) == run else 0
+    if name in ("One pair", "Three of a kind", "Four of a kind"):
+        needed = {"One pair": 2, "Three of a kind": 3, "Four of a kind": 4}[name]
+        return max((face * needed for face, count in counts.items() if count >= needed), default=0)
+    if name == "Two pairs":
+        pairs = [face for face, count in counts.items() if count >= 2]
+        return 2 * sum(pairs) if len(pairs) == 2 else 0
+    if not _made(name, dice):
+        return 0
+    return FIXED_POINTS["yatzy"].get(name, sum(dice))
 
-    >>> box_index("full House"), box_index("sixes")
-    (8, 5)
+
+@dataclass(frozen=True)
+class Sheet:
+    """A score sheet: the rules' boxes (``yahtzee`` or ``yatzy``), the bonuses played and the boxes in play (a mask;
+    None: all of them). The boxes out of play are filled when the game starts.
+
+    >>> Sheet("yatzy", "on", 0b11).boxes[:2], Sheet("yatzy", "on", 0b11).first_filled == 2**15 - 4
+    (('Ones', 'Twos'), True)
     """
-    return five_dice.box_index(text, BOXES)
+
+    rules: str = "yahtzee"
+    bonuses: str = "on"
+    playing: int | None = None
+
+    @property
+    def boxes(self) -> tuple[str, ...]:
+        """Return the names of the rules' boxes, bit ``i`` of a mask being ``boxes[i]``."""
+        return RULES[self.rules]
+
+    @property
+    def all_filled(self) -> int:
+        """Return the mask of every box."""
+        return (1 << len(self.boxes)) - 1
+
+    @property
+    def first_filled(self) -> int:
+        """Return the boxes filled when the game starts: those out of play."""
+        return 0 if self.playing is None else self.all_filled & ~self.playing
+
+    @property
+    def turns(self) -> int:
+        """Return the number of turns a game lasts: one a box in play."""
+        return len(self.boxes) - bin(self.first_filled).count("1")
+
+    @property
+    def tracks_upper(self) -> bool:
+        """Return whether the states carry the upper total (the upper bonus is played)."""
+        return self.bonuses != "off"
+
+    @property
+    def tracks_yahtzees(self) -> bool:
+        """Return whether Yahtzee's bonus and joker are played (the states carry whether the Yahtzee box holds 50)."""
+        return self.bonuses == "on" and self.rules == "yahtzee"
+
+    @property
+    def upper_bonus(self) -> int:
+        """Return the upper bonus's points, paid once the upper boxes total 63."""
+        return UPPER_BONUS[self.rules]
+
+    @property
+    def yahtzee_box(self) -> int:
+        """Return the index of the box of five of a kind (Yahtzee, Yatzy)."""
+        return len(self.boxes) - 1 if self.rules == "yatzy" else self.boxes.index("Yahtzee")
+
+    def box(self, text: str) -> int:
+        """Return the index of a box named ``text`` (case and spaces forgiven); BadParameter when there is none.
+
+        >>> Sheet().box("full House"), Sheet("yatzy").box("one pair")
+        (8, 6)
+        """
+        return five_dice.box_index(text, self.boxes)
+
+    def points(self, box: int, dice: Sequence[int]) -> int:
+        """Return what ``dice`` score in ``box`` by the printed rules, no joker (0 when they don't fit).
+
+        >>> Sheet().points(2, (3, 3, 1, 3, 6)), Sheet().points(Sheet().box("Four of a kind"), (2, 2, 2, 2, 6))
+        (9, 14)
+        >>> Sheet().points(Sheet().box("Full house"), (4, 4, 4, 4, 4)), Sheet("yatzy").points(6, (2, 3, 3, 5, 5))
+        (0, 10)
+        """
+        if box < UPPER:
+            return (box + 1) * sum(1 for face in dice if face == box + 1)
+        name = self.boxes[box]
+        if self.rules == "yatzy":
+            return _yatzy_points(name, dice)
+        return FIXED_POINTS["yahtzee"].get(name, sum(dice)) if _made(name, dice) else 0
+
+    def is_joker(self, filled: int, face: int) -> bool:
+        """Return whether a Yahtzee of ``face`` is a joker: the Yahtzee box and the upper box of ``face`` are filled.
+
+        Then Full House and the straights score their full value (the rule of
+        the published optimum: Verhoeff 1999, Glenn 2006; ``yatzy-solver``'s
+        ``american``). It may go in any open box either way.
+
+        >>> Sheet().is_joker(1 << 11 | 1 << 4, 5), Sheet().is_joker(1 << 11, 5)
+        (True, False)
+        """
+        return bool(filled >> self.yahtzee_box & 1 and filled >> (face - 1) & 1)
+
+    def joker_points(self, box: int, dice: Sequence[int]) -> int:
+        """Return what a Yahtzee scores in ``box`` as a joker: Full House and the straights their full value.
+
+        >>> Sheet().joker_points(Sheet().box("Large straight"), (6, 6, 6, 6, 6)), Sheet().joker_points(12, (6,) * 5)
+        (40, 30)
+        """
+        name = self.boxes[box]
+        return FIXED_POINTS[self.rules][name] if name in JOKER_BOXES else self.points(box, dice)
+
+    def is_joker_box(self, box: int) -> bool:
+        """Return whether the joker scores ``box`` at full value (Full House and the straights)."""
+        return self.boxes[box] in JOKER_BOXES
 
 
 def is_yahtzee(dice: Sequence[int]) -> bool:
@@ -51,51 +193,16 @@ def is_yahtzee(dice: Sequence[int]) -> bool:
     return len(set(dice)) == 1
 
 
-def box_points(box: int, dice: Sequence[int]) -> int:
-    """Return what ``dice`` score in ``box`` by the printed rules, no joker (0 when they don't fit).
+def sheet_of(params: Mapping[str, Any]) -> Sheet:
+    """Return the sheet a game's parameters play: ``rules``, ``bonuses`` and ``boxes`` (``all`` or the boxes in play).
 
-    >>> box_points(BOXES.index("Threes"), (3, 3, 1, 3, 6)), box_points(BOXES.index("Four of a kind"), (2, 2, 2, 2, 6))
-    (9, 14)
-    >>> box_points(BOXES.index("Full house"), (4, 4, 4, 4, 4))
-    0
+    >>> sheet_of({"rules": "yatzy", "bonuses": "on", "boxes": "Chance, yatzy"})
+    Sheet(rules='yatzy', bonuses='on', playing=24576)
     """
-    counts = Counter(dice)
-    if box < UPPER:
-        return (box + 1) * counts[box + 1]
-    shape = sorted(counts.values())
-    faces = set(dice)
-    made = {
-        "Three of a kind": shape[-1] >= 3,
-        "Four of a kind": shape[-1] >= 4,
-        "Full house": shape == [2, 3],
-        "Small straight": any(run <= faces for run in ({1, 2, 3, 4}, {2, 3, 4, 5}, {3, 4, 5, 6})),
-        "Large straight": faces in ({1, 2, 3, 4, 5}, {2, 3, 4, 5, 6}),
-        "Yahtzee": shape == [5],
-        "Chance": True,
-    }[BOXES[box]]
-    return (FIXED_POINTS.get(box, sum(dice))) if made else 0
-
-
-def is_joker(filled: int, face: int) -> bool:
-    """Return whether a Yahtzee of ``face`` is a joker: the Yahtzee box and the upper box of ``face`` are filled.
-
-    Then Full House and the straights score their full value (the rule of
-    the published optimum: Verhoeff 1999, Glenn 2006; ``yatzy-solver``'s
-    ``american``). It may go in any open box either way.
-
-    >>> is_joker(1 << YAHTZEE | 1 << 4, 5), is_joker(1 << YAHTZEE, 5)
-    (True, False)
-    """
-    return bool(filled >> YAHTZEE & 1 and filled >> (face - 1) & 1)
-
-
-def joker_points(box: int, dice: Sequence[int]) -> int:
-    """Return what a Yahtzee scores in ``box`` as a joker: Full House and the straights their full value.
-
-    >>> joker_points(BOXES.index("Large straight"), (6, 6, 6, 6, 6)), joker_points(BOXES.index("Chance"), (6,) * 5)
-    (40, 30)
-    """
-    return FIXED_POINTS[box] if box in JOKER_BOXES else box_points(box, dice)
+    rules = params.get("rules", "yahtzee")
+    chosen = params.get("boxes", "all")
+    playing = None if chosen == "all" else five_dice.box_mask(chosen, RULES[rules], verb="named")
+    return Sheet(rules, params["bonuses"], playing)
 
 
 # --- turn states -------------------------------------------------------------------------------------------
@@ -109,9 +216,9 @@ class State(NamedTuple):
     yahtzee_50: bool = False
 
 
-def open_boxes(filled: int) -> tuple[int, ...]:
+def open_boxes(sheet: Sheet, filled: int) -> tuple[int, ...]:
     """Return the boxes not yet filled."""
-    return tuple(box for box in range(len(BOXES)) if not filled >> box & 1)
+    return tuple(box for box in range(len(sheet.boxes)) if not filled >> box & 1)
 
 
 @functools.cache
@@ -124,54 +231,37 @@ def upper_totals(upper_filled: int) -> frozenset[int]:
     return frozenset(totals)
 
 
-BONUSES = ("on", "upper", "off")  # every bonus and the joker; the upper bonus alone; none
-
-
-def tracks_upper(bonuses: str) -> bool:
-    """Return whether the states carry the upper total (the upper bonus is played)."""
-    return bonuses != "off"
-
-
-def tracks_yahtzees(bonuses: str) -> bool:
-    """Return whether the Yahtzee bonus and the joker are played (the states carry the Yahtzee box's 50)."""
-    return bonuses == "on"
-
-
 @functools.cache
-def states(bonuses: str) -> tuple[State, ...]:
+def states(sheet: Sheet) -> tuple[State, ...]:
     """Return the reachable turn states, by boxes filled, then mask, upper total and Yahtzee flag.
 
-    >>> [len(states(bonuses)) for bonuses in BONUSES]
+    >>> [len(states(Sheet("yahtzee", bonuses))) for bonuses in BONUSES]
     [536448, 357632, 8192]
+    >>> len(states(Sheet("yatzy", "on", 0b111 << 12)))  # three boxes in play, none of them upper
+    8
     """
     found = []
-    for filled in range(ALL_FILLED + 1):
-        if not tracks_upper(bonuses):
+    first = sheet.first_filled
+    for filled in range(sheet.all_filled + 1):
+        if filled & first != first:
+            continue
+        if not sheet.tracks_upper:
             found.append(State(filled))
             continue
-        flags = (False, True) if tracks_yahtzees(bonuses) and filled >> YAHTZEE & 1 else (False,)
-        found += [State(filled, upper, flag) for upper in sorted(upper_totals(filled & (1 << UPPER) - 1))
-                  for flag in flags]
+        flags = (False, True) if sheet.tracks_yahtzees and filled >> sheet.yahtzee_box & 1 else (False,)
+        played_upper = filled & ~first & (1 << UPPER) - 1
+        found += [State(filled, upper, flag) for upper in sorted(upper_totals(played_upper)) for flag in flags]
     return tuple(sorted(found, key=lambda s: (bin(s.filled).count("1"), s)))
 
 
-def state_key(state: State, bonuses: str) -> str:
+def state_key(state: State, sheet: Sheet) -> str:
     """Return the node key of a turn state: ``'filled:5'``, ``'filled:5 upper:4'`` or ``'filled:5 upper:4 y50:0'``."""
     key = f"filled:{state.filled}"
-    if tracks_upper(bonuses):
+    if sheet.tracks_upper:
         key += f" upper:{state.upper}"
-    if tracks_yahtzees(bonuses):
+    if sheet.tracks_yahtzees:
         key += f" y50:{int(state.yahtzee_50)}"
     return key
-
-
-def bonuses_of_key(key: str) -> str:
-    """Return the bonus setting whose states have keys like ``key``.
-
-    >>> bonuses_of_key("filled:5 upper:4"), bonuses_of_key("filled:5")
-    ('upper', 'off')
-    """
-    return "on" if " y50:" in key else "upper" if " upper:" in key else "off"
 
 
 def parse_state_key(key: str) -> State:
@@ -184,10 +274,10 @@ def parse_state_key(key: str) -> State:
     return State(int(fields["filled"]), int(fields.get("upper", 0)), fields.get("y50") == "1")
 
 
-def state_text(state: State, bonuses: str) -> str:
+def state_text(state: State, sheet: Sheet) -> str:
     """Return a state in words, e.g. ``'filled: Aces, Chance; upper 3'``."""
-    text = "filled: " + (", ".join(BOXES[box] for box in range(len(BOXES)) if state.filled >> box & 1) or "none")
-    if tracks_upper(bonuses):
+    text = "filled: " + (", ".join(name for box, name in enumerate(sheet.boxes) if state.filled >> box & 1) or "none")
+    if sheet.tracks_upper:
         text += f"; upper {state.upper}"
     return text + ("; Yahtzee box holds 50" if state.yahtzee_50 else "")
 
@@ -195,7 +285,7 @@ def state_text(state: State, bonuses: str) -> str:
 # --- the turn's ends ----------------------------------------------------------------------------------------
 
 
-def end_label(box: int, dice: Sequence[int], bonuses: str) -> str:
+def end_label(box: int, dice: Sequence[int], sheet: Sheet) -> str:
     """Return the end a turn scoring ``dice`` in ``box`` reaches, as the state moves name it.
 
     The box, and what the state needs to know besides: an upper box's points
@@ -203,39 +293,38 @@ def end_label(box: int, dice: Sequence[int], bonuses: str) -> str:
     whether the dice were a Yahtzee, and for the joker's boxes (Full house,
     the straights) its face: the joker needs that face's upper box filled.
 
-    >>> end_label(2, (3, 3, 3, 1, 2), "on"), end_label(12, (4,) * 5, "on"), end_label(8, (4,) * 5, "on")
+    >>> end_label(2, (3, 3, 3, 1, 2), Sheet()), end_label(12, (4,) * 5, Sheet()), end_label(8, (4,) * 5, Sheet())
     ('Threes 9', 'Chance with a Yahtzee', 'Full house with a Yahtzee of 4s')
-    >>> end_label(12, (4,) * 5, "upper")
-    'Chance'
+    >>> end_label(12, (4,) * 5, Sheet("yahtzee", "upper")), end_label(0, (1,) * 5, Sheet("yatzy"))
+    ('Chance', 'Ones 5')
     """
-    if tracks_yahtzees(bonuses):
-        if box == YAHTZEE:
-            return f"Yahtzee {box_points(box, dice)}"
-        if is_yahtzee(dice) and box in JOKER_BOXES:
-            return f"{BOXES[box]} with a Yahtzee of {dice[0]}s"
+    name = sheet.boxes[box]
+    if sheet.tracks_yahtzees:
+        if box == sheet.yahtzee_box:
+            return f"{name} {sheet.points(box, dice)}"
+        if is_yahtzee(dice) and sheet.is_joker_box(box):
+            return f"{name} with a Yahtzee of {dice[0]}s"
         if is_yahtzee(dice) and not (box < UPPER and dice[0] == box + 1):
-            return f"{BOXES[box]} with a Yahtzee"
-    if box < UPPER and tracks_upper(bonuses):
-        return f"{BOXES[box]} {box_points(box, dice)}"
-    return BOXES[box]
+            return f"{name} with a Yahtzee"
+    if box < UPPER and sheet.tracks_upper:
+        return f"{name} {sheet.points(box, dice)}"
+    return name
 
 
-def end_labels(bonuses: str) -> tuple[str, ...]:
-    """Return every end of the turn, in the order of the boxes.
+def end_boxes(sheet: Sheet) -> dict[str, int]:
+    """Return each end of the turn -> the box it fills, in the order of the boxes (only the boxes in play).
 
-    >>> [len(end_labels(bonuses)) for bonuses in BONUSES]
-    [71, 43, 13]
-    """
-    return tuple(dict.fromkeys(end_label(box, dice, bonuses) for box in range(len(BOXES)) for dice in OUTCOMES))
-
-
-def end_boxes(bonuses: str) -> dict[str, int]:
-    """Return each end of the turn -> the box it fills.
-
-    >>> end_boxes("on")["Full house with a Yahtzee of 3s"], end_boxes("off")["Chance"]
+    >>> end_boxes(Sheet())["Full house with a Yahtzee of 3s"], end_boxes(Sheet("yahtzee", "off"))["Chance"]
     (8, 12)
+    >>> [len(end_boxes(Sheet("yahtzee", bonuses))) for bonuses in BONUSES], len(end_boxes(Sheet("yatzy")))
+    ([71, 43, 13], 45)
     """
-    return {end_label(box, dice, bonuses): box for box in range(len(BOXES)) for dice in OUTCOMES}
+    return {end_label(box, dice, sheet): box for box in open_boxes(sheet, sheet.first_filled) for dice in OUTCOMES}
+
+
+def end_labels(sheet: Sheet) -> tuple[str, ...]:
+    """Return every end of the turn, in the order of the boxes."""
+    return tuple(end_boxes(sheet))
 
 
 @functools.cache
@@ -244,40 +333,42 @@ def end_key(label: str) -> str:
     return turn_key("end", label)
 
 
-def state_moves(state: State, bonuses: str) -> Iterator[Move]:
+def state_moves(state: State, sheet: Sheet) -> Iterator[Move]:
     """Yield the state's moves, one for each end of each open box, labelled like the end: where the state goes
     when its turn reaches that end, and what the state adds to the turn's points there.
 
-    >>> [(m.label, m.reward) for m in state_moves(State(0b100000001000, 60, True), "on") if m.label in ("Sixes 30", "Aces 2")]
+    >>> [(m.label, m.reward) for m in state_moves(State(0b100000001000, 60, True), Sheet()) if m.label in ("Sixes 30", "Aces 2")]
     [('Aces 2', 0.0), ('Sixes 30', 135.0)]
     """
-    upper_bonus, yahtzees = tracks_upper(bonuses), tracks_yahtzees(bonuses)
+    yahtzees = sheet.tracks_yahtzees
     bonus = YAHTZEE_BONUS if state.yahtzee_50 else 0
-    for box in open_boxes(state.filled):
+    for box in open_boxes(sheet, state.filled):
+        name = sheet.boxes[box]
         filled = state.filled | 1 << box
-        if box == YAHTZEE and yahtzees:
-            yield Move(State(filled, state.upper, False), "Yahtzee 0", 0.0)
-            yield Move(State(filled, state.upper, True), "Yahtzee 50", 0.0)
+        if box == sheet.yahtzee_box and yahtzees:
+            yield Move(State(filled, state.upper, False), f"{name} 0", 0.0)
+            yield Move(State(filled, state.upper, True), f"{name} 50", 0.0)
             continue
-        if box < UPPER and upper_bonus:
+        if box < UPPER and sheet.tracks_upper:
             for count in range(6):
                 points = (box + 1) * count
                 upper = min(UPPER_BONUS_AT, state.upper + points)
-                crossed = UPPER_BONUS if state.upper < UPPER_BONUS_AT <= state.upper + points else 0
-                yield Move(State(filled, upper, state.yahtzee_50), f"{BOXES[box]} {points}",
+                crossed = sheet.upper_bonus if state.upper < UPPER_BONUS_AT <= state.upper + points else 0
+                yield Move(State(filled, upper, state.yahtzee_50), f"{name} {points}",
                            float(crossed + (bonus if count == 5 else 0)))
         else:
-            yield Move(State(filled, state.upper, state.yahtzee_50), BOXES[box], 0.0)
-        if yahtzees and box in JOKER_BOXES:
+            yield Move(State(filled, state.upper, state.yahtzee_50), name, 0.0)
+        if yahtzees and sheet.is_joker_box(box):
             for face in range(1, 7):
-                joker = FIXED_POINTS[box] if is_joker(state.filled, face) else 0
-                yield Move(State(filled, state.upper, state.yahtzee_50), f"{BOXES[box]} with a Yahtzee of {face}s",
+                joker = sheet.joker_points(box, (face,) * 5) if sheet.is_joker(state.filled, face) else 0
+                yield Move(State(filled, state.upper, state.yahtzee_50), f"{name} with a Yahtzee of {face}s",
                            float(joker + bonus))
         elif yahtzees:
-            yield Move(State(filled, state.upper, state.yahtzee_50), f"{BOXES[box]} with a Yahtzee", float(bonus))
+            yield Move(State(filled, state.upper, state.yahtzee_50), f"{name} with a Yahtzee", float(bonus))
 
 
-def score_moves(bonuses: str, dice: tuple[int, ...], roll: int) -> Iterator[tuple[str, str, float]]:
-    """Yield the third roll's scoring moves: each box, its printed points (bonuses and joker are the state's)."""
-    for box, name_ in enumerate(BOXES):
-        yield f"score {name_}", end_key(end_label(box, dice, bonuses)), float(box_points(box, dice))
+def score_moves(sheet: Sheet, dice: tuple[int, ...], roll: int) -> Iterator[tuple[str, str, float]]:
+    """Yield the third roll's scoring moves: each box in play, its printed points (bonuses and joker are the
+    state's)."""
+    for box in open_boxes(sheet, sheet.first_filled):
+        yield f"score {sheet.boxes[box]}", end_key(end_label(box, dice, sheet)), float(sheet.points(box, dice))

@@ -1,4 +1,5 @@
-"""Yahtzee (solitaire, the rules of the published optimum; shared/RULES.md): thirteen turns, thirteen boxes.
+"""Yahtzee (solitaire, the rules of the published optimum; shared/RULES.md): thirteen turns, thirteen boxes; and
+Scandinavian Yatzy (``rules=yatzy``): fifteen.
 
 Five dice, up to three rolls a turn keeping any dice; a turn ends by scoring
 one open box (0 when the dice don't fit). With ``bonuses=on`` (the default):
@@ -6,9 +7,17 @@ the upper bonus (35 once Aces..Sixes total 63), the Yahtzee bonus (100 for
 each further Yahtzee once the Yahtzee box holds 50) and the free-choice
 joker (a Yahtzee may go in any open box; with the Yahtzee box and the upper
 box of its face filled, Full House and the straights then score their full
-value: the rule of the published optimum, see :func:`dicegraph.graphs.yahtzee.boxes.is_joker`). With
+value: the rule of the published optimum, see :meth:`dicegraph.graphs.yahtzee.boxes.Sheet.is_joker`). With
 ``bonuses=upper`` the upper bonus alone (the rules of Glenn's 245.87, and of
 ``yatzy-solver``'s ``american+no-bonus``); with ``bonuses=off`` none.
+
+With ``rules=yatzy`` the sheet is Scandinavian Yatzy's, as ``yatzy-solver``'s
+``yatzy-scandinavian`` plays it: ones to sixes, one pair, two pairs, three
+and four of a kind (the dice that make them), small straight 1-5 (15), large
+straight 2-6 (20), full house (the sum), chance and Yatzy (50); the upper
+bonus of 50 at 63 (``bonuses=on``), no Yahtzee bonus, no joker.
+``boxes`` plays some boxes only (the others start filled): a game of the
+last turns, whose states are the whole game's with those boxes filled.
 
 The graph is School's shape (:mod:`dicegraph.graphs.five_dice`), joined when solving
 (``store/solve/turns.py``, as Yahtzee's rules declare), and is what those
@@ -41,14 +50,15 @@ from typing import Any
 
 from dicegraph.graphs.expand import expand
 from dicegraph.graphs.protocol import Edge, Param, one_by_one
-from dicegraph.graphs.yahtzee.boxes import (ALL_FILLED, BONUSES, JOKER_BOXES, UPPER, YAHTZEE, open_boxes, tracks_upper,
-                                            tracks_yahtzees, upper_totals)
+from dicegraph.graphs.errors import BadParameter
+from dicegraph.graphs.yahtzee.boxes import BONUSES, RULES, UPPER, Sheet, open_boxes, sheet_of, upper_totals
 from dicegraph.graphs.yahtzee.play import simulator  # noqa: F401  (the game's Monte Carlo)
 from dicegraph.graphs.yahtzee.rules import YahtzeeRules
 
 name = "yahtzee"
 title = "Yahtzee"
-summary = "Solitaire Yahtzee, 13 boxes, with or without bonuses and joker; policies optimal, greedy, above-average."
+summary = ("Solitaire Yahtzee (13 boxes, with or without bonuses and joker) or Scandinavian Yatzy (15); policies "
+           "optimal, greedy, above-average.")
 version = 1
 objective = "max"
 repeating = True  # the five-dice turn is stored once, joined with the turn states (YahtzeeRules)
@@ -60,11 +70,44 @@ def _bonuses(text: str) -> str | None:
     return text if text in BONUSES else None
 
 
+def _rules(text: str) -> str | None:
+    text = text.strip().lower()
+    return text if text in RULES else None
+
+
+def _boxes(text: str) -> str | None:
+    text = ",".join(" ".join(part.split()) for part in text.split(",") if part.strip())
+    return text or None
+
+
 params = (
-    Param("bonuses", "on", _bonuses, "on: upper bonus, Yahtzee bonus and free-choice joker; upper: the upper bonus "
-          "alone (Glenn's 245.87); off: none", check=lambda value: value in BONUSES, accepted="on, upper or off"),
+    Param("bonuses", "on", _bonuses, "on: every bonus of the rules (Yahtzee's upper bonus, Yahtzee bonus and "
+          "free-choice joker; Yatzy's upper bonus of 50); upper: Yahtzee's upper bonus alone (Glenn's 245.87); "
+          "off: none", check=lambda value: value in BONUSES, accepted="on, upper or off"),
+    Param("rules", "yahtzee", _rules, "yahtzee: the 13 boxes of Yahtzee; yatzy: the 15 of Scandinavian Yatzy "
+          "(one pair, two pairs, straights 1-5 and 2-6, the upper bonus of 50, no joker)",
+          accepted="yahtzee or yatzy"),
+    Param("boxes", "all", _boxes, "the boxes in play, comma-separated (the others start filled), or all",
+          accepted="all or box names, e.g. 'Chance,Yatzy'"),
 )
 small_params = {"bonuses": "off"}
+
+
+def check_params(values: Mapping[str, Any]) -> None:
+    """Raise BadParameter for Yatzy with ``bonuses=upper`` (its one bonus is the upper bonus: ``on`` plays it) and
+    for ``boxes`` naming a box the rules do not have, or none.
+
+    >>> check_params({"rules": "yatzy", "bonuses": "on", "boxes": "one pair"})
+    >>> check_params({"rules": "yahtzee", "bonuses": "on", "boxes": "one pair"})
+    Traceback (most recent call last):
+    ...
+    dicegraph.graphs.errors.BadParameter: unknown box 'one pair' (known: Aces, Twos, Threes, Fours, Fives, Sixes, Three of a kind, Four of a kind, Full house, Small straight, Large straight, Yahtzee, Chance)
+    """
+    if values["rules"] == "yatzy" and values["bonuses"] == "upper":
+        raise BadParameter("Scandinavian Yatzy's one bonus is its upper bonus: give bonuses=on (or off)")
+    sheet_of(values)
+
+
 POLICIES = ("optimal", "greedy", "above-average")
 
 
@@ -75,20 +118,27 @@ def agents(params: Mapping[str, Any]) -> tuple[str, ...]:
 
 def estimated_edges(params: Mapping[str, Any]) -> int:
     """Return the graph's edges before building it: the state moves (counted per mask) and the turn's."""
-    bonuses = params["bonuses"]
+    sheet = sheet_of(params)
     moves = 0
-    for filled in range(ALL_FILLED):
-        if not tracks_upper(bonuses):
-            moves += len(open_boxes(filled))
-        elif not tracks_yahtzees(bonuses):
-            per_state = sum(6 if box < UPPER else 1 for box in open_boxes(filled))
-            moves += per_state * len(upper_totals(filled & (1 << UPPER) - 1))
-        else:
-            per_state = sum(7 if box < UPPER else 7 if box in JOKER_BOXES else 2 for box in open_boxes(filled))
-            moves += per_state * len(upper_totals(filled & (1 << UPPER) - 1)) * (2 if filled >> YAHTZEE & 1 else 1)
-    return moves + _turn_edges(bonuses)
+    for filled in range(sheet.all_filled):
+        if filled & sheet.first_filled != sheet.first_filled:
+            continue
+        per_state = sum(_moves_of_box(sheet, box) for box in open_boxes(sheet, filled))
+        if sheet.tracks_upper:
+            per_state *= len(upper_totals(filled & ~sheet.first_filled & (1 << UPPER) - 1))
+        if sheet.tracks_yahtzees and filled >> sheet.yahtzee_box & 1:
+            per_state *= 2
+        moves += per_state
+    return moves + _turn_edges(sheet)
+
+
+def _moves_of_box(sheet: Sheet, box: int) -> int:
+    """Return a state's moves that fill ``box``: one for each end of the box (:func:`~boxes.state_moves`)."""
+    if sheet.tracks_yahtzees:
+        return 2 if box == sheet.yahtzee_box else 7 if box < UPPER or sheet.is_joker_box(box) else 2
+    return 6 if box < UPPER and sheet.tracks_upper else 1
 
 
 @functools.cache
-def _turn_edges(bonuses: str) -> int:
-    return sum(1 for row in one_by_one(expand(YahtzeeRules(bonuses).stored_turn)) if isinstance(row, Edge))
+def _turn_edges(sheet: Sheet) -> int:
+    return sum(1 for row in one_by_one(expand(YahtzeeRules(sheet).stored_turn)) if isinstance(row, Edge))

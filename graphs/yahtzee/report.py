@@ -11,18 +11,20 @@ from typing import Any
 
 from dicegraph.graphs.hookspecs import hookimpl
 from dicegraph.graphs.protocol import OPTIMAL, StoredGraph
-import dicegraph.graphs.yahtzee.boxes as boxes
-from dicegraph.graphs.yahtzee.rules import last_state
+from dicegraph.graphs.yahtzee.boxes import sheet_of
+from dicegraph.graphs.yahtzee.rules import last_states
 from dicegraph.graphs.yahtzee.stored import average_table
 
-PUBLISHED = {  # the published optimal expected scores (none is published for the game without any bonus)
-    "on": {"value": 254.5896, "source": "Verhoeff 1999; Glenn 2006"},
-    "upper": {"value": 245.87, "source": "Glenn 2006 (no Yahtzee bonus, no joker)"},
+PUBLISHED = {  # the published optimal expected scores of whole games (none for Yahtzee without any bonus, or Yatzy)
+    ("yahtzee", "on"): {"value": 254.5896, "source": "Verhoeff 1999; Glenn 2006"},
+    ("yahtzee", "upper"): {"value": 245.87, "source": "Glenn 2006 (no Yahtzee bonus, no joker)"},
 }
 RULES_TEXT = {
-    "on": "upper bonus, Yahtzee bonus and free-choice joker",
-    "upper": "the upper bonus alone: no Yahtzee bonus, no joker",
-    "off": "no bonuses, no joker",
+    ("yahtzee", "on"): "upper bonus, Yahtzee bonus and free-choice joker",
+    ("yahtzee", "upper"): "the upper bonus alone: no Yahtzee bonus, no joker",
+    ("yahtzee", "off"): "no bonuses, no joker",
+    ("yatzy", "on"): "Scandinavian Yatzy: the upper bonus of 50, no joker",
+    ("yatzy", "off"): "Scandinavian Yatzy without the upper bonus",
 }
 
 
@@ -30,21 +32,23 @@ RULES_TEXT = {
 def analyse(graph: StoredGraph, params: Mapping[str, Any], report: Mapping[str, Any]) -> dict[str, Any]:
     """Return Yahtzee's keys: ``rules``, ``losses`` (policy -> what it loses a game against the optimum),
     ``published_optimum`` (None where nothing is published) and ``average_table`` (each box's average alone)."""
-    bonuses = params["bonuses"]
+    sheet = sheet_of(params)
     values = {row["name"]: row["value"] for row in report["policies"]}
-    lasts = (last_state(box, bonuses) for box in range(len(boxes.BOXES)))
+    lasts = last_states(sheet).values()
+    in_play = [sheet.boxes[box] for box in last_states(sheet)]
     return {
-        "rules": {"bonuses": bonuses, "boxes": list(boxes.BOXES)},
+        "rules": {"rules": sheet.rules, "bonuses": sheet.bonuses, "boxes": in_play},
         "losses": {name: values[OPTIMAL] - value for name, value in values.items()},
-        "published_optimum": PUBLISHED.get(bonuses),
-        "average_table": average_table({key: graph.turn.state(OPTIMAL, key)[0] for key in lasts}, bonuses),
+        "published_optimum": PUBLISHED.get((sheet.rules, sheet.bonuses)) if sheet.playing is None else None,
+        "average_table": average_table({key: graph.turn.state(OPTIMAL, key)[0] for key in lasts}, sheet),
     }
 
 
 @hookimpl
 def describe(report: Mapping[str, Any]) -> list[str]:
     """Return the lines Yahtzee adds to the human-readable report."""
-    lines = ["", f"rules: {RULES_TEXT[report['rules']['bonuses']]}"]
+    rules = report["rules"]
+    lines = ["", f"rules: {RULES_TEXT[rules.get('rules', 'yahtzee'), rules['bonuses']]}"]
     lines += [f"  {name} loses {loss:.4f} a game against the optimum"
               for name, loss in report["losses"].items() if name != OPTIMAL]
     published = report["published_optimum"]

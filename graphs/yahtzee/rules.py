@@ -18,7 +18,7 @@ needs to know (:func:`dicegraph.graphs.yahtzee.boxes.end_label`); the state's mo
 
 >>> from dicegraph.graphs.exact import exact_value
 >>> full = rules({"bonuses": "off"})
->>> last = State(ALL_FILLED ^ 1 << BOXES.index("Chance"))  # Chance alone is left: the sum of five dice
+>>> last = State(Sheet().all_filled ^ 1 << Sheet().box("Chance"))  # Chance alone is left: the sum of five dice
 >>> exact_value(full, "max", position=(last, full.root))  # per die: keep a 5 or 6 first, then a 4 or more
 Fraction(70, 3)
 """
@@ -34,63 +34,68 @@ from dicegraph.graphs.five_dice import DecisionBytes, FiveDiceTurn, StoredTurn, 
 from dicegraph.graphs.protocol import TurnPolicy
 from dicegraph.graphs.repeating import RepeatingTurn, TurnsInFull
 from dicegraph.graphs.rules import Move
-from dicegraph.graphs.yahtzee.boxes import (ALL_FILLED, BOXES, State, box_index, end_boxes, end_key, end_label,
-                                            end_labels, parse_state_key, score_moves, state_key, state_moves,
-                                            state_text, states)
+from dicegraph.graphs.yahtzee.boxes import (Sheet, State, end_boxes, end_key, end_label, end_labels, open_boxes,
+                                            parse_state_key, score_moves, sheet_of, state_key, state_moves, state_text,
+                                            states)
 
 
-def last_state(box: int, bonuses: str) -> str:
+def last_state(box: int, sheet: Sheet) -> str:
     """Return the key of the state where ``box`` alone is open (upper total 0, no Yahtzee bonus)."""
-    return state_key(State(ALL_FILLED ^ 1 << box), bonuses)
+    return state_key(State(sheet.all_filled ^ 1 << box), sheet)
 
 
-def score_byte(label: str) -> int:
-    """Return the decision byte of the scoring move ``label``, ``'score <box>'``: a score of the box's number (1..13).
+def last_states(sheet: Sheet) -> dict[int, str]:
+    """Return each box in play -> the key of the state where it alone is open (its average is that state's value)."""
+    return {box: last_state(box, sheet) for box in open_boxes(sheet, sheet.first_filled)}
 
-    >>> score_byte("score Chance") == five_dice.encode_decision(five_dice.SCORE, 13)
+
+def score_byte(sheet: Sheet, label: str) -> int:
+    """Return the decision byte of the scoring move ``label``, ``'score <box>'``: a score of the box's number (1..15).
+
+    >>> score_byte(Sheet(), "score Chance") == five_dice.encode_decision(five_dice.SCORE, 13)
     True
     """
-    return five_dice.encode_decision(five_dice.SCORE, box_index(label.removeprefix("score ")) + 1)
+    return five_dice.encode_decision(five_dice.SCORE, sheet.box(label.removeprefix("score ")) + 1)
 
 
-def rankings(bonuses: str) -> tuple[TurnPolicy, ...]:
+def rankings(sheet: Sheet) -> tuple[TurnPolicy, ...]:
     """Return the policies besides the optimum: ``greedy`` (no end worth more than another) and ``above-average``
     (an end worth minus its box's average)."""
-    box_of_end = {end_key(label): box for label, box in end_boxes(bonuses).items()}
-    lasts = tuple(last_state(box, bonuses) for box in range(len(BOXES)))
+    box_of_end = {end_key(label): box for label, box in end_boxes(sheet).items()}
+    lasts = last_states(sheet)
 
     def above_average(optimal: Mapping[str, float]) -> dict[str, float]:
         return {key: -optimal[lasts[box]] for key, box in box_of_end.items()}
 
     return (TurnPolicy("greedy", method="agent", end_profits=lambda optimal: dict.fromkeys(box_of_end, 0.0)),
-            TurnPolicy("above-average", method="agent", needs=lasts, end_profits=above_average))
+            TurnPolicy("above-average", method="agent", needs=tuple(lasts.values()), end_profits=above_average))
 
 
 class YahtzeeRules(RepeatingTurn):
-    """Yahtzee's turn states over the five-dice turn, for a bonus setting (``on``, ``upper`` or ``off``)."""
+    """Yahtzee's (or Yatzy's) turn states over the five-dice turn, for a :class:`~boxes.Sheet`: the rules' boxes, the
+    bonuses played and the boxes in play."""
 
-    encoder = functools.partial(DecisionBytes, score_byte)
-
-    def __init__(self, bonuses: str):
-        self.bonuses = bonuses
-        self.rankings = rankings(bonuses)
-        scores = functools.partial(score_moves, bonuses)
+    def __init__(self, sheet: Sheet):
+        self.sheet = sheet
+        self.encoder = functools.partial(DecisionBytes, functools.partial(score_byte, sheet))
+        self.rankings = rankings(sheet)
+        scores = functools.partial(score_moves, sheet)
         self.turn = FiveDiceTurn(scores)
         self.stored_turn = StoredTurn(scores, stop_after=(1, 2),
-                                      ends=[(end_key(label), f"the turn ends: {label}") for label in end_labels(bonuses)])
+                                      ends=[(end_key(label), f"the turn ends: {label}") for label in end_labels(sheet)])
         self._moves_of: tuple[State | None, dict[str, Move]] = (None, {})  # the last state asked, its moves
 
     def first_state(self) -> State:
-        """Return no box filled."""
-        return State(0)
+        """Return the boxes out of play filled (none when every box is in play)."""
+        return State(self.sheet.first_filled)
 
     def state_count(self) -> int:
-        """Return how many turn states the bonus setting has."""
-        return len(states(self.bonuses))
+        """Return how many turn states the sheet has."""
+        return len(states(self.sheet))
 
     def state_key(self, state: State) -> str:
         """Return the stored state's key, e.g. ``'filled:5 upper:4 y50:0'``."""
-        return state_key(state, self.bonuses)
+        return state_key(state, self.sheet)
 
     def state_of(self, key: str) -> State:
         """Return the state a key names."""
@@ -98,11 +103,11 @@ class YahtzeeRules(RepeatingTurn):
 
     def state_label(self, state: State) -> str:
         """Return the state in words."""
-        return state_text(state, self.bonuses)
+        return state_text(state, self.sheet)
 
     def state_payoff(self, state: State) -> float | None:
         """Return 0 once every box is filled (the last move carries its bonuses), else None."""
-        return 0.0 if state.filled == ALL_FILLED else None
+        return 0.0 if state.filled == self.sheet.all_filled else None
 
     def end_label(self, end: str) -> str:
         """Return what an end says, ``'Threes 9'``: how a state's moves name it."""
@@ -112,7 +117,7 @@ class YahtzeeRules(RepeatingTurn):
         """Return the state's moves by label (the last state's kept: a state's ends are asked for one after another)."""
         last, moves = self._moves_of
         if last != state:
-            moves = {move.label: move for move in state_moves(state, self.bonuses)}
+            moves = {move.label: move for move in state_moves(state, self.sheet)}
             self._moves_of = (state, moves)
         return moves
 
@@ -123,17 +128,17 @@ class YahtzeeRules(RepeatingTurn):
 
     def ways_through(self, state: State, ends: Sequence[str]) -> list[tuple[str, Move]]:
         """Return the state's moves, each with the end it goes through."""
-        return [(end_key(move.label), move) for move in state_moves(state, self.bonuses)]
+        return [(end_key(move.label), move) for move in state_moves(state, self.sheet)]
 
 
-def stored_agent(decisions: Mapping[str, bytes], bonuses: str) -> Any:
+def stored_agent(decisions: Mapping[str, bytes], sheet: Sheet) -> Any:
     """Return a turn agent playing a stored policy's decision bytes (state key -> bytes) over the rules' turn."""
     def end_of(kind: int, payload: int, dice: tuple[int, ...]) -> str:
-        return end_key(end_label(payload - 1, dice, bonuses))
+        return end_key(end_label(payload - 1, dice, sheet))
 
-    return stored_turn_agent(decisions, lambda state: state_key(state, bonuses), end_of)
+    return stored_turn_agent(decisions, lambda state: state_key(state, sheet), end_of)
 
 
 def rules(params: Mapping[str, Any]) -> TurnsInFull:
-    """Return Yahtzee's rules for ``params`` (bonuses), the turn copied into each state."""
-    return TurnsInFull(YahtzeeRules(params["bonuses"]))
+    """Return Yahtzee's rules for ``params`` (rules, bonuses, boxes), the turn copied into each state."""
+    return TurnsInFull(YahtzeeRules(sheet_of(params)))

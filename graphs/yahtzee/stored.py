@@ -6,28 +6,23 @@ from collections.abc import Mapping
 from typing import Any
 
 from dicegraph.graphs import five_dice
-import dicegraph.graphs.yahtzee.boxes as rules
-from dicegraph.graphs.yahtzee.rules import last_state
+from dicegraph.graphs.yahtzee.boxes import Sheet
+from dicegraph.graphs.yahtzee.rules import last_states
 
 
-def average_table(optimal: Mapping[str, float], bonuses: str) -> dict[str, float]:
-    """Return each box's average score alone: the optimal value of the state where it alone is open."""
-    return {box: optimal[last_state(b, bonuses)] for b, box in enumerate(rules.BOXES)}
+def average_table(optimal: Mapping[str, float], sheet: Sheet) -> dict[str, float]:
+    """Return each box in play's average score alone: the optimal value of the state where it alone is open."""
+    return {sheet.boxes[box]: optimal[key] for box, key in last_states(sheet).items()}
 
 
-def decision_array(decisions: Mapping[str, bytes]) -> Any:
-    """Return stored decisions (state key -> bytes) as a uint8 array ``[state index, outcome, rerolls left]``.
-
-    The state index is the state's place in :func:`dicegraph.graphs.yahtzee.boxes.states`
-    (with or without bonuses, as the keys say); 0 bytes: no decision.
-    """
+def decision_array(decisions: Mapping[str, bytes]) -> tuple[tuple[str, ...], Any]:
+    """Return stored decisions (state key -> bytes) as the states' keys and a uint8 array ``[state index, outcome,
+    rerolls left]``, the state index being the key's place; 0 bytes: no decision."""
     import numpy as np
 
-    bonuses = rules.bonuses_of_key(next(iter(decisions), ""))
-    every = rules.states(bonuses)
-    index = {rules.state_key(state, bonuses): i for i, state in enumerate(every)}
-    array = np.zeros((len(every), len(five_dice.OUTCOMES), five_dice.ROLLS), dtype=np.uint8)
-    for key, packed in decisions.items():
+    keys = tuple(decisions)
+    array = np.zeros((len(keys), len(five_dice.OUTCOMES), five_dice.ROLLS), dtype=np.uint8)
+    for index, packed in enumerate(decisions.values()):
         if packed:
-            array[index[key]] = np.frombuffer(packed, dtype=np.uint8).reshape(len(five_dice.OUTCOMES), five_dice.ROLLS)
-    return array
+            array[index] = np.frombuffer(packed, dtype=np.uint8).reshape(len(five_dice.OUTCOMES), five_dice.ROLLS)
+    return keys, array

@@ -48,8 +48,8 @@ def _advice(graph: StoredGraph, answers: Mapping[str, str]) -> Advice:
 ADVISOR = Advisor(
     "What to do with this roll",
     (*ROLL_QUESTIONS,
-     Question("filled", "Boxes filled", "Aces,Chance", "comma-separated box names, blank for none", required=False),
-     Question("upper", "Upper total so far", "3", "Aces..Sixes scored so far, 0..63 (capped)", default="0",
+     Question("filled", "Boxes filled", "Sixes,Chance", "comma-separated box names, blank for none", required=False),
+     Question("upper", "Upper total so far", "18", "the upper boxes' points so far, 0..63 (capped)", default="0",
               when=lambda params: rules.sheet_of(params).tracks_upper),
      Question("yahtzee_50", "Yahtzee box holds 50", "no", "whether a Yahtzee was scored 50", choices=("no", "yes"),
               default="no", when=lambda params: rules.sheet_of(params).tracks_yahtzees),

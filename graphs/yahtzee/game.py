@@ -90,7 +90,7 @@ params = (
     Param("boxes", "all", _boxes, "the boxes in play, comma-separated (the others start filled), or all",
           accepted="all or box names, e.g. 'Chance,Yatzy'"),
 )
-small_params = {"bonuses": "off"}
+small_params = {"boxes": "Fives,Sixes,Full house,Yahtzee,Chance"}  # every bonus and the joker, over five boxes
 
 
 def check_params(values: Mapping[str, Any]) -> None:

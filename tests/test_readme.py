@@ -179,6 +179,14 @@ def test_the_bear_off_page_is_what_report_and_propagate_print(runner: CliRunner,
         assert f"$ dicegraph {shlex.join(args)}\n{printed.strip()}\n```" in page("games/bear-off"), args
 
 
+def test_the_yatzy_page_is_what_report_prints(runner: CliRunner, tmp_path: Path) -> None:
+    """Scandinavian Yatzy's last six boxes: the report the page shows."""
+    args = ["report", "yahtzee", "-p", "rules=yatzy", "-p", "boxes=Fours,Fives,Sixes,Two pairs,Full house,Yatzy",
+            "-n", "20000"]
+    printed = printed_by(runner, ["--db", f"sqlite:///{tmp_path / 'yatzy.db'}", *args])
+    assert f"$ dicegraph {shlex.join(args)}\n{printed.strip()}\n```" in page("games/yatzy")
+
+
 def test_the_readme_is_a_front_door_of_at_most_200_lines() -> None:
     assert len(README.splitlines()) <= 200
 

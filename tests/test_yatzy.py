@@ -64,6 +64,20 @@ def test_the_turn_states_are_the_whole_games_with_the_boxes_out_of_play_filled()
         assert state.upper in boxes.upper_totals(state.filled & ~sheet.first_filled & 0b111111)
 
 
+def test_the_whole_game_has_a_state_for_each_upper_total_the_filled_upper_boxes_allow() -> None:
+    """1,430,528 turn states: for each set of upper boxes filled, the totals (capped at 63) they can hold, times
+    the 2**9 sets of lower boxes (no Yatzy bonus, so no flag)."""
+    per_upper_set = []
+    for upper_filled in range(64):
+        totals = {0}
+        for face in range(1, 7):
+            if upper_filled >> (face - 1) & 1:
+                totals = {min(63, total + face * count) for total in totals for count in range(6)}
+        per_upper_set.append(len(totals))
+    assert len(boxes.states(YATZY)) == sum(per_upper_set) * 2**9 == 1_430_528
+    assert len(boxes.end_labels(YATZY)) == 6 * 6 + 9 and len(boxes.end_labels(boxes.Sheet("yatzy", "off"))) == 15
+
+
 @pytest.mark.parametrize("backend", ["sqlite", "duckdb", "postgresql"])
 def test_every_state_of_the_last_boxes_equals_yatzy_solvers(backend: str, tmp_path: Path) -> None:
     """Six boxes in play, three of them upper: every stored state's optimal value, the upper bonus of 50 included,

@@ -26,14 +26,15 @@ rules (:mod:`dicegraph.graphs.yahtzee.rules`) expand to (:func:`dicegraph.graphs
 * **Turn states** (layers 0..13, layer = boxes filled): the filled boxes
   (13 bits, bit ``i`` is :data:`BOXES` ``[i]``) and, with bonuses, the upper
   total so far capped at 63 and whether the Yahtzee box holds 50:
-  536,448 states (357,632 with the upper bonus alone, 8,192 without bonuses).
+  536,448 states (357,632 with the upper bonus alone, 8,192 without bonuses;
+  Yatzy's 15 boxes with its upper bonus 1,430,528).
 * **The turn**, the same for every state. A box scores the same after any
   roll, so the first two rolls offer ``stop`` (score as after the third)
   and only the third roll's decision has the 13 scoring moves. Each leads to
   an *end* saying what the state needs to know: the box, and with bonuses
   the upper points scored (``end:Threes 9``) or whether the dice were a
   Yahtzee and of which face (``end:Full house with a Yahtzee of 4s``): 71 ends
-  with every bonus, 43 with the upper bonus alone, 13 without.
+  with every bonus, 43 with the upper bonus alone, 13 without (Yatzy: 45, 15).
 * **State moves**, one per open box and end: the next state, and as reward
   what the state adds to the turn's points: the upper bonus when the upper
   total crosses 63, the Yahtzee bonus, the joker's Full House and straights.

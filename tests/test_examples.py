@@ -84,9 +84,7 @@ def test_every_check_holds_on_every_test_shape_on_every_backend(backend: str, tm
             assert ("best-response" in checks) == (spec.players == 2), name
 
 
-# every built-in game but School, whose whole game takes minutes: checked on its solved DuckDB database by its own
-# module (tests/test_school.py)
-CHECKED_HERE = sorted(game.name for game in GAMES.built_in() if game.name != "school")
+CHECKED_HERE = sorted(game.name for game in GAMES.built_in())
 
 
 @pytest.mark.parametrize("backend", ["sqlite", "duckdb", "postgresql"])

@@ -293,6 +293,32 @@ def test_whole_game_agrees_with_the_sqlite_endgame(whole_game: str, endgame: tup
             assert all(duck[used].decisions == row.decisions for used, row in lite.items())
 
 
+def test_a_game_of_some_combinations_is_the_whole_game_from_where_the_others_are_used(
+        whole_game: str, tmp_path: Path) -> None:
+    """``combinations=...`` (School's small parameters) starts where the whole game has the others used: every state
+    of it, each policy's value and decisions, is the whole game's same state (Bob ranks the combinations in play
+    alike, their averages being the same last states' values)."""
+    params = DEFAULT | {"combinations": "Grade 5,Grade 6,Pair,Full,Little straight,Trash"}
+    import dicegraph
+
+    url = f"sqlite:///{tmp_path / 'some.db'}"
+    database = dicegraph.open(url)
+    built = database.build("school", params)
+    database.solve("school", params=params)
+    engine = open_database(url)
+    assert rules.first_used(params) == rules.ALL_USED ^ (0b11 << 4 | 1 << 6 | 1 << 9 | 1 << 11 | 1 << 14)
+    with engine_on(whole_game) as whole:
+        with whole.connect() as connection:
+            graph_id = connection.execute(sa.text("SELECT id FROM graph WHERE game = 'school'")).scalar_one()
+        for name in rules.POLICIES:
+            some, every = stored(engine, built["graph_id"], name), stored(whole, graph_id, name)
+            assert len(some) == 2**6 - 1  # every set of the six in play but the last
+            for used, row in some.items():
+                assert close(row.value, every[used].value) and close(row.moment2, every[used].moment2), (name, used)
+                assert row.decisions == every[used].decisions, (name, used)
+    engine.dispose()
+
+
 def test_report_json(whole_game: str, runner: CliRunner) -> None:
     result = runner.invoke(main, ["--db", whole_game, "report", "school", "-n", "20000", "--json"])
     assert result.exit_code == 0, result.output

@@ -34,7 +34,9 @@ def advise(graph: StoredGraph, name: str, used: int, dice: tuple[int, ...], rero
 
 def _advice(graph: StoredGraph, answers: Mapping[str, str]) -> Advice:
     """Return the explorer's advice for the answers (used, roll, rolls_left, policy)."""
-    used = rules.parse_used(answers["used"])
+    used = rules.parse_used(answers["used"]) | rules.first_used(graph.params)
+    if used == rules.ALL_USED:
+        raise BadParameter("every combination is used: the game is over")
     text = f"used: {', '.join(c for i, c in enumerate(rules.COMBINATIONS) if used >> i & 1) or 'nothing yet'}"
     return turn_advice(graph, answers, rules.POLICIES, rules.state_key(used), text, rules.COMBINATIONS)
 

@@ -34,6 +34,9 @@ The graph has two parts, built once and joined when solving (``store/solve/turns
 A state's value joins the two: the turn's terminal ``end:<c>`` is worth the
 value of ``U + c`` when ``c`` is open in ``U``, and is not there otherwise.
 
+``combinations`` plays some combinations only: the game starts at the state
+with the others used (:func:`first_used`), so its states are the whole game's.
+
 >>> points(COMBINATIONS.index("Two pairs"), (2, 2, 5, 5, 6)), points(COMBINATIONS.index("Grade 2"), (2, 2, 5, 5, 6))
 (14, -6)
 >>> points(COMBINATIONS.index("Full"), (3, 3, 3, 3, 3), first_roll=True)
@@ -94,12 +97,39 @@ def _grades(text: str) -> str | None:
     return text if text in ("negative", "positive") else None
 
 
+def _combinations(text: str) -> str | None:
+    text = ",".join(" ".join(part.split()) for part in text.split(",") if part.strip())
+    return text or None
+
+
 params = (
     Param("straights", (15, 20), _straights, "points of the little and big straights",
           check=lambda value: value is not None, accepted="two whole numbers, e.g. 15,20 (the seed's table: 20,30)"),
     Param("grades", "negative", _grades, "grade k scores -k per die not showing k (negative, upstream) or +k per k (positive)",
           check=lambda value: value is not None, accepted="negative or positive"),
+    Param("combinations", "all", _combinations, "the combinations in play, comma-separated (the others used from the "
+          "start), or all", accepted="all or combination names, e.g. 'Grade 6,Pair,Trash'"),
 )
+small_params = {"combinations": "Grade 5,Grade 6,Pair,Full,Little straight,Trash"}  # past the school phase
+
+
+def first_used(params: Mapping[str, Any]) -> int:
+    """Return the combinations used when the game starts: those out of play (none by default).
+
+    >>> first_used({"combinations": "all"}), first_used({"combinations": "Poker, Trash"}) == ALL_USED ^ 0b11 << 13
+    (0, True)
+    """
+    chosen = params.get("combinations", "all")
+    return 0 if chosen == "all" else ALL_USED & ~five_dice.box_mask(chosen, COMBINATIONS, "combination", "named")
+
+
+def check_params(values: Mapping[str, Any]) -> None:
+    """Raise BadParameter for ``combinations`` naming one School does not have, or leaving out of play a set the
+    school phase never reaches (a non-grade used before three grades)."""
+    used = first_used(values)
+    if not is_reachable(used):
+        raise BadParameter(f"the school phase never reaches {used_text(used)!r} used: with a non-grade out of play, "
+                           f"at most {GRADES - SCHOOL_PHASE_GRADES} grades may be in play")
 POLICIES = ("optimal", "bob")
 
 
@@ -280,8 +310,10 @@ def simulator(params: Mapping[str, Any], policy: Any) -> Callable[[int, Any], An
     for used in STATES:
         legal[used, list(open_combinations(used))] = True
 
+    first = first_used(params)
+
     def play(games: int, rng: Any) -> Any:
-        used = np.zeros(games, dtype=np.int64)
+        used = np.full(games, first, dtype=np.int64)
         total = np.zeros(games)
 
         def decide(playing: Any, outcome: Any, rerolls_left: int) -> Any:
@@ -293,7 +325,7 @@ def simulator(params: Mapping[str, Any], policy: Any) -> Callable[[int, Any], An
             total[ending] += table[outcome, chosen, int(roll == 1)]
             used[ending] |= 1 << chosen
 
-        five_dice.play_turns(games, len(COMBINATIONS), rng, decide, score)
+        five_dice.play_turns(games, len(COMBINATIONS) - bin(first).count("1"), rng, decide, score)
         return total
 
     return play

@@ -13,12 +13,12 @@ from typing import Any
 from dicegraph.graphs.hookspecs import hookimpl
 from dicegraph.graphs.protocol import OPTIMAL, StoredGraph
 import dicegraph.graphs.school.game as rules
-from dicegraph.graphs.school.rules import LAST_STATES
+from dicegraph.graphs.school.rules import last_states
 from dicegraph.graphs.school.stored import average_table, decision_array
 
 CONVENTION = {
-    "negative": "upstream: grade k scores -k per die not showing k (totals are 105 below the positive form)",
-    "positive": "positive: grade k scores +k per die showing k (totals are 105 above the upstream form)",
+    "negative": "upstream: grade k scores -k per die not showing k (totals are {offset} below the positive form)",
+    "positive": "positive: grade k scores +k per die showing k (totals are {offset} above the upstream form)",
 }
 
 
@@ -27,7 +27,8 @@ def analyse(graph: StoredGraph, params: Mapping[str, Any], report: Mapping[str, 
     """Return School's keys: ``rules``, ``average_table`` (each combination's average alone, the seed's method),
     ``average_table_positive_grades``, ``bob_loss`` (what Bob loses a game against the optimum) and
     ``disagreements`` (the turn positions where he decides otherwise, of those decided)."""
-    averages = average_table({key: graph.turn.state(OPTIMAL, key)[0] for key in LAST_STATES})
+    first = rules.first_used(params)
+    averages = average_table({key: graph.turn.state(OPTIMAL, key)[0] for key in last_states(first).values()}, first)
     values = {row["name"]: row["value"] for row in report["policies"]}
     optimal, bob = (decision_array(graph.turn.decisions(name)) for name in rules.POLICIES)
     decided = optimal > 0
@@ -35,13 +36,14 @@ def analyse(graph: StoredGraph, params: Mapping[str, Any], report: Mapping[str, 
         "rules": {
             "straights": list(params["straights"]),
             "grades": params["grades"],
-            "scores": CONVENTION[params["grades"]],
-            "combinations": list(rules.COMBINATIONS),
+            "scores": CONVENTION[params["grades"]].format(offset=sum(
+                rules.positive_offset(c) for c in range(len(rules.COMBINATIONS)) if not first >> c & 1)),
+            "combinations": [c for i, c in enumerate(rules.COMBINATIONS) if not first >> i & 1],
         },
         "average_table": averages,
         "average_table_positive_grades": {
-            name: value + (rules.positive_offset(c) if params["grades"] == "negative" else 0)
-            for c, (name, value) in enumerate(averages.items())
+            name: value + (rules.positive_offset(rules.COMBINATIONS.index(name)) if params["grades"] == "negative" else 0)
+            for name, value in averages.items()
         },
         "bob_loss": values[OPTIMAL] - values["bob"],
         "disagreements": {"positions": int((decided & (optimal != bob)).sum()), "of": int(decided.sum())},

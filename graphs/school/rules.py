@@ -24,40 +24,54 @@ from dicegraph.graphs.five_dice import DecisionBytes, FiveDiceTurn, StoredTurn, 
 from dicegraph.graphs.protocol import TurnPolicy
 from dicegraph.graphs.repeating import RepeatingTurn, TurnsInFull
 from dicegraph.graphs.rules import Ending, Move
-from dicegraph.graphs.school.game import (ALL_USED, COMBINATIONS, STATES, open_combinations, score_byte, score_moves,
-                                          state_key, turn_key, used_text)
+from dicegraph.graphs.school.game import (ALL_USED, COMBINATIONS, STATES, first_used, open_combinations, score_byte,
+                                          score_moves, state_key, turn_key, used_text)
 
 
 END_KEYS = tuple(turn_key("end", combination) for combination in COMBINATIONS)  # each combination's end
 END_COMBINATION = {key: c for c, key in enumerate(END_KEYS)}  # an end's combination
-LAST_STATES = tuple(state_key(ALL_USED ^ 1 << c) for c in range(len(COMBINATIONS)))  # where combination c alone is left
 
 
-def bob_profits(optimal: Mapping[str, float]) -> dict[str, float]:
-    """Return Bob's profit of ending a turn with each combination: minus its average (seed 001's table), from the
-    optimal values of :data:`LAST_STATES`."""
-    return {END_KEYS[c]: -optimal[last] for c, last in enumerate(LAST_STATES)}
+def last_states(first: int = 0) -> dict[int, str]:
+    """Return each combination in play (the game starting with ``first`` used) -> the key of the state where it
+    alone is left."""
+    return {c: state_key(ALL_USED ^ 1 << c) for c in range(len(COMBINATIONS)) if not first >> c & 1}
+
+
+LAST_STATES = tuple(last_states().values())  # where combination c alone is left, in the whole game
+
+
+def bob(first: int) -> TurnPolicy:
+    """Return Bob, who ranks ending a turn with a combination by minus its average (seed 001's table), from the
+    optimal values of :func:`last_states` (a combination out of play: 0, never reached)."""
+    lasts = last_states(first)
+
+    def profits(optimal: Mapping[str, float]) -> dict[str, float]:
+        return {END_KEYS[c]: -optimal[lasts[c]] if c in lasts else 0.0 for c in range(len(COMBINATIONS))}
+
+    return TurnPolicy("bob", method="agent", needs=tuple(lasts.values()), end_profits=profits)
 
 
 class SchoolRules(RepeatingTurn):
     """School's turn states (used combinations, a mask) over the five-dice turn; ends ``end:<combination>``."""
 
-    rankings = (TurnPolicy("bob", method="agent", needs=LAST_STATES, end_profits=bob_profits),)
     encoder = functools.partial(DecisionBytes, score_byte)
 
     def __init__(self, params: Mapping[str, Any]):
+        self.first = first_used(params)
+        self.rankings = (bob(self.first),)
         scores = functools.partial(score_moves, params)
         self.turn = FiveDiceTurn(scores)
         self.stored_turn = StoredTurn(scores, stop_after=(2,), ends=[
             (turn_key("end", combination), f"the turn ends with {combination}") for combination in COMBINATIONS])
 
     def first_state(self) -> int:
-        """Return nothing used."""
-        return 0
+        """Return the combinations out of play used (nothing when all are in play)."""
+        return self.first
 
     def state_count(self) -> int:
-        """Return how many used sets the school phase allows."""
-        return len(STATES)
+        """Return how many used sets the school phase allows from the first."""
+        return sum(1 for used in STATES if used & self.first == self.first)
 
     state_key = staticmethod(state_key)  # ``'used:7'``, the stored state's key
 

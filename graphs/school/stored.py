@@ -11,12 +11,13 @@ from collections.abc import Mapping
 from typing import Any
 
 import dicegraph.graphs.school.game as rules
-from dicegraph.graphs.school.rules import LAST_STATES
+from dicegraph.graphs.school.rules import last_states
 
 
-def average_table(optimal: Mapping[str, float]) -> dict[str, float]:
-    """Return each combination's average score: the optimal value of the state where it alone is left."""
-    return {combination: optimal[last] for combination, last in zip(rules.COMBINATIONS, LAST_STATES)}
+def average_table(optimal: Mapping[str, float], first: int = 0) -> dict[str, float]:
+    """Return each combination in play's average score (the game starting with ``first`` used): the optimal value
+    of the state where it alone is left."""
+    return {rules.COMBINATIONS[c]: optimal[last] for c, last in last_states(first).items()}
 
 
 def decision_array(decisions: Mapping[str, bytes]) -> Any:

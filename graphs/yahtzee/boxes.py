@@ -50,14 +50,12 @@ JOKER_BOXES = ("Full house", "Small straight", "Large straight")  # Yahtzee's jo
 
 
 def _made(name: str, dice: Sequence[int]) -> bool:
-    """Return whether ``dice`` fit the lower box ``name`` of either rules (a box both rules name alike means the same
-    shape; Yatzy's straights are its own, 1-5 and 2-6)."""
+    """Return whether ``dice`` fit Yahtzee's lower box ``name``, or Yatzy's full house, chance or Yatzy (the same
+    shapes; Yatzy's other boxes score by :func:`_yatzy_points`)."""
     counts = Counter(dice)
     shape = sorted(counts.values())
     faces = set(dice)
     return {
-        "One pair": shape[-1] >= 2,
-        "Two pairs": sum(1 for count in counts.values() if count >= 2) == 2,
         "Three of a kind": shape[-1] >= 3,
         "Four of a kind": shape[-1] >= 4,
         "Full house": shape == [2, 3],

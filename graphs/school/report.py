@@ -42,7 +42,8 @@ def analyse(graph: StoredGraph, params: Mapping[str, Any], report: Mapping[str, 
         },
         "average_table": averages,
         "average_table_positive_grades": {
-            name: value + (rules.positive_offset(rules.COMBINATIONS.index(name)) if params["grades"] == "negative" else 0)
+            name: value + (rules.positive_offset(rules.COMBINATIONS.index(name)) if params["grades"] == "negative"
+                           else 0)
             for name, value in averages.items()
         },
         "bob_loss": values[OPTIMAL] - values["bob"],

@@ -34,7 +34,8 @@ def simulator(params: Mapping[str, Any], policy: Any) -> Callable[[int, Any], An
         state_index[state.filled, state.upper, int(state.yahtzee_50)] = i
     boxes = range(len(sheet.boxes))
     points = np.array([[sheet.points(box, dice) for box in boxes] for dice in OUTCOMES])
-    joker = np.array([[sheet.joker_points(box, dice) for box in boxes] for dice in OUTCOMES]) if sheet.tracks_yahtzees else points
+    joker = (np.array([[sheet.joker_points(box, dice) for box in boxes] for dice in OUTCOMES]) if sheet.tracks_yahtzees
+             else points)
     yahtzee = np.array([rules.is_yahtzee(dice) for dice in OUTCOMES])
     face = np.array([dice[0] for dice in OUTCOMES])
 

@@ -17,7 +17,7 @@ from dicegraph.graphs import GAMES, get_game
 from dicegraph.store import report
 from dicegraph.store.load import canonical_params
 from dicegraph.store.solve import entry
-from tests.test_conformance import WHOLE_GAMES, small_params
+from tests.test_conformance import small_params
 
 
 @pytest.fixture
@@ -46,10 +46,9 @@ def counts(monkeypatch: pytest.MonkeyPatch) -> collections.Counter:
 
 @pytest.mark.parametrize("name", sorted(GAMES))
 def test_a_report_with_its_diagrams_builds_solves_and_evaluates_each_graph_once(
-        name: str, counts: collections.Counter, tmp_path: Path, request: pytest.FixtureRequest) -> None:
+        name: str, counts: collections.Counter, tmp_path: Path) -> None:
     game = get_game(name)
-    # whole games of minutes: the session's database, solved on their small parameters, read again in one pass
-    url = request.getfixturevalue(WHOLE_GAMES[name]) if name in WHOLE_GAMES else f"sqlite:///{tmp_path / 'game.db'}"
+    url = f"sqlite:///{tmp_path / 'game.db'}"
     params = small_params(game)
     data = Database(url).report(name, params, diagrams=tmp_path / "diagrams")
     drawn = {Path(found["file"]).name for found in data.get("diagrams", [])}

@@ -228,13 +228,14 @@ def test_the_store_view_of_a_repeating_turn_is_derived_from_its_rules() -> None:
     start, the rules' end labels, the optimum and the rankings), and a turn that gives a progress without a horizon
     is refused in one line naming its rules."""
     from dicegraph.graphs.five_thousand_race.game import RaceRules
+    from dicegraph.graphs.protocol import with_defaults
     from dicegraph.graphs.repeating import turn_structure
 
     policies = {"school": ["optimal", "bob"], "yahtzee": ["optimal", "greedy", "above-average"],
                 "5000-race": ["optimal"]}
     for name, names in policies.items():
         game = get_game(name)
-        params = game.small_params or {param.name: param.default for param in game.params}
+        params = with_defaults(game, game.small_params or {})
         structure, rules = game.turn(params), game.rules(params).game
         turn = rules.stored_turn or rules.turn
         assert structure.root == turn.key(turn.starts()[0]) and [p.name for p in structure.policies] == names

@@ -218,7 +218,7 @@ def test_a_turn_games_last_states_solve_on_spark_as_on_sqlite(name: str, spark_u
                            readers.stored_decisions(connection, built.graph_id, policy_id)))
         engine.dispose()
     (expected, expected_decisions), (got, decisions), (joined, joined_decisions) = stored
-    assert len(expected) > 10 and got.keys() == expected.keys() and decisions == expected_decisions
+    assert len(expected) >= 5 and got.keys() == expected.keys() and decisions == expected_decisions  # a state a box
     # on Spark the turn's layers cost no statement: one fold for the state layer, nothing written a turn layer
     assert len(graph.turn_spans) > 3 and sum("aggregate(turn.layers" in text for text in folded_sent) == 1
     assert not [text for text in folded_sent if "turn_value" in text or "turn_chosen" in text]

@@ -376,7 +376,7 @@ def solve_policies(connection: sa.Connection, graph: TurnGraph, names: Sequence[
 def _load_solved(connection: sa.Connection, work: _TurnTables, policy_ids: Sequence[int],
                  states: tuple[int, int] | None = None) -> None:
     """Put the policies' stored values in the work's state table: of every stored state, or of the node ids in
-    ``states`` (first, last)."""
+    ``states`` (first, last) not read yet (a worker that started after the layer was committed read it then)."""
     stored = [turn_policy.alias(f"stored{i}") for i in range(len(policy_ids))]
     joined: sa.FromClause = stored[0]
     for other in stored[1:]:
@@ -384,7 +384,8 @@ def _load_solved(connection: sa.Connection, work: _TurnTables, policy_ids: Seque
     rows = (sa.select(stored[0].c.node_id, *[column for table in stored for column in (table.c.value, table.c.moment2)])
             .select_from(joined).where(*[table.c.policy_id == policy_id for table, policy_id in zip(stored, policy_ids)]))
     if states is not None:
-        rows = rows.where(stored[0].c.node_id.between(*states))
+        rows = rows.where(stored[0].c.node_id.between(*states),
+                          stored[0].c.node_id.not_in(sa.select(work.state.c.node_id)))
     connection.execute(sa.insert(work.state).from_select(["node_id", *work.names("v1_", "v2_")], rows))
 
 

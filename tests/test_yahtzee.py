@@ -122,8 +122,9 @@ def test_the_turn_structure_names_every_end_once(bonuses: str) -> None:
     assert profits[boxes.end_key("Chance")] == -float(len(boxes.YAHTZEE_BOXES) - 1)  # minus the average of Chance alone
 
 
-def test_the_number_of_states() -> None:
-    """536,448 turn states with every bonus (the issue's count), from the upper totals each set of upper boxes allows."""
+def upper_totals_a_set() -> list[int]:
+    """Return, for each set of upper boxes filled (a 6-bit mask), how many totals capped at 63 they can hold: counted
+    here from the faces, apart from :func:`dicegraph.graphs.yahtzee.boxes.upper_totals`."""
     per_upper_set = []
     for upper_filled in range(64):
         totals = {0}
@@ -131,6 +132,12 @@ def test_the_number_of_states() -> None:
             if upper_filled >> (face - 1) & 1:
                 totals = {min(63, total + face * count) for total in totals for count in range(6)}
         per_upper_set.append(len(totals))
+    return per_upper_set
+
+
+def test_the_number_of_states() -> None:
+    """536,448 turn states with every bonus (the issue's count), from the upper totals each set of upper boxes allows."""
+    per_upper_set = upper_totals_a_set()
     lower = 2**6  # the six lower boxes besides Yahtzee, filled or not
     assert len(boxes.states(YAHTZEE)) == sum(per_upper_set) * lower * 3 == 536_448  # Yahtzee box: open, 0, 50
     assert len(boxes.states(boxes.Sheet("yahtzee", "upper"))) == sum(per_upper_set) * lower * 2

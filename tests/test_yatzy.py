@@ -26,6 +26,7 @@ from dicegraph.graphs.exact import exact_value
 from dicegraph.graphs.yahtzee import boxes
 from dicegraph.graphs.yahtzee.rules import rules as yatzy_rules
 from tests.postgres import database_on
+from tests.test_yahtzee import upper_totals_a_set
 
 YATZY = boxes.Sheet("yatzy")
 LAST_BOXES = "Fours,Fives,Sixes,Two pairs,Full house,Yatzy"  # the upper bonus reachable from three upper boxes
@@ -67,14 +68,7 @@ def test_the_turn_states_are_the_whole_games_with_the_boxes_out_of_play_filled()
 def test_the_whole_game_has_a_state_for_each_upper_total_the_filled_upper_boxes_allow() -> None:
     """1,430,528 turn states: for each set of upper boxes filled, the totals (capped at 63) they can hold, times
     the 2**9 sets of lower boxes (no Yatzy bonus, so no flag)."""
-    per_upper_set = []
-    for upper_filled in range(64):
-        totals = {0}
-        for face in range(1, 7):
-            if upper_filled >> (face - 1) & 1:
-                totals = {min(63, total + face * count) for total in totals for count in range(6)}
-        per_upper_set.append(len(totals))
-    assert len(boxes.states(YATZY)) == sum(per_upper_set) * 2**9 == 1_430_528
+    assert len(boxes.states(YATZY)) == sum(upper_totals_a_set()) * 2**9 == 1_430_528
     assert len(boxes.end_labels(YATZY)) == 6 * 6 + 9 and len(boxes.end_labels(boxes.Sheet("yatzy", "off"))) == 15
 
 

@@ -104,6 +104,15 @@ def box_index(text: str, boxes: Sequence[str], noun: str = "box") -> int:
     raise BadParameter(f"unknown {noun} {text.strip()!r} (known: {', '.join(boxes)})")
 
 
+def names_listed(text: str) -> str | None:
+    """Return comma-separated names with their spaces tidied, as a parameter stores them (None for none).
+
+    >>> names_listed(" Full  house ,, Chance ")
+    'Full house,Chance'
+    """
+    return ",".join(" ".join(part.split()) for part in text.split(",") if part.strip()) or None
+
+
 def box_mask(text: str, boxes: Sequence[str], noun: str = "box", verb: str = "filled") -> int:
     """Return the mask of the comma-separated ``boxes`` named in ``text`` (bit ``i``: ``boxes[i]``); raise
     BadParameter for an unknown name or one named twice (each ``noun`` is ``verb`` once).

@@ -97,18 +97,13 @@ def _grades(text: str) -> str | None:
     return text if text in ("negative", "positive") else None
 
 
-def _combinations(text: str) -> str | None:
-    text = ",".join(" ".join(part.split()) for part in text.split(",") if part.strip())
-    return text or None
-
-
 params = (
     Param("straights", (15, 20), _straights, "points of the little and big straights",
           check=lambda value: value is not None, accepted="two whole numbers, e.g. 15,20 (the seed's table: 20,30)"),
     Param("grades", "negative", _grades, "grade k scores -k per die not showing k (negative, upstream) or +k per k (positive)",
           check=lambda value: value is not None, accepted="negative or positive"),
-    Param("combinations", "all", _combinations, "the combinations in play, comma-separated (the others used from the "
-          "start), or all", accepted="all or combination names, e.g. 'Grade 6,Pair,Trash'"),
+    Param("combinations", "all", five_dice.names_listed, "the combinations in play, comma-separated (the others "
+          "used from the start), or all", accepted="all or combination names, e.g. 'Grade 6,Pair,Trash'"),
 )
 small_params = {"combinations": "Grade 5,Grade 6,Pair,Full,Little straight,Trash"}  # past the school phase
 

@@ -51,6 +51,7 @@ from typing import Any
 
 from dicegraph.graphs.expand import expand
 from dicegraph.graphs.protocol import Edge, Param, one_by_one
+from dicegraph.graphs import five_dice
 from dicegraph.graphs.errors import BadParameter
 from dicegraph.graphs.yahtzee.boxes import BONUSES, RULES, UPPER, Sheet, open_boxes, sheet_of, upper_totals
 from dicegraph.graphs.yahtzee.play import simulator  # noqa: F401  (the game's Monte Carlo)
@@ -76,11 +77,6 @@ def _rules(text: str) -> str | None:
     return text if text in RULES else None
 
 
-def _boxes(text: str) -> str | None:
-    text = ",".join(" ".join(part.split()) for part in text.split(",") if part.strip())
-    return text or None
-
-
 params = (
     Param("bonuses", "on", _bonuses, "on: every bonus of the rules (Yahtzee's upper bonus, Yahtzee bonus and "
           "free-choice joker; Yatzy's upper bonus of 50); upper: Yahtzee's upper bonus alone (Glenn's 245.87); "
@@ -88,7 +84,8 @@ params = (
     Param("rules", "yahtzee", _rules, "yahtzee: the 13 boxes of Yahtzee; yatzy: the 15 of Scandinavian Yatzy "
           "(one pair, two pairs, straights 1-5 and 2-6, the upper bonus of 50, no joker)",
           accepted="yahtzee or yatzy"),
-    Param("boxes", "all", _boxes, "the boxes in play, comma-separated (the others start filled), or all",
+    Param("boxes", "all", five_dice.names_listed, "the boxes in play, comma-separated (the others start filled), "
+          "or all",
           accepted="all or box names, e.g. 'Chance,Yatzy'"),
 )
 small_params = {"boxes": "Fives,Sixes,Full house,Yahtzee,Chance"}  # every bonus and the joker, over five boxes

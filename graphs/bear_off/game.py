@@ -57,14 +57,16 @@ ROLLS: tuple[tuple[tuple[int, int], int], ...] = tuple(
     ((low, high), 1 if low == high else 2) for low in range(1, 7) for high in range(low, 7))
 
 
-def positions(points: int, checkers: int) -> list[Position]:
+@functools.cache
+def positions(points: int, checkers: int) -> tuple[Position, ...]:
     """Return every position of up to ``checkers`` checkers on ``points`` points, in gnubg's order (its index in
-    the one-sided database: fewer checkers first, then by the combinatorial number of the position).
+    the one-sided database: fewer checkers first, then by the combinatorial number of the position); worked out
+    once a size (a game played from the rules asks for them each time it starts).
 
     >>> positions(2, 2)
-    [(0, 0), (1, 0), (0, 1), (2, 0), (1, 1), (0, 2)]
+    ((0, 0), (1, 0), (0, 1), (2, 0), (1, 1), (0, 2))
     """
-    return sorted(_all_positions(points, checkers), key=lambda position: gnubg_index(position))
+    return tuple(sorted(_all_positions(points, checkers), key=gnubg_index))
 
 
 def _all_positions(points: int, checkers: int) -> Iterator[Position]:

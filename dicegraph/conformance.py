@@ -121,8 +121,8 @@ def _exact(run: Checked) -> str:
         return _exact_turns(run, rules)
     names = ["optimal", *[name for name in run.game.agents(run.params) if name in run.policies]]
     for name in names:
-        exact: Fraction = exact_value(rules, run.game.objective, None if name == "optimal" else name,
-                                      loops=run.game.loops)
+        exact = _rules_value(run, name, lambda: exact_value(rules, run.game.objective,
+                                                            None if name == "optimal" else name, loops=run.game.loops))
         if not _close(run.policies[name], float(exact)):
             raise Breaks(f"{name}: stored {run.policies[name]!r}, the rules give {exact} exactly")
     return f"{len(names)} polic{'y equals' if len(names) == 1 else 'ies equal'} the rules' recursion in fractions"
@@ -146,11 +146,25 @@ def _exact_turns(run: Checked, rules: Any) -> str:
     keys = [last] + ([root] if stored_graph["nodes"] <= EXACT_NODES and root != last else [])
     for key in keys:
         stored = run.db.position(run.graph, key)["policies"]["optimal"]["value"]
-        exact: Fraction = exact_value(rules, run.game.objective, position=(rules.game.state_of(key), rules.root),
-                                      loops=run.game.loops)
+        exact = _rules_value(run, f"optimal at {key}", lambda: exact_value(
+            rules, run.game.objective, position=(rules.game.state_of(key), rules.root), loops=run.game.loops))
         if not _close(stored, float(exact)):
             raise Breaks(f"optimal at {key!r}: stored {stored!r}, the rules give {exact} exactly")
     return f"the optimum at {' and '.join(repr(key) for key in keys)} equals the rules' recursion in fractions"
+
+
+_EXACT: dict[tuple[Any, ...], tuple[Game, Fraction]] = {}  # (game's id, parameters, what) -> (game, its value)
+
+
+def _rules_value(run: Checked, what: str, work: Callable[[], Fraction]) -> Fraction:
+    """Return ``work()``, an exact value of the game's rules (``what`` names it: a policy, a state), worked out
+    once a process: it is the rules', the same on every backend (checking a game on several asks for it again)."""
+    asked = (id(run.game), repr(sorted(run.params.items())), what)
+    game, value = _EXACT.get(asked, (None, Fraction(0)))
+    if game is not run.game:
+        value = work()
+        _EXACT[asked] = run.game, value
+    return value
 
 
 def _distribution(run: Checked) -> str:

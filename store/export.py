@@ -36,6 +36,7 @@ import networkx as nx
 import sqlalchemy as sa
 
 from dicegraph.graphs.errors import TooLarge
+from dicegraph.store.backends import backend_of
 from dicegraph.store.catalog import find_node, find_policy, has_cycles
 from dicegraph.store.schema import choice, edge, graph_edge_span, layer, node, value
 
@@ -47,22 +48,37 @@ def policy_id_of(connection: sa.Connection, graph_id: int, name: str) -> int:
     return find_policy(connection, graph_id, name).id
 
 
-def reached_ids(policy_id: int, first: int, last: int, cyclic: bool) -> sa.Select:
+def reached_ids(connection: sa.Connection, policy_id: int, first: int, last: int, cyclic: bool) -> sa.Select | list[int]:
     """Return the ids of the nodes the policy reaches with positive probability: those of positive stored reach;
     in a graph with cycles, whose reach is not propagated (a position may recur), those a walk from the root
-    along the rolls and the policy's moves arrives at (a recursive query, whose UNION stops at a repeat)."""
+    along the rolls and the policy's moves arrives at: a recursive query, whose UNION stops at a repeat, or, on a
+    backend whose recursive queries only UNION ALL (:attr:`Backend.recursive_union`), a statement a step (ids)."""
     if not cyclic:
         return sa.select(value.c.node_id).where(value.c.policy_id == policy_id, value.c.reach > 0)
-    walked = sa.select(sa.literal(0, sa.Integer).label("node_id")).cte("reachable", recursive=True)
-    onward = (sa.select(edge.c.dst)
-              .select_from(edge.join(walked, edge.c.src == walked.c.node_id)
-                           .outerjoin(choice, sa.and_(choice.c.policy_id == policy_id, choice.c.edge_id == edge.c.id)))
-              .where(edge.c.id.between(first, last),
-                     sa.or_(sa.and_(edge.c.kind == "roll", edge.c.weight > 0), choice.c.edge_id.is_not(None))))
-    return sa.select(walked.union(onward).c.node_id)
+
+    def onward(sources: sa.CTE | list[int]) -> sa.Select:  # where the rolls and the policy's moves lead from sources
+        listed = isinstance(sources, list)
+        leaving = edge if listed else edge.join(sources, edge.c.src == sources.c.node_id)
+        query = (sa.select(edge.c.dst)
+                 .select_from(leaving.outerjoin(choice, sa.and_(choice.c.policy_id == policy_id,
+                                                                choice.c.edge_id == edge.c.id)))
+                 .where(edge.c.id.between(first, last),
+                        sa.or_(sa.and_(edge.c.kind == "roll", edge.c.weight > 0), choice.c.edge_id.is_not(None))))
+        return query.where(edge.c.src.in_(sources)) if listed else query
+
+    root = sa.select(sa.literal(0, sa.Integer).label("node_id"))
+    if backend_of(connection).recursive_union:
+        walked = root.cte("reachable", recursive=True)
+        return sa.select(walked.union(onward(walked)).c.node_id)
+    seen, frontier = {0}, [0]
+    while frontier:
+        arrived = set(connection.execute(onward(frontier)).scalars())
+        frontier = sorted(arrived - seen)
+        seen.update(frontier)
+    return sorted(seen)
 
 
-def _reached(graph_id: int, policy_id: int, to_layer: int | None, reached: sa.Select) -> sa.Select:
+def _reached(graph_id: int, policy_id: int, to_layer: int | None, reached: sa.Select | list[int]) -> sa.Select:
     """Positions (chance and terminal nodes) the policy reaches with positive probability (``reached``)."""
     query = (
         sa.select(node.c.id, node.c.key, node.c.label, node.c.layer, node.c.kind, node.c.denom, node.c.payoff,
@@ -78,7 +94,7 @@ def _guard(count: int, limit: int | None, smaller: str) -> None:
         raise TooLarge(f"the diagram would have {count:,} nodes, over the limit of {limit:,}: {smaller}, or pass --force")
 
 
-def _walk(policy_id: int, first: int, last: int, to_layer: int | None, reached: sa.Select) -> sa.CTE:
+def _walk(policy_id: int, first: int, last: int, to_layer: int | None, reached: sa.Select | list[int]) -> sa.CTE:
     """Recursive CTE: from each reached position, every roll, then the policy's moves until a position."""
     start = sa.select(
         edge.c.src.label("position"),
@@ -127,7 +143,7 @@ def policy_view(
     view = nx.DiGraph()
     if first is None:
         return view
-    reached = reached_ids(policy_id, first, last, has_cycles(connection, graph_id))
+    reached = reached_ids(connection, policy_id, first, last, has_cycles(connection, graph_id))
     positions = {row.id: row for row in connection.execute(_reached(graph_id, policy_id, to_layer, reached))}
     walk = _walk(policy_id, first, last, to_layer, reached)
     arrivals = (

@@ -90,10 +90,16 @@ CHECKED_HERE = sorted(game.name for game in GAMES.built_in())
 @pytest.mark.parametrize("backend", ["sqlite", "duckdb", "postgresql"])
 @pytest.mark.parametrize("name", CHECKED_HERE)
 def test_check_holds_on_built_in_games_on_every_backend(name: str, backend: str, tmp_path: Path) -> None:
-    """Every tool on every built-in game on its small parameters (``check --here``), in a database of each backend."""
+    """Every tool on every built-in game on its small parameters (``check --here``), in a database of each backend:
+    the exact recursion wherever the game has rules, Monte Carlo for every solitaire game (turn games too)."""
+    game = GAMES[name]
     with database_on(backend, tmp_path / name) as url:
-        findings = check_game(GAMES[name], url=url)
+        findings = check_game(game, url=url)
     assert findings and all(found.holds for found in findings), [found.line() for found in findings]
+    expected = {"build", "report", "solve", "export", "positions", "play", "explorer",
+                *(["exact"] if game.rules is not None else []),
+                *(["monte-carlo"] if game.players == 1 and game.simulator is not None else [])}
+    assert expected <= {found.check for found in findings}
 
 
 def test_check_says_which_tool_breaks_and_exits_1(tmp_path: Path) -> None:

@@ -195,3 +195,31 @@ def test_without_any_renderer_the_dot_is_still_written(
 def test_unknown_extension_is_refused(runner: CliRunner, jackpot_db: str, tmp_path: Path) -> None:
     result = export(runner, jackpot_db, "jackpot", "-o", str(tmp_path / "hilo.jpg"))
     assert result.exit_code == 1 and "name the file .dot, .svg or .png" in result.stderr
+
+
+@pytest.mark.parametrize("name, params", [("pig", {"target": 6, "holds": (2, 4)}), ("pig", {"target": 12, "holds": (3,)})])
+def test_a_graph_with_loops_is_walked_alike_with_and_without_a_recursive_union(
+        name: str, params: dict, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The positions a policy reaches in a graph whose positions recur: found by a recursive UNION where the backend
+    has one, else a statement a step (Spark's recursive queries only UNION ALL); both views the same, every policy."""
+    import dataclasses
+
+    import networkx as nx
+
+    import dicegraph
+    from dicegraph.store import export
+    from dicegraph.store.backends import backend_of
+    from dicegraph.store.db import open_database
+
+    url = f"sqlite:///{tmp_path / 'loops.db'}"
+    dicegraph.open(url).report(name, params=params, games=0)
+    engine = open_database(url)
+    with engine.connect() as connection:
+        policies = connection.exec_driver_sql("SELECT id FROM policy WHERE graph_id = 1").scalars().all()
+        views = [export.policy_view(connection, 1, policy) for policy in policies]
+        stepwise = dataclasses.replace(backend_of(connection), recursive_union=False)
+        monkeypatch.setattr(export, "backend_of", lambda bind: stepwise)
+        for policy, view in zip(policies, views):
+            walked = export.policy_view(connection, 1, policy)
+            assert view.number_of_edges() > 1 and nx.utils.graphs_equal(view, walked)
+    engine.dispose()

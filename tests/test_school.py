@@ -464,14 +464,3 @@ def test_an_interrupted_solve_resumes_where_it_stopped_and_is_never_listed(
     assert set(mine) == {used for used in reference if bin(used).count("1") >= 13}
     for used, row in mine.items():
         assert row.value == reference[used].value and row.decisions == reference[used].decisions
-
-
-def test_check_holds_on_the_small_parameters(runner: CliRunner, tmp_path: Path) -> None:
-    """``dicegraph check school --here`` (School's small parameters: six combinations in play): every tool that fits
-    its shape holds, each in one line."""
-    result = runner.invoke(main, ["--db", f"sqlite:///{tmp_path / 'check.db'}", "check", "school", "--here", "--json"])
-    assert result.exit_code == 0, result.output
-    data = json.loads(result.stdout)
-    assert data["broken"] == [], data["findings"]
-    assert {"exact", "monte-carlo", "export", "positions", "compare", "play", "explorer"} <= \
-        {row["check"] for row in data["findings"]}

@@ -14,7 +14,6 @@ import math
 import random
 from collections import Counter
 from fractions import Fraction
-from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
@@ -261,14 +260,3 @@ def test_report_text(whole_game: tuple[str, dict], runner: CliRunner) -> None:
     result = runner.invoke(main, ["--db", whole_game[0], "report", "yahtzee", "-p", "bonuses=off", "-n", "0"])
     assert result.exit_code == 0, result.output
     assert "no bonuses, no joker" in result.stdout and "above-average" in result.stdout and "loses" in result.stdout
-
-
-def test_check_holds_on_the_small_parameters(runner: CliRunner, tmp_path: Path) -> None:
-    """``dicegraph check yahtzee --here`` (Yahtzee's small parameters: five boxes, every bonus and the joker): every
-    tool that fits its shape holds, each in one line."""
-    result = runner.invoke(main, ["--db", f"sqlite:///{tmp_path / 'check.db'}", "check", "yahtzee", "--here", "--json"])
-    assert result.exit_code == 0, result.output
-    data = json.loads(result.stdout)
-    assert data["broken"] == [], data["findings"]
-    assert {"exact", "monte-carlo", "export", "positions", "compare", "play", "explorer"} <= \
-        {row["check"] for row in data["findings"]}

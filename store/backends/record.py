@@ -80,6 +80,7 @@ class Backend:
     hashed_joins: bool = fact(False, "joins by hashing, so a key on a work table only costs")
     arg_min: bool = fact(False, "has the aggregate arg_min(value, key)")
     bare_max: bool = fact(False, "a grouping with one max() takes its other columns from the row holding the maximum")
+    recursive_union: bool = fact(True, "a recursive query may UNION its steps, dropping repeats (so a walk stops on a cycle)")
     pays_per_statement: bool = fact(False, "a statement over a few thousand rows costs more than its rows")
     keys_looked_up_one_by_one: bool = fact(False, "a list of keys is planned along the primary key (a union of equalities)")
     rowid_keys: bool = fact(False, "a lone INTEGER PRIMARY KEY is the table's row id (so edge ids are INTEGER there)")

@@ -16,24 +16,30 @@ import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
-from dicegraph.database import Database
+from dicegraph import frontends
 from dicegraph.play import Table, matching_edge, person_seats, summary
 from dicegraph.record import PERSON, TYPED_DICE, Record
 from dicegraph.graphs import GAMES, REFUSED, get_game
-from dicegraph.graphs.commands import (JSON_OPTION, PARAM_OPTION, SESSION, JsonArrayWriter, TableWriter, mounted, parse_params,
-                                       print_json, residual_text, table)
+from dicegraph.graphs.commands import (JSON_OPTION, OPENS_SESSION, PARAM_OPTION, JsonArrayWriter, TableWriter, mounted,
+                                       parse_params, print_json, residual_text, session, table)
 from dicegraph.graphs.errors import DicegraphError
 from dicegraph.graphs.montecarlo import MIN_GAMES, z_text
 from dicegraph.graphs.protocol import OBJECTIVES, OPTIMAL, resolve_params, value_text
 from dicegraph.frontends import (DEFAULT_DPI, DEFAULT_FOLDER, DEFAULT_MEMORY, DEFAULT_PORT, DEFAULT_SEED, DEFAULT_TIMEOUT,
                                  DEFAULT_URL, ENV_VAR, MAX_EDGES, MAX_NODES, MEMORY_VAR, RENDERERS, SEATS, Cluster,
-                                 DriverError, answers, check_file, database_failure, game_listing, in_memory_url,
-                                 memory_bytes, running_processes, shown_url, start_cluster, stop_cluster, write_file)
+                                 answers, check_file, database_failure, memory_bytes, running_processes, start_cluster,
+                                 stop_cluster, write_file)
 from dicegraph.web.limits import SQL_SLOTS, SQL_TIMEOUT
+
+if TYPE_CHECKING:
+    from dicegraph.database import Database
+
+# A command imports what it needs when it runs (the session and SQLAlchemy, the report, numpy), so that --help,
+# --version and games start fast; frontends.shown_url and its like are read so for the same reason.
 
 SEED_OPTION = click.option("--seed", type=click.IntRange(min=0), default=DEFAULT_SEED, show_default=True,
                            help="Random seed of the simulation (0 or more).")
@@ -72,7 +78,9 @@ class DicegraphGroup(click.Group):
             raise _usage_line(error) from None
         except DicegraphError as error:
             raise click.ClickException(str(error)) from None
-        except DriverError as error:
+        except (click.exceptions.Exit, click.ClickException):  # --help and its like: before the driver's errors are
+            raise  # looked up (that would load SQLAlchemy)
+        except frontends.DriverError as error:
             raise click.ClickException(str(database_failure(error))) from None
         except OSError as error:
             raise click.ClickException(_os_error_line(error)) from None
@@ -121,18 +129,26 @@ def main(ctx: click.Context, db_url: str, memory: str) -> None:
         memory_bytes(memory)
     except DicegraphError as error:
         raise click.BadParameter(str(error), param_hint="--memory") from None
-    if in_memory_url(db_url):  # asked for by name, and said so: what is built there goes with the command
-        click.echo(f"note: {shown_url(db_url)} is a database in memory: nothing of it is kept when this command "
-                   "ends (give sqlite:///FILE to keep it)", err=True)
     ctx.obj = db_url
     ctx.meta[MEMORY_VAR] = memory
-    ctx.meta[SESSION] = Database(db_url, memory=memory, meter=_progress,
-                                 on_wait=lambda message: click.echo(message, err=True))
+    ctx.meta[OPENS_SESSION] = lambda: _session(db_url, memory)
+
+
+def _session(db_url: str, memory: str) -> Database:
+    """Return the session of ``--db`` (opened when a command first needs it)."""
+    from dicegraph.database import Database
+
+    if frontends.in_memory_url(db_url):  # asked for by name, and said so: what is built there goes with the command
+        click.echo(f"note: {frontends.shown_url(db_url)} is a database in memory: nothing of it is kept when this "
+                   "command ends (give sqlite:///FILE to keep it)", err=True)
+    return Database(db_url, memory=memory, meter=_progress, on_wait=lambda message: click.echo(message, err=True))
 
 
 def _database(ctx: click.Context) -> Database:
-    """Return the session of ``--db``: what the commands below are thin over (:mod:`dicegraph.database`)."""
-    return ctx.meta[SESSION]
+    """Return the session of ``--db``: what the commands below are thin over (:mod:`dicegraph.database`), opened
+    now if no command has asked for it yet (``ctx`` is the running command's)."""
+    with ctx.scope(cleanup=False):
+        return session()
 
 
 def _policy_name(text: str) -> str:
@@ -247,7 +263,7 @@ def games(as_json: bool) -> None:
       dicegraph games --json
     """
     broken: dict[str, str] = {}
-    listing = game_listing(GAMES.values(), broken)
+    listing = frontends.game_listing(GAMES.values(), broken)
     for reason in REFUSED.values():
         click.echo(f"not loaded: {reason}", err=True)
     for reason in broken.values():
@@ -675,7 +691,7 @@ def check(ctx: click.Context, game: str, params: tuple[str, ...], here: bool, as
 
     chosen, asked = get_game(game), parse_params(params)
     resolve_params(chosen, asked)  # a wrong parameter is refused before any work
-    where = shown_url(ctx.obj) if here else "a scratch SQLite database"
+    where = frontends.shown_url(ctx.obj) if here else "a scratch SQLite database"
     if not as_json:
         click.echo(f"checking {chosen.name} in {where}")
     findings = check_game(chosen, asked, ctx.obj if here else None,
@@ -863,6 +879,8 @@ def serve(ctx: click.Context, host: str, port: int, threads: int, sql_slots: int
         from dicegraph.web.guard import MAX_BODY, loopback_names
     except ImportError as error:
         raise click.ClickException(f"the explorer needs {error.name}: pip install -e '.[web]'") from None
+    from dicegraph.database import Database
+
     db = Database.kept_open(ctx.obj, read_only=True, memory=ctx.meta.get(MEMORY_VAR),
                             on_wait=lambda message: click.echo(message, err=True))
     ctx.call_on_close(db.close)

@@ -37,11 +37,13 @@ from dicegraph.graphs.commands import as_json
 from dicegraph.graphs.errors import DicegraphError
 from dicegraph.graphs.protocol import OPTIMAL, Game, Progress, StoredGraph, resolve_params, value_text
 from dicegraph.store.backends import backend_of
-from dicegraph.store.browse import game_listing, graph_layers, largest_payoff, root_key, search_positions, stored_graphs
+from dicegraph.graphs.listing import game_listing
+from dicegraph.store.browse import graph_layers, largest_payoff, root_key, search_positions, stored_graphs
 from dicegraph.store.catalog import (evaluated_policy, find_policy, graph_by_id, has_cycles, is_graph_id, list_policies,
                                      list_policy_names, policy_convergence, resolve_graph, stored_params, value_unit)
 from dicegraph.store.compare import policy_comparison
 from dicegraph.store.seats import SEATS
+from dicegraph.store.defaults import DEFAULT_DPI, DEFAULT_SEED, DEFAULT_TIMEOUT, MAX_NODES
 from dicegraph.store.db import database_exists, database_url, is_in_memory, open_database, schema_revision, shown_url
 from dicegraph.store.errors import NotFound, database_failure, file_failure
 from dicegraph.store.load import BuildResult, build_count, build_graph
@@ -49,9 +51,9 @@ from dicegraph.store.memory import DEFAULT_MEMORY
 from dicegraph.store.output import check_directory, check_file, drawn_into, write_file
 from dicegraph.store.positions import describe_position
 from dicegraph.store.propagate import outcome_distribution
-from dicegraph.store.query import DEFAULT_TIMEOUT, RowsTaker, run_query
-from dicegraph.store.render import DEFAULT_DPI, MAX_NODES, Style, diagram_format, render, to_dot
-from dicegraph.store.report import (DEFAULT_SEED, ReportGraphs, diagram_file, draw_game_diagrams, game_report,
+from dicegraph.store.query import RowsTaker, run_query
+from dicegraph.store.render import Style, diagram_format, render, to_dot
+from dicegraph.store.report import (ReportGraphs, diagram_file, draw_game_diagrams, game_report,
                                     report_simulations)
 from dicegraph.store.simulation import monte_carlo
 from dicegraph.store.schema import policy

@@ -11,22 +11,37 @@ keeps its one home in the store; a front end imports it from here and everything
 
 from __future__ import annotations
 
-from sqlalchemy.exc import DBAPIError as DriverError
+import importlib
+from typing import Any
 
+from dicegraph.graphs.listing import game_listing
 from dicegraph.store.backends.spark.cluster import DEFAULT_FOLDER, DEFAULT_PORT, Cluster, answers
 from dicegraph.store.backends.spark.cluster import running as running_processes
 from dicegraph.store.backends.spark.cluster import start as start_cluster
 from dicegraph.store.backends.spark.cluster import stop as stop_cluster
-from dicegraph.store.browse import game_listing
-from dicegraph.store.seats import SEATS
-from dicegraph.store.db import DEFAULT_URL, ENV_VAR, in_memory_url, shown_url
+from dicegraph.store.defaults import (DEFAULT_DPI, DEFAULT_SEED, DEFAULT_TIMEOUT, DEFAULT_URL, ENV_VAR, MAX_EDGES,
+                                      MAX_NODES, RENDERERS)
 from dicegraph.store.errors import DatabaseError, FilesReachable, NotFound, ReadOnly, database_failure
-from dicegraph.store.load import MAX_EDGES
 from dicegraph.store.memory import DEFAULT_MEMORY, MEMORY_VAR, memory_bytes
 from dicegraph.store.output import check_file, write_file
-from dicegraph.store.query import DEFAULT_TIMEOUT
-from dicegraph.store.render import DEFAULT_DPI, MAX_NODES, RENDERERS
-from dicegraph.store.report import DEFAULT_SEED
+from dicegraph.store.seats import SEATS
+
+# what needs SQLAlchemy is imported when first used (``frontends.shown_url``), so that the options' help and
+# ``--version`` load no driver: name -> (its home, its name there)
+_LATER = {
+    "DriverError": ("sqlalchemy.exc", "DBAPIError"),
+    "in_memory_url": ("dicegraph.store.db", "in_memory_url"),
+    "shown_url": ("dicegraph.store.db", "shown_url"),
+}
+
+
+def __getattr__(name: str) -> Any:
+    """Return one of the names imported when first used (:data:`_LATER`)."""
+    if name not in _LATER:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    home, there = _LATER[name]
+    return getattr(importlib.import_module(home), there)
+
 
 __all__ = [
     "DEFAULT_DPI", "DEFAULT_FOLDER", "DEFAULT_MEMORY", "DEFAULT_PORT", "DEFAULT_SEED", "DEFAULT_TIMEOUT",

@@ -20,7 +20,8 @@ import click
 
 from dicegraph.graphs.protocol import Game, StoredGraph
 
-SESSION = "dicegraph.session"  # the key of the session in click's context meta
+SESSION = "dicegraph.session"  # the key of the session in click's context meta, once opened
+OPENS_SESSION = "dicegraph.opens_session"  # the key of what opens it (set by dicegraph.cli.main)
 
 JSON_OPTION = click.option("--json", "as_json", is_flag=True, help="Print JSON instead of text.")
 PARAM_OPTION = click.option(
@@ -53,8 +54,12 @@ class Session(Protocol):
 
 
 def session() -> Session:
-    """Return the session of the running command (set by ``dicegraph.cli.main``)."""
-    return click.get_current_context().meta[SESSION]
+    """Return the session of the running command, opened the first time a command asks for it (by what
+    ``dicegraph.cli.main`` set: a command that needs no database imports none of it)."""
+    meta = click.get_current_context().meta
+    if SESSION not in meta:
+        meta[SESSION] = meta[OPENS_SESSION]()
+    return meta[SESSION]
 
 
 def parse_params(pairs: Sequence[str]) -> dict[str, str]:

@@ -33,7 +33,6 @@ from dicegraph.graphs.dice import ordered_rolls
 from dicegraph.graphs.hookspecs import hookimpl
 from dicegraph.graphs.montecarlo import stored_move
 from dicegraph.graphs.protocol import Node, Param, Row
-from dicegraph.graphs.expand import expand
 from dicegraph.graphs.rules import DiceRules, Ending, Move
 
 name = "jackpot"
@@ -186,6 +185,8 @@ def build(params: Mapping[str, Any]) -> Iterator[Row]:
     >>> sum(1 for row in rows if isinstance(row, Node) and row.kind == "chance")
     7
     """
+    from dicegraph.graphs.expand import expand  # the expander (numpy) when a graph is made, not when listed
+
     return expand(rules(params))
 
 

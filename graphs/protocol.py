@@ -20,11 +20,10 @@ exactly by Newton's method (``store/solve/cycles.py``).
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple, Protocol, Union
-
-import numpy as np
 
 from dicegraph.graphs.errors import BadParameter
 
@@ -100,7 +99,7 @@ class EdgeColumns(NamedTuple):
 
     def edges(self) -> list[Edge]:
         """Return the block's edges one by one, in order."""
-        columns = (column.tolist() if isinstance(column, np.ndarray) else column for column in self)
+        columns = (column.tolist() if hasattr(column, "tolist") else column for column in self)  # numpy arrays
         return [Edge(*values) for values in zip(*columns)]
 
     @classmethod
@@ -228,7 +227,8 @@ class TurnStructure:
     labelled ``end_label(end)`` leads to the state the turn leaves when it ends at
     ``end``; its reward is added. ``encoder(nodes, moves)`` makes the
     :class:`DecisionEncoder` from the turn's decision nodes ``(id, key)`` and
-    moves ``(offset, src, dst, label)``. ``states`` counts the states (progress; None: not known before).
+    moves ``(offset, src, dst, label)``. ``states`` counts the states (progress; None: not known before), by
+    ``count_states`` the first time it is read (a game's count may walk every state: naming the policies does not).
 
     ``progress`` (a turn node's key -> a number) and ``horizon`` (a turn
     state's key -> a number), both or neither, let a solve leave out what no
@@ -247,10 +247,15 @@ class TurnStructure:
     end_label: Callable[[str], str]
     policies: tuple[TurnPolicy, ...]
     encoder: Callable[[Sequence[tuple[int, str]], Sequence[tuple[int, int, int, str]]], DecisionEncoder]
-    states: int | None = None
+    count_states: Callable[[], int | None] = lambda: None
     progress: Callable[[str], int] | None = None
     horizon: Callable[[str], int] | None = None
     first_guess: Callable[[str], Any] | None = None
+
+    @functools.cached_property
+    def states(self) -> int | None:
+        """Return how many turn states the game has (None: not known before the graph is built)."""
+        return self.count_states()
 
 
 class Simulation(NamedTuple):

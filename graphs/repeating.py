@@ -315,7 +315,7 @@ def turn_structure(game: RepeatingTurn, first_guess: Callable[[str], Any] | None
         raise InvalidGraph(f"{type(game).__name__} gives turn_progress and state_horizon together, or neither")
     return TurnStructure(root=turn.key(turn.starts()[0]), end_label=game.end_label,
                          policies=(TurnPolicy(OPTIMAL), *game.rankings), encoder=game.encoder,
-                         states=game.state_count(), progress=game.turn_progress, horizon=game.state_horizon,
+                         count_states=game.state_count, progress=game.turn_progress, horizon=game.state_horizon,
                          first_guess=first_guess)
 
 

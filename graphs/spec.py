@@ -26,7 +26,7 @@ from typing import Any
 
 from dicegraph.graphs.errors import DicegraphError, InvalidGraph
 from dicegraph.graphs.presentation import Presentation, hook_problem
-from dicegraph.graphs.protocol import OBJECTIVES, Param, Row, value_text
+from dicegraph.graphs.protocol import OBJECTIVES, OPTIMAL, Param, Row, value_text
 
 NAME = re.compile(r"[a-z0-9]+(-[a-z0-9]+)*")  # a game's or a diagram's name: it becomes part of file names
 PARAM_NAME = re.compile(r"[a-z][a-z0-9_]*")  # a parameter's name, as -p NAME=VALUE and a page's address give it
@@ -105,7 +105,6 @@ def from_rules(name: str, declared: Mapping[str, Any]) -> Callable[..., Any]:
     ``simulator`` (:func:`dicegraph.graphs.playout.rules_simulator`) or, for a repeating game, ``turn`` (how the
     store keeps its turn once, :func:`dicegraph.graphs.repeating.turn_structure`), from what the game ``declared``
     (name -> value)."""
-    from dicegraph.graphs.expand import expand, expand_repeating
     from dicegraph.graphs.playout import rules_simulator
     from dicegraph.graphs.repeating import turn_structure
 
@@ -120,6 +119,8 @@ def from_rules(name: str, declared: Mapping[str, Any]) -> Callable[..., Any]:
 
         def build(params: Mapping[str, Any]) -> Iterator[Row]:
             """Yield the rows the game's rules expand to; a broken promise names the game."""
+            from dicegraph.graphs.expand import expand, expand_repeating  # numpy: when a graph is made
+
             try:
                 if turn_once:
                     yield from expand_repeating(make_rules(params).game, players=players, loops=loops)
@@ -254,3 +255,11 @@ class GameSpec:
         solve of its cycles is handed; None for a game without one."""
         hook = self.first_guess
         return None if hook is None else lambda key: hook(params, key)
+
+
+def policy_names(game: GameSpec, params: Mapping[str, Any]) -> list[str]:
+    """Return the names of the policies the game's report evaluates (and simulates): a repeating game's
+    turn policies, else its agents, the optimum and its further solves."""
+    if game.repeating:
+        return [declared.name for declared in game.turn(params).policies]
+    return [*game.agents(params), OPTIMAL, *game.solves]

@@ -1,7 +1,7 @@
-"""What there is to look at: the games that can be built, the graphs stored, their layers, positions by text.
+"""What there is to look at: the graphs stored, their layers, positions by text.
 
-The ``games`` and ``graphs`` commands and the explorer (``web/``) list the
-same things through these functions.
+The ``graphs`` command and the explorer (``web/``) list the same things through these functions (the games that
+can be built: :mod:`dicegraph.graphs.listing`).
 
 >>> from dicegraph.store.db import open_database
 >>> from dicegraph.store.load import build_graph
@@ -15,50 +15,12 @@ same things through these functions.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from typing import Any
 
 import sqlalchemy as sa
 
-from dicegraph.graphs.protocol import OPTIMAL, value_text, with_defaults
-from dicegraph.graphs.spec import GameSpec
 from dicegraph.store.catalog import built_graphs, graph_by_id, list_policies
-from dicegraph.store.solve.entry import policy_names
 from dicegraph.store.schema import graph, layer, node
-
-
-def game_listing(games: Iterable[GameSpec], broken: dict[str, str] | None = None) -> list[dict[str, Any]]:
-    """Return each game that can be built: ``name``, ``title``, ``summary``, ``objective``, ``outcome``,
-    ``players``, ``origin`` (``dicegraph``, or the plugin it comes from), ``extras`` (the optional extras it
-    declares, :meth:`dicegraph.graphs.spec.GameSpec.extras`), ``params`` (``name``, ``default``, ``help``, ``accepted``),
-    ``agents`` and the ``policies`` a report evaluates. A game whose own code fails as it is listed (its rules
-    or agents raise on its defaults) is left out, the reason in one line in ``broken`` (name -> reason)."""
-    listing = []
-    for game in games:
-        defaults = with_defaults(game, {})
-        try:
-            policies = policy_names(game, defaults)
-        except Exception as error:  # noqa: BLE001 (a game's own code: its fault, never the listing's)
-            said = " ".join(str(error).split())
-            if broken is not None:
-                broken[game.name] = (f"game {game.name!r} ({game.origin}): its agents cannot be named on its "
-                                     f"defaults ({type(error).__name__}{f': {said}' if said else ''})")
-            continue
-        listing.append({
-            "name": game.name,
-            "title": game.title,
-            "summary": game.summary,
-            "objective": game.objective,
-            "outcome": game.outcome,
-            "players": game.players,
-            "origin": game.origin,
-            "extras": game.extras(),
-            "params": [{"name": p.name, "default": value_text(p.default), "help": p.help, "accepted": p.accepted}
-                       for p in game.params],
-            "agents": [name for name in policies if name != OPTIMAL and name not in game.solves],
-            "policies": policies,
-        })
-    return listing
 
 
 def stored_graphs(connection: sa.Connection, with_policies: bool = False) -> list[dict[str, Any]]:

@@ -26,9 +26,7 @@ from dicegraph.store.backends import backend_of, supported, url_backend
 from dicegraph.store.backends.record import Waiting
 from dicegraph.store.errors import DatabaseError
 from dicegraph.store.schema import VIEWS, metadata
-
-DEFAULT_URL = "sqlite:///dicegraph.db"
-ENV_VAR = "DICEGRAPH_DB"
+from dicegraph.store.defaults import DEFAULT_URL, ENV_VAR
 
 
 def shown_url(url: str | sa.URL) -> str:

@@ -25,9 +25,9 @@ from dicegraph.graphs.protocol import CyclicLayers, Edge, EdgeColumns, Game, Nod
 from dicegraph.store.backends import backend_of
 from dicegraph.store.catalog import built_graphs
 from dicegraph.store.schema import choice, edge, graph, graph_edge_span, layer, node, policy, turn_policy, value
+from dicegraph.store.defaults import MAX_EDGES  # larger builds need force
 
 BATCH_ROWS = 20_000
-MAX_EDGES = 50_000_000  # larger builds need force: at BYTES_PER_EDGE, tens of GiB
 MAX_NODES = 20_000_000  # likewise for nodes, counted as they stream (a graph of many nodes and few edges)
 BYTES_PER_EDGE = 45  # what an edge costs in SQLite with its share of nodes (measured: 1,000,004 synthetic edges, 44 MB)
 BYTES_PER_NODE = 56  # what a node with a short key costs in SQLite (measured: 1,000,001 synthetic nodes, 56 MB)

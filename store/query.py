@@ -20,9 +20,9 @@ import sqlalchemy as sa
 
 from dicegraph.store.backends import backend_of
 from dicegraph.store.errors import DAMAGED, READ_ONLY_MESSAGE, DatabaseError, ReadOnly, database_failure, driver_message
+from dicegraph.store.defaults import DEFAULT_TIMEOUT
 
 WRITE_REFUSALS = ("readonly", "read-only", "read only", "query_only", "not authorized", "authorization denied")
-DEFAULT_TIMEOUT = 60.0  # seconds a query may run unless told otherwise
 STOPPED_BY_CTRL_C = "the statement was stopped (Ctrl-C); nothing was written"
 POLL_SECONDS = 0.05  # how often the waiting thread looks at the clock
 FILE_STATEMENT = re.compile(r"^\s*(copy|attach|detach|load|install|export|import)\b", re.IGNORECASE)

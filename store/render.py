@@ -36,11 +36,9 @@ if TYPE_CHECKING:
 from dicegraph.graphs.dice import roll_summary
 from dicegraph.graphs.errors import DicegraphError
 from dicegraph.store.output import write_file
+from dicegraph.store.defaults import DEFAULT_DPI
 
 FORMATS = ("dot", "svg", "png")
-MAX_NODES = 1000  # the size guard's default: larger diagrams need --force
-RENDERERS = ("auto", "dot", "python")
-DEFAULT_DPI = 96
 FONT = "Helvetica"
 FONT_FAMILY = "Source Sans Pro"  # what the pure-Python route draws every label with
 SHAPES = {"chance": "ellipse", "decision": "diamond", "terminal": "box"}

@@ -18,16 +18,17 @@ import sqlalchemy as sa
 from dicegraph.graphs.errors import DicegraphError
 from dicegraph.graphs.montecarlo import can_simulate
 from dicegraph.graphs.protocol import OPTIMAL, Game, Progress, Simulation
+from dicegraph.graphs.spec import policy_names
 from dicegraph.store.catalog import find_policy, graph_by_id, has_cycles, list_policies
 from dicegraph.store.load import BuildResult, build_graph, canonical_params
 from dicegraph.store.propagate import mean_payoff, outcome_distribution
 from dicegraph.store.output import check_directory, drawn_into
 from dicegraph.store.simulation import monte_carlo
-from dicegraph.store.solve.entry import ensure_solved, keeps_reaches, policy_names, response_names, target_refusal
+from dicegraph.store.solve.entry import ensure_solved, keeps_reaches, response_names, target_refusal
 from dicegraph.store.sweep import target_chances
 from dicegraph.store.view import GraphView
+from dicegraph.store.defaults import DEFAULT_SEED
 
-DEFAULT_SEED = 1
 
 
 def game_report(

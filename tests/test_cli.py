@@ -158,3 +158,24 @@ def test_help_shows_examples(runner: CliRunner) -> None:
     for command in ("report", "compare", "query", "show", "build", "solve"):
         result = runner.invoke(main, [command, "--help"])
         assert result.exit_code == 0 and "Example" in result.stdout
+
+
+HEAVY = ("sqlalchemy", "alembic", "numpy", "networkx", "pydot", "duckdb")  # what the fast commands leave unloaded
+
+
+@pytest.mark.parametrize("args", [["--help"], ["--version"], ["games"], ["games", "--json"], ["report", "--help"],
+                                  ["spark", "start", "--help"]])
+def test_the_commands_that_open_no_database_load_no_driver_sqlalchemy_or_numpy(args: list[str]) -> None:
+    """``--help``, ``--version`` and ``games`` import what they print and no more (they took 1.9 s, SQLAlchemy,
+    Alembic and numpy loaded before anything was printed; ``tests/bench/bench_start.py`` times them): a process
+    of its own runs each and says which of :data:`HEAVY` it loaded."""
+    import subprocess
+    import sys
+
+    from tests.processes import ROOT
+
+    script = ("import sys\nfrom dicegraph.cli import main\ntry:\n    main(sys.argv[1:])\nexcept SystemExit as done:\n"
+              f"    assert not done.code, done.code\nprint(sorted({{m.split('.')[0] for m in sys.modules}} & {set(HEAVY)!r}))")
+    done = subprocess.run([sys.executable, "-c", script, *args], capture_output=True, text=True, cwd=ROOT)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip().splitlines()[-1] == "[]", (args, done.stdout[-300:])

@@ -23,7 +23,6 @@ from typing import Any
 from dicegraph.graphs.dice import sorted_rolls
 from dicegraph.graphs.errors import DicegraphError
 from dicegraph.graphs.protocol import Param, Row
-from dicegraph.graphs.expand import expand
 from dicegraph.graphs.rules import DiceRules, Ending, Move
 
 name = "5000"
@@ -293,6 +292,8 @@ def build(params: Mapping[str, Any]) -> Iterator[Row]:
     threshold agent that rolls on there: its move leads to a terminal paying
     its exact expectation from that point (``tails``).
     """
+    from dicegraph.graphs.expand import expand  # the expander (numpy) when a graph is made, not when listed
+
     return expand(rules(params))
 
 

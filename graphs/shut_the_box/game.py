@@ -40,7 +40,6 @@ from typing import Any, Union
 from dicegraph.graphs.hookspecs import hookimpl
 from dicegraph.graphs.montecarlo import stored_move
 from dicegraph.graphs.protocol import Node, Param, Row
-from dicegraph.graphs.expand import expand
 from dicegraph.graphs.rules import DiceRules, Ending, Move
 
 name = "shut-the-box"
@@ -280,6 +279,8 @@ def build(params: Mapping[str, Any]) -> Iterator[Row]:
     >>> sorted(row.key for row in rows if isinstance(row, Node) and row.kind == "chance")[:3]
     ['1/1d', '1/2d', '2/1d']
     """
+    from dicegraph.graphs.expand import expand  # the expander (numpy) when a graph is made, not when listed
+
     return expand(rules(params))
 
 

@@ -49,7 +49,6 @@ import functools
 from collections.abc import Mapping
 from typing import Any
 
-from dicegraph.graphs.expand import expand
 from dicegraph.graphs.protocol import Edge, Param, one_by_one
 from dicegraph.graphs import five_dice
 from dicegraph.graphs.errors import BadParameter
@@ -139,4 +138,6 @@ def _moves_of_box(sheet: Sheet, box: int) -> int:
 
 @functools.cache
 def _turn_edges(sheet: Sheet) -> int:
+    from dicegraph.graphs.expand import expand  # the expander (numpy) when a graph is made, not when listed
+
     return sum(1 for row in one_by_one(expand(YahtzeeRules(sheet).stored_turn)) if isinstance(row, Edge))

@@ -20,7 +20,7 @@ import sqlalchemy as sa
 
 from dicegraph.graphs.errors import DicegraphError
 from dicegraph.graphs.protocol import OPTIMAL, Progress
-from dicegraph.graphs.spec import GameSpec
+from dicegraph.graphs.spec import GameSpec, policy_names
 from dicegraph.store.catalog import find_policy, has_cycles, list_policy_names, stored_params
 from dicegraph.store.propagate import pays_on_edges
 from dicegraph.store.schema import layer_ranges, node, policy
@@ -159,14 +159,6 @@ def response_names(game: GameSpec, params: Mapping[str, Any]) -> dict[str, str]:
     if not solves_best_responses(game):
         return {}
     return {objectives.response_name(agent): agent for agent in game.agents(params)}
-
-
-def policy_names(game: GameSpec, params: Mapping[str, Any]) -> list[str]:
-    """Return the names of the policies the game's report evaluates (and simulates): a repeating game's
-    turn policies, else its agents, the optimum and its further solves."""
-    if game.repeating:
-        return [declared.name for declared in game.turn(params).policies]
-    return [*game.agents(params), OPTIMAL, *game.solves]
 
 
 def solve_steps(game: GameSpec, params: Mapping[str, Any]) -> int:

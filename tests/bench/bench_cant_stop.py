@@ -28,13 +28,13 @@ BOARDS = [("6:>1,7:>1,8:>1", "progress"), ("6:>1,7:>1,8:>1", "claim"), ("7:3>5,8
 
 def run(args: list[str], url: str) -> tuple[float, dict]:
     started = time.perf_counter()
-    done = subprocess.run([sys.executable, "-m", "cli", "--db", url, *args, "--json"], check=True, cwd=ROOT,
+    done = subprocess.run([sys.executable, "-m", "dicegraph.cli", "--db", url, *args, "--json"], check=True, cwd=ROOT,
                           capture_output=True, text=True)
     return time.perf_counter() - started, json.loads(done.stdout)
 
 
 def graph_size(url: str, graph_id: int) -> str:
-    done = subprocess.run([sys.executable, "-m", "cli", "--db", url, "graphs", "--json"], check=True, cwd=ROOT,
+    done = subprocess.run([sys.executable, "-m", "dicegraph.cli", "--db", url, "graphs", "--json"], check=True, cwd=ROOT,
                           capture_output=True, text=True)
     row = next(g for g in json.loads(done.stdout) if g["id"] == graph_id)
     return f"{row['nodes']:,} nodes, {row['edges']:,} edges"

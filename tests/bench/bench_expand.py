@@ -60,9 +60,9 @@ def hand_written(name: str) -> types.ModuleType:
     if not hasattr(dicegraph.graphs.protocol, "NodeIds"):  # the helpers hand-written builds used, defined over today's rows
         source = _at_hand_written("graphs/protocol.py")
         exec(source[source.index("class NodeIds(dict):"):], dicegraph.graphs.protocol.__dict__)  # noqa: S102
-    for path in MODULES[name]:
-        source = _at_hand_written(path)
-        module = types.ModuleType(path.removesuffix(".py").replace("/", "."))
+    for path in MODULES[name]:  # its imports under today's names (the games were top-level ``graphs`` then)
+        source = re.sub(r"^(from|import) (graphs|store)\b", r"\1 dicegraph.\2", _at_hand_written(path), flags=re.M)
+        module = types.ModuleType("dicegraph." + path.removesuffix(".py").replace("/", "."))
         sys.modules[module.__name__] = module  # dataclasses look their module up; the next module imports it
         exec(compile(source, f"{HAND_WRITTEN}:{path}", "exec"), module.__dict__)  # noqa: S102 (our own history)
     return module

@@ -25,7 +25,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as workdir:
         url = f"sqlite:///{Path(workdir) / 'five.db'}"
         started = time.perf_counter()
-        done = subprocess.run([sys.executable, "-m", "cli", "--db", url, "report", "5000", "--json"], check=True,
+        done = subprocess.run([sys.executable, "-m", "dicegraph.cli", "--db", url, "report", "5000", "--json"], check=True,
                               cwd=ROOT, capture_output=True, text=True)
         seconds = time.perf_counter() - started
     report = json.loads(done.stdout)

@@ -87,7 +87,7 @@ def bench_export(workdir: Path) -> None:
             drawn = draw_diagram(connection, row, Diagram(policy="hilo", layers=True), path, max_nodes=None,
                                  renderer=renderer)
         in_process = time.perf_counter() - started
-        command = [sys.executable, "-m", "cli", "--db", url, "export", "jackpot", "--policy", "hilo", "--layers",
+        command = [sys.executable, "-m", "dicegraph.cli", "--db", url, "export", "jackpot", "--policy", "hilo", "--layers",
                    "--renderer", renderer, "-o", str(path)]
         started = time.perf_counter()
         subprocess.run(command, check=True, cwd=ROOT, capture_output=True)

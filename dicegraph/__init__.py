@@ -20,6 +20,7 @@ so it imports nothing itself: the names below are looked up when first used.
 from __future__ import annotations
 
 import importlib
+from collections.abc import Callable, Mapping
 from typing import Any
 
 __all__ = ["Database", "Error", "GameSpec", "Meter", "games", "open"]
@@ -34,14 +35,28 @@ EXPORTS = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    """Return one of :data:`EXPORTS`, imported on first use (then kept in this module)."""
-    if name not in EXPORTS:
-        raise AttributeError(f"module 'dicegraph' has no attribute {name!r}")
-    module, defined = EXPORTS[name]
-    value = getattr(importlib.import_module(module), defined)
-    globals()[name] = value
-    return value
+def names_on_first_use(module: str, exports: Mapping[str, tuple[str, str]],
+                       namespace: dict[str, Any]) -> Callable[[str], Any]:
+    """Return the ``__getattr__`` of ``module`` (PEP 562) that imports each of ``exports`` (a name -> the module
+    that defines it, its name there) when first read and keeps it in ``namespace`` (the module's globals), so
+    that importing the module imports none of them.
+
+    >>> lookup = names_on_first_use("m", {"sqrt": ("math", "sqrt")}, {})
+    >>> lookup("sqrt")(9.0)
+    3.0
+    """
+    def __getattr__(name: str) -> Any:
+        if name not in exports:
+            raise AttributeError(f"module {module!r} has no attribute {name!r}")
+        home, defined = exports[name]
+        value = getattr(importlib.import_module(home), defined)
+        namespace[name] = value
+        return value
+
+    return __getattr__
+
+
+__getattr__ = names_on_first_use("dicegraph", EXPORTS, globals())
 
 
 def __dir__() -> list[str]:

@@ -11,9 +11,7 @@ keeps its one home in the store; a front end imports it from here and everything
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
-
+from dicegraph import names_on_first_use
 from dicegraph.graphs.listing import game_listing
 from dicegraph.store.backends.spark.cluster import DEFAULT_FOLDER, DEFAULT_PORT, Cluster, answers
 from dicegraph.store.backends.spark.cluster import running as running_processes
@@ -33,14 +31,7 @@ _LATER = {
     "in_memory_url": ("dicegraph.store.db", "in_memory_url"),
     "shown_url": ("dicegraph.store.db", "shown_url"),
 }
-
-
-def __getattr__(name: str) -> Any:
-    """Return one of the names imported when first used (:data:`_LATER`)."""
-    if name not in _LATER:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    home, there = _LATER[name]
-    return getattr(importlib.import_module(home), there)
+__getattr__ = names_on_first_use(__name__, _LATER, globals())
 
 
 __all__ = [

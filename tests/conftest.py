@@ -19,14 +19,17 @@ from dicegraph.store.db import open_database
 from dicegraph.store.report import game_report, prepare_game
 
 
-STARTED_FIRST = ("test_spark.py",)  # modules long enough that, handed out last, they would keep one worker busy alone
+# modules long enough that, handed out last, they would keep one worker busy alone (the longest first: a run's
+# --durations; the Spark cluster's about 15 min, each of the others 3 to 5 min)
+STARTED_FIRST = ("test_spark.py", "test_examples.py", "test_web.py", "test_benches.py", "test_turn_outcomes.py")
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Hand the modules to pytest-xdist's workers (a module to a worker, in this order: ``--no-loadscope-reorder``)
     longest first: :data:`STARTED_FIRST`, then by their number of tests, as xdist itself would order them."""
     tests = Counter(item.path for item in items)
-    items.sort(key=lambda item: (item.path.name not in STARTED_FIRST, -tests[item.path]))
+    first = {name: rank for rank, name in enumerate(STARTED_FIRST)}
+    items.sort(key=lambda item: (first.get(item.path.name, len(first)), -tests[item.path]))
 
 
 @pytest.fixture

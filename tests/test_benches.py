@@ -27,6 +27,7 @@ SMALLEST = {  # a benchmark -> its arguments on its smallest size (one backend, 
     "bench_play": ["--games", "1", "jackpot"],
     "bench_race": ["--targets", "100", "sqlite"],
     "bench_report": ["jackpot", "cells=4"],
+    "bench_school": ["sqlite", "--combinations", "Grade 5,Grade 6,Pair,Full,Little straight,Trash"],
     "bench_shut_the_box": ["--tiles", "4"],
     "bench_simulate_export": ["--games", "1000"],
     "bench_start": ["--runs", "1"],
@@ -35,7 +36,6 @@ SMALLEST = {  # a benchmark -> its arguments on its smallest size (one backend, 
     "bench_yahtzee": ["sqlite", "--bonuses", "off", "--boxes", "Fives,Sixes,Chance"],
 }
 IMPORTED_ONLY = {  # a benchmark that has no small size yet -> why (it is still imported below)
-    "bench_school": "its numpy reference solves the whole game (minutes); a reference for fewer combinations is to write",
     "bench_spark": "it needs a Spark cluster: tests/test_spark.py starts one for its own tests",
     "phases": "the benchmarks' shared timing helpers, no benchmark",
 }

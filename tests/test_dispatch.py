@@ -65,7 +65,8 @@ def registered_on_sqlite(monkeypatch: pytest.MonkeyPatch) -> None:
     """SQLite's record with ``counted_layered`` registered for ``layered``."""
     record = dataclasses.replace(backend_named("sqlite"), faster=(
         Implementation("layered", f"{__name__}:counted_layered", f"{__name__}:can_count"),))
-    monkeypatch.setitem(backends._BY_NAME, "sqlite", record)
+    records = tuple(record if backend.name == "sqlite" else backend for backend in backends.BACKENDS)
+    monkeypatch.setattr(backends, "_records", lambda: records)
     CALLS.clear()
 
 

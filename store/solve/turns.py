@@ -35,6 +35,7 @@ decisions packed by the game's :class:`dicegraph.graphs.protocol.DecisionEncoder
 from __future__ import annotations
 
 import dataclasses
+import functools
 import threading
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -466,8 +467,15 @@ class _TurnSolver:
         """Return this solver with the graph a worker process gets, which it is sent pickled: no policies, encoder,
         end labels (the graph has them) or first guesses, none of which a worker needs, nor the game's rules."""
         structure = dataclasses.replace(self.graph.structure, policies=(), encoder=None, end_label=None,
-                                        first_guess=None)
+                                        first_guess=None, count_states=functools.partial(_counted,
+                                                                                         self.graph.structure.states))
         return dataclasses.replace(self, graph=dataclasses.replace(self.graph, structure=structure))
+
+
+def _counted(states: int | None) -> int | None:
+    """Return ``states``: a worker's count of the turn states, counted once by the parent (the game's own count,
+    a method of its rules, does not go to a worker)."""
+    return states
 
 
 @dispatchable("turn batch")

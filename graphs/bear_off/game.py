@@ -95,9 +95,11 @@ def gnubg_index(position: Position) -> int:
     return sum(math.comb(bit, rank) for rank, bit in enumerate(sorted(bits), 1))
 
 
-def _die_plays(position: Position, die: int) -> Iterator[tuple[Position, str]]:
-    """Yield what one die may do: each checker that may move (from the highest point down), and its text."""
+@functools.lru_cache(maxsize=1 << 19)  # each position and die of gnubg's database: the rolls' plays share them
+def _die_plays(position: Position, die: int) -> tuple[tuple[Position, str], ...]:
+    """Return what one die may do: each checker that may move (from the highest point down), and its text."""
     highest = max(point for point, count in enumerate(position, 1) if count)
+    found = []
     for point in range(highest, 0, -1):
         if not position[point - 1]:
             continue
@@ -107,30 +109,33 @@ def _die_plays(position: Position, die: int) -> Iterator[tuple[Position, str]]:
             after[point - 1] -= 1
             if to >= 1:
                 after[to - 1] += 1
-            yield tuple(after), f"{point}/{to if to >= 1 else 'off'}"
+            found.append((tuple(after), f"{point}/{to if to >= 1 else 'off'}"))
+    return tuple(found)
 
 
 def plays(position: Position, roll: tuple[int, int]) -> dict[Position, str]:
     """Return each position a roll may leave, with the text of the first play found that leaves it (the higher
     die first, each die from the highest point down): both dice played, doubles four times, unless every checker
-    is off before."""
+    is off before.
+
+    The dice are played one at a time over every position the dice before them may leave, each kept with the
+    first play reaching it (in that order the first play found of each end is the first in depth-first order).
+    """
     low, high = roll
     found: dict[Position, str] = {}
     for dice in [(high,) * 4] if low == high else [(high, low), (low, high)]:
-        for after, texts in _played(position, dice).items():
-            found.setdefault(after, " ".join(texts))
-    return found
-
-
-@functools.lru_cache(maxsize=1 << 18)
-def _played(position: Position, dice: tuple[int, ...]) -> dict[Position, tuple[str, ...]]:
-    """Return each position that playing ``dice`` in order may leave, with the first play's texts."""
-    if not dice or not any(position):
-        return {position: ()}
-    found: dict[Position, tuple[str, ...]] = {}
-    for after, text in _die_plays(position, dice[0]):
-        for end, texts in _played(after, dice[1:]).items():
-            found.setdefault(end, (text, *texts))
+        reached = {position: ""}
+        for die in dice:
+            after_die: dict[Position, str] = {}
+            for here, texts in reached.items():
+                if not any(here):  # every checker off: the dice left are not played
+                    after_die.setdefault(here, texts)
+                    continue
+                for after, text in _die_plays(here, die):
+                    after_die.setdefault(after, f"{texts} {text}" if texts else text)
+            reached = after_die
+        for after, texts in reached.items():
+            found.setdefault(after, texts)
     return found
 
 
@@ -155,7 +160,7 @@ class BearOffRules(DiceRules):
     @staticmethod
     def most_off(position: Position, roll: tuple[int, int], moves: Sequence[Move]) -> Move:
         """Bear off as many checkers as the roll allows, then leave the fewest pips, then the lowest top point."""
-        return min(moves, key=lambda move: (sum(move.next), pips(move.next), _top(move.next)))
+        return min(moves, key=lambda move: _fewest_left(move.next))
 
     def starts(self) -> list[Position]:
         """Return N checkers on the P-point first, then every other position of up to N checkers."""
@@ -163,11 +168,11 @@ class BearOffRules(DiceRules):
 
     def key(self, position: Position) -> str:
         """Return the checkers per point from the 1-point, ``'2-0-1'``."""
-        return "-".join(map(str, position))
+        return _key(position)
 
     def label(self, position: Position) -> str:
         """Return the position by points, ``'6:2 3:1'``, with its pips."""
-        return f"{position_text(position)} ({pips(position)} pips)" if any(position) else "all off"
+        return _label(position)
 
     def clock(self, position: Position) -> int:
         """Return the pips gone since the start (a roll always takes some)."""
@@ -192,6 +197,24 @@ class BearOffRules(DiceRules):
 
 def _top(position: Position) -> int:
     return max((point for point, count in enumerate(position, 1) if count), default=0)
+
+
+# A position's texts and the agent's order, worked out once a position: the expander asks for them at every
+# move into it (gnubg's database has 54,264 positions and 10 million edges between them).
+@functools.lru_cache(maxsize=1 << 17)
+def _key(position: Position) -> str:
+    return "-".join(map(str, position))
+
+
+@functools.lru_cache(maxsize=1 << 17)
+def _label(position: Position) -> str:
+    return f"{position_text(position)} ({pips(position)} pips)" if any(position) else "all off"
+
+
+@functools.lru_cache(maxsize=1 << 17)
+def _fewest_left(position: Position) -> tuple[int, int, int]:
+    """Return what most-off minimises: the checkers left, then the pips, then the top point."""
+    return sum(position), pips(position), _top(position)
 
 
 def rules(params: Mapping[str, Any]) -> BearOffRules:

@@ -10,7 +10,6 @@ agent decides everywhere); a failure rolls the whole build back.
 from __future__ import annotations
 
 import datetime as dt
-import itertools
 import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -78,7 +77,9 @@ class BulkInserter:
         self.statement = sa.insert(table)
         self.rows: list[tuple] = []
         self.count = 0
-        self._flush = backend_of(connection).bulk_writer(connection, table, self.columns) or self._flush_generic
+        backend = backend_of(connection)
+        self._flush = backend.bulk_writer(connection, table, self.columns) or self._flush_generic
+        self._columns = backend.column_writer(connection, table, self.columns)
 
     def add(self, row: tuple) -> None:
         """Queue one row; inserts a batch when the buffer is full."""
@@ -92,6 +93,17 @@ class BulkInserter:
         if len(self.rows) >= BATCH_ROWS:
             self.flush()
 
+    def extend_columns(self, block: Mapping[str, Sequence[Any]]) -> None:
+        """Insert a block given column by column (``columns``' names -> sequences or numpy arrays, all as long),
+        after the rows queued: as it is where the backend takes columns
+        (:meth:`dicegraph.store.backends.record.Backend.column_writer`), else queued as rows."""
+        if self._columns is None:
+            self.extend(zip(*(_listed(block[name]) for name in self.columns)))
+            return
+        self.flush()
+        self._columns(block)
+        self.count += len(block[self.columns[0]])
+
     def flush(self) -> None:
         """Insert every queued row."""
         if self.rows:
@@ -101,6 +113,11 @@ class BulkInserter:
 
     def _flush_generic(self, rows: list[tuple]) -> None:
         self.connection.execute(self.statement, [dict(zip(self.columns, row)) for row in rows])
+
+
+def _listed(column: Sequence[Any]) -> Sequence[Any]:
+    """Return a column as Python values: a numpy array's as a list, any other sequence as it is."""
+    return column.tolist() if isinstance(column, np.ndarray) else column
 
 
 def find_graph(connection: sa.Connection, game: str, params_text: str, *, unfinished: bool = False) -> sa.Row | None:
@@ -277,11 +294,12 @@ def _insert_rows(
         count = len(block.src)
         check_nodes()
         source_layers = checker.edge_columns(block, next_edge)
-        src, dst, kind, label, weight, reward, chosen_by, sign = (
-            column.tolist() if isinstance(column, np.ndarray) else column for column in block)
-        edges.extend(zip(range(next_edge, next_edge + count), itertools.repeat(graph_id), src, dst, kind,
-                         source_layers.tolist(), label, weight, reward, sign))
-        for offset, agents in enumerate(chosen_by):
+        edges.extend_columns({"id": np.arange(next_edge, next_edge + count, dtype=np.int64),
+                              "graph_id": np.full(count, graph_id, dtype=np.int64), "src": block.src,
+                              "dst": block.dst, "kind": block.kind, "src_layer": source_layers, "label": block.label,
+                              "weight": block.weight, "reward": block.reward, "sign": block.sign})
+        src = _listed(block.src)
+        for offset, agents in enumerate(block.chosen_by):
             for agent in agents:
                 choices.add((policy_ids[agent], src[offset], next_edge + offset))
         if watch is not None:

@@ -9,6 +9,7 @@ PostgreSQL tests are skipped and say why; in CI they must run.
 
 from __future__ import annotations
 
+import datetime as dt
 import importlib.util
 import json
 import math
@@ -31,7 +32,7 @@ from tests.postgres import postgres_server
 from dicegraph.store.db import open_database, scratch_database, scratch_reader
 from dicegraph.store.load import build_graph
 from dicegraph.store.report import game_report
-from dicegraph.store.schema import graph
+from dicegraph.store.schema import graph, node
 
 # every game's report, the race's (its turn stored once) too; School and Yahtzee, whole games of minutes, are
 # compared on the backends by their own tests (below, and tests/test_conformance.py's turn solves on each
@@ -242,3 +243,32 @@ def test_duckdb_compiles_a_statement_once_and_reuses_it(tmp_path: Path) -> None:
         again = connection.execute(lookup, {"wanted": 2})
         assert (first.context.cache_hit, again.context.cache_hit) == (default.CACHE_MISS, default.CACHE_HIT)
     engine.dispose()
+
+
+def test_a_block_of_columns_goes_in_as_its_rows_do(backend_url: str) -> None:
+    """A block given column by column (numpy arrays and lists, text, NULLs) is stored as the same
+    rows given one by one are, on each backend: DuckDB scans the columns as they are
+    (:meth:`dicegraph.store.backends.record.Backend.column_writer`), the others take them as rows."""
+    import numpy as np
+
+    from dicegraph.store.load import BulkInserter
+
+    names = ("graph_id", "id", "key", "layer", "kind", "label", "denom", "payoff")
+    engine = open_database(backend_url, create=True)
+    rows = [(1, 1000 + number, f"k{number}", number % 3, "terminal" if number % 2 else "chance", "é 'q'",
+             None if number % 2 else 6, number / 3 if number % 2 else None) for number in range(50)]
+    with engine.begin() as connection:
+        connection.execute(sa.insert(graph).values(id=1, game="g", params="{}", builder_version=1, nodes=0, edges=0,
+                                                   layers=0, created_at=dt.datetime.now(dt.timezone.utc)))
+        by_rows = BulkInserter(connection, node, names)
+        by_rows.extend(rows[:25])
+        by_rows.flush()
+        by_columns = BulkInserter(connection, node, names)
+        columns = dict(zip(names, map(list, zip(*rows[25:]))))
+        by_columns.extend_columns({**columns, "id": np.array(columns["id"], dtype=np.int64),
+                                   "layer": np.array(columns["layer"], dtype=np.int32)})
+        by_columns.flush()  # where the backend takes rows, the block was queued as rows
+        stored = connection.execute(sa.select(*(node.c[name] for name in names)).order_by(node.c.id)).all()
+    engine.dispose()
+    assert [tuple(row) for row in stored] == rows
+    assert (by_rows.count, by_columns.count) == (25, 25)

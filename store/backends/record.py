@@ -17,7 +17,7 @@ False
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -28,6 +28,7 @@ from sqlalchemy.dialects import postgresql
 
 Waiting = Callable[[str], None]  # told once what a process is waiting for
 Flush = Callable[[list[tuple]], None]  # inserts one batch of rows
+ColumnFlush = Callable[[Mapping[str, Sequence[Any]]], None]  # inserts one block given column by column
 
 
 def fact(default: Any, means: str) -> Any:
@@ -145,6 +146,13 @@ class Backend:
     def bulk_writer(self, connection: sa.Connection, table: sa.Table, columns: tuple[str, ...]) -> Flush | None:
         """Return a function inserting a batch of rows (tuples in ``columns`` order) into ``table`` faster than
         SQLAlchemy's executemany, or None to use that."""
+        return None
+
+    def column_writer(self, connection: sa.Connection, table: sa.Table,
+                      columns: tuple[str, ...]) -> ColumnFlush | None:
+        """Return a function inserting a block given column by column (``columns``' names -> sequences or numpy
+        arrays, all as long) into ``table`` without a Python tuple a row, or None where the backend takes rows
+        (:meth:`bulk_writer`)."""
         return None
 
     def upsert(self, table: sa.Table) -> Any:

@@ -158,6 +158,7 @@ def _expanded(rules: Rules, players: int) -> _Graph:
     decision_key, decision_label = rules.decision_key, rules.decision_label
     agents = tuple(rules.agents.items())
     pending: list[tuple[str, Position]] = []  # positions seen, not yet expanded
+    numbered: dict[Position, int] = {}  # a position moved to -> its node number (its key worked out once)
     expanded: set[str] = set()
     roll_texts: dict[Roll, str] = {}
     labels: dict[tuple[tuple[str, ...], str | None], int] = {}  # one text for every edge a label names
@@ -202,11 +203,14 @@ def _expanded(rules: Rules, players: int) -> _Graph:
             if ends and type(after) is Ending:
                 dst(ends[after.key])
             else:
-                after_key = key_of(after)
-                found = number.get(after_key)
+                found = numbered.get(after)
                 if found is None:
-                    found = see(after_key)
-                    pending.append((after_key, after))
+                    after_key = key_of(after)
+                    found = number.get(after_key)
+                    if found is None:
+                        found = see(after_key)
+                        pending.append((after_key, after))
+                    numbered[after] = found
                 dst(found)
             found = text_number.get(move_label)
             text(text_of(move_label) if found is None else found)

@@ -146,9 +146,8 @@ def _session(db_url: str, memory: str) -> Database:
 
 def _database(ctx: click.Context) -> Database:
     """Return the session of ``--db``: what the commands below are thin over (:mod:`dicegraph.database`), opened
-    now if no command has asked for it yet (``ctx`` is the running command's)."""
-    with ctx.scope(cleanup=False):
-        return session()
+    now if no command has asked for it yet."""
+    return session(ctx)
 
 
 def _policy_name(text: str) -> str:

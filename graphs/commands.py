@@ -53,10 +53,10 @@ class Session(Protocol):
         ...
 
 
-def session() -> Session:
-    """Return the session of the running command, opened the first time a command asks for it (by what
-    ``dicegraph.cli.main`` set: a command that needs no database imports none of it)."""
-    meta = click.get_current_context().meta
+def session(ctx: click.Context | None = None) -> Session:
+    """Return the session of the running command (or of ``ctx``), opened the first time a command asks for it (by
+    what ``dicegraph.cli.main`` set: a command that needs no database imports none of it)."""
+    meta = (ctx or click.get_current_context()).meta
     if SESSION not in meta:
         meta[SESSION] = meta[OPENS_SESSION]()
     return meta[SESSION]

@@ -76,6 +76,12 @@ class Edge(NamedTuple):
     sign: int = 1
 
 
+def listed(column: Sequence[Any]) -> Sequence[Any]:
+    """Return a column of an :class:`EdgeColumns` block as Python values: a numpy array's as a list, any other
+    sequence as it is (numpy is not imported here: an array is known by its ``tolist``)."""
+    return column.tolist() if hasattr(column, "tolist") else column
+
+
 class EdgeColumns(NamedTuple):
     """Edges in a block, column by column: the ``i``-th edge is ``Edge(src[i], dst[i], kind[i], ...)``.
 
@@ -99,8 +105,7 @@ class EdgeColumns(NamedTuple):
 
     def edges(self) -> list[Edge]:
         """Return the block's edges one by one, in order."""
-        columns = (column.tolist() if hasattr(column, "tolist") else column for column in self)  # numpy arrays
-        return [Edge(*values) for values in zip(*columns)]
+        return [Edge(*values) for values in zip(*map(listed, self))]
 
     @classmethod
     def of(cls, edges: Sequence[Edge]) -> EdgeColumns:

@@ -20,7 +20,8 @@ import sqlalchemy as sa
 
 from dicegraph.graphs.check import StreamChecker, checker_for
 from dicegraph.graphs.errors import InvalidGraph, TooLarge
-from dicegraph.graphs.protocol import CyclicLayers, Edge, EdgeColumns, Game, Node, Progress, Row, with_defaults
+from dicegraph.graphs.protocol import (CyclicLayers, Edge, EdgeColumns, Game, Node, Progress, Row, listed,
+                                      with_defaults)
 from dicegraph.store.backends import backend_of
 from dicegraph.store.catalog import built_graphs
 from dicegraph.store.schema import choice, edge, graph, graph_edge_span, layer, node, policy, turn_policy, value
@@ -98,7 +99,7 @@ class BulkInserter:
         after the rows queued: as it is where the backend takes columns
         (:meth:`dicegraph.store.backends.record.Backend.column_writer`), else queued as rows."""
         if self._columns is None:
-            self.extend(zip(*(_listed(block[name]) for name in self.columns)))
+            self.extend(zip(*(listed(block[name]) for name in self.columns)))
             return
         self.flush()
         self._columns(block)
@@ -113,11 +114,6 @@ class BulkInserter:
 
     def _flush_generic(self, rows: list[tuple]) -> None:
         self.connection.execute(self.statement, [dict(zip(self.columns, row)) for row in rows])
-
-
-def _listed(column: Sequence[Any]) -> Sequence[Any]:
-    """Return a column as Python values: a numpy array's as a list, any other sequence as it is."""
-    return column.tolist() if isinstance(column, np.ndarray) else column
 
 
 def find_graph(connection: sa.Connection, game: str, params_text: str, *, unfinished: bool = False) -> sa.Row | None:
@@ -298,7 +294,7 @@ def _insert_rows(
                               "graph_id": np.full(count, graph_id, dtype=np.int64), "src": block.src,
                               "dst": block.dst, "kind": block.kind, "src_layer": source_layers, "label": block.label,
                               "weight": block.weight, "reward": block.reward, "sign": block.sign})
-        src = _listed(block.src)
+        src = listed(block.src)
         for offset, agents in enumerate(block.chosen_by):
             for agent in agents:
                 choices.add((policy_ids[agent], src[offset], next_edge + offset))

@@ -29,6 +29,7 @@ from typing import Any
 from dicegraph.graphs import bear_off, cant_stop, cant_stop_board, five_thousand, five_thousand_race, jackpot, pig, school, shut_the_box, synthetic, yahtzee
 from dicegraph.graphs.bear_off import race as bear_off_race
 from dicegraph.graphs.errors import UnknownGame
+from dicegraph.graphs.paired import derived_name, paired_spec
 from dicegraph.graphs.spec import GameSpec, InvalidGame
 
 ENTRY_POINTS = "dicegraph.games"  # the entry-point group a plugin's game module is named in
@@ -44,12 +45,28 @@ class Registry(Mapping[str, GameSpec]):
 
     def __init__(self) -> None:
         self._games: dict[str, GameSpec] = {}
+        self._paired: dict[str, GameSpec] = {}  # the paired games asked for by name (not listed)
         self._plugins_loaded = False
 
     def __getitem__(self, name: str) -> GameSpec:
         if name not in self._games:
             load_plugins()
-        return self._games[name]
+        if name in self._games:
+            return self._games[name]
+        return self._paired_game(name)
+
+    def _paired_game(self, name: str) -> GameSpec:
+        """Return the paired game ``name`` stands for (:mod:`dicegraph.graphs.paired`: ``yahtzee-at-least-200``),
+        declared once; raise KeyError where it stands for none, UnknownGame where its game cannot be paired."""
+        if name not in self._paired:
+            try:
+                declared = paired_spec(self._games, name)
+            except ValueError as error:
+                raise UnknownGame(f"unknown game {name!r}: {error}") from None
+            if declared is None:
+                raise KeyError(name)
+            self._paired[name] = GameSpec.declared_by(declared, self._games[derived_name(name)[0]].origin)
+        return self._paired[name]
 
     def __iter__(self) -> Iterator[str]:
         load_plugins()

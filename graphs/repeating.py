@@ -93,6 +93,7 @@ class RepeatingTurn:
     stored_turn: Rules | None = None  # the same turn as the store keeps it, where that is a smaller graph
     agents: Mapping[str, TurnAgent] = {}
     constant_sum: float = 1.0
+    points_fall: bool = False  # whether an end or a state's move may pay points below 0 (as in Rules)
     rankings: tuple[TurnPolicy, ...] = ()  # policies besides the optimum: the turn played best for ends ranked otherwise
     encoder: Callable[..., DecisionEncoder] = NoDecisions  # how a turn policy's chosen moves pack into a state's bytes
     turn_progress: Callable[[str], int] | None = None  # a turn node's key -> its progress, with state_horizon
@@ -211,7 +212,7 @@ class TurnsInFull(DiceRules):
         self.game = game
         self.turn = game.turn
         self.root = game.turn.starts()[0]
-        self.constant_sum = game.constant_sum
+        self.constant_sum, self.points_fall = game.constant_sum, game.points_fall
         self.agents = {name: self.plays(agent) for name, agent in game.agents.items()}
 
     def plays(self, agent: TurnAgent) -> Callable[..., Move]:

@@ -101,6 +101,8 @@ Agent = Callable[[Position, Roll, Sequence[Move]], Move]
 ATTRIBUTES = {  # what the attributes of a rules object mean (its methods say it in their docstrings)
     "agents": "the agents by name, each `agent(position, roll, moves)` returning the move it takes",
     "constant_sum": "a game for two: what the two players' values add up to",
+    "points_fall": "whether a move or an end may pay points below 0 (a target then pairs positions with every "
+                   "total, never settled early: `dicegraph.graphs.paired`)",
 }
 
 
@@ -109,6 +111,7 @@ class Rules(Protocol):
 
     agents: Mapping[str, Agent]  # see ATTRIBUTES
     constant_sum: float
+    points_fall: bool
 
     def starts(self) -> Sequence[Position]:
         """Return the positions to expand from: the root first, then any others the graph must hold."""
@@ -166,6 +169,7 @@ class DiceRules:
 
     agents: Mapping[str, Agent] = {}
     constant_sum: float = 1.0
+    points_fall: bool = False
 
     def clock(self, position: Position) -> int:
         """Return 0: without a clock the layers are the longest paths from the root."""

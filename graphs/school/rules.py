@@ -59,6 +59,7 @@ class SchoolRules(RepeatingTurn):
 
     def __init__(self, params: Mapping[str, Any]):
         self.first = first_used(params)
+        self.points_fall = params["grades"] == "negative"  # a grade short of three scores below 0
         self.rankings = (bob(self.first),)
         scores = functools.partial(score_moves, params)
         self.turn = FiveDiceTurn(scores)

@@ -19,6 +19,7 @@ from typing import Any, NamedTuple
 import sqlalchemy as sa
 
 from dicegraph.graphs.errors import DicegraphError
+from dicegraph.graphs.paired import paired_name
 from dicegraph.graphs.protocol import OPTIMAL, Progress
 from dicegraph.graphs.spec import GameSpec, policy_names
 from dicegraph.store.catalog import find_policy, has_cycles, list_policy_names, stored_params
@@ -116,6 +117,9 @@ def _refuse_target(connection: sa.Connection, graph_id: int, game: GameSpec, obj
         raise DicegraphError(f"a target is a goal of its own: give {objective} no other goal")
     refused = target_refusal(connection, graph_id, game)
     if refused is not None:
+        if game.rules is not None and float(target.threshold).is_integer():  # a paired game's name holds T
+            refused += (f"; paired with the points still needed it takes one: dicegraph solve "
+                        f"{paired_name(game.name, target.test, target.threshold)} (docs/targets.md)")
         raise DicegraphError(refused)
     low, high = connection.execute(sa.select(sa.func.min(node.c.payoff), sa.func.max(node.c.payoff)).where(
         node.c.graph_id == graph_id, node.c.kind == "terminal")).one()

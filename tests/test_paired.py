@@ -1,0 +1,172 @@
+"""A game paired with a target (:mod:`dicegraph.graphs.paired`): its optimum is the best chance that the outcome
+reaches T, equal in fractions to a recursion over (position, points scored so far) written here apart from the
+pairing, for points paid on moves, over a turn stored once, and points that fall; stored by every backend; the
+game's agents play it as they play the game (their chance is the game's distribution above T); where the
+terminals pay the whole outcome it agrees with the goal solved on the game's own graph; and a name that cannot
+be paired is refused in one line."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from fractions import Fraction
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+import dicegraph
+from dicegraph.cli import main
+from dicegraph.graphs import get_game
+from dicegraph.graphs.errors import InvalidGraph, UnknownGame
+from dicegraph.graphs.exact import exact_value
+from dicegraph.graphs.paired import derived_name, paired
+from dicegraph.graphs.protocol import resolve_params
+from dicegraph.graphs.rules import DiceRules, Ending, Move
+from tests import shapes
+from tests.postgres import database_on
+
+
+def best_chance(rules: Any, test: str, target: float, agent: str | None = None) -> Fraction:
+    """Return the best chance (or ``agent``'s) that the outcome of ``rules`` passes ``test`` against ``target``:
+    a recursion over the game's positions and the points scored so far, in fractions."""
+    passes: Callable[[Fraction], bool] = (lambda total: total >= target) if test == ">=" else (
+        lambda total: total <= target)
+    memo: dict[tuple[str, Fraction], Fraction] = {}
+
+    def value(at: Any, points: Fraction) -> Fraction:
+        if isinstance(at, Ending):
+            return Fraction(passes(points + Fraction(at.payoff)))
+        key = (rules.key(at), points)
+        if key not in memo:
+            payoff = rules.payoff(at)
+            if payoff is not None:
+                memo[key] = Fraction(passes(points + Fraction(payoff)))
+            elif (rolls := rules.rolls(at)) is None:
+                memo[key] = after(at, None, points)
+            else:
+                outcomes = list(rolls)
+                total = sum(weight for _, weight in outcomes)
+                memo[key] = sum((Fraction(weight, total) * after(at, roll, points) for roll, weight in outcomes),
+                                Fraction(0))
+        return memo[key]
+
+    def after(at: Any, roll: Any, points: Fraction) -> Fraction:
+        moves = rules.moves(at, roll)
+        if not moves:
+            ending = rules.ending(at, roll)
+            if isinstance(ending, Ending):
+                return Fraction(passes(points + Fraction(ending.payoff)))
+            return value(ending.next, points + Fraction(ending.reward))
+        if agent is not None:
+            move = rules.agents[agent](at, roll, moves)
+            return value(move.next, points + Fraction(move.reward))
+        return max(value(move.next, points + Fraction(move.reward)) for move in moves)
+
+    return value(rules.starts()[0], Fraction(0))
+
+
+class Dip(DiceRules):
+    """Three throws of a die; after each, bank its face, or bank 4 and pay 2 points back on the next throw
+    (points that fall: a move pays -2)."""
+
+    def __init__(self, falls: bool) -> None:
+        self.points_fall = falls
+
+    def starts(self) -> list:
+        return [(3, False)]
+
+    def key(self, position: tuple) -> str:
+        return f"{position[0]} to throw{', owing 2' if position[1] else ''}"
+
+    def label(self, position: tuple) -> str:
+        return self.key(position)
+
+    def payoff(self, position: tuple) -> float | None:
+        return (-2.0 if position[1] else 0.0) if position[0] == 0 else None
+
+    def rolls(self, position: tuple) -> list:
+        return [(face, 1) for face in range(1, 7)]
+
+    def moves(self, position: tuple, face: int) -> list[Move]:
+        throws, owing = position
+        owed = -2.0 if owing else 0.0
+        return [Move((throws - 1, False), "bank", face + owed), Move((throws - 1, True), "bank 4", 4 + owed)]
+
+
+def _rules(name: str, params: dict[str, Any]) -> Any:
+    spec = get_game(name)
+    return spec.rules(resolve_params(spec, params))
+
+
+@pytest.mark.parametrize(("name", "params", "test", "target"), [
+    ("yachtlet", {}, ">=", 3), ("yachtlet", {}, ">=", 6), ("yachtlet", {}, ">=", 9),
+    ("tally", {"rounds": 3}, ">=", 12), ("tally", {"rounds": 2}, ">=", 9), ("lowball", {"rounds": 2}, "<=", 4)])
+def test_a_paired_games_optimum_is_the_best_chance_of_reaching_the_target_in_fractions(
+        name: str, params: dict, test: str, target: int) -> None:
+    with shapes.registered():
+        rules = _rules(name, params)
+        spec = get_game(name)
+    exact = exact_value(paired(rules, test, target), "max", loops=spec.loops)
+    assert exact == best_chance(rules, test, target)
+    assert 0 < exact < 1  # a target that some plays reach and some miss
+
+
+def test_points_that_fall_are_followed_when_the_rules_say_so_and_refused_in_one_line_when_not() -> None:
+    for target in (5, 9, 12):
+        assert exact_value(paired(Dip(True), ">=", target), "max") == best_chance(Dip(True), ">=", target)
+    with pytest.raises(InvalidGraph, match="declare points_fall = True"):
+        exact_value(paired(Dip(False), ">=", 9), "max")
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "duckdb"])
+@pytest.mark.parametrize(("name", "params", "target"), [("yachtlet", {}, 6), ("tally", {"rounds": 3}, 12)])
+def test_every_backend_stores_the_paired_optimum_and_the_agents_play_it_as_they_play_the_game(
+        tmp_path: Path, backend: str, name: str, params: dict, target: int) -> None:
+    paired_game = f"{name}-at-least-{target}"
+    with shapes.registered(), database_on(backend, tmp_path) as url:
+        database = dicegraph.open(url)
+        report = database.report(paired_game, params, games=0)
+        values = {row["name"]: row["value"] for row in report["policies"]}
+        rules = _rules(name, params)
+        assert values["optimal"] == pytest.approx(float(best_chance(rules, ">=", target)), rel=1e-12)
+        game = database.report(name, params, games=0, distributions=True)
+        for row in game["policies"]:
+            policy = row["name"]
+            reached = sum(share["probability"] for share in row["distribution"] if share["payoff"] >= target)
+            if policy != "optimal":  # an agent plays the paired game as the game: its chance is the game's
+                assert values[policy] == pytest.approx(reached, rel=1e-12)
+            else:  # the optimum of the average reaches the target no more often than the policy best for it
+                assert reached <= values["optimal"] + 1e-12
+
+
+@pytest.mark.parametrize(("name", "params", "objective"), [
+    ("shut-the-box", {"tiles": "5"}, "at-most:3"), ("jackpot", {"cells": "4"}, "at-least:1")])
+def test_where_the_terminals_pay_the_whole_outcome_the_paired_game_agrees_with_the_goal_on_them(
+        tmp_path: Path, name: str, params: dict, objective: str) -> None:
+    database = dicegraph.open(f"sqlite:///{tmp_path / 'game.db'}")
+    database.build(name, params)
+    on_terminals = database.solve(name, params, objective=objective)["value"]
+    form, target = objective.split(":")
+    report = database.report(f"{name}-{form}-{target}", params, games=0)
+    optimal = next(row["value"] for row in report["policies"] if row["name"] == "optimal")
+    assert optimal == pytest.approx(on_terminals, rel=1e-12)
+
+
+@pytest.mark.parametrize(("name", "said"), [
+    ("pig-at-least-8", "pig is a game for two"), ("shut-the-box-at-least-3", "its target is at-most, not at-least"),
+    ("nosuch-at-least-3", "unknown game 'nosuch-at-least-3'")])
+def test_a_name_that_cannot_be_paired_is_refused_in_one_line(tmp_path: Path, name: str, said: str) -> None:
+    with pytest.raises(UnknownGame, match=said):
+        get_game(name)
+    result = CliRunner().invoke(main, ["--db", f"sqlite:///{tmp_path / 'x.db'}", "build", name])
+    assert result.exit_code != 0 and said in result.output and len(result.output.strip().splitlines()) == 1
+    assert derived_name("yahtzee-at-least-200") == ("yahtzee", ">=", 200.0)
+
+
+def test_a_target_the_game_cannot_take_on_its_own_graph_names_the_paired_game(tmp_path: Path) -> None:
+    db = f"sqlite:///{tmp_path / 'game.db'}"
+    with shapes.registered():
+        CliRunner().invoke(main, ["--db", db, "build", "yachtlet"], catch_exceptions=False)
+        result = CliRunner().invoke(main, ["--db", db, "solve", "yachtlet", "--objective", "at-least:6"])
+    assert result.exit_code == 1 and "dicegraph solve yachtlet-at-least-6" in result.output

@@ -49,7 +49,7 @@ from typing import Any, NamedTuple
 
 from dicegraph.graphs.errors import InvalidGraph
 from dicegraph.graphs.repeating import NoDecisions, RepeatingTurn, TurnsInFull
-from dicegraph.graphs.rules import DiceRules, Ending, Move, Position, Roll, Rules
+from dicegraph.graphs.rules import DiceRules, Ending, Move, Roll, Rules
 
 TESTS = {">=": "at-least", "<=": "at-most"}  # a target's test -> the word naming it (``at-least:T``)
 PAIRED_NAME = re.compile(r"(?P<base>[a-z0-9]+(?:-[a-z0-9]+)*?)-(?P<form>at-least|at-most)-(?P<threshold>[0-9]+)")

@@ -1,0 +1,67 @@
+"""Benchmark of a game paired with a target (not part of the test run): what the pairing costs and how it grows
+with T.
+
+    .venv/bin/python tests/bench/bench_paired.py [sqlite|duckdb] [--game yahtzee] [-p bonuses=off] [--targets 50,100,200]
+
+For the game and each target T, builds and solves ``GAME-at-least-T`` (``at-most`` for a game that minimises) in
+an empty database of the backend, and prints the build's and the solve's seconds, the paired graph's nodes and
+edges beside the game's own (built first, in the same run), the growth (paired edges / game edges), the best
+chance of reaching T, and the peak memory. There is no numpy reference of the paired solve yet.
+
+    .venv/bin/python tests/bench/bench_paired.py duckdb --game yahtzee -p bonuses=off --targets 100,150,200
+    .venv/bin/python tests/bench/bench_paired.py duckdb --game school -p grades=positive --targets 100
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT))
+
+import dicegraph  # noqa: E402
+from dicegraph.graphs import get_game  # noqa: E402
+from dicegraph.graphs.paired import paired_name  # noqa: E402
+from tests.bench.phases import bench_database, peak_memory  # noqa: E402
+
+
+def built_and_solved(url: str, name: str, params: dict[str, str]) -> tuple[float, float, dict, float]:
+    """Return the build's and the solve's seconds of ``name`` into ``url``, the build's figures and the optimum's
+    value."""
+    database = dicegraph.open(url)
+    started = time.perf_counter()
+    built = database.build(name, params)
+    building = time.perf_counter() - started
+    report = database.report(name, params, games=0)
+    solving = time.perf_counter() - started - building
+    optimal = next(row["value"] for row in report["policies"] if row["name"] == "optimal")
+    return building, solving, built, optimal
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("backend", nargs="?", default="duckdb", choices=["sqlite", "duckdb"])
+    parser.add_argument("--game", default="yahtzee")
+    parser.add_argument("-p", "--param", action="append", default=[], metavar="NAME=VALUE")
+    parser.add_argument("--targets", default="100,200", help="the targets T, comma-separated")
+    args = parser.parse_args()
+    params = dict(part.split("=", 1) for part in args.param)
+    test = ">=" if get_game(args.game).objective == "max" else "<="
+    with bench_database(args.backend) as url:
+        building, solving, built, optimal = built_and_solved(url, args.game, params)
+    print(f"{args.game} {params} on {args.backend}: build {building:.1f} s, solve {solving:.1f} s, "
+          f"{built['nodes']:,} nodes, {built['edges']:,} edges; optimal {optimal:.10f}", flush=True)
+    for target in (int(text) for text in args.targets.split(",")):
+        name = paired_name(args.game, test, target)
+        with bench_database(args.backend) as url:
+            paired_building, paired_solving, paired_built, chance = built_and_solved(url, name, params)
+        print(f"{name}: build {paired_building:.1f} s, solve {paired_solving:.1f} s, {paired_built['nodes']:,} "
+              f"nodes, {paired_built['edges']:,} edges ({paired_built['edges'] / built['edges']:.1f} times the "
+              f"game's); best chance {chance:.10f}; peak {peak_memory()}", flush=True)
+
+
+if __name__ == "__main__":
+    main()

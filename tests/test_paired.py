@@ -170,3 +170,17 @@ def test_a_target_the_game_cannot_take_on_its_own_graph_names_the_paired_game(tm
         CliRunner().invoke(main, ["--db", db, "build", "yachtlet"], catch_exceptions=False)
         result = CliRunner().invoke(main, ["--db", db, "solve", "yachtlet", "--objective", "at-least:6"])
     assert result.exit_code == 1 and "dicegraph solve yachtlet-at-least-6" in result.output
+
+
+@pytest.mark.parametrize(("name", "params", "target"), [
+    ("school", {"combinations": "Grade 6", "grades": "negative"}, 0),
+    ("yahtzee", {"boxes": "Chance", "bonuses": "off"}, 25)])
+def test_a_five_dice_turn_stored_once_carries_its_points_to_its_ends(tmp_path: Path, name: str, params: dict,
+                                                                    target: int) -> None:
+    """School's and Yahtzee's turn, stored once one die at a time: the turn pays a combination's points as it ends
+    (School's grades below 0), and the paired turn carries them to its ends; one turn's best chance equals the
+    recursion over the whole turn in fractions."""
+    report = dicegraph.open(f"duckdb:///{tmp_path / 'game.duckdb'}").report(f"{name}-at-least-{target}", params,
+                                                                           games=0)
+    optimal = next(row["value"] for row in report["policies"] if row["name"] == "optimal")
+    assert optimal == pytest.approx(float(best_chance(_rules(name, params), ">=", target)), rel=1e-12)

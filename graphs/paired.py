@@ -121,61 +121,76 @@ def _paired_ending(target: Target, ending: Ending, left: float) -> Ending:
     return (SHORT if target.test == ">=" else OVER)._replace(roll_label=ending.roll_label)
 
 
-class PairedRules(DiceRules):
+class _Paired(DiceRules):
+    """Rules whose position is a game's position (of rules ``inner``) paired with something more: the game's rolls,
+    and its texts of them."""
+
+    inner: Rules
+
+    def rolls(self, position: Any) -> Any:
+        """Return the game's rolls at the position."""
+        return self.inner.rolls(position[0])
+
+    def roll_text(self, roll: Roll) -> str:
+        """Return the game's text of a roll."""
+        return self.inner.roll_text(roll)
+
+    def roll_label(self, texts: Sequence[str]) -> str:
+        """Return the game's label of rolls."""
+        return self.inner.roll_label(texts)
+
+
+class PairedRules(_Paired):
     """The rules of a game (:class:`dicegraph.graphs.rules.Rules`) paired with a target: a position is
     ``(position, left)``; see the module's docstring."""
 
     def __init__(self, rules: Rules, target: Target):
-        self.rules, self.target = rules, target
+        self.inner, self.target = rules, target
         self.agents = {name: self._lifted_agent(agent) for name, agent in getattr(rules, "agents", {}).items()}
 
     def _lifted_agent(self, agent: Callable[..., Move]) -> Callable[..., Move]:
         """Return the game's agent playing the paired game: the same move, whatever is still needed."""
 
         def choose(position: Any, roll: Roll, moves: Sequence[Move]) -> Move:
-            inner = self.rules.moves(position[0], roll)
+            inner = self.inner.moves(position[0], roll)
             return moves[inner.index(agent(position[0], roll, inner))]
 
         return choose
 
     def starts(self) -> list[Any]:
         """Return the game's starts with the whole target to go."""
-        return [(start, self.target.threshold) for start in self.rules.starts()]
+        return [(start, self.target.threshold) for start in self.inner.starts()]
 
     def key(self, position: Any) -> str:
         """Return ``'<key> need <left>'`` (an ending: its key)."""
         if isinstance(position, Ending):
             return position.key
         at, left = position
-        return f"{self.rules.key(at)} {_left_text(self.target, left)}"
+        return f"{self.inner.key(at)} {_left_text(self.target, left)}"
 
     def label(self, position: Any) -> str:
         """Return the game's label and what is left."""
         if isinstance(position, Ending):
             return position.label
         at, left = position
-        return f"{self.rules.label(at)}; {_left_text(self.target, left)}"
+        return f"{self.inner.label(at)}; {_left_text(self.target, left)}"
 
     def clock(self, position: Any) -> int:
         """Return the game's clock."""
-        return 0 if isinstance(position, Ending) else self.rules.clock(position[0])
+        return 0 if isinstance(position, Ending) else self.inner.clock(position[0])
 
     def payoff(self, position: Any) -> float | None:
         """Return 1 where the game is over with the target reached, 0 where it is over short of it, else None."""
         if isinstance(position, Ending):
             return position.payoff
         at, left = position
-        payoff = self.rules.payoff(at)
+        payoff = self.inner.payoff(at)
         return None if payoff is None else self.target.pays(payoff, left)
-
-    def rolls(self, position: Any) -> Any:
-        """Return the game's rolls."""
-        return self.rules.rolls(position[0])
 
     def moves(self, position: Any, roll: Roll | None) -> list[Move]:
         """Return the game's moves, each lowering what is left by its points and paying nothing."""
         at, left = position
-        return [self._lifted(move, left) for move in self.rules.moves(at, roll)]
+        return [self._lifted(move, left) for move in self.inner.moves(at, roll)]
 
     def _lifted(self, move: Move, left: float) -> Move:
         """Return the paired game's move for a game's ``move`` with ``left`` to go (to an ending where that settles
@@ -186,70 +201,58 @@ class PairedRules(DiceRules):
     def ending(self, position: Any, roll: Roll) -> Ending | Move:
         """Return where a roll without moves leads: the paired ending, or the paired move taken."""
         at, left = position
-        after = self.rules.ending(at, roll)
+        after = self.inner.ending(at, roll)
         if isinstance(after, Ending):
             return _paired_ending(self.target, after, left)
         return self._lifted(after, left)
 
-    def roll_text(self, roll: Roll) -> str:
-        """Return the game's text of a roll."""
-        return self.rules.roll_text(roll)
-
-    def roll_label(self, texts: Sequence[str]) -> str:
-        """Return the game's label of rolls."""
-        return self.rules.roll_label(texts)
-
     def decision_key(self, position: Any, roll: Roll) -> str:
         """Return the game's decision key and what is left."""
         at, left = position
-        return f"{self.rules.decision_key(at, roll)} {_left_text(self.target, left)}"
+        return f"{self.inner.decision_key(at, roll)} {_left_text(self.target, left)}"
 
     def decision_label(self, position: Any, roll: Roll) -> str:
         """Return the game's decision label and what is left."""
         at, left = position
-        return f"{self.rules.decision_label(at, roll)}; {_left_text(self.target, left)}"
+        return f"{self.inner.decision_label(at, roll)}; {_left_text(self.target, left)}"
 
 
-class TurnPoints(DiceRules):
+class TurnPoints(_Paired):
     """A turn's rules (of a :class:`dicegraph.graphs.repeating.RepeatingTurn`) carrying the points it pays to its
     ends: a position is ``(position, points paid this turn)`` (capped where more would not matter), an end's key
     is ``'<end key> +<points>'``, and no move pays anything."""
 
     def __init__(self, turn: Rules, target: Target):
-        self.turn, self.target, self.cap = turn, target, target.cap
+        self.inner, self.target, self.cap = turn, target, target.cap
 
     def starts(self) -> list[Any]:
         """Return the turn's start, nothing paid yet (alone: an end the turn holds unreached, as a five-dice turn
         holds them all, is held by the points it is reached with)."""
-        return [(self.turn.starts()[0], 0.0)]
+        return [(self.inner.starts()[0], 0.0)]
 
     def key(self, position: Any) -> str:
         """Return the turn's key, with ``' +<points>'`` at an end or where points are paid."""
         at, paid = position
-        key = self.turn.key(at)
-        return f"{key} +{points_text(paid)}" if paid or self.turn.payoff(at) is not None else key
+        key = self.inner.key(at)
+        return f"{key} +{points_text(paid)}" if paid or self.inner.payoff(at) is not None else key
 
     def label(self, position: Any) -> str:
         """Return the turn's label, with the points paid."""
         at, paid = position
-        return f"{self.turn.label(at)}; {points_text(paid)} points" if paid else self.turn.label(at)
+        return f"{self.inner.label(at)}; {points_text(paid)} points" if paid else self.inner.label(at)
 
     def clock(self, position: Any) -> int:
         """Return the turn's clock."""
-        return self.turn.clock(position[0])
+        return self.inner.clock(position[0])
 
     def payoff(self, position: Any) -> float | None:
         """Return the turn's payoff (an end's, which is not used)."""
-        return self.turn.payoff(position[0])
-
-    def rolls(self, position: Any) -> Any:
-        """Return the turn's rolls."""
-        return self.turn.rolls(position[0])
+        return self.inner.payoff(position[0])
 
     def moves(self, position: Any, roll: Roll | None) -> list[Move]:
         """Return the turn's moves, their points carried in the position moved to."""
         at, paid = position
-        return [self._carried(move, paid) for move in self.turn.moves(at, roll)]
+        return [self._carried(move, paid) for move in self.inner.moves(at, roll)]
 
     def _carried(self, move: Move, paid: float) -> Move:
         if move.reward < 0 and not self.target.falls:
@@ -259,28 +262,20 @@ class TurnPoints(DiceRules):
     def ending(self, position: Any, roll: Roll) -> Ending | Move:
         """Return the turn's ending, its key with the points paid."""
         at, paid = position
-        after = self.turn.ending(at, roll)
+        after = self.inner.ending(at, roll)
         if isinstance(after, Ending):
             return after._replace(key=f"{after.key} +{points_text(paid)}")
         return self._carried(after, paid)
 
-    def roll_text(self, roll: Roll) -> str:
-        """Return the turn's text of a roll."""
-        return self.turn.roll_text(roll)
-
-    def roll_label(self, texts: Sequence[str]) -> str:
-        """Return the turn's label of rolls."""
-        return self.turn.roll_label(texts)
-
     def decision_key(self, position: Any, roll: Roll) -> str:
         """Return the turn's decision key, with the points paid."""
         at, paid = position
-        key = self.turn.decision_key(at, roll)
+        key = self.inner.decision_key(at, roll)
         return f"{key} +{points_text(paid)}" if paid else key
 
     def decision_label(self, position: Any, roll: Roll) -> str:
         """Return the turn's decision label."""
-        return self.turn.decision_label(position[0], roll)
+        return self.inner.decision_label(position[0], roll)
 
 
 def _end_of(end: str) -> tuple[str, float]:

@@ -163,7 +163,8 @@ def get_game(name: str) -> GameSpec:
         return GAMES[name]
     except KeyError:
         refused = f"; refused: {'; '.join(REFUSED.values())}" if REFUSED else ""
-        raise UnknownGame(f"unknown game {name!r} (known: {', '.join(sorted(GAMES))}){refused}") from None
+        raise UnknownGame(f"unknown game {name!r} (known: {', '.join(sorted(GAMES))}, and any game for one paired "
+                          f"with a target, GAME-at-least-T or GAME-at-most-T){refused}") from None
 
 
 for _module in BUILT_IN:

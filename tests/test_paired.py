@@ -184,3 +184,16 @@ def test_a_five_dice_turn_stored_once_carries_its_points_to_its_ends(tmp_path: P
                                                                            games=0)
     optimal = next(row["value"] for row in report["policies"] if row["name"] == "optimal")
     assert optimal == pytest.approx(float(best_chance(_rules(name, params), ">=", target)), rel=1e-12)
+
+
+@pytest.mark.parametrize("name", ["yachtlet-at-least-6", "tally-at-least-12", "shut-the-box-at-most-3"])
+def test_every_tool_holds_on_a_paired_game(name: str, tmp_path: Path) -> None:
+    """``dicegraph check`` of a paired game on its game's small parameters: build, report, solve, the rules'
+    recursion, distributions, Monte Carlo from the rules, export, positions, play and the explorer all hold."""
+    from dicegraph.conformance import check_game
+
+    with shapes.registered():
+        findings = check_game(get_game(name), url=f"sqlite:///{tmp_path / 'check.db'}")
+    assert all(found.holds for found in findings), [found.line() for found in findings]
+    assert {"build", "report", "exact", "distribution", "monte-carlo", "play", "explorer"} <= {
+        found.check for found in findings}

@@ -212,8 +212,13 @@ class TurnsInFull(DiceRules):
         self.game = game
         self.turn = game.turn
         self.root = game.turn.starts()[0]
-        self.constant_sum, self.points_fall = game.constant_sum, game.points_fall
+        self.constant_sum = game.constant_sum
         self.agents = {name: self.plays(agent) for name, agent in game.agents.items()}
+
+    @property
+    def points_fall(self) -> bool:  # type: ignore[override]
+        """Return the game's ``points_fall``."""
+        return self.game.points_fall
 
     def plays(self, agent: TurnAgent) -> Callable[..., Move]:
         """Return the copied game's agent for a turn agent (one of the game's, or a stored policy played from its

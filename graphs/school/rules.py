@@ -58,13 +58,18 @@ class SchoolRules(RepeatingTurn):
     encoder = functools.partial(DecisionBytes, score_byte)
 
     def __init__(self, params: Mapping[str, Any]):
-        self.first = first_used(params)
-        self.points_fall = params["grades"] == "negative"  # a grade short of three scores below 0
+        self.first, self.params = first_used(params), params
         self.rankings = (bob(self.first),)
         scores = functools.partial(score_moves, params)
         self.turn = FiveDiceTurn(scores)
         self.stored_turn = StoredTurn(scores, stop_after=(2,), ends=[
             (turn_key("end", combination), f"the turn ends with {combination}") for combination in COMBINATIONS])
+
+    @property
+    def points_fall(self) -> bool:  # type: ignore[override]
+        """Return whether a grade may score below 0: with negative grades (upstream's rule), when asked (the turn's
+        structure is made from no parameters)."""
+        return self.params["grades"] == "negative"
 
     def first_state(self) -> int:
         """Return the combinations out of play used (nothing when all are in play)."""

@@ -29,7 +29,7 @@ from typing import Any
 from dicegraph.graphs import bear_off, cant_stop, cant_stop_board, five_thousand, five_thousand_race, jackpot, pig, school, shut_the_box, synthetic, yahtzee
 from dicegraph.graphs.bear_off import race as bear_off_race
 from dicegraph.graphs.errors import UnknownGame
-from dicegraph.graphs.paired import derived_name, paired_spec
+from dicegraph.graphs.paired import derived_name, paired_game
 from dicegraph.graphs.spec import GameSpec, InvalidGame
 
 ENTRY_POINTS = "dicegraph.games"  # the entry-point group a plugin's game module is named in
@@ -59,13 +59,15 @@ class Registry(Mapping[str, GameSpec]):
         """Return the paired game ``name`` stands for (:mod:`dicegraph.graphs.paired`: ``yahtzee-at-least-200``),
         declared once; raise KeyError where it stands for none, UnknownGame where its game cannot be paired."""
         if name not in self._paired:
+            derived = derived_name(name)
+            if derived is None or derived[0] not in self._games:
+                raise KeyError(name)
+            game, test, threshold = self._games[derived[0]], derived[1], derived[2]
             try:
-                declared = paired_spec(self._games, name)
+                declared = paired_game(game, test, threshold)
             except ValueError as error:
                 raise UnknownGame(f"unknown game {name!r}: {error}") from None
-            if declared is None:
-                raise KeyError(name)
-            self._paired[name] = GameSpec.declared_by(declared, self._games[derived_name(name)[0]].origin)
+            self._paired[name] = GameSpec.declared_by(declared, game.origin)
         return self._paired[name]
 
     def __iter__(self) -> Iterator[str]:

@@ -43,7 +43,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from types import SimpleNamespace
 from typing import Any, NamedTuple
 
@@ -87,11 +87,15 @@ class Target(NamedTuple):
             raise InvalidGraph(f"a terminal pays {payoff:g}: {FALLING}")
         return float(payoff >= left if self.test == ">=" else payoff <= left)
 
-    def after(self, left: float, points: float) -> float:
-        """Return what is left once ``points`` are scored (raise InvalidGraph for points below 0)."""
+    def scored(self, points: float) -> float:
+        """Return the points a move pays; raise InvalidGraph for points below 0 where points may not fall."""
         if points < 0 and not self.falls:
             raise InvalidGraph(f"a move pays {points:g} points: {FALLING}")
-        return left - points
+        return points
+
+    def after(self, left: float, points: float) -> float:
+        """Return what is left once ``points`` are scored (:meth:`scored`)."""
+        return left - self.scored(points)
 
     @property
     def cap(self) -> float:
@@ -255,9 +259,8 @@ class TurnPoints(_Paired):
         return [self._carried(move, paid) for move in self.inner.moves(at, roll)]
 
     def _carried(self, move: Move, paid: float) -> Move:
-        if move.reward < 0 and not self.target.falls:
-            raise InvalidGraph(f"a move pays {move.reward:g} points: {FALLING}")
-        return Move((move.next, min(paid + move.reward, self.cap)), move.label, 0.0, move.passes)
+        """Return the turn's ``move`` paying nothing, its points (:meth:`Target.scored`) added to those paid."""
+        return Move((move.next, min(paid + self.target.scored(move.reward), self.cap)), move.label, 0.0, move.passes)
 
     def ending(self, position: Any, roll: Roll) -> Ending | Move:
         """Return the turn's ending, its key with the points paid."""
@@ -300,7 +303,7 @@ class PairedTurn(RepeatingTurn):
         """Return the game's turn agent playing the paired turn: the same move, whatever is still needed."""
 
         def choose(state: Any, position: Any, roll: Roll, moves: Sequence[Move]) -> Move:
-            at, paid = position
+            at = position[0]
             inner = self.game.turn.moves(at, roll)
             picked = agent(state[0], at, roll, inner)
             return moves[inner.index(picked)]
@@ -387,6 +390,11 @@ def paired(rules: Rules, test: str, threshold: float) -> Rules:
     return PairedRules(rules, target)
 
 
+def for_two(name: str) -> str:
+    """Return why the game ``name``, a game for two, takes no target, in one line."""
+    return f"{name} is a game for two: its outcome is who wins, so it takes no target"
+
+
 def paired_name(name: str, test: str, threshold: float) -> str:
     """Return the name of the game ``name`` paired with a target, e.g. ``'yahtzee-at-least-200'``."""
     return f"{name}-{TESTS[test]}-{points_text(threshold)}"
@@ -397,7 +405,7 @@ def paired_refusal(game: Any, test: str) -> str | None:
     can: a game for one, written at the rules level, whose objective the test goes with (at-least to maximise)."""
     form = TESTS[test]
     if game.players != 1:
-        return f"{game.name} is a game for two: its outcome is who wins, so it takes no target"
+        return for_two(game.name)
     if game.rules is None:
         return f"{game.name} gives no rules (only rows), so it cannot be paired with a target"
     if (test == ">=") != (game.objective == "max"):
@@ -439,11 +447,3 @@ def derived_name(name: str) -> tuple[str, str, float] | None:
     test = next(test for test, form in TESTS.items() if form == matched["form"])
     return matched["base"], test, float(matched["threshold"])
 
-
-def paired_spec(games: Mapping[str, Any], name: str) -> Any | None:
-    """Return the declaration of the paired game ``name`` stands for, its game found in ``games``; None where the
-    name is no paired game's or its game is unknown. Raise ValueError where that game cannot be paired."""
-    derived = derived_name(name)
-    if derived is None or derived[0] not in games:
-        return None
-    return paired_game(games[derived[0]], derived[1], derived[2])

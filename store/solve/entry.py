@@ -19,7 +19,7 @@ from typing import Any, NamedTuple
 import sqlalchemy as sa
 
 from dicegraph.graphs.errors import DicegraphError
-from dicegraph.graphs.paired import paired_name
+from dicegraph.graphs.paired import for_two, paired_name
 from dicegraph.graphs.protocol import OPTIMAL, Progress
 from dicegraph.graphs.spec import GameSpec, policy_names
 from dicegraph.store.catalog import find_policy, has_cycles, list_policy_names, stored_params
@@ -107,8 +107,7 @@ def _refuse_target(connection: sa.Connection, graph_id: int, game: GameSpec, obj
     for the game's objective, a target outside the outcomes' range, or a graph whose outcome is not its
     terminal's payoff alone (points paid on moves, positions that recur, a turn stored once)."""
     if game.players != 1:
-        raise DicegraphError(f"{game.name} is a game for two: its outcome is who wins, so it takes no target "
-                             f"({objective})")
+        raise DicegraphError(f"{for_two(game.name)} ({objective})")
     wanted = {"max": ">=", "min": "<="}[game.objective]
     if target.test != wanted:
         form = next(form for form, test in objectives.TARGETS.items() if test == wanted)
@@ -145,7 +144,7 @@ def declared_target_refusal(game: GameSpec) -> str | None:
     """Return why ``game`` takes no target, from what it declares alone (before any graph is built), in one line;
     None where its graphs may take one (:func:`target_refusal` says of a stored graph)."""
     if game.players != 1:
-        return f"{game.name} is a game for two: its outcome is who wins, so it takes no target"
+        return for_two(game.name)
     if game.repeating or game.loops:
         return (f"{game.name} takes no target: its {'turn is stored once' if game.repeating else 'positions recur'}"
                 "; targets are solved on graphs whose terminals pay the whole outcome")

@@ -588,6 +588,8 @@ def report(ctx: click.Context, game: str, params: tuple[str, ...], simulated_gam
                    "z = (estimate - exact) / standard error.")
     for line in chosen.hooks.describe(data):
         click.echo(line)
+    if data.get("average_optimum"):
+        click.echo(_average_optimum_line(data["average_optimum"], chosen.outcome))
     if any("distribution" in p for p in data["policies"]):
         click.echo(_percentiles_table(data["policies"]))
     if data.get("targets"):
@@ -630,6 +632,14 @@ def _percentile(spread: Sequence[Mapping[str, float]], percent: float) -> float:
         if below >= percent / 100 - 1e-12:
             return row["payoff"]
     return spread[-1]["payoff"]
+
+
+def _average_optimum_line(average: Mapping[str, Any], outcome: str) -> str:
+    """Return the line of a paired game's report that sets its best chance beside how often its game's optimum of
+    the average reaches the target."""
+    return (f"\nPlaying {average['game']}'s optimum of the average (its value {average['value']:.6f}) instead: "
+            f"{_percent(average['chance'], outcome)}, {_percent(average['best'] - average['chance'], outcome)} less "
+            "than the best chance.")
 
 
 def _targets_table(targets: Sequence[Mapping[str, Any]], objective: str) -> str:

@@ -19,6 +19,7 @@ in one line, so the other games keep working.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import os
 import sys
 from collections.abc import Iterator, Mapping
@@ -29,7 +30,7 @@ from typing import Any
 from dicegraph.graphs import bear_off, cant_stop, cant_stop_board, five_thousand, five_thousand_race, jackpot, pig, school, shut_the_box, synthetic, yahtzee
 from dicegraph.graphs.bear_off import race as bear_off_race
 from dicegraph.graphs.errors import UnknownGame
-from dicegraph.graphs.paired import derived_name, paired_game
+from dicegraph.graphs.paired import Pairing, Target, derived_name, paired_game
 from dicegraph.graphs.spec import GameSpec, InvalidGame
 
 ENTRY_POINTS = "dicegraph.games"  # the entry-point group a plugin's game module is named in
@@ -67,7 +68,8 @@ class Registry(Mapping[str, GameSpec]):
                 declared = paired_game(game, test, threshold)
             except ValueError as error:
                 raise UnknownGame(f"unknown game {name!r}: {error}") from None
-            self._paired[name] = GameSpec.declared_by(declared, game.origin)
+            self._paired[name] = dataclasses.replace(GameSpec.declared_by(declared, game.origin),
+                                                     pairing=Pairing(game, Target(test, threshold)))
         return self._paired[name]
 
     def __iter__(self) -> Iterator[str]:

@@ -43,16 +43,18 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from types import SimpleNamespace
 from typing import Any, NamedTuple
 
-from dicegraph.graphs.errors import InvalidGraph
+from dicegraph.graphs.errors import BadParameter, InvalidGraph
 from dicegraph.graphs.repeating import NoDecisions, RepeatingTurn, TurnsInFull
 from dicegraph.graphs.rules import DiceRules, Ending, Move, Roll, Rules
 
 TESTS = {">=": "at-least", "<=": "at-most"}  # a target's test -> the word naming it (``at-least:T``)
-PAIRED_NAME = re.compile(r"(?P<base>[a-z0-9]+(?:-[a-z0-9]+)*?)-(?P<form>at-least|at-most)-(?P<threshold>[0-9]+)")
+PAIRED_NAME = re.compile(r"(?P<base>[a-z0-9]+(?:-[a-z0-9]+)*?)-(?P<form>at-least|at-most)-(?P<minus>minus-)?"
+                         r"(?P<threshold>[0-9]+)")  # a target below 0 is named minus-T: a name takes no '-5'
+
 
 
 def points_text(points: float) -> str:
@@ -97,11 +99,42 @@ class Target(NamedTuple):
         """Return what is left once ``points`` are scored (:meth:`scored`)."""
         return left - self.scored(points)
 
+    def chance(self, distribution: Mapping[float, float]) -> float:
+        """Return the probability that the outcome reaches the target, from its distribution (outcome ->
+        probability).
+
+        >>> Target(">=", 3).chance({0.0: 0.5, 3.0: 0.25, 4.0: 0.25}), Target("<=", 3).chance({0.0: 0.5, 4.0: 0.5})
+        (0.5, 0.5)
+        """
+        return sum(p for outcome, p in distribution.items()
+                   if (outcome >= self.threshold if self.test == ">=" else outcome <= self.threshold))
+
+    def out_of_range(self) -> str | None:
+        """Return why the target says nothing, in one line, where the game's points cannot fall (every outcome is
+        0 or more): at least T for T <= 0 is certain, at most T for T < 0 impossible; None for any other."""
+        if self.falls:
+            return None
+        if self.test == ">=" and self.threshold <= 0:
+            return (f"every outcome is at least 0 (its points never fall), so at least {points_text(self.threshold)} "
+                    "is certain: give a target above 0")
+        if self.test == "<=" and self.threshold < 0:
+            return (f"no outcome is below 0 (its points never fall), so at most {points_text(self.threshold)} "
+                    "cannot be reached: give a target of 0 or more")
+        return None
+
     @property
     def cap(self) -> float:
         """Return the most points worth telling apart within a turn: any more settle the target, whatever follows
         (where points may fall, none is too many)."""
         return math.inf if self.falls else self.threshold + (self.test == "<=")
+
+
+class Pairing(NamedTuple):
+    """What a paired game stands for: its ``game`` (the declared game, a :class:`dicegraph.graphs.spec.GameSpec`)
+    and its ``target``."""
+
+    game: Any
+    target: Target
 
 
 FALLING = "rules whose points may fall below 0 declare points_fall = True (a target then follows every total)"
@@ -385,6 +418,9 @@ def paired(rules: Rules, test: str, threshold: float) -> Rules:
     (:class:`PairedRules`), or, for a game whose turn repeats (a :class:`dicegraph.graphs.repeating.TurnsInFull`),
     the same turn paired by its states (:class:`PairedTurn`) copied into each state."""
     target = Target(test, float(threshold), getattr(rules, "points_fall", False))
+    refused = target.out_of_range()
+    if refused is not None:
+        raise InvalidGraph(refused)
     if isinstance(rules, TurnsInFull):
         return TurnsInFull(PairedTurn(rules.game, target))
     return PairedRules(rules, target)
@@ -396,8 +432,13 @@ def for_two(name: str) -> str:
 
 
 def paired_name(name: str, test: str, threshold: float) -> str:
-    """Return the name of the game ``name`` paired with a target, e.g. ``'yahtzee-at-least-200'``."""
-    return f"{name}-{TESTS[test]}-{points_text(threshold)}"
+    """Return the name of the game ``name`` paired with a target, e.g. ``'yahtzee-at-least-200'``, a target below 0
+    as ``minus-T`` (names take no ``'-5'``).
+
+    >>> paired_name("school", ">=", -5), paired_name("shut-the-box", "<=", 3)
+    ('school-at-least-minus-5', 'shut-the-box-at-most-3')
+    """
+    return f"{name}-{TESTS[test]}-{'minus-' if threshold < 0 else ''}{points_text(abs(threshold))}"
 
 
 def paired_refusal(game: Any, test: str) -> str | None:
@@ -422,6 +463,14 @@ def paired_game(game: Any, test: str, threshold: float) -> SimpleNamespace:
     if refused is not None:
         raise ValueError(refused)
     make_rules = game.rules
+
+    def check_params(values: Mapping[str, Any]) -> None:  # the game's own check, then the target's range
+        if game.check_params is not None:
+            game.check_params(values)
+        refused = Target(test, threshold, getattr(make_rules(values), "points_fall", False)).out_of_range()
+        if refused is not None:
+            raise BadParameter(f"{paired_name(game.name, test, threshold)}: {refused}")
+
     form, shown = TESTS[test], points_text(threshold)
     return SimpleNamespace(
         name=paired_name(game.name, test, threshold), version=game.version, objective="max",
@@ -429,7 +478,7 @@ def paired_game(game: Any, test: str, threshold: float) -> SimpleNamespace:
         summary=f"{game.title} played for the best chance that its outcome is {form.replace('-', ' ')} {shown}: "
                 "its positions paired with the points still needed.",
         outcome=f"probability that the outcome is {form.replace('-', ' ')} {shown}",
-        params=game.params, small_params=game.small_params, check_params=game.check_params,
+        params=game.params, small_params=game.small_params, check_params=check_params,
         loops=game.loops, repeating=game.repeating,
         rules=lambda params: paired(make_rules(params), test, threshold))
 
@@ -440,10 +489,12 @@ def derived_name(name: str) -> tuple[str, str, float] | None:
 
     >>> derived_name("yahtzee-at-least-200"), derived_name("shut-the-box-at-most-3"), derived_name("school")
     (('yahtzee', '>=', 200.0), ('shut-the-box', '<=', 3.0), None)
+    >>> derived_name("school-at-least-minus-5")
+    ('school', '>=', -5.0)
     """
     matched = PAIRED_NAME.fullmatch(name)
     if matched is None:
         return None
     test = next(test for test, form in TESTS.items() if form == matched["form"])
-    return matched["base"], test, float(matched["threshold"])
+    return matched["base"], test, float(matched["threshold"]) * (-1 if matched["minus"] else 1)
 

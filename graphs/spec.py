@@ -25,6 +25,7 @@ from types import ModuleType
 from typing import Any
 
 from dicegraph.graphs.errors import DicegraphError, InvalidGraph
+from dicegraph.graphs.paired import Pairing
 from dicegraph.graphs.presentation import Presentation, hook_problem
 from dicegraph.graphs.protocol import OBJECTIVES, OPTIMAL, Param, Row, value_text
 
@@ -34,6 +35,7 @@ PLAYERS = (1, 2)  # a game for one player, or a two-player zero-sum game seen fr
 REQUIRED = ("name", "title", "summary", "version", "objective", "outcome", "params", "agents", "build")
 FROM_RULES = ("agents", "build", "simulator")  # what a game written at the rules level gets from them unless it gives its own
 FROM_REPEATING = ("turn",)  # what a repeating game's rules give it, never declared: how the store keeps its turn
+FROM_REGISTRY = ("pairing",)  # what the registry gives a paired game (graphs/paired.py), never declared
 FUNCTIONS = ("rules", "check_params", "estimated_edges", "first_guess", "simulator", "play_turns")  # a game may give
 DATA = ("players", "loops", "repeating", "small_params", "solves")  # values a game may give
 EXTRAS = FUNCTIONS + DATA
@@ -162,6 +164,7 @@ class GameSpec:
     simulator: Callable[..., Any] | None = None
     turn: Callable[..., Any] | None = None  # derived from a repeating game's rules: params -> its TurnStructure
     play_turns: Callable[..., Any] | None = None
+    pairing: Pairing | None = None  # a paired game's game and target, given by the registry
     hooks: Presentation = field(default_factory=Presentation.none, compare=False)  # what it adds to the tools
 
     def __hash__(self) -> int:

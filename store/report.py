@@ -17,6 +17,7 @@ import sqlalchemy as sa
 
 from dicegraph.graphs.errors import DicegraphError
 from dicegraph.graphs.montecarlo import can_simulate
+from dicegraph.graphs.paired import Target
 from dicegraph.graphs.protocol import OPTIMAL, Game, Progress, Simulation
 from dicegraph.graphs.spec import policy_names
 from dicegraph.store.catalog import find_policy, graph_by_id, has_cycles, list_policies
@@ -67,7 +68,9 @@ def game_report(
     under the optimum and under the policy best for it (:func:`dicegraph.store.sweep.target_chances`; DicegraphError,
     in one line, for a graph that takes no target). ``distributions`` gives each policy its whole ``distribution``
     of outcomes (:meth:`dicegraph.store.view.GraphView.distribution`; a turn stored once: its turns played forward,
-    ``layers`` counting the states), where the graph has one (no cycles, not a race).
+    ``layers`` counting the states), where the graph has one (no cycles, not a race). A paired game
+    (:mod:`dicegraph.graphs.paired`) has its ``average_optimum``: its game's optimum of the average (built and
+    solved with the same parameters), how often that reaches the target, beside the best chance.
 
     >>> from dicegraph.graphs import get_game
     >>> from dicegraph.store.db import open_database
@@ -79,6 +82,8 @@ def game_report(
     built = graphs.get(params, on_build=on_build)
     for other in game.hooks.report_graphs(params):
         graphs.get(other, progress=layers)
+    base = game.pairing.game if game.pairing is not None else None
+    base_built = prepare_game(engine, base, params, progress=layers) if base is not None else None
     with engine.connect() as connection:
         simulation = Simulation(simulated_games, seed, progress) if simulated_games else None
         view = GraphView(connection, built.graph_id, game, matches, all_matches, simulation)
@@ -101,6 +106,9 @@ def game_report(
                 estimate = monte_carlo(connection, game, params, row["name"], simulated_games, seed, progress)
                 row["monte_carlo"] = {key: estimate[key] for key in ("games", "estimate", "stderr", "z")}
         report = _generic_report(game, params, built, policies, distribution)
+        if base is not None and base_built is not None and not has_cycles(connection, base_built.graph_id):
+            report["average_optimum"] = _average_optimum(GraphView(connection, base_built.graph_id, base, layers),
+                                                         game.pairing.target, report["policies"])
         if distributions and not has_cycles(connection, built.graph_id) and game.players == 1:
             spread = GraphView(connection, built.graph_id, game, layers)
             for row in report["policies"]:
@@ -179,6 +187,16 @@ def report_simulations(game: Game, params: Mapping[str, Any], all_matches: bool 
     if runs is not None:
         return runs
     return len(policy_names(game, params)) if can_simulate(game) else 0
+
+
+def _average_optimum(base: GraphView, target: Target, policies: list[dict[str, Any]]) -> dict[str, Any]:
+    """Return the chance that the optimum of the average of a paired game's game (``base``, solved) reaches the
+    ``target``, beside the best chance (the paired game's ``optimal``): ``{"game", "value", "chance", "best"}``,
+    ``value`` the average it plays for."""
+    best = next(row["value"] for row in policies if row["name"] == OPTIMAL)
+    average = next(row["value"] for row in list_policies(base.connection, base.graph_id) if row["name"] == OPTIMAL)
+    return {"game": base.game, "value": average, "chance": target.chance(base.distribution(OPTIMAL)),
+            "best": best}
 
 
 def _generic_report(

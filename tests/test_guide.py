@@ -158,12 +158,12 @@ def test_the_table_names_everything_a_game_may_declare() -> None:
     from dataclasses import fields
 
     from dicegraph.graphs.presentation import HOOK_NAMES
-    from dicegraph.graphs.spec import EXTRAS, FROM_REPEATING, MEANINGS, REQUIRED
+    from dicegraph.graphs.spec import EXTRAS, FROM_REGISTRY, FROM_REPEATING, MEANINGS, REQUIRED
 
     table = section("What a game declares")
     named = set(re.findall(r"^\| `(\w+)` \|", table, re.M))
     assert named == set(REQUIRED + EXTRAS) == set(MEANINGS)
-    assert named == {item.name for item in fields(GameSpec)} - {"origin", "hooks", *FROM_REPEATING}
+    assert named == {item.name for item in fields(GameSpec)} - {"origin", "hooks", *FROM_REPEATING, *FROM_REGISTRY}
     hooks = set(re.findall(r"^\| `(\w+)\(", table, re.M))
     assert hooks == set(HOOK_NAMES)  # every presentation hook (graphs/hookspecs.py), with what it is given
 

@@ -20,7 +20,7 @@ from dicegraph.cli import main
 from dicegraph.graphs import get_game
 from dicegraph.graphs.errors import InvalidGraph, UnknownGame
 from dicegraph.graphs.exact import exact_value
-from dicegraph.graphs.paired import derived_name, paired
+from dicegraph.graphs.paired import derived_name, paired, paired_name
 from dicegraph.graphs.protocol import resolve_params
 from dicegraph.graphs.rules import DiceRules, Ending, Move
 from tests import shapes
@@ -138,6 +138,9 @@ def test_every_backend_stores_the_paired_optimum_and_the_agents_play_it_as_they_
                 assert values[policy] == pytest.approx(reached, rel=1e-12)
             else:  # the optimum of the average reaches the target no more often than the policy best for it
                 assert reached <= values["optimal"] + 1e-12
+                average = report["average_optimum"]  # and the paired report sets them side by side
+                assert average["game"] == name and average["value"] == pytest.approx(row["value"], rel=1e-12)
+                assert (average["chance"], average["best"]) == pytest.approx((reached, values["optimal"]), rel=1e-12)
 
 
 @pytest.mark.parametrize(("name", "params", "objective"), [
@@ -151,6 +154,10 @@ def test_where_the_terminals_pay_the_whole_outcome_the_paired_game_agrees_with_t
     report = database.report(f"{name}-{form}-{target}", params, games=0)
     optimal = next(row["value"] for row in report["policies"] if row["name"] == "optimal")
     assert optimal == pytest.approx(on_terminals, rel=1e-12)
+    swept = next(row for row in database.report(name, params, games=0, targets=True)["targets"]
+                 if row["target"] == float(target))  # the sweep over every target, on the game's own graph
+    assert report["average_optimum"]["chance"] == pytest.approx(swept["policy"], rel=1e-12)
+    assert report["average_optimum"]["best"] == pytest.approx(swept["best"], rel=1e-12)
 
 
 @pytest.mark.parametrize(("name", "said"), [
@@ -164,6 +171,28 @@ def test_a_name_that_cannot_be_paired_is_refused_in_one_line(tmp_path: Path, nam
     assert derived_name("yahtzee-at-least-200") == ("yahtzee", ">=", 200.0)
 
 
+@pytest.mark.parametrize(("name", "said"), [
+    ("shut-the-box-at-most-minus-1", "at most -1 cannot be reached"), ("jackpot-at-least-0", "at least 0 is certain")])
+def test_a_target_outside_the_outcomes_range_is_refused_in_one_line_before_any_work(tmp_path: Path, name: str,
+                                                                                   said: str) -> None:
+    """Where the game's points cannot fall, every outcome is 0 or more: a target that says nothing is refused as
+    its parameters are read, before the database is opened."""
+    result = CliRunner().invoke(main, ["--db", f"sqlite:///{tmp_path / 'x.db'}", "report", name])
+    assert result.exit_code != 0 and said in result.output and len(result.output.strip().splitlines()) == 1
+    assert not (tmp_path / "x.db").exists()
+
+
+def test_a_paired_games_report_sets_the_best_chance_beside_the_optimum_of_the_average(tmp_path: Path) -> None:
+    db = f"sqlite:///{tmp_path / 'game.db'}"
+    shown = CliRunner().invoke(main, ["--db", db, "report", "shut-the-box-at-most-3", "-p", "tiles=5", "-n", "0",
+                                      "--json"], catch_exceptions=False)
+    average = __import__("json").loads(shown.output)["average_optimum"]
+    printed = CliRunner().invoke(main, ["--db", db, "report", "shut-the-box-at-most-3", "-p", "tiles=5", "-n", "0"])
+    assert (f"Playing shut-the-box's optimum of the average (its value {average['value']:.6f}) instead: "
+            f"{100 * average['chance']:.4f} %") in printed.output
+    assert 0 < average["chance"] < average["best"]
+
+
 def test_a_target_the_game_cannot_take_on_its_own_graph_names_the_paired_game(tmp_path: Path) -> None:
     db = f"sqlite:///{tmp_path / 'game.db'}"
     with shapes.registered():
@@ -174,14 +203,15 @@ def test_a_target_the_game_cannot_take_on_its_own_graph_names_the_paired_game(tm
 
 @pytest.mark.parametrize(("name", "params", "target"), [
     ("school", {"combinations": "Grade 6", "grades": "negative"}, 0),
+    ("school", {"combinations": "Grade 6", "grades": "negative"}, -5),
     ("yahtzee", {"boxes": "Chance", "bonuses": "off"}, 25)])
 def test_a_five_dice_turn_stored_once_carries_its_points_to_its_ends(tmp_path: Path, name: str, params: dict,
                                                                     target: int) -> None:
     """School's and Yahtzee's turn, stored once one die at a time: the turn pays a combination's points as it ends
     (School's grades below 0), and the paired turn carries them to its ends; one turn's best chance equals the
     recursion over the whole turn in fractions."""
-    report = dicegraph.open(f"duckdb:///{tmp_path / 'game.duckdb'}").report(f"{name}-at-least-{target}", params,
-                                                                           games=0)
+    report = dicegraph.open(f"duckdb:///{tmp_path / 'game.duckdb'}").report(paired_name(name, ">=", target),
+                                                                           params, games=0)
     optimal = next(row["value"] for row in report["policies"] if row["name"] == "optimal")
     assert optimal == pytest.approx(float(best_chance(_rules(name, params), ">=", target)), rel=1e-12)
 

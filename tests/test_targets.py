@@ -136,10 +136,15 @@ def test_what_takes_no_target_is_refused_in_one_line_before_any_work(tmp_path: P
 
 
 def test_the_manuals_page_shows_what_the_report_prints(tmp_path: Path) -> None:
-    """docs/targets.md: Shut The Box's table of targets, as ``report --targets`` prints it."""
+    """docs/targets.md: Shut The Box's table of targets, as ``report --targets`` prints it, and the line of its
+    paired game's report for T = 3 (the table's row, the same two chances)."""
     page = (Path(__file__).resolve().parents[1] / "docs" / "targets.md").read_text()
     db = f"sqlite:///{tmp_path / 'box.db'}"
     printed = CliRunner().invoke(main, ["--db", db, "report", "shut-the-box", "--targets", "-n", "0"],
                                  catch_exceptions=False).stdout
     table = printed.split("(solve --objective at-most:T):\n", 1)[1].strip()
     assert table in page
+    paired = CliRunner().invoke(main, ["--db", db, "report", "shut-the-box-at-most-3", "-n", "0"],
+                                catch_exceptions=False).stdout
+    line = next(line for line in paired.splitlines() if line.startswith("Playing shut-the-box's optimum"))
+    assert line in page

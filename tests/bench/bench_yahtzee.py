@@ -1,7 +1,7 @@
 """Benchmark of Yahtzee's optimal solve in SQL against the published optima (not part of the test run).
 
     .venv/bin/python tests/bench/bench_yahtzee.py [--rules yahtzee|yatzy] [--bonuses on|upper|off] [--boxes NAMES]
-                                                  [--down-to LAYER] [--no-numpy] [BACKEND ...]
+                                                  [--down-to LAYER] [--no-numpy] [--distribution] [BACKEND ...]
 
 For each backend named (default: duckdb): build Yahtzee into an empty
 database, solve the optimal policy with the store's turn-joined solve
@@ -16,7 +16,9 @@ to 7 decimals with ``yatzy-solver`` (PyPI) when it is installed, and with the
 in-memory numpy solver of ``tests/yahtzee_numpy.py`` (the reference; its time
 and the ratio are printed). With ``--rules yatzy`` the game is Scandinavian
 Yatzy, compared with ``yatzy-solver``'s ``yatzy-scandinavian`` (its own solve
-timed beside ours; no numpy reference).
+timed beside ours; no numpy reference). With ``--distribution`` the whole solve is followed by the optimum's
+score distribution (``store/solve/turn_outcomes.py``, whole games played forward a state layer at a time): its
+time, the peak memory, its mean and sd beside the solve's, and the shares at or above 200, 250 and 300.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -36,6 +39,7 @@ from dicegraph.graphs import get_game  # noqa: E402
 from dicegraph.graphs.yahtzee import boxes  # noqa: E402
 from dicegraph.graphs.yahtzee.report import PUBLISHED  # noqa: E402
 from dicegraph.store.solve import readers, turns  # noqa: E402
+from dicegraph.store.solve.turn_outcomes import turn_outcomes  # noqa: E402
 from dicegraph.store.turn_graph import TurnGraph
 from dicegraph.store.db import open_database  # noqa: E402
 from dicegraph.store.load import build_graph  # noqa: E402
@@ -46,7 +50,8 @@ YATZY_SOLVER_VARIANT = {("yahtzee", "on"): "american", ("yahtzee", "upper"): "am
                         ("yatzy", "on"): "yatzy-scandinavian"}
 
 
-def bench(backend: str, params: dict[str, str], down_to: int) -> tuple[float, float | None]:
+def bench(backend: str, params: dict[str, str], down_to: int,
+          distribution: bool = False) -> tuple[float, float | None]:
     """Build and solve on ``backend``; print the figures; return (solve seconds, expected score or None)."""
     game = get_game("yahtzee")
     sheet = boxes.sheet_of(params)
@@ -76,6 +81,8 @@ def bench(backend: str, params: dict[str, str], down_to: int) -> tuple[float, fl
             if down_to == 0:
                 start = boxes.state_key(boxes.states(sheet)[0], sheet)
                 expected, sd = readers.game_score(connection, built.graph_id, policy_id, start)
+                if distribution:
+                    _distribution(connection, graph, expected, sd, progress)
     turn_edges = sum(span.rolls + span.moves for span in graph.turn_spans)
     joined = solved * turn_edges
     every = sum(1 for state in boxes.states(sheet) if state.filled != sheet.all_filled)
@@ -93,6 +100,20 @@ def bench(backend: str, params: dict[str, str], down_to: int) -> tuple[float, fl
     return seconds, expected
 
 
+def _distribution(connection: sa.Connection, graph: TurnGraph, expected: float, sd: float,
+                  progress: Callable[[int], None]) -> None:
+    """Time the optimum's score distribution over whole games; print it beside the solve's mean and sd."""
+    started = time.perf_counter()
+    spread = turn_outcomes(connection, graph, "optimal", progress)
+    seconds = time.perf_counter() - started
+    mean = sum(score * p for score, p in spread.items())
+    deviation = sum((score - mean) ** 2 * p for score, p in spread.items()) ** 0.5
+    shares = ", ".join(f"{sum(p for score, p in spread.items() if score >= at):.4%} at {at}+" for at in (200, 250, 300))
+    print(f"  the optimum's score distribution: {seconds:.1f} s, {len(spread):,} scores; mean {mean:.10f} "
+          f"(|difference| {abs(mean - expected):.1e}), sd {deviation:.6f} (|difference| {abs(deviation - sd):.1e}); "
+          f"{shares}; total {sum(spread.values()):.12f}; peak memory of the process {peak_memory()}", flush=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("backends", nargs="*", default=["duckdb"])
@@ -101,10 +122,12 @@ def main() -> None:
     parser.add_argument("--boxes", default="all", help="the boxes in play, comma-separated (default: all)")
     parser.add_argument("--down-to", type=int, default=0, help="the lowest state layer solved (0: the whole game)")
     parser.add_argument("--no-numpy", action="store_true", help="skip the numpy reference (about 4 min with bonuses)")
+    parser.add_argument("--distribution", action="store_true",
+                        help="after the whole solve, time the optimum's score distribution")
     options = parser.parse_args()
     params = {"rules": options.rules, "bonuses": options.bonuses, "boxes": options.boxes}
     sheet = boxes.sheet_of(params)
-    results = {backend: bench(backend, params, options.down_to) for backend in options.backends}
+    results = {backend: bench(backend, params, options.down_to, options.distribution) for backend in options.backends}
     published = PUBLISHED.get((options.rules, options.bonuses)) if options.boxes == "all" else None
     if published:
         print(f"published optimum: {published['value']} ({published['source']})")

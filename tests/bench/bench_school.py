@@ -1,6 +1,6 @@
 """Benchmark of School's cold report solve in SQL: both policies over whole games (not part of the test run).
 
-    .venv/bin/python tests/bench/bench_school.py [--combinations NAMES] [sqlite|duckdb|postgresql ...]
+    .venv/bin/python tests/bench/bench_school.py [--combinations NAMES] [--distribution] [sqlite|duckdb|postgresql ...]
 
 For each backend named (default: sqlite; postgresql needs
 ``$DICEGRAPH_BENCH_POSTGRES``, see bench_backends.py): build School into an empty
@@ -12,7 +12,10 @@ turn edges, what the solve reads), and the peak memory of the process. Then
 solve the optimum with the in-memory numpy solver below (the reference) and
 print the ratio; both must find the same expected score. ``--combinations`` (School's parameter: the
 combinations in play, the others used from the start) solves a smaller game in SQL; the reference still solves
-every state and reads the smaller game's start.
+every state and reads the smaller game's start. ``--distribution`` also times the optimum's score distribution
+over whole games in SQL (``store/solve/turn_outcomes.py``) beside :func:`numpy_distribution`, the same forward
+pass in arrays from the reference's values (its choices made again, as the SQL makes them again from the stored
+values), and prints the largest difference of a score's probability.
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ sys.path.insert(0, str(ROOT))
 from dicegraph.graphs import get_game  # noqa: E402
 from dicegraph.graphs import school as rules  # noqa: E402
 from dicegraph.store.solve import readers, turns  # noqa: E402
+from dicegraph.store.solve.turn_outcomes import turn_outcomes  # noqa: E402
 from dicegraph.store.turn_graph import TurnGraph
 from dicegraph.store.db import open_database  # noqa: E402
 from dicegraph.store.load import build_graph  # noqa: E402
@@ -39,40 +43,120 @@ PARAMS = {"straights": (15, 20), "grades": "negative"}
 TARGET_SECONDS = {"sqlite": 300.0, "duckdb": 60.0}
 
 
-def numpy_solve(start: int = 0) -> float:
-    """Return the optimal expected score from the state whose used combinations are ``start`` (0: the whole game),
-    every layer of states solved at once with arrays (values only)."""
-    outcomes = len(rules.OUTCOMES)
-    keep_ids = {keep: i for i, keep in enumerate(rules.KEEPS)}
-    roll = np.zeros((len(rules.KEEPS), outcomes))  # P(outcome | keep)
-    for keep, k in keep_ids.items():
-        for dice, weight in rules.rerolls(keep):
-            roll[k, rules.OUTCOME_INDEX[dice]] += weight / 6 ** (rules.DICE - len(keep))
-    first = roll[keep_ids[()]]
-    options = [[keep_ids[k] for k in rules.sub_multisets(dice) if len(k) < rules.DICE] for dice in rules.OUTCOMES]
-    width = max(map(len, options))
-    keeps = np.array([row + [row[-1]] * (width - len(row)) for row in options])  # padded with a repeat
-    points = rules.points_table(PARAMS["straights"], PARAMS["grades"])  # [outcome, combination, first roll]
-    value = {rules.ALL_USED: 0.0}
-    by_layer: dict[int, list[int]] = {}
-    for used in rules.STATES:
-        by_layer.setdefault(bin(used).count("1"), []).append(used)
-    for layer in range(len(rules.COMBINATIONS) - 1, -1, -1):
-        states = by_layer[layer]
+class NumpyTurns:
+    """School's turn in arrays: the chance of each outcome after each keep, the keeps each outcome allows (padded with
+    a repeat), the first roll's chances, and the points of each combination for each outcome."""
+
+    def __init__(self) -> None:
+        keep_ids = {keep: i for i, keep in enumerate(rules.KEEPS)}
+        self.roll = np.zeros((len(rules.KEEPS), len(rules.OUTCOMES)))  # P(outcome | keep)
+        for keep, k in keep_ids.items():
+            for dice, weight in rules.rerolls(keep):
+                self.roll[k, rules.OUTCOME_INDEX[dice]] += weight / 6 ** (rules.DICE - len(keep))
+        self.first = self.roll[keep_ids[()]]
+        options = [[keep_ids[k] for k in rules.sub_multisets(dice) if len(k) < rules.DICE] for dice in rules.OUTCOMES]
+        width = max(map(len, options))
+        self.keeps = np.array([row + [row[-1]] * (width - len(row)) for row in options])
+        self.points = rules.points_table(PARAMS["straights"], PARAMS["grades"])  # [outcome, combination, first roll]
+
+    def layer(self, states: list[int], value: dict[int, float]) -> dict[str, np.ndarray]:
+        """Return the turn of each of ``states`` played for the most points plus what follows (``value`` of the
+        states after): each outcome's value and best combination when scoring on the first roll (``score1``,
+        ``scores1``) or later (``score3``, ``scores3``), the best keep and its value after the first and second
+        roll (``keep1``, ``kept1``, ``keep2``, ``kept2``), and the state's value (``worth``)."""
         after = np.full((len(states), len(rules.COMBINATIONS)), -np.inf)
         for row, used in enumerate(states):
             for c in rules.open_combinations(used):
                 after[row, c] = value[used | 1 << c]
-        score3 = (points[None, :, :, 0] + after[:, None, :]).max(axis=2)
-        score1 = (points[None, :, :, 1] + after[:, None, :]).max(axis=2)
-        decide2 = np.maximum(score3, (score3 @ roll.T)[:, keeps].max(axis=2))
-        decide1 = np.maximum(score1, (decide2 @ roll.T)[:, keeps].max(axis=2))
-        for row, worth in enumerate(decide1 @ first):
-            value[states[row]] = float(worth)
-    return value[start]
+        found: dict[str, np.ndarray] = {}
+        for roll, name in ((0, "3"), (1, "1")):
+            totals = self.points[None, :, :, roll] + after[:, None, :]
+            found[f"scores{name}"], found[f"score{name}"] = totals.argmax(axis=2), totals.max(axis=2)
+        kept2 = (found["score3"] @ self.roll.T)[:, self.keeps]
+        found["keep2"], found["kept2"] = self.keeps[np.arange(len(rules.OUTCOMES)), kept2.argmax(axis=2)], kept2.max(axis=2)
+        decide2 = np.maximum(found["score3"], found["kept2"])
+        kept1 = (decide2 @ self.roll.T)[:, self.keeps]
+        found["keep1"], found["kept1"] = self.keeps[np.arange(len(rules.OUTCOMES)), kept1.argmax(axis=2)], kept1.max(axis=2)
+        found["worth"] = np.maximum(found["score1"], found["kept1"]) @ self.first
+        return found
 
 
-def bench(backend: str, params: dict[str, object]) -> tuple[float, float]:
+def states_by_layer() -> dict[int, list[int]]:
+    """Return School's states by the number of combinations used."""
+    by_layer: dict[int, list[int]] = {}
+    for used in rules.STATES:
+        by_layer.setdefault(bin(used).count("1"), []).append(used)
+    return by_layer
+
+
+def numpy_values(turns: NumpyTurns) -> dict[int, float]:
+    """Return the optimal expected score still to come from every state (used combinations -> value), every layer of
+    states solved at once with arrays."""
+    value = {rules.ALL_USED: 0.0}
+    for layer, states in sorted(states_by_layer().items(), reverse=True):
+        if layer == len(rules.COMBINATIONS):
+            continue
+        for used, worth in zip(states, turns.layer(states, value)["worth"]):
+            value[used] = float(worth)
+    return value
+
+
+def numpy_distribution(turns: NumpyTurns, value: dict[int, float], start: int = 0) -> dict[float, float]:
+    """Return the optimum's final score -> probability from the state ``start``, whole games played forward a layer
+    of states at a time: each state's chances over the total so far (a dense row), each turn's chances of ending in
+    each (combination, points), its choices made again from the states' values (:func:`numpy_values`, ties to the
+    first combination or keep, and to scoring over keeping)."""
+    points = turns.points
+    low = int(sum(points[:, c, :].min() for c in range(len(rules.COMBINATIONS))))
+    high = int(sum(points[:, c, :].max() for c in range(len(rules.COMBINATIONS))))
+    width, offset = high - low + 1, -low
+    by_layer = {layer: [used for used in states if used & start == start]  # those the start may reach
+                for layer, states in states_by_layer().items()}
+    first_layer = bin(start).count("1")
+    row_of = {layer: {used: row for row, used in enumerate(states)} for layer, states in by_layer.items()}
+    reach = {layer: np.zeros((len(states), width)) for layer, states in by_layer.items() if layer >= first_layer}
+    reach[first_layer][row_of[first_layer][start], offset] = 1.0
+    for layer in range(first_layer, len(rules.COMBINATIONS)):
+        states, here = by_layer[layer], reach.pop(layer)
+        turn = turns.layer(states, value)
+        played = np.broadcast_to(np.arange(len(states))[:, None], turn["score1"].shape)
+        stop1 = turn["score1"] >= turn["kept1"]
+        ends = [(turns.first * stop1, turn["scores1"], 1)]  # (chances, combination, roll) where each turn ends
+        carried = np.zeros((len(states), len(rules.KEEPS)))
+        np.add.at(carried, (played, turn["keep1"]), turns.first * ~stop1)
+        second = carried @ turns.roll
+        stop2 = turn["score3"] >= turn["kept2"]
+        ends.append((second * stop2, turn["scores3"], 0))
+        carried = np.zeros((len(states), len(rules.KEEPS)))
+        np.add.at(carried, (played, turn["keep2"]), second * ~stop2)
+        ends.append((carried @ turns.roll, turn["scores3"], 0))
+        rows = np.concatenate([played.ravel()] * 3)
+        chosen = np.concatenate([combination.ravel() for _, combination, _ in ends])
+        gained = np.concatenate([points[np.arange(len(rules.OUTCOMES))[None, :], combination, roll].ravel()
+                                 for _, combination, roll in ends]).astype(int)
+        chances = np.concatenate([chance.ravel() for chance, _, _ in ends])
+        spans = (len(rules.COMBINATIONS), high - low + 1 - low, len(states))  # (combination, points - low, row)
+        summed = np.bincount(np.ravel_multi_index((chosen, gained - low, rows), spans), weights=chances,
+                             minlength=int(np.prod(spans)))
+        following = reach[layer + 1]
+        found = np.nonzero(summed > 0)[0]
+        pairs, starts = np.unique(found // len(states), return_index=True)  # each (combination, points) in turn
+        for pair, first, last in zip(pairs, starts, [*starts[1:], len(found)]):
+            c, g = divmod(int(pair), spans[1])
+            g += low
+            rows_here = found[first:last] % len(states)
+            into = np.array([row_of[layer + 1][states[row] | 1 << c] for row in rows_here])
+            block = summed[found[first:last], None] * here[rows_here]
+            if g >= 0:
+                following[into, g:] += block[:, :width - g]
+            else:
+                following[into, :g] += block[:, -g:]
+    final = reach[len(rules.COMBINATIONS)][row_of[len(rules.COMBINATIONS)][rules.ALL_USED]]
+    return {float(score - offset): float(p) for score, p in enumerate(final) if p > 0}
+
+
+def bench(backend: str, params: dict[str, object],
+          distribution: bool = False) -> tuple[float, float, tuple[float, dict[float, float]] | None]:
     first = rules.first_used(params)
     with bench_database(backend) as url:
         engine = open_database(url, create=True)
@@ -86,6 +170,11 @@ def bench(backend: str, params: dict[str, object]) -> tuple[float, float]:
             seconds = time.perf_counter() - started
             policy_id = turns.ensure_policy(connection, graph, "optimal")
             expected, sd = readers.game_score(connection, built.graph_id, policy_id, rules.state_key(first))
+            spread = None
+            if distribution:
+                started = time.perf_counter()
+                found = turn_outcomes(connection, graph, "optimal")
+                spread = time.perf_counter() - started, found
     turn_edges = sum(span.rolls + span.moves for span in graph.turn_spans)
     states = sum(1 for used in rules.STATES if used & first == first) - 1  # those played: all but the last
     joined = len(graph.structure.policies) * states * turn_edges
@@ -94,22 +183,42 @@ def bench(backend: str, params: dict[str, object]) -> tuple[float, float]:
     print(f"{backend}: build {build_seconds:.1f} s; optimal and Bob solved in {seconds:.1f} s{against}, "
           f"{joined / seconds / 1e6:.2f} M joined edges/s ({joined:,} = policies x states x turn edges); "
           f"expected score {expected:.9f}, sd {sd:.6f}; peak memory of the process so far {peak_memory()}", flush=True)
-    return seconds, expected
+    if spread is not None:
+        print(f"{backend}: the optimum's score distribution in {spread[0]:.1f} s ({len(spread[1]):,} scores); "
+              f"peak memory of the process so far {peak_memory()}", flush=True)
+    return seconds, expected, spread
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("backends", nargs="*", default=["sqlite"])
     parser.add_argument("--combinations", default="all", help="the combinations in play (default: all)")
+    parser.add_argument("--distribution", action="store_true",
+                        help="also time the optimum's score distribution, beside numpy_distribution")
     options = parser.parse_args()
     params = {**PARAMS, "combinations": options.combinations}
-    results = {backend: bench(backend, params) for backend in options.backends}
+    results = {backend: bench(backend, params, options.distribution) for backend in options.backends}
+    first = rules.first_used(params)
     started = time.perf_counter()
-    reference = numpy_solve(rules.first_used(params))
+    numpy_turns = NumpyTurns()
+    values = numpy_values(numpy_turns)
     seconds = time.perf_counter() - started
+    reference = values[first]
     print(f"numpy in memory (the reference): {seconds:.1f} s, expected score {reference:.9f}")
-    for backend, (sql_seconds, expected) in results.items():
+    for backend, (sql_seconds, expected, _) in results.items():
         print(f"  {backend} / numpy: {sql_seconds / seconds:.1f}x the time; |difference| {abs(expected - reference):.2e}")
+    if options.distribution:
+        started = time.perf_counter()
+        spread = numpy_distribution(numpy_turns, values, first)
+        seconds = time.perf_counter() - started
+        mean = sum(score * p for score, p in spread.items())
+        sd = sum((score - mean) ** 2 * p for score, p in spread.items()) ** 0.5
+        print(f"numpy's distribution of the optimum's score (the reference, from the values above): {seconds:.1f} s, "
+              f"mean {mean:.9f}, sd {sd:.6f}")
+        for backend, (_, _, (sql_seconds, found)) in results.items():
+            differs = max(abs(found.get(score, 0.0) - spread.get(score, 0.0)) for score in {*found, *spread})
+            print(f"  {backend} / numpy: {sql_seconds / seconds:.1f}x the time; largest |difference| of a score's "
+                  f"probability {differs:.2e}")
 
 
 if __name__ == "__main__":

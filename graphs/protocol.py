@@ -364,6 +364,12 @@ class StoredGraph(Protocol):
         """Return how a graph with cycles was solved for the policy (method, passes, residual), else None."""
         ...
 
+    def responses(self, answered: Sequence[str]) -> list[dict[str, Any]]:
+        """Return, for each policy of a game for two, how its best response and the optimum do against it in each
+        seat and its exploitability (``{"policy", "response", "optimum_wins", "response_wins", "gain",
+        "exploitability"}``)."""
+        ...
+
     def other(self, params: Mapping[str, Any]) -> StoredGraph:
         """Return the same game's graph for other parameters, one the game's ``report_graphs`` named."""
         ...

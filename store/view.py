@@ -178,6 +178,10 @@ class GraphView:
         game_value = root_value(self.connection, self._policy(OPTIMAL))
         return graph_matches.response_figures(self.match, game_value, answered, objectives.response_name(answered), OPTIMAL)
 
+    def responses(self, answered: Sequence[str]) -> list[dict[str, Any]]:
+        """Return :meth:`response` of each policy ``answered``."""
+        return [self.response(name) for name in answered]
+
     def _played(self, pairs: Sequence[tuple[str, str]]) -> list[tuple[float, float]]:
         """Return each pair's :meth:`match` (a run a pair)."""
         return [self.match(first, second) for first, second in pairs]
@@ -302,8 +306,26 @@ class TurnGraphView(GraphView):
         return self._played([(first, second)])[0]
 
     def _played(self, pairs: Sequence[tuple[str, str]]) -> list[tuple[float, float]]:
-        """Return every pair's match, in one run over the turn."""
-        return race_matches.matches(self.connection, self._turn(), pairs, self.progress)
+        """Return every pair's match: those not played yet by this view in one run over the turn, each kept (its
+        two orders are one run's)."""
+        missing = [pair for pair in dict.fromkeys(pairs) if pair not in self._matched and pair[::-1] not in self._matched]
+        if missing:
+            self._matched.update(zip(missing, race_matches.matches(self.connection, self._turn(), missing,
+                                                                   self.progress)))
+        return [self._matched[pair] if pair in self._matched else self._matched[pair[::-1]][::-1] for pair in pairs]
+
+    def responses(self, answered: Sequence[str]) -> list[dict[str, Any]]:
+        """Return :meth:`GraphView.responses` of a race: every best response worked out in one run over the turn
+        (:func:`dicegraph.store.solve.race_matches.best_responses`), not stored; the optimum's matches against the
+        policies in one more."""
+        found = race_matches.best_responses(self.connection, self._turn(), answered, self.progress)
+        for name, response in zip(answered, found):  # the answered policy moving first wins 1 - response.second
+            self._matched[objectives.response_name(name), name] = (response.first, 1.0 - response.second)
+        game_value = readers.game_score(self.connection, self.graph_id, self._policy(OPTIMAL), self._root_key())[0]
+        self._matched[OPTIMAL, OPTIMAL] = (game_value, game_value)  # the optimum against itself: no run
+        self._played([(OPTIMAL, name) for name in answered])
+        return [graph_matches.response_figures(self.match, game_value, name, objectives.response_name(name), OPTIMAL)
+                for name in answered]
 
 
 class TurnView:

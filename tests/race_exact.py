@@ -178,3 +178,31 @@ def match(target: int, first: str, second: str) -> tuple[Fraction, Fraction]:
                 c2, q2 = turns[1 - i, (b, a)]
                 seat[i][a, b] = (c + q * (1 - c2 - q2)) / (1 - q * q2)
     return seat[0][0, 0], seat[1][0, 0]
+
+
+def best_response(target: int, agent: str) -> tuple[Fraction, Fraction]:
+    """Return the exact probabilities that the best response to ``agent`` wins against it moving first and moving
+    second. The answered seat's turn is affine in the value of its bust (:func:`_fixed_turn`); the best response's
+    is the best of such pieces (:func:`_turn`), found for each pair by Newton's method on the pieces, which ends
+    when the value reproduces itself exactly."""
+    steps = target // STEP
+    plays = strategy(agent, steps, solve(target) if agent == "optimal" else {})
+    best: dict[tuple[int, int], Fraction] = {}  # the best response to move at (a, b)
+    answered: dict[tuple[int, int], Fraction] = {}  # the agent to move at (a, b)
+    for total in range(2 * steps - 2, -1, -1):
+        pairs = [(a, total - a) for a in range(max(0, total - steps + 1), min(total, steps - 1) + 1)]
+        fixed = {pair: _fixed_turn(*pair, steps, plays, best) for pair in pairs}
+        for a, b in pairs:  # x at (a, b) and the agent's y = c + q (1 - x) at (b, a), after x's bust
+            c, q = fixed[b, a]
+            x = Fraction(1, 2)
+            while True:
+                bust = 1 - (c + q * (1 - x))
+                value, slope = _turn(a, b, steps, answered, bust)
+                if value == x:
+                    break
+                x = (value + slope * (1 - c - q - bust)) / (1 - slope * q)
+            best[a, b] = x
+        for a, b in pairs:
+            c, q = fixed[a, b]
+            answered[a, b] = c + q * (1 - best[b, a])
+    return best[0, 0], 1 - answered[0, 0]

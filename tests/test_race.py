@@ -280,7 +280,11 @@ def test_beyond_its_limit_the_fixed_strategies_play_each_other_only_when_asked(t
     from dicegraph.graphs import get_game
     from dicegraph.graphs.protocol import OPTIMAL
 
+    from dicegraph.store.solve import race_matches
+
     monkeypatch.setattr(race_report, "ALL_MATCHES_UP_TO", 150)
+    responses = race_matches.best_responses  # the best responses that every match brings count their own layers
+    monkeypatch.setattr(race_matches, "best_responses", lambda *args, progress=None: responses(*args[:3]))
     counted: list[int] = []
 
     @contextmanager
@@ -323,3 +327,40 @@ def test_simulate_plays_the_races_agents_from_its_rules_and_sends_its_optimum_to
                                              "--policy", "threshold-2", "--json"]).stdout)
     exact, _ = race_exact.match(100, "threshold-2", "threshold-2")
     assert abs(played["estimate"] - float(exact)) < 4 * played["stderr"]
+
+
+def _equal_to_exact_responses(responses: list[dict], target: int) -> None:
+    """Each best response's wins in each seat equal :func:`race_exact.best_response` (Newton's method in fractions,
+    apart from the SQL) to 1e-12; they are never below what the optimum wins against the same policy; and against
+    the optimum itself the best response wins the game's value, in each seat."""
+    game_value = race_exact.solve(target)[0, 0]
+    assert {row["policy"] for row in responses} >= {"threshold-2", "threshold-4", "turn-optimal", "optimal"}
+    for row in responses:
+        first, second = race_exact.best_response(target, row["policy"])
+        got = row["response_wins"]
+        assert math.isclose(got["first"], first, rel_tol=1e-12) and math.isclose(got["second"], second, rel_tol=1e-12)
+        for seat in ("first", "second"):
+            assert got[seat] >= row["optimum_wins"][seat] - 1e-12, row
+    optimum = next(row for row in responses if row["policy"] == "optimal")["response_wins"]
+    assert math.isclose(optimum["first"], game_value, rel_tol=1e-12)
+    assert math.isclose(optimum["second"], 1 - game_value, rel_tol=1e-12)
+
+
+def test_each_policys_best_response_equals_the_exact_one(report_200):
+    _equal_to_exact_responses(report_200["responses"], 200)
+
+
+def test_duckdb_finds_the_same_best_responses_and_the_report_prints_them(tmp_path):
+    from click.testing import CliRunner
+
+    from dicegraph.cli import main
+
+    db = f"duckdb:///{tmp_path / 'race.duckdb'}"
+    data = json.loads(CliRunner().invoke(main, ["--db", db, "report", "5000-race", "-p", "target=300", "-n", "0",
+                                                "--json"], catch_exceptions=False).stdout)
+    _equal_to_exact_responses(data["responses"], 300)
+    assert any(row["gain"]["mean"] > 1e-4 for row in data["responses"])  # threshold-4's is better than the optimum
+    printed = CliRunner().invoke(main, ["--db", db, "report", "5000-race", "-p", "target=300", "-n", "0"]).stdout
+    row = next(row for row in data["responses"] if row["policy"] == "threshold-4")
+    assert f"threshold-4   {row['optimum_wins']['first']:.6f}" in printed
+    assert f"{row['response_wins']['first']:.6f} / {row['response_wins']['second']:.6f}" in printed

@@ -114,7 +114,8 @@ def simulate_matches(graph: StoredGraph, params: Mapping[str, Any], rows: Sequen
 @hookimpl
 def analyse(graph: StoredGraph, params: Mapping[str, Any], report: Mapping[str, Any]) -> dict[str, Any]:
     """Return the race's keys: ``p_first_wins`` (both optimal), ``fair_head_start``, ``matches``, the optimum's
-    banking rule in a few ``situations`` and how the cycles converged. When the report plays games
+    banking rule in a few ``situations`` and how the cycles converged; where it plays every match
+    (:func:`plays_all_matches`), each policy's best response (``responses``, one run for them all, not stored). When the report plays games
     (``graph.simulation``), ``self_play`` (the optimum against itself) and each match get a ``monte_carlo``
     check (:func:`simulate_matches`; the race declares its runs, :func:`simulated_runs`)."""
     target = params["target"]
@@ -138,6 +139,8 @@ def analyse(graph: StoredGraph, params: Mapping[str, Any], report: Mapping[str, 
                         "dice": {str(dice): rule for dice, rule in bank_rule(turns[key], mine, target).items()}}
                        for (mine, theirs), key in zip(situations(target), keys)],
         "convergence": graph.convergence(OPTIMAL),
+        **({"responses": graph.responses([*agents(params), OPTIMAL])}
+           if plays_all_matches(params, graph.all_matches) else {}),
     }
 
 

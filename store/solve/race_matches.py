@@ -1,4 +1,5 @@
-"""Matches in a race whose turn is stored once, played through each policy's distribution of the turn's ends.
+"""Matches in a race whose turn is stored once, played through each policy's distribution of the turn's ends, and
+the best response to each of its policies (:func:`best_responses`).
 
 In a match no seat maximises: the optimum plays its own moves (ranked by its
 stored values), an agent its stored choices. From a turn state, a policy's
@@ -45,7 +46,8 @@ from dicegraph.store.convergence import Convergence
 from dicegraph.store.scratch import create_afresh, temporary_table, turn_work_table
 from dicegraph.store.seats import FOLLOW, RANK, Seat
 from dicegraph.store.solve.dispatch import dispatchable
-from dicegraph.store.solve.turn_cycles import Played, RaceTables, solve_layer, state_horizons
+from dicegraph.store.solve.graph_matches import Response
+from dicegraph.store.solve.turn_cycles import Played, RaceTables, solve_layer, solve_race, state_horizons
 from dicegraph.store.solve.turns import ensure_policy
 from dicegraph.store.turn_graph import TurnGraph
 
@@ -74,6 +76,25 @@ def matches(connection: sa.Connection, graph: TurnGraph, pairs: Sequence[tuple[s
     values = play(connection, graph, seats, optimal_id, progress)
     root = values[0]  # node 0, the root, is the first turn state
     return [(root[2 * k], root[2 * k + 1]) for k in range(len(pairs))]
+
+
+def best_responses(connection: sa.Connection, graph: TurnGraph, answered: Sequence[str],
+                   progress: Progress | None = None) -> list[Response]:
+    """Return, for each stored policy ``answered`` (the race's agents, or its optimum), what the best response to
+    it wins against it moving first and moving second (nothing stored).
+
+    One run of :func:`dicegraph.store.solve.turn_cycles.solve_race` values every pair of seats at once: a seat that
+    maximises, and one that follows the answered agent (maximises too, for the optimum), each the other's after a
+    pass. ``progress`` counts the state layers done."""
+    optimal = next(p.name for p in graph.structure.policies if p.end_profits is None)
+    seats = []
+    for k, name in enumerate(answered):
+        other = (Seat.maximising(after_pass=2 * k) if name == optimal
+                 else Seat(FOLLOW, find_policy(connection, graph.graph_id, name).id, after_pass=2 * k))
+        seats += [Seat.maximising(after_pass=2 * k + 1), other]
+    values, _ = solve_race(connection, graph, seats, progress=progress)
+    root = values[0]  # node 0, the root, is the first turn state
+    return [Response(root[2 * k], 1.0 - root[2 * k + 1]) for k in range(len(answered))]
 
 
 def play(connection: sa.Connection, graph: TurnGraph, seats: Sequence[Seat], rank_policy: int,

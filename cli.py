@@ -443,20 +443,23 @@ def propagate(ctx: click.Context, graph: str, params: tuple[str, ...], policy_na
     The outcome is the final payoff with the points paid on the way. A game
     whose turn is stored once (School, Yahtzee) is played forward through
     its turn states, each turn chosen as the policy's solve chooses it: a
-    solve's time, with progress.
+    solve's time, with progress. A race's outcome is who wins: its
+    distribution is how many turns the policy against itself plays.
 
     \b
     Examples:
       dicegraph propagate jackpot --policy hilo --json
       dicegraph propagate yahtzee -p bonuses=off --policy greedy
       dicegraph propagate bear-off -p checkers=3 --from 0-0-0-0-1-2
+      dicegraph propagate 5000-race -p target=1000     turns the optimum plays
     """
     result = _database(ctx).propagate(graph, policy_name, parse_params(params), start=start)
     if as_json:
         print_json(result)
         return
-    click.echo(table(["payoff", "probability"], [[row["payoff"], row["probability"]] for row in result["distribution"]]))
-    click.echo(f"expected payoff: {result['expected_payoff']:.12g}, standard deviation {result['sd']:.12g}")
+    outcome = result["outcome"]
+    click.echo(table([outcome, "probability"], [[row["payoff"], row["probability"]] for row in result["distribution"]]))
+    click.echo(f"expected {outcome}: {result['expected_payoff']:.12g}, standard deviation {result['sd']:.12g}")
 
 
 @main.command()

@@ -380,11 +380,13 @@ class Database:
     def propagate(self, graph: str | int, policy: str = OPTIMAL, params: Mapping[str, Any] | None = None, *,
                   start: str | None = None) -> dict[str, Any]:
         """Return the exact outcome distribution under ``policy`` as ``propagate --json`` prints it: ``graph``,
-        ``policy``, ``from`` (the position's key, None for the start), ``expected_payoff``, ``sd`` and
-        ``distribution`` (``[{"payoff", "probability"}]``): propagated through the graph's layers (from the
+        ``policy``, ``from`` (the position's key, None for the start), ``outcome`` (what a ``payoff`` counts:
+        ``payoff``, or ``turns`` in a race), ``expected_payoff``, ``sd`` and ``distribution``
+        (``[{"payoff", "probability"}]``): propagated through the graph's layers (from the
         position keyed ``start`` where given: what is still to come from there), or for a game whose turn is
         stored once through its state layers, the turns chosen and spread from each state play reaches (a solve's
-        time: progress shows the states played)."""
+        time: progress shows the states played); for a race (its outcome is who wins), how many turns a match of
+        the policy against itself lasts, both players' turns counted."""
         with self._reading() as connection:
             row = stored_graph(connection, graph, params)
             game = get_game(row.game)
@@ -393,7 +395,8 @@ class Database:
                 if view.keeps_positions:
                     evaluated_policy(connection, row, policy)
                 distribution = view.distribution(policy, start)
-        return {"graph": row.id, "policy": policy, "from": start, **_moments(distribution),
+        return {"graph": row.id, "policy": policy, "from": start,
+                "outcome": "turns" if game.players == 2 else "payoff", **_moments(distribution),
                 "distribution": [{"payoff": k, "probability": v} for k, v in distribution.items()]}
 
     @_one_line_errors

@@ -235,15 +235,16 @@ class TurnGraphView(GraphView):
     def distribution(self, policy: str, start: str | None = None) -> dict[float, float]:
         """Return :meth:`GraphView.distribution` of whole games played by the solved turn policy ``policy`` (its
         turns chosen and spread a state layer at a time, :func:`dicegraph.store.solve.turn_outcomes.turn_outcomes`;
-        ``progress`` counts the states played). NotFound for a policy not solved, or a race (its outcome is who
-        wins)."""
+        ``progress`` counts the states played); for a race, whose outcome is who wins, the number of turns a
+        match of the policy against itself lasts (:func:`dicegraph.store.solve.race_matches.match_lengths`,
+        ``progress`` counting the turns). NotFound for a policy not solved."""
         if start is not None:
             raise NotFound(f"{self.game} stores its turn once: its outcomes are propagated from the start only")
         graph = self._turn()
-        if turn_cycles.has_cyclic_states(self.connection, graph):
-            raise NotFound(f"{self.game} is a race: its outcome is who wins (its matches give it), so no score is "
-                           "propagated")
         find_policy(self.connection, self.graph_id, policy)  # listed: solved whole
+        if turn_cycles.has_cyclic_states(self.connection, graph):  # a race: how many turns its matches last
+            lengths = race_matches.match_lengths(self.connection, graph, policy, policy, self.progress)
+            return {float(turns): p for turns, p in lengths.items()}
         return turn_outcomes(self.connection, graph, policy, self.progress)
 
     def position_outcomes(self, policy: str) -> dict[str, dict[float, float]]:

@@ -206,3 +206,48 @@ def best_response(target: int, agent: str) -> tuple[Fraction, Fraction]:
             c, q = fixed[a, b]
             answered[a, b] = c + q * (1 - best[b, a])
     return best[0, 0], 1 - answered[0, 0]
+
+
+def _turn_ends(a: int, b: int, steps: int, choose) -> dict[int | None, Fraction]:
+    """Return how the mover's turn from ``(a, b)`` playing ``choose`` ends: steps banked -> probability (a win
+    banks ``steps - a`` or more, counted at ``steps - a``), None for a bust."""
+    ends: dict[tuple[int, int], dict[int | None, Fraction]] = {}
+    for total in range(steps - a - 1, -1, -1):
+        for dice in range(1, DICE + 1):
+            found: dict[int | None, Fraction] = {}
+            for p, options in _rolls(dice):
+                if not options:
+                    found[None] = found.get(None, Fraction(0)) + p
+                    continue
+                index, rolls_on = choose(a, b, dice, total, options)
+                gain, after = options[index]
+                reached = ends[after, total + gain] if rolls_on else {min(total + gain, steps - a): Fraction(1)}
+                for end, q in reached.items():
+                    found[end] = found.get(end, Fraction(0)) + p * q
+            ends[dice, total] = found
+    return ends[DICE, 0]
+
+
+def match_lengths(target: int, first: str, second: str, turns: int) -> dict[int, Fraction]:
+    """Return n -> the exact probability that ``first``, moving first, and ``second`` end their race with a win
+    after n turns (both players' turns counted), for n up to ``turns``: the share of races at each (score pair,
+    seat to move) carried a turn at a time."""
+    steps = target // STEP
+    optimum = solve(target)
+    plays = [strategy(first, steps, optimum), strategy(second, steps, optimum)]
+    ends = {}
+    playing = {(0, 0, 0): Fraction(1)}  # (mover's score, the other's, seat to move) -> probability
+    lengths: dict[int, Fraction] = {}
+    for n in range(1, turns + 1):
+        following: dict[tuple[int, int, int], Fraction] = {}
+        for (a, b, seat), p in playing.items():
+            if (a, b, seat) not in ends:
+                ends[a, b, seat] = _turn_ends(a, b, steps, plays[seat])
+            for end, q in ends[a, b, seat].items():
+                if end is not None and a + end >= steps:
+                    lengths[n] = lengths.get(n, Fraction(0)) + p * q
+                    continue
+                after = (b, a, 1 - seat) if end is None else (b, a + end, 1 - seat)
+                following[after] = following.get(after, Fraction(0)) + p * q
+        playing = following
+    return lengths

@@ -33,7 +33,7 @@ column of its own.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import sqlalchemy as sa
 
@@ -43,7 +43,7 @@ from dicegraph.store.backends import backend_of
 from dicegraph.store.catalog import find_policy
 from dicegraph.store.schema import edge, node, turn_policy
 from dicegraph.store.convergence import Convergence
-from dicegraph.store.scratch import create_afresh, temporary_table, turn_work_table
+from dicegraph.store.scratch import create_afresh, keyed_pair_table, temporary_table, turn_work_table
 from dicegraph.store.seats import FOLLOW, RANK, Seat
 from dicegraph.store.solve.dispatch import dispatchable
 from dicegraph.store.solve.graph_matches import Response
@@ -64,6 +64,16 @@ def matches(connection: sa.Connection, graph: TurnGraph, pairs: Sequence[tuple[s
     distributions are worked out once for all of them. ``progress`` counts the state layers played (the
     distributions' and the matches').
     """
+    seat, optimal_id = _seats(connection, graph)
+    seats = [placed for k, (first, second) in enumerate(pairs) for placed in (seat(first, 2 * k + 1), seat(second, 2 * k))]
+    values = play(connection, graph, seats, optimal_id, progress)
+    root = values[0]  # node 0, the root, is the first turn state
+    return [(root[2 * k], root[2 * k + 1]) for k in range(len(pairs))]
+
+
+def _seats(connection: sa.Connection, graph: TurnGraph) -> tuple[Callable[[str, int], Seat], int]:
+    """Return how a match seats a stored policy by name (``seat(name, after_pass)``: the optimum ranks moves by its
+    stored values, an agent follows its choices) and the optimum's id (solved first where it is not stored)."""
     optimal = next(p.name for p in graph.structure.policies if p.end_profits is None)
     optimal_id = ensure_policy(connection, graph, optimal)
 
@@ -72,10 +82,61 @@ def matches(connection: sa.Connection, graph: TurnGraph, pairs: Sequence[tuple[s
             return Seat(RANK, optimal_id, after_pass)
         return Seat(FOLLOW, find_policy(connection, graph.graph_id, name).id, after_pass)
 
-    seats = [placed for k, (first, second) in enumerate(pairs) for placed in (seat(first, 2 * k + 1), seat(second, 2 * k))]
-    values = play(connection, graph, seats, optimal_id, progress)
-    root = values[0]  # node 0, the root, is the first turn state
-    return [(root[2 * k], root[2 * k + 1]) for k in range(len(pairs))]
+    return seat, optimal_id
+
+
+UNFINISHED = 1e-15  # a match's length is followed until less than this share of its games is still being played
+MOST_TURNS = 100_000  # and for at most this many turns (both players' turns counted)
+
+
+def match_lengths(connection: sa.Connection, graph: TurnGraph, first: str, second: str,
+                  progress: Progress | None = None) -> dict[int, float]:
+    """Return turns -> the probability that a match of the stored policy ``first``, moving first, against
+    ``second`` ends with a win after that many turns (both players' turns counted).
+
+    From each policy's end distributions (as :func:`matches` plays), the share of games still being played is
+    carried from score pair to score pair a turn at a time, one statement a turn, the seat to move beside it
+    (a move that hands the turn over hands it to the other seat), until less than :data:`UNFINISHED` of it is
+    left or :data:`MOST_TURNS` turns; what is left then is not in the distribution. ``progress`` counts the
+    policies' distributions' layers, then the turns."""
+    seat, optimal_id = _seats(connection, graph)
+    seats = [seat(first, 1), seat(second, 0)]
+    ends, policy_of = _end_distributions(connection, graph, seats, optimal_id, progress)
+    labels = graph.labelled_ends(connection, "rl_label")
+    indexed = not backend_of(connection).hashed_joins
+    playing, following = (keyed_pair_table(connection, name, "seat", sa.Column("p", sa.Double, nullable=False),
+                                           indexed=indexed) for name in ("rl_playing", "rl_next"))
+    connection.execute(sa.insert(playing).values(node_id=0, seat=0, p=1.0))  # the root: seat 0 to move
+    first_edge, last_edge = graph.state_edges()
+    chance = sa.case(*((playing.c.seat == i, ends.c[f"q{policy_of[i]}"]) for i in range(len(seats))))
+    moved = sa.case((edge.c.sign == 1, playing.c.seat), else_=1 - playing.c.seat)
+    step = (sa.select(edge.c.dst, moved, sa.func.sum(playing.c.p * chance))
+            .select_from(playing.join(edge, edge.c.src == playing.c.node_id)
+                         .join(labels, labels.c.label == edge.c.label)
+                         .join(ends, sa.and_(ends.c.node_id == labels.c.node_id, ends.c.state == edge.c.src)))
+            .where(edge.c.id.between(first_edge, last_edge), edge.c.kind == "move")
+            .group_by(edge.c.dst, moved))
+    terminal = sa.select(node.c.id).where(node.c.graph_id == graph.graph_id, node.c.kind == "terminal")
+    lengths: dict[int, float] = {}
+    for turns in range(1, MOST_TURNS + 1):
+        connection.execute(sa.insert(following).from_select(["node_id", "seat", "p"], step))
+        ended = connection.execute(sa.select(sa.func.sum(following.c.p)).where(
+            following.c.node_id.in_(terminal))).scalar_one() or 0.0
+        if ended > 0:
+            lengths[turns] = ended
+        connection.execute(sa.delete(playing))
+        connection.execute(sa.insert(playing).from_select(
+            ["node_id", "seat", "p"], sa.select(following.c.node_id, following.c.seat, following.c.p)
+            .where(following.c.node_id.not_in(terminal))))
+        connection.execute(sa.delete(following))
+        left = connection.execute(sa.select(sa.func.sum(playing.c.p))).scalar_one() or 0.0
+        if progress is not None:
+            progress(1)
+        if left < UNFINISHED:
+            break
+    for table in (playing, following, labels, ends):
+        table.drop(connection)
+    return lengths
 
 
 def best_responses(connection: sa.Connection, graph: TurnGraph, answered: Sequence[str],
@@ -105,15 +166,8 @@ def play(connection: sa.Connection, graph: TurnGraph, seats: Sequence[Seat], ran
         raise DicegraphError("a match's seats follow a policy or rank moves by a stored solve: none maximises")
     _refuse_turn_rewards(connection, graph)
     backend_of(connection).plan_whole_layers(connection)
-    policies = list(dict.fromkeys((seat.kind, seat.policy_id) for seat in seats))
-    runs = []  # (the policies' numbers, their distributions)
-    for by_class, kind in ((False, RANK), (True, FOLLOW)):
-        numbers = [n for n, (own, _) in enumerate(policies) if own == kind]
-        if numbers:
-            runs.append((numbers, _distributions(connection, graph, [Seat(*policies[n]) for n in numbers],
-                                                 rank_policy, by_class, f"rm_dist_{kind}", progress)))
-    ends = _end_table(connection, len(policies), runs)
-    chain = _Chain(connection, graph, seats, [policies.index((seat.kind, seat.policy_id)) for seat in seats], ends)
+    ends, policy_of = _end_distributions(connection, graph, seats, rank_policy, progress)
+    chain = _Chain(connection, graph, seats, policy_of, ends)
     values: dict[int, list[float]] = {}
     convergence = Convergence()
     for layer in sorted(graph.layer_ids, reverse=True):
@@ -127,6 +181,20 @@ def play(connection: sa.Connection, graph: TurnGraph, seats: Sequence[Seat], ran
     chain.drop(connection)
     ends.drop(connection)
     return values
+
+
+def _end_distributions(connection: sa.Connection, graph: TurnGraph, seats: Sequence[Seat], rank_policy: int,
+                       progress: Progress | None) -> tuple[sa.Table, list[int]]:
+    """Return the end distributions of the seats' policies (each policy once, :func:`_end_table`) and, per seat, the
+    number of its policy's column ``q<n>``."""
+    policies = list(dict.fromkeys((seat.kind, seat.policy_id) for seat in seats))
+    runs = []  # (the policies' numbers, their distributions)
+    for by_class, kind in ((False, RANK), (True, FOLLOW)):
+        numbers = [n for n, (own, _) in enumerate(policies) if own == kind]
+        if numbers:
+            runs.append((numbers, _distributions(connection, graph, [Seat(*policies[n]) for n in numbers],
+                                                 rank_policy, by_class, f"rm_dist_{kind}", progress)))
+    return _end_table(connection, len(policies), runs), [policies.index((seat.kind, seat.policy_id)) for seat in seats]
 
 
 def _end_table(connection: sa.Connection, policies: int, runs: list[tuple[list[int], sa.Table]]) -> sa.Table:

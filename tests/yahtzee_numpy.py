@@ -47,10 +47,21 @@ def _keeps() -> tuple[np.ndarray, np.ndarray]:
 
 def optimal_score(bonuses: str = "on", chunk: int = 4096) -> float:
     """Return the optimal expected final score of Yahtzee with ``bonuses`` on, upper or off."""
+    return float(optimal_values(bonuses, chunk)[0, 0, 0])
+
+
+def _points() -> np.ndarray:
+    """Return each box's points for each of the 252 outcomes (``[outcome, box]``)."""
+    return np.array([[Sheet().points(box, dice) for box in range(BOXES)] for dice in OUTCOMES], dtype=np.float64)
+
+
+def optimal_values(bonuses: str = "on", chunk: int = 4096) -> np.ndarray:
+    """Return the optimal expected score still to come from every state, ``[filled boxes, upper total (capped at
+    63), Yahtzee box holds 50]``, with ``bonuses`` on, upper or off (the upper total and the flag 0 without)."""
     upper_bonus, yahtzee_bonus = bonuses != "off", bonuses == "on"
     keep_matrix, allowed = _keeps()
     first = _probabilities(())
-    points = np.array([[Sheet().points(box, dice) for box in range(BOXES)] for dice in OUTCOMES], dtype=np.float64)
+    points = _points()
     is_yahtzee = np.array([len(set(dice)) == 1 for dice in OUTCOMES])
     face = np.array([dice[0] for dice in OUTCOMES])
     joker = points.copy()
@@ -91,4 +102,56 @@ def optimal_score(bonuses: str = "on", chunk: int = 4096) -> float:
             roll2 = np.maximum(best, (best @ keep_matrix.T)[:, allowed].max(axis=2))
             roll1 = np.maximum(roll2, (roll2 @ keep_matrix.T)[:, allowed].max(axis=2))
             value[mask, upper, flag] = roll1 @ first
-    return float(value[0, 0, 0])
+    return value
+
+
+def optimum_distribution(value: np.ndarray) -> dict[float, float]:
+    """Return the final score -> probability of the optimum of Yahtzee without bonuses (``value``:
+    :func:`optimal_values` of ``"off"``), whole games played forward a number of filled boxes at a time: each
+    state's chances over the total so far (a dense row), each turn's chances of ending in each (box, points), its
+    choices made again from the values (ties to the first box or keep, and to scoring over rolling on)."""
+    keep_matrix, allowed = _keeps()
+    first = _probabilities(())
+    points = _points()
+    width = int(points.max(axis=0).sum()) + 1
+    reach = {0: np.zeros(width)}
+    reach[0][0] = 1.0
+    keep_of = np.arange(len(OUTCOMES))
+    for filled_count in range(BOXES):
+        masks = np.array(sorted(mask for mask in reach if bin(mask).count("1") == filled_count))
+        here = np.array([reach.pop(int(mask)) for mask in masks])
+        open_ = (masks[:, None] >> np.arange(BOXES)[None, :] & 1) == 0  # [state, box]
+        totals = np.where(open_[:, None, :], points[None, :, :] + value[masks[:, None] | 1 << np.arange(BOXES)[None, :],
+                                                                          0, 0][:, None, :], -np.inf)
+        box, best = totals.argmax(axis=2), totals.max(axis=2)  # [state, outcome]
+        kept2 = (best @ keep_matrix.T)[:, allowed]
+        keep2, kv2 = allowed[keep_of, kept2.argmax(axis=2)], kept2.max(axis=2)
+        roll2 = np.maximum(best, kv2)
+        kept1 = (roll2 @ keep_matrix.T)[:, allowed]
+        keep1, kv1 = allowed[keep_of, kept1.argmax(axis=2)], kept1.max(axis=2)
+        rows = np.broadcast_to(np.arange(len(masks))[:, None], best.shape)
+        stop1 = best >= kv1
+        scored = first * stop1  # the chance of scoring each outcome, summed over the rolls
+        carried = np.zeros((len(masks), len(keep_matrix)))
+        np.add.at(carried, (rows, keep1), first * ~stop1)
+        second = carried @ keep_matrix
+        stop2 = best >= kv2
+        scored = scored + second * stop2
+        carried = np.zeros((len(masks), len(keep_matrix)))
+        np.add.at(carried, (rows, keep2), second * ~stop2)
+        scored = scored + carried @ keep_matrix
+        gained = points[keep_of[None, :], box].astype(int)
+        spans = (BOXES, width, len(masks))
+        summed = np.bincount(np.ravel_multi_index((box.ravel(), gained.ravel(), rows.ravel()), spans),
+                             weights=scored.ravel(), minlength=int(np.prod(spans)))
+        found = np.nonzero(summed > 0)[0]
+        pairs, starts = np.unique(found // len(masks), return_index=True)  # each (box, points) in turn
+        for pair, start, end in zip(pairs, starts, [*starts[1:], len(found)]):
+            chosen, points_won = divmod(int(pair), width)
+            at = found[start:end] % len(masks)
+            block = summed[found[start:end], None] * here[at]
+            for row, shifted in zip(masks[at] | 1 << chosen, block):
+                after = reach.setdefault(int(row), np.zeros(width))
+                after[points_won:] += shifted[:width - points_won]
+    final = reach[(1 << BOXES) - 1]
+    return {float(score): float(p) for score, p in enumerate(final) if p > 0}

@@ -18,7 +18,8 @@ and the ratio are printed). With ``--rules yatzy`` the game is Scandinavian
 Yatzy, compared with ``yatzy-solver``'s ``yatzy-scandinavian`` (its own solve
 timed beside ours; no numpy reference). With ``--distribution`` the whole solve is followed by the optimum's
 score distribution (``store/solve/turn_outcomes.py``, whole games played forward a state layer at a time): its
-time, the peak memory, its mean and sd beside the solve's, and the shares at or above 200, 250 and 300.
+time, the peak memory, its mean and sd beside the solve's, and the shares at or above 200, 250 and 300; without
+bonuses, beside ``tests/yahtzee_numpy.py``'s ``optimum_distribution`` (the same forward pass in arrays).
 """
 
 from __future__ import annotations
@@ -51,8 +52,9 @@ YATZY_SOLVER_VARIANT = {("yahtzee", "on"): "american", ("yahtzee", "upper"): "am
 
 
 def bench(backend: str, params: dict[str, str], down_to: int,
-          distribution: bool = False) -> tuple[float, float | None]:
-    """Build and solve on ``backend``; print the figures; return (solve seconds, expected score or None)."""
+          distribution: bool = False) -> tuple[float, float | None, tuple[float, dict[float, float]] | None]:
+    """Build and solve on ``backend``; print the figures; return (solve seconds, expected score or None, the
+    distribution's seconds and the distribution or None)."""
     game = get_game("yahtzee")
     sheet = boxes.sheet_of(params)
     with bench_database(backend) as url:
@@ -77,12 +79,12 @@ def bench(backend: str, params: dict[str, str], down_to: int,
             solved = connection.execute(
                 sa.select(sa.func.count()).select_from(turns.turn_policy).where(turns.turn_policy.c.policy_id == policy_id)
             ).scalar_one()
-            expected = None
+            expected, spread = None, None
             if down_to == 0:
                 start = boxes.state_key(boxes.states(sheet)[0], sheet)
                 expected, sd = readers.game_score(connection, built.graph_id, policy_id, start)
                 if distribution:
-                    _distribution(connection, graph, expected, sd, progress)
+                    spread = _distribution(connection, graph, expected, sd, progress)
     turn_edges = sum(span.rolls + span.moves for span in graph.turn_spans)
     joined = solved * turn_edges
     every = sum(1 for state in boxes.states(sheet) if state.filled != sheet.all_filled)
@@ -97,12 +99,13 @@ def bench(backend: str, params: dict[str, str], down_to: int,
         print(f"  {whole / target:.2f} of the {target // 60} min target", flush=True)
     if expected is not None:
         print(f"  expected score {expected:.10f}, sd {sd:.6f}", flush=True)
-    return seconds, expected
+    return seconds, expected, spread
 
 
 def _distribution(connection: sa.Connection, graph: TurnGraph, expected: float, sd: float,
-                  progress: Callable[[int], None]) -> None:
-    """Time the optimum's score distribution over whole games; print it beside the solve's mean and sd."""
+                  progress: Callable[[int], None]) -> tuple[float, dict[float, float]]:
+    """Time the optimum's score distribution over whole games; print it beside the solve's mean and sd; return its
+    seconds and the distribution."""
     started = time.perf_counter()
     spread = turn_outcomes(connection, graph, "optimal", progress)
     seconds = time.perf_counter() - started
@@ -112,6 +115,7 @@ def _distribution(connection: sa.Connection, graph: TurnGraph, expected: float, 
     print(f"  the optimum's score distribution: {seconds:.1f} s, {len(spread):,} scores; mean {mean:.10f} "
           f"(|difference| {abs(mean - expected):.1e}), sd {deviation:.6f} (|difference| {abs(deviation - sd):.1e}); "
           f"{shares}; total {sum(spread.values()):.12f}; peak memory of the process {peak_memory()}", flush=True)
+    return seconds, spread
 
 
 def main() -> None:
@@ -143,21 +147,34 @@ def main() -> None:
         peer = solver.state_values(np.array([sheet.first_filled], dtype=np.uint32), np.zeros(1, dtype=np.uint16),
                                    np.zeros(1, dtype=bool))[0]
         print(f"yatzy-solver {variant}: {peer:.10f} (its solve {peer_seconds:.1f} s)")
-        for backend, (sql_seconds, expected) in results.items():
+        for backend, (sql_seconds, expected, _) in results.items():
             if expected is not None:
                 print(f"  {backend}: equal to 7 decimals: {round(expected, 7) == round(peer, 7)} "
                       f"(|difference| {abs(expected - peer):.2e}); {sql_seconds / peer_seconds:.1f}x its time")
     if not options.no_numpy and options.rules == "yahtzee" and options.boxes == "all":
-        from tests.yahtzee_numpy import optimal_score
+        from tests.yahtzee_numpy import optimal_values, optimum_distribution
 
         started = time.perf_counter()
-        reference = optimal_score(options.bonuses)
+        values = optimal_values(options.bonuses)
         seconds = time.perf_counter() - started
+        reference = float(values[0, 0, 0])
         print(f"numpy in memory (the reference): {seconds:.1f} s, expected score {reference:.10f}")
-        for backend, (sql_seconds, expected) in results.items():
+        for backend, (sql_seconds, expected, _) in results.items():
             if expected is not None:
                 print(f"  {backend} / numpy: {sql_seconds / seconds:.1f}x the time; "
                       f"|difference| {abs(expected - reference):.2e}")
+        if options.distribution and options.bonuses == "off":
+            started = time.perf_counter()
+            spread = optimum_distribution(values)
+            seconds = time.perf_counter() - started
+            print(f"numpy's distribution of the optimum's score (the reference, from the values above): "
+                  f"{seconds:.1f} s")
+            for backend, (_, _, found) in results.items():
+                if found is not None:
+                    differs = max(abs(found[1].get(score, 0.0) - spread.get(score, 0.0))
+                                  for score in {*found[1], *spread})
+                    print(f"  {backend} / numpy: {found[0] / seconds:.1f}x the time; largest |difference| of a "
+                          f"score's probability {differs:.2e}")
 
 
 if __name__ == "__main__":

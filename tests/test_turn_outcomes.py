@@ -111,3 +111,37 @@ def test_a_races_distribution_is_how_many_turns_its_matches_last(tmp_path: Path,
             assert math.isclose(lengths[turns], exact, rel_tol=1e-12), (policy, turns)
     printed = runner.invoke(main, ["--db", db, "propagate", "5000-race", "-p", "target=300"]).stdout
     assert printed.splitlines()[0].split() == ["turns", "probability"] and "expected turns:" in printed
+
+
+def test_the_explorer_draws_a_turn_games_distributions_on_request(tally_both_ways: None, tmp_path: Path) -> None:
+    from dicegraph.database import Database
+    from dicegraph.web.app import create_app
+
+    url = f"sqlite:///{tmp_path / 'tally.db'}"
+    dicegraph.open(url).report("tally", {"rounds": "3"})
+    propagated = dicegraph.open(url).propagate("tally", params={"rounds": "3"})["distribution"]
+    engine = open_database(url, read_only=True)
+    client = create_app(Database.over(engine)).test_client()
+    assert b'id="play-distributions"' in client.get("/graphs/1").data
+    shown = client.get("/graphs/1.json?distributions=all").get_json()["distributions"]["optimal"]
+    assert [row["payoff"] for row in shown] == [row["payoff"] for row in propagated]
+    assert all(a["probability"] == pytest.approx(b["probability"], rel=1e-12) for a, b in zip(shown, propagated))
+    assert b'id="distribution-chart"' in client.get("/graphs/1?distributions=all").data
+    assert client.get("/graphs/1/distribution.svg?distributions=all").status_code == 200
+    engine.dispose()
+
+
+def test_the_report_gives_every_policys_distribution_when_asked(tally_both_ways: None, tmp_path: Path) -> None:
+    """``report --distributions``: every policy's outcomes add up to 1 with its value as their mean, on a graph
+    of rows (Jackpot) and on a turn stored once (tally); the text prints each one's percentiles."""
+    db = f"sqlite:///{tmp_path / 'games.db'}"
+    runner = CliRunner()
+    for game, params in (("jackpot", ["-p", "cells=4"]), ("tally", ["-p", "rounds=3"])):
+        args = ["--db", db, "report", game, *params, "-n", "0", "--distributions"]
+        data = json.loads(runner.invoke(main, [*args, "--json"], catch_exceptions=False).stdout)
+        for row in data["policies"]:
+            total = sum(found["probability"] for found in row["distribution"])
+            mean = sum(found["payoff"] * found["probability"] for found in row["distribution"])
+            assert total == pytest.approx(1.0, rel=1e-12) and mean == pytest.approx(row["value"], rel=1e-12), row
+        printed = runner.invoke(main, args, catch_exceptions=False).stdout
+        assert "its percentiles" in printed and all(row["name"] in printed for row in data["policies"])

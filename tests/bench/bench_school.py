@@ -62,8 +62,8 @@ class NumpyTurns:
     def layer(self, states: list[int], value: dict[int, float]) -> dict[str, np.ndarray]:
         """Return the turn of each of ``states`` played for the most points plus what follows (``value`` of the
         states after): each outcome's value and best combination when scoring on the first roll (``score1``,
-        ``scores1``) or later (``score3``, ``scores3``), the best keep and its value after the first and second
-        roll (``keep1``, ``kept1``, ``keep2``, ``kept2``), and the state's value (``worth``)."""
+        ``scores1``) or later (``score3``, ``scores3``), and the best keep and its value after the first and second
+        roll (``keep1``, ``kept1``, ``keep2``, ``kept2``), the first of equals."""
         after = np.full((len(states), len(rules.COMBINATIONS)), -np.inf)
         for row, used in enumerate(states):
             for c in rules.open_combinations(used):
@@ -72,12 +72,12 @@ class NumpyTurns:
         for roll, name in ((0, "3"), (1, "1")):
             totals = self.points[None, :, :, roll] + after[:, None, :]
             found[f"scores{name}"], found[f"score{name}"] = totals.argmax(axis=2), totals.max(axis=2)
-        kept2 = (found["score3"] @ self.roll.T)[:, self.keeps]
-        found["keep2"], found["kept2"] = self.keeps[np.arange(len(rules.OUTCOMES)), kept2.argmax(axis=2)], kept2.max(axis=2)
-        decide2 = np.maximum(found["score3"], found["kept2"])
-        kept1 = (decide2 @ self.roll.T)[:, self.keeps]
-        found["keep1"], found["kept1"] = self.keeps[np.arange(len(rules.OUTCOMES)), kept1.argmax(axis=2)], kept1.max(axis=2)
-        found["worth"] = np.maximum(found["score1"], found["kept1"]) @ self.first
+        outcomes = np.arange(len(rules.OUTCOMES))
+        decide = found["score3"]
+        for name in ("2", "1"):
+            kept = (decide @ self.roll.T)[:, self.keeps]
+            found[f"keep{name}"], found[f"kept{name}"] = self.keeps[outcomes, kept.argmax(axis=2)], kept.max(axis=2)
+            decide = np.maximum(found["score3"], found["kept2"])
         return found
 
 
@@ -89,15 +89,34 @@ def states_by_layer() -> dict[int, list[int]]:
     return by_layer
 
 
-def numpy_values(turns: NumpyTurns) -> dict[int, float]:
+def numpy_values() -> dict[int, float]:
     """Return the optimal expected score still to come from every state (used combinations -> value), every layer of
-    states solved at once with arrays."""
+    states solved at once with arrays (values only: the solve's reference)."""
+    outcomes = len(rules.OUTCOMES)
+    keep_ids = {keep: i for i, keep in enumerate(rules.KEEPS)}
+    roll = np.zeros((len(rules.KEEPS), outcomes))  # P(outcome | keep)
+    for keep, k in keep_ids.items():
+        for dice, weight in rules.rerolls(keep):
+            roll[k, rules.OUTCOME_INDEX[dice]] += weight / 6 ** (rules.DICE - len(keep))
+    first = roll[keep_ids[()]]
+    options = [[keep_ids[k] for k in rules.sub_multisets(dice) if len(k) < rules.DICE] for dice in rules.OUTCOMES]
+    width = max(map(len, options))
+    keeps = np.array([row + [row[-1]] * (width - len(row)) for row in options])  # padded with a repeat
+    points = rules.points_table(PARAMS["straights"], PARAMS["grades"])  # [outcome, combination, first roll]
     value = {rules.ALL_USED: 0.0}
-    for layer, states in sorted(states_by_layer().items(), reverse=True):
-        if layer == len(rules.COMBINATIONS):
-            continue
-        for used, worth in zip(states, turns.layer(states, value)["worth"]):
-            value[used] = float(worth)
+    by_layer = states_by_layer()
+    for layer in range(len(rules.COMBINATIONS) - 1, -1, -1):
+        states = by_layer[layer]
+        after = np.full((len(states), len(rules.COMBINATIONS)), -np.inf)
+        for row, used in enumerate(states):
+            for c in rules.open_combinations(used):
+                after[row, c] = value[used | 1 << c]
+        score3 = (points[None, :, :, 0] + after[:, None, :]).max(axis=2)
+        score1 = (points[None, :, :, 1] + after[:, None, :]).max(axis=2)
+        decide2 = np.maximum(score3, (score3 @ roll.T)[:, keeps].max(axis=2))
+        decide1 = np.maximum(score1, (decide2 @ roll.T)[:, keeps].max(axis=2))
+        for row, worth in enumerate(decide1 @ first):
+            value[states[row]] = float(worth)
     return value
 
 
@@ -200,8 +219,7 @@ def main() -> None:
     results = {backend: bench(backend, params, options.distribution) for backend in options.backends}
     first = rules.first_used(params)
     started = time.perf_counter()
-    numpy_turns = NumpyTurns()
-    values = numpy_values(numpy_turns)
+    values = numpy_values()
     seconds = time.perf_counter() - started
     reference = values[first]
     print(f"numpy in memory (the reference): {seconds:.1f} s, expected score {reference:.9f}")
@@ -209,7 +227,7 @@ def main() -> None:
         print(f"  {backend} / numpy: {sql_seconds / seconds:.1f}x the time; |difference| {abs(expected - reference):.2e}")
     if options.distribution:
         started = time.perf_counter()
-        spread = numpy_distribution(numpy_turns, values, first)
+        spread = numpy_distribution(NumpyTurns(), values, first)
         seconds = time.perf_counter() - started
         mean = sum(score * p for score, p in spread.items())
         sd = sum((score - mean) ** 2 * p for score, p in spread.items()) ** 0.5

@@ -69,6 +69,16 @@ def matches(graph: StoredGraph, params: Mapping[str, Any]) -> list[dict[str, Any
     return graph.matches(pairs)
 
 
+RESPONSES_UP_TO = 500  # beyond this target each policy's best response is worked out only when asked (--all-matches)
+
+
+def answers_every_policy(params: Mapping[str, Any], all_matches: bool) -> bool:
+    """Return whether the report works out each policy's best response: up to a target of :data:`RESPONSES_UP_TO`
+    (the race to 1000's eight take 92 s in one run, three times its report without them), or when every match is
+    asked for."""
+    return all_matches or params["target"] <= RESPONSES_UP_TO
+
+
 # The optimum's moves in a simulation come from its turn values at every score pair: a table of pairs x totals x
 # rolls that takes, to 1000 (400 pairs), 23 s of SQL and 15 MB, and grows with the cube of the target past it.
 SIMULATED_OPTIMUM_UP_TO = 1000
@@ -114,8 +124,8 @@ def simulate_matches(graph: StoredGraph, params: Mapping[str, Any], rows: Sequen
 @hookimpl
 def analyse(graph: StoredGraph, params: Mapping[str, Any], report: Mapping[str, Any]) -> dict[str, Any]:
     """Return the race's keys: ``p_first_wins`` (both optimal), ``fair_head_start``, ``matches``, the optimum's
-    banking rule in a few ``situations`` and how the cycles converged; where it plays every match
-    (:func:`plays_all_matches`), each policy's best response (``responses``, one run for them all, not stored). When the report plays games
+    banking rule in a few ``situations`` and how the cycles converged; and where :func:`answers_every_policy`, each
+    policy's best response (``responses``, one run for them all, not stored). When the report plays games
     (``graph.simulation``), ``self_play`` (the optimum against itself) and each match get a ``monte_carlo``
     check (:func:`simulate_matches`; the race declares its runs, :func:`simulated_runs`)."""
     target = params["target"]
@@ -140,7 +150,7 @@ def analyse(graph: StoredGraph, params: Mapping[str, Any], report: Mapping[str, 
                        for (mine, theirs), key in zip(situations(target), keys)],
         "convergence": graph.convergence(OPTIMAL),
         **({"responses": graph.responses([*agents(params), OPTIMAL])}
-           if plays_all_matches(params, graph.all_matches) else {}),
+           if answers_every_policy(params, graph.all_matches) else {}),
     }
 
 

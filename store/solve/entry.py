@@ -91,8 +91,7 @@ def _refuse_response(connection: sa.Connection, graph_id: int, game: GameSpec, a
                              "for two")
     if game.repeating:
         raise DicegraphError(f"{game.name} stores its turn once: no best response is stored as a policy; its "
-                             f"report works out each policy's where it plays every match (dicegraph report "
-                             f"{game.name} --all-matches)")
+                             f"report works out each policy's (dicegraph report {game.name} --all-matches)")
     if goal is not None:
         raise DicegraphError("a best response maximises the chance of winning: give it no goal")
     known = list(dict.fromkeys([*policy_names(game, stored_params(connection, graph_id)),

@@ -56,7 +56,6 @@ PAIRED_NAME = re.compile(r"(?P<base>[a-z0-9]+(?:-[a-z0-9]+)*?)-(?P<form>at-least
                          r"(?P<threshold>[0-9]+)")  # a target below 0 is named minus-T: a name takes no '-5'
 
 
-
 def points_text(points: float) -> str:
     """Return points as a key shows them: ``'23'``, or ``'2.5'`` where they are not whole."""
     return str(int(points)) if float(points).is_integer() else repr(float(points))

@@ -106,7 +106,7 @@ def game_report(
                 estimate = monte_carlo(connection, game, params, row["name"], simulated_games, seed, progress)
                 row["monte_carlo"] = {key: estimate[key] for key in ("games", "estimate", "stderr", "z")}
         report = _generic_report(game, params, built, policies, distribution)
-        if base is not None and base_built is not None and not has_cycles(connection, base_built.graph_id):
+        if base_built is not None and not has_cycles(connection, base_built.graph_id):
             report["average_optimum"] = _average_optimum(GraphView(connection, base_built.graph_id, base, layers),
                                                          game.pairing.target, report["policies"])
         if distributions and not has_cycles(connection, built.graph_id) and game.players == 1:

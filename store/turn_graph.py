@@ -69,6 +69,11 @@ class TurnGraph:
                                               for key, node_id in self.ends.items()])
         return table
 
+    @property
+    def optimal(self) -> str:
+        """Return the name of the turn's one policy that maximises (no end profits of its own): its optimum."""
+        return next(p.name for p in self.structure.policies if p.end_profits is None)
+
     def policy(self, name: str) -> TurnPolicy:
         """Return the turn policy ``name``; raise BadParameter naming the known ones."""
         for declared in self.structure.policies:

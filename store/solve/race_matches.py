@@ -74,7 +74,7 @@ def matches(connection: sa.Connection, graph: TurnGraph, pairs: Sequence[tuple[s
 def _seats(connection: sa.Connection, graph: TurnGraph) -> tuple[Callable[[str, int], Seat], int]:
     """Return how a match seats a stored policy by name (``seat(name, after_pass)``: the optimum ranks moves by its
     stored values, an agent follows its choices) and the optimum's id (solved first where it is not stored)."""
-    optimal = next(p.name for p in graph.structure.policies if p.end_profits is None)
+    optimal = graph.optimal
     optimal_id = ensure_policy(connection, graph, optimal)
 
     def seat(name: str, after_pass: int) -> Seat:
@@ -147,7 +147,7 @@ def best_responses(connection: sa.Connection, graph: TurnGraph, answered: Sequen
     One run of :func:`dicegraph.store.solve.turn_cycles.solve_race` values every pair of seats at once: a seat that
     maximises, and one that follows the answered agent (maximises too, for the optimum), each the other's after a
     pass. ``progress`` counts the state layers done."""
-    optimal = next(p.name for p in graph.structure.policies if p.end_profits is None)
+    optimal = graph.optimal
     seats = []
     for k, name in enumerate(answered):
         other = (Seat.maximising(after_pass=2 * k) if name == optimal

@@ -541,7 +541,7 @@ def ensure_race_solved(connection: sa.Connection, graph: TurnGraph, progress: Pr
     the policy's record, so an interrupted solve resumes at the next layer;
     ``connection`` must not be inside a ``begin()`` block.
     """
-    optimal = next(p.name for p in graph.structure.policies if p.end_profits is None)
+    optimal = graph.optimal
     policy_id = ensure_policy(connection, graph, optimal)
     connection.commit()
     stored = dict(connection.execute(sa.select(turn_policy.c.node_id, turn_policy.c.value)
@@ -584,7 +584,7 @@ def turn_node_values(connection: sa.Connection, graph: TurnGraph, states: Sequen
     """Return, for each turn state of ``states`` (node ids), its turn's nodes of ``kinds`` -> their value under
     the stored optimum (the turn played once from each, all together; nothing stored). The ends' values are
     what the state's moves through them are worth."""
-    optimal = next(p.name for p in graph.structure.policies if p.end_profits is None)
+    optimal = graph.optimal
     optimal_id = ensure_policy(connection, graph, optimal)
     work = RaceTables(connection, graph, [Seat.maximising()])
     stored = sa.select(turn_policy.c.node_id, turn_policy.c.value.label("v0"), turn_policy.c.value.label("rank"),

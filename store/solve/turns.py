@@ -310,7 +310,7 @@ def _profits(connection: sa.Connection, graph: TurnGraph, declared: TurnPolicy) 
     """Return the policy's own end profits (None: it maximises value), solving what they need of the optimum."""
     if declared.end_profits is None:
         return None
-    optimal = next(p.name for p in graph.structure.policies if p.end_profits is None)
+    optimal = graph.optimal
     optimal_id = ensure_policy(connection, graph, optimal)
     needed = {key: find_node(connection, graph.graph_id, key) for key in declared.needs}
     if needed:

@@ -353,7 +353,8 @@ class Database:
                       turns: bool = False) -> dict[str, list[dict]]:
         """Return each evaluated policy's exact outcome distribution: policy -> ``[{"payoff", "probability"}]``;
         empty for a graph with cycles, or, unless ``turns``, one whose turn is stored once (its turns played
-        forward through every state layer: a solve's time a policy, :meth:`propagate`); a race's is empty."""
+        forward through every state layer: a solve's time a policy, :meth:`propagate`; a race's, how many turns
+        each policy against itself plays, :meth:`counted`)."""
         with self._reading() as connection:
             row = stored_graph(connection, graph, params)
             game = get_game(row.game)
@@ -362,7 +363,7 @@ class Database:
                 view = GraphView(connection, row.id, game, progress=states)
                 if view.keeps_positions:
                     return _distributions(connection, row.id, policies)
-                if not turns or game.players != 1:
+                if not turns:
                     return {}
                 return {p["name"]: [{"payoff": payoff, "probability": chance}
                                     for payoff, chance in view.distribution(p["name"]).items()] for p in policies}
@@ -370,11 +371,17 @@ class Database:
     @_one_line_errors
     def distributions_on_request(self, graph: str | int, params: Mapping[str, Any] | None = None) -> bool:
         """Return whether the graph's outcome distributions are played on request (:meth:`distributions` with
-        ``turns``): a game for one whose turn is stored once."""
+        ``turns``): a game whose turn is stored once."""
         with self._reading() as connection:
             row = stored_graph(connection, graph, params)
-            game = get_game(row.game)
-            return game.players == 1 and not GraphView(connection, row.id, game).keeps_positions
+            return not GraphView(connection, row.id, get_game(row.game)).keeps_positions
+
+    @_one_line_errors
+    def counted(self, graph: str | int, params: Mapping[str, Any] | None = None) -> str:
+        """Return what the graph's outcome distributions count: ``payoff``, or, in a game for two (a race, whose
+        outcome is who wins), ``turns``."""
+        with self._reading() as connection:
+            return _counted(get_game(stored_graph(connection, graph, params).game))
 
     @_one_line_errors
     def propagate(self, graph: str | int, policy: str = OPTIMAL, params: Mapping[str, Any] | None = None, *,
@@ -396,7 +403,7 @@ class Database:
                     evaluated_policy(connection, row, policy)
                 distribution = view.distribution(policy, start)
         return {"graph": row.id, "policy": policy, "from": start,
-                "outcome": "turns" if game.players == 2 else "payoff", **_moments(distribution),
+                "outcome": _counted(game), **_moments(distribution),
                 "distribution": [{"payoff": k, "probability": v} for k, v in distribution.items()]}
 
     @_one_line_errors
@@ -778,6 +785,11 @@ def open(url: str | None = None, **options: Any) -> Database:  # noqa: A001 (the
     ``postgresql://...``; ``$DICEGRAPH_DB`` or ``sqlite:///dicegraph.db`` when None). Nothing is opened until a
     method runs; ``options`` are :class:`Database`'s (``memory``, ``meter``, ``on_wait``)."""
     return Database(url, **options)
+
+
+def _counted(game: Game) -> str:
+    """Return what ``game``'s outcome distributions count (:meth:`Database.counted`)."""
+    return "turns" if game.players == 2 else "payoff"
 
 
 def _moments(distribution: Mapping[float, float]) -> dict[str, float]:

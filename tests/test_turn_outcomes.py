@@ -145,3 +145,23 @@ def test_the_report_gives_every_policys_distribution_when_asked(tally_both_ways:
             assert total == pytest.approx(1.0, rel=1e-12) and mean == pytest.approx(row["value"], rel=1e-12), row
         printed = runner.invoke(main, args, catch_exceptions=False).stdout
         assert "its percentiles" in printed and all(row["name"] in printed for row in data["policies"])
+
+
+def test_the_explorer_draws_how_many_turns_a_race_lasts_on_request(tmp_path: Path) -> None:
+    """The race's page offers its policies' numbers of turns, as ``propagate`` gives them, and draws them."""
+    from dicegraph.database import Database
+    from dicegraph.web.app import create_app
+
+    url = f"sqlite:///{tmp_path / 'race.db'}"
+    dicegraph.open(url).report("5000-race", {"target": "200"}, games=0)
+    propagated = dicegraph.open(url).propagate("5000-race", "threshold-2", params={"target": "200"})["distribution"]
+    engine = open_database(url, read_only=True)
+    client = create_app(Database.over(engine)).test_client()
+    page = client.get("/graphs/1").data
+    assert b'id="play-distributions"' in page and b"turns until a win" in page
+    shown = client.get("/graphs/1.json?distributions=all").get_json()["distributions"]["threshold-2"]
+    assert [row["payoff"] for row in shown] == [row["payoff"] for row in propagated]
+    assert all(a["probability"] == pytest.approx(b["probability"], rel=1e-12) for a, b in zip(shown, propagated))
+    drawn = client.get("/graphs/1/distribution.svg?distributions=all")
+    assert drawn.status_code == 200 and b"turns until a win" in drawn.data
+    engine.dispose()

@@ -101,7 +101,8 @@ def create_app(db: Database, sql_slots: int = SQL_SLOTS, sql_timeout: float = SQ
         if not spread:
             raise NotFound(f"graph {graph_id} has no outcome distribution here (cycles; or its turn is stored once: "
                            "add ?distributions=all to play its turns forward)")
-        return Response(charts.distribution_chart(spread), mimetype="image/svg+xml")
+        return Response(charts.distribution_chart(spread, pages.DISTRIBUTED[db.counted(graph_id)]),
+                        mimetype="image/svg+xml")
 
     @app.get("/graphs/<int:graph_id>/positions/<path:key>")
     def position(graph_id: int, key: str) -> Any:

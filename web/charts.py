@@ -49,10 +49,11 @@ def values_chart(policies: Sequence[Mapping[str, Any]], outcome: str) -> bytes:
 FEW_OUTCOMES = 12  # up to this many distinct payoffs, a distribution is drawn as bars side by side
 
 
-def distribution_chart(distributions: Mapping[str, Sequence[Mapping[str, float]]]) -> bytes:
+def distribution_chart(distributions: Mapping[str, Sequence[Mapping[str, float]]],
+                       counted: str = "payoff at the end") -> bytes:
     """Return an SVG of each policy's exact outcome distribution (policy -> ``[{"payoff", "probability"}]``): bars
     side by side, a group a payoff, when there are at most :data:`FEW_OUTCOMES` payoffs (a game won or lost has
-    two), else one line of markers a policy.
+    two), else one line of markers a policy; ``counted`` names the horizontal axis.
 
     >>> svg = distribution_chart({"hilo": [{"payoff": 0.0, "probability": 0.9}, {"payoff": 1.0, "probability": 0.1}]})
     >>> b"hilo" in svg and b"payoff at the end" in svg
@@ -71,7 +72,7 @@ def distribution_chart(distributions: Mapping[str, Sequence[Mapping[str, float]]
         for name, rows in distributions.items():
             axes.plot([row["payoff"] for row in rows], [row["probability"] for row in rows], marker="o", markersize=3,
                       linewidth=2.2 if name == "optimal" else 1, label=name)
-    axes.set_xlabel("payoff at the end")
+    axes.set_xlabel(counted)
     axes.set_ylabel("probability")
     axes.legend(fontsize=8)
     return _svg(figure)

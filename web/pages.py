@@ -40,6 +40,8 @@ def home_page(db: Database) -> dict[str, Any]:
     return db.catalog()
 
 
+DISTRIBUTED = {"payoff": "payoff at the end", "turns": "turns until a win (the policy against itself)"}  # what a
+# graph's outcome distributions count (dicegraph.Database.counted), as its page and chart say it
 MAX_LAYER_ROWS = 100  # the most rows a graph page's table of layers shows (Pig to 100 has 7,549 layers)
 
 
@@ -51,8 +53,9 @@ def graph_page(db: Database, graph_id: int, policy: str | None = None,
     ``charts`` (:func:`game_pictures`), its ``advisor``'s title (:func:`advice_page`) if it has one, its ``root``
     key, ``layers`` (every one) and ``layer_rows`` (:func:`layer_rows`: what the page's table shows), ``policies``
     with their values and units, whether it is ``two_player`` (a policy's value is then both seats following it),
-    their ``distributions`` (:meth:`dicegraph.Database.distributions`; for a game for one whose turn is stored
-    once, ``turn_distributions`` says they are played on request, with ``turns``), and with ``policy`` and
+    their ``distributions`` (:meth:`dicegraph.Database.distributions`; for a game whose turn is stored once,
+    ``turn_distributions`` says they are played on request, with ``turns``) and what they count
+    (``distributed``: the final score, or a race's number of turns), and with ``policy`` and
     ``reference`` a
     ``comparison`` (:meth:`dicegraph.Database.compare`: in a two-player game a match against ``opponent`` in
     ``seat``), else the ``comparison_error`` that says why there is none; with ``matches``, in a two-player game,
@@ -76,6 +79,7 @@ def graph_page(db: Database, graph_id: int, policy: str | None = None,
     page["layer_rows"] = layer_rows(page["layers"])
     page["playable"] = OPTIMAL in [p["name"] for p in page["policies"]]
     page["turn_distributions"] = db.distributions_on_request(graph_id)
+    page["distributed"] = DISTRIBUTED[db.counted(graph_id)]
     page["distributions"] = db.distributions(graph_id, turns=turns)
     if policy and reference:
         try:

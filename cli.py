@@ -594,7 +594,8 @@ def report(ctx: click.Context, game: str, params: tuple[str, ...], simulated_gam
     if data.get("average_optimum"):
         click.echo(_average_optimum_line(data["average_optimum"], chosen.outcome))
     if any("distribution" in p for p in data["policies"]):
-        click.echo(_percentiles_table(data["policies"]))
+        click.echo(_percentiles_table(data["policies"], "outcome distribution" if data["distributed"] == "payoff"
+                                      else "number of turns until a win"))
     if data.get("targets"):
         click.echo(_targets_table(data["targets"], chosen.objective))
     if data.get("responses"):
@@ -608,7 +609,7 @@ def report(ctx: click.Context, game: str, params: tuple[str, ...], simulated_gam
 PERCENTILES = (1, 5, 25, 50, 75, 95, 99)  # the percentiles of an outcome distribution a report prints
 
 
-def _percentiles_table(policies: Sequence[Mapping[str, Any]]) -> str:
+def _percentiles_table(policies: Sequence[Mapping[str, Any]], counted: str = "outcome distribution") -> str:
     """Return the lines of a report's table of each policy's outcome distribution: its lowest and highest outcome
     and the outcome at each of :data:`PERCENTILES` (the least outcome with at least that share at or below it)."""
     rows = []
@@ -618,7 +619,7 @@ def _percentiles_table(policies: Sequence[Mapping[str, Any]]) -> str:
         spread = p["distribution"]
         rows.append([p["name"], f"{spread[0]['payoff']:g}",
                      *[f"{_percentile(spread, q):g}" for q in PERCENTILES], f"{spread[-1]['payoff']:g}"])
-    return ("\nEach policy's outcome distribution: its lowest, its percentiles, its highest:\n"
+    return (f"\nEach policy's {counted}: its lowest, its percentiles, its highest:\n"
             + table(["policy", "min", *[f"{q} %" for q in PERCENTILES], "max"], rows))
 
 

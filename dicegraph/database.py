@@ -381,7 +381,8 @@ class Database:
         """Return what the graph's outcome distributions count: ``payoff``, or, in a game for two (a race, whose
         outcome is who wins), ``turns``."""
         with self._reading() as connection:
-            return _counted(get_game(stored_graph(connection, graph, params).game))
+            row = stored_graph(connection, graph, params)
+            return GraphView(connection, row.id, get_game(row.game)).counted
 
     @_one_line_errors
     def propagate(self, graph: str | int, policy: str = OPTIMAL, params: Mapping[str, Any] | None = None, *,
@@ -403,7 +404,7 @@ class Database:
                     evaluated_policy(connection, row, policy)
                 distribution = view.distribution(policy, start)
         return {"graph": row.id, "policy": policy, "from": start,
-                "outcome": _counted(game), **_moments(distribution),
+                "outcome": view.counted, **_moments(distribution),
                 "distribution": [{"payoff": k, "probability": v} for k, v in distribution.items()]}
 
     @_one_line_errors
@@ -785,11 +786,6 @@ def open(url: str | None = None, **options: Any) -> Database:  # noqa: A001 (the
     ``postgresql://...``; ``$DICEGRAPH_DB`` or ``sqlite:///dicegraph.db`` when None). Nothing is opened until a
     method runs; ``options`` are :class:`Database`'s (``memory``, ``meter``, ``on_wait``)."""
     return Database(url, **options)
-
-
-def _counted(game: Game) -> str:
-    """Return what ``game``'s outcome distributions count (:meth:`Database.counted`)."""
-    return "turns" if game.players == 2 else "payoff"
 
 
 def _moments(distribution: Mapping[float, float]) -> dict[str, float]:

@@ -68,7 +68,8 @@ def game_report(
     under the optimum and under the policy best for it (:func:`dicegraph.store.sweep.target_chances`; DicegraphError,
     in one line, for a graph that takes no target). ``distributions`` gives each policy its whole ``distribution``
     of outcomes (:meth:`dicegraph.store.view.GraphView.distribution`; a turn stored once: its turns played forward,
-    ``layers`` counting the states), where the graph has one (no cycles, not a race). A paired game
+    ``layers`` counting the states; a race: how many turns the policy against itself plays), where the graph has
+    one (a turn stored once, or a game for one without cycles). A paired game
     (:mod:`dicegraph.graphs.paired`) has its ``average_optimum``: its game's optimum of the average (built and
     solved with the same parameters), how often that reaches the target, beside the best chance.
 
@@ -109,8 +110,10 @@ def game_report(
         if base_built is not None and not has_cycles(connection, base_built.graph_id):
             report["average_optimum"] = _average_optimum(GraphView(connection, base_built.graph_id, base, layers),
                                                          game.pairing.target, report["policies"])
-        if distributions and not has_cycles(connection, built.graph_id) and game.players == 1:
+        if distributions and (not view.keeps_positions  # a turn stored once; a race's: its numbers of turns
+                              or game.players == 1 and not has_cycles(connection, built.graph_id)):
             spread = GraphView(connection, built.graph_id, game, layers)
+            report["distributed"] = spread.counted
             for row in report["policies"]:
                 row["distribution"] = [{"payoff": payoff, "probability": p}
                                        for payoff, p in spread.distribution(row["name"]).items()]

@@ -76,6 +76,12 @@ class GraphView:
     def _policy(self, name: str) -> int:
         return find_policy(self.connection, self.graph_id, name).id
 
+    @property
+    def counted(self) -> str:
+        """Return what :meth:`distribution` counts: ``payoff``, or ``turns`` in a game for two (a race, whose
+        outcome is who wins: how many turns the policy against itself plays)."""
+        return "turns" if self.spec.players == 2 else "payoff"
+
     def _by_key(self, column: sa.ColumnElement, policy: str, kind: str | None, layer: int | None,
                 reached: bool = False) -> dict[str, float]:
         query = (sa.select(node.c.key, column)

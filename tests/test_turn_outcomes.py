@@ -109,6 +109,11 @@ def test_a_races_distribution_is_how_many_turns_its_matches_last(tmp_path: Path,
         assert result["outcome"] == "turns" and abs(sum(lengths.values()) - 1) < 1e-12
         for turns, exact in race_exact.match_lengths(300, policy, policy, 8).items():
             assert math.isclose(lengths[turns], exact, rel_tol=1e-12), (policy, turns)
+        if policy == "optimal":  # the report gives the same with --distributions
+            reported = json.loads(runner.invoke(main, ["--db", db, "report", "5000-race", "-p", "target=300", "-n",
+                                                       "0", "--distributions", "--json"]).stdout)
+            assert reported["distributed"] == "turns"
+            assert reported["policies"][0]["distribution"] == result["distribution"]
     printed = runner.invoke(main, ["--db", db, "propagate", "5000-race", "-p", "target=300"]).stdout
     assert printed.splitlines()[0].split() == ["turns", "probability"] and "expected turns:" in printed
 

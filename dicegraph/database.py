@@ -267,9 +267,11 @@ class Database:
         for name in chosen.hooks.diagrams() if folder is not None else ():  # each named file too, before any work
             check_file(folder / diagram_file(chosen.name, name))
 
-        def announce(result: BuildResult) -> None:
-            if on_build is not None:
-                on_build(as_json({**vars(result), "game": chosen.name, "params": values}))
+        def announce(built: Game) -> Callable[[BuildResult], None]:
+            def told(result: BuildResult) -> None:
+                if on_build is not None:
+                    on_build(as_json({**vars(result), "game": built.name, "params": values}))
+            return told
 
         with self._engine(create=True) as engine:
             def prepare(graph_params: Mapping[str, Any], *, on_build: Callable[[BuildResult], None] | None = None,
@@ -277,7 +279,10 @@ class Database:
                 return self._prepared(engine, chosen, graph_params, f"solving and evaluating {chosen.name}", on_build)
 
             graphs = ReportGraphs(engine, chosen, prepare)  # each graph the report reads built and solved once
-            graphs.get(values, on_build=announce)
+            graphs.get(values, on_build=announce(chosen))
+            if chosen.pairing is not None:  # its game too, whose optimum of the average the report sets beside it
+                base = chosen.pairing.game
+                self._prepared(engine, base, values, f"solving and evaluating {base.name}", announce(base))
             with self.meter("playing the matches, layers", None) as matches, \
                     self.meter("simulating", games * report_simulations(chosen, values, all_matches)) as simulating, \
                     self.meter("propagating the policies, steps", None) as propagating:

@@ -274,15 +274,15 @@ class Database:
             return told
 
         with self._engine(create=True) as engine:
-            def prepare(graph_params: Mapping[str, Any], *, on_build: Callable[[BuildResult], None] | None = None,
+            def prepare(built: Game, graph_params: Mapping[str, Any], *,
+                        on_build: Callable[[BuildResult], None] | None = None,
                         progress: Progress | None = None) -> BuildResult:
-                return self._prepared(engine, chosen, graph_params, f"solving and evaluating {chosen.name}", on_build)
+                return self._prepared(engine, built, graph_params, f"solving and evaluating {built.name}", on_build)
 
             graphs = ReportGraphs(engine, chosen, prepare)  # each graph the report reads built and solved once
             graphs.get(values, on_build=announce(chosen))
             if chosen.pairing is not None:  # its game too, whose optimum of the average the report sets beside it
-                base = chosen.pairing.game
-                self._prepared(engine, base, values, f"solving and evaluating {base.name}", announce(base))
+                graphs.get(values, game=chosen.pairing.game, on_build=announce(chosen.pairing.game))
             with self.meter("playing the matches, layers", None) as matches, \
                     self.meter("simulating", games * report_simulations(chosen, values, all_matches)) as simulating, \
                     self.meter("propagating the policies, steps", None) as propagating:

@@ -84,7 +84,7 @@ def game_report(
     for other in game.hooks.report_graphs(params):
         graphs.get(other, progress=layers)
     base = game.pairing.game if game.pairing is not None else None
-    base_built = prepare_game(engine, base, params, progress=layers) if base is not None else None
+    base_built = graphs.get(params, game=base, progress=layers) if base is not None else None
     with engine.connect() as connection:
         simulation = Simulation(simulated_games, seed, progress) if simulated_games else None
         view = GraphView(connection, built.graph_id, game, matches, all_matches, simulation)
@@ -131,17 +131,18 @@ def game_report(
 
 
 class Prepare(Protocol):
-    """How a report pass prepares a graph: :func:`prepare_game` on its engine and game, or the session's own (which
+    """How a report pass prepares a game's graph: :func:`prepare_game` on its engine, or the session's own (which
     shows its progress)."""
 
-    def __call__(self, params: Mapping[str, Any], *, on_build: Callable[[BuildResult], None] | None = None,
+    def __call__(self, game: Game, params: Mapping[str, Any], *,
+                 on_build: Callable[[BuildResult], None] | None = None,
                  progress: Progress | None = None) -> BuildResult: ...
 
 
 class ReportGraphs:
     """The graphs one report pass reads, each built where missing and solved once: :meth:`get` prepares a graph
-    the first time its parameters are asked for (``prepare``, by default :func:`prepare_game`) and returns the
-    same build after.
+    the first time its game (the report's, or a paired game's own game) and parameters are asked for
+    (``prepare``, by default :func:`prepare_game`) and returns the same build after.
 
     >>> from dicegraph.graphs import get_game
     >>> from dicegraph.store.db import open_database
@@ -151,16 +152,19 @@ class ReportGraphs:
     """
 
     def __init__(self, engine: sa.Engine, game: Game, prepare: Prepare | None = None):
-        self._prepare = prepare or functools.partial(prepare_game, engine, game)
-        self._built: dict[str, BuildResult] = {}
+        self._game = game
+        self._prepare = prepare or functools.partial(prepare_game, engine)
+        self._built: dict[tuple[str, str], BuildResult] = {}
 
-    def get(self, params: Mapping[str, Any], *, on_build: Callable[[BuildResult], None] | None = None,
-            progress: Progress | None = None) -> BuildResult:
-        """Return the build of the game's graph for ``params``, built and solved first (``on_build`` told of
-        the build, ``progress`` of the solve's steps) unless this pass has done it already."""
-        key = canonical_params(params)
+    def get(self, params: Mapping[str, Any], *, game: Game | None = None,
+            on_build: Callable[[BuildResult], None] | None = None, progress: Progress | None = None) -> BuildResult:
+        """Return the build of the graph of ``game`` (by default the report's) for ``params``, built and solved
+        first (``on_build`` told of the build, ``progress`` of the solve's steps) unless this pass has done it
+        already."""
+        game = game or self._game
+        key = game.name, canonical_params(params)
         if key not in self._built:
-            self._built[key] = self._prepare(params, on_build=on_build, progress=progress)
+            self._built[key] = self._prepare(game, params, on_build=on_build, progress=progress)
         return self._built[key]
 
 

@@ -120,8 +120,11 @@ def match_lengths(connection: sa.Connection, graph: TurnGraph, first: str, secon
     lengths: dict[int, float] = {}
     for turns in range(1, MOST_TURNS + 1):
         connection.execute(sa.insert(following).from_select(["node_id", "seat", "p"], step))
-        ended = connection.execute(sa.select(sa.func.sum(following.c.p)).where(
-            following.c.node_id.in_(terminal))).scalar_one() or 0.0
+        won = following.c.node_id.in_(terminal)
+        ended, left = connection.execute(sa.select(
+            sa.func.sum(sa.case((won, following.c.p), else_=0.0)),
+            sa.func.sum(sa.case((won, 0.0), else_=following.c.p)))).one()
+        ended, left = ended or 0.0, left or 0.0
         if ended > 0:
             lengths[turns] = ended
         connection.execute(sa.delete(playing))
@@ -129,7 +132,6 @@ def match_lengths(connection: sa.Connection, graph: TurnGraph, first: str, secon
             ["node_id", "seat", "p"], sa.select(following.c.node_id, following.c.seat, following.c.p)
             .where(following.c.node_id.not_in(terminal))))
         connection.execute(sa.delete(following))
-        left = connection.execute(sa.select(sa.func.sum(playing.c.p))).scalar_one() or 0.0
         if progress is not None:
             progress(1)
         if left < UNFINISHED:

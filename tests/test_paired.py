@@ -216,6 +216,25 @@ def test_a_five_dice_turn_stored_once_carries_its_points_to_its_ends(tmp_path: P
     assert optimal == pytest.approx(float(best_chance(_rules(name, params), ">=", target)), rel=1e-12)
 
 
+def test_yahtzees_paired_game_gives_the_best_chance_the_numpy_reference_solves(tmp_path: Path) -> None:
+    """``yahtzee-at-least-T`` on three boxes without bonuses, on DuckDB: its best chance equals, to 1e-12, that of
+    the benchmark's numpy solver of the same equations written apart from the graph
+    (:func:`tests.yahtzee_numpy.reach_chances`); for Chance alone, the recursion in fractions above too."""
+    from dicegraph.graphs.yahtzee.boxes import sheet_of
+    from tests.yahtzee_numpy import reach_chances
+
+    db = dicegraph.open(f"duckdb:///{tmp_path / 'game.duckdb'}")
+    for params, target in (({"boxes": "Fives,Sixes,Chance", "bonuses": "off"}, 55),
+                           ({"boxes": "Chance", "bonuses": "off"}, 22)):
+        report = db.report(paired_name("yahtzee", ">=", target), params, games=0)
+        optimal = next(row["value"] for row in report["policies"] if row["name"] == "optimal")
+        first = sheet_of(params).first_filled
+        assert optimal == pytest.approx(float(reach_chances(target, first)[first, target]), rel=1e-12, abs=1e-15)
+        assert 0.01 < optimal < 0.99  # a target the dice may miss
+        if params["boxes"] == "Chance":
+            assert optimal == pytest.approx(float(best_chance(_rules("yahtzee", params), ">=", target)), rel=1e-12)
+
+
 @pytest.mark.parametrize("name", ["yachtlet-at-least-6", "tally-at-least-12", "shut-the-box-at-most-3"])
 def test_every_tool_holds_on_a_paired_game(name: str, tmp_path: Path) -> None:
     """``dicegraph check`` of a paired game on its game's small parameters: build, report, solve, the rules'

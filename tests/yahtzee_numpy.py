@@ -6,7 +6,10 @@ joker, the upper total, the states and the turn are its own. States are
 solved one number of filled boxes at a time, all of them at once with
 arrays; a turn is the third roll's best box for each of the 252 outcomes,
 then twice the best keep (every sub-multiset of the dice, or keeping all).
-Values only, no decisions.
+Values only, no decisions. :func:`reach_chances` solves, by the same turn, the
+best chance of scoring at least a target without bonuses (the paired game
+``yahtzee-at-least-T``'s equations: a state is the boxes filled and the points
+still needed).
 """
 
 from __future__ import annotations
@@ -103,6 +106,43 @@ def optimal_values(bonuses: str = "on", chunk: int = 4096) -> np.ndarray:
             roll1 = np.maximum(roll2, (roll2 @ keep_matrix.T)[:, allowed].max(axis=2))
             value[mask, upper, flag] = roll1 @ first
     return value
+
+
+def reach_chances(target: int, first_filled: int = 0, chunk: int = 4096) -> np.ndarray:
+    """Return the best chance of scoring at least ``target`` points from every state of Yahtzee without bonuses,
+    ``[filled boxes, points still needed (0 to target)]``: 1 where nothing is needed, 0 with every box filled and
+    points still needed, else the turn's best (the box, then the keeps, maximise the chance of the state it
+    leads to, the points scored taken off what is needed). Only the states with the boxes ``first_filled``
+    filled are solved (those out of play; the others are 0).
+
+    >>> chance_alone = (1 << BOXES) - 1 - (1 << 12)  # every box filled but Chance: five dice score 5 to 30
+    >>> [round(float(reach_chances(target, chance_alone)[chance_alone, target]), 12) for target in (5, 31)]
+    [1.0, 0.0]
+    """
+    keep_matrix, allowed = _keeps()
+    first = _probabilities(())
+    points = _points().astype(np.int64)
+    chances = np.zeros((1 << BOXES, target + 1))
+    chances[:, 0] = 1.0
+    lefts = np.arange(1, target + 1)
+    for filled_count in range(BOXES - 1, bin(first_filled).count("1") - 1, -1):
+        masks = np.array([mask for mask in range(1 << BOXES) if bin(mask).count("1") == filled_count
+                          and mask & first_filled == first_filled], dtype=np.int64)
+        states = np.array([(mask, left) for mask in masks for left in lefts], dtype=np.int64).reshape(-1, 2)
+        for start in range(0, len(states), chunk):
+            part = states[start:start + chunk]
+            mask, left = part[:, 0], part[:, 1]
+            best = np.full((len(part), len(OUTCOMES)), -np.inf)
+            for box in range(BOXES):
+                open_ = (mask >> box & 1) == 0
+                if not open_.any():
+                    continue
+                after = chances[(mask | 1 << box)[:, None], np.maximum(left[:, None] - points[None, :, box], 0)]
+                best = np.where(open_[:, None], np.maximum(best, after), best)
+            roll2 = np.maximum(best, (best @ keep_matrix.T)[:, allowed].max(axis=2))
+            roll1 = np.maximum(roll2, (roll2 @ keep_matrix.T)[:, allowed].max(axis=2))
+            chances[mask, left] = roll1 @ first
+    return chances
 
 
 def optimum_distribution(value: np.ndarray) -> dict[float, float]:

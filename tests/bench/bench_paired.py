@@ -6,7 +6,9 @@ with T.
 For the game and each target T, builds and solves ``GAME-at-least-T`` (``at-most`` for a game that minimises) in
 an empty database of the backend, and prints the build's and the solve's seconds, the paired graph's nodes and
 edges beside the game's own (built first, in the same run), the growth (paired edges / game edges), the best
-chance of reaching T, and the peak memory. There is no numpy reference of the paired solve yet.
+chance of reaching T, and the peak memory. For Yahtzee without bonuses, the in-memory numpy solver of the same
+equations (:func:`tests.yahtzee_numpy.reach_chances`) runs beside each target: its time, the SQL solve's ratio to
+it and the difference of the best chances.
 
     .venv/bin/python tests/bench/bench_paired.py duckdb --game yahtzee -p bonuses=off --targets 100,150,200
     .venv/bin/python tests/bench/bench_paired.py duckdb --game school -p grades=positive --targets 100
@@ -61,6 +63,21 @@ def main() -> None:
         print(f"{name}: build {paired_building:.1f} s, solve {paired_solving:.1f} s, {paired_built['nodes']:,} "
               f"nodes, {paired_built['edges']:,} edges ({paired_built['edges'] / built['edges']:.1f} times the "
               f"game's); best chance {chance:.10f}; peak {peak_memory()}", flush=True)
+        if args.game == "yahtzee" and params.get("bonuses") == "off" and params.get("rules", "yahtzee") == "yahtzee":
+            numpy_reference(params, target, paired_solving, chance)
+
+
+def numpy_reference(params: dict[str, str], target: int, sql_seconds: float, chance: float) -> None:
+    """Time the numpy solver of Yahtzee's paired equations for ``target``; print it beside the SQL solve."""
+    from dicegraph.graphs.yahtzee.boxes import sheet_of
+    from tests.yahtzee_numpy import reach_chances
+
+    first = sheet_of(params).first_filled
+    started = time.perf_counter()
+    reference = float(reach_chances(target, first)[first, target])
+    seconds = time.perf_counter() - started
+    print(f"  numpy in memory (the reference): {seconds:.2f} s, best chance {reference:.10f}; the SQL solve "
+          f"{sql_seconds / seconds:.1f}x its time; |difference| {abs(chance - reference):.1e}", flush=True)
 
 
 if __name__ == "__main__":

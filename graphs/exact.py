@@ -23,6 +23,7 @@ Fraction(6, 11)
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Hashable, Iterable, Sequence
 from fractions import Fraction
 
@@ -63,11 +64,31 @@ def solve_sparse(rows: dict[Hashable, dict[Hashable, Fraction]], order: Iterable
     return {unknown: row[RHS] for unknown, row in rows.items()}
 
 
+@functools.lru_cache(maxsize=4096)
+def exactly(number: float) -> Fraction:
+    """Return a payoff or a reward as the fraction it is exactly (the few distinct ones a game has, converted once).
+
+    >>> exactly(0.375), exactly(-2.0)
+    (Fraction(3, 8), Fraction(-2, 1))
+    """
+    return Fraction(number)
+
+
+@functools.lru_cache(maxsize=4096)
+def chance_of(weight: int, total: int) -> Fraction:
+    """Return a roll's probability, its weight out of the ``total`` of its node's (each pair made once).
+
+    >>> chance_of(2, 36)
+    Fraction(1, 18)
+    """
+    return Fraction(weight, total)
+
+
 def move_worth(rules: Rules, move: Move, value: Fraction) -> Fraction:
     """Return what a move is worth to the player making it, ``value`` being the worth of where it leads (to
     whoever moves there): its reward, plus ``value``, or ``constant_sum - value`` when it hands the turn over."""
-    after = Fraction(rules.constant_sum) - value if move.passes else value
-    return Fraction(move.reward) + after
+    after = exactly(rules.constant_sum) - value if move.passes else value
+    return after + exactly(move.reward) if move.reward else after
 
 
 def exact_value(rules: Rules, objective: str, agent: str | None = None, position: Position | None = None,
@@ -89,7 +110,7 @@ def exact_value(rules: Rules, objective: str, agent: str | None = None, position
             return memo[key]
         payoff = rules.payoff(at)
         if payoff is not None:
-            result = Fraction(payoff)
+            result = exactly(payoff)
         else:
             rolls = rules.rolls(at)
             if rolls is None:
@@ -97,7 +118,7 @@ def exact_value(rules: Rules, objective: str, agent: str | None = None, position
             else:
                 outcomes = list(rolls)
                 total = sum(weight for _, weight in outcomes)
-                result = sum((Fraction(weight, total) * choose(at, roll) for roll, weight in outcomes), Fraction(0))
+                result = sum((chance_of(weight, total) * choose(at, roll) for roll, weight in outcomes), Fraction(0))
         memo[key] = result
         return result
 
@@ -105,7 +126,7 @@ def exact_value(rules: Rules, objective: str, agent: str | None = None, position
         moves = rules.moves(at, roll)
         if not moves:
             after = rules.ending(at, roll)
-            return Fraction(after.payoff) if isinstance(after, Ending) else move_worth(rules, after, value(after.next))
+            return exactly(after.payoff) if isinstance(after, Ending) else move_worth(rules, after, value(after.next))
         if agent is not None:
             move = rules.agents[agent](at, roll, moves)
             return move_worth(rules, move, value(move.next))

@@ -214,6 +214,7 @@ class TurnsInFull(DiceRules):
         self.root = game.turn.starts()[0]
         self.constant_sum = game.constant_sum
         self.agents = {name: self.plays(agent) for name, agent in game.agents.items()}
+        self._turn_moves: dict[tuple[str, Roll | None], list[tuple[Move, str | None]]] = {}
 
     @property
     def points_fall(self) -> bool:  # type: ignore[override]
@@ -269,14 +270,29 @@ class TurnsInFull(DiceRules):
         state, at = position
         return [move for _, move in self._lifted(state, at, roll)]
 
+    def _turn_moves_at(self, at: Position, roll: Roll | None) -> list[tuple[Move, str | None]]:
+        """Return the turn's moves at ``at`` after ``roll``, each with the key of the end it moves into (None
+        inside the turn): the same in every state, so worked out once a turn position and roll."""
+        try:
+            asked = (self.turn.key(at), roll)
+            found = self._turn_moves.get(asked)
+        except TypeError:  # a roll that cannot be a key: worked out each time
+            asked, found = None, None
+        if found is None:
+            found = [(move, None if self.turn.payoff(move.next) is None else self.turn.key(move.next))
+                     for move in self.turn.moves(at, roll)]
+            if asked is not None:
+                self._turn_moves[asked] = found
+        return found
+
     def _lifted(self, state: State, at: Position, roll: Roll | None) -> list[tuple[Move, Move]]:
         """Return each turn move the state offers at ``at`` after ``roll``, with the move it is in the copied game."""
         found = []
-        for move in self.turn.moves(at, roll):
-            if self.turn.payoff(move.next) is None:
+        for move, end in self._turn_moves_at(at, roll):
+            if end is None:
                 found.append((move, Move((state, move.next), move.label, move.reward)))
                 continue
-            after = self.game.through(state, self.turn.key(move.next))
+            after = self.game.through(state, end)
             if after is None:  # the state closes this end
                 continue
             if isinstance(after, Ending):  # the game is over: the ending itself is the position moved to

@@ -32,6 +32,7 @@ from dataclasses import dataclass
 import sqlalchemy as sa
 
 from dicegraph.graphs.protocol import OBJECTIVES, TIE, Progress
+from dicegraph.store.backends import backend_of
 from dicegraph.store.solve import cycles
 from dicegraph.store.catalog import has_cycles, root_value
 from dicegraph.store.errors import NotFound
@@ -248,6 +249,7 @@ def store_layered(connection: sa.Connection, graph_id: int, policy_ids: Sequence
     policy's stored choices, where they have no ``goal`` in one pass for all (every statement carries the policy as
     a key column, as :mod:`dicegraph.store.sweep` carries goals, so k policies cost the statements of one).
     ``progress`` is called after each layer of each policy. Returns nothing."""
+    backend_of(connection).plan_whole_layers(connection)  # PostgreSQL: choices just stored have no statistics yet
     if objective is None and goal is None:
         _evaluate_together(connection, graph_id, policy_ids, progress)
         return

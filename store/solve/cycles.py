@@ -120,7 +120,8 @@ class _Tables:
     """
 
     def __init__(self, connection: sa.Connection, seats: Sequence[Seat], direction: int = 1):
-        keyed = not backend_of(connection).hashed_joins
+        backend = backend_of(connection)
+        keyed = not backend.hashed_joins
         self.direction = direction  # -1: the game with every payoff and reward negated (a minimum as a maximum)
 
         def terms(name: str) -> sa.Table:
@@ -134,6 +135,10 @@ class _Tables:
 
         self.term = terms("cyc_term")
         self.new = terms("cyc_new")
+        # where a join hashes the whole table it reads, the rows of nodes no edge still to be valued leads to move
+        # out of ``term`` to ``done`` (Keep.trim)
+        self.done = terms("cyc_done") if backend.hashed_joins and backend.updates else None
+        self.kept = terms("cyc_kept") if self.done is not None else None
         self.solved = keyed_pair_table(connection, "cyc_solved", "seat", sa.Column("value", sa.Double, nullable=False),
                                        sa.Column("edge_id", EdgeId))
         self.guess = temporary_table(connection, "cyc_guess", sa.Column("x", sa.Double, nullable=False))  # node_id: anchor
@@ -159,7 +164,48 @@ class _Tables:
         connection.execute(sa.insert(self.followed).from_select(["edge_id", "seat"], sa.select(
             choice.c.edge_id, self.seat_map.c.node_id).select_from(choice.join(self.seat_map, sa.and_(
                 self.seat_map.c.policy_id == choice.c.policy_id, self.seat_map.c.sign == 1)))))
-        self.all = (self.term, self.new, self.solved, self.guess, self.seat_map, self.followed)
+        self.all = (self.term, self.new, self.solved, self.guess, self.seat_map, self.followed,
+                    *(() if self.done is None else (self.done, self.kept)))
+        self.last_use: sa.Table | None = None  # node -> the shallowest layer an edge to it leaves (when trimming)
+        self.trimmed_below: int | None = None  # the layers from which on the rows are trimmed already
+
+    def finished(self) -> sa.FromClause:
+        """Return the terms of every node, those moved to ``done`` too."""
+        if self.done is None:
+            return self.term
+        columns = ("node_id", "seat", "anchor", "coeff", "edge_id")
+        return sa.union_all(*(sa.select(*(table.c[name] for name in columns))
+                              for table in (self.term, self.done))).subquery("finished")
+
+    def start_trimming(self, connection: sa.Connection, graph_id: int) -> None:
+        """Where rows are trimmed, note for each node the shallowest layer an edge to it leaves (in that order, so
+        that a range of those layers is read from a few blocks)."""
+        if self.done is None:
+            return
+        self.last_use = temporary_table(connection, "cyc_last_use", sa.Column("layer", sa.Integer, nullable=False),
+                                        indexed=False)
+        self.all = (*self.all, self.last_use)
+        used = (sa.select(edge.c.dst, sa.func.min(edge.c.src_layer).label("layer")).where(edge.c.graph_id == graph_id)
+                .group_by(edge.c.dst).order_by(sa.text("layer")))
+        connection.execute(sa.insert(self.last_use).from_select(["node_id", "layer"], used))
+
+    def trim(self, connection: sa.Connection, frontier: int) -> None:
+        """Every layer from ``frontier`` on being solved, move out of ``term`` the rows of the nodes that only
+        edges leaving those layers lead to: no statement to come reads them but :meth:`finished`'s. ``term`` is
+        made again from the rows it keeps (a table's deleted rows would still be scanned)."""
+        if self.last_use is None or (self.trimmed_below is not None and frontier >= self.trimmed_below):
+            return
+        used = self.last_use.c.layer >= frontier
+        if self.trimmed_below is not None:
+            used = sa.and_(used, self.last_use.c.layer < self.trimmed_below)
+        unused = self.term.c.node_id.in_(sa.select(self.last_use.c.node_id).where(used))
+        columns = ["node_id", "seat", "anchor", "coeff", "edge_id"]
+        connection.execute(sa.insert(self.done).from_select(columns, sa.select(self.term).where(unused)))
+        create_afresh(connection, self.kept)
+        connection.execute(sa.insert(self.kept).from_select(columns, sa.select(self.term).where(~unused)))
+        create_afresh(connection, self.term)
+        connection.execute(sa.insert(self.term).from_select(columns, sa.select(self.kept)))
+        self.trimmed_below = frontier
 
     def points(self, column: sa.ColumnElement[float]) -> sa.ColumnElement[float]:
         """Return a payoff or reward column as the solve reads it: negated when it minimises."""
@@ -346,7 +392,7 @@ class _Group:
             return found
         named = named_positions(self.connection, self.graph_id, guess,
                                 node.c.id.in_(sa.select(edge.c.src).where(_spanned(self.anchor_spans))))
-        term = self.t.term
+        term = self.t.finished()
         wanted = sorted({node_id for ids in named.values() for node_id in ids})
         solved = sa.select(term.c.node_id, term.c.seat, term.c.coeff).where(term.c.node_id.in_(wanted),
                                                                             term.c.anchor == VALUE)
@@ -448,6 +494,7 @@ class _Group:
                              t.solved.c.edge_id if anchor == VALUE else sa.null()).where(t.solved.c.node_id.in_(inside))
             self.connection.execute(sa.insert(t.term).from_select(["node_id", "seat", "anchor", "coeff", "edge_id"],
                                                                   rows))
+        t.trim(self.connection, self.group[count - 1].first)
 
     def guesses(self, solution: Sequence[float]) -> dict[int, list[float]]:
         """Return anchor id -> its value for each seat, from ``solution`` (a value per variable)."""
@@ -658,6 +705,7 @@ def solve_components(connection: sa.Connection, graph_id: int, seats: Sequence[S
         connection.execute(sa.insert(t.term).from_select(["node_id", "seat", "anchor", "coeff"], terminals))
     average = sa.select(sa.func.avg(t.points(node.c.payoff))).where(node.c.graph_id == graph_id, node.c.kind == "terminal")
     start = connection.execute(average).scalar_one() or 0.0
+    t.start_trimming(connection, graph_id)
     convergence = Convergence()
     statements = _Statements(t, graph_id)
     for run in _runs(connection, graph_id, components(connection, graph_id)):
@@ -673,14 +721,24 @@ def solve_components(connection: sa.Connection, graph_id: int, seats: Sequence[S
 
 def values_of(t: _Tables, seat: int = 0) -> sa.Select:
     """Return the SELECT of ``(node_id, value)`` for ``seat`` after :func:`solve_components`."""
-    return sa.select(t.term.c.node_id, t.points(t.term.c.coeff).label("coeff")).where(t.term.c.seat == seat,
-                                                                                   t.term.c.anchor == VALUE)
+    terms = t.finished()
+    return sa.select(terms.c.node_id, t.points(terms.c.coeff).label("coeff")).where(terms.c.seat == seat,
+                                                                                 terms.c.anchor == VALUE)
 
 
 def moves_of(t: _Tables, seat: int = 0) -> sa.Select:
     """Return the SELECT of ``(node_id, edge_id)``, the moves ``seat`` takes, after :func:`solve_components`."""
-    return sa.select(t.term.c.node_id, t.term.c.edge_id).where(t.term.c.seat == seat, t.term.c.anchor == VALUE,
-                                                              t.term.c.edge_id.is_not(None))
+    terms = t.finished()
+    return sa.select(terms.c.node_id, terms.c.edge_id).where(terms.c.seat == seat, terms.c.anchor == VALUE,
+                                                            terms.c.edge_id.is_not(None))
+
+
+def root_of(connection: sa.Connection, t: _Tables) -> dict[int, float]:
+    """Return seat -> the root's value after :func:`solve_components`, as the solve holds it (negated back only by
+    :func:`values_of`)."""
+    terms = t.finished()
+    return dict(connection.execute(sa.select(terms.c.seat, terms.c.coeff)
+                                   .where(terms.c.node_id == 0, terms.c.anchor == VALUE)).all())
 
 
 @dispatchable("match")
@@ -689,7 +747,6 @@ def root_values(connection: sa.Connection, graph_id: int, seats: Sequence[Seat],
     """Return the root's value for each seat (nothing is stored): for a match of two policies, the first
     entry is the probability that the first seat, moving first, wins. ``progress`` counts the layers done."""
     t, _ = solve_components(connection, graph_id, seats, progress)
-    found = dict(connection.execute(sa.select(t.term.c.seat, t.term.c.coeff)
-                                    .where(t.term.c.node_id == 0, t.term.c.anchor == VALUE)).all())
+    found = root_of(connection, t)
     t.drop(connection)
     return [found[seat] for seat in range(len(seats))]

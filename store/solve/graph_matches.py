@@ -62,8 +62,7 @@ def store_response(connection: sa.Connection, graph_id: int, policy_id: int, ans
     moves = cycles.moves_of(tables).subquery()
     connection.execute(sa.insert(choice).from_select(
         ["policy_id", "node_id", "edge_id"], sa.select(sa.literal(policy_id), moves.c.node_id, moves.c.edge_id)))
-    roots = dict(connection.execute(sa.select(tables.term.c.seat, tables.term.c.coeff).where(
-        tables.term.c.node_id == 0, tables.term.c.anchor == cycles.VALUE)).all())
+    roots = cycles.root_of(connection, tables)
     tables.drop(connection)
     return Response(roots[0], 1.0 - roots[1]), convergence
 

@@ -42,6 +42,12 @@ component leads only to deeper ones). After each pass the deepest components who
 those below them, are done and leave the window, the next ones come in, and the rest start again from the
 solution. Fixed moves (an evaluation, a match) need one pass, so their window is the whole run. An anchor
 that the ``first_guess`` hook guesses from another anchor of the window takes that one's guess.
+
+Where a join hashes the whole table it reads and rows can be deleted (DuckDB: the record's ``hashed_joins`` and
+``updates``), each statement would read every solved node's rows. Once the layers from some layer on are solved,
+the rows of the nodes that only edges leaving those layers lead to (each node's shallowest incoming edge, noted
+once) move to a table of their own, and the work table is made again from the rest; the values and moves are
+read from both at the end.
 """
 
 from __future__ import annotations

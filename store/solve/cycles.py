@@ -112,6 +112,7 @@ def components(connection: sa.Connection, graph_id: int) -> list[Component]:
 
 
 VALUE, ONE = -1, -2  # the pseudo-anchors of a node's terms: its value at the guess, and its constant
+TERM_COLUMNS = ["node_id", "seat", "anchor", "coeff", "edge_id"]  # a term table's columns, in order
 
 
 class _Tables:
@@ -142,7 +143,7 @@ class _Tables:
         self.term = terms("cyc_term")
         self.new = terms("cyc_new")
         # where a join hashes the whole table it reads, the rows of nodes no edge still to be valued leads to move
-        # out of ``term`` to ``done`` (Keep.trim)
+        # out of ``term`` to ``done`` (:meth:`trim`)
         self.done = terms("cyc_done") if backend.hashed_joins and backend.updates else None
         self.kept = terms("cyc_kept") if self.done is not None else None
         self.solved = keyed_pair_table(connection, "cyc_solved", "seat", sa.Column("value", sa.Double, nullable=False),
@@ -179,8 +180,7 @@ class _Tables:
         """Return the terms of every node, those moved to ``done`` too."""
         if self.done is None:
             return self.term
-        columns = ("node_id", "seat", "anchor", "coeff", "edge_id")
-        return sa.union_all(*(sa.select(*(table.c[name] for name in columns))
+        return sa.union_all(*(sa.select(*(table.c[name] for name in TERM_COLUMNS))
                               for table in (self.term, self.done))).subquery("finished")
 
     def start_trimming(self, connection: sa.Connection, graph_id: int) -> None:
@@ -205,12 +205,11 @@ class _Tables:
         if self.trimmed_below is not None:
             used = sa.and_(used, self.last_use.c.layer < self.trimmed_below)
         unused = self.term.c.node_id.in_(sa.select(self.last_use.c.node_id).where(used))
-        columns = ["node_id", "seat", "anchor", "coeff", "edge_id"]
-        connection.execute(sa.insert(self.done).from_select(columns, sa.select(self.term).where(unused)))
+        connection.execute(sa.insert(self.done).from_select(TERM_COLUMNS, sa.select(self.term).where(unused)))
         create_afresh(connection, self.kept)
-        connection.execute(sa.insert(self.kept).from_select(columns, sa.select(self.term).where(~unused)))
+        connection.execute(sa.insert(self.kept).from_select(TERM_COLUMNS, sa.select(self.term).where(~unused)))
         create_afresh(connection, self.term)
-        connection.execute(sa.insert(self.term).from_select(columns, sa.select(self.kept)))
+        connection.execute(sa.insert(self.term).from_select(TERM_COLUMNS, sa.select(self.kept)))
         self.trimmed_below = frontier
 
     def points(self, column: sa.ColumnElement[float]) -> sa.ColumnElement[float]:
@@ -335,7 +334,7 @@ class _Statements:
                   .join(to, sa.and_(to.c.node_id == picked.c.seat, to.c.sign == taken.c.sign))
                   .join(after, sa.and_(after.c.node_id == taken.c.dst, after.c.seat == to.c.to_seat)))
         rows = sa.select(picked.c.src, picked.c.seat, after.c.anchor, share, picked.c.edge_id).select_from(joined)
-        return sa.insert(into).from_select(["node_id", "seat", "anchor", "coeff", "edge_id"], rows)
+        return sa.insert(into).from_select(TERM_COLUMNS, rows)
 
     def layer(self, connection: sa.Connection, spans: Sequence[sa.Row], anchors: bool) -> None:
         """Value the layers ``spans`` (one statement a kind of node, whatever their number); anchor layers'
@@ -498,8 +497,7 @@ class _Group:
         for anchor in (VALUE, ONE):
             rows = sa.select(t.solved.c.node_id, t.solved.c.seat, sa.literal(anchor), t.solved.c.value,
                              t.solved.c.edge_id if anchor == VALUE else sa.null()).where(t.solved.c.node_id.in_(inside))
-            self.connection.execute(sa.insert(t.term).from_select(["node_id", "seat", "anchor", "coeff", "edge_id"],
-                                                                  rows))
+            self.connection.execute(sa.insert(t.term).from_select(TERM_COLUMNS, rows))
         t.trim(self.connection, self.group[count - 1].first)
 
     def guesses(self, solution: Sequence[float]) -> dict[int, list[float]]:

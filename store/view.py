@@ -78,9 +78,9 @@ class GraphView:
 
     @property
     def counted(self) -> str:
-        """Return what :meth:`distribution` counts: ``payoff``, or ``turns`` in a game for two (a race, whose
-        outcome is who wins: how many turns the policy against itself plays)."""
-        return "turns" if self.spec.players == 2 else "payoff"
+        """Return what :meth:`distribution` counts: ``payoff`` (a race whose turn is stored once counts turns,
+        :attr:`TurnGraphView.counted`)."""
+        return "payoff"
 
     def _by_key(self, column: sa.ColumnElement, policy: str, kind: str | None, layer: int | None,
                 reached: bool = False) -> dict[str, float]:
@@ -222,6 +222,12 @@ class TurnGraphView(GraphView):
 
     keeps_positions = False
 
+    @property
+    def counted(self) -> str:
+        """Return what :meth:`distribution` counts: ``payoff``, or ``turns`` in a game for two (a race, whose
+        outcome is who wins: how many turns the policy against itself plays)."""
+        return "turns" if self.spec.players == 2 else "payoff"
+
     def _turn(self) -> TurnGraph:
         if self._turn_graph is None:
             self._turn_graph = TurnGraph.load(self.connection, self.graph_id, self.spec.turn(self.params))
@@ -248,7 +254,7 @@ class TurnGraphView(GraphView):
             raise NotFound(f"{self.game} stores its turn once: its outcomes are propagated from the start only")
         graph = self._turn()
         find_policy(self.connection, self.graph_id, policy)  # listed: solved whole
-        if turn_cycles.has_cyclic_states(self.connection, graph):  # a race: how many turns its matches last
+        if self.counted == "turns":  # a race: how many turns its matches last
             lengths = race_matches.match_lengths(self.connection, graph, policy, policy, self.progress)
             return {float(turns): p for turns, p in lengths.items()}
         return turn_outcomes(self.connection, graph, policy, self.progress)

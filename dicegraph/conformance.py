@@ -127,7 +127,22 @@ def _exact(run: Checked) -> str:
                                                             None if name == "optimal" else name, loops=run.game.loops))
         if not _close(run.policies[name], float(exact)):
             raise Breaks(f"{name}: stored {run.policies[name]!r}, the rules give {exact} exactly")
-    return f"{len(names)} polic{'y equals' if len(names) == 1 else 'ies equal'} the rules' recursion in fractions"
+    bound = "" if run.game.loops else _highest_within_bound(run, rules, rules.starts()[0])
+    return f"{len(names)} polic{'y equals' if len(names) == 1 else 'ies equal'} the rules' recursion in fractions{bound}"
+
+
+def _highest_within_bound(run: Checked, rules: Any, position: Any) -> str:
+    """Return, where the rules declare ``highest_outcome``, that the highest outcome some play reaches from
+    ``position`` (:func:`dicegraph.graphs.exact.highest_reachable`) is within it, as a clause; else ``''``."""
+    from dicegraph.graphs.exact import highest_reachable
+
+    declared = getattr(rules, "highest_outcome", None)
+    if declared is None:
+        return ""
+    reached = _rules_value(run, f"highest from {rules.key(position)}", lambda: highest_reachable(rules, position))
+    if reached > declared:
+        raise Breaks(f"the rules declare highest_outcome {declared!r}, but a play reaches {reached}")
+    return f"; the highest outcome reached, {float(reached):g}, within the declared {declared:g}"
 
 
 def _exact_turns(run: Checked, rules: Any) -> str:
@@ -152,7 +167,8 @@ def _exact_turns(run: Checked, rules: Any) -> str:
             rules, run.game.objective, position=(rules.game.state_of(key), rules.root), loops=run.game.loops))
         if not _close(stored, float(exact)):
             raise Breaks(f"optimal at {key!r}: stored {stored!r}, the rules give {exact} exactly")
-    return f"the optimum at {' and '.join(repr(key) for key in keys)} equals the rules' recursion in fractions"
+    bound = _highest_within_bound(run, rules, (rules.game.state_of(root), rules.root)) if root in keys else ""
+    return f"the optimum at {' and '.join(repr(key) for key in keys)} equals the rules' recursion in fractions{bound}"
 
 
 _EXACT: dict[tuple[Any, ...], tuple[Game, Fraction]] = {}  # (game's id, parameters, what) -> (game, its value)

@@ -24,7 +24,7 @@ Fraction(6, 11)
 from __future__ import annotations
 
 import functools
-from collections.abc import Hashable, Iterable, Sequence
+from collections.abc import Callable, Hashable, Iterable, Sequence
 from fractions import Fraction
 
 from dicegraph.graphs.rules import Ending, Move, Position, Roll, Rules
@@ -101,8 +101,48 @@ def exact_value(rules: Rules, objective: str, agent: str | None = None, position
     """
     if loops:
         return exact_values(rules, objective, agent)[rules.key(rules.starts()[0] if position is None else position)]
+    return _recursion(rules, max if objective == "max" else min, _expected, agent, position)
+
+
+def highest_reachable(rules: Rules, position: Position | None = None) -> Fraction:
+    """Return the highest outcome that some play of a game for one without loops reaches from ``position`` (default:
+    the root), points paid on moves included: every move open, every roll that can happen (by recursion over the
+    rules, as :func:`exact_value`).
+
+    >>> from dicegraph.graphs.rules import DiceRules, Move
+    >>> class Once(DiceRules):
+    ...     "Roll a die once and score it, or score 3."
+    ...     def starts(self): return ["start"]
+    ...     def key(self, position): return position
+    ...     def label(self, position): return position
+    ...     def payoff(self, position): return 0.0 if position == "end" else None
+    ...     def rolls(self, position): return [(face, 1) for face in range(1, 7)]
+    ...     def moves(self, position, roll): return [Move("end", "keep", float(roll)), Move("end", "three", 3.0)]
+    >>> highest_reachable(Once()), exact_value(Once(), "max")
+    (Fraction(6, 1), Fraction(4, 1))
+    """
+    return _recursion(rules, max, _highest, None, position)
+
+
+def _expected(outcomes: Iterable[tuple[Fraction, int]]) -> Fraction:
+    """Return the expectation of ``(value, weight)`` outcomes."""
+    outcomes = list(outcomes)
+    total = sum(weight for _, weight in outcomes)
+    return sum((chance_of(weight, total) * value for value, weight in outcomes), Fraction(0))
+
+
+def _highest(outcomes: Iterable[tuple[Fraction, int]]) -> Fraction:
+    """Return the highest value among ``(value, weight)`` outcomes that can happen (a weight above 0)."""
+    return max(value for value, weight in outcomes if weight > 0)
+
+
+def _recursion(rules: Rules, best: Callable[[Iterable[Fraction]], Fraction],
+               over_rolls: Callable[[Iterable[tuple[Fraction, int]]], Fraction], agent: str | None,
+               position: Position | None) -> Fraction:
+    """Return the value of ``position`` (default: the root) by recursion over rules without loops, each position
+    once: a decision takes ``best`` of its moves (or ``agent``'s move), a roll combines its outcomes by
+    ``over_rolls``."""
     memo: dict[str, Fraction] = {}
-    best = max if objective == "max" else min
 
     def value(at: Position) -> Fraction:
         key = rules.key(at)
@@ -113,12 +153,7 @@ def exact_value(rules: Rules, objective: str, agent: str | None = None, position
             result = exactly(payoff)
         else:
             rolls = rules.rolls(at)
-            if rolls is None:
-                result = choose(at, None)
-            else:
-                outcomes = list(rolls)
-                total = sum(weight for _, weight in outcomes)
-                result = sum((chance_of(weight, total) * choose(at, roll) for roll, weight in outcomes), Fraction(0))
+            result = choose(at, None) if rolls is None else over_rolls((choose(at, roll), weight) for roll, weight in rolls)
         memo[key] = result
         return result
 

@@ -130,6 +130,8 @@ def position_label(index: int) -> str:
 class JackpotRules(DiceRules):
     """Jackpot at the rules level: a position is the index of the cells up; the clock counts them."""
 
+    highest_outcome = 1.0  # the jackpot won
+
     def __init__(self, cells: int):
         self.cells, self.full = cells, (1 << cells) - 1
         self.agents = {agent: self._agent(choose) for agent, choose in AGENTS.items()}

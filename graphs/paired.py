@@ -62,12 +62,18 @@ def points_text(points: float) -> str:
 
 
 class Target(NamedTuple):
-    """A target on the outcome: ``test`` (``'>='`` or ``'<='``), its ``threshold`` T, and whether the game's points
-    may fall (its rules' ``points_fall``)."""
+    """A target on the outcome: ``test`` (``'>='`` or ``'<='``), its ``threshold`` T, whether the game's points
+    may fall (its rules' ``points_fall``) and the bound no outcome exceeds (its rules' ``highest_outcome``)."""
 
     test: str
     threshold: float
     falls: bool = False
+    highest: float | None = None
+
+    @classmethod
+    def of(cls, rules: Rules, test: str, threshold: float) -> Target:
+        """Return the target ``test threshold`` on the outcome of ``rules``, with what they declare of its range."""
+        return cls(test, float(threshold), getattr(rules, "points_fall", False), getattr(rules, "highest_outcome", None))
 
     def settled(self, left: float) -> Ending | None:
         """Return the ending where nothing that follows can change whether the target is reached (points that
@@ -109,8 +115,23 @@ class Target(NamedTuple):
                    if (outcome >= self.threshold if self.test == ">=" else outcome <= self.threshold))
 
     def out_of_range(self) -> str | None:
-        """Return why the target says nothing, in one line, where the game's points cannot fall (every outcome is
-        0 or more): at least T for T <= 0 is certain, at most T for T < 0 impossible; None for any other."""
+        """Return why the target says nothing, in one line: above the declared highest outcome, at least T is
+        impossible and at most T certain; where the game's points cannot fall (every outcome is 0 or more), at
+        least T for T <= 0 is certain and at most T for T < 0 impossible; None for any other.
+
+        >>> Target(">=", 2000, highest=1575).out_of_range()
+        'no outcome is above 1575, so at least 2000 cannot be reached: give a target of at most 1575'
+        >>> Target("<=", 45, highest=45).out_of_range()
+        'no outcome is above 45, so at most 45 is certain: give a target below 45'
+        """
+        if self.highest is not None:
+            highest = points_text(self.highest)
+            if self.test == ">=" and self.threshold > self.highest:
+                return (f"no outcome is above {highest}, so at least {points_text(self.threshold)} cannot be reached: "
+                        f"give a target of at most {highest}")
+            if self.test == "<=" and self.threshold >= self.highest:
+                return (f"no outcome is above {highest}, so at most {points_text(self.threshold)} is certain: "
+                        f"give a target below {highest}")
         if self.falls:
             return None
         if self.test == ">=" and self.threshold <= 0:
@@ -416,7 +437,7 @@ def paired(rules: Rules, test: str, threshold: float) -> Rules:
     """Return ``rules`` paired with the target ``test threshold`` (``'>='`` or ``'<='``): ordinary rules
     (:class:`PairedRules`), or, for a game whose turn repeats (a :class:`dicegraph.graphs.repeating.TurnsInFull`),
     the same turn paired by its states (:class:`PairedTurn`) copied into each state."""
-    target = Target(test, float(threshold), getattr(rules, "points_fall", False))
+    target = Target.of(rules, test, threshold)
     refused = target.out_of_range()
     if refused is not None:
         raise InvalidGraph(refused)
@@ -466,7 +487,7 @@ def paired_game(game: Any, test: str, threshold: float) -> SimpleNamespace:
     def check_params(values: Mapping[str, Any]) -> None:  # the game's own check, then the target's range
         if game.check_params is not None:
             game.check_params(values)
-        refused = Target(test, threshold, getattr(make_rules(values), "points_fall", False)).out_of_range()
+        refused = Target.of(make_rules(values), test, threshold).out_of_range()
         if refused is not None:
             raise BadParameter(f"{paired_name(game.name, test, threshold)}: {refused}")
 

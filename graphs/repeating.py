@@ -93,6 +93,7 @@ class RepeatingTurn:
     stored_turn: Rules | None = None  # the same turn as the store keeps it, where that is a smaller graph
     agents: Mapping[str, TurnAgent] = {}
     constant_sum: float = 1.0
+    highest_outcome: float | None = None  # a bound no outcome exceeds (as in Rules)
     points_fall: bool = False  # whether an end or a state's move may pay points below 0 (as in Rules)
     rankings: tuple[TurnPolicy, ...] = ()  # policies besides the optimum: the turn played best for ends ranked otherwise
     encoder: Callable[..., DecisionEncoder] = NoDecisions  # how a turn policy's chosen moves pack into a state's bytes
@@ -220,6 +221,11 @@ class TurnsInFull(DiceRules):
     def points_fall(self) -> bool:  # type: ignore[override]
         """Return the game's ``points_fall``."""
         return self.game.points_fall
+
+    @property
+    def highest_outcome(self) -> float | None:  # type: ignore[override]
+        """Return the game's ``highest_outcome``."""
+        return self.game.highest_outcome
 
     def plays(self, agent: TurnAgent) -> Callable[..., Move]:
         """Return the copied game's agent for a turn agent (one of the game's, or a stored policy played from its

@@ -101,6 +101,8 @@ Agent = Callable[[Position, Roll, Sequence[Move]], Move]
 ATTRIBUTES = {  # what the attributes of a rules object mean (its methods say it in their docstrings)
     "agents": "the agents by name, each `agent(position, roll, moves)` returning the move it takes",
     "constant_sum": "a game for two: what the two players' values add up to",
+    "highest_outcome": "a bound no outcome of the game exceeds, points paid on moves included (None: not declared); "
+                       "a target beyond it is refused as the parameters are read (`dicegraph.graphs.paired`)",
     "points_fall": "whether a move or an end may pay points below 0 (a target then pairs positions with every "
                    "total, never settled early: `dicegraph.graphs.paired`)",
 }
@@ -111,6 +113,7 @@ class Rules(Protocol):
 
     agents: Mapping[str, Agent]  # see ATTRIBUTES
     constant_sum: float
+    highest_outcome: float | None
     points_fall: bool
 
     def starts(self) -> Sequence[Position]:
@@ -169,6 +172,7 @@ class DiceRules:
 
     agents: Mapping[str, Agent] = {}
     constant_sum: float = 1.0
+    highest_outcome: float | None = None
     points_fall: bool = False
 
     def clock(self, position: Position) -> int:

@@ -19,7 +19,7 @@ import dicegraph
 from dicegraph.cli import main
 from dicegraph.graphs import get_game
 from dicegraph.graphs.errors import InvalidGraph, UnknownGame
-from dicegraph.graphs.exact import exact_value
+from dicegraph.graphs.exact import exact_value, highest_reachable
 from dicegraph.graphs.paired import derived_name, paired, paired_name
 from dicegraph.graphs.protocol import resolve_params
 from dicegraph.graphs.rules import DiceRules, Ending, Move
@@ -171,15 +171,32 @@ def test_a_name_that_cannot_be_paired_is_refused_in_one_line(tmp_path: Path, nam
     assert derived_name("yahtzee-at-least-200") == ("yahtzee", ">=", 200.0)
 
 
-@pytest.mark.parametrize(("name", "said"), [
-    ("shut-the-box-at-most-minus-1", "at most -1 cannot be reached"), ("jackpot-at-least-0", "at least 0 is certain")])
-def test_a_target_outside_the_outcomes_range_is_refused_in_one_line_before_any_work(tmp_path: Path, name: str,
-                                                                                   said: str) -> None:
-    """Where the game's points cannot fall, every outcome is 0 or more: a target that says nothing is refused as
-    its parameters are read, before the database is opened."""
-    result = CliRunner().invoke(main, ["--db", f"sqlite:///{tmp_path / 'x.db'}", "report", name])
+@pytest.mark.parametrize(("name", "options", "said"), [
+    ("shut-the-box-at-most-minus-1", [], "at most -1 cannot be reached"), ("jackpot-at-least-0", [], "at least 0 is certain"),
+    ("yahtzee-at-least-1576", [], "no outcome is above 1575, so at least 1576 cannot be reached"),
+    ("yahtzee-at-least-341", ["-p", "bonuses=off"], "no outcome is above 340"),
+    ("shut-the-box-at-most-15", ["-p", "tiles=5"], "no outcome is above 15, so at most 15 is certain"),
+    ("school-at-least-85", ["-p", "combinations=Pair,Poker"], "no outcome is above 84"),
+    ("jackpot-at-least-2", [], "at least 2 cannot be reached")])
+def test_a_target_outside_the_outcomes_range_is_refused_in_one_line_before_any_work(
+        tmp_path: Path, name: str, options: list[str], said: str) -> None:
+    """A target that says nothing is refused as its parameters are read, before the database is opened: where the
+    game's points cannot fall, every outcome is 0 or more; no outcome is above the rules' ``highest_outcome``."""
+    result = CliRunner().invoke(main, ["--db", f"sqlite:///{tmp_path / 'x.db'}", "report", name, *options])
     assert result.exit_code != 0 and said in result.output and len(result.output.strip().splitlines()) == 1
     assert not (tmp_path / "x.db").exists()
+
+
+@pytest.mark.parametrize(("name", "params"), [
+    ("yahtzee", {"boxes": "Fives,Yahtzee"}), ("yahtzee", {"boxes": "Sixes,Full house,Yahtzee"}),
+    ("yahtzee", {"rules": "yatzy", "boxes": "Sixes,Yatzy"}), ("yahtzee", {"bonuses": "off", "boxes": "Chance,Yahtzee"}),
+    ("school", {"combinations": "Pair,Poker"}), ("school", {"combinations": "Grade 6,Little straight"}),
+    ("jackpot", {"cells": 4})])
+def test_the_declared_highest_outcome_is_the_highest_some_play_reaches(name: str, params: dict[str, Any]) -> None:
+    """Where every box can score its most (as a joker, with every Yahtzee bonus), the bound a game declares is the
+    highest outcome the rules reach, played for it move by move and roll by roll (in fractions)."""
+    rules = get_game(name).rules(resolve_params(get_game(name), params))
+    assert highest_reachable(rules) == rules.highest_outcome
 
 
 def test_a_paired_games_report_sets_the_best_chance_beside_the_optimum_of_the_average(tmp_path: Path) -> None:

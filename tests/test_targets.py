@@ -136,8 +136,9 @@ def test_what_takes_no_target_is_refused_in_one_line_before_any_work(tmp_path: P
 
 
 def test_the_manuals_page_shows_what_the_report_prints(tmp_path: Path) -> None:
-    """docs/targets.md: Shut The Box's table of targets, as ``report --targets`` prints it, and the line of its
-    paired game's report for T = 3 (the table's row, the same two chances)."""
+    """docs/targets.md: Shut The Box's table of targets, as ``report --targets`` prints it, the line of its
+    paired game's report for T = 3 (the table's row, the same two chances), and a target above Yahtzee's highest
+    outcome refused."""
     page = (Path(__file__).resolve().parents[1] / "docs" / "targets.md").read_text()
     db = f"sqlite:///{tmp_path / 'box.db'}"
     printed = CliRunner().invoke(main, ["--db", db, "report", "shut-the-box", "--targets", "-n", "0"],
@@ -148,3 +149,5 @@ def test_the_manuals_page_shows_what_the_report_prints(tmp_path: Path) -> None:
                                 catch_exceptions=False).stdout
     line = next(line for line in paired.splitlines() if line.startswith("Playing shut-the-box's optimum"))
     assert line in page
+    refused = CliRunner().invoke(main, ["--db", db, "report", "yahtzee-at-least-2000"])
+    assert refused.exit_code == 1 and f"$ dicegraph report yahtzee-at-least-2000\n{refused.output}" in page

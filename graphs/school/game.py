@@ -198,6 +198,18 @@ def grades_used(used: int) -> int:
     return bin(used & ((1 << GRADES) - 1)).count("1")
 
 
+def highest_score(params: Mapping[str, Any]) -> int:
+    """Return a score no game of School with ``params`` exceeds: each combination in play at the most any five dice
+    score there (doubled on the first roll).
+
+    >>> highest_score({"combinations": "Pair,Poker", "straights": (15, 20), "grades": "negative"})
+    84
+    """
+    used = first_used(params)
+    return sum(max(points(c, dice, first, params["straights"], params["grades"]) for dice in OUTCOMES
+                   for first in (False, True)) for c in range(len(COMBINATIONS)) if not used >> c & 1)
+
+
 @functools.lru_cache(maxsize=None)
 def open_combinations(used: int) -> tuple[int, ...]:
     """Return the combinations that may end a turn from the used set ``used`` (the school phase applied).

@@ -206,6 +206,7 @@ class ShutTheBoxRules(DiceRules):
     def __init__(self, params: Mapping[str, Any]):
         self.params, self.tiles = params, params["tiles"]
         self.agents = {"greedy": self._greedy}
+        self.highest_outcome = float(sum(range(1, self.tiles + 1)))  # every tile left open
 
     def _greedy(self, board: Board, total: int | None, moves: Sequence[Move]) -> Move:
         index = board if isinstance(board, int) else board[0]

@@ -160,6 +160,23 @@ class Sheet:
             return _yatzy_points(name, dice)
         return FIXED_POINTS["yahtzee"].get(name, sum(dice)) if _made(name, dice) else 0
 
+    @property
+    def highest_score(self) -> int:
+        """Return a score no game of the sheet exceeds: each box in play at the most any five dice score there (as a
+        joker too, where it is played), the upper bonus where the upper boxes in play can reach it, and a Yahtzee
+        bonus on every other box where that bonus is played and the Yahtzee box is in play.
+
+        >>> Sheet().highest_score, Sheet(bonuses="off").highest_score, Sheet("yatzy").highest_score
+        (1575, 340, 374)
+        """
+        in_play = open_boxes(self, self.first_filled)
+        most = {box: max(max(self.points(box, dice), self.joker_points(box, dice) if self.tracks_yahtzees else 0)
+                         for dice in OUTCOMES) for box in in_play}
+        upper = sum(points for box, points in most.items() if box < UPPER)
+        bonus = self.upper_bonus if self.tracks_upper and upper >= UPPER_BONUS_AT else 0
+        yahtzees = YAHTZEE_BONUS * (len(in_play) - 1) if self.tracks_yahtzees and self.yahtzee_box in in_play else 0
+        return sum(most.values()) + bonus + yahtzees
+
     def is_joker(self, filled: int, face: int) -> bool:
         """Return whether a Yahtzee of ``face`` is a joker: the Yahtzee box and the upper box of ``face`` are filled.
 

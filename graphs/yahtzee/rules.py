@@ -85,6 +85,11 @@ class YahtzeeRules(RepeatingTurn):
                                       ends=[(end_key(label), f"the turn ends: {label}") for label in end_labels(sheet)])
         self._moves_of: tuple[State | None, dict[str, Move]] = (None, {})  # the last state asked, its moves
 
+    @property
+    def highest_outcome(self) -> float:  # type: ignore[override]
+        """Return the sheet's :attr:`~dicegraph.graphs.yahtzee.boxes.Sheet.highest_score`."""
+        return float(self.sheet.highest_score)
+
     def first_state(self) -> State:
         """Return the boxes out of play filled (none when every box is in play)."""
         return State(self.sheet.first_filled)

@@ -733,12 +733,15 @@ def simulate(ctx: click.Context, game: str, params: tuple[str, ...], policy_name
 
     Agents are played from the rules alone; any other policy (optimal, a named
     solve) plays the moves stored in the database. The exact value is shown
-    when the stored graph has it, with the z-score of the estimate.
+    when the stored graph has it, with the z-score of the estimate. In a game
+    for two a policy plays itself, and a best response the policy it answers,
+    moving first (its value is what it wins so).
 
     \b
     Examples:
       dicegraph simulate jackpot --policy hilo -n 1000000 --seed 7
       dicegraph simulate jackpot --policy optimal --json
+      dicegraph simulate pig --policy best-response:hold-at-20
     """
     result = _database(ctx).simulate(game, parse_params(params), policy_name, games, seed)
     if as_json:

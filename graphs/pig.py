@@ -243,10 +243,12 @@ def play_matches(params: Mapping[str, Any], first: Any, second: Any, games: int,
     return (winner == 0).astype(np.float64)
 
 
-def simulator(params: Mapping[str, Any], policy: str | Mapping[str, str]) -> Callable[[int, Any], Any]:
-    """Return a function playing ``games`` games of ``policy`` against itself: 1.0 where the first player won."""
-    hold = hold_table(params, policy)
-    return lambda games, rng: play_matches(params, hold, hold, games, rng)
+def simulator(params: Mapping[str, Any], policy: str | Mapping[str, str] | tuple[Any, Any]) -> Callable[[int, Any], Any]:
+    """Return a function playing ``games`` games of ``policy`` against itself (or of a pair, the first player's and
+    the second's): 1.0 where the first player won."""
+    first, second = policy if isinstance(policy, tuple) else (policy, policy)
+    tables = hold_table(params, first), hold_table(params, second)
+    return lambda games, rng: play_matches(params, *tables, games, rng)
 
 
 def hold_boundary(hold: Any, target: int, step: int | None = None) -> list[dict[str, Any]]:

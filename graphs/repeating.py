@@ -347,12 +347,16 @@ def turn_structure(game: RepeatingTurn, first_guess: Callable[[str], Any] | None
                          first_guess=first_guess)
 
 
-def valued_agent(rules: TurnsInFull, values: Mapping[str, float], objective: str) -> Callable[..., Move]:
-    """Return an agent of the copied game (``rules``, one player) that plays a stored policy of a repeating game
-    from its states' values (turn state key -> value, as the store keeps them): at each decision of a turn, the
-    first move within :data:`dicegraph.graphs.protocol.TIE` of the best for ``objective`` (``max`` or ``min``),
-    a move worth its reward plus what it leads to, the turn played out (in floats, once a turn position) to
-    the values of the states its ends lead to. What a game that keeps no decision bytes plays in Monte Carlo.
+def valued_agent(rules: TurnsInFull, values: Mapping[str, float], objective: str,
+                 opponent: Mapping[str, float] | None = None) -> Callable[..., Move]:
+    """Return an agent of the copied game (``rules``) that plays a stored policy of a repeating game from its
+    states' values (turn state key -> value, as the store keeps them): at each decision of a turn, the first move
+    within :data:`dicegraph.graphs.protocol.TIE` of the best for ``objective`` (``max`` or ``min``), a move worth
+    its reward plus what it leads to, the turn played out (in floats, once a turn position) to the values of the
+    states its ends lead to. In a game for two, a move that hands the turn over is worth its reward plus
+    ``constant_sum`` less the ``opponent``'s value of the state it leads to (the opponent's turn state values as the
+    policy faces them: a race's best response keeps them). What a game that keeps no decision bytes plays in Monte
+    Carlo.
 
     >>> from dicegraph.graphs.rules import DiceRules, Move
     >>> class Take(DiceRules):
@@ -394,16 +398,22 @@ def valued_agent(rules: TurnsInFull, values: Mapping[str, float], objective: str
         total = sum(weight for _, weight in outcomes)
         return sum(weight * after(position, roll) for roll, weight in outcomes) / total
 
+    def moved(move: Move) -> float:
+        """Return what ``move`` is worth to the player making it."""
+        if move.passes and opponent is not None and not isinstance(move.next, Ending):
+            return move.reward + rules.constant_sum - opponent[rules.game.state_key(move.next[0])]
+        return move.reward + worth(move.next)
+
     def after(position: Any, roll: Any) -> float:
         """Return what ``position`` is worth once ``roll`` shows (None: a decision without a roll)."""
         moves = rules.moves(position, roll)
         if moves:
-            return better(move.reward + worth(move.next) for move in moves)
+            return better(moved(move) for move in moves)
         ending = rules.ending(position, roll)
-        return ending.payoff if isinstance(ending, Ending) else ending.reward + worth(ending.next)
+        return ending.payoff if isinstance(ending, Ending) else moved(ending)
 
     def agent(position: Any, roll: Any, moves: Sequence[Move]) -> Move:
-        worths = [move.reward + worth(move.next) for move in moves]
+        worths = [moved(move) for move in moves]
         best = better(worths)
         return next(move for move, value in zip(moves, worths) if abs(value - best) <= TIE * (1 + abs(best)))
 

@@ -65,7 +65,8 @@ MEANINGS = {
     "check_params": "`check_params(values)`: raise `BadParameter` when parameters do not fit together",
     "estimated_edges": "`estimated_edges(params)`: the graph's size before building it",
     "first_guess": "`first_guess(params, key)`: solved positions whose value starts Newton's method at an anchor",
-    "simulator": "`simulator(params, policy)`: a faster Monte Carlo player of the game's own",
+    "simulator": "`simulator(params, policy)`: a faster Monte Carlo player of the game's own (in a game for two, "
+                 "`policy` may be a pair: the first player's and the second's)",
     "play_turns": "Monte Carlo of whole games of a turn stored once",
 }
 

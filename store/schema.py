@@ -95,6 +95,9 @@ edge = Table(
 RESPONDS_TO = ("a best response: the id of the policy it is solved against, its values those of playing against "
                "it (NULL: values in self-play)")
 
+OPPONENT_VALUE = ("a best response in a game for two: the value at the state of the policy it answers, to move there "
+                  "against it, which its moves are ranked by (NULL: the policy's own value, in self-play)")
+
 policy = Table(
     "policy",
     metadata,
@@ -141,9 +144,18 @@ turn_policy = Table(
     Column("moment2", Double, nullable=False, comment="expected square of those points"),
     Column("decisions", sa.LargeBinary, nullable=False,
            comment="the policy's moves at the turn's decision nodes, packed by the game's DecisionEncoder"),
+    Column("opponent_value", Double, comment=OPPONENT_VALUE),
     sqlite_with_rowid=False,
     comment="games whose turn graph is stored once: a policy's value and decisions per turn state",
 )
+
+
+def ranked_values(policy_id: int) -> sa.Select:
+    """Return a query of ``(node_id, rank)`` over the turn states of the stored policy ``policy_id``: the value of the
+    player to move at the state facing the policy, which its moves are ranked by: in self-play its own value, for a
+    race's best response the answered policy's (``opponent_value``)."""
+    return sa.select(turn_policy.c.node_id, sa.func.coalesce(turn_policy.c.opponent_value, turn_policy.c.value)
+                     .label("rank")).where(turn_policy.c.policy_id == policy_id)
 
 
 def layer_ranges(connection: sa.Connection, graph_id: int) -> list[sa.Row]:

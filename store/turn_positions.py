@@ -102,6 +102,7 @@ class TurnPositions:
         self._states: dict[str, sa.Row] = {}
         self._moves: dict[int, dict[str, sa.Row]] = {}
         self._players = {name: turns.TurnPlayer(self.turn, name) for name in self.turn_policies}
+        self._by_values: dict[str, bool] = {}
 
     def bound(self, connection: sa.Connection, policies: Sequence[str] = ()) -> TurnPositions:
         """Return these positions read through ``connection``, naming the moves of ``policies`` (and the optimum's),
@@ -113,7 +114,7 @@ class TurnPositions:
     def prefetch(self, states: list[int]) -> None:
         """Work out the values of the turns of ``states`` (node ids) at once, for every policy named that the turn
         solve plays (a race's stored agents need none)."""
-        for name in (name for name in self.policies if name in self.turn_policies):
+        for name in (name for name in self.policies if self._valued(name)):
             missing = [state for state in dict.fromkeys(states) if (name, state) not in self._worths]
             if missing:
                 for state, found in self._played(name, missing).items():
@@ -123,9 +124,10 @@ class TurnPositions:
         """Return state -> turn node -> (profit, value) under policy ``name`` for ``states``."""
         if not self.cyclic:
             return self._players[name].played(self.connection, states, solved=True)  # a listed policy's
-        if name != OPTIMAL:
+        if not self._valued(name):
             raise NotFound(f"policy {name!r} of a race is played by its stored moves, not by values")
-        found = turn_cycles.turn_node_values(self.connection, self.turn, states, ("chance", "decision", "terminal"))
+        found = turn_cycles.turn_node_values(self.connection, self.turn, states, ("chance", "decision", "terminal"),
+                                             self._policy_id(name))
         return {state: {node_id: (v, v) for node_id, v in values.items()} for state, values in found.items()}
 
     def worths(self, name: str, state: int) -> dict[int, tuple[float, float]]:
@@ -236,7 +238,7 @@ class TurnPositions:
         """Return the edge id the policy ``name`` takes at ``decision`` of ``state``'s turn: the lowest id within
         the tie tolerance of the best profit for a policy the turn solve plays; for a stored agent (a race's), a
         move that wins at once if there is one, else its own stored move."""
-        if name in self.turn_policies:
+        if self._valued(name):
             profits = self.worths(name, state)
             scored = [(item["own_reward"] + profits[item["dst"]][0], item["id"]) for item in edges
                       if item["dst"] in profits]
@@ -253,6 +255,14 @@ class TurnPositions:
     def _policy_id(self, name: str) -> int:
         """Return the id of the stored policy ``name``."""
         return find_policy(self.connection, self.graph_id, name).id
+
+    def _valued(self, name: str) -> bool:
+        """Return whether policy ``name`` plays by the values its turn is worked out with: a policy the turn solve
+        plays, or a race's stored best response (the others, a race's agents, by their stored moves)."""
+        if name not in self._by_values:
+            self._by_values[name] = name in self.turn_policies or (
+                self.cyclic and find_policy(self.connection, self.graph_id, name).responds_to is not None)
+        return self._by_values[name]
 
     def states_along(self, root: str, steps: list[dict[str, str]]) -> list[int]:
         """Return the turn states (node ids) a record's ``steps`` pass through from ``root``, by their labels alone,

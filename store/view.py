@@ -37,7 +37,7 @@ from dicegraph.store.errors import NotFound
 from dicegraph.store.load import canonical_params, find_graph
 from dicegraph.store.positions import describe_position
 from dicegraph.store.propagate import mean_payoff, outcome_distribution, outcomes_from_every_position
-from dicegraph.store.schema import choice, edge, graph, node, value
+from dicegraph.store.schema import choice, edge, graph, node, policy, value
 from dicegraph.store.solve.layers import Goal
 from dicegraph.store.solve.turn_outcomes import turn_outcomes
 from dicegraph.store.sweep import sweep_outcomes
@@ -143,13 +143,23 @@ class GraphView:
 
     def policy_to_play(self, name: str) -> tuple[Any, float]:
         """Return what the game's simulator plays for the stored policy ``name`` (its choices, position key ->
-        the key its move leads to) and its exact value at the root (for a policy solved for a goal, the payoff it
-        expects, which games score); NotFound when it is not stored."""
+        the key its move leads to; a best response's, with the policy it answers in the other seat) and its exact
+        value at the root (for a policy solved for a goal, the payoff it expects, which games score); NotFound when
+        it is not stored."""
         row = find_policy(self.connection, self.graph_id, name)
         exact = root_value(self.connection, row.id)
         if exact is not None and row.goal is not None:  # the value is the goal's probability; games score payoffs
             exact = mean_payoff(self.connection, row.id, self.graph_id)
-        return stored_choices(self.connection, row.id), exact
+        played = stored_choices(self.connection, row.id)
+        answered = self._answered(row.id)
+        if answered is None:
+            return played, exact
+        return (played, answered.name if answered.method == "agent" else stored_choices(self.connection, answered.id)), exact
+
+    def _answered(self, policy_id: int) -> sa.Row | None:
+        """Return the policy row that the stored policy ``policy_id`` is the best response to (None: it is none)."""
+        answers = sa.select(policy.c.responds_to).where(policy.c.id == policy_id).scalar_subquery()
+        return self.connection.execute(sa.select(policy).where(policy.c.id == answers)).first()
 
     def distribution(self, policy: str, start: str | None = None) -> dict[float, float]:
         """Return payoff -> probability of ending with it under the policy (from the position keyed ``start``: what
@@ -181,8 +191,12 @@ class GraphView:
     def response(self, answered: str) -> dict[str, Any]:
         """Return how the stored best response to policy ``answered`` and the optimum do against it, and its
         exploitability (:func:`dicegraph.store.solve.graph_matches.response_figures`)."""
-        game_value = root_value(self.connection, self._policy(OPTIMAL))
-        return graph_matches.response_figures(self.match, game_value, answered, objectives.response_name(answered), OPTIMAL)
+        return graph_matches.response_figures(self.match, self.game_value(), answered,
+                                              objectives.response_name(answered), OPTIMAL)
+
+    def game_value(self) -> float:
+        """Return the game's value: what the optimum wins at the root, moving first in self-play."""
+        return root_value(self.connection, self._policy(OPTIMAL))
 
     def responses(self, answered: Sequence[str]) -> list[dict[str, Any]]:
         """Return :meth:`response` of each policy ``answered``."""
@@ -227,6 +241,10 @@ class TurnGraphView(GraphView):
         """Return what :meth:`distribution` counts: ``payoff``, or ``turns`` in a game for two (a race, whose
         outcome is who wins: how many turns the policy against itself plays)."""
         return "turns" if self.spec.players == 2 else "payoff"
+
+    def game_value(self) -> float:
+        """Return :meth:`GraphView.game_value`, from the optimum's stored turn states."""
+        return readers.game_score(self.connection, self.graph_id, self._policy(OPTIMAL), self._root_key())[0]
 
     def _turn(self) -> TurnGraph:
         if self._turn_graph is None:
@@ -291,11 +309,17 @@ class TurnGraphView(GraphView):
         play_turns = self.spec.play_turns
         if play_turns is not None:
             return play_turns(readers.stored_decisions(self.connection, self.graph_id, policy_id)), exact
-        if self.spec.players == 2 or self.spec.rules is None:
+        answered = self._answered(policy_id)
+        if self.spec.rules is None or (self.spec.players == 2 and answered is None):
             raise DicegraphError(f"{self.game} plays its stored policy {name!r} only in its report's matches "
                                  f"(dicegraph report {self.game} -n GAMES); simulate plays its agents")
+        rules = self.spec.rules(self.params)
         values = readers.stored_values(self.connection, self.graph_id, policy_id)
-        return valued_agent(self.spec.rules(self.params), values, self.spec.objective), exact
+        if answered is None:
+            return valued_agent(rules, values, self.spec.objective), exact
+        opponent = readers.stored_values(self.connection, self.graph_id, policy_id, ranked=True)
+        played = answered.name if answered.method == "agent" else valued_agent(rules, opponent, "max", values)
+        return (valued_agent(rules, values, self.spec.objective, opponent), played), exact
 
     def _refused(self, what: str) -> NotFound:
         return NotFound(f"{self.game} stores its turn once, so no {what} are kept a node: read its turn states' "
@@ -334,7 +358,7 @@ class TurnGraphView(GraphView):
         found = race_matches.best_responses(self.connection, self._turn(), answered, self.progress)
         for name, response in zip(answered, found):  # the answered policy moving first wins 1 - response.second
             self._matched[objectives.response_name(name), name] = (response.first, 1.0 - response.second)
-        game_value = readers.game_score(self.connection, self.graph_id, self._policy(OPTIMAL), self._root_key())[0]
+        game_value = self.game_value()
         self._matched[OPTIMAL, OPTIMAL] = (game_value, game_value)  # the optimum against itself: no run
         self._played([(OPTIMAL, name) for name in answered])
         return [graph_matches.response_figures(self.match, game_value, name, objectives.response_name(name), OPTIMAL)

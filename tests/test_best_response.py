@@ -139,13 +139,17 @@ def test_the_report_compare_play_and_the_cli_read_a_best_response(tmp_path: Path
     assert listed["best-response:hold-at-5"]["answers"] == "hold-at-5"
     played = dicegraph.open(db).play("pig", PIG, policies=["best-response:hold-at-5", "hold-at-5"], seed=3)
     assert played["finished"] and played["players"]["first"]["policy"] == "best-response:hold-at-5"
+    simulated = json.loads(runner.invoke(main, ["--db", db, "simulate", "pig", "-p", "target=8", "-p", "holds=3,5",
+                                                "--policy", "best-response:hold-at-5", "-n", "20000", "--json"],
+                                         catch_exceptions=False).output)  # against hold-at-5, moving first
+    assert simulated["exact"] == pytest.approx(reported["response_wins"]["first"], rel=1e-12) and abs(simulated["z"]) < 4
 
 
 @pytest.mark.parametrize(("args", "said"), [
     (["solve", "jackpot", "-p", "cells=3", "--objective", "best-response:min"], "is a one-player game"),
     (["solve", "pig", "-p", "target=8", "--objective", "best-response:hold-at-99"], "no policy 'hold-at-99'"),
     (["solve", "pig", "-p", "target=8", "--objective", "most"], "no objective 'most'"),
-    (["solve", "5000-race", "-p", "target=100", "--objective", "best-response:optimal"], "stores its turn once"),
+    (["solve", "5000-race", "-p", "target=100", "--objective", "best-response:threshold-9"], "no policy 'threshold-9'"),
 ])
 def test_a_best_response_that_cannot_be_solved_is_refused_in_one_line_before_any_work(
         tmp_path: Path, args: list[str], said: str) -> None:

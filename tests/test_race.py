@@ -364,3 +364,38 @@ def test_duckdb_finds_the_same_best_responses_and_the_report_prints_them(tmp_pat
     row = next(row for row in data["responses"] if row["policy"] == "threshold-4")
     assert f"threshold-4   {row['optimum_wins']['first']:.6f}" in printed
     assert f"{row['response_wins']['first']:.6f} / {row['response_wins']['second']:.6f}" in printed
+
+
+@pytest.mark.parametrize(("backend", "target"), [("sqlite", 200), ("duckdb", 300)])
+def test_a_best_response_is_stored_compared_played_and_simulated_from_the_rules(tmp_path, backend, target):
+    """``solve 5000-race --objective best-response:POLICY`` stores the best response: its value and the wins the
+    stored policy's moves (ranked by the answered policy's values, kept beside its own) give against the policy in
+    each seat equal :func:`race_exact.best_response` in fractions; ``compare`` and ``play`` read it; played from the
+    rules against the policy it answers, it wins as often as its value says (Monte Carlo, 4 standard errors)."""
+    from click.testing import CliRunner
+
+    import dicegraph
+    from dicegraph.cli import main
+
+    db = dicegraph.open(f"sqlite:///{tmp_path / 'race.db'}" if backend == "sqlite"
+                        else f"duckdb:///{tmp_path / 'race.duckdb'}")
+    params = {"target": target}
+    db.build("5000-race", params)
+    for answered in ("threshold-4", "optimal"):
+        solved = db.solve("5000-race", params, objective=f"best-response:{answered}")
+        first, second = race_exact.best_response(target, answered)
+        assert math.isclose(solved["value"], first, rel_tol=1e-12)
+        wins = solved["response"]["response_wins"]
+        assert math.isclose(wins["first"], first, rel_tol=1e-12) and math.isclose(wins["second"], second, rel_tol=1e-12)
+        listed = {row["name"]: row for row in db.policies("5000-race", params)}
+        assert listed[f"best-response:{answered}"]["answers"] == answered
+        estimate = db.simulate("5000-race", params, policy=f"best-response:{answered}", games=GAMES, seed=3)
+        assert math.isclose(estimate["exact"], solved["value"], rel_tol=1e-12) and abs(estimate["z"]) < 4, estimate
+    assert math.isclose(solved["value"], float(race_exact.solve(target)[0, 0]), rel_tol=1e-12)  # the game's value
+    compared = json.loads(CliRunner().invoke(main, [
+        "--db", db.url, "compare", "5000-race", "-p", f"target={target}", "best-response:threshold-4", "optimal",
+        "--against", "threshold-4", "--seat", "second", "--json"], catch_exceptions=False).stdout)
+    assert math.isclose(compared["seats"]["second"]["policy"], race_exact.best_response(target, "threshold-4")[1],
+                        rel_tol=1e-12)
+    played = db.play("5000-race", params, policies=["best-response:threshold-4", "threshold-4"], seed=5)
+    assert played["finished"] and played["players"]["first"]["policy"] == "best-response:threshold-4"

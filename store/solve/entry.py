@@ -25,7 +25,7 @@ from dicegraph.graphs.spec import GameSpec, policy_names
 from dicegraph.store.catalog import find_policy, has_cycles, list_policy_names, stored_params
 from dicegraph.store.propagate import pays_on_edges
 from dicegraph.store.schema import layer_ranges, node, policy
-from dicegraph.store.solve import graph_matches, layers, objectives, turn_cycles, turns
+from dicegraph.store.solve import graph_matches, layers, objectives, race_matches, turn_cycles, turns
 from dicegraph.store.turn_graph import TurnGraph
 from dicegraph.store.solve.layers import Goal, evaluate_all, is_evaluated
 
@@ -57,6 +57,11 @@ def solve_graph(connection: sa.Connection, graph_id: int, game: GameSpec, *, obj
     if answered is not None:
         _refuse_response(connection, graph_id, game, answered, goal)
         ensure_solved(connection, graph_id, game, progress)  # the game's value, which its exploitability is beyond
+        if game.repeating:  # a race whose turn is stored once
+            race = TurnGraph.load(connection, graph_id, game.turn(stored_params(connection, graph_id)))
+            policy_id = race_matches.store_response(connection, race, answered, name, progress)[0]
+            connection.commit()
+            return policy_id
         return graph_matches.solve_response(connection, graph_id, answered, name, progress,
                                             game.guess_for(stored_params(connection, graph_id)))[0]
     target = objectives.target_goal(objective)
@@ -84,14 +89,11 @@ def solve_graph(connection: sa.Connection, graph_id: int, game: GameSpec, *, obj
 def _refuse_response(connection: sa.Connection, graph_id: int, game: GameSpec, answered: str,
                      goal: Goal | None) -> None:
     """Raise DicegraphError, in one line, where the graph ``graph_id`` of ``game`` has no best response to the
-    policy ``answered`` (before any work): a game for one, a turn stored once, a goal, a policy the graph neither
-    stores nor solves for its report."""
+    policy ``answered`` (before any work): a game for one, a goal, a policy the graph neither stores nor solves for
+    its report."""
     if game.players != 2:
         raise DicegraphError(f"{game.name} is a one-player game: a best response answers an opponent, in a game "
                              "for two")
-    if game.repeating:
-        raise DicegraphError(f"{game.name} stores its turn once: no best response is stored as a policy; its "
-                             f"report works out each policy's (dicegraph report {game.name} --all-matches)")
     if goal is not None:
         raise DicegraphError("a best response maximises the chance of winning: give it no goal")
     known = list(dict.fromkeys([*policy_names(game, stored_params(connection, graph_id)),

@@ -41,12 +41,14 @@ from dicegraph.graphs.errors import DicegraphError, InvalidGraph
 from dicegraph.graphs.protocol import Progress
 from dicegraph.store.backends import backend_of
 from dicegraph.store.catalog import find_policy
-from dicegraph.store.schema import edge, node, turn_policy
+from dicegraph.store.schema import edge, node, ranked_values, turn_policy
 from dicegraph.store.convergence import Convergence
 from dicegraph.store.scratch import create_afresh, keyed_pair_table, temporary_table, turn_work_table
 from dicegraph.store.seats import FOLLOW, RANK, Seat
 from dicegraph.store.solve.dispatch import dispatchable
 from dicegraph.store.solve.graph_matches import Response
+from dicegraph.store.solve.layers import finish_solve, forget, record_solve
+from dicegraph.store.solve.objectives import response_name
 from dicegraph.store.solve.turn_cycles import Played, RaceTables, solve_layer, solve_race, state_horizons
 from dicegraph.store.solve.turns import ensure_policy
 from dicegraph.store.turn_graph import TurnGraph
@@ -72,15 +74,17 @@ def matches(connection: sa.Connection, graph: TurnGraph, pairs: Sequence[tuple[s
 
 
 def _seats(connection: sa.Connection, graph: TurnGraph) -> tuple[Callable[[str, int], Seat], int]:
-    """Return how a match seats a stored policy by name (``seat(name, after_pass)``: the optimum ranks moves by its
-    stored values, an agent follows its choices) and the optimum's id (solved first where it is not stored)."""
+    """Return how a match seats a stored policy by name (``seat(name, after_pass)``: the optimum and a stored best
+    response rank moves by their stored values, an agent follows its choices) and the optimum's id (solved first
+    where it is not stored)."""
     optimal = graph.optimal
     optimal_id = ensure_policy(connection, graph, optimal)
 
     def seat(name: str, after_pass: int) -> Seat:
         if name == optimal:
             return Seat(RANK, optimal_id, after_pass)
-        return Seat(FOLLOW, find_policy(connection, graph.graph_id, name).id, after_pass)
+        row = find_policy(connection, graph.graph_id, name)
+        return Seat(RANK if row.responds_to is not None else FOLLOW, row.id, after_pass)
 
     return seat, optimal_id
 
@@ -141,6 +145,32 @@ def match_lengths(connection: sa.Connection, graph: TurnGraph, first: str, secon
     return lengths
 
 
+def store_response(connection: sa.Connection, graph: TurnGraph, answered: str, name: str | None = None,
+                   progress: Progress | None = None) -> tuple[int, Response]:
+    """Solve and store the best response to the stored policy ``answered`` of the race as ``name`` (default
+    :func:`dicegraph.store.solve.objectives.response_name`); return its id and its wins against ``answered`` in
+    each seat.
+
+    One run of :func:`dicegraph.store.solve.turn_cycles.solve_race` values both seats (one maximises, one follows
+    ``answered``, each the other's after a pass); each turn state keeps the best response's value and, as its
+    ``opponent_value``, the answered policy's there, which its moves are ranked by when it is played
+    (:func:`dicegraph.store.solve.readers.ranked_values`). ``progress`` counts the state layers done. The policy is
+    listed once every state is stored."""
+    seat, _ = _seats(connection, graph)
+    other = seat(answered, 0)
+    followed = Seat.maximising(after_pass=0) if other.kind == RANK else other
+    policy_id = record_solve(connection, graph.graph_id, name or response_name(answered), "max",
+                             responds_to=other.policy_id)
+    forget(connection, [policy_id], (turn_policy,))
+    values, convergence = solve_race(connection, graph, [Seat.maximising(after_pass=1), followed], progress=progress)
+    connection.execute(sa.insert(turn_policy), [
+        {"policy_id": policy_id, "node_id": state, "value": own, "moment2": own, "decisions": b"",
+         "opponent_value": theirs} for state, (own, theirs) in values.items()])
+    finish_solve(connection, policy_id, convergence.record())
+    root = values[0]  # node 0, the root, is the first turn state
+    return policy_id, Response(root[0], 1.0 - root[1])
+
+
 def best_responses(connection: sa.Connection, graph: TurnGraph, answered: Sequence[str],
                    progress: Progress | None = None) -> list[Response]:
     """Return, for each stored policy ``answered`` (the race's agents, or its optimum), what the best response to
@@ -160,15 +190,16 @@ def best_responses(connection: sa.Connection, graph: TurnGraph, answered: Sequen
     return [Response(root[2 * k], 1.0 - root[2 * k + 1]) for k in range(len(answered))]
 
 
-def play(connection: sa.Connection, graph: TurnGraph, seats: Sequence[Seat], rank_policy: int,
+def play(connection: sa.Connection, graph: TurnGraph, seats: Sequence[Seat], optimal_id: int,
          progress: Progress | None = None) -> dict[int, list[float]]:
-    """Return every turn state's value per seat (``FOLLOW`` or ``RANK`` seats, ranking by the stored solve
-    ``rank_policy``): the end distributions of the seats' policies, then the state layers, last first."""
+    """Return every turn state's value per seat (``FOLLOW`` seats, or ``RANK`` seats ranking by their policy's stored
+    values; ``optimal_id``, the stored optimum, as :func:`_end_distributions` takes it): the end distributions of the
+    seats' policies, then the state layers, last first."""
     if any(seat.kind not in (FOLLOW, RANK) for seat in seats):
         raise DicegraphError("a match's seats follow a policy or rank moves by a stored solve: none maximises")
     _refuse_turn_rewards(connection, graph)
     backend_of(connection).plan_whole_layers(connection)
-    ends, policy_of = _end_distributions(connection, graph, seats, rank_policy, progress)
+    ends, policy_of = _end_distributions(connection, graph, seats, optimal_id, progress)
     chain = _Chain(connection, graph, seats, policy_of, ends)
     values: dict[int, list[float]] = {}
     convergence = Convergence()
@@ -185,17 +216,22 @@ def play(connection: sa.Connection, graph: TurnGraph, seats: Sequence[Seat], ran
     return values
 
 
-def _end_distributions(connection: sa.Connection, graph: TurnGraph, seats: Sequence[Seat], rank_policy: int,
+def _end_distributions(connection: sa.Connection, graph: TurnGraph, seats: Sequence[Seat], optimal_id: int,
                        progress: Progress | None) -> tuple[sa.Table, list[int]]:
     """Return the end distributions of the seats' policies (each policy once, :func:`_end_table`) and, per seat, the
-    number of its policy's column ``q<n>``."""
+    number of its policy's column ``q<n>``: a run for each policy that ranks moves by its stored values, one for
+    the agents together (played by class), which read the optimum's (``optimal_id``) only where a backend's own
+    run asks for stored values."""
     policies = list(dict.fromkeys((seat.kind, seat.policy_id) for seat in seats))
     runs = []  # (the policies' numbers, their distributions)
-    for by_class, kind in ((False, RANK), (True, FOLLOW)):
-        numbers = [n for n, (own, _) in enumerate(policies) if own == kind]
-        if numbers:
-            runs.append((numbers, _distributions(connection, graph, [Seat(*policies[n]) for n in numbers],
-                                                 rank_policy, by_class, f"rm_dist_{kind}", progress)))
+    for n, (kind, policy_id) in enumerate(policies):
+        if kind == RANK:
+            runs.append(([n], _distributions(connection, graph, [Seat(RANK, policy_id)], policy_id, False,
+                                              f"rm_dist_{kind}{n}", progress)))
+    agents = [n for n, (kind, _) in enumerate(policies) if kind == FOLLOW]
+    if agents:
+        runs.append((agents, _distributions(connection, graph, [Seat(*policies[n]) for n in agents], optimal_id,
+                                            True, f"rm_dist_{FOLLOW}", progress)))
     return _end_table(connection, len(policies), runs), [policies.index((seat.kind, seat.policy_id)) for seat in seats]
 
 
@@ -295,8 +331,8 @@ def _played_in_batches(connection: sa.Connection, graph: TurnGraph, work: RaceTa
     states at a time (:func:`_batches`): the moves chosen backward, then the reach spread forward, a statement or
     two a turn layer each; drop ``work``. A seat that ranks moves ranks by the values of the stored solve
     ``rank_policy``, read here when one does."""
-    rank = dict(connection.execute(sa.select(turn_policy.c.node_id, turn_policy.c.value).where(
-        turn_policy.c.policy_id == rank_policy)).all()) if any(seat.kind == RANK for seat in work.seats) else {}
+    rank = dict(connection.execute(ranked_values(rank_policy)).all()) if any(
+        seat.kind == RANK for seat in work.seats) else {}
     for states in graph.layer_ids.values():
         work.set_values(connection, states, {state: [0.0] * len(work.seats) for state in range(states[0], states[1] + 1)},
                         rank)

@@ -24,7 +24,7 @@ import math
 import sqlalchemy as sa
 
 from dicegraph.store.errors import NotFound
-from dicegraph.store.schema import layer, node, turn_policy
+from dicegraph.store.schema import layer, node, ranked_values, turn_policy
 
 
 def state_result(connection: sa.Connection, graph_id: int, policy_id: int, key: str) -> sa.Row:
@@ -46,11 +46,13 @@ def stored_decisions(connection: sa.Connection, graph_id: int, policy_id: int) -
     return dict(connection.execute(query).all())
 
 
-def stored_values(connection: sa.Connection, graph_id: int, policy_id: int) -> dict[str, float]:
-    """Return the policy's values: turn state key -> its value."""
-    query = (sa.select(node.c.key, turn_policy.c.value)
-             .select_from(turn_policy.join(node, sa.and_(node.c.id == turn_policy.c.node_id, node.c.graph_id == graph_id)))
-             .where(turn_policy.c.policy_id == policy_id))
+def stored_values(connection: sa.Connection, graph_id: int, policy_id: int, ranked: bool = False) -> dict[str, float]:
+    """Return the policy's values: turn state key -> its value (``ranked``: the value of the player facing it there,
+    which its moves are ranked by, :func:`dicegraph.store.schema.ranked_values`)."""
+    kept = (ranked_values(policy_id) if ranked else sa.select(turn_policy.c.node_id, turn_policy.c.value.label("rank"))
+            .where(turn_policy.c.policy_id == policy_id)).subquery("kept")
+    query = sa.select(node.c.key, kept.c.rank).select_from(
+        kept.join(node, sa.and_(node.c.id == kept.c.node_id, node.c.graph_id == graph_id)))
     return dict(connection.execute(query).all())
 
 

@@ -59,7 +59,7 @@ from dicegraph.store.backends import backend_of
 from dicegraph.store.solve.dispatch import dispatchable
 from dicegraph.store.solve.cycles import Guess, NotConverged, components, mean_guess, named_positions
 from dicegraph.store.convergence import MAX_PASSES, RESIDUAL_TOLERANCE, Convergence
-from dicegraph.store.schema import EdgeId, choice, edge, graph_edge_span, node, policy, turn_policy
+from dicegraph.store.schema import EdgeId, choice, edge, graph_edge_span, node, policy, ranked_values, turn_policy
 from dicegraph.store.scratch import edge_copy, temporary_table, turn_work_table
 from dicegraph.store.seats import FOLLOW, MAXIMISE, RANK, Seat
 from dicegraph.store.solve.turns import ensure_policy
@@ -580,16 +580,18 @@ def _merged(earlier: dict | None, convergence: Convergence) -> str:
     return total.record()
 
 
-def turn_node_values(connection: sa.Connection, graph: TurnGraph, states: Sequence[int], kinds: Sequence[str] = ("chance", "terminal")) -> dict[int, dict[int, float]]:
+def turn_node_values(connection: sa.Connection, graph: TurnGraph, states: Sequence[int],
+                     kinds: Sequence[str] = ("chance", "terminal"), policy_id: int | None = None
+                     ) -> dict[int, dict[int, float]]:
     """Return, for each turn state of ``states`` (node ids), its turn's nodes of ``kinds`` -> their value under
-    the stored optimum (the turn played once from each, all together; nothing stored). The ends' values are
-    what the state's moves through them are worth."""
-    optimal = graph.optimal
-    optimal_id = ensure_policy(connection, graph, optimal)
+    the stored policy ``policy_id`` (default: the optimum; a best response plays against the policy it answers), the
+    turn played once from each, all together; nothing stored. The ends' values are what the state's moves through
+    them are worth."""
+    if policy_id is None:
+        policy_id = ensure_policy(connection, graph, graph.optimal)
     work = RaceTables(connection, graph, [Seat.maximising()])
-    stored = sa.select(turn_policy.c.node_id, turn_policy.c.value.label("v0"), turn_policy.c.value.label("rank"),
-                       sa.literal(0.0).label("sure")).where(
-        turn_policy.c.policy_id == optimal_id)
+    ranked = ranked_values(policy_id).subquery("ranked")
+    stored = sa.select(ranked.c.node_id, ranked.c.rank.label("v0"), ranked.c.rank, sa.literal(0.0).label("sure"))
     connection.execute(sa.insert(work.state).from_select(["node_id", "v0", "rank", "sure"], stored))
     root_layer = graph.turn_spans[0].layer
     wanted = temporary_table(connection, "tcy_wanted")

@@ -20,7 +20,7 @@ from collections.abc import Sequence
 import sqlalchemy as sa
 
 from dicegraph.graphs.protocol import Progress
-from dicegraph.store.schema import choice, edge, node, turn_policy
+from dicegraph.store.schema import choice, edge, node, ranked_values, turn_policy
 from dicegraph.store.scratch import temporary_table
 from dicegraph.store.seats import RANK, Seat
 from dicegraph.store.turn_graph import TurnGraph
@@ -74,9 +74,9 @@ def play_ends(connection: sa.Connection, graph: TurnGraph, seats: Sequence[Seat]
     root_layer = graph.turn_spans[0].layer
     over = sa.and_(node.c.graph_id == graph.graph_id, node.c.kind == "terminal", node.c.layer < root_layer)
     top = sa.select(sa.func.max(node.c.payoff)).where(over).scalar_subquery()
+    ranked = ranked_values(rank_policy).subquery("ranked")
     worth = sa.union_all(
-        sa.select(turn_policy.c.node_id, turn_policy.c.value.label("rank"), sa.literal(0.0).label("sure"))
-        .where(turn_policy.c.policy_id == rank_policy),
+        sa.select(ranked.c.node_id, ranked.c.rank, sa.literal(0.0).label("sure")),
         sa.select(node.c.id, node.c.payoff, sa.case((node.c.payoff >= top, 1.0), else_=0.0)).where(over)
     ).subquery("worth")
     end_at = sa.select(ends.c.node_id, ends.c.label,

@@ -154,7 +154,7 @@ def store_response(connection: sa.Connection, graph: TurnGraph, answered: str, n
     One run of :func:`dicegraph.store.solve.turn_cycles.solve_race` values both seats (one maximises, one follows
     ``answered``, each the other's after a pass); each turn state keeps the best response's value and, as its
     ``opponent_value``, the answered policy's there, which its moves are ranked by when it is played
-    (:func:`dicegraph.store.solve.readers.ranked_values`). ``progress`` counts the state layers done. The policy is
+    (:func:`dicegraph.store.schema.ranked_values`). ``progress`` counts the state layers done. The policy is
     listed once every state is stored."""
     seat, _ = _seats(connection, graph)
     other = seat(answered, 0)

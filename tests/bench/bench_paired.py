@@ -3,8 +3,8 @@ with T.
 
     .venv/bin/python tests/bench/bench_paired.py [sqlite|duckdb] [--game yahtzee] [-p bonuses=off] [--targets 50,100,200]
 
-For the game and each target T, builds and solves ``GAME-at-least-T`` (``at-most`` for a game that minimises) in
-an empty database of the backend, and prints the build's and the solve's seconds, the paired graph's nodes and
+For the game and each target T, builds and solves (``dicegraph solve``) ``GAME-at-least-T`` (``at-most`` for a
+game that minimises) in an empty database of the backend, and prints the build's and the solve's seconds, the paired graph's nodes and
 edges beside the game's own (built first, in the same run), the growth (paired edges / game edges), the best
 chance of reaching T, and the peak memory. For Yahtzee without bonuses, the in-memory numpy solver of the same
 equations (:func:`tests.yahtzee_numpy.reach_chances`) runs beside each target: its time, the SQL solve's ratio to
@@ -31,16 +31,15 @@ from tests.bench.phases import bench_database, peak_memory  # noqa: E402
 
 
 def built_and_solved(url: str, name: str, params: dict[str, str]) -> tuple[float, float, dict, float]:
-    """Return the build's and the solve's seconds of ``name`` into ``url``, the build's figures and the optimum's
-    value."""
+    """Return the build's and the solve's seconds of ``name`` into ``url`` (``dicegraph solve``: the optimum, with
+    the policies a turn stored once declares beside it), the build's figures and the optimum's value."""
     database = dicegraph.open(url)
     started = time.perf_counter()
     built = database.build(name, params)
     building = time.perf_counter() - started
-    report = database.report(name, params, games=0)
+    solved = database.solve(name, params)
     solving = time.perf_counter() - started - building
-    optimal = next(row["value"] for row in report["policies"] if row["name"] == "optimal")
-    return building, solving, built, optimal
+    return building, solving, built, solved["value"]
 
 
 def main() -> None:

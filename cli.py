@@ -747,7 +747,8 @@ def simulate(ctx: click.Context, game: str, params: tuple[str, ...], policy_name
     if as_json:
         print_json(result)
         return
-    click.echo(f"{get_game(game).title}, {policy_name}: {games:,} games (seed {seed})")
+    against = "" if result["against"] is None else f", against {result['against']} (moving first)"
+    click.echo(f"{get_game(game).title}, {policy_name}{against}: {games:,} games (seed {seed})")
     click.echo(f"  estimate  {result['estimate']:.6f} +- {result['stderr']:.6f} (standard error)")
     if result["exact"] is None:
         click.echo(f"  exact     not stored (dicegraph report {game} computes it)")

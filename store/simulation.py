@@ -18,6 +18,7 @@ from dicegraph.store.catalog import find_policy, root_value
 from dicegraph.store.errors import NotFound
 from dicegraph.store.load import canonical_params, find_graph
 from dicegraph.store.propagate import mean_payoff
+from dicegraph.store.schema import policy
 from dicegraph.store.view import GraphView
 
 
@@ -44,6 +45,16 @@ def policy_to_play(
     return name, exact
 
 
+def _answered(connection: sa.Connection | None, game: Game, params: Mapping[str, Any], name: str) -> str | None:
+    """Return the name of the policy that the stored policy ``name`` is the best response to (None: it is none, or
+    not stored)."""
+    stored = None if connection is None else find_graph(connection, game.name, canonical_params(with_defaults(game, params)))
+    row = None if stored is None else _maybe_policy(connection, stored.id, name)
+    if row is None or row.responds_to is None:
+        return None
+    return connection.execute(sa.select(policy.c.name).where(policy.c.id == row.responds_to)).scalar_one()
+
+
 def _maybe_policy(connection: sa.Connection, graph_id: int, name: str) -> sa.Row | None:
     try:
         return find_policy(connection, graph_id, name)
@@ -60,10 +71,11 @@ def monte_carlo(
     seed: int,
     progress: Progress | None = None,
 ) -> dict[str, Any]:
-    """Return ``{"game", "policy", "games", "estimate", "stderr", "exact", "z"}`` for policy ``name``.
+    """Return ``{"game", "policy", "against", "games", "estimate", "stderr", "exact", "z"}`` for policy ``name``.
 
-    ``exact`` and ``z`` are None when the policy's value is not stored. Raises DicegraphError for a game without
-    a simulator, before reading anything.
+    ``against`` names the policy a best response plays against, moving first (None: the policy plays every
+    seat). ``exact`` and ``z`` are None when the policy's value is not stored. Raises DicegraphError for a game
+    without a simulator, before reading anything.
     """
     require_simulator(game)
     policy, exact = policy_to_play(connection, game, params, name)
@@ -71,6 +83,7 @@ def monte_carlo(
     return {
         "game": game.name,
         "policy": name,
+        "against": _answered(connection, game, params, name),
         "games": games,
         "estimate": estimate.mean,
         "stderr": estimate.stderr,

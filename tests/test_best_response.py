@@ -143,6 +143,7 @@ def test_the_report_compare_play_and_the_cli_read_a_best_response(tmp_path: Path
                                                 "--policy", "best-response:hold-at-5", "-n", "20000", "--json"],
                                          catch_exceptions=False).output)  # against hold-at-5, moving first
     assert simulated["exact"] == pytest.approx(reported["response_wins"]["first"], rel=1e-12) and abs(simulated["z"]) < 4
+    assert simulated["against"] == "hold-at-5"
 
 
 @pytest.mark.parametrize(("args", "said"), [

@@ -101,7 +101,8 @@ def test_cli_simulate_json(runner: CliRunner, jackpot_db: str) -> None:
                                   "-n", "100000", "--seed", "5", "--json"])
     assert result.exit_code == 0, result.output
     data = json.loads(result.stdout)
-    assert set(data) == {"game", "policy", "games", "estimate", "stderr", "exact", "z"}
+    assert set(data) == {"game", "policy", "against", "games", "estimate", "stderr", "exact", "z"}
+    assert data["against"] is None  # an agent plays every seat
     assert data["games"] == 100_000 and data["policy"] == "last"
     assert math.isclose(data["exact"], float(exact_win("last")), rel_tol=1e-12)
     assert abs(data["z"]) < 4

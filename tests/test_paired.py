@@ -188,7 +188,7 @@ def test_a_target_outside_the_outcomes_range_is_refused_in_one_line_before_any_w
 
 
 @pytest.mark.parametrize(("name", "params"), [
-    ("yahtzee", {"boxes": "Fives,Yahtzee"}), ("yahtzee", {"boxes": "Sixes,Full house,Yahtzee"}),
+    ("yahtzee", {"boxes": "Fives,Yahtzee"}), ("yahtzee", {"boxes": "Full house,Yahtzee"}),
     ("yahtzee", {"rules": "yatzy", "boxes": "Sixes,Yatzy"}), ("yahtzee", {"bonuses": "off", "boxes": "Chance,Yahtzee"}),
     ("school", {"combinations": "Pair,Poker"}), ("school", {"combinations": "Grade 6,Little straight"}),
     ("jackpot", {"cells": 4})])

@@ -14,11 +14,10 @@ import sqlalchemy as sa
 
 from dicegraph.graphs.montecarlo import Policy, require_simulator, simulate
 from dicegraph.graphs.protocol import Game, Progress, with_defaults
-from dicegraph.store.catalog import find_policy, root_value
+from dicegraph.store.catalog import find_policy, list_policies, root_value
 from dicegraph.store.errors import NotFound
 from dicegraph.store.load import canonical_params, find_graph
 from dicegraph.store.propagate import mean_payoff
-from dicegraph.store.schema import policy
 from dicegraph.store.view import GraphView
 
 
@@ -49,10 +48,8 @@ def _answered(connection: sa.Connection | None, game: Game, params: Mapping[str,
     """Return the name of the policy that the stored policy ``name`` is the best response to (None: it is none, or
     not stored)."""
     stored = None if connection is None else find_graph(connection, game.name, canonical_params(with_defaults(game, params)))
-    row = None if stored is None else _maybe_policy(connection, stored.id, name)
-    if row is None or row.responds_to is None:
-        return None
-    return connection.execute(sa.select(policy.c.name).where(policy.c.id == row.responds_to)).scalar_one()
+    listed = [] if stored is None else list_policies(connection, stored.id)
+    return next((row["answers"] for row in listed if row["name"] == name), None)
 
 
 def _maybe_policy(connection: sa.Connection, graph_id: int, name: str) -> sa.Row | None:

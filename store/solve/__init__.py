@@ -9,7 +9,8 @@ the graph is.
   solved together, and committed a state layer at a time, so that an interrupted solve resumes.
 
 * Beyond the average: a target (``at-least:T``) is a goal on the terminals; a best response
-  (:mod:`dicegraph.store.solve.graph_matches`) maximises in one seat against a stored policy in the other; a turn
+  (:mod:`dicegraph.store.solve.graph_matches`; a race's, :mod:`dicegraph.store.solve.race_matches`, keeping the
+  answered policy's values beside its own) maximises in one seat against a stored policy in the other; a turn
   stored once is played forward to the whole distribution of a game's score
   (:mod:`dicegraph.store.solve.turn_outcomes`). :mod:`dicegraph.store.solve.objectives` parses what a solve is
   asked for.

@@ -49,7 +49,8 @@ def solve_graph(connection: sa.Connection, graph_id: int, game: GameSpec, *, obj
     reads (:func:`ensure_solved`: the optimum, whose value its exploitability is measured from). Any other
     objective's policy is named ``optimal`` by default. ``progress`` counts the layers solved (a turn stored once:
     the states of each policy). A game whose turn is stored once solves the turn policies it declares, for its
-    own objective, and refuses others. A request that cannot be solved raises DicegraphError, in one line, before
+    own objective, and a race a best response (:func:`dicegraph.store.solve.race_matches.store_response`); it
+    refuses others. A request that cannot be solved raises DicegraphError, in one line, before
     any work.
     """
     objectives.check_objective(objective)

@@ -399,3 +399,7 @@ def test_a_best_response_is_stored_compared_played_and_simulated_from_the_rules(
                         rel_tol=1e-12)
     played = db.play("5000-race", params, policies=["best-response:threshold-4", "threshold-4"], seed=5)
     assert played["finished"] and played["players"]["first"]["policy"] == "best-response:threshold-4"
+    refused = CliRunner().invoke(main, ["--db", db.url, "solve", "5000-race", "-p", f"target={target}",
+                                        "--objective", "best-response:best-response:threshold-4"])
+    assert refused.exit_code == 1 and "is itself a best response" in refused.output
+    assert len(refused.output.strip().splitlines()) == 1

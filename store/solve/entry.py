@@ -91,7 +91,8 @@ def _refuse_response(connection: sa.Connection, graph_id: int, game: GameSpec, a
                      goal: Goal | None) -> None:
     """Raise DicegraphError, in one line, where the graph ``graph_id`` of ``game`` has no best response to the
     policy ``answered`` (before any work): a game for one, a goal, a policy the graph neither stores nor solves for
-    its report."""
+    its report, or, in a race whose turn is stored once, another best response (the race's solve plays an agent's
+    moves or maximises; a best response ranks by values it does not solve)."""
     if game.players != 2:
         raise DicegraphError(f"{game.name} is a one-player game: a best response answers an opponent, in a game "
                              "for two")
@@ -101,6 +102,10 @@ def _refuse_response(connection: sa.Connection, graph_id: int, game: GameSpec, a
                                 *list_policy_names(connection, graph_id)]))
     if answered not in known:
         raise DicegraphError(f"no policy {answered!r} on graph {graph_id} to answer (known: {', '.join(known)})")
+    if game.repeating and answered in list_policy_names(connection, graph_id) and \
+            find_policy(connection, graph_id, answered).responds_to is not None:
+        raise DicegraphError(f"{answered!r} is itself a best response: in {game.name}, whose turn is stored once, a "
+                             "best response answers an agent or the optimum")
 
 
 def _refuse_target(connection: sa.Connection, graph_id: int, game: GameSpec, objective: str, target: Goal,

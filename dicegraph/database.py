@@ -40,7 +40,8 @@ from dicegraph.store.backends import backend_of
 from dicegraph.graphs.listing import game_listing
 from dicegraph.store.browse import graph_layers, largest_payoff, root_key, search_positions, stored_graphs
 from dicegraph.store.catalog import (evaluated_policy, find_policy, graph_by_id, has_cycles, is_graph_id, list_policies,
-                                     list_policy_names, policy_convergence, resolve_graph, stored_params, value_unit)
+                                     list_policy_names, policy_convergence, policy_ids, resolve_graph, stored_params,
+                                     value_unit)
 from dicegraph.store.compare import policy_comparison
 from dicegraph.store.seats import SEATS
 from dicegraph.store.defaults import DEFAULT_DPI, DEFAULT_SEED, DEFAULT_TIMEOUT, MAX_NODES
@@ -50,7 +51,7 @@ from dicegraph.store.load import BuildResult, build_count, build_graph
 from dicegraph.store.memory import DEFAULT_MEMORY
 from dicegraph.store.output import check_directory, check_file, drawn_into, write_file
 from dicegraph.store.positions import describe_position
-from dicegraph.store.propagate import outcome_distribution
+from dicegraph.store.propagate import outcome_distributions
 from dicegraph.store.query import RowsTaker, run_query
 from dicegraph.store.render import Style, diagram_format, render, to_dot
 from dicegraph.store.report import (ReportGraphs, diagram_file, draw_game_diagrams, game_report,
@@ -772,18 +773,15 @@ def _readable(connection: sa.Connection, row: dict[str, Any]) -> dict[str, Any]:
 
 def _distributions(connection: sa.Connection, graph_id: int,
                    policies: list[dict[str, Any]]) -> dict[str, list[dict[str, float]]]:
-    """Return each evaluated policy's exact outcome distribution (:func:`dicegraph.store.propagate.outcome_distribution`):
+    """Return each evaluated policy's exact outcome distribution (:func:`dicegraph.store.propagate.outcome_distributions`):
     policy -> ``[{"payoff", "probability"}]``; empty for a graph with cycles, or whose turn is stored once."""
     if has_cycles(connection, graph_id):
         return {}
-    found = {}
-    for row in policies:
-        if row["value"] is None:
-            continue
-        spread = outcome_distribution(connection, find_policy(connection, graph_id, row["name"]).id, graph_id)
-        if spread:
-            found[row["name"]] = [{"payoff": payoff, "probability": p} for payoff, p in spread.items()]
-    return found
+    ids = policy_ids(connection, graph_id)
+    evaluated = [row["name"] for row in policies if row["value"] is not None]
+    spreads = outcome_distributions(connection, graph_id, [ids[name] for name in evaluated])
+    return {name: [{"payoff": payoff, "probability": p} for payoff, p in spreads[ids[name]].items()]
+            for name in evaluated if spreads[ids[name]]}
 
 
 def open(url: str | None = None, **options: Any) -> Database:  # noqa: A001 (the library's verb, as sqlite-utils')

@@ -157,6 +157,11 @@ def list_policy_names(connection: sa.Connection, graph_id: int) -> list[str]:
     return list(connection.execute(query).scalars())
 
 
+def policy_ids(connection: sa.Connection, graph_id: int) -> dict[str, int]:
+    """Return each listed policy of the graph's id, by name (one statement)."""
+    return dict(connection.execute(sa.select(policy.c.name, policy.c.id).where(policy.c.graph_id == graph_id, LISTED)).all())
+
+
 def list_policies(connection: sa.Connection, graph_id: int, outcome: str | None = None) -> list[dict[str, Any]]:
     """Return each policy of the graph with its root value (None until evaluated; a game whose turn is stored
     once: the first turn state's), and given the game's ``outcome`` its value's ``unit``

@@ -135,19 +135,36 @@ def outcome_distribution(connection: sa.Connection, policy_id: int, graph_id: in
     A probability is at most 1: a sum of reaches that rounding takes a few ulps
     past 1 (every game ends there) is given as 1.
     """
-    if has_cycles(connection, graph_id):
-        raise NotFound(f"graph {graph_id} has cycles, so no outcome distribution is propagated (a position can "
-                       "recur); its report gives the win probabilities")
-    if start or pays_on_edges(connection, graph_id):
+    if start:
+        if has_cycles(connection, graph_id):
+            raise NotFound(CYCLIC.format(graph_id))
         return carried_distribution(connection, policy_id, graph_id, start)
+    return outcome_distributions(connection, graph_id, [policy_id])[policy_id]
+
+
+CYCLIC = ("graph {} has cycles, so no outcome distribution is propagated (a position can recur); its report gives "
+          "the win probabilities")
+
+
+def outcome_distributions(connection: sa.Connection, graph_id: int, policy_ids: Sequence[int]) -> dict[int, dict[float, float]]:
+    """Return :func:`outcome_distribution` of each (evaluated) policy of ``policy_ids`` from the root, by id: what
+    the graph is (its cycles, its points on edges) asked once for all, and, where its terminals pay the whole
+    outcome, every policy's terminals' reach summed in one statement."""
+    if has_cycles(connection, graph_id):
+        raise NotFound(CYCLIC.format(graph_id))
+    if pays_on_edges(connection, graph_id):
+        return {policy_id: carried_distribution(connection, policy_id, graph_id, 0) for policy_id in policy_ids}
     query = (
-        sa.select(node.c.payoff, sa.func.sum(value.c.reach))
+        sa.select(value.c.policy_id, node.c.payoff, sa.func.sum(value.c.reach))
         .select_from(value.join(node, sa.and_(node.c.graph_id == graph_id, node.c.id == value.c.node_id)))
-        .where(value.c.policy_id == policy_id, node.c.kind == "terminal", value.c.reach > 0)
-        .group_by(node.c.payoff)
-        .order_by(node.c.payoff)
+        .where(value.c.policy_id.in_(list(policy_ids)), node.c.kind == "terminal", value.c.reach > 0)
+        .group_by(value.c.policy_id, node.c.payoff)
+        .order_by(value.c.policy_id, node.c.payoff)
     )
-    return {payoff: min(probability, 1.0) for payoff, probability in connection.execute(query)}
+    found: dict[int, dict[float, float]] = {policy_id: {} for policy_id in policy_ids}
+    for policy_id, payoff, probability in connection.execute(query):
+        found[policy_id][payoff] = min(probability, 1.0)
+    return found
 
 
 def mean_payoff(connection: sa.Connection, policy_id: int, graph_id: int) -> float:

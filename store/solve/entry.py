@@ -27,7 +27,7 @@ from dicegraph.store.propagate import pays_on_edges
 from dicegraph.store.schema import layer_ranges, node, policy
 from dicegraph.store.solve import graph_matches, layers, objectives, race_matches, turn_cycles, turns
 from dicegraph.store.turn_graph import TurnGraph
-from dicegraph.store.solve.layers import Goal, evaluate_all, is_evaluated
+from dicegraph.store.solve.layers import Goal, evaluate_all, evaluated_among
 
 
 class Work(NamedTuple):
@@ -226,7 +226,8 @@ def pending_work(connection: sa.Connection, graph_id: int, game: GameSpec) -> Wo
     stored = connection.execute(sa.select(policy.c.id, policy.c.name).where(policy.c.graph_id == graph_id)).all()
     missing = set({OPTIMAL: None, **game.solves, **response_names(game, stored_params(connection, graph_id))}) - \
         {row.name for row in stored}
-    unevaluated = [row for row in stored if not is_evaluated(connection, row.id)]
+    evaluated = evaluated_among(connection, [row.id for row in stored])
+    unevaluated = [row for row in stored if row.id not in evaluated]
     return Work(count * (len(missing) + len(unevaluated)), "layers")
 
 
@@ -237,7 +238,8 @@ def evaluate_stored(connection: sa.Connection, graph_id: int, progress: Progress
     """
     rows = connection.execute(sa.select(policy.c.id, policy.c.name).where(policy.c.graph_id == graph_id)
                               .order_by(policy.c.id)).all()
-    evaluated = [row for row in rows if not is_evaluated(connection, row.id)]
+    done = evaluated_among(connection, [row.id for row in rows])
+    evaluated = [row for row in rows if row.id not in done]
     evaluate_all(connection, graph_id, [row.id for row in evaluated], progress)
     return [row.name for row in evaluated]
 

@@ -34,7 +34,7 @@ import sqlalchemy as sa
 from dicegraph.graphs.protocol import OBJECTIVES, TIE, Progress
 from dicegraph.store.backends import backend_of
 from dicegraph.store.solve import cycles
-from dicegraph.store.catalog import has_cycles, root_value
+from dicegraph.store.catalog import has_cycles
 from dicegraph.store.errors import NotFound
 from dicegraph.store.load import next_id, now
 from dicegraph.store.propagate import propagate
@@ -442,6 +442,9 @@ def _evaluate_together(connection: sa.Connection, graph_id: int, policy_ids: Seq
         table.drop(connection)
 
 
-def is_evaluated(connection: sa.Connection, policy_id: int) -> bool:
-    """Return whether the policy's values (and reach) are stored."""
-    return root_value(connection, policy_id) is not None
+def evaluated_among(connection: sa.Connection, policy_ids: Sequence[int]) -> set[int]:
+    """Return those of ``policy_ids`` whose values (and reach) are stored: a value at the root (one statement)."""
+    if not policy_ids:
+        return set()
+    stored = sa.select(value.c.policy_id).where(value.c.policy_id.in_(list(policy_ids)), value.c.node_id == 0)
+    return set(connection.execute(stored).scalars())

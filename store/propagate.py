@@ -152,6 +152,8 @@ def outcome_distributions(connection: sa.Connection, graph_id: int, policy_ids: 
     outcome, every policy's terminals' reach summed in one statement."""
     if has_cycles(connection, graph_id):
         raise NotFound(CYCLIC.format(graph_id))
+    if not policy_ids:
+        return {}
     if pays_on_edges(connection, graph_id):
         return {policy_id: carried_distribution(connection, policy_id, graph_id, 0) for policy_id in policy_ids}
     query = (

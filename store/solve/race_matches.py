@@ -156,13 +156,11 @@ def store_response(connection: sa.Connection, graph: TurnGraph, answered: str, n
     ``opponent_value``, the answered policy's there, which its moves are ranked by when it is played
     (:func:`dicegraph.store.schema.ranked_values`). ``progress`` counts the state layers done. The policy is
     listed once every state is stored."""
-    seat, _ = _seats(connection, graph)
-    other = seat(answered, 0)
-    followed = Seat.maximising(after_pass=0) if other.kind == RANK else other
     policy_id = record_solve(connection, graph.graph_id, name or response_name(answered), "max",
-                             responds_to=other.policy_id)
+                             responds_to=find_policy(connection, graph.graph_id, answered).id)
     forget(connection, [policy_id], (turn_policy,))
-    values, convergence = solve_race(connection, graph, [Seat.maximising(after_pass=1), followed], progress=progress)
+    seats = [Seat.maximising(after_pass=1), _answered_seat(connection, graph, answered, after_pass=0)]
+    values, convergence = solve_race(connection, graph, seats, progress=progress)
     connection.execute(sa.insert(turn_policy), [
         {"policy_id": policy_id, "node_id": state, "value": own, "moment2": own, "decisions": b"",
          "opponent_value": theirs} for state, (own, theirs) in values.items()])
@@ -179,15 +177,20 @@ def best_responses(connection: sa.Connection, graph: TurnGraph, answered: Sequen
     One run of :func:`dicegraph.store.solve.turn_cycles.solve_race` values every pair of seats at once: a seat that
     maximises, and one that follows the answered agent (maximises too, for the optimum), each the other's after a
     pass. ``progress`` counts the state layers done."""
-    optimal = graph.optimal
     seats = []
     for k, name in enumerate(answered):
-        other = (Seat.maximising(after_pass=2 * k) if name == optimal
-                 else Seat(FOLLOW, find_policy(connection, graph.graph_id, name).id, after_pass=2 * k))
-        seats += [Seat.maximising(after_pass=2 * k + 1), other]
+        seats += [Seat.maximising(after_pass=2 * k + 1), _answered_seat(connection, graph, name, after_pass=2 * k)]
     values, _ = solve_race(connection, graph, seats, progress=progress)
     root = values[0]  # node 0, the root, is the first turn state
     return [Response(root[2 * k], 1.0 - root[2 * k + 1]) for k in range(len(answered))]
+
+
+def _answered_seat(connection: sa.Connection, graph: TurnGraph, name: str, after_pass: int) -> Seat:
+    """Return the seat of the stored policy ``name`` that a best response answers in the race's solve: the optimum
+    maximises (self-play's equilibrium), an agent follows its stored choices."""
+    if name == graph.optimal:
+        return Seat.maximising(after_pass=after_pass)
+    return Seat(FOLLOW, find_policy(connection, graph.graph_id, name).id, after_pass)
 
 
 def play(connection: sa.Connection, graph: TurnGraph, seats: Sequence[Seat], optimal_id: int,

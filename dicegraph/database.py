@@ -50,7 +50,6 @@ from dicegraph.store.errors import NotFound, database_failure, file_failure
 from dicegraph.store.load import BuildResult, build_count, build_graph
 from dicegraph.store.memory import DEFAULT_MEMORY
 from dicegraph.store.output import check_directory, check_file, drawn_into, write_file
-from dicegraph.store.positions import describe_position
 from dicegraph.store.propagate import outcome_distributions
 from dicegraph.store.query import RowsTaker, run_query
 from dicegraph.store.render import Style, diagram_format, render, to_dot
@@ -437,7 +436,7 @@ class Database:
         and its ``game``."""
         with self._reading() as connection:
             row = stored_graph(connection, graph, params)
-            with self.meter("playing the matches, layers", None) as layers:
+            with self.meter("comparing, passes (a state layer or a batch of states)", None) as layers:
                 result = policy_comparison(GraphView(connection, row.id, get_game(row.game), progress=layers), policy,
                                            reference, opponent=opponent, seat=seat, top=top)
         return {"graph": row.id, "game": row.game, **result}
@@ -737,11 +736,12 @@ class Database:
     def position(self, graph: str | int, key: str, params: Mapping[str, Any] | None = None, *,
                  depth: int = 2) -> dict[str, Any]:
         """Return the position ``key`` of a stored graph as ``show --json`` prints it: its kind, label, layer, each
-        policy's value and reach, its rolls or moves (``depth`` levels deep), and ``not_evaluated`` (the policies
-        without values)."""
+        policy's value and reach, its rolls or moves (``depth`` levels deep; a position inside a turn stored once,
+        ``STATE @ TURN-NODE``, one level, :meth:`dicegraph.store.view.TurnGraphView.position`), and ``not_evaluated``
+        (the policies without values)."""
         with self._reading() as connection:
             row = stored_graph(connection, graph, params)
-            described = describe_position(connection, row.id, key, depth)
+            described = GraphView(connection, row.id, get_game(row.game)).position(key, depth)
             unevaluated = [p["name"] for p in list_policies(connection, row.id) if p["value"] is None]
         return as_json({**described, "graph": row.id, "game": row.game, "not_evaluated": unevaluated})
 

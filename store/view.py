@@ -30,9 +30,12 @@ from dicegraph.graphs.errors import DicegraphError
 from dicegraph.graphs.protocol import OPTIMAL, ChosenMove, Progress, Simulation, with_defaults
 from dicegraph.graphs.repeating import valued_agent
 from dicegraph.graphs.spec import GameSpec
-from dicegraph.store.solve import graph_matches, objectives, race_matches, readers, turn_cycles, turns
+from dicegraph.store.solve import (graph_matches, objectives, race_departures, race_matches, readers, turn_cycles,
+                                   turns)
 from dicegraph.store.turn_graph import TurnGraph
-from dicegraph.store.catalog import find_node, find_policy, policy_convergence, root_value, stored_choices
+from dicegraph.store.catalog import (evaluated_policy, find_node, find_policy, list_policies, policy_convergence,
+                                     root_value, stored_choices)
+from dicegraph.store.departures import compare_policies
 from dicegraph.store.errors import NotFound
 from dicegraph.store.load import canonical_params, find_graph
 from dicegraph.store.positions import describe_position
@@ -41,7 +44,7 @@ from dicegraph.store.schema import choice, edge, graph, node, policy, value
 from dicegraph.store.solve.layers import Goal
 from dicegraph.store.solve.turn_outcomes import turn_outcomes
 from dicegraph.store.sweep import sweep_outcomes
-from dicegraph.store.turn_positions import TurnPositions, state_of
+from dicegraph.store.turn_positions import SEPARATOR, TurnPositions, state_of
 
 
 class GraphView:
@@ -216,6 +219,16 @@ class GraphView:
                        {"first": second, "second": first, "p_first_wins": other_way}]
         return played
 
+    def departures(self, policy: str, reference: str, top: int = 10) -> dict[str, Any] | None:
+        """Return where the stored policy ``policy`` departs from ``reference``, position by position:
+        ``{"decisions", "worse", "tied", "expected_loss", "deviations"}``
+        (:func:`dicegraph.store.departures.compare_policies`; NotFound for a policy not evaluated)."""
+        rows = [evaluated_policy(self.connection, self._graph_row(), name) for name in (policy, reference)]
+        return compare_policies(self.connection, self.graph_id, *rows, top)
+
+    def _graph_row(self) -> sa.Row:
+        return self.connection.execute(sa.select(graph).where(graph.c.id == self.graph_id)).one()
+
     def convergence(self, policy: str) -> dict[str, Any] | None:
         """Return the policy's record of how its cyclic components converged (None without cycles)."""
         return policy_convergence(self.connection, self._policy(policy))
@@ -261,6 +274,18 @@ class TurnGraphView(GraphView):
         positions = known.bound(self.connection, policies)
         positions.prefetch(positions.states_along(root, steps))
         return positions.look, positions.policies, state_of
+
+    def position(self, key: str, depth: int = 1) -> dict[str, Any]:
+        """Return :meth:`GraphView.position`; a position inside a turn (``STATE @ TURN-NODE``,
+        :func:`dicegraph.store.turn_positions.position_key`) one level deep, as the turn played from its state shows
+        it (:meth:`dicegraph.store.turn_positions.TurnPositions.look`), naming the moves of every stored policy
+        that has values and of a race's agents (they follow their stored choices)."""
+        if SEPARATOR not in key:
+            return super().position(key, depth)
+        named = [row["name"] for row in list_policies(self.connection, self.graph_id)
+                 if row["value"] is not None or (self.spec.players == 2 and row["method"] == "agent")]
+        positions = TurnPositions(self.connection, self.graph_id, self.spec.turn(self.params))
+        return positions.bound(self.connection, named).look(key)
 
     def distribution(self, policy: str, start: str | None = None) -> dict[float, float]:
         """Return :meth:`GraphView.distribution` of whole games played by the solved turn policy ``policy`` (its
@@ -350,6 +375,15 @@ class TurnGraphView(GraphView):
             self._matched.update(zip(missing, race_matches.matches(self.connection, self._turn(), missing,
                                                                    self.progress)))
         return [self._matched[pair] if pair in self._matched else self._matched[pair[::-1]][::-1] for pair in pairs]
+
+    def departures(self, policy: str, reference: str, top: int = 10) -> dict[str, Any] | None:
+        """Return :meth:`GraphView.departures` of a race, its turn played from every state under both policies
+        (:func:`dicegraph.store.solve.race_departures.departures`; ``progress`` counts its batches of states); None
+        for a game for one (its positions are not compared one by one) or a reference that values no move (an
+        agent's)."""
+        if self.spec.players != 2:
+            return None
+        return race_departures.departures(self.connection, self._turn(), policy, reference, top, self.progress)
 
     def responses(self, answered: Sequence[str]) -> list[dict[str, Any]]:
         """Return :meth:`GraphView.responses` of a race: every best response worked out in one run over the turn

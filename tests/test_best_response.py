@@ -186,6 +186,34 @@ def test_the_explorer_gives_a_two_player_graphs_best_responses_and_where_they_de
     engine.dispose()
 
 
+def test_the_explorer_lists_where_a_races_best_response_departs_from_the_optimum(tmp_path: Path) -> None:
+    """A race keeps no values a position (its turn is stored once), yet its graph page lists, position by position,
+    where the stored best response to threshold-4 departs from the optimum (the race to 300, where it does), each
+    linked to its position, whose page shows both moves: the best response's and the optimum's."""
+    from urllib.parse import quote
+
+    from dicegraph.database import Database
+    from dicegraph.web.app import create_app
+
+    url, params = f"sqlite:///{tmp_path / 'race.db'}", {"target": 300}
+    db = dicegraph.open(url)
+    db.build("5000-race", params)
+    db.solve("5000-race", params, objective="best-response:threshold-4")
+    engine = open_database(url, read_only=True)
+    client = create_app(Database.over(engine)).test_client()
+    asked = "policy=best-response:threshold-4&reference=optimal&against=threshold-4"
+    compared = client.get(f"/graphs/1.json?{asked}").get_json()["comparison"]
+    assert compared["worse"] > 0 and compared["deviations"]
+    html = client.get(f"/graphs/1?{asked}").get_data(as_text=True)
+    assert 'id="deviations"' in html and "a game with cycles has no reach probabilities" in html
+    for row in compared["deviations"][:3]:
+        assert f'/graphs/1/positions/{quote(row["key"], safe="/")}"' in html
+        shown = client.get(f"/graphs/1/positions/{quote(row['key'], safe='/')}.json").get_json()
+        chosen = {name: move["label"] for move in shown["edges"] for name in move["chosen_by"]}
+        assert chosen["best-response:threshold-4"] == row["move"] and chosen["optimal"] == row["best_move"]
+    engine.dispose()
+
+
 def test_the_manuals_page_shows_what_the_report_and_the_query_print(tmp_path: Path) -> None:
     """docs/best-response.md: Pig to 30's table of best responses and its count of departures from the optimum."""
     page = (Path(__file__).resolve().parents[1] / "docs" / "best-response.md").read_text()

@@ -6,6 +6,7 @@ import dataclasses
 import json
 import math
 from fractions import Fraction
+from pathlib import Path
 
 import pytest
 
@@ -151,8 +152,8 @@ def test_end_distributions_played_a_state_at_a_time_give_the_same_matches(tmp_pa
     built = build_graph(engine, game, params)
     pairs = [("threshold-3", "optimal"), ("turn-optimal", "threshold-1")]
     batches: list[int] = []
-    original = race_matches._batches
-    monkeypatch.setattr(race_matches, "_batches", lambda *args: batches.append(len(found := original(*args))) or found)
+    original = race_matches.state_batches
+    monkeypatch.setattr(race_matches, "state_batches", lambda *args: batches.append(len(found := original(*args))) or found)
     played, default = {}, race_matches.BATCH_ROWS
     with engine.connect() as connection:
         graph = TurnGraph.load(connection, built.graph_id, game.turn(params))
@@ -371,7 +372,9 @@ def test_a_best_response_is_stored_compared_played_and_simulated_from_the_rules(
     """``solve 5000-race --objective best-response:POLICY`` stores the best response: its value and the wins the
     stored policy's moves (ranked by the answered policy's values, kept beside its own) give against the policy in
     each seat equal :func:`race_exact.best_response` in fractions; ``compare`` and ``play`` read it; played from the
-    rules against the policy it answers, it wins as often as its value says (Monte Carlo, 4 standard errors)."""
+    rules against the policy it answers, it wins as often as its value says (Monte Carlo, 4 standard errors).
+    Where it departs from the optimum, position by position, is where the explorer's positions
+    (:func:`positions_compared`) show its move worse under the optimum's values."""
     from click.testing import CliRunner
 
     import dicegraph
@@ -397,9 +400,72 @@ def test_a_best_response_is_stored_compared_played_and_simulated_from_the_rules(
         "--against", "threshold-4", "--seat", "second", "--json"], catch_exceptions=False).stdout)
     assert math.isclose(compared["seats"]["second"]["policy"], race_exact.best_response(target, "threshold-4")[1],
                         rel_tol=1e-12)
+    departures = db.compare("5000-race", "best-response:threshold-4", "optimal", params, opponent="threshold-4",
+                            top=10**6)
+    assert (departures["decisions"], departures["worse"], departures["tied"], {
+        d["key"]: pytest.approx(d["loss"], rel=1e-12) for d in departures["deviations"]}) == positions_compared(
+        db.url, params, "best-response:threshold-4")
+    assert departures["worse"] == len(departures["deviations"]) and (target < 300 or departures["worse"] > 0)
+    if target == 300:  # docs/best-response.md gives its figures
+        page = (Path(__file__).resolve().parents[1] / "docs" / "best-response.md").read_text()
+        said = " ".join(page.split())
+        assert (f"To 300, of {departures['decisions']:,} positions with a choice, threshold-4's best response moves "
+                f"worse than the optimum at {departures['worse']}, and {departures['tied']:,} have more") in said
+        losses = [d["loss"] for d in departures["deviations"]]
+        assert f"each giving up {min(losses):.3f} to {max(losses):.3f}" in said
     played = db.play("5000-race", params, policies=["best-response:threshold-4", "threshold-4"], seed=5)
     assert played["finished"] and played["players"]["first"]["policy"] == "best-response:threshold-4"
     refused = CliRunner().invoke(main, ["--db", db.url, "solve", "5000-race", "-p", f"target={target}",
                                         "--objective", "best-response:best-response:threshold-4"])
     assert refused.exit_code == 1 and "is itself a best response" in refused.output
     assert len(refused.output.strip().splitlines()) == 1
+
+
+def positions_compared(url: str, params: dict, policy: str) -> tuple[int, int, int, dict[str, float]]:
+    """Return how ``policy`` compares with the optimum at every position of the stored race, as the explorer's
+    positions read them (:class:`dicegraph.store.turn_positions.TurnPositions`: each state's turn valued in a pass of
+    its own, the moves chosen here): the positions with two moves or more, those where the policy's move is worth
+    less than the best beyond the tie tolerance (position key -> the loss), and those where two moves are best. A
+    position or a move past the state's horizon (reached only by declining a win at once) is left out, as a
+    comparison leaves it out."""
+    import sqlalchemy as sa
+
+    from dicegraph.graphs import get_game
+    from dicegraph.graphs.protocol import OPTIMAL, TIE
+    from dicegraph.store.errors import NotFound
+    from dicegraph.store.schema import node
+    from dicegraph.store.turn_positions import SEPARATOR, TurnPositions, position_key
+
+    engine = sa.create_engine(url)
+    decisions, tied, worse = 0, 0, {}
+    with engine.connect() as connection:
+        graph_id = connection.execute(sa.select(node.c.graph_id).limit(1)).scalar_one()
+        positions = TurnPositions(connection, graph_id, get_game("5000-race").turn(params)).bound(connection, [policy])
+        structure = positions.turn.structure
+        states = connection.execute(sa.select(node.c.id, node.c.key).where(
+            node.c.graph_id == graph_id, node.c.layer < positions.turn.turn_spans[0].layer,
+            node.c.kind != "terminal")).all()
+        positions.prefetch([state.id for state in states])
+        for state in states:
+            horizon = structure.horizon(state.key)
+            for turn_node in positions.nodes.values():
+                if turn_node.kind != "decision" or structure.progress(turn_node.key) >= horizon:
+                    continue
+                try:
+                    seen = positions.look(position_key(state.key, turn_node.key))
+                except NotFound:  # not reached from the state in play
+                    continue
+                moves = [move for move in seen["edges"] if not move["to"].startswith(state.key + SEPARATOR)
+                         or structure.progress(move["to"].partition(SEPARATOR)[2]) < horizon]
+                if len(moves) < 2:
+                    continue
+                worths = [move["values"][OPTIMAL] for move in moves]
+                best = max(worths)
+                slack = TIE * (1 + abs(best))
+                decisions += 1
+                tied += sum(worth >= best - slack for worth in worths) >= 2
+                taken = next(move["values"][OPTIMAL] for move in moves if policy in move["chosen_by"])
+                if best - taken > slack:
+                    worse[seen["key"]] = best - taken
+    engine.dispose()
+    return decisions, len(worse), tied, worse

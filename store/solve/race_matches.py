@@ -66,14 +66,14 @@ def matches(connection: sa.Connection, graph: TurnGraph, pairs: Sequence[tuple[s
     distributions are worked out once for all of them. ``progress`` counts the state layers played (the
     distributions' and the matches').
     """
-    seat, optimal_id = _seats(connection, graph)
+    seat, optimal_id = stored_seats(connection, graph)
     seats = [placed for k, (first, second) in enumerate(pairs) for placed in (seat(first, 2 * k + 1), seat(second, 2 * k))]
     values = play(connection, graph, seats, optimal_id, progress)
     root = values[0]  # node 0, the root, is the first turn state
     return [(root[2 * k], root[2 * k + 1]) for k in range(len(pairs))]
 
 
-def _seats(connection: sa.Connection, graph: TurnGraph) -> tuple[Callable[[str, int], Seat], int]:
+def stored_seats(connection: sa.Connection, graph: TurnGraph) -> tuple[Callable[[str, int], Seat], int]:
     """Return how a match seats a stored policy by name (``seat(name, after_pass)``: the optimum and a stored best
     response rank moves by their stored values, an agent follows its choices) and the optimum's id (solved first
     where it is not stored)."""
@@ -103,7 +103,7 @@ def match_lengths(connection: sa.Connection, graph: TurnGraph, first: str, secon
     (a move that hands the turn over hands it to the other seat), until less than :data:`UNFINISHED` of it is
     left or :data:`MOST_TURNS` turns; what is left then is not in the distribution. ``progress`` counts the
     policies' distributions' layers, then the turns."""
-    seat, optimal_id = _seats(connection, graph)
+    seat, optimal_id = stored_seats(connection, graph)
     seats = [seat(first, 1), seat(second, 0)]
     ends, policy_of = _end_distributions(connection, graph, seats, optimal_id, progress)
     labels = graph.labelled_ends(connection, "rl_label")
@@ -331,18 +331,14 @@ def play_ends(connection: sa.Connection, graph: TurnGraph, seats: Sequence[Seat]
 def _played_in_batches(connection: sa.Connection, graph: TurnGraph, work: RaceTables, rank_policy: int,
                        wanted: list[int], found: sa.Table, progress: Progress | None) -> None:
     """Add to ``found`` the end distributions of the states ``wanted`` for ``work``'s seats, played a batch of
-    states at a time (:func:`_batches`): the moves chosen backward, then the reach spread forward, a statement or
+    states at a time (:func:`state_batches`): the moves chosen backward, then the reach spread forward, a statement or
     two a turn layer each; drop ``work``. A seat that ranks moves ranks by the values of the stored solve
     ``rank_policy``, read here when one does."""
-    rank = dict(connection.execute(ranked_values(rank_policy)).all()) if any(
-        seat.kind == RANK for seat in work.seats) else {}
-    for states in graph.layer_ids.values():
-        work.set_values(connection, states, {state: [0.0] * len(work.seats) for state in range(states[0], states[1] + 1)},
-                        rank)
+    set_ranks(connection, graph, work, rank_policy)
     played = temporary_table(connection, "rm_played")
     spread = _Spread(connection, work)
     first, last = graph.state_edges()
-    for batch in _batches(connection, work, wanted):
+    for batch in state_batches(connection, work, wanted):
         connection.execute(sa.insert(played), [{"node_id": state} for state in batch])
         work.start(connection, sa.and_(edge.c.id.between(first, last), edge.c.src.in_(sa.select(played.c.node_id))),
                    sa.false())
@@ -357,7 +353,17 @@ def _played_in_batches(connection: sa.Connection, graph: TurnGraph, work: RaceTa
     work.drop(connection)
 
 
-def _batches(connection: sa.Connection, work: RaceTables, states: list[int]) -> list[list[int]]:
+def set_ranks(connection: sa.Connection, graph: TurnGraph, work: RaceTables, rank_policy: int) -> None:
+    """Put every turn state in ``work``'s state table, ranked by the values of the stored solve ``rank_policy`` where
+    a seat ranks moves (its values 0: a turn played for its moves alone needs none). Returns nothing."""
+    rank = dict(connection.execute(ranked_values(rank_policy)).all()) if any(
+        seat.kind == RANK for seat in work.seats) else {}
+    for states in graph.layer_ids.values():
+        work.set_values(connection, states, {state: [0.0] * len(work.seats) for state in range(states[0], states[1] + 1)},
+                        rank)
+
+
+def state_batches(connection: sa.Connection, work: RaceTables, states: list[int]) -> list[list[int]]:
     """Return ``states`` in batches of at most :data:`BATCH_ROWS` (turn node, state) rows (one state at least): a
     state's rows are the turn's nodes short of its horizon where the solve leaves out the rest, else all."""
     e = work.edges

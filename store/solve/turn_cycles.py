@@ -97,21 +97,23 @@ class RaceTables:
     """The temporary tables and statements of one run (seats as columns ``p_i, v_i, d_i``)."""
 
     def __init__(self, connection: sa.Connection, graph: TurnGraph, seats: Sequence[Seat], copy_turn: bool = False,
-                 prune: bool = False, record_moves: bool = False, horizons: dict[int, int] | None = None):
+                 prune: bool = False, record_moves: bool = False, horizons: dict[int, int] | None = None,
+                 prefix: str = "tcy"):
         """``copy_turn``: play the turn from a temporary copy of its edges (:func:`dicegraph.store.scratch.edge_copy`), worth
         it for a whole solve (the performance notes measure it). ``prune`` (with ``copy_turn``): leave out the
         turn's nodes at or past each state's horizon, when the game gives them
         (:class:`dicegraph.graphs.protocol.TurnStructure`). ``record_moves``: the turn table keeps each seat's move at
         each (decision node, state), column ``m<i>`` (:mod:`dicegraph.store.solve.race_matches` follows them), and
         only what ranks the moves (``p<i>``): no value or derivative. ``horizons``: the states' horizons
-        (:func:`state_horizons`) where the caller has them."""
-        self.graph, self.seats, self.record_moves = graph, list(seats), record_moves
+        (:func:`state_horizons`) where the caller has them. ``prefix`` starts the names of the run's tables (two runs
+        at once name theirs apart)."""
+        self.graph, self.seats, self.record_moves, self.prefix = graph, list(seats), record_moves, prefix
         self.parts = ("p",) if record_moves else ("p", "v", "d")  # the columns a turn row holds per seat
         structure = graph.structure
         self.pruned = copy_turn and prune and structure.progress is not None and structure.horizon is not None
         first, last = graph.turn_spans[0].first_edge, graph.turn_spans[-1].last_edge
         progress = self._progress_table(connection) if self.pruned else None
-        self.edges = edge_copy(connection, "tcy_edge", first, last, progress) if copy_turn else edge
+        self.edges = edge_copy(connection, f"{prefix}_edge", first, last, progress) if copy_turn else edge
         if progress is not None:
             progress.drop(connection)
         self.horizons = ({} if not self.pruned else horizons if horizons is not None
@@ -120,14 +122,14 @@ class RaceTables:
         self.carried = backend_of(connection).arg_min  # the move's columns are taken where it is chosen, not joined back
         self.bare_max = backend_of(connection).bare_max
         numbers = range(len(seats))
-        self.state = temporary_table(connection, "tcy_state", *(sa.Column(f"v{i}", sa.Double) for i in numbers),
+        self.state = temporary_table(connection, f"{self.prefix}_state", *(sa.Column(f"v{i}", sa.Double) for i in numbers),
                                      sa.Column("rank", sa.Double), sa.Column("sure", sa.Double, nullable=False),
                                      *self._horizon_column())
-        self.turn = turn_work_table(connection, "tcy_turn", *self._horizon_column(),
+        self.turn = turn_work_table(connection, f"{self.prefix}_turn", *self._horizon_column(),
                                     *(sa.Column(f"{name}{i}", sa.Double, nullable=False)
                                       for i in numbers for name in self.parts),
                                     *(sa.Column(f"m{i}", EdgeId) for i in numbers if record_moves))
-        self.ends = graph.labelled_ends(connection, "tcy_end")
+        self.ends = graph.labelled_ends(connection, f"{self.prefix}_end")
         root_layer = graph.turn_spans[0].layer
         top = sa.select(sa.func.max(node.c.payoff)).where(node.c.graph_id == graph.graph_id, node.c.kind == "terminal",
                                                           node.c.layer < root_layer).scalar_subquery()
@@ -143,7 +145,7 @@ class RaceTables:
         """Return a new temporary table of the progress of each of the turn's chance and decision nodes (the
         game's ``progress`` of its key): every edge the turn's statements join leaves one of them."""
         root_layer = self.graph.turn_spans[0].layer
-        table = temporary_table(connection, "tcy_progress", sa.Column("progress", sa.Integer, nullable=False))
+        table = temporary_table(connection, f"{self.prefix}_progress", sa.Column("progress", sa.Integer, nullable=False))
         keys = connection.execute(sa.select(node.c.id, node.c.key).where(
             node.c.graph_id == self.graph.graph_id, node.c.layer >= root_layer, node.c.kind != "terminal"))
         progress = self.graph.structure.progress

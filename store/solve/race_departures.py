@@ -53,8 +53,8 @@ def departures(connection: sa.Connection, graph: TurnGraph, policy: str, referen
     decisions = worse = tied = 0
     found: list[sa.Row] = []
     wanted = [state for states in graph.layer_ids.values() for state in range(states[0], states[1] + 1)]
-    batches = state_batches(connection, works[0], wanted) if backend_of(connection).updates else [wanted]  # (else
-    # the work tables are not emptied between batches: all the states in one)
+    # a backend that deletes no rows plays every state in one batch (its work tables are never emptied)
+    batches = state_batches(connection, works[0], wanted) if backend_of(connection).updates else [wanted]
     for batch in batches:
         connection.execute(sa.insert(played), [{"node_id": state} for state in batch])
         for work in works:

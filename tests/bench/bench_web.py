@@ -1,13 +1,14 @@
 """Benchmark of the explorer, ``dicegraph serve`` (not part of the test run).
 
-    .venv/bin/python tests/bench/bench_web.py [--db URL] [--turn-games] [--pages 300] [--clients 20] [--seconds 60]
+    .venv/bin/python tests/bench/bench_web.py [--db URL] [--turn-games] [--games NAMES] [--pages 300] [--clients 20]
+        [--seconds 60]
 
 When ``--db`` names no database yet (default: a new SQLite file), it first
 writes the reports of the games that report in seconds (Jackpot, Shut The Box,
 5000, Can't Stop and a board of it, Pig to 30, the race to 300), and with
 ``--turn-games`` School's and Yahtzee's without bonuses too (minutes on DuckDB:
 give ``--db duckdb:///FILE``), for the issue's figure on a database holding
-every game's report, School included. It then times, server-side (Flask's
+every game's report, School included (``--games`` writes only those named, of the quick ones). It then times, server-side (Flask's
 test client, no network), the home page and ``--pages`` position pages of keys
 drawn at random from every graph (median, 95th percentile, slowest), the
 advisors' pages (Can't Stop's, and School's and Yahtzee's, which solve the turn asked
@@ -158,6 +159,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--db", help="a database holding the reports, or where to write them (default: a new SQLite file)")
     parser.add_argument("--turn-games", action="store_true", help="also write School's and Yahtzee's reports")
+    parser.add_argument("--games", help="write only these of the quick reports, comma-separated (default: all)")
     parser.add_argument("--pages", type=int, default=300)
     parser.add_argument("--clients", type=int, default=20)
     parser.add_argument("--seconds", type=float, default=60)
@@ -165,7 +167,8 @@ def main() -> None:
     url = args.db or f"sqlite:///{Path(tempfile.mkdtemp()) / 'explore.db'}"
     if not database_exists(url):
         print(f"writing the reports into {url}", flush=True)
-        write_reports(url, QUICK_REPORTS | (TURN_REPORTS if args.turn_games else {}))
+        quick = {name: QUICK_REPORTS[name] for name in args.games.split(",")} if args.games else QUICK_REPORTS
+        write_reports(url, quick | (TURN_REPORTS if args.turn_games else {}))
     engine = open_database(url, read_only=True)
     client = create_app(Database.over(engine)).test_client()
     timed(client, "/")  # the first request loads the templates

@@ -496,7 +496,7 @@ def compare(ctx: click.Context, graph: str, params: tuple[str, ...], policy_name
     result = _database(ctx).compare(graph, policy_name, reference, parse_params(params), opponent=opponent, seat=seat,
                                     top=top)
     if as_json:
-        print_json({key: value for key, value in result.items() if key != "deviations"})
+        print_json(result)
         return
     click.echo(f"{policy_name} against {reference} on graph {result['graph']} ({result['game']}), in {result['unit']}:")
     for line in _seat_lines(result):

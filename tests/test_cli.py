@@ -39,9 +39,13 @@ def test_compare_json(runner: CliRunner, jackpot_db: str) -> None:
     result = run(runner, jackpot_db, "compare", "jackpot", "hilo", "optimal", "--json")
     assert result.exit_code == 0, result.output
     data = json.loads(result.stdout)
-    assert set(data) == {"graph", "game", "policy", "reference", "unit", "decisions", "worse", "tied", "expected_loss"}
+    assert set(data) == {"graph", "game", "policy", "reference", "unit", "decisions", "worse", "tied", "expected_loss",
+                         "deviations"}
     assert data["unit"] == "win probability" and (data["policy"], data["reference"]) == ("hilo", "optimal")
     assert data["worse"] > 0 and data["decisions"] > data["worse"]
+    costs = [row["cost"] for row in data["deviations"]]  # the costliest, as the table lists them
+    assert len(costs) == min(10, data["worse"]) and costs == sorted(costs, reverse=True)
+    assert {"key", "label", "move", "best_move", "loss", "reach", "cost"} == set(data["deviations"][0])
     assert math.isclose(data["expected_loss"], float(exact_win(None) - exact_win("hilo")), rel_tol=1e-9)
 
 

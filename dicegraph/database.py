@@ -738,11 +738,13 @@ class Database:
         """Return the position ``key`` of a stored graph as ``show --json`` prints it: its kind, label, layer, each
         policy's value and reach, its rolls or moves (``depth`` levels deep; a position inside a turn stored once,
         ``STATE @ TURN-NODE``, one level, :meth:`dicegraph.store.view.TurnGraphView.position`), and ``not_evaluated``
-        (the policies without values)."""
+        (the policies without values that a solve would give them: not a race's agents, played in its matches)."""
         with self._reading() as connection:
             row = stored_graph(connection, graph, params)
-            described = GraphView(connection, row.id, get_game(row.game)).position(key, depth)
-            unevaluated = [p["name"] for p in list_policies(connection, row.id) if p["value"] is None]
+            view = GraphView(connection, row.id, get_game(row.game))
+            described = view.position(key, depth)
+            unevaluated = [p["name"] for p in list_policies(connection, row.id)
+                           if p["value"] is None and (view.values_agents or p["method"] != "agent")]
         return as_json({**described, "graph": row.id, "game": row.game, "not_evaluated": unevaluated})
 
     @_one_line_errors

@@ -58,6 +58,7 @@ class GraphView:
     """
 
     keeps_positions = True  # each position keeps its policies' values, reaches and choices (compared one by one)
+    values_agents = True  # an agent is evaluated on its own (a race's are played in its matches alone)
 
     def __new__(cls, connection: sa.Connection, graph_id: int, game: GameSpec, *args: Any, **options: Any
                 ) -> GraphView:
@@ -248,6 +249,12 @@ class TurnGraphView(GraphView):
     pair in one run)."""
 
     keeps_positions = False
+
+    @property
+    def values_agents(self) -> bool:
+        """Return whether an agent is evaluated on its own: not in a race, whose agents follow their stored choices
+        in its matches alone."""
+        return self.spec.players != 2
 
     @property
     def counted(self) -> str:

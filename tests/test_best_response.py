@@ -189,7 +189,8 @@ def test_the_explorer_gives_a_two_player_graphs_best_responses_and_where_they_de
 def test_the_explorer_lists_where_a_races_best_response_departs_from_the_optimum(tmp_path: Path) -> None:
     """A race keeps no values a position (its turn is stored once), yet its graph page lists, position by position,
     where the stored best response to threshold-4 departs from the optimum (the race to 300, where it does), each
-    linked to its position, whose page shows both moves: the best response's and the optimum's."""
+    linked to its position, whose page shows both moves: the best response's and the optimum's (and names no agent as
+    not evaluated yet: a race's agents are played in its matches alone)."""
     from urllib.parse import quote
 
     from dicegraph.database import Database
@@ -211,6 +212,7 @@ def test_the_explorer_lists_where_a_races_best_response_departs_from_the_optimum
         shown = client.get(f"/graphs/1/positions/{quote(row['key'], safe='/')}.json").get_json()
         chosen = {name: move["label"] for move in shown["edges"] for name in move["chosen_by"]}
         assert chosen["best-response:threshold-4"] == row["move"] and chosen["optimal"] == row["best_move"]
+        assert shown["not_evaluated"] == []  # the race's agents are played in its matches, never evaluated alone
     engine.dispose()
 
 

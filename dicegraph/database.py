@@ -39,7 +39,7 @@ from dicegraph.graphs.protocol import OPTIMAL, Game, Progress, StoredGraph, reso
 from dicegraph.store.backends import backend_of
 from dicegraph.graphs.listing import game_listing
 from dicegraph.store.browse import graph_layers, largest_payoff, root_key, search_positions, stored_graphs
-from dicegraph.store.catalog import (evaluated_policy, find_policy, graph_by_id, has_cycles, is_graph_id, list_policies,
+from dicegraph.store.catalog import (evaluated_policy, graph_by_id, has_cycles, is_graph_id, list_policies,
                                      list_policy_names, policy_convergence, policy_ids, resolve_graph, stored_params,
                                      value_unit)
 from dicegraph.store.compare import policy_comparison
@@ -528,15 +528,11 @@ class Database:
     def diagram(self, graph: str | int, key: str, link: Callable[[str], str] | None = None, *, depth: int = 1,
                 max_nodes: int | None = None, params: Mapping[str, Any] | None = None) -> bytes:
         """Return an SVG of the position ``key`` and the positions ``depth`` steps from it
-        (:func:`dicegraph.store.export.neighbourhood`, the optimum's moves drawn bold when it is solved), each node linking
-        to ``link(its key)`` when given; TooLarge past ``max_nodes`` nodes."""
-        from dicegraph.store.export import neighbourhood  # networkx loads only when drawing
-
+        (:meth:`dicegraph.store.view.GraphView.neighbourhood`, the optimum's moves drawn bold when it is solved), each
+        node linking to ``link(its key)`` when given; TooLarge past ``max_nodes`` nodes."""
         with self._reading() as connection:
             row = stored_graph(connection, graph, params)
-            solved = OPTIMAL in list_policy_names(connection, row.id)
-            policy_id = find_policy(connection, row.id, OPTIMAL).id if solved else None
-            view = neighbourhood(connection, row.id, key, depth=depth, policy_id=policy_id, max_nodes=max_nodes)
+            view = GraphView(connection, row.id, get_game(row.game)).neighbourhood(key, depth, max_nodes)
         svg, _ = render(to_dot(view, Style(link=link)), "svg")
         return svg
 

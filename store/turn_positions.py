@@ -154,6 +154,18 @@ class TurnPositions:
             self._states[key] = found
         return self._states[key]
 
+    def node_of(self, key: str) -> dict[str, Any]:
+        """Return what a diagram shows of the position ``key`` (a turn state, or ``STATE @ TURN-NODE``): its
+        ``label``, ``layer``, ``kind``, ``denom`` and ``payoff``."""
+        state_key, _, turn_key = key.partition(SEPARATOR)
+        state = self.state(state_key)
+        if not turn_key:
+            return {"label": state.label, "layer": state.layer, "kind": state.kind, "denom": state.denom,
+                    "payoff": state.payoff}
+        here = self.nodes[self.ids[turn_key]]
+        return {"label": f"{state.label}; {here.label}", "layer": here.layer, "kind": here.kind, "denom": here.denom,
+                "payoff": None}
+
     def _turn_edges(self, node_id: int) -> list[TurnEdge]:
         """Return the edges leaving turn node ``node_id``, in order (its layer's read at once, the first time)."""
         layer_number = self.nodes[node_id].layer

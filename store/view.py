@@ -33,8 +33,8 @@ from dicegraph.graphs.spec import GameSpec
 from dicegraph.store.solve import (graph_matches, objectives, race_departures, race_matches, readers, turn_cycles,
                                    turns)
 from dicegraph.store.turn_graph import TurnGraph
-from dicegraph.store.catalog import (evaluated_policy, find_node, find_policy, list_policies, policy_convergence,
-                                     root_value, stored_choices)
+from dicegraph.store.catalog import (evaluated_policy, find_node, find_policy, list_policies, list_policy_names,
+                                     policy_convergence, root_value, stored_choices)
 from dicegraph.store.departures import compare_policies
 from dicegraph.store.errors import NotFound
 from dicegraph.store.load import canonical_params, find_graph
@@ -124,6 +124,16 @@ class GraphView:
         """Return the node ``key``: label, kind, each policy's value, its edges ``depth`` levels deep
         (:func:`dicegraph.store.positions.describe_position`)."""
         return describe_position(self.connection, self.graph_id, key, depth)
+
+    def neighbourhood(self, key: str, depth: int = 1, max_nodes: int | None = None) -> Any:
+        """Return the position ``key`` and those ``depth`` steps from it as a networkx graph to draw
+        (:func:`dicegraph.store.export.neighbourhood`, the optimum's moves marked chosen once it is solved);
+        TooLarge past ``max_nodes`` nodes."""
+        from dicegraph.store.export import neighbourhood  # networkx loads only when drawing
+
+        solved = OPTIMAL in list_policy_names(self.connection, self.graph_id)
+        return neighbourhood(self.connection, self.graph_id, key, depth=depth,
+                             policy_id=self._policy(OPTIMAL) if solved else None, max_nodes=max_nodes)
 
     def play_positions(self, stored: Sequence[str], policies: Sequence[str], root: str, steps: list[dict[str, str]],
                        kept: dict[str, Any]) -> tuple[Callable[[str], dict[str, Any]], list[str], Callable[[str], str]]:
@@ -293,6 +303,24 @@ class TurnGraphView(GraphView):
                  if row["value"] is not None or (self.spec.players == 2 and row["method"] == "agent")]
         positions = TurnPositions(self.connection, self.graph_id, self.spec.turn(self.params))
         return positions.bound(self.connection, named).look(key)
+
+    def neighbourhood(self, key: str, depth: int = 1, max_nodes: int | None = None) -> Any:
+        """Return :meth:`GraphView.neighbourhood`; for a position inside a turn (``STATE @ TURN-NODE``), it and the
+        positions one step on, as :meth:`position` shows them (its own graph of rows holds no such node)."""
+        if SEPARATOR not in key:
+            return super().neighbourhood(key, depth, max_nodes)
+        import networkx as nx  # loaded when drawing, not when the command line starts
+
+        positions = TurnPositions(self.connection, self.graph_id, self.spec.turn(self.params))
+        seen = positions.look(key)
+        drawn = nx.DiGraph()
+        drawn.add_node(seen["key"], key=seen["key"], label=seen["label"], layer=seen["layer"], kind=seen["kind"],
+                       denom=seen["denom"], payoff=None, value=None, reach=None)
+        for move in seen["edges"]:
+            drawn.add_node(move["to"], key=move["to"], **positions.node_of(move["to"]), value=None, reach=None)
+            drawn.add_edge(seen["key"], move["to"], kind=move["kind"], label=move["label"], weight=move["weight"],
+                           denom=seen["denom"], reward=move["reward"], chosen=OPTIMAL in move["chosen_by"])
+        return drawn
 
     def distribution(self, policy: str, start: str | None = None) -> dict[float, float]:
         """Return :meth:`GraphView.distribution` of whole games played by the solved turn policy ``policy`` (its

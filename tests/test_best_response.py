@@ -190,7 +190,8 @@ def test_the_explorer_lists_where_a_races_best_response_departs_from_the_optimum
     """A race keeps no values a position (its turn is stored once), yet its graph page lists, position by position,
     where the stored best response to threshold-4 departs from the optimum (the race to 300, where it does), each
     linked to its position, whose page shows both moves: the best response's and the optimum's (and names no agent as
-    not evaluated yet: a race's agents are played in its matches alone)."""
+    not evaluated yet: a race's agents are played in its matches alone), and whose diagram draws it and the positions
+    one step on."""
     from urllib.parse import quote
 
     from dicegraph.database import Database
@@ -213,6 +214,8 @@ def test_the_explorer_lists_where_a_races_best_response_departs_from_the_optimum
         chosen = {name: move["label"] for move in shown["edges"] for name in move["chosen_by"]}
         assert chosen["best-response:threshold-4"] == row["move"] and chosen["optimal"] == row["best_move"]
         assert shown["not_evaluated"] == []  # the race's agents are played in its matches, never evaluated alone
+        drawn = client.get(f"/graphs/1/positions/{quote(row['key'], safe='/')}.svg")  # it and one step on
+        assert drawn.status_code == 200 and drawn.get_data(as_text=True).count('class="node"') == 1 + len(shown["edges"])
     engine.dispose()
 
 

@@ -252,15 +252,34 @@ def _positions(run: Checked) -> str:
 
 
 def _compare(run: Checked) -> str:
-    """A two-player game's matches, both seats; else an agent compared move by move with the optimum."""
+    """A two-player game's matches, both seats, and an agent compared with the optimum in both seats against it
+    (what each seat gives up as the matches say) and position by position; a game for one, an agent compared
+    move by move with the optimum."""
     others = [name for name in run.policies if name != "optimal"]
-    if run.game.players == 2:
-        played = run.db.matches(run.graph)
-        if not played:
-            raise Breaks("no match played")
+    if run.game.players != 2:
+        compared = run.db.compare(run.graph, others[0])
+        return f"{others[0]} against optimal: expected loss {compared['expected_loss'] + 0.0:.6g}"
+    played = run.db.matches(run.graph)
+    if not played:
+        raise Breaks("no match played")
+    agents = list(run.game.agents(run.params))  # a race's agents have no value of their own: not in run.policies
+    if not agents:
         return f"{len(played)} matches, both seats"
-    compared = run.db.compare(run.graph, others[0])
-    return f"{others[0]} against optimal: expected loss {compared['expected_loss'] + 0.0:.6g}"
+    agent = agents[0]
+    compared = run.db.compare(run.graph, agent, top=10**6)
+    wins = {(match["first"], match["second"]): match["p_first_wins"] for match in played}
+    moving = {"first": (agent, "optimal"), "second": ("optimal", agent)}
+    for seat, pair in moving.items():
+        won = compared["seats"][seat]["policy"]
+        match = wins[pair] if seat == "first" else 1.0 - wins[pair]
+        if not math.isclose(won, match, rel_tol=1e-9, abs_tol=1e-12):
+            raise Breaks(f"compare says {agent} moving {seat} against optimal wins {won}, its match {match}")
+    worse, deviations = compared["worse"], compared["deviations"]
+    if worse is not None and (worse != len(deviations) or any(d["move"] == d["best_move"] for d in deviations)):
+        raise Breaks(f"compare counts {worse} worse moves of {agent} but lists {len(deviations)} departures")
+    where = "" if worse is None else f"; worse than the optimum at {worse:,} of {compared['decisions']:,} positions"
+    return (f"{len(played)} matches, both seats; {agent} against optimal gives up "
+            f"{compared['seats']['first']['loss']:.6g} moving first, {compared['seats']['second']['loss']:.6g} second{where}")
 
 
 def _best_response(run: Checked) -> str:

@@ -122,8 +122,8 @@ class RaceTables:
         self.carried = backend_of(connection).arg_min  # the move's columns are taken where it is chosen, not joined back
         self.bare_max = backend_of(connection).bare_max
         numbers = range(len(seats))
-        self.state = temporary_table(connection, f"{self.prefix}_state", *(sa.Column(f"v{i}", sa.Double) for i in numbers),
-                                     sa.Column("rank", sa.Double), sa.Column("sure", sa.Double, nullable=False),
+        self.state = temporary_table(connection, f"{self.prefix}_state",
+                                     *(sa.Column(f"v{i}", sa.Double) for i in numbers), sa.Column("rank", sa.Double), sa.Column("sure", sa.Double, nullable=False),
                                      *self._horizon_column())
         self.turn = turn_work_table(connection, f"{self.prefix}_turn", *self._horizon_column(),
                                     *(sa.Column(f"{name}{i}", sa.Double, nullable=False)
@@ -145,7 +145,8 @@ class RaceTables:
         """Return a new temporary table of the progress of each of the turn's chance and decision nodes (the
         game's ``progress`` of its key): every edge the turn's statements join leaves one of them."""
         root_layer = self.graph.turn_spans[0].layer
-        table = temporary_table(connection, f"{self.prefix}_progress", sa.Column("progress", sa.Integer, nullable=False))
+        table = temporary_table(connection, f"{self.prefix}_progress",
+                                sa.Column("progress", sa.Integer, nullable=False))
         keys = connection.execute(sa.select(node.c.id, node.c.key).where(
             node.c.graph_id == self.graph.graph_id, node.c.layer >= root_layer, node.c.kind != "terminal"))
         progress = self.graph.structure.progress

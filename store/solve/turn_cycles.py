@@ -123,8 +123,8 @@ class RaceTables:
         self.bare_max = backend_of(connection).bare_max
         numbers = range(len(seats))
         self.state = temporary_table(connection, f"{self.prefix}_state",
-                                     *(sa.Column(f"v{i}", sa.Double) for i in numbers), sa.Column("rank", sa.Double), sa.Column("sure", sa.Double, nullable=False),
-                                     *self._horizon_column())
+                                     *(sa.Column(f"v{i}", sa.Double) for i in numbers), sa.Column("rank", sa.Double),
+                                     sa.Column("sure", sa.Double, nullable=False), *self._horizon_column())
         self.turn = turn_work_table(connection, f"{self.prefix}_turn", *self._horizon_column(),
                                     *(sa.Column(f"{name}{i}", sa.Double, nullable=False)
                                       for i in numbers for name in self.parts),

@@ -361,7 +361,8 @@ def test_compare_refuses_values_of_other_units_and_seats_of_one_player_games(tmp
 
 def test_compare_plays_a_races_fixed_strategies_against_the_optimum(tmp_path: Path) -> None:
     """The race to 150: a fixed strategy compared without any solve of its own (it is a match), equal to the
-    exact match (tests/race_exact.py)."""
+    exact match (tests/race_exact.py), and position by position against the optimum's values (its departures,
+    each a move other than the optimum's, with what it loses there)."""
     from tests import race_exact
 
     url = f"sqlite:///{tmp_path / 'race.db'}"
@@ -370,7 +371,10 @@ def test_compare_plays_a_races_fixed_strategies_against_the_optimum(tmp_path: Pa
     first, second = race_exact.match(150, "threshold-2", "optimal")
     assert data["seats"]["first"]["policy"] == pytest.approx(float(first), rel=1e-12)
     assert data["seats"]["second"]["policy"] == pytest.approx(1 - float(second), rel=1e-12)
-    assert data["decisions"] is None and data["expected_loss"] > 0
+    assert data["expected_loss"] > 0 and data["decisions"] > data["worse"] > 0
+    assert len(data["deviations"]) == min(10, data["worse"])
+    assert all(row["move"] != row["best_move"] and row["loss"] > 0 and row["reach"] is None
+               for row in data["deviations"])
 
 
 def test_the_explorers_graph_page_compares_two_player_policies_and_keeps_units_apart(tmp_path: Path) -> None:

@@ -300,7 +300,7 @@ class TurnGraphView(GraphView):
         if SEPARATOR not in key:
             return super().position(key, depth)
         named = [row["name"] for row in list_policies(self.connection, self.graph_id)
-                 if row["value"] is not None or (self.spec.players == 2 and row["method"] == "agent")]
+                 if row["value"] is not None or (not self.values_agents and row["method"] == "agent")]
         positions = TurnPositions(self.connection, self.graph_id, self.spec.turn(self.params))
         return positions.bound(self.connection, named).look(key)
 

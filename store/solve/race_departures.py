@@ -23,7 +23,7 @@ from dicegraph.store.schema import edge, node
 from dicegraph.store.scratch import temporary_table
 from dicegraph.store.seats import RANK
 from dicegraph.store.solve.race_matches import set_ranks, state_batches, stored_seats
-from dicegraph.store.solve.turn_cycles import RaceTables, state_horizons
+from dicegraph.store.solve.turn_cycles import RaceTables
 from dicegraph.store.turn_graph import TurnGraph
 from dicegraph.store.turn_positions import position_key
 
@@ -40,16 +40,21 @@ def departures(connection: sa.Connection, graph: TurnGraph, policy: str, referen
     mine, theirs = seat(policy, 0), seat(reference, 0)
     if theirs.kind != RANK:
         return None
-    structure = graph.structure
-    horizons = (state_horizons(connection, graph) if structure.progress is not None and structure.horizon is not None
-                else None)
-    works = [RaceTables(connection, graph, [placed], copy_turn=True, prune=True, record_moves=True, horizons=horizons,
-                        prefix=prefix) for placed, prefix in ((theirs, "rdp_ref"), (mine, "rdp_own"))]
+    ranked = RaceTables(connection, graph, [theirs], copy_turn=True, prune=True, record_moves=True, prefix="rdp_ref")
+    works = [ranked, RaceTables(connection, graph, [mine], copy_turn=True, prune=True, record_moves=True,
+                                horizons=ranked.horizons, prefix="rdp_own")]  # (the horizons worked out once)
     for work, placed in zip(works, (theirs, mine)):
         set_ranks(connection, graph, work, placed.policy_id)
     played = temporary_table(connection, "rdp_played")
     first, last = graph.state_edges()
     compared = _compared(*works)
+    is_worse = compared.c.loss > compared.c.slack
+    every = sa.over(sa.func.count()), sa.over(sa.func.sum(sa.case((is_worse, 1), else_=0))), sa.over(
+        sa.func.sum(sa.case((compared.c.best_moves >= 2, 1), else_=0)))
+    batch_worst = (  # a batch's counts beside its worst departures, in one pass
+        sa.select(compared, *(count.label(name) for count, name in zip(every, ("n", "n_worse", "n_tied"))))
+        .order_by(sa.case((is_worse, 0), else_=1), sa.desc(compared.c.loss), compared.c.node_id, compared.c.state)
+        .limit(top or 1))
     decisions = worse = tied = 0
     found: list[sa.Row] = []
     wanted = [state for states in graph.layer_ids.values() for state in range(states[0], states[1] + 1)]
@@ -61,13 +66,7 @@ def departures(connection: sa.Connection, graph: TurnGraph, policy: str, referen
             work.start(connection, sa.and_(edge.c.id.between(first, last), edge.c.src.in_(sa.select(played.c.node_id))),
                        sa.false())
             work.play_turn(connection)
-        is_worse = compared.c.loss > compared.c.slack
-        every = sa.over(sa.func.count()), sa.over(sa.func.sum(sa.case((is_worse, 1), else_=0))), sa.over(
-            sa.func.sum(sa.case((compared.c.best_moves >= 2, 1), else_=0)))
-        rows = connection.execute(  # the batch's counts beside its worst departures, in one pass
-            sa.select(compared, *(count.label(name) for count, name in zip(every, ("n", "n_worse", "n_tied"))))
-            .order_by(sa.case((is_worse, 0), else_=1), sa.desc(compared.c.loss), compared.c.node_id, compared.c.state)
-            .limit(top or 1)).all()
+        rows = connection.execute(batch_worst).all()
         if rows:
             decisions, worse, tied = decisions + rows[0].n, worse + int(rows[0].n_worse), tied + int(rows[0].n_tied)
         found += [row for row in rows[:top] if row.loss > row.slack]

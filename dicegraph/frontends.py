@@ -13,7 +13,8 @@ from __future__ import annotations
 
 from dicegraph import names_on_first_use
 from dicegraph.graphs.listing import game_listing
-from dicegraph.store.backends.spark.cluster import DEFAULT_FOLDER, DEFAULT_PORT, Cluster, answers
+from dicegraph.store.backends.spark.cluster import DEFAULT_FOLDER, DEFAULT_PORT, MOST_WORKERS, Cluster, answers
+from dicegraph.store.backends.spark.cluster import WORKERS as SPARK_WORKERS
 from dicegraph.store.backends.spark.cluster import running as running_processes
 from dicegraph.store.backends.spark.cluster import start as start_cluster
 from dicegraph.store.backends.spark.cluster import stop as stop_cluster
@@ -36,7 +37,8 @@ __getattr__ = names_on_first_use(__name__, _LATER, globals())
 
 __all__ = [
     "DEFAULT_DPI", "DEFAULT_FOLDER", "DEFAULT_MEMORY", "DEFAULT_PORT", "DEFAULT_SEED", "DEFAULT_TIMEOUT",
-    "DEFAULT_URL", "ENV_VAR", "MAX_EDGES", "MAX_NODES", "MEMORY_VAR", "RENDERERS", "SEATS",
+    "DEFAULT_URL", "ENV_VAR", "MAX_EDGES", "MAX_NODES", "MEMORY_VAR", "MOST_WORKERS", "RENDERERS", "SEATS",
+    "SPARK_WORKERS",
     "Cluster", "DatabaseError", "DriverError", "FilesReachable", "NotFound", "ReadOnly",
     "answers", "check_file", "database_failure", "game_listing", "in_memory_url",
     "memory_bytes", "running_processes", "shown_url", "start_cluster", "stop_cluster", "write_file",

@@ -1,5 +1,7 @@
-"""dicegraph on Apache Spark SQL, on a real local cluster: a standalone master, two workers and the Spark Thrift
-server, started here by ``dicegraph spark start`` and stopped however the tests end.
+"""dicegraph on Apache Spark SQL, on a real local Spark Thrift server in Spark's local mode (it runs the tasks
+itself, about a third less time a statement than beside a master and workers on one machine), started here by
+``dicegraph spark start --workers 0`` and stopped however the tests end; one test starts a standalone master and
+a worker beside it, and solves there too.
 
 It needs Java (Debian's openjdk-17-jre-headless) and pyspark (the test extra brings it). Where either is missing
 the tests are skipped and say why; in CI (``$CI`` set) they must run. Each test works in a database of its own on
@@ -60,9 +62,10 @@ def _ended_pid() -> int:
 def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
     """A running local cluster, started with the CLI and stopped after the module's tests, or by a watcher process
     when pytest is ended by a signal."""
-    started = Cluster(tmp_path_factory.mktemp("spark"), free_port())
+    started = Cluster(tmp_path_factory.mktemp("spark"), free_port(), workers=0)
     watcher = stop_when_gone(started, os.getpid())  # stops it if this process is ended by a signal
-    result = CliRunner().invoke(main, ["spark", "start", "--folder", str(started.folder), "--port", str(started.port)])
+    result = CliRunner().invoke(main, ["spark", "start", "--folder", str(started.folder), "--port", str(started.port),
+                                       "--workers", "0"])
     try:
         assert result.exit_code == 0, result.output
         assert result.stdout.strip() == started.url
@@ -635,12 +638,34 @@ def test_work_tables_a_killed_process_left_are_dropped_by_the_next_writer(spark_
 
 
 def test_start_again_reuses_the_running_cluster_and_status_says_so(cluster: Cluster) -> None:
-    again = run(cluster.url, "spark", "start", "--folder", str(cluster.folder), "--port", str(cluster.port))
+    again = run(cluster.url, "spark", "start", "--folder", str(cluster.folder), "--port", str(cluster.port),
+                "--workers", "0")
     assert again.stdout.strip() == cluster.url and "running already" in again.stderr
     status = json.loads(run(cluster.url, "spark", "status", "--folder", str(cluster.folder), "--port",
                             str(cluster.port), "--json").output)
-    assert status["answers"] and set(status["processes"]) == {"master", "worker1", "worker2", "thrift"}
+    assert status["answers"] and set(status["processes"]) == {"thrift"}
     assert status["processes"] == running(cluster) and answers(cluster.port)
+
+
+def test_a_standalone_master_and_worker_solve_as_sqlite(tmp_path_factory: pytest.TempPathFactory,
+                                                         tmp_path: Path) -> None:
+    """``spark start --workers 1``: a standalone master and a worker beside the Thrift server, which status names;
+    Jackpot built and solved there gives the optimum's value as on SQLite, to 1e-12; stop ends all three."""
+    standalone = Cluster(tmp_path_factory.mktemp("standalone"), free_port(), workers=1)
+    watcher = stop_when_gone(standalone, os.getpid())
+    folder, port = ("--folder", str(standalone.folder)), ("--port", str(standalone.port))
+    try:
+        assert run(standalone.url, "spark", "start", *folder, *port, "--workers", "1").stdout.strip() == standalone.url
+        status = json.loads(run(standalone.url, "spark", "status", *folder, *port, "--json").output)
+        assert status["answers"] and set(status["processes"]) == {"master", "worker1", "thrift"}
+        url = sa.make_url(standalone.url).set(database="standalone").render_as_string()
+        reference = f"sqlite:///{tmp_path / 'reference.db'}"
+        assert math.isclose(solved(url, "jackpot")["value"], solved(reference, "jackpot")["value"], rel_tol=1e-12)
+    finally:
+        stopped = run(standalone.url, "spark", "stop", *folder)
+        watcher.terminate()
+        watcher.wait()
+    assert "stopped 3 processes" in stopped.output and not running(standalone)
 
 
 def test_no_server_and_no_database_are_one_line_errors(cluster: Cluster) -> None:

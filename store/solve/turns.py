@@ -60,11 +60,6 @@ from dicegraph.store.solve.readers import state_result
 from dicegraph.store.turn_ends import end_worth, moment
 from dicegraph.store.turn_graph import TurnGraph, state_moves
 
-# turn states solved together, per backend: SQLite sorts each GROUP BY, and
-# its sorts stay in memory (and fast) for a few hundred states; DuckDB
-# runs a batch in parallel, and batches bound its memory
-WORKERS_VARIABLE = "DICEGRAPH_WORKERS"  # how many connections solve at once (default: one per processor)
-
 
 @dataclass
 class _TurnTables:

@@ -1,4 +1,5 @@
-"""A local Spark standalone cluster to run dicegraph on: a master, workers and the Spark Thrift server, on 127.0.0.1.
+"""A local Spark standalone cluster to run dicegraph on: a master, workers and the Spark Thrift server, on 127.0.0.1;
+or, with no workers, the Thrift server alone in Spark's local mode (it runs the tasks itself, in threads).
 
 Everything it writes stays in one folder: the processes' ids (``*.pid``), their logs (``logs/``), the warehouse
 of Parquet files (``warehouse/``) and the metastore (``metastore_db/``). The processes come from PyPI's
@@ -27,12 +28,13 @@ from dicegraph.store.backends.spark.processes import process_runs
 
 DEFAULT_FOLDER = Path(".dicegraph-spark")
 DEFAULT_PORT = 10000  # the Thrift server's (HiveServer2's usual port)
-WORKERS = 2
-WORKER_MEMORY = "1g"  # each worker's, and its one executor's
-SHUFFLE_PARTITIONS = 2 * WORKERS  # Spark's default, 200, makes every small grouping 200 tasks and 200 files
+WORKERS = 2  # the default; each worker has one core, and 0 runs Spark's local mode with that many threads
+WORKER_MEMORY_GB = 1  # each worker's, and its one executor's (local mode: the Thrift server's, once a thread)
+PARTITIONS_PER_CORE = 2  # shuffle partitions; Spark's default, 200, makes every small grouping 200 tasks and files
 STARTUP_SECONDS = 240  # how long the processes may take to answer before start gives up
 THRIFT_SERVER = "org.apache.spark.sql.hive.thriftserver.HiveThriftServer2"
-ROLES = ("thrift", *(f"worker{number}" for number in range(1, WORKERS + 1)), "master")  # stopped in this order
+MOST_WORKERS = 16  # ``--workers`` goes up to this many
+ROLES = ("thrift", *(f"worker{number}" for number in range(1, MOST_WORKERS + 1)), "master")  # stopped in this order
 
 
 class ClusterError(DicegraphError):
@@ -41,10 +43,12 @@ class ClusterError(DicegraphError):
 
 @dataclass(frozen=True)
 class Cluster:
-    """A local cluster's folder and the port its Thrift server listens on."""
+    """A local cluster's folder, the port its Thrift server listens on and its number of workers (0: the Thrift
+    server alone, in Spark's local mode, which spends about a third less time a statement on one machine)."""
 
     folder: Path = DEFAULT_FOLDER
     port: int = DEFAULT_PORT
+    workers: int = WORKERS
 
     @property
     def url(self) -> str:
@@ -54,6 +58,16 @@ class Cluster:
         'spark://127.0.0.1:10001/default'
         """
         return f"spark://127.0.0.1:{self.port}/default"
+
+    @property
+    def roles(self) -> tuple[str, ...]:
+        """Return the processes the cluster runs, in the order they stop.
+
+        >>> Cluster(workers=2).roles, Cluster(workers=0).roles
+        (('thrift', 'worker1', 'worker2', 'master'), ('thrift',))
+        """
+        workers = tuple(f"worker{number}" for number in range(1, self.workers + 1))
+        return ("thrift", *workers, "master") if workers else ("thrift",)
 
     def pid_file(self, role: str) -> Path:
         """Return the file holding the process id of ``role`` (master, workerN, thrift)."""
@@ -147,7 +161,7 @@ def start(cluster: Cluster, told: Callable[[str], None] = lambda line: None) -> 
     """Start the cluster's master, workers and Thrift server unless they run already; return the ``--db`` URL once
     the Thrift server answers. ``told`` hears each step. Raises ClusterError when Java or Spark is missing, when
     the port is taken by something else, or when a process does not come up (the others are stopped then)."""
-    if running(cluster).keys() == set(ROLES) and answers(cluster.port):
+    if running(cluster).keys() == set(cluster.roles) and answers(cluster.port):
         told(f"the cluster in {cluster.folder} is running already")
         return cluster.url
     stop(cluster)
@@ -155,10 +169,34 @@ def start(cluster: Cluster, told: Callable[[str], None] = lambda line: None) -> 
         raise ClusterError(f"port {cluster.port} is taken by another program: give another (--port)")
     for part in ("logs", "warehouse", "work"):
         (cluster.folder / part).mkdir(parents=True, exist_ok=True)
-    cluster = Cluster(cluster.folder.resolve(), cluster.port)
+    cluster = Cluster(cluster.folder.resolve(), cluster.port, cluster.workers)
     environment = _environment(cluster)
-    home = spark_home()
     deadline = time.monotonic() + STARTUP_SECONDS
+    if cluster.workers:
+        master = _start_master_and_workers(cluster, environment, deadline, told)
+        placement = ["--master", master, "--conf", f"spark.executor.memory={WORKER_MEMORY_GB}g",
+                     "--conf", "spark.executor.cores=1", "--conf", f"spark.cores.max={cluster.workers}"]
+    else:
+        placement = ["--master", f"local[{WORKERS}]", "--driver-memory", f"{WORKERS * WORKER_MEMORY_GB}g"]
+    told(f"starting the Thrift server on 127.0.0.1:{cluster.port} (about a minute)")
+    thrift = _launch(cluster, "thrift", [
+        str(spark_home() / "bin" / "spark-submit"), "--class", THRIFT_SERVER, *placement,
+        "--name", "dicegraph", "--conf", f"spark.sql.warehouse.dir={cluster.folder / 'warehouse'}",
+        "--conf", f"spark.driver.extraJavaOptions=-Dderby.system.home={cluster.folder}",
+        "--conf", "spark.ui.enabled=false",
+        "--conf", f"spark.sql.shuffle.partitions={PARTITIONS_PER_CORE * (cluster.workers or WORKERS)}", "--conf", "spark.sql.runSQLOnFiles=false",
+        "--conf", "spark.locality.wait=0s", "--conf", "spark.sql.adaptive.enabled=false",
+        "--conf", "spark.sql.filesourceTableRelationCacheSize=0",
+        "--hiveconf", f"hive.server2.thrift.port={cluster.port}",
+        "--hiveconf", "hive.server2.thrift.bind.host=127.0.0.1", "spark-internal"], environment)
+    _wait_for(cluster, "Thrift server", thrift, cluster.port, deadline)
+    return cluster.url
+
+
+def _start_master_and_workers(cluster: Cluster, environment: dict[str, str], deadline: float,
+                              told: Callable[[str], None]) -> str:
+    """Start the standalone master and ``cluster.workers`` workers of one core each; return the master's URL."""
+    home = spark_home()
     master_port = free_port()
     master_url = f"spark://127.0.0.1:{master_port}"
     told(f"starting the master on {master_url}")
@@ -166,26 +204,13 @@ def start(cluster: Cluster, told: Callable[[str], None] = lambda line: None) -> 
                                          "--host", "127.0.0.1", "--port", str(master_port), "--webui-port", "0"],
                      environment)
     _wait_for(cluster, "master", master, master_port, deadline)
-    for number in range(1, WORKERS + 1):
-        told(f"starting worker {number} of {WORKERS}")
+    for number in range(1, cluster.workers + 1):
+        told(f"starting worker {number} of {cluster.workers}")
         _launch(cluster, f"worker{number}", [
             str(home / "bin" / "spark-class"), "org.apache.spark.deploy.worker.Worker", master_url, "--host",
-            "127.0.0.1", "--cores", "1", "--memory", WORKER_MEMORY, "--webui-port", "0",
+            "127.0.0.1", "--cores", "1", "--memory", f"{WORKER_MEMORY_GB}g", "--webui-port", "0",
             "--work-dir", str(cluster.folder / "work")], environment)
-    told(f"starting the Thrift server on 127.0.0.1:{cluster.port} (about a minute)")
-    thrift = _launch(cluster, "thrift", [
-        str(home / "bin" / "spark-submit"), "--class", THRIFT_SERVER, "--master", master_url,
-        "--name", "dicegraph", "--conf", f"spark.sql.warehouse.dir={cluster.folder / 'warehouse'}",
-        "--conf", f"spark.driver.extraJavaOptions=-Dderby.system.home={cluster.folder}",
-        "--conf", f"spark.executor.memory={WORKER_MEMORY}", "--conf", "spark.executor.cores=1",
-        "--conf", f"spark.cores.max={WORKERS}", "--conf", "spark.ui.enabled=false",
-        "--conf", f"spark.sql.shuffle.partitions={SHUFFLE_PARTITIONS}", "--conf", "spark.sql.runSQLOnFiles=false",
-        "--conf", "spark.locality.wait=0s", "--conf", "spark.sql.adaptive.enabled=false",
-        "--conf", "spark.sql.filesourceTableRelationCacheSize=0",
-        "--hiveconf", f"hive.server2.thrift.port={cluster.port}",
-        "--hiveconf", "hive.server2.thrift.bind.host=127.0.0.1", "spark-internal"], environment)
-    _wait_for(cluster, "Thrift server", thrift, cluster.port, deadline)
-    return cluster.url
+    return master_url
 
 
 def stop(cluster: Cluster, told: Callable[[str], None] = lambda line: None, grace: float = 20.0) -> list[str]:

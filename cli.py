@@ -1226,7 +1226,8 @@ def spark() -> None:
     """Run a local Spark cluster to use as the database (--db spark://127.0.0.1:PORT/default).
 
     A standalone master, two workers and the Spark Thrift server on 127.0.0.1
-    (--workers 0: the Thrift server alone, in Spark's local mode), from pyspark (pip install -e '.[spark]') and Java 17 (apt-get install
+    (--workers 0: the Thrift server alone, in Spark's local mode), from
+    pyspark (pip install -e '.[spark]') and Java 17 (apt-get install
     openjdk-17-jre-headless); their logs, warehouse and metastore stay in one
     folder. docs/spark.md says how to use a cluster of several machines instead.
 
@@ -1247,8 +1248,8 @@ _SPARK_FOLDER = click.option("--folder", type=click.Path(file_okay=False, path_t
 @click.option("--port", type=click.IntRange(1, 65535), default=DEFAULT_PORT, show_default=True,
               help="The Thrift server's port (the --db URL's).")
 @click.option("--workers", type=click.IntRange(0, MOST_WORKERS), default=SPARK_WORKERS, show_default=True,
-              help="Workers of one core each; 0 runs the Thrift server alone in Spark's local mode (fewer processes, "
-                   "about a third less time a statement on one machine).")
+              help="Workers of one core each; 0 runs the Thrift server alone in Spark's local mode (one process, "
+                   "a tenth to a third less time a statement on one machine).")
 def spark_start(folder: Path, port: int, workers: int) -> None:
     """Start the cluster (about a minute) and print its --db URL; nothing is done when it runs already.
 
@@ -1271,7 +1272,8 @@ def spark_stop(folder: Path) -> None:
       dicegraph spark stop
     """
     stopped = stop_cluster(Cluster(folder), told=lambda line: click.echo(line, err=True))
-    click.echo(f"stopped {len(stopped)} processes" if stopped else f"no cluster was running in {folder}")
+    count = f"{len(stopped)} process" + ("" if len(stopped) == 1 else "es")
+    click.echo(f"stopped {count}: {', '.join(stopped)}" if stopped else f"no cluster was running in {folder}")
 
 
 @spark.command("status")

@@ -1,5 +1,5 @@
 """dicegraph on Apache Spark SQL, on a real local Spark Thrift server in Spark's local mode (it runs the tasks
-itself, about a third less time a statement than beside a master and workers on one machine), started here by
+itself, a tenth to a third less time a statement than beside a master and workers on one machine), started here by
 ``dicegraph spark start --workers 0`` and stopped however the tests end; one test starts a standalone master and
 a worker beside it, and builds there too.
 
@@ -661,7 +661,7 @@ def test_a_standalone_master_and_worker_build_as_sqlite(tmp_path_factory: pytest
                                                          tmp_path: Path) -> None:
     """``spark start --workers 1``: a standalone master and a worker beside the Thrift server, which status names;
     Jackpot built there (its INSERT ... SELECT statements run on the worker's executor) has the nodes, edges and
-    layers it has on SQLite; stop ends all three."""
+    layers it has on SQLite; started again with no workers, it stops them and runs the Thrift server alone."""
     standalone = Cluster(tmp_path_factory.mktemp("standalone"), free_port(), workers=1)
     watcher = stop_when_gone(standalone, os.getpid())
     folder, port = ("--folder", str(standalone.folder)), ("--port", str(standalone.port))
@@ -677,11 +677,13 @@ def test_a_standalone_master_and_worker_build_as_sqlite(tmp_path_factory: pytest
         assert [got[key] for key in ("nodes", "edges", "layers")] == [expected[key] for key in ("nodes", "edges",
                                                                                               "layers")]
         assert expected["edges"] > 100
+        local = run(standalone.url, "spark", "start", *folder, *port, "--workers", "0")  # asked otherwise: restarted
+        assert "runs otherwise" in local.stderr and set(running(standalone)) == {"thrift"}
     finally:
         stopped = run(standalone.url, "spark", "stop", *folder)
         watcher.terminate()
         watcher.wait()
-    assert "stopped 3 processes" in stopped.output and not running(standalone)
+    assert "stopped 1 process: thrift" in stopped.output and not running(standalone)
 
 
 def test_no_server_and_no_database_are_one_line_errors(cluster: Cluster) -> None:

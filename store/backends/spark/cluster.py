@@ -44,7 +44,7 @@ class ClusterError(DicegraphError):
 @dataclass(frozen=True)
 class Cluster:
     """A local cluster's folder, the port its Thrift server listens on and its number of workers (0: the Thrift
-    server alone, in Spark's local mode, which spends about a third less time a statement on one machine)."""
+    server alone, in Spark's local mode, which spends a tenth to a third less time a statement on one machine)."""
 
     folder: Path = DEFAULT_FOLDER
     port: int = DEFAULT_PORT
@@ -164,6 +164,8 @@ def start(cluster: Cluster, told: Callable[[str], None] = lambda line: None) -> 
     if running(cluster).keys() == set(cluster.roles) and answers(cluster.port):
         told(f"the cluster in {cluster.folder} is running already")
         return cluster.url
+    if running(cluster):
+        told(f"the cluster in {cluster.folder} runs otherwise (or in part): stopping it to start it as asked")
     stop(cluster)
     if answers(cluster.port):
         raise ClusterError(f"port {cluster.port} is taken by another program: give another (--port)")
@@ -184,7 +186,8 @@ def start(cluster: Cluster, told: Callable[[str], None] = lambda line: None) -> 
         "--name", "dicegraph", "--conf", f"spark.sql.warehouse.dir={cluster.folder / 'warehouse'}",
         "--conf", f"spark.driver.extraJavaOptions=-Dderby.system.home={cluster.folder}",
         "--conf", "spark.ui.enabled=false",
-        "--conf", f"spark.sql.shuffle.partitions={PARTITIONS_PER_CORE * (cluster.workers or WORKERS)}", "--conf", "spark.sql.runSQLOnFiles=false",
+        "--conf", f"spark.sql.shuffle.partitions={PARTITIONS_PER_CORE * (cluster.workers or WORKERS)}",
+        "--conf", "spark.sql.runSQLOnFiles=false",
         "--conf", "spark.locality.wait=0s", "--conf", "spark.sql.adaptive.enabled=false",
         "--conf", "spark.sql.filesourceTableRelationCacheSize=0",
         "--hiveconf", f"hive.server2.thrift.port={cluster.port}",

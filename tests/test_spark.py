@@ -106,11 +106,16 @@ TURN_NAMES = [param.id for param in TURN_GAMES]  # School and Yahtzee: their las
 COMPACTED = "5000-race"  # its commands compact every table of more than two files, so that its solve reads them so
 
 
+def spark_params(name: str) -> dict[str, Any]:
+    """Return the parameters of game ``name`` on Spark: :data:`SPARK_PARAMS`, else the conformance suite's."""
+    return SPARK_PARAMS.get(name) or small_params(get_game(name))
+
+
 def options(name: str) -> list[str]:
-    """Return the ``-p`` options of game ``name`` on Spark: :data:`SPARK_PARAMS`, else the conformance suite's."""
-    params = SPARK_PARAMS.get(name) or {key: ",".join(map(str, value)) if isinstance(value, tuple) else str(value)
-                                        for key, value in small_params(get_game(name)).items()}
-    return [option for key, value in params.items() for option in ("-p", f"{key}={value}")]
+    """Return the ``-p`` options of game ``name`` on Spark (:func:`spark_params`)."""
+    texts = {key: ",".join(map(str, value)) if isinstance(value, tuple) else str(value)
+             for key, value in spark_params(name).items()}
+    return [option for key, value in texts.items() for option in ("-p", f"{key}={value}")]
 
 
 def solved(url: str, name: str) -> dict[str, Any]:
@@ -140,13 +145,12 @@ def test_every_tool_holds_on_spark(name: str, spark_url: str, tmp_path: Path) ->
     """``dicegraph check GAME --here`` on the server, on the game's Spark parameters: build, report, solve, the exact
     recursion, Monte Carlo or matches and best responses, export, show and query, compare, play and analyse, the
     explorer's pages, each holding on Spark; then the value of every policy a solve lists there (the check's best
-    responses besides) as SQLite's, to 1e-12, and
-    Jackpot's report there (build, solve, every agent evaluated, propagated), read again, gives every value and the
-    optimal outcome distribution as SQLite's."""
+    responses besides) as SQLite's, to 1e-12; and Jackpot's report there (build, solve, every agent evaluated,
+    propagated), read again, gives every value and the optimal outcome distribution as SQLite's."""
     from dicegraph.conformance import check_game
 
     game = get_game(name)
-    findings = check_game(game, SPARK_PARAMS.get(name) or small_params(game), url=spark_url)
+    findings = check_game(game, spark_params(name), url=spark_url)
     assert findings and all(found.holds for found in findings), [found.line() for found in findings]
     assert CHECKED_ON_SPARK[name] <= {found.check for found in findings}
     reference = f"sqlite:///{tmp_path / 'reference.db'}"

@@ -69,6 +69,15 @@ class Cluster:
         workers = tuple(f"worker{number}" for number in range(1, self.workers + 1))
         return ("thrift", *workers, "master") if workers else ("thrift",)
 
+    @property
+    def cores(self) -> int:
+        """Return how many tasks the cluster runs at once: a core a worker, or local mode's threads.
+
+        >>> Cluster(workers=3).cores, Cluster(workers=0).cores
+        (3, 2)
+        """
+        return self.workers or WORKERS
+
     def pid_file(self, role: str) -> Path:
         """Return the file holding the process id of ``role`` (master, workerN, thrift)."""
         return self.folder / f"{role}.pid"
@@ -161,10 +170,11 @@ def start(cluster: Cluster, told: Callable[[str], None] = lambda line: None) -> 
     """Start the cluster's master, workers and Thrift server unless they run already; return the ``--db`` URL once
     the Thrift server answers. ``told`` hears each step. Raises ClusterError when Java or Spark is missing, when
     the port is taken by something else, or when a process does not come up (the others are stopped then)."""
-    if running(cluster).keys() == set(cluster.roles) and answers(cluster.port):
+    found = running(cluster)
+    if found.keys() == set(cluster.roles) and answers(cluster.port):
         told(f"the cluster in {cluster.folder} is running already")
         return cluster.url
-    if running(cluster):
+    if found:
         told(f"the cluster in {cluster.folder} runs otherwise (or in part): stopping it to start it as asked")
     stop(cluster)
     if answers(cluster.port):
@@ -179,14 +189,14 @@ def start(cluster: Cluster, told: Callable[[str], None] = lambda line: None) -> 
         placement = ["--master", master, "--conf", f"spark.executor.memory={WORKER_MEMORY_GB}g",
                      "--conf", "spark.executor.cores=1", "--conf", f"spark.cores.max={cluster.workers}"]
     else:
-        placement = ["--master", f"local[{WORKERS}]", "--driver-memory", f"{WORKERS * WORKER_MEMORY_GB}g"]
+        placement = ["--master", f"local[{cluster.cores}]", "--driver-memory", f"{cluster.cores * WORKER_MEMORY_GB}g"]
     told(f"starting the Thrift server on 127.0.0.1:{cluster.port} (about a minute)")
     thrift = _launch(cluster, "thrift", [
         str(spark_home() / "bin" / "spark-submit"), "--class", THRIFT_SERVER, *placement,
         "--name", "dicegraph", "--conf", f"spark.sql.warehouse.dir={cluster.folder / 'warehouse'}",
         "--conf", f"spark.driver.extraJavaOptions=-Dderby.system.home={cluster.folder}",
         "--conf", "spark.ui.enabled=false",
-        "--conf", f"spark.sql.shuffle.partitions={PARTITIONS_PER_CORE * (cluster.workers or WORKERS)}",
+        "--conf", f"spark.sql.shuffle.partitions={PARTITIONS_PER_CORE * cluster.cores}",
         "--conf", "spark.sql.runSQLOnFiles=false",
         "--conf", "spark.locality.wait=0s", "--conf", "spark.sql.adaptive.enabled=false",
         "--conf", "spark.sql.filesourceTableRelationCacheSize=0",

@@ -140,6 +140,12 @@ class RepeatingTurn:
                 found.append((end, after))
         return found
 
+    def highest_still(self, state: State) -> float | None:
+        """Return a bound on the points still to come from ``state`` on (its turns' ends and moves, and the payoff
+        at the end), or None (the default: not declared). A game paired with a target settles a state where no
+        play can change whether the target is reached (:mod:`dicegraph.graphs.paired`)."""
+        return None
+
     def state_clock(self, state: State) -> int:
         """Return the game's clock at a turn state (0 by default), never decreasing from a state to the next: the
         states' layers follow it, and where they loop, the finer it is the smaller each loop (the score sum)."""

@@ -23,6 +23,8 @@ from dicegraph.graphs.exact import exact_value, highest_reachable
 from dicegraph.graphs.paired import derived_name, paired, paired_name
 from dicegraph.graphs.protocol import resolve_params
 from dicegraph.graphs.rules import DiceRules, Ending, Move
+from dicegraph.graphs.yahtzee import boxes
+from dicegraph.graphs.yahtzee.boxes import end_key, end_labels
 from tests import shapes
 from tests.postgres import database_on
 
@@ -197,6 +199,43 @@ def test_the_declared_highest_outcome_is_the_highest_some_play_reaches(name: str
     highest outcome the rules reach, played for it move by move and roll by roll (in fractions)."""
     rules = get_game(name).rules(resolve_params(get_game(name), params))
     assert highest_reachable(rules) == rules.highest_outcome
+
+
+@pytest.mark.parametrize("params", [
+    {"boxes": "Fives,Yahtzee"}, {"boxes": "Full house,Yahtzee"}, {"rules": "yatzy", "boxes": "Sixes,Yatzy"},
+    {"bonuses": "off", "boxes": "Chance,Yahtzee"}])
+def test_the_declared_highest_still_is_the_highest_some_play_reaches_from_every_state(params: dict[str, Any]) -> None:
+    """Yahtzee's bound on the points still to come (``highest_still``) is, from every turn state of these sheets,
+    the highest outcome some play reaches from there (in fractions)."""
+    rules = _rules("yahtzee", params)
+    game = rules.game
+    playing = [state for state in boxes.states(game.sheet) if state.filled != game.sheet.all_filled]
+    assert [highest_reachable(rules, (state, rules.root)) for state in playing] == [
+        game.highest_still(state) for state in playing]
+
+
+def test_a_state_from_which_the_target_is_out_of_reach_is_settled_and_the_best_chance_is_the_same() -> None:
+    """Paired with at least 60 (Full house and Yahtzee, no bonuses: 75 at most), a state that needs more than its
+    open boxes can score ends short of the target at once; the best chance is the recursion's, in fractions, and
+    the same as pairing without the bound."""
+    rules = _rules("yahtzee", {"bonuses": "off", "boxes": "Full house,Yahtzee"})
+    bounded = paired(rules, ">=", 60)
+    ends = [f"{end_key(label)} +{points}" for label in end_labels(rules.game.sheet) for points in (0, 25, 50)]
+    short = {end for end, after in bounded.game.ways_through(bounded.game.first_state(), ends)
+             if isinstance(after, Ending) and after.key == "short"}
+    assert short == {"end:Full house +0", "end:Yahtzee +0", "end:Yahtzee +25"}  # 60, 60 and 35 to go with 50 or 25 open
+    chance = exact_value(bounded, "max")
+    assert chance == best_chance(rules, ">=", 60) and 0 < chance < 1
+
+    class Undeclared(type(rules.game)):  # type: ignore[misc]
+        def highest_still(self, state: Any) -> None:
+            return None
+
+    rules.game.__class__ = Undeclared
+    unbounded = paired(rules, ">=", 60)
+    assert not any(isinstance(after, Ending) for _, after in unbounded.game.ways_through(unbounded.game.first_state(),
+                                                                                          ends))
+    assert exact_value(unbounded, "max") == chance
 
 
 def test_a_paired_games_report_sets_the_best_chance_beside_the_optimum_of_the_average(tmp_path: Path) -> None:

@@ -160,21 +160,41 @@ class Sheet:
             return _yatzy_points(name, dice)
         return FIXED_POINTS["yahtzee"].get(name, sum(dice)) if _made(name, dice) else 0
 
+    @functools.cached_property
+    def most_points(self) -> tuple[int, ...]:
+        """Return the most any five dice score in each box (as a joker too, where it is played).
+
+        >>> Sheet(bonuses="off").most_points
+        (5, 10, 15, 20, 25, 30, 30, 30, 25, 30, 40, 50, 30)
+        """
+        return tuple(max(max(self.points(box, dice), self.joker_points(box, dice) if self.tracks_yahtzees else 0)
+                         for dice in OUTCOMES) for box in range(len(self.boxes)))
+
     @property
     def highest_score(self) -> int:
-        """Return a score no game of the sheet exceeds: each box in play at the most any five dice score there (as a
-        joker too, where it is played), the upper bonus where the upper boxes in play can reach it, and a Yahtzee
-        bonus on every other box where that bonus is played and the Yahtzee box is in play.
+        """Return a score no game of the sheet exceeds: :meth:`highest_still` from the first state.
 
         >>> Sheet().highest_score, Sheet(bonuses="off").highest_score, Sheet("yatzy").highest_score
         (1575, 340, 374)
         """
-        in_play = open_boxes(self, self.first_filled)
-        most = {box: max(max(self.points(box, dice), self.joker_points(box, dice) if self.tracks_yahtzees else 0)
-                         for dice in OUTCOMES) for box in in_play}
-        upper = sum(points for box, points in most.items() if box < UPPER)
-        bonus = self.upper_bonus if self.tracks_upper and upper >= UPPER_BONUS_AT else 0
-        yahtzees = YAHTZEE_BONUS * (len(in_play) - 1) if self.tracks_yahtzees and self.yahtzee_box in in_play else 0
+        return self.highest_still(State(self.first_filled))
+
+    def highest_still(self, state: State) -> int:
+        """Return a bound on the points still to come from ``state`` on: each open box at the most any five dice
+        score there (as a joker too, where it is played), the upper bonus where it is not yet paid and the open
+        upper boxes can still reach it, and a Yahtzee bonus on every open box but the Yahtzee box, where that bonus
+        is played and the Yahtzee box is open or holds 50.
+
+        >>> Sheet(bonuses="off").highest_still(State(0b1111111111110)), Sheet().highest_still(State(0b100000111111, 63, True))
+        (5, 785)
+        """
+        open_now = open_boxes(self, state.filled)
+        most = {box: self.most_points[box] for box in open_now}
+        upper = state.upper + sum(points for box, points in most.items() if box < UPPER)
+        bonus = self.upper_bonus if self.tracks_upper and state.upper < UPPER_BONUS_AT <= upper else 0
+        yahtzee_open = self.yahtzee_box in open_now
+        yahtzees = (YAHTZEE_BONUS * (len(open_now) - yahtzee_open)
+                    if self.tracks_yahtzees and (yahtzee_open or state.yahtzee_50) else 0)
         return sum(most.values()) + bonus + yahtzees
 
     def is_joker(self, filled: int, face: int) -> bool:

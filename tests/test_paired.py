@@ -23,6 +23,7 @@ from dicegraph.graphs.exact import exact_value, highest_reachable
 from dicegraph.graphs.paired import derived_name, paired, paired_name
 from dicegraph.graphs.protocol import resolve_params
 from dicegraph.graphs.rules import DiceRules, Ending, Move
+from dicegraph.graphs.school.game import ALL_USED
 from dicegraph.graphs.yahtzee import boxes
 from dicegraph.graphs.yahtzee.boxes import end_key, end_labels
 from tests import shapes
@@ -201,17 +202,25 @@ def test_the_declared_highest_outcome_is_the_highest_some_play_reaches(name: str
     assert highest_reachable(rules) == rules.highest_outcome
 
 
-@pytest.mark.parametrize("params", [
-    {"boxes": "Fives,Yahtzee"}, {"boxes": "Full house,Yahtzee"}, {"rules": "yatzy", "boxes": "Sixes,Yatzy"},
-    {"bonuses": "off", "boxes": "Chance,Yahtzee"}])
-def test_the_declared_highest_still_is_the_highest_some_play_reaches_from_every_state(params: dict[str, Any]) -> None:
-    """Yahtzee's bound on the points still to come (``highest_still``) is, from every turn state of these sheets,
-    the highest outcome some play reaches from there (in fractions)."""
-    rules = _rules("yahtzee", params)
-    game = rules.game
-    playing = [state for state in boxes.states(game.sheet) if state.filled != game.sheet.all_filled]
+def _turn_states(name: str, game: Any) -> list[Any]:
+    """Return the turn states of a small sheet of Yahtzee or School from which a turn is played."""
+    if name == "yahtzee":
+        return [state for state in boxes.states(game.sheet) if state.filled != game.sheet.all_filled]
+    return [used for used in range(ALL_USED) if used & game.first == game.first]
+
+
+@pytest.mark.parametrize(("name", "params"), [
+    ("yahtzee", {"boxes": "Fives,Yahtzee"}), ("yahtzee", {"boxes": "Full house,Yahtzee"}),
+    ("yahtzee", {"rules": "yatzy", "boxes": "Sixes,Yatzy"}), ("yahtzee", {"bonuses": "off", "boxes": "Chance,Yahtzee"}),
+    ("school", {"combinations": "Pair,Poker", "grades": "positive"}), ("school", {"combinations": "Grade 6,Little straight"})])
+def test_the_declared_highest_still_is_the_highest_some_play_reaches_from_every_state(
+        name: str, params: dict[str, Any]) -> None:
+    """The bound on the points still to come that a repeating game declares (``highest_still``) is, from every turn
+    state of these sheets, the highest outcome some play reaches from there (in fractions)."""
+    rules = _rules(name, params)
+    playing = _turn_states(name, rules.game)
     assert [highest_reachable(rules, (state, rules.root)) for state in playing] == [
-        game.highest_still(state) for state in playing]
+        rules.game.highest_still(state) for state in playing]
 
 
 def test_a_state_from_which_the_target_is_out_of_reach_is_settled_and_the_best_chance_is_the_same() -> None:
@@ -260,6 +269,7 @@ def test_a_target_the_game_cannot_take_on_its_own_graph_names_the_paired_game(tm
 @pytest.mark.parametrize(("name", "params", "target"), [
     ("school", {"combinations": "Grade 6", "grades": "negative"}, 0),
     ("school", {"combinations": "Grade 6", "grades": "negative"}, -5),
+    ("school", {"combinations": "Pair,Poker", "grades": "positive"}, 40),  # settled short after Poker scores 0
     ("yahtzee", {"boxes": "Chance", "bonuses": "off"}, 25)])
 def test_a_five_dice_turn_stored_once_carries_its_points_to_its_ends(tmp_path: Path, name: str, params: dict,
                                                                     target: int) -> None:

@@ -199,15 +199,28 @@ def grades_used(used: int) -> int:
 
 
 def highest_score(params: Mapping[str, Any]) -> int:
-    """Return a score no game of School with ``params`` exceeds: each combination in play at the most any five dice
-    score there (doubled on the first roll).
+    """Return a score no game of School with ``params`` exceeds: :func:`highest_still` from the first state.
 
     >>> highest_score({"combinations": "Pair,Poker", "straights": (15, 20), "grades": "negative"})
     84
     """
-    used = first_used(params)
-    return sum(max(points(c, dice, first, params["straights"], params["grades"]) for dice in OUTCOMES
-                   for first in (False, True)) for c in range(len(COMBINATIONS)) if not used >> c & 1)
+    return highest_still(most_points(params), first_used(params))
+
+
+def most_points(params: Mapping[str, Any]) -> tuple[int, ...]:
+    """Return the most any five dice score in each combination with ``params`` (doubled on the first roll)."""
+    return tuple(max(points(c, dice, first, params["straights"], params["grades"]) for dice in OUTCOMES
+                     for first in (False, True)) for c in range(len(COMBINATIONS)))
+
+
+def highest_still(most: Sequence[int], used: int) -> int:
+    """Return a bound on the points still to come once the combinations ``used`` are used: each other at its
+    ``most`` (:func:`most_points`).
+
+    >>> highest_still((10, 20, 30), 0b010)
+    40
+    """
+    return sum(points for c, points in enumerate(most) if not used >> c & 1)
 
 
 @functools.lru_cache(maxsize=None)

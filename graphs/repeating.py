@@ -93,7 +93,6 @@ class RepeatingTurn:
     stored_turn: Rules | None = None  # the same turn as the store keeps it, where that is a smaller graph
     agents: Mapping[str, TurnAgent] = {}
     constant_sum: float = 1.0
-    highest_outcome: float | None = None  # a bound no outcome exceeds (as in Rules)
     points_fall: bool = False  # whether an end or a state's move may pay points below 0 (as in Rules)
     rankings: tuple[TurnPolicy, ...] = ()  # policies besides the optimum: the turn played best for ends ranked otherwise
     encoder: Callable[..., DecisionEncoder] = NoDecisions  # how a turn policy's chosen moves pack into a state's bytes
@@ -145,6 +144,11 @@ class RepeatingTurn:
         at the end), or None (the default: not declared). A game paired with a target settles a state where no
         play can change whether the target is reached (:mod:`dicegraph.graphs.paired`)."""
         return None
+
+    @property
+    def highest_outcome(self) -> float | None:
+        """Return a bound no outcome exceeds (as in Rules): :meth:`highest_still` from the first state."""
+        return self.highest_still(self.first_state())
 
     def state_clock(self, state: State) -> int:
         """Return the game's clock at a turn state (0 by default), never decreasing from a state to the next: the

@@ -198,15 +198,6 @@ def grades_used(used: int) -> int:
     return bin(used & ((1 << GRADES) - 1)).count("1")
 
 
-def highest_score(params: Mapping[str, Any]) -> int:
-    """Return a score no game of School with ``params`` exceeds: :func:`highest_still` from the first state.
-
-    >>> highest_score({"combinations": "Pair,Poker", "straights": (15, 20), "grades": "negative"})
-    84
-    """
-    return highest_still(most_points(params), first_used(params))
-
-
 def most_points(params: Mapping[str, Any]) -> tuple[int, ...]:
     """Return the most any five dice score in each combination with ``params`` (doubled on the first roll)."""
     return tuple(max(points(c, dice, first, params["straights"], params["grades"]) for dice in OUTCOMES
@@ -215,10 +206,13 @@ def most_points(params: Mapping[str, Any]) -> tuple[int, ...]:
 
 def highest_still(most: Sequence[int], used: int) -> int:
     """Return a bound on the points still to come once the combinations ``used`` are used: each other at its
-    ``most`` (:func:`most_points`).
+    ``most`` (:func:`most_points`). From the first state, a score no game exceeds.
 
     >>> highest_still((10, 20, 30), 0b010)
     40
+    >>> params = {"combinations": "Pair,Poker", "straights": (15, 20), "grades": "negative"}
+    >>> highest_still(most_points(params), first_used(params))
+    84
     """
     return sum(points for c, points in enumerate(most) if not used >> c & 1)
 

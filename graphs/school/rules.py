@@ -24,7 +24,7 @@ from dicegraph.graphs.five_dice import DecisionBytes, FiveDiceTurn, StoredTurn, 
 from dicegraph.graphs.protocol import TurnPolicy
 from dicegraph.graphs.repeating import RepeatingTurn, TurnsInFull
 from dicegraph.graphs.rules import Ending, Move
-from dicegraph.graphs.school.game import (ALL_USED, COMBINATIONS, STATES, first_used, highest_score, highest_still,
+from dicegraph.graphs.school.game import (ALL_USED, COMBINATIONS, STATES, first_used, highest_still,
                                           most_points, open_combinations, score_byte, score_moves, state_key, turn_key,
                                           used_text)
 
@@ -71,11 +71,6 @@ class SchoolRules(RepeatingTurn):
         """Return whether a grade may score below 0: with negative grades (upstream's rule), when asked (the turn's
         structure is made from no parameters)."""
         return self.params["grades"] == "negative"
-
-    @property
-    def highest_outcome(self) -> float:  # type: ignore[override]
-        """Return :func:`~dicegraph.graphs.school.game.highest_score` of the parameters."""
-        return float(highest_score(self.params))
 
     @functools.cached_property
     def _most_points(self) -> tuple[int, ...]:

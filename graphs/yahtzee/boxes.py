@@ -170,21 +170,14 @@ class Sheet:
         return tuple(max(max(self.points(box, dice), self.joker_points(box, dice) if self.tracks_yahtzees else 0)
                          for dice in OUTCOMES) for box in range(len(self.boxes)))
 
-    @property
-    def highest_score(self) -> int:
-        """Return a score no game of the sheet exceeds: :meth:`highest_still` from the first state.
-
-        >>> Sheet().highest_score, Sheet(bonuses="off").highest_score, Sheet("yatzy").highest_score
-        (1575, 340, 374)
-        """
-        return self.highest_still(State(self.first_filled))
-
     def highest_still(self, state: State) -> int:
         """Return a bound on the points still to come from ``state`` on: each open box at the most any five dice
         score there (as a joker too, where it is played), the upper bonus where it is not yet paid and the open
         upper boxes can still reach it, and a Yahtzee bonus on every open box but the Yahtzee box, where that bonus
-        is played and the Yahtzee box is open or holds 50.
+        is played and the Yahtzee box is open or holds 50. From the first state, a score no game of the sheet exceeds.
 
+        >>> [sheet.highest_still(State(sheet.first_filled)) for sheet in (Sheet(), Sheet(bonuses="off"), Sheet("yatzy"))]
+        [1575, 340, 374]
         >>> Sheet(bonuses="off").highest_still(State(0b1111111111110)), Sheet().highest_still(State(0b100000111111, 63, True))
         (5, 785)
         """

@@ -85,11 +85,6 @@ class YahtzeeRules(RepeatingTurn):
                                       ends=[(end_key(label), f"the turn ends: {label}") for label in end_labels(sheet)])
         self._moves_of: tuple[State | None, dict[str, Move]] = (None, {})  # the last state asked, its moves
 
-    @property
-    def highest_outcome(self) -> float:  # type: ignore[override]
-        """Return the sheet's :attr:`~dicegraph.graphs.yahtzee.boxes.Sheet.highest_score`."""
-        return float(self.sheet.highest_score)
-
     def highest_still(self, state: State) -> float:
         """Return the sheet's :meth:`~dicegraph.graphs.yahtzee.boxes.Sheet.highest_still` from ``state``."""
         return float(self.sheet.highest_still(state))

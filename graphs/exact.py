@@ -118,10 +118,17 @@ def highest_reachable(rules: Rules, position: Position | None = None) -> Fractio
     ...     def payoff(self, position): return 0.0 if position == "end" else None
     ...     def rolls(self, position): return [(face, 1) for face in range(1, 7)]
     ...     def moves(self, position, roll): return [Move("end", "keep", float(roll)), Move("end", "three", 3.0)]
-    >>> highest_reachable(Once()), exact_value(Once(), "max")
-    (Fraction(6, 1), Fraction(4, 1))
+    >>> highest_reachable(Once()), lowest_reachable(Once()), exact_value(Once(), "max")
+    (Fraction(6, 1), Fraction(1, 1), Fraction(4, 1))
     """
     return _recursion(rules, max, _highest, None, position)
+
+
+def lowest_reachable(rules: Rules, position: Position | None = None) -> Fraction:
+    """Return the lowest outcome that some play of a game for one without loops reaches from ``position`` (default:
+    the root), as :func:`highest_reachable` finds the highest (its example shows both): every move open, every roll
+    that can happen."""
+    return _recursion(rules, min, _lowest, None, position)
 
 
 def _expected(outcomes: Iterable[tuple[Fraction, int]]) -> Fraction:
@@ -134,6 +141,11 @@ def _expected(outcomes: Iterable[tuple[Fraction, int]]) -> Fraction:
 def _highest(outcomes: Iterable[tuple[Fraction, int]]) -> Fraction:
     """Return the highest value among ``(value, weight)`` outcomes that can happen (a weight above 0)."""
     return max(value for value, weight in outcomes if weight > 0)
+
+
+def _lowest(outcomes: Iterable[tuple[Fraction, int]]) -> Fraction:
+    """Return the lowest value among ``(value, weight)`` outcomes that can happen (a weight above 0)."""
+    return min(value for value, weight in outcomes if weight > 0)
 
 
 def _recursion(rules: Rules, best: Callable[[Iterable[Fraction]], Fraction],

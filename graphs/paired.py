@@ -13,9 +13,11 @@ already scored, which no position of the game knows. Pairing every position with
   ``at-most``), else 0;
 * once nothing is left to need (``left <= 0`` for ``at-least``), or too much is scored (``left < 0`` for
   ``at-most``), the game is settled there: an ending paying 1 (``reached``) or 0 (``over``);
-* a game whose turn repeats may bound the points still to come from a turn state (its ``highest_still``); a state
-  that needs more than that (``at-least``), or is allowed no less (``at-most``), is settled too: ``short`` (0) or
-  ``within`` (1), with the same chance everywhere and fewer states to solve (``docs/targets.md``).
+* a game whose turn repeats may bound the points still to come from a turn state (its ``highest_still``, and
+  ``lowest_still`` below); a state that needs more than the highest or no more than the lowest (``at-least``), or is
+  allowed no less than the highest or less than the lowest (``at-most``), is settled too: ``short`` (0),
+  ``reached`` (1), ``within`` (1) or ``over`` (0), with the same chance everywhere and fewer states to solve
+  (``docs/targets.md``).
 
 So the paired game's positions are at most T + 1 times the game's, and its optimum (``max``) is the policy best
 for the target; its value at the root is that chance. Points are assumed to add up (no move or terminal pays
@@ -90,23 +92,24 @@ class Target(NamedTuple):
             return OVER
         return None
 
-    def decided(self, left: float, highest: float | None) -> Ending | None:
-        """Return the ending where no play can change whether the target is reached, at most ``highest`` points
-        being still to come (None: not known): short where more is still needed than can come (``>=``), within
-        where no more can come than is still allowed (``<=``); else None, and always None where points may fall.
+    def decided(self, left: float, highest: float | None, lowest: float | None = None) -> Ending | None:
+        """Return the ending where no play can change whether the target is reached, from ``lowest`` to ``highest``
+        points being still to come (None: not known): short where more is still needed than can come and reached
+        where no less can come than is still needed (``>=``); within where no more can come than is still allowed
+        and over where less cannot (``<=``); else None, and always None where points may fall.
 
-        >>> [getattr(Target(">=", 200).decided(left, 35), "key", None) for left in (40, 35)]
-        ['short', None]
-        >>> Target("<=", 9).decided(5, 5).key, Target("<=", 9).decided(5, None)
-        ('within', None)
+        >>> [getattr(Target(">=", 200).decided(left, 35, 5), "key", None) for left in (40, 35, 5)]
+        ['short', None, 'reached']
+        >>> Target("<=", 9).decided(5, 5).key, Target("<=", 9).decided(4, 30, 5).key, Target("<=", 9).decided(5, None)
+        ('within', 'over', None)
         """
-        if highest is None or self.falls:
+        if self.falls:
             return None
-        if self.test == ">=" and left > highest:
-            return SHORT
-        if self.test == "<=" and left >= highest:
-            return WITHIN
-        return None
+        if self.test == ">=":
+            return SHORT if highest is not None and left > highest else (
+                REACHED if lowest is not None and left <= lowest else None)
+        return WITHIN if highest is not None and left >= highest else (
+            OVER if lowest is not None and left < lowest else None)
 
     def pays(self, payoff: float, left: float) -> float:
         """Return what a terminal paying ``payoff`` pays the paired game with ``left`` still to go: 1 where the
@@ -372,7 +375,7 @@ class PairedTurn(RepeatingTurn):
         self.agents = {name: self._lifted_agent(agent) for name, agent in game.agents.items()}
         self.encoder = NoDecisions
         self._grouped: tuple[Sequence[str] | None, dict[str, list[tuple[str, float]]]] = (None, {})
-        self._highest: dict[Any, float | None] = {}  # the game's highest_still of each state asked so far
+        self._bounds: dict[Any, tuple[float | None, float | None]] = {}  # the game's bounds (_still) of each state asked
 
     def _lifted_agent(self, agent: Callable[..., Move]) -> Callable[..., Move]:
         """Return the game's turn agent playing the paired turn: the same move, whatever is still needed."""
@@ -452,17 +455,17 @@ class PairedTurn(RepeatingTurn):
         if isinstance(after, Ending):
             return self.target.settled(left) or _paired_ending(self.target, after, left)
         left = self.target.after(left, after.reward)
-        return (self.target.settled(left) or self.target.decided(left, self._highest_still(after.next))
+        return (self.target.settled(left) or self.target.decided(left, *self._still(after.next))
                 or Move((after.next, left), after.label, 0.0, after.passes))
 
-    def _highest_still(self, state: Any) -> float | None:
-        """Return the game's ``highest_still`` of its state ``state``, worked out once a state (asked at every move
-        into it)."""
+    def _still(self, state: Any) -> tuple[float | None, float | None]:
+        """Return the game's ``highest_still`` and ``lowest_still`` of its state ``state``, worked out once a state
+        (asked at every move into it)."""
         try:
-            return self._highest[state]
+            return self._bounds[state]
         except KeyError:
-            highest = self._highest[state] = self.game.highest_still(state)
-            return highest
+            bounds = self._bounds[state] = (self.game.highest_still(state), self.game.lowest_still(state))
+            return bounds
 
 
 def paired(rules: Rules, test: str, threshold: float) -> Rules:

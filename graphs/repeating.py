@@ -145,6 +145,12 @@ class RepeatingTurn:
         play can change whether the target is reached (:mod:`dicegraph.graphs.paired`)."""
         return None
 
+    def lowest_still(self, state: State) -> float | None:
+        """Return a bound that the points still to come from ``state`` on never fall below, whatever the play and
+        the dice, or None (the default: not declared). A game paired with a target settles a state where every
+        play reaches the target, or every play passes it (:mod:`dicegraph.graphs.paired`)."""
+        return None
+
     @property
     def highest_outcome(self) -> float | None:
         """Return a bound no outcome exceeds (as in Rules): :meth:`highest_still` from the first state."""

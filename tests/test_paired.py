@@ -19,7 +19,7 @@ import dicegraph
 from dicegraph.cli import main
 from dicegraph.graphs import get_game
 from dicegraph.graphs.errors import InvalidGraph, UnknownGame
-from dicegraph.graphs.exact import exact_value, highest_reachable
+from dicegraph.graphs.exact import exact_value, highest_reachable, lowest_reachable
 from dicegraph.graphs.paired import derived_name, paired, paired_name
 from dicegraph.graphs.protocol import resolve_params
 from dicegraph.graphs.rules import DiceRules, Ending, Move
@@ -212,15 +212,21 @@ def _turn_states(name: str, game: Any) -> list[Any]:
 @pytest.mark.parametrize(("name", "params"), [
     ("yahtzee", {"boxes": "Fives,Yahtzee"}), ("yahtzee", {"boxes": "Full house,Yahtzee"}),
     ("yahtzee", {"rules": "yatzy", "boxes": "Sixes,Yatzy"}), ("yahtzee", {"bonuses": "off", "boxes": "Chance,Yahtzee"}),
-    ("school", {"combinations": "Pair,Poker", "grades": "positive"}), ("school", {"combinations": "Grade 6,Little straight"})])
-def test_the_declared_highest_still_is_the_highest_some_play_reaches_from_every_state(
+    ("school", {"combinations": "Pair,Poker", "grades": "positive"}), ("school", {"combinations": "Grade 6,Little straight"}),
+    ("school", {"combinations": "Pair,Trash", "grades": "positive"})])
+def test_the_declared_bounds_are_the_highest_and_lowest_some_play_reaches_from_every_state(
         name: str, params: dict[str, Any]) -> None:
-    """The bound on the points still to come that a repeating game declares (``highest_still``) is, from every turn
-    state of these sheets, the highest outcome some play reaches from there (in fractions)."""
+    """The bounds on the points still to come that a repeating game declares (``highest_still``, ``lowest_still``)
+    are, from every turn state of these sheets, the highest and the lowest outcome some play reaches from there (in
+    fractions): Chance's and Trash's 5 at least while they are open, nothing else sure."""
     rules = _rules(name, params)
     playing = _turn_states(name, rules.game)
     assert [highest_reachable(rules, (state, rules.root)) for state in playing] == [
         rules.game.highest_still(state) for state in playing]
+    lowest = [lowest_reachable(rules, (state, rules.root)) for state in playing]
+    assert lowest == [rules.game.lowest_still(state) for state in playing]
+    assert any(points > 0 for points in lowest) == (
+        "Chance" in params["boxes"] if name == "yahtzee" else "Trash" in params["combinations"])
 
 
 def test_a_state_from_which_the_target_is_out_of_reach_is_settled_and_the_best_chance_is_the_same() -> None:
@@ -244,6 +250,37 @@ def test_a_state_from_which_the_target_is_out_of_reach_is_settled_and_the_best_c
     unbounded = paired(rules, ">=", 60)
     assert not any(isinstance(after, Ending) for _, after in unbounded.game.ways_through(unbounded.game.first_state(),
                                                                                           ends))
+    assert exact_value(unbounded, "max") == chance
+
+
+@pytest.mark.parametrize(("test", "target", "settled", "by_the_bound"), [
+    (">=", 12, "reached", "end:Fives +10"), ("<=", 7, "over", "end:Fives +5")])
+def test_a_state_whose_every_play_reaches_or_passes_the_target_is_settled_and_the_best_chance_is_the_same(
+        test: str, target: int, settled: str, by_the_bound: str) -> None:
+    """Fives and Chance, no bonuses: with Chance open at least 5 points are still to come whatever is played, so
+    after 10 points of Fives, at least 12 is reached at once (2 to go), and after 5, at most 7 is passed (2 allowed);
+    pairing without the lowest bound settles only where the points scored decide it already, and gives the same best
+    chance in fractions (itself the recursion's, as the tests above hold)."""
+    rules = _rules("yahtzee", {"bonuses": "off", "boxes": "Fives,Chance"})
+    ends = [f"{end_key('Fives')} +{points}" for points in range(0, 30, 5)] + [
+        f"{end_key('Chance')} +{points}" for points in range(5, 31)]
+
+    def settled_ends(game: Any) -> set[str]:
+        return {end for end, after in game.ways_through(game.first_state(), ends)
+                if isinstance(after, Ending) and after.key == settled}
+
+    bounded = paired(rules, test, target)
+    chance = exact_value(bounded, "max")
+    assert 0 < chance < 1
+    ended = settled_ends(bounded.game)
+
+    class Undeclared(type(rules.game)):  # type: ignore[misc]
+        def lowest_still(self, state: Any) -> None:
+            return None
+
+    rules.game.__class__ = Undeclared
+    unbounded = paired(rules, test, target)
+    assert ended - settled_ends(unbounded.game) == {by_the_bound} and settled_ends(unbounded.game) < ended
     assert exact_value(unbounded, "max") == chance
 
 

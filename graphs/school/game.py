@@ -204,6 +204,12 @@ def most_points(params: Mapping[str, Any]) -> tuple[int, ...]:
                      for first in (False, True)) for c in range(len(COMBINATIONS)))
 
 
+def least_points(params: Mapping[str, Any]) -> tuple[int, ...]:
+    """Return the least any five dice score in each combination with ``params`` (on the first roll or later)."""
+    return tuple(min(points(c, dice, first, params["straights"], params["grades"]) for dice in OUTCOMES
+                     for first in (False, True)) for c in range(len(COMBINATIONS)))
+
+
 def highest_still(most: Sequence[int], used: int) -> int:
     """Return a bound on the points still to come once the combinations ``used`` are used: each other at its
     ``most`` (:func:`most_points`). From the first state, a score no game exceeds.
@@ -215,6 +221,17 @@ def highest_still(most: Sequence[int], used: int) -> int:
     84
     """
     return sum(points for c, points in enumerate(most) if not used >> c & 1)
+
+
+def lowest_still(least: Sequence[int], used: int) -> int:
+    """Return the least the points still to come can be once the combinations ``used`` are used, whatever the play
+    and the dice: each other at its ``least`` (:func:`least_points`; Trash's 5).
+
+    >>> params = {"combinations": "Pair,Trash", "straights": (15, 20), "grades": "positive"}
+    >>> lowest_still(least_points(params), first_used(params))
+    5
+    """
+    return sum(points for c, points in enumerate(least) if not used >> c & 1)
 
 
 @functools.lru_cache(maxsize=None)

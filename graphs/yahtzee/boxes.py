@@ -190,6 +190,24 @@ class Sheet:
                     if self.tracks_yahtzees and (yahtzee_open or state.yahtzee_50) else 0)
         return sum(most.values()) + bonus + yahtzees
 
+    @functools.cached_property
+    def least_points(self) -> tuple[int, ...]:
+        """Return the least any five dice score in each box (a joker scores only a Yahtzee, which dice may avoid).
+
+        >>> Sheet(bonuses="off").least_points
+        (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 5)
+        """
+        return tuple(min(self.points(box, dice) for dice in OUTCOMES) for box in range(len(self.boxes)))
+
+    def lowest_still(self, state: State) -> int:
+        """Return the least the points still to come from ``state`` on can be, whatever the play and the dice: each
+        open box at the least any five dice score there (Chance's 5; the bonuses may always be missed).
+
+        >>> Sheet().lowest_still(State(0)), Sheet().lowest_still(State(1 << 12)), Sheet("yatzy").lowest_still(State(0))
+        (5, 0, 5)
+        """
+        return sum(self.least_points[box] for box in open_boxes(self, state.filled))
+
     def is_joker(self, filled: int, face: int) -> bool:
         """Return whether a Yahtzee of ``face`` is a joker: the Yahtzee box and the upper box of ``face`` are filled.
 

@@ -89,6 +89,10 @@ class YahtzeeRules(RepeatingTurn):
         """Return the sheet's :meth:`~dicegraph.graphs.yahtzee.boxes.Sheet.highest_still` from ``state``."""
         return float(self.sheet.highest_still(state))
 
+    def lowest_still(self, state: State) -> float:
+        """Return the sheet's :meth:`~dicegraph.graphs.yahtzee.boxes.Sheet.lowest_still` from ``state``."""
+        return float(self.sheet.lowest_still(state))
+
     def first_state(self) -> State:
         """Return the boxes out of play filled (none when every box is in play)."""
         return State(self.sheet.first_filled)

@@ -127,22 +127,29 @@ def _exact(run: Checked) -> str:
                                                             None if name == "optimal" else name, loops=run.game.loops))
         if not _close(run.policies[name], float(exact)):
             raise Breaks(f"{name}: stored {run.policies[name]!r}, the rules give {exact} exactly")
-    bound = "" if run.game.loops else _highest_within_bound(run, rules, rules.starts()[0])
+    bound = "" if run.game.loops else _within_bounds(run, rules, rules.starts()[0])
     return f"{len(names)} polic{'y equals' if len(names) == 1 else 'ies equal'} the rules' recursion in fractions{bound}"
 
 
-def _highest_within_bound(run: Checked, rules: Any, position: Any) -> str:
+def _within_bounds(run: Checked, rules: Any, position: Any, lowest: float | None = None) -> str:
     """Return, where the rules declare ``highest_outcome``, that the highest outcome some play reaches from
-    ``position`` (:func:`dicegraph.graphs.exact.highest_reachable`) is within it, as a clause; else ``''``."""
-    from dicegraph.graphs.exact import highest_reachable
+    ``position`` (:func:`dicegraph.graphs.exact.highest_reachable`) is within it, and where a repeating game declares
+    the ``lowest`` still to come there, that no play reaches less, as clauses; else ``''``."""
+    from dicegraph.graphs.exact import highest_reachable, lowest_reachable
 
+    clauses = ""
     declared = getattr(rules, "highest_outcome", None)
-    if declared is None:
-        return ""
-    reached = _rules_value(run, f"highest from {rules.key(position)}", lambda: highest_reachable(rules, position))
-    if reached > declared:
-        raise Breaks(f"the rules declare highest_outcome {declared!r}, but a play reaches {reached}")
-    return f"; the highest outcome reached, {float(reached):g}, within the declared {declared:g}"
+    if declared is not None:
+        reached = _rules_value(run, f"highest from {rules.key(position)}", lambda: highest_reachable(rules, position))
+        if reached > declared:
+            raise Breaks(f"the rules declare highest_outcome {declared!r}, but a play reaches {reached}")
+        clauses += f"; the highest outcome reached, {float(reached):g}, within the declared {declared:g}"
+    if lowest is not None:
+        reached = _rules_value(run, f"lowest from {rules.key(position)}", lambda: lowest_reachable(rules, position))
+        if reached < lowest:
+            raise Breaks(f"the game declares lowest_still {lowest!r} at its first state, but a play reaches {reached}")
+        clauses += f"; the lowest reached, {float(reached):g}, not below the declared {lowest:g}"
+    return clauses
 
 
 def _exact_turns(run: Checked, rules: Any) -> str:
@@ -167,7 +174,8 @@ def _exact_turns(run: Checked, rules: Any) -> str:
             rules, run.game.objective, position=(rules.game.state_of(key), rules.root), loops=run.game.loops))
         if not _close(stored, float(exact)):
             raise Breaks(f"optimal at {key!r}: stored {stored!r}, the rules give {exact} exactly")
-    bound = _highest_within_bound(run, rules, (rules.game.state_of(root), rules.root)) if root in keys else ""
+    first = rules.game.state_of(root)
+    bound = _within_bounds(run, rules, (first, rules.root), rules.game.lowest_still(first)) if root in keys else ""
     return f"the optimum at {' and '.join(repr(key) for key in keys)} equals the rules' recursion in fractions{bound}"
 
 

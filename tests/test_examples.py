@@ -11,6 +11,7 @@ import subprocess
 import sys
 from fractions import Fraction
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
@@ -125,6 +126,28 @@ def test_check_says_which_tool_breaks_and_exits_1(tmp_path: Path) -> None:
     broken = [line for line in lines if line.startswith("BREAKS")]
     assert len(broken) == 1 and "monte-carlo" in broken[0] and "20,000 games average 6.0" in broken[0], lines
     assert len(lines) > 5 and all(line.startswith(("holds", "BREAKS")) for line in lines)
+
+
+def test_check_breaks_on_a_bound_that_a_play_passes(tmp_path: Path) -> None:
+    """Yahtzee (Fives and Chance) whose rules claim a point more is sure to come than is (``lowest_still``, which a
+    target settles states by): the exact check finds a play that scores less from the first state, and says so in
+    one line; every other check holds."""
+    import dataclasses
+
+    from dicegraph.graphs.repeating import TurnsInFull
+    from dicegraph.graphs.yahtzee.rules import YahtzeeRules
+
+    class Overbound(YahtzeeRules):
+        def lowest_still(self, state: Any) -> float:
+            return super().lowest_still(state) + 1
+
+    yahtzee = GAMES["yahtzee"]
+    overbound = dataclasses.replace(yahtzee, rules=lambda params: TurnsInFull(Overbound(yahtzee.rules(params).game.sheet)))
+    findings = {found.check: found for found in check_game(overbound, {"boxes": "Fives,Chance"},
+                                                           url=f"sqlite:///{tmp_path / 'x.db'}")}
+    assert not findings["exact"].holds and "declares lowest_still 6.0 at its first state, but a play reaches 5" in (
+        findings["exact"].detail)
+    assert all(found.holds for name, found in findings.items() if name != "exact")
 
 
 def test_check_refuses_an_unknown_game_or_parameter_before_any_work() -> None:

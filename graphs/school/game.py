@@ -49,7 +49,7 @@ from __future__ import annotations
 
 import functools
 from collections import Counter
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 from dicegraph.graphs import five_dice
@@ -198,40 +198,28 @@ def grades_used(used: int) -> int:
     return bin(used & ((1 << GRADES) - 1)).count("1")
 
 
-def most_points(params: Mapping[str, Any]) -> tuple[int, ...]:
-    """Return the most any five dice score in each combination with ``params`` (doubled on the first roll)."""
-    return tuple(max(points(c, dice, first, params["straights"], params["grades"]) for dice in OUTCOMES
-                     for first in (False, True)) for c in range(len(COMBINATIONS)))
+def extreme_points(params: Mapping[str, Any], extreme: Callable[[Iterable[int]], int] = max) -> tuple[int, ...]:
+    """Return the most (``extreme=max``) or the least (``min``) any five dice score in each combination with
+    ``params``, on the first roll (doubled) or later."""
+    return tuple(extreme(points(c, dice, first, params["straights"], params["grades"]) for dice in OUTCOMES
+                         for first in (False, True)) for c in range(len(COMBINATIONS)))
 
 
-def least_points(params: Mapping[str, Any]) -> tuple[int, ...]:
-    """Return the least any five dice score in each combination with ``params`` (on the first roll or later)."""
-    return tuple(min(points(c, dice, first, params["straights"], params["grades"]) for dice in OUTCOMES
-                     for first in (False, True)) for c in range(len(COMBINATIONS)))
+def unused_sum(each: Sequence[int], used: int) -> int:
+    """Return the sum of ``each`` combination's points over those not in the mask ``used``: with each at its most
+    (:func:`extreme_points`), a bound on the points still to come (from the first state, a score no game exceeds);
+    with each at its least, the least they can be whatever is played and rolled (Trash's 5).
 
-
-def highest_still(most: Sequence[int], used: int) -> int:
-    """Return a bound on the points still to come once the combinations ``used`` are used: each other at its
-    ``most`` (:func:`most_points`). From the first state, a score no game exceeds.
-
-    >>> highest_still((10, 20, 30), 0b010)
+    >>> unused_sum((10, 20, 30), 0b010)
     40
     >>> params = {"combinations": "Pair,Poker", "straights": (15, 20), "grades": "negative"}
-    >>> highest_still(most_points(params), first_used(params))
+    >>> unused_sum(extreme_points(params), first_used(params))
     84
-    """
-    return sum(points for c, points in enumerate(most) if not used >> c & 1)
-
-
-def lowest_still(least: Sequence[int], used: int) -> int:
-    """Return the least the points still to come can be once the combinations ``used`` are used, whatever the play
-    and the dice: each other at its ``least`` (:func:`least_points`; Trash's 5).
-
     >>> params = {"combinations": "Pair,Trash", "straights": (15, 20), "grades": "positive"}
-    >>> lowest_still(least_points(params), first_used(params))
+    >>> unused_sum(extreme_points(params, min), first_used(params))
     5
     """
-    return sum(points for c, points in enumerate(least) if not used >> c & 1)
+    return sum(points for c, points in enumerate(each) if not used >> c & 1)
 
 
 @functools.lru_cache(maxsize=None)

@@ -24,9 +24,9 @@ from dicegraph.graphs.five_dice import DecisionBytes, FiveDiceTurn, StoredTurn, 
 from dicegraph.graphs.protocol import TurnPolicy
 from dicegraph.graphs.repeating import RepeatingTurn, TurnsInFull
 from dicegraph.graphs.rules import Ending, Move
-from dicegraph.graphs.school.game import (ALL_USED, COMBINATIONS, STATES, first_used, highest_still, least_points,
-                                          lowest_still, most_points, open_combinations, score_byte, score_moves,
-                                          state_key, turn_key, used_text)
+from dicegraph.graphs.school.game import (ALL_USED, COMBINATIONS, STATES, extreme_points, first_used,
+                                          open_combinations, score_byte, score_moves, state_key, turn_key, unused_sum,
+                                          used_text)
 
 
 END_KEYS = tuple(turn_key("end", combination) for combination in COMBINATIONS)  # each combination's end
@@ -73,20 +73,17 @@ class SchoolRules(RepeatingTurn):
         return self.params["grades"] == "negative"
 
     @functools.cached_property
-    def _most_points(self) -> tuple[int, ...]:
-        return most_points(self.params)
+    def _points_range(self) -> tuple[tuple[int, ...], tuple[int, ...]]:
+        """Return the least and the most any five dice score in each combination (:func:`extreme_points`)."""
+        return extreme_points(self.params, min), extreme_points(self.params, max)
 
     def highest_still(self, state: int) -> float:
-        """Return :func:`~dicegraph.graphs.school.game.highest_still` once the combinations ``state`` are used."""
-        return float(highest_still(self._most_points, state))
-
-    @functools.cached_property
-    def _least_points(self) -> tuple[int, ...]:
-        return least_points(self.params)
+        """Return each combination unused in ``state`` at its most (:func:`~dicegraph.graphs.school.game.unused_sum`)."""
+        return float(unused_sum(self._points_range[1], state))
 
     def lowest_still(self, state: int) -> float:
-        """Return :func:`~dicegraph.graphs.school.game.lowest_still` once the combinations ``state`` are used."""
-        return float(lowest_still(self._least_points, state))
+        """Return each combination unused in ``state`` at its least (:func:`~dicegraph.graphs.school.game.unused_sum`)."""
+        return float(unused_sum(self._points_range[0], state))
 
     def first_state(self) -> int:
         """Return the combinations out of play used (nothing when all are in play)."""

@@ -121,14 +121,14 @@ def highest_reachable(rules: Rules, position: Position | None = None) -> Fractio
     >>> highest_reachable(Once()), lowest_reachable(Once()), exact_value(Once(), "max")
     (Fraction(6, 1), Fraction(1, 1), Fraction(4, 1))
     """
-    return _recursion(rules, max, _highest, None, position)
+    return _recursion(rules, max, functools.partial(_possible, max), None, position)
 
 
 def lowest_reachable(rules: Rules, position: Position | None = None) -> Fraction:
     """Return the lowest outcome that some play of a game for one without loops reaches from ``position`` (default:
     the root), as :func:`highest_reachable` finds the highest (its example shows both): every move open, every roll
     that can happen."""
-    return _recursion(rules, min, _lowest, None, position)
+    return _recursion(rules, min, functools.partial(_possible, min), None, position)
 
 
 def _expected(outcomes: Iterable[tuple[Fraction, int]]) -> Fraction:
@@ -138,14 +138,10 @@ def _expected(outcomes: Iterable[tuple[Fraction, int]]) -> Fraction:
     return sum((chance_of(weight, total) * value for value, weight in outcomes), Fraction(0))
 
 
-def _highest(outcomes: Iterable[tuple[Fraction, int]]) -> Fraction:
-    """Return the highest value among ``(value, weight)`` outcomes that can happen (a weight above 0)."""
-    return max(value for value, weight in outcomes if weight > 0)
-
-
-def _lowest(outcomes: Iterable[tuple[Fraction, int]]) -> Fraction:
-    """Return the lowest value among ``(value, weight)`` outcomes that can happen (a weight above 0)."""
-    return min(value for value, weight in outcomes if weight > 0)
+def _possible(pick: Callable[[Iterable[Fraction]], Fraction], outcomes: Iterable[tuple[Fraction, int]]) -> Fraction:
+    """Return ``pick`` (``max`` or ``min``) of the values among ``(value, weight)`` outcomes that can happen (a weight
+    above 0)."""
+    return pick(value for value, weight in outcomes if weight > 0)
 
 
 def _recursion(rules: Rules, best: Callable[[Iterable[Fraction]], Fraction],

@@ -28,6 +28,7 @@ from typing import Any
 from dicegraph.database import Database
 from dicegraph.graphs.protocol import Game, one_by_one, resolve_params
 from dicegraph.graphs.repeating import TurnsInFull
+from dicegraph.store.db import is_in_memory
 from dicegraph.store.errors import FilesReachable
 from dicegraph.store.solve.entry import keeps_reaches, solves_best_responses
 
@@ -344,15 +345,22 @@ def _play(run: Checked) -> str:
 
 
 def _explorer(run: Checked) -> str:
-    """The explorer's home and the graph's page answer, in HTML and JSON."""
+    """The explorer's home and the graph's page answer, in HTML and JSON, served as ``dicegraph serve`` serves
+    them: over one session kept open read-only (an in-memory database, which lives in its session, over that)."""
     from dicegraph.web.app import create_app
 
-    client = create_app(run.db).test_client()
-    addresses = ["/", f"/graphs/{run.graph}"]
-    for address in addresses + [f"{address.rstrip('/')}.json" if address != "/" else "/.json" for address in addresses]:
-        answer = client.get(address)
-        if answer.status_code != 200:
-            raise Breaks(f"{address} answers {answer.status_code}")
+    kept = run.db if is_in_memory(run.db.url) else Database.kept_open(run.db.url, read_only=True)
+    try:
+        client = create_app(kept).test_client()
+        addresses = ["/", f"/graphs/{run.graph}"]
+        for address in addresses + [f"{address.rstrip('/')}.json" if address != "/" else "/.json"
+                                    for address in addresses]:
+            answer = client.get(address)
+            if answer.status_code != 200:
+                raise Breaks(f"{address} answers {answer.status_code}")
+    finally:
+        if kept is not run.db:
+            kept.close()
     return f"{2 * len(addresses)} pages answer, in HTML and JSON"
 
 

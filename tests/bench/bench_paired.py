@@ -11,7 +11,7 @@ equations (:func:`tests.yahtzee_numpy.reach_chances`) runs beside each target: i
 it and the difference of the best chances.
 
     .venv/bin/python tests/bench/bench_paired.py duckdb --game yahtzee -p bonuses=off --targets 100,150,200
-    .venv/bin/python tests/bench/bench_paired.py duckdb --game school -p grades=positive --targets 100
+    .venv/bin/python tests/bench/bench_paired.py duckdb --game school -p grades=positive --targets 10,20
 """
 
 from __future__ import annotations

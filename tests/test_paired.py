@@ -338,6 +338,24 @@ def test_yahtzees_paired_game_gives_the_best_chance_the_numpy_reference_solves(t
             assert optimal == pytest.approx(float(best_chance(_rules("yahtzee", params), ">=", target)), rel=1e-12)
 
 
+def test_schools_paired_game_gives_the_best_chance_the_numpy_reference_solves(tmp_path: Path) -> None:
+    """``school-at-least-T`` with positive grades on three combinations, on DuckDB: its best chance equals, to
+    1e-12, that of the benchmark's numpy solver of the same equations written apart from the graph
+    (:func:`tests.school_numpy.reach_chances`), at two targets the dice may miss."""
+    from dicegraph.graphs.school.game import first_used
+    from tests.school_numpy import reach_chances
+
+    db = dicegraph.open(f"duckdb:///{tmp_path / 'game.duckdb'}")
+    params = {"combinations": "Grade 6,Pair,Trash", "grades": "positive"}
+    first = first_used(params)
+    for target in (40, 60):
+        report = db.report(paired_name("school", ">=", target), params, games=0)
+        optimal = next(row["value"] for row in report["policies"] if row["name"] == "optimal")
+        assert optimal == pytest.approx(float(reach_chances(target, first_used=first)[first, target]),
+                                        rel=1e-12, abs=1e-15)
+        assert 0.01 < optimal < 0.9999  # a target the dice may miss
+
+
 @pytest.mark.parametrize("name", ["yachtlet-at-least-6", "tally-at-least-12", "shut-the-box-at-most-3"])
 def test_every_tool_holds_on_a_paired_game(name: str, tmp_path: Path) -> None:
     """``dicegraph check`` of a paired game on its game's small parameters: build, report, solve, the rules'

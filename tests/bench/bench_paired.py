@@ -6,8 +6,9 @@ with T.
 For the game and each target T, builds and solves (``dicegraph solve``) ``GAME-at-least-T`` (``at-most`` for a
 game that minimises) in an empty database of the backend, and prints the build's and the solve's seconds, the paired graph's nodes and
 edges beside the game's own (built first, in the same run), the growth (paired edges / game edges), the best
-chance of reaching T, and the peak memory. For Yahtzee without bonuses, the in-memory numpy solver of the same
-equations (:func:`tests.yahtzee_numpy.reach_chances`) runs beside each target: its time, the SQL solve's ratio to
+chance of reaching T, and the peak memory. For Yahtzee without bonuses and School with positive grades, the
+in-memory numpy solver of the same equations (:func:`tests.yahtzee_numpy.reach_chances`,
+:func:`tests.school_numpy.reach_chances`) runs beside each target: its time, the SQL solve's ratio to
 it and the difference of the best chances.
 
     .venv/bin/python tests/bench/bench_paired.py duckdb --game yahtzee -p bonuses=off --targets 100,150,200
@@ -19,6 +20,7 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -63,18 +65,35 @@ def main() -> None:
         print(f"{name}: build {paired_building:.1f} s, solve {paired_solving:.1f} s, {paired_built['nodes']:,} "
               f"nodes, {paired_built['edges']:,} edges ({paired_built['edges'] / built['edges']:.1f} times the "
               f"game's); best chance {chance:.10f}; peak {peak_memory()}", flush=True)
-        if args.game == "yahtzee" and params.get("bonuses") == "off" and params.get("rules", "yahtzee") == "yahtzee":
-            numpy_reference(params, target, paired_solving, chance)
+        solver = numpy_solver(args.game, params)
+        if solver is not None:
+            numpy_reference(solver, target, paired_solving, chance)
 
 
-def numpy_reference(params: dict[str, str], target: int, sql_seconds: float, chance: float) -> None:
-    """Time the numpy solver of Yahtzee's paired equations for ``target``; print it beside the SQL solve."""
-    from dicegraph.graphs.yahtzee.boxes import sheet_of
-    from tests.yahtzee_numpy import reach_chances
+def numpy_solver(name: str, params: dict[str, str]) -> Callable[[int], float] | None:
+    """Return the numpy solver of the game's paired equations, the best chance of reaching a target from the
+    game's start, where one is written (Yahtzee without bonuses, School with positive grades); else None."""
+    if name == "yahtzee" and params.get("bonuses") == "off" and params.get("rules", "yahtzee") == "yahtzee":
+        from dicegraph.graphs.yahtzee.boxes import sheet_of
+        from tests.yahtzee_numpy import reach_chances
 
-    first = sheet_of(params).first_filled
+        filled = sheet_of(params).first_filled
+        return lambda target: float(reach_chances(target, filled)[filled, target])
+    if name == "school" and params.get("grades") == "positive":
+        from dicegraph.graphs.protocol import resolve_params
+        from dicegraph.graphs.school.game import first_used
+        from tests.school_numpy import reach_chances as school_chances
+
+        values = resolve_params(get_game(name), params)
+        used = first_used(values)
+        return lambda target: float(school_chances(target, values["straights"], used)[used, target])
+    return None
+
+
+def numpy_reference(solver: Callable[[int], float], target: int, sql_seconds: float, chance: float) -> None:
+    """Time the numpy solver of the game's paired equations for ``target``; print it beside the SQL solve."""
     started = time.perf_counter()
-    reference = float(reach_chances(target, first)[first, target])
+    reference = solver(target)
     seconds = time.perf_counter() - started
     print(f"  numpy in memory (the reference): {seconds:.2f} s, best chance {reference:.10f}; the SQL solve "
           f"{sql_seconds / seconds:.1f}x its time; |difference| {abs(chance - reference):.1e}", flush=True)

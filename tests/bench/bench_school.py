@@ -38,47 +38,10 @@ from dicegraph.store.turn_graph import TurnGraph
 from dicegraph.store.db import open_database  # noqa: E402
 from dicegraph.store.load import build_graph  # noqa: E402
 from tests.bench.phases import bench_database, peak_memory  # noqa: E402
+from tests.school_numpy import NumpyTurns  # noqa: E402
 
 PARAMS = {"straights": (15, 20), "grades": "negative"}
 TARGET_SECONDS = {"sqlite": 300.0, "duckdb": 60.0}
-
-
-class NumpyTurns:
-    """School's turn in arrays: the chance of each outcome after each keep, the keeps each outcome allows (padded with
-    a repeat), the first roll's chances, and the points of each combination for each outcome."""
-
-    def __init__(self) -> None:
-        keep_ids = {keep: i for i, keep in enumerate(rules.KEEPS)}
-        self.roll = np.zeros((len(rules.KEEPS), len(rules.OUTCOMES)))  # P(outcome | keep)
-        for keep, k in keep_ids.items():
-            for dice, weight in rules.rerolls(keep):
-                self.roll[k, rules.OUTCOME_INDEX[dice]] += weight / 6 ** (rules.DICE - len(keep))
-        self.first = self.roll[keep_ids[()]]
-        options = [[keep_ids[k] for k in rules.sub_multisets(dice) if len(k) < rules.DICE] for dice in rules.OUTCOMES]
-        width = max(map(len, options))
-        self.keeps = np.array([row + [row[-1]] * (width - len(row)) for row in options])
-        self.points = rules.points_table(PARAMS["straights"], PARAMS["grades"])  # [outcome, combination, first roll]
-
-    def layer(self, states: list[int], value: dict[int, float]) -> dict[str, np.ndarray]:
-        """Return the turn of each of ``states`` played for the most points plus what follows (``value`` of the
-        states after): each outcome's value and best combination when scoring on the first roll (``score1``,
-        ``scores1``) or later (``score3``, ``scores3``), and the best keep and its value after the first and second
-        roll (``keep1``, ``kept1``, ``keep2``, ``kept2``), the first of equals."""
-        after = np.full((len(states), len(rules.COMBINATIONS)), -np.inf)
-        for row, used in enumerate(states):
-            for c in rules.open_combinations(used):
-                after[row, c] = value[used | 1 << c]
-        found: dict[str, np.ndarray] = {}
-        for roll, name in ((0, "3"), (1, "1")):
-            totals = self.points[None, :, :, roll] + after[:, None, :]
-            found[f"scores{name}"], found[f"score{name}"] = totals.argmax(axis=2), totals.max(axis=2)
-        outcomes = np.arange(len(rules.OUTCOMES))
-        decide = found["score3"]
-        for name in ("2", "1"):
-            kept = (decide @ self.roll.T)[:, self.keeps]
-            found[f"keep{name}"], found[f"kept{name}"] = self.keeps[outcomes, kept.argmax(axis=2)], kept.max(axis=2)
-            decide = np.maximum(found["score3"], found["kept2"])
-        return found
 
 
 def states_by_layer() -> dict[int, list[int]]:
@@ -92,17 +55,8 @@ def states_by_layer() -> dict[int, list[int]]:
 def numpy_values() -> dict[int, float]:
     """Return the optimal expected score still to come from every state (used combinations -> value), every layer of
     states solved at once with arrays (values only: the solve's reference)."""
-    outcomes = len(rules.OUTCOMES)
-    keep_ids = {keep: i for i, keep in enumerate(rules.KEEPS)}
-    roll = np.zeros((len(rules.KEEPS), outcomes))  # P(outcome | keep)
-    for keep, k in keep_ids.items():
-        for dice, weight in rules.rerolls(keep):
-            roll[k, rules.OUTCOME_INDEX[dice]] += weight / 6 ** (rules.DICE - len(keep))
-    first = roll[keep_ids[()]]
-    options = [[keep_ids[k] for k in rules.sub_multisets(dice) if len(k) < rules.DICE] for dice in rules.OUTCOMES]
-    width = max(map(len, options))
-    keeps = np.array([row + [row[-1]] * (width - len(row)) for row in options])  # padded with a repeat
-    points = rules.points_table(PARAMS["straights"], PARAMS["grades"])  # [outcome, combination, first roll]
+    turns = NumpyTurns(PARAMS["straights"], PARAMS["grades"])
+    points = turns.points
     value = {rules.ALL_USED: 0.0}
     by_layer = states_by_layer()
     for layer in range(len(rules.COMBINATIONS) - 1, -1, -1):
@@ -113,9 +67,9 @@ def numpy_values() -> dict[int, float]:
                 after[row, c] = value[used | 1 << c]
         score3 = (points[None, :, :, 0] + after[:, None, :]).max(axis=2)
         score1 = (points[None, :, :, 1] + after[:, None, :]).max(axis=2)
-        decide2 = np.maximum(score3, (score3 @ roll.T)[:, keeps].max(axis=2))
-        decide1 = np.maximum(score1, (decide2 @ roll.T)[:, keeps].max(axis=2))
-        for row, worth in enumerate(decide1 @ first):
+        decide2 = np.maximum(score3, turns.best_keeps(score3))
+        decide1 = np.maximum(score1, turns.best_keeps(decide2))
+        for row, worth in enumerate(decide1 @ turns.first):
             value[states[row]] = float(worth)
     return value
 
@@ -227,7 +181,7 @@ def main() -> None:
         print(f"  {backend} / numpy: {sql_seconds / seconds:.1f}x the time; |difference| {abs(expected - reference):.2e}")
     if options.distribution:
         started = time.perf_counter()
-        spread = numpy_distribution(NumpyTurns(), values, first)
+        spread = numpy_distribution(NumpyTurns(PARAMS["straights"], PARAMS["grades"]), values, first)
         seconds = time.perf_counter() - started
         mean = sum(score * p for score, p in spread.items())
         sd = sum((score - mean) ** 2 * p for score, p in spread.items()) ** 0.5

@@ -56,6 +56,14 @@ class NumpyTurns:
         return (decide @ self.roll.T)[:, self.keeps].max(axis=2)
 
 
+def states_by_layer() -> dict[int, list[int]]:
+    """Return School's states by the number of combinations used."""
+    by_layer: dict[int, list[int]] = {}
+    for used in rules.STATES:
+        by_layer.setdefault(bin(used).count("1"), []).append(used)
+    return by_layer
+
+
 def reach_chances(target: int, straights: tuple[int, int] = (15, 20), first_used: int = 0,
                   chunk: int = 2048) -> np.ndarray:
     """Return the best chance of scoring at least ``target`` points from every state of School with positive
@@ -74,8 +82,9 @@ def reach_chances(target: int, straights: tuple[int, int] = (15, 20), first_used
     chances[:, 0] = 1.0
     lefts = np.arange(1, target + 1)
     combinations = len(rules.COMBINATIONS)
+    by_layer = states_by_layer()
     for used_count in range(combinations - 1, bin(first_used).count("1") - 1, -1):
-        masks = [used for used in rules.STATES if bin(used).count("1") == used_count and used & first_used == first_used]
+        masks = [used for used in by_layer[used_count] if used & first_used == first_used]
         states = np.array([(used, left) for used in masks for left in lefts], dtype=np.int64).reshape(-1, 2)
         open_ = np.zeros((rules.ALL_USED + 1, combinations), dtype=bool)
         for used in masks:

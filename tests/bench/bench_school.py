@@ -38,18 +38,10 @@ from dicegraph.store.turn_graph import TurnGraph
 from dicegraph.store.db import open_database  # noqa: E402
 from dicegraph.store.load import build_graph  # noqa: E402
 from tests.bench.phases import bench_database, peak_memory  # noqa: E402
-from tests.school_numpy import NumpyTurns  # noqa: E402
+from tests.school_numpy import NumpyTurns, states_by_layer  # noqa: E402
 
 PARAMS = {"straights": (15, 20), "grades": "negative"}
 TARGET_SECONDS = {"sqlite": 300.0, "duckdb": 60.0}
-
-
-def states_by_layer() -> dict[int, list[int]]:
-    """Return School's states by the number of combinations used."""
-    by_layer: dict[int, list[int]] = {}
-    for used in rules.STATES:
-        by_layer.setdefault(bin(used).count("1"), []).append(used)
-    return by_layer
 
 
 def numpy_values() -> dict[int, float]:

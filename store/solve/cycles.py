@@ -130,24 +130,28 @@ class _Tables:
         backend = backend_of(connection)
         keyed = not backend.hashed_joins
         self.direction = direction  # -1: the game with every payoff and reward negated (a minimum as a maximum)
+        # where a join hashes the whole table it reads, rows no statement to come reads are left out of its joins
+        tracked = backend.hashed_joins and backend.updates
 
         def terms(name: str) -> sa.Table:
             table = sa.Table(name, sa.MetaData(),
                              *(sa.Column(column, sa.Integer, primary_key=keyed, autoincrement=False, nullable=False)
                                for column in ("node_id", "seat", "anchor")),
                              sa.Column("coeff", sa.Double, nullable=False), sa.Column("edge_id", EdgeId),
+                             # a window's node: the depth of its shallowest incoming edge (:meth:`by_depth`)
+                             *((sa.Column("until", sa.Integer),) if tracked else ()),
                              prefixes=["TEMPORARY"],
                              sqlite_with_rowid=not keyed)
             return create_afresh(connection, table)
 
         self.term = terms("cyc_term")
         self.new = terms("cyc_new")
-        # where a join hashes the whole table it reads, the rows of nodes no edge still to be valued leads to move
-        # out of ``term`` to ``done`` (:meth:`trim`)
-        self.done = terms("cyc_done") if backend.hashed_joins and backend.updates else None
+        self.columns = [column.name for column in self.term.columns]
+        # the rows of nodes no edge still to be valued leads to move out of ``term`` to ``done`` (:meth:`trim`)
+        self.done = terms("cyc_done") if tracked else None
         self.kept = terms("cyc_kept") if self.done is not None else None
         self.solved = keyed_pair_table(connection, "cyc_solved", "seat", sa.Column("value", sa.Double, nullable=False),
-                                       sa.Column("edge_id", EdgeId))
+                                       sa.Column("edge_id", EdgeId), indexed=keyed)
         self.guess = temporary_table(connection, "cyc_guess", sa.Column("x", sa.Double, nullable=False))  # node_id: anchor
         self.seat_map = temporary_table(connection, "cyc_seat_map", sa.Column("sign", sa.Integer, nullable=False),
                                         sa.Column("to_seat", sa.Integer, nullable=False),
@@ -174,6 +178,7 @@ class _Tables:
         self.all = (self.term, self.new, self.solved, self.guess, self.seat_map, self.followed,
                     *(() if self.done is None else (self.done, self.kept)))
         self.last_use: sa.Table | None = None  # node -> the shallowest layer an edge to it leaves (when trimming)
+        self.by_depth: sa.Table | None = None  # the edges of cyclic layers by depth in their component (windows)
         self.trimmed_below: int | None = None  # the layers from which on the rows are trimmed already
 
     def finished(self) -> sa.FromClause:
@@ -195,6 +200,37 @@ class _Tables:
                 .group_by(edge.c.dst).order_by(sa.text("layer")))
         connection.execute(sa.insert(self.last_use).from_select(["node_id", "layer"], used))
 
+    def order_by_depth(self, connection: sa.Connection, graph_id: int) -> None:
+        """Where rows are trimmed, copy the edges of the cyclic layers, in the order of their depth below their
+        component's anchors, for the statements of a window (:func:`_pass`) to read a depth from a few blocks.
+        Each edge carries its source's ``until``: the depth of the shallowest edge to it, within its component
+        (NULL for an anchor, or a node an edge from elsewhere leads to). A row of a node whose ``until`` is
+        deeper than the statement's depth is read by no statement of the pass to come, and its joins leave it
+        out."""
+        if self.last_use is None or self.by_depth is not None:
+            return
+        self.by_depth = create_afresh(connection, sa.Table(
+            "cyc_by_depth", sa.MetaData(), sa.Column("id", EdgeId, nullable=False),
+            *(sa.Column(name, sa.Integer, nullable=False) for name in ("src", "dst", "src_layer", "weight", "depth")),
+            sa.Column("kind", sa.String(8), nullable=False), sa.Column("reward", sa.Double, nullable=False),
+            sa.Column("sign", sa.SmallInteger, nullable=False), sa.Column("until", sa.Integer),
+            prefixes=["TEMPORARY"]))
+        self.all = (*self.all, self.by_depth)
+        source, entered = layer.alias("source"), layer.alias("entered")
+        depth = edge.c.src_layer - source.c.cycle_start
+        inner = sa.and_(entered.c.cycle_start == source.c.cycle_start, edge.c.src_layer != source.c.cycle_start)
+        until = sa.case((inner, self.last_use.c.layer - source.c.cycle_start), else_=sa.null())
+        joined = (edge.join(source, sa.and_(source.c.graph_id == edge.c.graph_id, source.c.layer == edge.c.src_layer))
+                  .outerjoin(self.last_use, self.last_use.c.node_id == edge.c.src)
+                  .outerjoin(entered, sa.and_(entered.c.graph_id == edge.c.graph_id,
+                                              entered.c.layer == self.last_use.c.layer)))
+        rows = (sa.select(edge.c.id, edge.c.src, edge.c.dst, edge.c.src_layer, edge.c.weight, depth, edge.c.kind,
+                          edge.c.reward, edge.c.sign, until).select_from(joined)
+                .where(edge.c.graph_id == graph_id, source.c.cycle_start.is_not(None))
+                .order_by(depth, edge.c.src_layer, edge.c.id))
+        connection.execute(sa.insert(self.by_depth).from_select(
+            ["id", "src", "dst", "src_layer", "weight", "depth", "kind", "reward", "sign", "until"], rows))
+
     def trim(self, connection: sa.Connection, frontier: int) -> None:
         """Every layer from ``frontier`` on being solved, move out of ``term`` the rows of the nodes that only
         edges leaving those layers lead to: no statement to come reads them but :meth:`finished`'s. ``term`` is
@@ -205,11 +241,11 @@ class _Tables:
         if self.trimmed_below is not None:
             used = sa.and_(used, self.last_use.c.layer < self.trimmed_below)
         unused = self.term.c.node_id.in_(sa.select(self.last_use.c.node_id).where(used))
-        connection.execute(sa.insert(self.done).from_select(TERM_COLUMNS, sa.select(self.term).where(unused)))
+        connection.execute(sa.insert(self.done).from_select(self.columns, sa.select(self.term).where(unused)))
         create_afresh(connection, self.kept)
-        connection.execute(sa.insert(self.kept).from_select(TERM_COLUMNS, sa.select(self.term).where(~unused)))
+        connection.execute(sa.insert(self.kept).from_select(self.columns, sa.select(self.term).where(~unused)))
         create_afresh(connection, self.term)
-        connection.execute(sa.insert(self.term).from_select(TERM_COLUMNS, sa.select(self.kept)))
+        connection.execute(sa.insert(self.term).from_select(self.columns, sa.select(self.kept)))
         self.trimmed_below = frontier
 
     def points(self, column: sa.ColumnElement[float]) -> sa.ColumnElement[float]:
@@ -226,21 +262,28 @@ FIRST, LAST = sa.bindparam("first_edge", type_=EdgeId), sa.bindparam("last_edge"
 
 
 LAYERS, GRAPH = sa.bindparam("layers", expanding=True), sa.bindparam("graph_id")
+DEPTH = sa.bindparam("depth", type_=sa.Integer)
 
 
 def _leaving(table: sa.Table | sa.Alias, many: bool = False) -> sa.ColumnElement[bool]:
     """Return the condition that an edge of ``table`` leaves the layer the statement is given: by its id range
     (``first_edge``, ``last_edge``), or, for ``many`` layers, by its graph and layer (``graph_id``, ``layers``;
-    DuckDB prunes a scan by a list of layers far better than by as many id ranges)."""
+    DuckDB prunes a scan by a list of layers far better than by as many id ranges), or by its depth and layer
+    where ``table`` holds the edges by depth (``depth``, ``layers``: :meth:`_Tables.order_by_depth`)."""
+    if "depth" in table.c:
+        return sa.and_(table.c.depth == DEPTH, table.c.src_layer.in_(LAYERS))
     if many:
         return sa.and_(table.c.graph_id == GRAPH, table.c.src_layer.in_(LAYERS))
     return table.c.id.between(FIRST, LAST)
 
 
-def _leaving_values(spans: Sequence[sa.Row], graph_id: int) -> dict[str, object]:
-    """Return the bound values of a statement over the edges leaving the layers ``spans`` describe."""
+def _leaving_values(spans: Sequence[sa.Row], graph_id: int, depth: int | None = None) -> dict[str, object]:
+    """Return the bound values of a statement over the edges leaving the layers ``spans`` describe (at ``depth``
+    below their anchors, where the statement reads the edges by depth)."""
     if len(spans) == 1:
         return {"first_edge": spans[0].first_edge, "last_edge": spans[0].last_edge}
+    if depth is not None:
+        return {"depth": depth, "layers": [span.layer for span in spans]}
     return {"graph_id": graph_id, "layers": [span.layer for span in spans]}
 
 
@@ -260,10 +303,10 @@ def _spanned(spans: Sequence[sa.Row]) -> sa.ColumnElement[bool]:
     return sa.or_(*(edge.c.id.between(span.first_edge, span.last_edge) for span in spans))
 
 
-def _edges(kind: str | None = None, many: bool = False) -> sa.ColumnElement[bool]:
-    """Return the condition selecting the (``kind``) edges of the layers the statement is given."""
-    in_range = _leaving(edge, many)
-    return in_range if kind is None else sa.and_(in_range, edge.c.kind == kind)
+def _edges(kind: str | None = None, many: bool = False, table: sa.Table = edge) -> sa.ColumnElement[bool]:
+    """Return the condition selecting the (``kind``) edges of ``table`` leaving the layers the statement is given."""
+    in_range = _leaving(table, many)
+    return in_range if kind is None else sa.and_(in_range, table.c.kind == kind)
 
 
 class _Statements:
@@ -286,65 +329,86 @@ class _Statements:
             self.built[kind, into.name, many] = found
         return found
 
-    def _after(self, seats: sa.Table) -> sa.ColumnElement[bool]:
+    def _read(self, many: bool) -> sa.Table:
+        """Return the table a statement reads the edges from: for ``many`` layers, the edges by depth where the
+        run has them (:meth:`_Tables.order_by_depth`)."""
+        return self.t.by_depth if many and self.t.by_depth is not None else edge
+
+    @staticmethod
+    def _live(term: sa.Table | sa.Alias, edges: sa.Table) -> sa.ColumnElement[bool]:
+        """Return the condition that a row of ``term`` may be read at the statement's depth: where ``edges`` are
+        by depth, a node whose shallowest incoming edge is deeper is left out."""
+        if edges is edge:
+            return sa.true()
+        return sa.or_(term.c.until.is_(None), term.c.until <= DEPTH)
+
+    def _written(self, columns: list[str], edges: sa.Table) -> list[str]:
+        """Return the columns a statement over ``edges`` writes: ``columns``, with ``until`` where it is kept."""
+        return [*columns, "until"] if edges is not edge else columns
+
+    def _after(self, seats: sa.Table, edges: sa.Table) -> sa.ColumnElement[bool]:
         """Return the join condition of an edge's destination terms, in the seat the edge leads to."""
         term = self.t.term
-        return sa.and_(term.c.node_id == edge.c.dst, term.c.seat == seats.c.to_seat)
+        return sa.and_(term.c.node_id == edges.c.dst, term.c.seat == seats.c.to_seat, self._live(term, edges))
 
-    def _term_of_edge(self) -> sa.ColumnElement[float]:
+    def _term_of_edge(self, edges: sa.Table) -> sa.ColumnElement[float]:
         """Return an edge's share of a destination term: its reward goes to the value and the constant."""
         term = self.t.term
-        return sa.case((term.c.anchor < 0, self.t.points(edge.c.reward)), else_=0.0) + edge.c.sign * term.c.coeff
+        return sa.case((term.c.anchor < 0, self.t.points(edges.c.reward)), else_=0.0) + edges.c.sign * term.c.coeff
 
     def _chance(self, into: sa.Table, many: bool) -> sa.Insert:
         """A chance node's terms: the weighted sums over its rolls, divided by its total weight (the weight
         of its constant's terms, which every destination has), taken by a window over the grouped rows."""
-        seats, term = self.t.seat_map, self.t.term
-        joined = edge.join(seats, seats.c.sign == edge.c.sign).join(term, self._after(seats))
-        total = sa.func.sum(sa.case((term.c.anchor == ONE, edge.c.weight), else_=0))
-        denom = sa.func.max(total).over(partition_by=(edge.c.src, seats.c.node_id))
-        rows = (sa.select(edge.c.src, seats.c.node_id, term.c.anchor,
-                          sa.func.sum(edge.c.weight * self._term_of_edge()) / denom)
-                .select_from(joined).where(_edges("roll", many)).group_by(edge.c.src, seats.c.node_id, term.c.anchor))
-        return sa.insert(into).from_select(["node_id", "seat", "anchor", "coeff"], rows)
+        seats, term, edges = self.t.seat_map, self.t.term, self._read(many)
+        joined = edges.join(seats, seats.c.sign == edges.c.sign).join(term, self._after(seats, edges))
+        total = sa.func.sum(sa.case((term.c.anchor == ONE, edges.c.weight), else_=0))
+        denom = sa.func.max(total).over(partition_by=(edges.c.src, seats.c.node_id))
+        grouped = [edges.c.src, seats.c.node_id, term.c.anchor, *([edges.c.until] if edges is not edge else [])]
+        rows = (sa.select(edges.c.src, seats.c.node_id, term.c.anchor,
+                          sa.func.sum(edges.c.weight * self._term_of_edge(edges)) / denom, *grouped[3:])
+                .select_from(joined).where(_edges("roll", many, edges)).group_by(*grouped))
+        return sa.insert(into).from_select(self._written(["node_id", "seat", "anchor", "coeff"], edges), rows)
 
     def _decide(self, into: sa.Table, many: bool) -> sa.Insert:
         """A decision node's terms: those of the move each seat takes (the best for a maximising seat, the
         first streamed within the tolerance; its policy's otherwise), with the move, in one statement."""
-        seats, term = self.t.seat_map, self.t.term
-        q = self.t.points(edge.c.reward) + edge.c.sign * term.c.coeff
-        moves = (sa.select(edge.c.src, seats.c.node_id.label("seat"), edge.c.id, q.label("q"),
-                           sa.func.max(q).over(partition_by=(edge.c.src, seats.c.node_id)).label("best"))
-                 .select_from(edge.join(seats, sa.and_(seats.c.sign == edge.c.sign, seats.c.policy_id.is_(None)))
-                              .join(term, sa.and_(self._after(seats), term.c.anchor == VALUE)))
-                 .where(_edges("move", many)).subquery("moves"))
+        seats, term, edges = self.t.seat_map, self.t.term, self._read(many)
+        q = self.t.points(edges.c.reward) + edges.c.sign * term.c.coeff
+        moves = (sa.select(edges.c.src, seats.c.node_id.label("seat"), edges.c.id, q.label("q"),
+                           sa.func.max(q).over(partition_by=(edges.c.src, seats.c.node_id)).label("best"))
+                 .select_from(edges.join(seats, sa.and_(seats.c.sign == edges.c.sign, seats.c.policy_id.is_(None)))
+                              .join(term, sa.and_(self._after(seats, edges), term.c.anchor == VALUE)))
+                 .where(_edges("move", many, edges)).subquery("moves"))
         near = moves.c.q >= moves.c.best - TIE * (1 + sa.func.abs(moves.c.best))
         best = (sa.select(moves.c.src, moves.c.seat, sa.func.min(moves.c.id).label("edge_id")).where(near)
                 .group_by(moves.c.src, moves.c.seat))
         follows = self.t.followed
-        followed = (sa.select(edge.c.src, follows.c.seat, edge.c.id.label("edge_id"))
-                    .select_from(edge.join(follows, follows.c.edge_id == edge.c.id))
-                    .where(_edges("move", many)))
+        followed = (sa.select(edges.c.src, follows.c.seat, edges.c.id.label("edge_id"))
+                    .select_from(edges.join(follows, follows.c.edge_id == edges.c.id))
+                    .where(_edges("move", many, edges)))
         parts = [part for part, wanted in ((best, self.t.maximising), (followed, self.t.following)) if wanted]
         picked = (sa.union_all(*parts) if len(parts) > 1 else parts[0]).subquery("picked")
-        taken, to = edge.alias("taken"), seats.alias("to")
+        taken, to = edges.alias("taken"), seats.alias("to")
         after = term.alias("after")
         share = sa.case((after.c.anchor < 0, self.t.points(taken.c.reward)), else_=0.0) + taken.c.sign * after.c.coeff
         joined = (picked.join(taken, sa.and_(taken.c.id == picked.c.edge_id, _leaving(taken, many)))
                   .join(to, sa.and_(to.c.node_id == picked.c.seat, to.c.sign == taken.c.sign))
-                  .join(after, sa.and_(after.c.node_id == taken.c.dst, after.c.seat == to.c.to_seat)))
-        rows = sa.select(picked.c.src, picked.c.seat, after.c.anchor, share, picked.c.edge_id).select_from(joined)
-        return sa.insert(into).from_select(TERM_COLUMNS, rows)
+                  .join(after, sa.and_(after.c.node_id == taken.c.dst, after.c.seat == to.c.to_seat,
+                                       self._live(after, edges))))
+        rows = sa.select(picked.c.src, picked.c.seat, after.c.anchor, share, picked.c.edge_id,
+                         *([taken.c.until] if edges is not edge else [])).select_from(joined)
+        return sa.insert(into).from_select(self._written(TERM_COLUMNS, edges), rows)
 
-    def layer(self, connection: sa.Connection, spans: Sequence[sa.Row], anchors: bool) -> None:
-        """Value the layers ``spans`` (one statement a kind of node, whatever their number); anchor layers'
-        rows go to the ``new`` table."""
+    def layer(self, connection: sa.Connection, spans: Sequence[sa.Row], anchors: bool, depth: int) -> None:
+        """Value the layers ``spans``, ``depth`` below their anchors (one statement a kind of node, whatever
+        their number); anchor layers' rows go to the ``new`` table."""
         into = self.t.new if anchors else self.t.term
         for kind, column in (("roll", "rolls"), ("move", "moves")):
             having = [span for span in spans if getattr(span, column)]
             if having:
-                connection.execute(self.statement(kind, into, len(having) > 1),
-                                   _leaving_values(having, self.graph_id))
+                many = len(having) > 1
+                by_depth = depth if self._read(many) is not edge else None
+                connection.execute(self.statement(kind, into, many), _leaving_values(having, self.graph_id, by_depth))
 
 
 def _pass(connection: sa.Connection, statements: _Statements, group: Sequence[Component]) -> None:
@@ -355,7 +419,7 @@ def _pass(connection: sa.Connection, statements: _Statements, group: Sequence[Co
         for span in part.spans:
             depths.setdefault(span.layer - part.first, []).append(span)
     for depth in sorted(depths, reverse=True):
-        statements.layer(connection, depths[depth], depth == 0 and group[0].cyclic)
+        statements.layer(connection, depths[depth], depth == 0 and group[0].cyclic, depth)
 
 
 class _Group:
@@ -712,7 +776,10 @@ def solve_components(connection: sa.Connection, graph_id: int, seats: Sequence[S
     t.start_trimming(connection, graph_id)
     convergence = Convergence()
     statements = _Statements(t, graph_id)
-    for run in _runs(connection, graph_id, components(connection, graph_id)):
+    runs = _runs(connection, graph_id, components(connection, graph_id))
+    if any(len(run) > 1 for run in runs):
+        t.order_by_depth(connection, graph_id)
+    for run in runs:
         if run[0].cyclic:
             window = GROUPED if t.maximising else len(run)  # fixed moves: one pass, however many
             start = _solve_run(connection, statements, run, start, convergence, graph_id, guess, window, progress)

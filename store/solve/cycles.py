@@ -206,7 +206,7 @@ class _Tables:
         Each edge carries its source's ``until``: the depth of the shallowest edge to it, within its component
         (NULL for an anchor, or a node an edge from elsewhere leads to). A row of a node whose ``until`` is
         deeper than the statement's depth is read by no statement of the pass to come, and its joins leave it
-        out."""
+        out. A roll carries its ``share``, its weight over its source's total."""
         if self.last_use is None or self.by_depth is not None:
             return
         self.by_depth = create_afresh(connection, sa.Table(
@@ -214,22 +214,24 @@ class _Tables:
             *(sa.Column(name, sa.Integer, nullable=False) for name in ("src", "dst", "src_layer", "weight", "depth")),
             sa.Column("kind", sa.String(8), nullable=False), sa.Column("reward", sa.Double, nullable=False),
             sa.Column("sign", sa.SmallInteger, nullable=False), sa.Column("until", sa.Integer),
-            prefixes=["TEMPORARY"]))
+            sa.Column("share", sa.Double), prefixes=["TEMPORARY"]))
         self.all = (*self.all, self.by_depth)
         source, entered = layer.alias("source"), layer.alias("entered")
         depth = edge.c.src_layer - source.c.cycle_start
         inner = sa.and_(entered.c.cycle_start == source.c.cycle_start, edge.c.src_layer != source.c.cycle_start)
         until = sa.case((inner, self.last_use.c.layer - source.c.cycle_start), else_=sa.null())
+        share = sa.cast(edge.c.weight, sa.Double) / node.c.denom
         joined = (edge.join(source, sa.and_(source.c.graph_id == edge.c.graph_id, source.c.layer == edge.c.src_layer))
+                  .join(node, sa.and_(node.c.graph_id == edge.c.graph_id, node.c.id == edge.c.src))
                   .outerjoin(self.last_use, self.last_use.c.node_id == edge.c.src)
                   .outerjoin(entered, sa.and_(entered.c.graph_id == edge.c.graph_id,
                                               entered.c.layer == self.last_use.c.layer)))
         rows = (sa.select(edge.c.id, edge.c.src, edge.c.dst, edge.c.src_layer, edge.c.weight, depth, edge.c.kind,
-                          edge.c.reward, edge.c.sign, until).select_from(joined)
+                          edge.c.reward, edge.c.sign, until, sa.case((edge.c.kind == "roll", share))).select_from(joined)
                 .where(edge.c.graph_id == graph_id, source.c.cycle_start.is_not(None))
                 .order_by(depth, edge.c.src_layer, edge.c.id))
         connection.execute(sa.insert(self.by_depth).from_select(
-            ["id", "src", "dst", "src_layer", "weight", "depth", "kind", "reward", "sign", "until"], rows))
+            ["id", "src", "dst", "src_layer", "weight", "depth", "kind", "reward", "sign", "until", "share"], rows))
 
     def trim(self, connection: sa.Connection, frontier: int) -> None:
         """Every layer from ``frontier`` on being solved, move out of ``term`` the rows of the nodes that only
@@ -358,14 +360,19 @@ class _Statements:
 
     def _chance(self, into: sa.Table, many: bool) -> sa.Insert:
         """A chance node's terms: the weighted sums over its rolls, divided by its total weight (the weight
-        of its constant's terms, which every destination has), taken by a window over the grouped rows."""
+        of its constant's terms, which every destination has), taken by a window over the grouped rows; where
+        the edges are read by depth, the sums of their shares."""
         seats, term, edges = self.t.seat_map, self.t.term, self._read(many)
         joined = edges.join(seats, seats.c.sign == edges.c.sign).join(term, self._after(seats, edges))
-        total = sa.func.sum(sa.case((term.c.anchor == ONE, edges.c.weight), else_=0))
-        denom = sa.func.max(total).over(partition_by=(edges.c.src, seats.c.node_id))
-        grouped = [edges.c.src, seats.c.node_id, term.c.anchor, *([edges.c.until] if edges is not edge else [])]
-        rows = (sa.select(edges.c.src, seats.c.node_id, term.c.anchor,
-                          sa.func.sum(edges.c.weight * self._term_of_edge(edges)) / denom, *grouped[3:])
+        grouped = [edges.c.src, seats.c.node_id, term.c.anchor]
+        if edges is edge:
+            total = sa.func.sum(sa.case((term.c.anchor == ONE, edges.c.weight), else_=0))
+            denom = sa.func.max(total).over(partition_by=(edges.c.src, seats.c.node_id))
+            coeff = sa.func.sum(edges.c.weight * self._term_of_edge(edges)) / denom
+        else:
+            grouped.append(edges.c.until)
+            coeff = sa.func.sum(edges.c.share * self._term_of_edge(edges))
+        rows = (sa.select(*grouped[:3], coeff, *grouped[3:])
                 .select_from(joined).where(_edges("roll", many, edges)).group_by(*grouped))
         return sa.insert(into).from_select(self._written(["node_id", "seat", "anchor", "coeff"], edges), rows)
 

@@ -47,7 +47,9 @@ Where a join hashes the whole table it reads and rows can be deleted (DuckDB: th
 ``updates``), each statement would read every solved node's rows. Once the layers from some layer on are solved,
 the rows of the nodes that only edges leaving those layers lead to (each node's shallowest incoming edge, noted
 once) move to a table of their own, and the work table is made again from the rest; the values and moves are
-read from both at the end.
+read from both at the end. A window's statements read their edges from a copy of the cyclic layers' edges
+ordered by depth below the anchors (made once a solve), and leave out of their joins the rows of the nodes whose
+shallowest incoming edge is deeper than the depth they value: no statement of the pass reads those again.
 """
 
 from __future__ import annotations

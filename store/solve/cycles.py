@@ -140,7 +140,7 @@ class _Tables:
                              *(sa.Column(column, sa.Integer, primary_key=keyed, autoincrement=False, nullable=False)
                                for column in ("node_id", "seat", "anchor")),
                              sa.Column("coeff", sa.Double, nullable=False), sa.Column("edge_id", EdgeId),
-                             # a window's node: the depth of its shallowest incoming edge (:meth:`by_depth`)
+                             # a window's node: the depth of its shallowest incoming edge (:meth:`order_by_depth`)
                              *((sa.Column("until", sa.Integer),) if tracked else ()),
                              prefixes=["TEMPORARY"],
                              sqlite_with_rowid=not keyed)

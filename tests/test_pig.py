@@ -148,6 +148,8 @@ def test_on_duckdb_a_match_takes_one_pass_and_a_statement_a_depth_below_the_anch
         sa.event.remove(engine, "after_cursor_execute", count)
     assert len(parts) == clock_ticks(12) and all(part.cyclic for part in parts)
     assert len(written) == len(kinds) < sum(len(part.spans) for part in parts)
+    # layers valued together read their edges by depth and leave out the rows no statement below reads again
+    assert any("FROM cyc_by_depth" in statement and "until <=" in statement for statement in written)
     assert convergence.passes == convergence.components == len(parts)
     assert steps == [len(part.spans) for part in parts]  # progress as each component is done, not once a run
 

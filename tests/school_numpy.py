@@ -45,7 +45,7 @@ class NumpyTurns:
         outcomes = np.arange(len(rules.OUTCOMES))
         decide = found["score3"]
         for name in ("2", "1"):
-            kept = (decide @ self.roll.T)[:, self.keeps]
+            kept = self._kept(decide)
             found[f"keep{name}"], found[f"kept{name}"] = self.keeps[outcomes, kept.argmax(axis=2)], kept.max(axis=2)
             decide = np.maximum(found["score3"], found["kept2"])
         return found
@@ -53,7 +53,11 @@ class NumpyTurns:
     def best_keeps(self, decide: np.ndarray) -> np.ndarray:
         """Return, for each row of ``decide`` (the value of each outcome of the next roll), the value of each
         outcome when its best keep is rolled again: [row, outcome]."""
-        return (decide @ self.roll.T)[:, self.keeps].max(axis=2)
+        return self._kept(decide).max(axis=2)
+
+    def _kept(self, decide: np.ndarray) -> np.ndarray:
+        """Return the value of rolling again each keep each outcome allows: [row of ``decide``, outcome, keep]."""
+        return (decide @ self.roll.T)[:, self.keeps]
 
 
 def states_by_layer() -> dict[int, list[int]]:

@@ -133,8 +133,9 @@ def test_on_duckdb_a_match_takes_one_pass_and_a_statement_a_depth_below_the_anch
     written: list[str] = []
 
     def count(conn, cursor, statement, *rest) -> None:  # noqa: ANN001
-        if statement.startswith(("INSERT INTO cyc_term", "INSERT INTO cyc_new")) and ".kind =" in statement and ".dst" in statement:
-            written.append(statement)  # a layer's (or layers') terms
+        layers_terms = ".kind =" in statement and ".dst" in statement  # a layer's (or layers') terms
+        if statement.startswith(("INSERT INTO cyc_term", "INSERT INTO cyc_new")) and layers_terms:
+            written.append(statement)
 
     with engine.begin() as connection:
         parts = cycles.components(connection, graph_id)

@@ -229,7 +229,8 @@ class _Tables:
                   .outerjoin(entered, sa.and_(entered.c.graph_id == edge.c.graph_id,
                                               entered.c.layer == self.last_use.c.layer)))
         rows = (sa.select(edge.c.id, edge.c.src, edge.c.dst, edge.c.src_layer, edge.c.weight, depth, edge.c.kind,
-                          edge.c.reward, edge.c.sign, until, sa.case((edge.c.kind == "roll", share))).select_from(joined)
+                          edge.c.reward, edge.c.sign, until, sa.case((edge.c.kind == "roll", share)))
+                .select_from(joined)
                 .where(edge.c.graph_id == graph_id, source.c.cycle_start.is_not(None))
                 .order_by(depth, edge.c.src_layer, edge.c.id))
         connection.execute(sa.insert(self.by_depth).from_select(
@@ -269,12 +270,17 @@ LAYERS, GRAPH = sa.bindparam("layers", expanding=True), sa.bindparam("graph_id")
 DEPTH = sa.bindparam("depth", type_=sa.Integer)
 
 
+def _by_depth(table: sa.Table | sa.Alias) -> bool:
+    """Return whether ``table`` (or an alias of it) holds the edges by depth (:meth:`_Tables.order_by_depth`)."""
+    return "depth" in table.c
+
+
 def _leaving(table: sa.Table | sa.Alias, many: bool = False) -> sa.ColumnElement[bool]:
     """Return the condition that an edge of ``table`` leaves the layer the statement is given: by its id range
     (``first_edge``, ``last_edge``), or, for ``many`` layers, by its graph and layer (``graph_id``, ``layers``;
     DuckDB prunes a scan by a list of layers far better than by as many id ranges), or by its depth and layer
     where ``table`` holds the edges by depth (``depth``, ``layers``: :meth:`_Tables.order_by_depth`)."""
-    if "depth" in table.c:
+    if _by_depth(table):
         return sa.and_(table.c.depth == DEPTH, table.c.src_layer.in_(LAYERS))
     if many:
         return sa.and_(table.c.graph_id == GRAPH, table.c.src_layer.in_(LAYERS))
@@ -342,13 +348,13 @@ class _Statements:
     def _live(term: sa.Table | sa.Alias, edges: sa.Table) -> sa.ColumnElement[bool]:
         """Return the condition that a row of ``term`` may be read at the statement's depth: where ``edges`` are
         by depth, a node whose shallowest incoming edge is deeper is left out."""
-        if edges is edge:
+        if not _by_depth(edges):
             return sa.true()
         return sa.or_(term.c.until.is_(None), term.c.until <= DEPTH)
 
     def _written(self, columns: list[str], edges: sa.Table) -> list[str]:
         """Return the columns a statement over ``edges`` writes: ``columns``, with ``until`` where it is kept."""
-        return [*columns, "until"] if edges is not edge else columns
+        return [*columns, "until"] if _by_depth(edges) else columns
 
     def _after(self, seats: sa.Table, edges: sa.Table) -> sa.ColumnElement[bool]:
         """Return the join condition of an edge's destination terms, in the seat the edge leads to."""
@@ -367,7 +373,7 @@ class _Statements:
         seats, term, edges = self.t.seat_map, self.t.term, self._read(many)
         joined = edges.join(seats, seats.c.sign == edges.c.sign).join(term, self._after(seats, edges))
         grouped = [edges.c.src, seats.c.node_id, term.c.anchor]
-        if edges is edge:
+        if not _by_depth(edges):
             total = sa.func.sum(sa.case((term.c.anchor == ONE, edges.c.weight), else_=0))
             denom = sa.func.max(total).over(partition_by=(edges.c.src, seats.c.node_id))
             coeff = sa.func.sum(edges.c.weight * self._term_of_edge(edges)) / denom
@@ -405,7 +411,7 @@ class _Statements:
                   .join(after, sa.and_(after.c.node_id == taken.c.dst, after.c.seat == to.c.to_seat,
                                        self._live(after, edges))))
         rows = sa.select(picked.c.src, picked.c.seat, after.c.anchor, share, picked.c.edge_id,
-                         *([taken.c.until] if edges is not edge else [])).select_from(joined)
+                         *([taken.c.until] if _by_depth(edges) else [])).select_from(joined)
         return sa.insert(into).from_select(self._written(TERM_COLUMNS, edges), rows)
 
     def layer(self, connection: sa.Connection, spans: Sequence[sa.Row], anchors: bool, depth: int) -> None:
@@ -416,7 +422,7 @@ class _Statements:
             having = [span for span in spans if getattr(span, column)]
             if having:
                 many = len(having) > 1
-                by_depth = depth if self._read(many) is not edge else None
+                by_depth = depth if _by_depth(self._read(many)) else None
                 connection.execute(self.statement(kind, into, many), _leaving_values(having, self.graph_id, by_depth))
 
 

@@ -63,7 +63,7 @@ class NumpyTurns:
 def states_by_layer() -> dict[int, list[int]]:
     """Return School's states by the number of combinations used."""
     by_layer: dict[int, list[int]] = {}
-    for used in rules.STATES:
+    for used in rules.states():
         by_layer.setdefault(bin(used).count("1"), []).append(used)
     return by_layer
 

@@ -150,7 +150,7 @@ def test_school_endgame_equals_sqlites(backend_url: str, tmp_path: Path) -> None
                 (name, used): school.state_result(connection, built.graph_id,
                                                   school.ensure_policy(connection, built.graph_id, name),
                                                   school_rules.state_key(used))
-                for name in school_rules.POLICIES for used in school_rules.STATES if bin(used).count("1") in (13, 14)}
+                for name in school_rules.POLICIES for used in school_rules.states() if bin(used).count("1") in (13, 14)}
     (table, rows), (other_table, other_rows) = stored["sqlite"], stored[backend_url.split(":")[0]]
     assert all(math.isclose(other_table[k], v, rel_tol=1e-12) for k, v in table.items())
     for key, row in rows.items():

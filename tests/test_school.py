@@ -136,7 +136,7 @@ def test_positive_grades_add_105_to_every_game() -> None:
 def test_turn_states_follow_the_school_phase() -> None:
     brute = [used for used in range(1 << 15)
              if not used >> 6 or bin(used & 63).count("1") >= 3]
-    assert sorted(rules.STATES) == brute and len(brute) == 21526
+    assert sorted(rules.states()) == brute and len(brute) == 21526
     assert rules.open_combinations(0) == (0, 1, 2, 3, 4, 5)
 
 
@@ -148,7 +148,7 @@ def test_graph_sizes(engine: sa.Engine) -> None:
     # "reroll a d": one per face showing, from each roll (decisions) and each keep of 1..4 dice
     put_backs = sum(len(set(dice)) for dice in rules.OUTCOMES) + sum(len(set(keep)) for keep in rules.KEEPS)
     turn_edges = outcomes + 2 * 15 * outcomes + outcomes + 2 * (put_backs + keeps + roll_edges)
-    state_edges = sum(len(rules.open_combinations(used)) for used in rules.STATES)
+    state_edges = sum(len(rules.open_combinations(used)) for used in rules.states())
     assert built.nodes == 21526 + 1 + 3 * outcomes + 2 * (keeps + keeps) + 15
     assert built.edges == state_edges + turn_edges
     with engine.connect() as connection:
@@ -211,7 +211,7 @@ def recursion_values(values: Mapping[int, sa.Row], used: int, profit_of: Mapping
 def test_optimal_endgames_equal_the_recursion(endgame: tuple[sa.Engine, int], left: int) -> None:
     engine, graph_id = endgame
     values = stored(engine, graph_id, "optimal")
-    states = [used for used in rules.STATES if bin(used).count("1") == 15 - left]
+    states = [used for used in rules.states() if bin(used).count("1") == 15 - left]
     for used in states:
         _, value, moment2 = recursion_values(values, used, None)
         assert close(values[used].value, value) and close(values[used].moment2, moment2, 1e-10), used
@@ -220,7 +220,7 @@ def test_optimal_endgames_equal_the_recursion(endgame: tuple[sa.Engine, int], le
 def test_optimal_with_three_left_equals_the_recursion(endgame: tuple[sa.Engine, int]) -> None:
     engine, graph_id = endgame
     values = stored(engine, graph_id, "optimal")
-    states = [used for used in rules.STATES if bin(used).count("1") == 12][::45]
+    states = [used for used in rules.states() if bin(used).count("1") == 12][::45]
     assert len(states) >= 10
     for used in states:
         assert close(values[used].value, recursion_values(values, used, None)[1]), used
@@ -231,7 +231,7 @@ def test_bob_endgames_equal_the_recursion(endgame: tuple[sa.Engine, int]) -> Non
     optimal, bob = stored(engine, graph_id, "optimal"), stored(engine, graph_id, "bob")
     averages = {c: optimal[rules.ALL_USED ^ 1 << c].value for c in range(15)}
     profit_of = {c: -averages[c] for c in range(15)}
-    for used in [u for u in rules.STATES if 13 <= bin(u).count("1") <= 14]:
+    for used in [u for u in rules.states() if 13 <= bin(u).count("1") <= 14]:
         profit, value, _ = recursion_values(bob, used, profit_of)
         assert close(bob[used].value, value, 1e-9), used
         assert bob[used].value <= optimal[used].value + 1e-9
@@ -330,7 +330,7 @@ def test_report_json(whole_game: str, runner: CliRunner) -> None:
     assert math.isclose(data["bob_loss"], optimal["value"] - bob["value"], rel_tol=1e-12)
     assert all(abs(p["monte_carlo"]["z"]) < 4 for p in data["policies"])
     keeps = sum(math.comb(size + 5, 5) for size in range(5))
-    assert data["graph_size"]["turn_states"] == len(rules.STATES)
+    assert data["graph_size"]["turn_states"] == len(rules.states())
     assert data["graph_size"]["turn_nodes"] == 1 + 3 * len(rules.OUTCOMES) + 4 * keeps + 15
     assert "negative" in data["rules"]["scores"] or "upstream" in data["rules"]["scores"]
     text = runner.invoke(main, ["--db", whole_game, "report", "school", "-n", "0"])

@@ -24,9 +24,9 @@ from dicegraph.graphs.five_dice import DecisionBytes, FiveDiceTurn, StoredTurn, 
 from dicegraph.graphs.protocol import TurnPolicy
 from dicegraph.graphs.repeating import RepeatingTurn, TurnsInFull
 from dicegraph.graphs.rules import Ending, Move
-from dicegraph.graphs.school.game import (ALL_USED, COMBINATIONS, STATES, extreme_points, first_used,
+from dicegraph.graphs.school.game import (ALL_USED, COMBINATIONS, extreme_points, first_used,
                                           open_combinations, score_byte, score_moves, state_key, turn_key, unused_sum,
-                                          used_text)
+                                          states, used_text)
 
 
 END_KEYS = tuple(turn_key("end", combination) for combination in COMBINATIONS)  # each combination's end
@@ -91,7 +91,7 @@ class SchoolRules(RepeatingTurn):
 
     def state_count(self) -> int:
         """Return how many used sets the school phase allows from the first."""
-        return sum(1 for used in STATES if used & self.first == self.first)
+        return sum(1 for used in states() if used & self.first == self.first)
 
     state_key = staticmethod(state_key)  # ``'used:7'``, the stored state's key
 

@@ -106,7 +106,7 @@ def main() -> None:
     print(f"DuckDB solve: {duck / TARGET_DUCKDB_SOLVE:.2f} of the 15 million edges/s target "
           f"(induction alone {results['duckdb']['edges'] / results['duckdb']['induction_s'] / TARGET_DUCKDB_SOLVE:.2f}); "
           f"peak memory of the process {peak_mib():,.0f} MiB; "
-          f"School has {len(school_rules.STATES):,} turn states")
+          f"School has {len(school_rules.states()):,} turn states")
 
 
 if __name__ == "__main__":

@@ -141,7 +141,7 @@ def bench(backend: str, params: dict[str, object],
                 found = turn_outcomes(connection, graph, "optimal")
                 spread = time.perf_counter() - started, found
     turn_edges = sum(span.rolls + span.moves for span in graph.turn_spans)
-    states = sum(1 for used in rules.STATES if used & first == first) - 1  # those played: all but the last
+    states = sum(1 for used in rules.states() if used & first == first) - 1  # those played: all but the last
     joined = len(graph.structure.policies) * states * turn_edges
     target = TARGET_SECONDS.get(backend)
     against = f" ({seconds / target:.2f} of the {target / 60:.0f} min target)" if target else ""

@@ -21,7 +21,6 @@ import tempfile
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
@@ -134,22 +133,23 @@ def _exact(run: Checked) -> str:
 
 def _within_bounds(run: Checked, rules: Any, position: Any, lowest: float | None = None) -> str:
     """Return, where the rules declare ``highest_outcome``, that the highest outcome some play reaches from
-    ``position`` (:func:`dicegraph.graphs.exact.highest_reachable`) is within it, and where a repeating game declares
+    ``position`` (:func:`dicegraph.graphs.exact.outcome_range`) is within it, and where a repeating game declares
     the ``lowest`` still to come there, that no play reaches less, as clauses; else ``''``."""
-    from dicegraph.graphs.exact import highest_reachable, lowest_reachable
+    from dicegraph.graphs.exact import outcome_range
 
-    clauses = ""
     declared = getattr(rules, "highest_outcome", None)
+    if declared is None and lowest is None:
+        return ""
+    low, high = _rules_value(run, f"outcomes from {rules.key(position)}", lambda: outcome_range(rules, position))
+    clauses = ""
     if declared is not None:
-        reached = _rules_value(run, f"highest from {rules.key(position)}", lambda: highest_reachable(rules, position))
-        if reached > declared:
-            raise Breaks(f"the rules declare highest_outcome {declared!r}, but a play reaches {reached}")
-        clauses += f"; the highest outcome reached, {float(reached):g}, within the declared {declared:g}"
+        if high > declared:
+            raise Breaks(f"the rules declare highest_outcome {declared!r}, but a play reaches {high}")
+        clauses += f"; the highest outcome reached, {float(high):g}, within the declared {declared:g}"
     if lowest is not None:
-        reached = _rules_value(run, f"lowest from {rules.key(position)}", lambda: lowest_reachable(rules, position))
-        if reached < lowest:
-            raise Breaks(f"the game declares lowest_still {lowest!r} at its first state, but a play reaches {reached}")
-        clauses += f"; the lowest reached, {float(reached):g}, not below the declared {lowest:g}"
+        if low < lowest:
+            raise Breaks(f"the game declares lowest_still {lowest!r} at its first state, but a play reaches {low}")
+        clauses += f"; the lowest reached, {float(low):g}, not below the declared {lowest:g}"
     return clauses
 
 
@@ -180,14 +180,14 @@ def _exact_turns(run: Checked, rules: Any) -> str:
     return f"the optimum at {' and '.join(repr(key) for key in keys)} equals the rules' recursion in fractions{bound}"
 
 
-_EXACT: dict[tuple[Any, ...], tuple[Game, Fraction]] = {}  # (game's id, parameters, what) -> (game, its value)
+_EXACT: dict[tuple[Any, ...], tuple[Game, Any]] = {}  # (game's id, parameters, what) -> (game, its value)
 
 
-def _rules_value(run: Checked, what: str, work: Callable[[], Fraction]) -> Fraction:
+def _rules_value(run: Checked, what: str, work: Callable[[], Any]) -> Any:
     """Return ``work()``, an exact value of the game's rules (``what`` names it: a policy, a state), worked out
     once a process: it is the rules', the same on every backend (checking a game on several asks for it again)."""
     asked = (id(run.game), repr(sorted(run.params.items())), what)
-    game, value = _EXACT.get(asked, (None, Fraction(0)))
+    game, value = _EXACT.get(asked, (None, None))
     if game is not run.game:
         value = work()
         _EXACT[asked] = run.game, value

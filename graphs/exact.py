@@ -26,6 +26,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable, Hashable, Iterable, Sequence
 from fractions import Fraction
+from typing import Any
 
 from dicegraph.graphs.rules import Ending, Move, Position, Roll, Rules
 
@@ -104,10 +105,10 @@ def exact_value(rules: Rules, objective: str, agent: str | None = None, position
     return _recursion(rules, max if objective == "max" else min, _expected, agent, position)
 
 
-def highest_reachable(rules: Rules, position: Position | None = None) -> Fraction:
-    """Return the highest outcome that some play of a game for one without loops reaches from ``position`` (default:
-    the root), points paid on moves included: every move open, every roll that can happen (by recursion over the
-    rules, as :func:`exact_value`).
+def outcome_range(rules: Rules, position: Position | None = None) -> tuple[Fraction, Fraction]:
+    """Return the lowest and the highest outcome that some play of a game for one without loops reaches from
+    ``position`` (default: the root), points paid on moves included: every move open, every roll that can happen
+    (one recursion over the rules, as :func:`exact_value`'s).
 
     >>> from dicegraph.graphs.rules import DiceRules, Move
     >>> class Once(DiceRules):
@@ -118,17 +119,39 @@ def highest_reachable(rules: Rules, position: Position | None = None) -> Fractio
     ...     def payoff(self, position): return 0.0 if position == "end" else None
     ...     def rolls(self, position): return [(face, 1) for face in range(1, 7)]
     ...     def moves(self, position, roll): return [Move("end", "keep", float(roll)), Move("end", "three", 3.0)]
-    >>> highest_reachable(Once()), lowest_reachable(Once()), exact_value(Once(), "max")
-    (Fraction(6, 1), Fraction(1, 1), Fraction(4, 1))
+    >>> outcome_range(Once()), exact_value(Once(), "max")
+    ((Fraction(1, 1), Fraction(6, 1)), Fraction(4, 1))
     """
-    return _recursion(rules, max, functools.partial(_possible, max), None, position)
+    return _recursion(rules, _span, _possible_span, None, position, leaf=lambda payoff: (payoff, payoff),
+                      worth=_range_worth)
+
+
+def highest_reachable(rules: Rules, position: Position | None = None) -> Fraction:
+    """Return the highest outcome some play reaches from ``position`` (:func:`outcome_range`'s second)."""
+    return outcome_range(rules, position)[1]
 
 
 def lowest_reachable(rules: Rules, position: Position | None = None) -> Fraction:
-    """Return the lowest outcome that some play of a game for one without loops reaches from ``position`` (default:
-    the root), as :func:`highest_reachable` finds the highest (its example shows both): every move open, every roll
-    that can happen."""
-    return _recursion(rules, min, functools.partial(_possible, min), None, position)
+    """Return the lowest outcome some play reaches from ``position`` (:func:`outcome_range`'s first)."""
+    return outcome_range(rules, position)[0]
+
+
+def _span(ranges: Iterable[tuple[Fraction, Fraction]]) -> tuple[Fraction, Fraction]:
+    """Return the lowest and the highest of ``(lowest, highest)`` ranges."""
+    lows, highs = zip(*ranges)
+    return min(lows), max(highs)
+
+
+def _possible_span(outcomes: Iterable[tuple[tuple[Fraction, Fraction], int]]) -> tuple[Fraction, Fraction]:
+    """Return :func:`_span` of the ranges among ``(range, weight)`` outcomes that can happen (a weight above 0)."""
+    return _span(found for found, weight in outcomes if weight > 0)
+
+
+def _range_worth(rules: Rules, move: Move, reached: tuple[Fraction, Fraction]) -> tuple[Fraction, Fraction]:
+    """Return :func:`move_worth` of the lowest and the highest outcome where ``move`` leads (swapped when it hands
+    the turn over)."""
+    low, high = (move_worth(rules, move, end) for end in reached)
+    return (high, low) if move.passes else (low, high)
 
 
 def _expected(outcomes: Iterable[tuple[Fraction, int]]) -> Fraction:
@@ -138,42 +161,38 @@ def _expected(outcomes: Iterable[tuple[Fraction, int]]) -> Fraction:
     return sum((chance_of(weight, total) * value for value, weight in outcomes), Fraction(0))
 
 
-def _possible(pick: Callable[[Iterable[Fraction]], Fraction], outcomes: Iterable[tuple[Fraction, int]]) -> Fraction:
-    """Return ``pick`` (``max`` or ``min``) of the values among ``(value, weight)`` outcomes that can happen (a weight
-    above 0)."""
-    return pick(value for value, weight in outcomes if weight > 0)
-
-
-def _recursion(rules: Rules, best: Callable[[Iterable[Fraction]], Fraction],
-               over_rolls: Callable[[Iterable[tuple[Fraction, int]]], Fraction], agent: str | None,
-               position: Position | None) -> Fraction:
+def _recursion(rules: Rules, best: Callable[[Iterable[Any]], Any],
+               over_rolls: Callable[[Iterable[tuple[Any, int]]], Any], agent: str | None,
+               position: Position | None, leaf: Callable[[Fraction], Any] = lambda payoff: payoff,
+               worth: Callable[[Rules, Move, Any], Any] = move_worth) -> Any:
     """Return the value of ``position`` (default: the root) by recursion over rules without loops, each position
     once: a decision takes ``best`` of its moves (or ``agent``'s move), a roll combines its outcomes by
-    ``over_rolls``."""
-    memo: dict[str, Fraction] = {}
+    ``over_rolls``; an end is worth ``leaf`` of its payoff, a move ``worth`` of where it leads (by default a
+    fraction, :func:`move_worth`)."""
+    memo: dict[str, Any] = {}
 
-    def value(at: Position) -> Fraction:
+    def value(at: Position) -> Any:
         key = rules.key(at)
         if key in memo:
             return memo[key]
         payoff = rules.payoff(at)
         if payoff is not None:
-            result = exactly(payoff)
+            result = leaf(exactly(payoff))
         else:
             rolls = rules.rolls(at)
             result = choose(at, None) if rolls is None else over_rolls((choose(at, roll), weight) for roll, weight in rolls)
         memo[key] = result
         return result
 
-    def choose(at: Position, roll: Roll | None) -> Fraction:
+    def choose(at: Position, roll: Roll | None) -> Any:
         moves = rules.moves(at, roll)
         if not moves:
             after = rules.ending(at, roll)
-            return exactly(after.payoff) if isinstance(after, Ending) else move_worth(rules, after, value(after.next))
+            return leaf(exactly(after.payoff)) if isinstance(after, Ending) else worth(rules, after, value(after.next))
         if agent is not None:
             move = rules.agents[agent](at, roll, moves)
-            return move_worth(rules, move, value(move.next))
-        return best(move_worth(rules, move, value(move.next)) for move in moves)
+            return worth(rules, move, value(move.next))
+        return best(worth(rules, move, value(move.next)) for move in moves)
 
     return value(rules.starts()[0] if position is None else position)
 

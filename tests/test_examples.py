@@ -154,3 +154,14 @@ def test_check_refuses_an_unknown_game_or_parameter_before_any_work() -> None:
     assert_one_line_error(CliRunner().invoke(main, ["check", "no-such-game"]), "unknown game 'no-such-game'")
     assert_one_line_error(CliRunner().invoke(main, ["check", "jackpot", "-p", "cells=99"]), "cells")
     assert resolve_params(GAMES["jackpot"], {"cells": "3"})["cells"] == 3
+
+
+def test_check_takes_parameters_as_values_or_as_their_text() -> None:
+    """The Python API's ``check_game`` reads a parameter's value (School's straights, a pair) as its text on the
+    command line: a value out of range is refused before any work, in the command line's words, not with a
+    traceback of the parser."""
+    from dicegraph.graphs.errors import BadParameter
+
+    for given in ((-1, 20), "-1,20"):
+        with pytest.raises(BadParameter, match=r"invalid value '-1,20' for parameter 'straights'"):
+            check_game(GAMES["school"], {"straights": given})

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from dicegraph.database import Database
-from dicegraph.graphs.protocol import Game, one_by_one, resolve_params, value_text
+from dicegraph.graphs.protocol import Game, one_by_one, resolve_params
 from dicegraph.graphs.repeating import TurnsInFull
 from dicegraph.store.db import is_in_memory
 from dicegraph.store.errors import FilesReachable
@@ -400,8 +400,7 @@ def check_game(game: Game, params: Mapping[str, Any] | None = None, url: str | N
     """Return what each check that applies found of ``game`` on ``params`` (values or their text, over its small
     parameters), in a scratch database (or ``url``'s); ``on_finding`` is told of each as it is found. A check
     that breaks does not stop the others, but when the build or the report breaks, nothing after it is run."""
-    texts = {name: given if isinstance(given, str) else value_text(given) for name, given in (params or {}).items()}
-    asked = resolve_params(game, texts)  # values or their text, checked as the command line's
+    asked = resolve_params(game, params or {})  # values or their text, checked
     values = asked | dict(game.small_params or {}) | {name: asked[name] for name in params or {}}
     findings: list[Finding] = []
     with _session(url) as (db, folder):

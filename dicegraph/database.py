@@ -75,12 +75,6 @@ def _quiet(label: str, length: int | None) -> AbstractContextManager[Progress | 
     return nullcontext(None)
 
 
-def _texts(params: Mapping[str, Any] | None) -> dict[str, str]:
-    """Return parameters given as values (``{"cells": 4}``) or as text (``{"cells": "4"}``) as text, as ``-p`` gives
-    them, so that both are checked alike."""
-    return {name: value_text(value) for name, value in (params or {}).items()}
-
-
 def stored_graph(connection: sa.Connection, graph: str | int, params: Mapping[str, Any] | None = None) -> sa.Row:
     """Return the stored graph named by id or game name, ``params`` (values or text) picking among a game's graphs;
     raises NotFound or Ambiguous (:func:`dicegraph.store.catalog.resolve_graph`). A number (an ``int``) is an id only; text
@@ -92,7 +86,7 @@ def stored_graph(connection: sa.Connection, graph: str | int, params: Mapping[st
         return resolve_graph(connection, ref)
     if is_graph_id(ref) and ref not in GAMES:
         raise DicegraphError("parameters (-p) pick among a game's graphs; a graph id needs none")
-    return resolve_graph(connection, ref, resolve_params(get_game(ref), _texts(params)))
+    return resolve_graph(connection, ref, resolve_params(get_game(ref), params or {}))
 
 
 def _one_line_errors(method: Callable[..., Result]) -> Callable[..., Result]:
@@ -185,7 +179,7 @@ class Database:
     def _game(game: str | Game, params: Mapping[str, Any] | None) -> tuple[Game, dict[str, Any]]:
         """Return the game named (or given) and its parameters resolved (text or values, defaults filled in)."""
         chosen = get_game(game) if isinstance(game, str) else game
-        return chosen, resolve_params(chosen, _texts(params))
+        return chosen, resolve_params(chosen, params or {})
 
     @_one_line_errors
     def build(self, game: str | Game, params: Mapping[str, Any] | None = None, *, replace: bool = False,

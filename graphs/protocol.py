@@ -455,8 +455,10 @@ def with_defaults(game: Game, values: Mapping[str, Any]) -> dict[str, Any]:
     return {param.name: values.get(param.name, param.default) for param in game.params} | dict(values)
 
 
-def resolve_params(game: Game, given: Mapping[str, str]) -> dict[str, Any]:
-    """Return the full parameter dict of ``game``: defaults overridden by ``given`` texts.
+def resolve_params(game: Game, given: Mapping[str, Any]) -> dict[str, Any]:
+    """Return the full parameter dict of ``game``: defaults overridden by ``given``, values (``{"cells": 4}``) or
+    their text as ``-p`` gives them (``{"cells": "4"}``), each read as its text (:func:`value_text`) so that both
+    are checked alike.
 
     Raises BadParameter naming the accepted parameters when a name is unknown,
     and whatever the game's optional ``check_params(values)`` raises for
@@ -470,7 +472,7 @@ def resolve_params(game: Game, given: Mapping[str, str]) -> dict[str, Any]:
             f"unknown parameter {unknown[0]!r} for game {game.name!r} (accepted: {accepted})"
         )
     values = {
-        name: param.parse(given[name]) if name in given else param.default
+        name: param.parse(value_text(given[name])) if name in given else param.default
         for name, param in known.items()
     }
     check_together = game.check_params

@@ -232,6 +232,7 @@ class TurnsInFull(DiceRules):
         self.constant_sum = game.constant_sum
         self.agents = {name: self.plays(agent) for name, agent in game.agents.items()}
         self._turn_moves: dict[tuple[str, Roll | None], list[tuple[Move, str | None]]] = {}
+        self._keys: dict[Any, str] = {}  # position -> its key, worked out once (a recursion asks millions of times)
 
     @property
     def points_fall(self) -> bool:  # type: ignore[override]
@@ -263,8 +264,15 @@ class TurnsInFull(DiceRules):
         """Return ``'<state key> | <turn key>'`` (an ending moved to: its key)."""
         if isinstance(position, Ending):
             return position.key
-        state, at = position
-        return self.game.state_key(state) + SEPARATOR + self.turn.key(at)
+        try:
+            return self._keys[position]
+        except KeyError:
+            state, at = position
+            found = self._keys[position] = self.game.state_key(state) + SEPARATOR + self.turn.key(at)
+            return found
+        except TypeError:  # a state or turn position that cannot be a key: worked out each time
+            state, at = position
+            return self.game.state_key(state) + SEPARATOR + self.turn.key(at)
 
     def label(self, position: Any) -> str:
         """Return the state's label and the turn position's (an ending moved to: its label)."""

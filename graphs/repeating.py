@@ -267,12 +267,15 @@ class TurnsInFull(DiceRules):
         try:
             return self._keys[position]
         except KeyError:
-            state, at = position
-            found = self._keys[position] = self.game.state_key(state) + SEPARATOR + self.turn.key(at)
-            return found
-        except TypeError:  # a state or turn position that cannot be a key: worked out each time
-            state, at = position
-            return self.game.state_key(state) + SEPARATOR + self.turn.key(at)
+            found = self._keys[position] = self._joined_key(position)
+        except TypeError:  # a state or turn position that cannot be a dictionary's key: worked out each time
+            found = self._joined_key(position)
+        return found
+
+    def _joined_key(self, position: Any) -> str:
+        """Return the key of ``(state, turn position)``: the state's, :data:`SEPARATOR`, the turn position's."""
+        state, at = position
+        return self.game.state_key(state) + SEPARATOR + self.turn.key(at)
 
     def label(self, position: Any) -> str:
         """Return the state's label and the turn position's (an ending moved to: its label)."""

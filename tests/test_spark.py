@@ -32,7 +32,7 @@ import dicegraph
 from dicegraph.cli import main
 from dicegraph.graphs import GAMES as ALL_GAMES
 from dicegraph.graphs import get_game
-from dicegraph.graphs.protocol import OPTIMAL
+from dicegraph.graphs.protocol import OPTIMAL, value_text
 from dicegraph.store.db import open_database
 from dicegraph.store.report import game_report
 from dicegraph.store.schema import graph
@@ -113,9 +113,7 @@ def spark_params(name: str) -> dict[str, Any]:
 
 def options(name: str) -> list[str]:
     """Return the ``-p`` options of game ``name`` on Spark (:func:`spark_params`)."""
-    texts = {key: ",".join(map(str, value)) if isinstance(value, tuple) else str(value)
-             for key, value in spark_params(name).items()}
-    return [option for key, value in texts.items() for option in ("-p", f"{key}={value}")]
+    return [option for key, value in spark_params(name).items() for option in ("-p", f"{key}={value_text(value)}")]
 
 
 def solved(url: str, name: str) -> dict[str, Any]:

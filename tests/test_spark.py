@@ -482,6 +482,28 @@ def test_compaction_keeps_every_row_in_fewer_files(spark_url: str) -> None:
     assert again == kept and len(kept) == 3
 
 
+def test_a_command_counts_the_files_of_the_tables_it_inserted_into_and_no_others(spark_url: str) -> None:
+    """The end of a command that wrote (the backend's ``writing``) counts the files of the tables it inserted into
+    (here ``graph``), in one statement that reads no other table, and none when it inserted nothing."""
+    from dicegraph.store.backends.spark.backend import BACKEND
+
+    engine = open_database(spark_url, create=True)
+    sent: list[str] = []
+    sa.event.listen(engine, "before_cursor_execute", lambda *args: sent.append(args[2]))
+    row = dict(id=1, game="jackpot", params='{"cells": 2}', builder_version=1, created_at=dt.datetime.now(dt.UTC),
+               nodes=1, edges=0, layers=1)
+    counted = []
+    for inserts in ([row], []):
+        sent.clear()
+        with BACKEND.writing(engine, None), engine.connect() as connection:
+            for each in inserts:
+                connection.execute(sa.insert(graph), each)
+        counted.append([text for text in sent if "_metadata.file_path" in text])
+    engine.dispose()
+    (written,), nothing = counted
+    assert "FROM `graph`" in written and written.count(" FROM ") == 1 and nothing == []
+
+
 def test_many_rows_go_in_as_json_texts_and_come_back_exactly(spark_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
     """An INSERT of many rows (``store/backends/spark/bulk.py``) goes as a few statements of JSON text, each within
     ``MAX_CHARS``, and every value comes back as it went: the last bit of a double, a signed zero, the

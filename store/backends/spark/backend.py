@@ -58,13 +58,15 @@ class Spark(Backend):
     @contextmanager
     def writing(self, engine: sa.Engine, on_wait: Waiting | None) -> Iterator[None]:
         """Hold the database's writer lock while a command writes (Spark has no transactions), and compact the
-        small files its statements wrote once it is done."""
+        small files its statements wrote into the tables they inserted into once it is done."""
         from dicegraph.store.backends.spark.compact import compact
         from dicegraph.store.backends.spark.writer import writing
 
+        inserted = engine.dialect.inserted  # type: ignore[attr-defined]
         with engine.connect() as connection, writing(connection, on_wait):
+            before = inserted.copy()
             yield
-            compact(connection)
+            compact(connection, among={table for table, count in inserted.items() if count > before[table]})
 
     def set_time_limit(self, connection: sa.Connection, seconds: float | None) -> None:
         """The Thrift server stops the statement itself at the time limit (0: none)."""

@@ -4,11 +4,14 @@ of a few hundred statements leaves a table in hundreds of files, and each later 
 A table held in more than :data:`FILES_PER_TABLE` files is written over by itself in few files
 (:func:`dicegraph.store.backends.spark.dialect.compaction_statements`), through the same copy an UPDATE takes, so that a process
 killed meanwhile leaves the copy for the next writer to finish (:func:`dicegraph.store.backends.spark.dialect.drop_leftovers`).
-:class:`dicegraph.Database` compacts at the end of every command that wrote to a Spark database; the dialect
-compacts a solve's work tables as it goes.
+:class:`dicegraph.Database` compacts, at the end of every command that wrote to a Spark database, the tables that
+command inserted into (counting the files reads every row; counting every table's, three commands of a check
+of Jackpot took 4.7 s, the tables written 1.8 s); the dialect compacts a solve's work tables as it goes.
 """
 
 from __future__ import annotations
+
+from collections.abc import Collection
 
 import sqlalchemy as sa
 
@@ -17,10 +20,11 @@ from dicegraph.store.backends.spark.dialect import compaction_statements, is_wor
 FILES_PER_TABLE = 64  # a table held in more files than this is compacted
 
 
-def table_files(connection: sa.Connection) -> dict[str, int]:
-    """Return each of the database's tables (not work tables) and the number of Parquet files holding its rows,
-    counted in one statement (an empty table: 0)."""
-    names = [name for name in connection.dialect.get_table_names(connection) if not is_work_table(name)]
+def table_files(connection: sa.Connection, among: Collection[str] | None = None) -> dict[str, int]:
+    """Return each of the database's tables (not work tables; only those ``among`` when given) and the number
+    of Parquet files holding its rows, counted in one statement (an empty table: 0)."""
+    names = [name for name in connection.dialect.get_table_names(connection)
+             if not is_work_table(name) and (among is None or name in among)]
     if not names:
         return {}
     counts = " UNION ALL ".join(f"SELECT '{name}', count(DISTINCT _metadata.file_path) FROM `{name}`"
@@ -28,13 +32,17 @@ def table_files(connection: sa.Connection) -> dict[str, int]:
     return {name: int(files) for name, files in connection.exec_driver_sql(counts).all()}
 
 
-def compact(connection: sa.Connection, at_least: int | None = None) -> dict[str, tuple[int, int]]:
-    """Rewrite each table held in more than ``at_least`` files (by default :data:`FILES_PER_TABLE`) into few;
-    return the tables rewritten, each with its number of files before and after."""
+def compact(connection: sa.Connection, at_least: int | None = None,
+            among: Collection[str] | None = None) -> dict[str, tuple[int, int]]:
+    """Rewrite each table (only those ``among`` when given) held in more than ``at_least`` files (by default
+    :data:`FILES_PER_TABLE`) into few; return the tables rewritten, each with its number of files before and
+    after."""
+    if among is not None and not among:
+        return {}
     limit = FILES_PER_TABLE if at_least is None else at_least
-    before = {name: files for name, files in table_files(connection).items() if files > limit}
+    before = {name: files for name, files in table_files(connection, among).items() if files > limit}
     for name in before:
         for statement in compaction_statements(name, connection.dialect.work_mark):  # type: ignore[attr-defined]
             connection.exec_driver_sql(statement)
-    after = table_files(connection) if before else {}
+    after = table_files(connection, before) if before else {}
     return {name: (files, after[name]) for name, files in before.items()}

@@ -25,6 +25,7 @@ from dicegraph.graphs.rules import Ending, Move, Rules
 
 # an agent's name, a stored policy's choices (decision key -> move label), or an agent itself (position, roll, moves)
 Policy = str | Mapping[str, str] | Callable[..., Move]
+ANSWERS_KEPT = 200_000  # answers of the rules a run of games keeps (a position's payoff, rolls or key; its moves)
 
 
 def play_one(rules: Rules, policy: Policy | tuple[Policy, Policy], uniform: Callable[[], float]) -> float:
@@ -75,12 +76,78 @@ def _share(rules: Rules, payoff: float, mover: int) -> float:
     return payoff if mover == 0 else rules.constant_sum - payoff
 
 
+class Remembered:
+    """The rules, answering each position's payoff, rolls, key and moves (and decision key) once a run of games:
+    the same positions come back game after game (Can't Stop's board, 20,000 games: 68 s asking the rules every
+    time). A position or roll that cannot be a dictionary's key is asked of the rules each time, and so is
+    everything once :data:`ANSWERS_KEPT` answers are kept; everything else the rules have is theirs.
+
+    >>> from dicegraph.graphs.rules import DiceRules
+    >>> class Counted(DiceRules):
+    ...     asked = 0
+    ...     def starts(self): return [0]
+    ...     def key(self, position): return str(position)
+    ...     def payoff(self, position): return None
+    ...     def rolls(self, position):
+    ...         Counted.asked += 1
+    ...         return iter([(1, 1), (2, 1)])
+    >>> remembered = Remembered(Counted())
+    >>> remembered.rolls(0), remembered.rolls(0), Counted.asked
+    ([(1, 1), (2, 1)], [(1, 1), (2, 1)], 1)
+    """
+
+    def __init__(self, rules: Rules):
+        self.rules = rules
+        self._answers: dict[tuple[str, Any], Any] = {}
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.rules, name)
+
+    def _answer(self, asked: str, about: Any, work: Callable[[], Any]) -> Any:
+        """Return ``work()``, the rules' answer to ``asked`` about ``about``, kept where it can be."""
+        try:
+            return self._answers[asked, about]
+        except KeyError:
+            answer = work()
+            if len(self._answers) < ANSWERS_KEPT:
+                self._answers[asked, about] = answer
+            return answer
+        except TypeError:  # a position or roll that cannot be a key
+            return work()
+
+    def payoff(self, position: Any) -> float | None:
+        """Return the rules' payoff at ``position``."""
+        return self._answer("payoff", position, lambda: self.rules.payoff(position))
+
+    def rolls(self, position: Any) -> list[tuple[Any, int]] | None:
+        """Return the rules' rolls at ``position``, as a list."""
+        return self._answer("rolls", position, lambda: _listed(self.rules.rolls(position)))
+
+    def key(self, position: Any) -> str:
+        """Return the rules' key of ``position``."""
+        return self._answer("key", position, lambda: self.rules.key(position))
+
+    def moves(self, position: Any, roll: Any) -> Any:
+        """Return the rules' moves at ``position`` after ``roll``."""
+        return self._answer("moves", (position, roll), lambda: self.rules.moves(position, roll))
+
+    def decision_key(self, position: Any, roll: Any) -> str:
+        """Return the rules' key of the decision at ``position`` after ``roll``."""
+        return self._answer("decision", (position, roll), lambda: self.rules.decision_key(position, roll))
+
+
+def _listed(rolls: Any) -> list[tuple[Any, int]] | None:
+    """Return ``rolls`` as a list (None stays None)."""
+    return None if rolls is None else list(rolls)
+
+
 def rules_simulator(make_rules: Callable[[Mapping[str, Any]], Rules]) -> Callable[..., Callable[[int, Any], Any]]:
-    """Return a game's ``simulator(params, policy)`` that plays its rules (:func:`play_one`), one game at a time."""
+    """Return a game's ``simulator(params, policy)`` that plays its rules (:func:`play_one`), one game at a time,
+    each position's answers worked out once (:class:`Remembered`)."""
 
     def simulator(params: Mapping[str, Any], policy: Policy | tuple[Policy, Policy]) -> Callable[[int, Any], Any]:
         """Return ``play(games, rng)``: what ``games`` games played from the rules give the first player."""
-        rules = make_rules(params)
+        rules: Any = Remembered(make_rules(params))
 
         def play(games: int, rng: Any) -> list[float]:
             draws: Any = iter(())

@@ -223,6 +223,30 @@ def test_a_game_with_rules_gets_its_build_agents_and_simulator_from_them() -> No
     assert dataclasses.replace(get_game("jackpot")).build is get_game("jackpot").build  # its own, declared
 
 
+def test_games_played_from_rules_that_remember_their_answers_are_the_games_the_rules_play() -> None:
+    """The rules' simulator asks the rules once a position (``Remembered``): with the same draws, Pig's games
+    (hold-at-4 against the optimum, positions that are tuples) and the bear-off's give the first player the same,
+    game by game, as :func:`play_one` over the rules themselves, and the rules are asked fewer times."""
+    from dicegraph.graphs.bear_off.game import BearOffRules
+    from dicegraph.graphs.playout import Remembered
+    from tests import pig_exact
+
+    _, best = pig_exact.optimum(8)
+    pig_policy = ("hold-at-4", {pig.decision_key(*at): move for at, move in best.items()})
+    for rules, playing in ((pig.PigRules(8, (4,)), pig_policy), (BearOffRules(4, 3), "most-off")):
+        asked: list[str] = []
+        rolls = rules.rolls
+        rules.rolls = lambda position: asked.append("rolls") or rolls(position)  # type: ignore[method-assign]
+        played = []
+        for kept in (rules, Remembered(rules)):
+            draws = iter(np.random.default_rng(4).random(200_000).tolist())
+            played.append([play_one(kept, playing, draws.__next__) for _ in range(2_000)])
+            asked.append("played")
+        assert played[0] == played[1] and len(set(played[0])) > 1
+        first = asked.index("played")
+        assert 0 < asked.count("rolls") - first < first  # Remembered asked, but fewer times
+
+
 def test_the_store_view_of_a_repeating_turn_is_derived_from_its_rules() -> None:
     """No game writes a TurnStructure: School's, Yahtzee's and the race's come from their rules (the stored turn's
     start, the rules' end labels, the optimum and the rankings), and a turn that gives a progress without a horizon

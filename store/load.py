@@ -194,6 +194,7 @@ def build_graph(
             [dict(graph_id=graph_id, **vars(stats)) for stats in layers],
         )
         connection.execute(sa.update(graph).where(graph.c.id == graph_id).values(**totals))
+        backend_of(connection).take_statistics(connection, (graph, node, edge, layer, policy, choice))
     return BuildResult(graph_id, "built" if old is None else "replaced", **totals)
 
 

@@ -127,6 +127,10 @@ class Backend:
     def plan_whole_layers(self, connection: sa.Connection) -> None:
         """Have the rest of the transaction's statements planned for whole layers of work tables."""
 
+    def take_statistics(self, connection: sa.Connection, tables: Sequence[sa.Table]) -> None:
+        """Have the planner's statistics of ``tables`` take in the rows a build or a solve has just written, where
+        the backend plans by statistics it gathers on its own time."""
+
     def cancel(self, connection: sa.Connection) -> None:
         """Ask the database to stop the statement running on ``connection`` (called from another thread)."""
         connection.connection.driver_connection.interrupt()  # type: ignore[union-attr]

@@ -24,7 +24,8 @@ from dicegraph.graphs.protocol import OPTIMAL, Progress
 from dicegraph.graphs.spec import GameSpec, policy_names
 from dicegraph.store.catalog import find_policy, has_cycles, list_policy_names, stored_params
 from dicegraph.store.propagate import pays_on_edges
-from dicegraph.store.schema import layer_ranges, node, policy
+from dicegraph.store.backends import backend_of
+from dicegraph.store.schema import choice, layer_ranges, node, policy, turn_policy, value
 from dicegraph.store.solve import graph_matches, layers, objectives, race_matches, turn_cycles, turns
 from dicegraph.store.turn_graph import TurnGraph
 from dicegraph.store.solve.layers import Goal, evaluate_all, evaluated_among
@@ -53,6 +54,16 @@ def solve_graph(connection: sa.Connection, graph_id: int, game: GameSpec, *, obj
     refuses others. A request that cannot be solved raises DicegraphError, in one line, before
     any work.
     """
+    policy_id = _solve(connection, graph_id, game, objective, name, goal, progress)
+    _statistics_taken(connection)
+    if game.repeating:  # its solve commits as it goes, outside any transaction of the caller's
+        connection.commit()
+    return policy_id
+
+
+def _solve(connection: sa.Connection, graph_id: int, game: GameSpec, objective: str | None, name: str | None,
+           goal: Goal | None, progress: Progress | None) -> int:
+    """Return the id of the policy :func:`solve_graph` solves and stores."""
     objectives.check_objective(objective)
     answered = objectives.answered_policy(objective)
     if answered is not None:
@@ -86,6 +97,12 @@ def solve_graph(connection: sa.Connection, graph_id: int, game: GameSpec, *, obj
         turns.ensure_turns_solved(connection, graph, progress)
     return find_policy(connection, graph_id, name).id
 
+
+
+def _statistics_taken(connection: sa.Connection) -> None:
+    """Have the backend's planner take in the policies, values and choices a solve stored
+    (:meth:`dicegraph.store.backends.record.Backend.take_statistics`)."""
+    backend_of(connection).take_statistics(connection, (policy, value, choice, turn_policy))
 
 def _refuse_response(connection: sa.Connection, graph_id: int, game: GameSpec, answered: str,
                      goal: Goal | None) -> None:
@@ -206,13 +223,13 @@ def ensure_solved(connection: sa.Connection, graph_id: int, game: GameSpec,
     wanted = {OPTIMAL: (game.objective, None), **game.solves}
     for name, (objective, goal) in wanted.items():
         if name not in names:
-            solve_graph(connection, graph_id, game, objective=objective, name=name,
-                        goal=None if goal is None else Goal.parse(goal), progress=progress)
+            _solve(connection, graph_id, game, objective, name, None if goal is None else Goal.parse(goal), progress)
     evaluated = evaluate_stored(connection, graph_id, progress)
     for name, answered in response_names(game, stored_params(connection, graph_id)).items():
         if name not in names:
             graph_matches.solve_response(connection, graph_id, answered, name, progress,
                                          game.guess_for(stored_params(connection, graph_id)))
+    _statistics_taken(connection)
     return evaluated
 
 
@@ -250,4 +267,6 @@ def evaluate_agents(connection: sa.Connection, graph_id: int, game: GameSpec, so
     evaluated now (``progress`` counts their layers); a turn stored once, its other turn policies, solved with it."""
     if game.repeating:
         return [name for name in policy_names(game, stored_params(connection, graph_id)) if name != solved]
-    return evaluate_stored(connection, graph_id, progress)
+    evaluated = evaluate_stored(connection, graph_id, progress)
+    _statistics_taken(connection)
+    return evaluated

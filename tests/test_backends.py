@@ -233,6 +233,28 @@ def test_postgresqls_schema_is_the_models_comments_and_all(tmp_path: Path) -> No
         engine.dispose()
 
 
+def test_postgresqls_planner_counts_the_rows_a_build_and_a_solve_have_just_written() -> None:
+    """On PostgreSQL a build and a solve take the statistics of the tables they wrote: after statistics taken
+    with one Jackpot stored (as autovacuum may take them at any moment), a report of another leaves the
+    planner's row counts (``pg_class.reltuples``) of the nodes, edges, values and choices equal to their rows.
+    Planned by the older counts, a graph's ends joined with a policy's values took a nested loop over both."""
+    import dicegraph
+
+    with scratch_database(postgres_server(), "dicegraph_test") as url:
+        session = dicegraph.open(url)
+        session.build("jackpot", {"cells": 3})
+        engine = open_database(url)
+        with engine.begin() as connection:
+            connection.exec_driver_sql("ANALYZE")
+        session.report("jackpot", {"cells": 5})
+        with engine.connect() as connection:
+            counted = {name: (connection.exec_driver_sql(f"SELECT count(*) FROM {name}").scalar(),
+                              connection.exec_driver_sql(f"SELECT reltuples FROM pg_class WHERE relname = '{name}'")
+                              .scalar()) for name in ("node", "edge", "value", "choice")}
+        engine.dispose()
+    assert all(rows > 100 and planned == rows for rows, planned in counted.values()), counted
+
+
 def test_duckdb_compiles_a_statement_once_and_reuses_it(tmp_path: Path) -> None:
     """duckdb-engine turns SQLAlchemy's statement cache off; dicegraph's DuckDB dialect (store/backends/duckdb/dialect.py)
     turns it on."""

@@ -45,9 +45,8 @@ class PostgreSQL(Backend):
     def take_statistics(self, connection: sa.Connection, tables: Sequence[sa.Table]) -> None:
         """ANALYZE them. Autovacuum gathers statistics when it comes round, so a statement may be planned by
         statistics taken before a graph was built or a policy solved: a graph's end nodes joined with the values
-        of a policy just solved, estimated at one row each, were joined by a nested loop over both (a report of
-        Can't Stop took 173 s instead of 4 s in CI, and 29.3 s instead of 10 s after an ANALYZE between two
-        builds)."""
+        of a policy just solved, estimated at one row each, were joined by a nested loop over both (a check of
+        Can't Stop took 181 to 224 s in CI instead of 16 s; docs/performance.md)."""
         preparer = connection.dialect.identifier_preparer
         connection.execute(sa.text(f"ANALYZE {', '.join(preparer.format_table(table) for table in tables)}"))
 

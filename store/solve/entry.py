@@ -104,6 +104,7 @@ def _statistics_taken(connection: sa.Connection) -> None:
     (:meth:`dicegraph.store.backends.record.Backend.take_statistics`)."""
     backend_of(connection).take_statistics(connection, (policy, value, choice, turn_policy))
 
+
 def _refuse_response(connection: sa.Connection, graph_id: int, game: GameSpec, answered: str,
                      goal: Goal | None) -> None:
     """Raise DicegraphError, in one line, where the graph ``graph_id`` of ``game`` has no best response to the

@@ -98,7 +98,6 @@ def _solve(connection: sa.Connection, graph_id: int, game: GameSpec, objective: 
     return find_policy(connection, graph_id, name).id
 
 
-
 def _statistics_taken(connection: sa.Connection) -> None:
     """Have the backend's planner take in the policies, values and choices a solve stored
     (:meth:`dicegraph.store.backends.record.Backend.take_statistics`)."""

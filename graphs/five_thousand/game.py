@@ -15,6 +15,7 @@ are 1s or 5s.
 
 from __future__ import annotations
 
+import functools
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from fractions import Fraction
@@ -118,6 +119,17 @@ def selections(dice: Sequence[int]) -> list[tuple[int, ...]]:
     return sorted(chosen, key=lambda kept: (-len(kept), -score(kept), kept))
 
 
+@functools.lru_cache(maxsize=None)
+def kept_options(roll: tuple[int, ...]) -> tuple[tuple[tuple[int, ...], int], ...]:
+    """Return each choice of scoring dice of ``roll`` (:func:`selections`, in its order) with the points it
+    scores, worked out once a roll (a build asks for each roll thousands of times).
+
+    >>> kept_options((1, 2, 5, 6, 6))
+    (((1, 5), 150), ((1,), 100), ((5,), 50))
+    """
+    return tuple((kept, score(kept)) for kept in selections(roll))
+
+
 def threshold_move(threshold: int, dice: int, kept: int) -> str:
     """Return what threshold agent T does after keeping every scoring die: ``'roll'`` or ``'bank'``.
 
@@ -205,8 +217,8 @@ class FiveThousandRules(DiceRules):
 
         def pick(position: tuple[Any, ...], roll: tuple[int, ...], moves: Sequence[Move]) -> Move:
             _, dice, total = position
-            kept = selections(roll)[0]
-            after_total, after_dice = total + score(kept), (dice - len(kept)) or DICE
+            kept, points = kept_options(roll)[0]
+            after_total, after_dice = total + points, (dice - len(kept)) or DICE
             if threshold_move(threshold, dice, len(kept)) == "bank":
                 action = f"bank {after_total}"
             else:
@@ -259,14 +271,14 @@ class FiveThousandRules(DiceRules):
         """Return, for each choice of scoring dice, bank or roll on (past the bound only bank, and the agents' tails)."""
         _, dice, total = position
         found: list[Move] = []
-        choices = selections(roll)
-        for kept in choices:
-            after_total, after_dice = total + score(kept), (dice - len(kept)) or DICE
+        choices = kept_options(roll)
+        for kept, points in choices:
+            after_total, after_dice = total + points, (dice - len(kept)) or DICE
             keep = f"keep {roll_text(kept)}"
             found.append(Move(("bank", after_total), f"{keep}, bank {after_total}"))
             if after_total < self.limit:
                 found.append(Move(("roll", after_dice, after_total), f"{keep}, roll {after_dice}"))
-            elif kept == choices[0]:
+            elif kept == choices[0][0]:
                 found += [Move(("tail", f"threshold-{t}", after_dice, after_total), f"{keep}, roll {after_dice} (threshold-{t})")
                           for t in THRESHOLDS if threshold_move(t, dice, len(kept)) == "roll"]
         return found

@@ -43,7 +43,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from dicegraph.graphs.dice import sorted_rolls
-from dicegraph.graphs.five_thousand.game import DICE, STEP, bank_bound, roll_text, score, selections, threshold_move
+from dicegraph.graphs.five_thousand.game import DICE, STEP, bank_bound, kept_options, roll_text, threshold_move
 from dicegraph.graphs.protocol import TERMINAL, TIE, Edge, Node, Param, one_by_one
 from dicegraph.graphs.repeating import RepeatingTurn, TurnsInFull
 from dicegraph.graphs.rules import DiceRules, Ending, Move
@@ -118,7 +118,7 @@ def end_label(end: str) -> str:
 @functools.lru_cache(maxsize=None)
 def roll_options(dice: int) -> tuple[tuple[tuple[int, ...], int, tuple[tuple[tuple[int, ...], int, int], ...]], ...]:
     """Return each roll of ``dice`` dice: (roll, weight, ((kept, points, dice rolled next), ...)); a bust has none."""
-    return tuple((roll, weight, tuple((kept, score(kept), (dice - len(kept)) or DICE) for kept in selections(roll)))
+    return tuple((roll, weight, tuple((kept, points, (dice - len(kept)) or DICE) for kept, points in kept_options(roll)))
                  for roll, weight in sorted_rolls(dice))
 
 

@@ -78,13 +78,18 @@ def _close(a: float, b: float) -> bool:
 
 
 def _build(run: Checked) -> str:
-    """Build the game twice from its declaration (the same rows both times) and once into the database."""
-    first = [row for row in one_by_one(run.game.build(run.params))]
-    if first != [row for row in one_by_one(run.game.build(run.params))]:
+    """Build the game twice from its declaration (the same rows both times: the rules' answer, asked once a
+    process, :func:`_rules_value`) and once into the database."""
+    if not _rules_value(run, "two builds", lambda: _builds_alike(run.game, run.params)):
         raise Breaks("two builds of the same parameters stream different rows")
     built = run.db.build(run.game, run.params)
     run.graph = built["graph_id"]
     return f"{built['nodes']:,} nodes, {built['edges']:,} edges, {built['layers']} layers; two builds identical"
+
+
+def _builds_alike(game: Game, params: dict[str, Any]) -> bool:
+    """Return whether two builds of ``game`` with ``params`` stream the same rows."""
+    return [row for row in one_by_one(game.build(params))] == [row for row in one_by_one(game.build(params))]
 
 
 def _report(run: Checked) -> str:
@@ -180,17 +185,18 @@ def _exact_turns(run: Checked, rules: Any) -> str:
     return f"the optimum at {' and '.join(repr(key) for key in keys)} equals the rules' recursion in fractions{bound}"
 
 
-_EXACT: dict[tuple[Any, ...], tuple[Game, Any]] = {}  # (game's id, parameters, what) -> (game, its value)
+_RULES_ANSWERS: dict[tuple[Any, ...], tuple[Game, Any]] = {}  # (game's id, parameters, what) -> (game, answer)
 
 
 def _rules_value(run: Checked, what: str, work: Callable[[], Any]) -> Any:
-    """Return ``work()``, an exact value of the game's rules (``what`` names it: a policy, a state), worked out
-    once a process: it is the rules', the same on every backend (checking a game on several asks for it again)."""
+    """Return ``work()``, an answer of the game's rules alone (``what`` names it: a policy's exact value, a
+    state's, whether two builds agree), worked out once a process: it is the rules', the same on every backend
+    (checking a game on several asks for it again)."""
     asked = (id(run.game), repr(sorted(run.params.items())), what)
-    game, value = _EXACT.get(asked, (None, None))
+    game, value = _RULES_ANSWERS.get(asked, (None, None))
     if game is not run.game:
         value = work()
-        _EXACT[asked] = run.game, value
+        _RULES_ANSWERS[asked] = run.game, value
     return value
 
 

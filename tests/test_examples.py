@@ -4,6 +4,7 @@ game whose simulator lies, caught by name in one line."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import shutil
@@ -104,6 +105,29 @@ def test_check_holds_on_built_in_games_on_every_backend(name: str, backend: str,
                 *(["exact"] if game.rules is not None else []),
                 *(["monte-carlo"] if game.players == 1 and game.simulator is not None else [])}
     assert expected <= {found.check for found in findings}
+
+
+def test_a_game_checked_on_a_second_backend_is_expanded_twice_less(tmp_path: Path) -> None:
+    """Whether two builds stream the same rows is the rules' answer: a process checking a game on two backends
+    expands it three times for the first (twice compared, once stored) and once for the second (stored)."""
+    from tests.shapes import games
+
+    lowball = next(game for game in games() if game.name == "lowball")
+    lowball.name = "lowball-counted"
+    spec = register(lowball, origin="tests/test_examples.py")
+    expansions: list[dict[str, Any]] = []
+    counted_spec = dataclasses.replace(spec, build=lambda params: (expansions.append(params), spec.build(params))[1])
+    counted = []
+    try:
+        for backend in ("sqlite", "duckdb"):
+            with database_on(backend, tmp_path / backend) as url:
+                findings = check_game(counted_spec, url=url)
+            assert all(found.holds for found in findings), [found.line() for found in findings]
+            assert "two builds identical" in next(found.detail for found in findings if found.check == "build")
+            counted.append(len(expansions))
+    finally:
+        unregister("lowball-counted")
+    assert counted == [3, 4]
 
 
 def test_check_says_which_tool_breaks_and_exits_1(tmp_path: Path) -> None:

@@ -191,20 +191,57 @@ class JsonArrayWriter:
 
     def __init__(self) -> None:
         self.count = 0
+        self._names: dict[str, str] = {}  # an object's key -> its JSON text, worked out once
 
     def write(self, items: Sequence[Any]) -> None:
         """Print the next ``items`` of the array."""
         parts = []
         for item in items:
-            text = json.dumps(plain(item), indent=2, default=str, allow_nan=False).replace("\n", "\n  ")
-            parts.append(("[\n  " if self.count == 0 else ",\n  ") + text)
+            parts.append(("[\n  " if self.count == 0 else ",\n  ") + self._text(item))
             self.count += 1
         if parts:
             click.echo("".join(parts), nl=False)
 
+    def _text(self, item: Any) -> str:
+        """Return ``item`` as :func:`print_json` indents an element of a list: a flat object of numbers, texts,
+        truth values and nulls (a row of ``query``) put together field by field, as ``json`` would write it
+        (its ``repr`` of numbers and its escaped texts) at a tenth of the time; anything else by ``json``."""
+        if type(item) is dict:
+            fields = []
+            for key, value in item.items():
+                cell = _scalar_json(value)
+                if cell is None or type(key) is not str:
+                    break
+                name = self._names.get(key) or self._names.setdefault(key, json.dumps(key))
+                fields.append(f"{name}: {cell}")
+            else:
+                return "{\n    " + ",\n    ".join(fields) + "\n  }" if fields else "{}"
+        return json.dumps(plain(item), indent=2, default=str, allow_nan=False).replace("\n", "\n  ")
+
     def close(self) -> None:
         """Print the array's end (``[]`` when it holds nothing)."""
         click.echo("\n]" if self.count else "[]")
+
+
+def _scalar_json(value: Any) -> str | None:
+    """Return the JSON text of a plain number, text, truth value or None (a number that is not finite as null, as
+    :func:`plain` makes it); None for a value of any other type.
+
+    >>> [_scalar_json(value) for value in (1, 2.5, float("nan"), "é", True, None, b"")]
+    ['1', '2.5', 'null', '"\\\\u00e9"', 'true', 'null', None]
+    """
+    kind = type(value)
+    if kind is str:
+        return json.dumps(value)
+    if kind is int:
+        return int.__repr__(value)
+    if kind is float:
+        return float.__repr__(value) if math.isfinite(value) else "null"
+    if value is None:
+        return "null"
+    if kind is bool:
+        return "true" if value else "false"
+    return None
 
 
 def _cell(value: Any) -> str:

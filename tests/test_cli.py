@@ -77,6 +77,31 @@ def test_query_reads_views(runner: CliRunner, jackpot_db: str) -> None:
     assert math.isclose(rows["last"], float(exact_win("last")), rel_tol=1e-12)
 
 
+def test_query_json_streams_each_row_as_print_json_writes_it(runner: CliRunner, db_url: str) -> None:
+    """``query --json`` puts a row of plain cells together itself (texts to escape, numbers large, negative, not
+    finite, truth values, nulls; a BLOB, of another type, by ``json``): the text is exactly what
+    :func:`print_json` prints for the whole result, which the Python API returns."""
+    import contextlib
+    import io
+
+    import dicegraph
+    from dicegraph.graphs.commands import print_json
+
+    sql = ("SELECT 1 AS n, -1234567890123456789 AS big, 0.1 AS tenth, -0.0 AS zero, 1e308 * 10 AS inf, "
+           "'quote \" back \\ tab \t é ✓ \U0001F3B2' AS text, NULL AS missing, x'00ff' AS blob, 2 > 1 AS truth "
+           "UNION ALL SELECT 2, 3, 2.5e-300, 7, -1e308 * 10, '', NULL, NULL, 0")
+    assert run(runner, db_url, "build", "jackpot", "-p", "cells=2").exit_code == 0
+    printed = run(runner, db_url, "query", sql, "--json")
+    assert printed.exit_code == 0, printed.output
+    expected = io.StringIO()
+    with contextlib.redirect_stdout(expected):
+        print_json(dicegraph.open(db_url).query(sql))
+    assert printed.stdout == expected.getvalue()
+    rows = json.loads(printed.stdout)
+    assert rows[0]["big"] == -1234567890123456789 and rows[0]["inf"] is None and rows[0]["blob"] == "\\x00ff"
+    assert rows[0]["text"].endswith("é ✓ \U0001F3B2") and rows[1]["tenth"] == 2.5e-300
+
+
 def test_build_twice_reuses(runner: CliRunner, db_url: str) -> None:
     first = run(runner, db_url, "build", "jackpot", "-p", "cells=4", "--json")
     second = run(runner, db_url, "build", "jackpot", "-p", "cells=4")

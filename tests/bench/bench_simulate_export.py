@@ -1,13 +1,14 @@
 """Benchmark of Monte Carlo and diagram export (not part of the test run).
 
-    .venv/bin/python tests/bench/bench_simulate_export.py [--games 1000000]
+    .venv/bin/python tests/bench/bench_simulate_export.py [--games 1000000] [--cells 9]
 
 Prints:
 
-- the time to simulate ``--games`` Jackpot games with HiLo (numpy, one core),
-  games per second, and the ratio against the reference named here: the same
-  games played one by one in plain Python with the same rules and agent;
-- the time to export the full HiLo policy view (512 positions, 2,304 edges) to
+- the time to simulate ``--games`` Jackpot games (``--cells``, 9 by default) with
+  HiLo (numpy, one core), games per second, and the ratio against the reference
+  named here: the same games (at most 100,000) played one by one in plain Python
+  with the same rules and agent;
+- the time to export the full HiLo policy view (of 9 cells: 512 positions, 2,304 edges) to
   PNG through Graphviz's ``dot`` and through the pure-Python route, in process
   (SQL + DOT + drawing) and as a new ``dicegraph export`` process;
 - the peak memory of this process.
@@ -39,31 +40,31 @@ from dicegraph.store.report import game_report  # noqa: E402
 from tests.bench.phases import peak_mib  # noqa: E402
 
 JACKPOT = get_game("jackpot")
-CELLS = 9
+REFERENCE_GAMES = 100_000  # the most games the plain Python reference plays
 
 
-def plain_python_games(games: int, seed: int) -> float:
+def plain_python_games(games: int, seed: int, cells: int) -> float:
     """The reference: HiLo games one at a time in plain Python; returns the win rate."""
     rng = random.Random(seed)
-    full, wins = (1 << CELLS) - 1, 0
+    full, wins = (1 << cells) - 1, 0
     for _ in range(games):
         up = 0
         while up != full:
-            choices = offered_cells(ROLLS[rng.randrange(36)], up, CELLS)
+            choices = offered_cells(ROLLS[rng.randrange(36)], up, cells)
             if not choices:
                 break
-            up |= cell_bit(AGENTS["hilo"](choices, CELLS))
+            up |= cell_bit(AGENTS["hilo"](choices, cells))
         wins += up == full
     return wins / games
 
 
-def bench_simulation(games: int) -> None:
+def bench_simulation(games: int, cells: int) -> None:
     started = time.perf_counter()
-    estimate = simulate(JACKPOT, {"cells": CELLS}, "hilo", games, seed=1)
+    estimate = simulate(JACKPOT, {"cells": cells}, "hilo", games, seed=1)
     seconds = time.perf_counter() - started
-    reference_games = 100_000
+    reference_games = min(games, REFERENCE_GAMES)
     started = time.perf_counter()
-    plain_python_games(reference_games, seed=1)
+    plain_python_games(reference_games, seed=1, cells=cells)
     reference_rate = reference_games / (time.perf_counter() - started)
     print(f"simulate: {games:,} HiLo games in {seconds:.3f} s = {games / seconds:,.0f} games/s "
           f"(estimate {estimate.mean:.5f} +- {estimate.stderr:.5f})")
@@ -71,10 +72,10 @@ def bench_simulation(games: int) -> None:
           f"numpy is {games / seconds / reference_rate:.0f} times faster")
 
 
-def bench_export(workdir: Path) -> None:
+def bench_export(workdir: Path, cells: int) -> None:
     url = f"sqlite:///{workdir / 'bench.db'}"
     engine = open_database(url, create=True)
-    game_report(engine, JACKPOT, {"cells": CELLS})
+    game_report(engine, JACKPOT, {"cells": cells})
     present = available_renderers()
     for renderer in ("dot", "python"):
         if renderer not in present:
@@ -87,7 +88,7 @@ def bench_export(workdir: Path) -> None:
             drawn = draw_diagram(connection, row, Diagram(policy="hilo", layers=True), path, max_nodes=None,
                                  renderer=renderer)
         in_process = time.perf_counter() - started
-        command = [sys.executable, "-m", "dicegraph.cli", "--db", url, "export", "jackpot", "--policy", "hilo", "--layers",
+        command = [sys.executable, "-m", "dicegraph.cli", "--db", url, "export", "jackpot", "-p", f"cells={cells}", "--policy", "hilo", "--layers",
                    "--renderer", renderer, "-o", str(path)]
         started = time.perf_counter()
         subprocess.run(command, check=True, cwd=ROOT, capture_output=True)
@@ -99,10 +100,11 @@ def bench_export(workdir: Path) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--games", type=int, default=1_000_000)
+    parser.add_argument("--cells", type=int, default=9, help="Jackpot's cells (its rules allow 2 to 12)")
     args = parser.parse_args()
-    bench_simulation(args.games)
+    bench_simulation(args.games, args.cells)
     with tempfile.TemporaryDirectory() as workdir:
-        bench_export(Path(workdir))
+        bench_export(Path(workdir), args.cells)
     print(f"peak memory of this process: {peak_mib():.0f} MiB")
 
 

@@ -69,8 +69,13 @@ def _agents_distribution(url: str, game: str, params: dict) -> tuple[dict, dict[
     return row, distribution
 
 
-def test_schools_distribution_has_the_mean_and_spread_the_solve_stores(whole_game: str) -> None:
-    row, distribution = _agents_distribution(whole_game, "school", {})
+SCHOOL_EIGHT = {"combinations": "Grade 5,Grade 6,Pair,Two pairs,Full,Little straight,Poker,Trash"}  # the school
+# phase and grades that cost points, in 11 s where the whole game's distribution takes a minute or more (its figures
+# are tests/bench/bench_school.py --distribution's, run on its smallest size by tests/test_benches.py)
+
+
+def test_schools_distribution_has_the_mean_and_spread_the_solve_stores(tmp_path: Path) -> None:
+    row, distribution = _agents_distribution(f"duckdb:///{tmp_path / 'school.duckdb'}", "school", SCHOOL_EIGHT)
     assert row["name"] == "bob" and min(distribution) < 0 < max(distribution)  # grades can cost points
 
 

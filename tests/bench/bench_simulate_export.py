@@ -8,9 +8,10 @@ Prints:
   HiLo (numpy, one core), games per second, and the ratio against the reference
   named here: the same games (at most 100,000) played one by one in plain Python
   with the same rules and agent;
-- the time to export the full HiLo policy view (of 9 cells: 512 positions, 2,304 edges) to
-  PNG through Graphviz's ``dot`` and through the pure-Python route, in process
-  (SQL + DOT + drawing) and as a new ``dicegraph export`` process;
+- the time to export the full HiLo policy view (of 9 cells: 512 positions,
+  2,304 edges) to PNG through Graphviz's ``dot`` and through the pure-Python
+  route, in process (SQL + DOT + drawing) and as a new ``dicegraph export``
+  process;
 - the peak memory of this process.
 """
 
@@ -88,8 +89,8 @@ def bench_export(workdir: Path, cells: int) -> None:
             drawn = draw_diagram(connection, row, Diagram(policy="hilo", layers=True), path, max_nodes=None,
                                  renderer=renderer)
         in_process = time.perf_counter() - started
-        command = [sys.executable, "-m", "dicegraph.cli", "--db", url, "export", "jackpot", "-p", f"cells={cells}", "--policy", "hilo", "--layers",
-                   "--renderer", renderer, "-o", str(path)]
+        command = [sys.executable, "-m", "dicegraph.cli", "--db", url, "export", "jackpot", "-p", f"cells={cells}",
+                   "--policy", "hilo", "--layers", "--renderer", renderer, "-o", str(path)]
         started = time.perf_counter()
         subprocess.run(command, check=True, cwd=ROOT, capture_output=True)
         cold = time.perf_counter() - started
@@ -100,7 +101,7 @@ def bench_export(workdir: Path, cells: int) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--games", type=int, default=1_000_000)
-    parser.add_argument("--cells", type=int, default=9, help="Jackpot's cells (its rules allow 2 to 12)")
+    parser.add_argument("--cells", type=int, default=9, help="Jackpot's cells (9: the figures of the docs)")
     args = parser.parse_args()
     bench_simulation(args.games, args.cells)
     with tempfile.TemporaryDirectory() as workdir:

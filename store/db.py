@@ -255,7 +255,8 @@ def side_connections(connection: sa.Connection, count: int) -> Iterator[list[sa.
     try:
         for _ in range(count):
             opened.append(engine.connect())
-        yield opened
+        with backend.sharing_processors(connection, len(opened) + 1):
+            yield opened
     finally:
         for other in opened:
             other.close()

@@ -29,7 +29,7 @@ from dicegraph.graphs import school as school_rules
 from dicegraph.graphs.protocol import resolve_params
 from tests import school_store as school
 from tests.postgres import postgres_server
-from dicegraph.store.db import open_database, scratch_database, scratch_reader
+from dicegraph.store.db import open_database, scratch_database, scratch_reader, side_connections
 from dicegraph.store.load import build_graph
 from dicegraph.store.report import game_report
 from dicegraph.store.schema import graph, node
@@ -264,6 +264,25 @@ def test_duckdb_compiles_a_statement_once_and_reuses_it(tmp_path: Path) -> None:
         first = connection.execute(lookup, {"wanted": 1})
         again = connection.execute(lookup, {"wanted": 2})
         assert (first.context.cache_hit, again.context.cache_hit) == (default.CACHE_MISS, default.CACHE_HIT)
+    engine.dispose()
+
+
+def test_duckdbs_connections_solving_at_once_share_its_threads(tmp_path: Path) -> None:
+    """DuckDB's threads are the database's: while side connections solve beside a connection, each of the
+    connections has its share of them (at least one), and the database has them all again after, however the
+    work ends."""
+    engine = open_database(f"duckdb:///{tmp_path / 'shared.duckdb'}", create=True)
+    threads = "SELECT current_setting('threads')"
+    with engine.connect() as connection:
+        connection.exec_driver_sql("SET threads = 6")
+        for more, share in ((1, 3), (2, 2), (6, 1)):
+            with side_connections(connection, more) as others:
+                assert len(others) == more
+                assert {one.exec_driver_sql(threads).scalar() for one in [connection, *others]} == {share}
+            assert connection.exec_driver_sql(threads).scalar() == 6
+        with pytest.raises(ZeroDivisionError), side_connections(connection, 1):
+            1 / 0
+        assert connection.exec_driver_sql(threads).scalar() == 6
     engine.dispose()
 
 

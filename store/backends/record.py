@@ -124,6 +124,12 @@ class Backend:
         """Hold whatever a command that writes must hold while it writes (nothing where transactions do it)."""
         yield
 
+    @contextmanager
+    def sharing_processors(self, connection: sa.Connection, connections: int) -> Iterator[None]:
+        """Hold the database's own use of the processors to its share while ``connections`` connections of this
+        process (``connection`` among them) run statements at once (nothing where each has its own)."""
+        yield
+
     def plan_whole_layers(self, connection: sa.Connection) -> None:
         """Have the rest of the transaction's statements planned for whole layers of work tables."""
 

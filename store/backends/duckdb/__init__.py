@@ -16,7 +16,8 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -88,6 +89,19 @@ class DuckDB(Backend):
                     on_wait(waiting_for(str(error.orig), engine.url.database or "the database"))
                 told = True
                 time.sleep(0.5)
+
+    @contextmanager
+    def sharing_processors(self, connection: sa.Connection, connections: int) -> Iterator[None]:
+        """DuckDB's threads are the database's, not a connection's: while ``connections`` of them run statements at
+        once, each gets its share (one a connection on two processors). Two connections of two threads each took a
+        fifth more time and processor time for School's solve (docs/performance.md)."""
+        threads = connection.exec_driver_sql("SELECT current_setting('threads')").scalar()
+        connection.exec_driver_sql(f"SET threads = {max(1, threads // connections)}")
+        try:
+            yield
+        finally:
+            with suppress(sa.exc.DBAPIError):  # a failed transaction refuses it; the solve's error is the one to see
+                connection.exec_driver_sql(f"SET threads = {threads}")
 
     def refuse_writes(self, connection: sa.Connection, sql: str) -> None:
         """Refuse a connection that may reach files (this process writes the file) and any statement DuckDB's own

@@ -94,7 +94,7 @@ class DuckDB(Backend):
     def sharing_processors(self, connection: sa.Connection, connections: int) -> Iterator[None]:
         """DuckDB's threads are the database's, not a connection's: while ``connections`` of them run statements at
         once, each gets its share (one a connection on two processors). Two connections of two threads each took a
-        fifth more time and processor time for School's solve (docs/performance.md)."""
+        fifth to a third more time and processor time for School's solve (docs/performance.md)."""
         threads = connection.exec_driver_sql("SELECT current_setting('threads')").scalar()
         connection.exec_driver_sql(f"SET threads = {max(1, threads // connections)}")
         try:

@@ -21,6 +21,7 @@ import tempfile
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
@@ -136,16 +137,17 @@ def _exact(run: Checked) -> str:
     return f"{len(names)} polic{'y equals' if len(names) == 1 else 'ies equal'} the rules' recursion in fractions{bound}"
 
 
-def _within_bounds(run: Checked, rules: Any, position: Any, lowest: float | None = None) -> str:
+def _within_bounds(run: Checked, rules: Any, position: Any, lowest: float | None = None,
+                   reached: tuple[Fraction, Fraction] | None = None) -> str:
     """Return, where the rules declare ``highest_outcome``, that the highest outcome some play reaches from
-    ``position`` (:func:`dicegraph.graphs.exact.outcome_range`) is within it, and where a repeating game declares
-    the ``lowest`` still to come there, that no play reaches less, as clauses; else ``''``."""
+    ``position`` (``reached``, else :func:`dicegraph.graphs.exact.outcome_range`) is within it, and where a
+    repeating game declares the ``lowest`` still to come there, that no play reaches less, as clauses; else ``''``."""
     from dicegraph.graphs.exact import outcome_range
 
     declared = getattr(rules, "highest_outcome", None)
     if declared is None and lowest is None:
         return ""
-    low, high = _rules_value(run, f"outcomes from {rules.key(position)}", lambda: outcome_range(rules, position))
+    low, high = reached or _rules_value(run, f"outcomes from {rules.key(position)}", lambda: outcome_range(rules, position))
     clauses = ""
     if declared is not None:
         if high > declared:
@@ -161,7 +163,7 @@ def _within_bounds(run: Checked, rules: Any, position: Any, lowest: float | None
 def _exact_turns(run: Checked, rules: Any) -> str:
     """:func:`_exact` of a repeating game, whose rules are a :class:`dicegraph.graphs.repeating.TurnsInFull`: the
     optimum at turn states, from the rules copied into each state."""
-    from dicegraph.graphs.exact import exact_value
+    from dicegraph.graphs.exact import exact_value, optimum_and_range
 
     stored_graph = run.db.graph(run.graph)
     root = stored_graph["root"]
@@ -174,14 +176,22 @@ def _exact_turns(run: Checked, rules: Any) -> str:
         last = after[0]
         walked.add(last)
     keys = [last] + ([root] if stored_graph["nodes"] <= EXACT_NODES and root != last else [])
+    first = rules.game.state_of(root)
+    lowest = rules.game.lowest_still(first)
+    bounded = not run.game.loops and (lowest is not None or getattr(rules, "highest_outcome", None) is not None)
+    reached = None
     for key in keys:
         stored = run.db.position(run.graph, key)["policies"]["optimal"]["value"]
-        exact = _rules_value(run, f"optimal at {key}", lambda: exact_value(
-            rules, run.game.objective, position=(rules.game.state_of(key), rules.root), loops=run.game.loops))
+        position = (rules.game.state_of(key), rules.root)
+        if key == root and bounded:  # the bounds below come from the same walk over the rules
+            exact, reached = _rules_value(run, f"optimal and outcomes at {key}",
+                                          lambda: optimum_and_range(rules, run.game.objective, position))
+        else:
+            exact = _rules_value(run, f"optimal at {key}", lambda: exact_value(
+                rules, run.game.objective, position=position, loops=run.game.loops))
         if not _close(stored, float(exact)):
             raise Breaks(f"optimal at {key!r}: stored {stored!r}, the rules give {exact} exactly")
-    first = rules.game.state_of(root)
-    bound = _within_bounds(run, rules, (first, rules.root), rules.game.lowest_still(first)) if root in keys else ""
+    bound = _within_bounds(run, rules, (first, rules.root), lowest, reached) if root in keys else ""
     return f"the optimum at {' and '.join(repr(key) for key in keys)} equals the rules' recursion in fractions{bound}"
 
 

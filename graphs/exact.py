@@ -126,6 +126,44 @@ def outcome_range(rules: Rules, position: Position | None = None) -> tuple[Fract
                       worth=_range_worth)
 
 
+def optimum_and_range(rules: Rules, objective: str, position: Position | None = None
+                      ) -> tuple[Fraction, tuple[Fraction, Fraction]]:
+    """Return :func:`exact_value` (the best play for ``objective``) and :func:`outcome_range` of ``position``
+    (default: the root) of a game without loops, from one recursion over the rules: each position's rolls and
+    moves are asked for once, where the two apart ask twice.
+
+    >>> from dicegraph.graphs.rules import DiceRules, Move
+    >>> class Once(DiceRules):
+    ...     "Roll a die once and score it, or score 3."
+    ...     def starts(self): return ["start"]
+    ...     def key(self, position): return position
+    ...     def label(self, position): return position
+    ...     def payoff(self, position): return 0.0 if position == "end" else None
+    ...     def rolls(self, position): return [(face, 1) for face in range(1, 7)]
+    ...     def moves(self, position, roll): return [Move("end", "keep", float(roll)), Move("end", "three", 3.0)]
+    >>> optimum_and_range(Once(), "max") == (exact_value(Once(), "max"), outcome_range(Once()))
+    True
+    """
+    pick = max if objective == "max" else min
+
+    def best(found: Iterable[tuple[Fraction, tuple[Fraction, Fraction]]]) -> tuple[Fraction, tuple[Fraction, Fraction]]:
+        values, ranges = zip(*found)
+        return pick(values), _span(ranges)
+
+    def over_rolls(outcomes: Iterable[tuple[tuple[Fraction, tuple[Fraction, Fraction]], int]]
+                   ) -> tuple[Fraction, tuple[Fraction, Fraction]]:
+        outcomes = list(outcomes)
+        return (_expected((value, weight) for (value, _), weight in outcomes),
+                _possible_span((reached, weight) for (_, reached), weight in outcomes))
+
+    def worth(rules: Rules, move: Move, found: tuple[Fraction, tuple[Fraction, Fraction]]
+              ) -> tuple[Fraction, tuple[Fraction, Fraction]]:
+        return move_worth(rules, move, found[0]), _range_worth(rules, move, found[1])
+
+    return _recursion(rules, best, over_rolls, None, position, leaf=lambda payoff: (payoff, (payoff, payoff)),
+                      worth=worth)
+
+
 def highest_reachable(rules: Rules, position: Position | None = None) -> Fraction:
     """Return the highest outcome some play reaches from ``position`` (:func:`outcome_range`'s second)."""
     return outcome_range(rules, position)[1]

@@ -622,8 +622,9 @@ def _logged(cluster: Cluster, pattern: str, process: subprocess.Popen | None = N
 
 
 def test_ctrl_c_stops_a_query_on_the_server_too(cluster: Cluster, spark_url: str) -> None:
-    """Ctrl-C during ``query``: one line, exit 1, and the statement cancelled on the Thrift server (its log says so),
-    not left running on the cluster after the process has gone."""
+    """Ctrl-C during ``query``: one line, exit 1, and the statement cancelled on the Thrift server (its log says so)
+    and its tasks killed, not left running on the cluster after the process has gone (a runaway left there took
+    both processors from the rest of a test run)."""
     from tests.processes import spawn
 
     run(spark_url, "build", "jackpot", "-p", "cells=2")
@@ -640,6 +641,8 @@ def test_ctrl_c_stops_a_query_on_the_server_too(cluster: Cluster, spark_url: str
     _, stderr = process.communicate(timeout=120)
     assert process.returncode == 1 and stderr.count("\n") == 1 and "Ctrl-C" in stderr, stderr
     assert _logged(cluster, rf"(Cancel query with {statement})"), "the statement was not cancelled on the server"
+    assert _logged(cluster, rf"(?s)Cancel query with {statement}.*?(Executor killed task)", limit=60), \
+        "the statement's tasks run on"
 
 
 def test_work_tables_a_killed_process_left_are_dropped_by_the_next_writer(spark_url: str) -> None:

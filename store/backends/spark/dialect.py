@@ -36,7 +36,9 @@ import logging
 import os
 import re
 import secrets
+import signal
 import socket
+import threading
 import time
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
@@ -412,6 +414,12 @@ def _run_to_the_end(cursor: hive.Cursor, statement: str) -> None:
     message where it failed, and cancel it on the server where this process is interrupted (Ctrl-C), so that no
     job of an abandoned command runs on.
 
+    In the main thread a Ctrl-C is noted, not raised where it lands: raised
+    inside a call to the server, it would leave the Thrift connection halfway
+    through an answer, and the cancel sent on it would fail, leaving the
+    statement running on the cluster. The statement is cancelled once the call
+    is back, then KeyboardInterrupt raised.
+
     >>> from TCLIService.ttypes import TOperationState
     >>> class Cursor:
     ...     states = [TOperationState.RUNNING_STATE, TOperationState.ERROR_STATE]
@@ -422,7 +430,21 @@ def _run_to_the_end(cursor: hive.Cursor, statement: str) -> None:
     >>> _run_to_the_end(Cursor(), "SELECT 1")
     Traceback (most recent call last):
     pyhive.exc.OperationalError: TExecuteStatementResp(status=TStatus(statusCode=3, infoMessages=None, sqlState=None, errorCode=0, errorMessage='[X] no'), operationHandle=None)
-    >>> class Interrupted(Cursor):
+    >>> import signal
+    >>> class PressedWhileAsking(Cursor):  # Ctrl-C while the server is asked: the answer comes, then the cancel
+    ...     def poll(self, get_progress_update):
+    ...         signal.raise_signal(signal.SIGINT)
+    ...         print("answered")
+    ...         return type("Status", (), {"operationState": TOperationState.RUNNING_STATE})
+    ...     def cancel(self): print("cancelled")
+    >>> try:
+    ...     _run_to_the_end(PressedWhileAsking(), "SELECT 1")
+    ... except KeyboardInterrupt:
+    ...     print("interrupted")
+    answered
+    cancelled
+    interrupted
+    >>> class Interrupted(Cursor):  # off the main thread a Ctrl-C is not noted: it lands where it lands
     ...     def poll(self, get_progress_update): raise KeyboardInterrupt
     ...     def cancel(self): print("cancelled")
     >>> try:
@@ -434,10 +456,13 @@ def _run_to_the_end(cursor: hive.Cursor, statement: str) -> None:
     """
     from TCLIService import ttypes
 
-    cursor.execute(statement, async_=True)
-    wait = POLL_FIRST
+    pressed = threading.Event()
+    noting = threading.current_thread() is threading.main_thread()  # only the main thread may set a handler
+    previous = signal.signal(signal.SIGINT, lambda *_: pressed.set()) if noting else None
     try:
-        while True:
+        cursor.execute(statement, async_=True)
+        wait = POLL_FIRST
+        while not pressed.is_set():
             status = cursor.poll(get_progress_update=False)
             state = status.operationState
             if state == ttypes.TOperationState.FINISHED_STATE:
@@ -452,14 +477,25 @@ def _run_to_the_end(cursor: hive.Cursor, statement: str) -> None:
                 raise hive.OperationalError(ttypes.TExecuteStatementResp(status=ttypes.TStatus(
                     statusCode=ttypes.TStatusCode.ERROR_STATUS, errorMessage=said, sqlState=status.sqlState,
                     errorCode=status.errorCode)))
-            time.sleep(wait)
+            if not pressed.is_set():
+                time.sleep(wait)
             wait = min(2 * wait, POLL_MOST)
     except KeyboardInterrupt:
-        try:
-            cursor.cancel()
-        except Exception:  # noqa: BLE001 - the interrupt is what the user is told of; the cancel is a courtesy
-            pass
+        _cancel_quietly(cursor)
         raise
+    finally:
+        if noting:
+            signal.signal(signal.SIGINT, signal.SIG_DFL if previous is None else previous)
+    _cancel_quietly(cursor)
+    raise KeyboardInterrupt
+
+
+def _cancel_quietly(cursor: hive.Cursor) -> None:
+    """Cancel ``cursor``'s statement on the server, as a courtesy: the interrupt is what the user is told of."""
+    try:
+        cursor.cancel()
+    except Exception:  # noqa: BLE001
+        pass
 
 
 RELATION_CACHE = "spark.sql.filesourceTableRelationCacheSize"  # must be 0 (docs/spark.md)

@@ -121,6 +121,8 @@ def outcome_range(rules: Rules, position: Position | None = None) -> tuple[Fract
     ...     def moves(self, position, roll): return [Move("end", "keep", float(roll)), Move("end", "three", 3.0)]
     >>> outcome_range(Once()), exact_value(Once(), "max")
     ((Fraction(1, 1), Fraction(6, 1)), Fraction(4, 1))
+    >>> optimum_and_range(Once(), "max")
+    (Fraction(4, 1), (Fraction(1, 1), Fraction(6, 1)))
     """
     return _recursion(rules, _span, _possible_span, None, position, leaf=lambda payoff: (payoff, payoff),
                       worth=_range_worth)
@@ -130,19 +132,7 @@ def optimum_and_range(rules: Rules, objective: str, position: Position | None = 
                       ) -> tuple[Fraction, tuple[Fraction, Fraction]]:
     """Return :func:`exact_value` (the best play for ``objective``) and :func:`outcome_range` of ``position``
     (default: the root) of a game without loops, from one recursion over the rules: each position's rolls and
-    moves are asked for once, where the two apart ask twice.
-
-    >>> from dicegraph.graphs.rules import DiceRules, Move
-    >>> class Once(DiceRules):
-    ...     "Roll a die once and score it, or score 3."
-    ...     def starts(self): return ["start"]
-    ...     def key(self, position): return position
-    ...     def label(self, position): return position
-    ...     def payoff(self, position): return 0.0 if position == "end" else None
-    ...     def rolls(self, position): return [(face, 1) for face in range(1, 7)]
-    ...     def moves(self, position, roll): return [Move("end", "keep", float(roll)), Move("end", "three", 3.0)]
-    >>> optimum_and_range(Once(), "max") == (exact_value(Once(), "max"), outcome_range(Once()))
-    True
+    moves are asked for once, where the two apart ask twice (:func:`outcome_range`'s example shows the three).
     """
     pick = max if objective == "max" else min
 

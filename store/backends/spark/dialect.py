@@ -444,7 +444,7 @@ def _run_to_the_end(cursor: hive.Cursor, statement: str) -> None:
     answered
     cancelled
     interrupted
-    >>> class Interrupted(Cursor):  # off the main thread a Ctrl-C is not noted: it lands where it lands
+    >>> class Interrupted(Cursor):  # an interrupt raised where none was noted (off the main thread): cancelled too
     ...     def poll(self, get_progress_update): raise KeyboardInterrupt
     ...     def cancel(self): print("cancelled")
     >>> try:

@@ -127,13 +127,15 @@ def _exact(run: Checked) -> str:
     rules = run.game.rules(run.params)  # type: ignore[misc]
     if isinstance(rules, TurnsInFull):  # a repeating game: the rules copy a turn into each state
         return _exact_turns(run, rules)
+    start = rules.starts()[0]
+    exact, reached = _optimum(run, rules, start, "optimal", _bounded(run, rules, None))
     names = ["optimal", *[name for name in run.game.agents(run.params) if name in run.policies]]
     for name in names:
-        exact = _rules_value(run, name, lambda: exact_value(rules, run.game.objective,
-                                                            None if name == "optimal" else name, loops=run.game.loops))
+        if name != "optimal":
+            exact = _rules_value(run, name, lambda: exact_value(rules, run.game.objective, name, loops=run.game.loops))
         if not _close(run.policies[name], float(exact)):
             raise Breaks(f"{name}: stored {run.policies[name]!r}, the rules give {exact} exactly")
-    bound = "" if run.game.loops else _within_bounds(run, rules, rules.starts()[0])
+    bound = _within_bounds(run, rules, start, reached=reached)
     return f"{len(names)} polic{'y equals' if len(names) == 1 else 'ies equal'} the rules' recursion in fractions{bound}"
 
 
@@ -144,10 +146,11 @@ def _within_bounds(run: Checked, rules: Any, position: Any, lowest: float | None
     repeating game declares the ``lowest`` still to come there, that no play reaches less, as clauses; else ``''``."""
     from dicegraph.graphs.exact import outcome_range
 
-    declared = getattr(rules, "highest_outcome", None)
-    if declared is None and lowest is None:
+    if not _bounded(run, rules, lowest):
         return ""
-    low, high = reached or _rules_value(run, f"outcomes from {rules.key(position)}", lambda: outcome_range(rules, position))
+    declared = getattr(rules, "highest_outcome", None)
+    low, high = reached if reached is not None else _rules_value(
+        run, f"outcomes from {rules.key(position)}", lambda: outcome_range(rules, position))
     clauses = ""
     if declared is not None:
         if high > declared:
@@ -160,11 +163,29 @@ def _within_bounds(run: Checked, rules: Any, position: Any, lowest: float | None
     return clauses
 
 
+def _bounded(run: Checked, rules: Any, lowest: float | None) -> bool:
+    """Return whether :func:`_within_bounds` has bounds to check: the rules' ``highest_outcome`` or a repeating
+    game's ``lowest`` still to come, in a game without loops."""
+    return not run.game.loops and (lowest is not None or getattr(rules, "highest_outcome", None) is not None)
+
+
+def _optimum(run: Checked, rules: Any, position: Any, what: str,
+             ranged: bool) -> tuple[Fraction, tuple[Fraction, Fraction] | None]:
+    """Return the optimum at ``position`` by the rules' recursion in fractions (``what`` names it, as
+    :func:`_rules_value` asks) and, where ``ranged``, the lowest and highest outcome some play reaches there,
+    from the same walk over the rules (:func:`dicegraph.graphs.exact.optimum_and_range`); else None."""
+    from dicegraph.graphs.exact import exact_value, optimum_and_range
+
+    if ranged:
+        return _rules_value(run, f"{what} and its outcomes",
+                            lambda: optimum_and_range(rules, run.game.objective, position))
+    return _rules_value(run, what, lambda: exact_value(rules, run.game.objective, position=position,
+                                                       loops=run.game.loops)), None
+
+
 def _exact_turns(run: Checked, rules: Any) -> str:
     """:func:`_exact` of a repeating game, whose rules are a :class:`dicegraph.graphs.repeating.TurnsInFull`: the
     optimum at turn states, from the rules copied into each state."""
-    from dicegraph.graphs.exact import exact_value, optimum_and_range
-
     stored_graph = run.db.graph(run.graph)
     root = stored_graph["root"]
     last, walked = root, {root}
@@ -178,17 +199,13 @@ def _exact_turns(run: Checked, rules: Any) -> str:
     keys = [last] + ([root] if stored_graph["nodes"] <= EXACT_NODES and root != last else [])
     first = rules.game.state_of(root)
     lowest = rules.game.lowest_still(first)
-    bounded = not run.game.loops and (lowest is not None or getattr(rules, "highest_outcome", None) is not None)
     reached = None
     for key in keys:
         stored = run.db.position(run.graph, key)["policies"]["optimal"]["value"]
-        position = (rules.game.state_of(key), rules.root)
-        if key == root and bounded:  # the bounds below come from the same walk over the rules
-            exact, reached = _rules_value(run, f"optimal and outcomes at {key}",
-                                          lambda: optimum_and_range(rules, run.game.objective, position))
-        else:
-            exact = _rules_value(run, f"optimal at {key}", lambda: exact_value(
-                rules, run.game.objective, position=position, loops=run.game.loops))
+        exact, found = _optimum(run, rules, (rules.game.state_of(key), rules.root), f"optimal at {key}",
+                                key == root and _bounded(run, rules, lowest))
+        if key == root:
+            reached = found
         if not _close(stored, float(exact)):
             raise Breaks(f"optimal at {key!r}: stored {stored!r}, the rules give {exact} exactly")
     bound = _within_bounds(run, rules, (first, rules.root), lowest, reached) if root in keys else ""

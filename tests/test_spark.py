@@ -186,6 +186,7 @@ def test_every_tool_holds_on_spark_on_a_test_shape(name: str, spark_url: str) ->
     assert findings and all(found.holds for found in findings), [found.line() for found in findings]
     assert SHAPES_CHECKED_ON_SPARK[name] <= {found.check for found in findings}
 
+
 @pytest.mark.parametrize("name", sorted(set(ALL_GAMES) - set(TURN_NAMES) - SOLVED_ELSEWHERE))
 def test_every_game_solves_on_spark_as_on_sqlite(name: str, spark_url: str, tmp_path: Path,
                                                  monkeypatch: pytest.MonkeyPatch) -> None:

@@ -128,11 +128,11 @@ def _exact(run: Checked) -> str:
     if isinstance(rules, TurnsInFull):  # a repeating game: the rules copy a turn into each state
         return _exact_turns(run, rules)
     start = rules.starts()[0]
-    exact, reached = _optimum(run, rules, start, "optimal", _bounded(run, rules, None))
+    optimum, reached = _optimum(run, rules, start, "optimal", _bounded(run, rules, None))
     names = ["optimal", *[name for name in run.game.agents(run.params) if name in run.policies]]
     for name in names:
-        if name != "optimal":
-            exact = _rules_value(run, name, lambda: exact_value(rules, run.game.objective, name, loops=run.game.loops))
+        exact = optimum if name == "optimal" else _rules_value(
+            run, name, lambda: exact_value(rules, run.game.objective, name, loops=run.game.loops))
         if not _close(run.policies[name], float(exact)):
             raise Breaks(f"{name}: stored {run.policies[name]!r}, the rules give {exact} exactly")
     bound = _within_bounds(run, rules, start, reached=reached)

@@ -24,7 +24,7 @@ from alembic.script import ScriptDirectory
 from dicegraph import migrations
 from dicegraph.store.backends import backend_of, supported, url_backend
 from dicegraph.store.backends.record import Waiting
-from dicegraph.store.errors import DatabaseError
+from dicegraph.store.errors import DatabaseError, NoDatabase
 from dicegraph.store.schema import VIEWS, metadata
 from dicegraph.store.defaults import DEFAULT_URL, ENV_VAR
 
@@ -177,7 +177,7 @@ def open_database(url: str | None = None, *, create: bool = False, read_only: bo
     if path is not None and path.is_dir():
         raise DatabaseError(f"{path} is a folder, not a database file: name a file in it, e.g. {path / 'dicegraph.db'}")
     if not create and not database_exists(url_text):
-        raise DatabaseError(f"no database at {path} (build a game first: dicegraph build GAME; dicegraph games lists them)")
+        raise NoDatabase(f"no database at {path} (build a game first: dicegraph build GAME; dicegraph games lists them)")
     if path is not None and not path.parent.is_dir():
         raise DatabaseError(f"no folder {path.parent} to hold the database {path.name} (create it first)")
     backend = url_backend(parsed)

@@ -9,6 +9,10 @@ class DatabaseError(DicegraphError):
     """The database is missing, unreadable, or of a schema this dicegraph cannot use."""
 
 
+class NoDatabase(DatabaseError):
+    """The database named is not there yet: the first command that writes (a build) creates it."""
+
+
 class NotFound(DicegraphError):
     """A graph, position or policy named by the user is not in the database."""
 

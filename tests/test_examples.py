@@ -107,6 +107,22 @@ def test_check_holds_on_built_in_games_on_every_backend(name: str, backend: str,
     assert expected <= {found.check for found in findings}
 
 
+def test_check_stores_the_game_beside_another_graph_and_adds_none_to_a_database_holding_one(tmp_path: Path) -> None:
+    """In a database that holds no graph, ``check`` builds the synthetic game's first (its node ids, from 0, are
+    every game's), so that a statement that forgets which graph it reads reads another's rows: on Spark two did
+    (the turn's root, a race's loops), and School broke there beside another game. A database that holds a graph
+    gets none added."""
+    import dicegraph
+
+    url = f"sqlite:///{tmp_path / 'check.db'}"
+    for name in ("jackpot", "pig"):
+        findings = check_game(GAMES[name], url=url)
+        assert findings and all(found.holds for found in findings), [found.line() for found in findings]
+        said = next(found.detail for found in findings if found.check == "build")
+        assert said.endswith("; stored beside graph 1 (synthetic)") == (name == "jackpot"), said
+    assert [row["game"] for row in dicegraph.open(url).graphs()] == ["synthetic", "jackpot", "pig"]
+
+
 def test_a_game_checked_on_a_second_backend_is_expanded_twice_less(tmp_path: Path) -> None:
     """Whether two builds stream the same rows is the rules' answer: a process checking a game on two backends
     expands it three times for the first (twice compared, once stored) and once for the second (stored)."""

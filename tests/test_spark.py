@@ -356,7 +356,9 @@ def test_a_graph_of_rows_solves_in_as_many_statements_whatever_its_depth(name: s
 def test_a_race_sends_as_many_statements_for_every_state_layer(spark_url: str, tmp_path: Path) -> None:
     """The race to 150 (5 state layers, each of states whose busts loop into one another, a pair or one alone): on
     Spark its solve sends as many statements for every state layer, fewer than the turn has layers (the layered
-    solve sends two a turn layer and pass), and every state's value is SQLite's to 1e-12."""
+    solve sends two a turn layer and pass), and every state's value is SQLite's to 1e-12; each database holds
+    another graph first (``check``'s neighbour), so that the fold's statements must each pick the race's rows."""
+    from dicegraph.conformance import NEIGHBOUR
     from dicegraph.store.load import build_graph
     from dicegraph.store.solve import turn_cycles
     from dicegraph.store.turn_graph import TurnGraph
@@ -367,6 +369,7 @@ def test_a_race_sends_as_many_statements_for_every_state_layer(spark_url: str, t
     solved, per_layer = {}, {}
     for url in (f"sqlite:///{tmp_path / 'race.db'}", spark_url):
         engine = open_database(url, create=True)
+        build_graph(engine, get_game(NEIGHBOUR[0]), NEIGHBOUR[1])
         built = build_graph(engine, game, params)
         sa.event.listen(engine, "before_cursor_execute", lambda *args: sent.append(args[2]))
         marks: list[int] = []

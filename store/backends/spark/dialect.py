@@ -50,7 +50,7 @@ from pyhive.sqlalchemy_hive import HiveCompiler, HiveDialect, HiveIdentifierPrep
 from sqlalchemy.sql import compiler
 from thrift.transport.TTransport import TTransportException
 
-from dicegraph.store.errors import DatabaseError
+from dicegraph.store.errors import DatabaseError, NoDatabase
 from dicegraph.store.backends.spark.processes import process_runs
 from dicegraph.store.backends.spark.bulk import json_inserts
 from dicegraph.store.backends.spark.literals import literal
@@ -539,7 +539,7 @@ def reachable(url: sa.URL, create: bool) -> None:
         cursor.execute("SHOW DATABASES")
         if name.lower() not in {row[0].lower() for row in cursor.fetchall()}:
             if not create:
-                raise DatabaseError(f"no database {name!r} on the Spark server at {host}:{port} (build a game first: "
+                raise NoDatabase(f"no database {name!r} on the Spark server at {host}:{port} (build a game first: "
                                     "dicegraph build GAME)")
             cursor.execute(f"CREATE DATABASE IF NOT EXISTS `{name}`")
     finally:

@@ -50,7 +50,7 @@ def paired_loops(connection: sa.Connection, graph: TurnGraph) -> bool:
     and that one back to it (a pair, or a state alone): what :func:`solve_race` needs. One statement."""
     target = node.alias("target")
     rows = connection.execute(sa.select(edge.c.src, edge.c.dst).distinct().select_from(
-        edge.join(target, target.c.id == edge.c.dst)).where(
+        edge.join(target, sa.and_(target.c.graph_id == edge.c.graph_id, target.c.id == edge.c.dst))).where(
         edge.c.graph_id == graph.graph_id, edge.c.kind == "move", edge.c.src_layer < graph.turn_spans[0].layer,
         target.c.layer == edge.c.src_layer)).all()
     loops: dict[int, set[int]] = {}

@@ -164,7 +164,7 @@ def fold_turn(connection: sa.Connection, graph_id: int, turn_layer: int, edges: 
     create_afresh(connection, table)
     connection.execute(sa.insert(table).from_select(["layers"], turn_arrays(
         graph_id, turn_layer, edges, ends, end_count, edges[0])))
-    root_layer = sa.select(node.c.layer).where(node.c.id == root).scalar_subquery()
+    root_layer = sa.select(node.c.layer).where(node.c.graph_id == graph_id, node.c.id == root).scalar_subquery()
     before = sa.select(sa.func.count()).where(
         node.c.graph_id == graph_id, node.c.layer >= turn_layer, node.c.kind != "terminal",
         sa.or_(node.c.layer > root_layer, sa.and_(node.c.layer == root_layer, node.c.id < root)))

@@ -138,7 +138,7 @@ def outcome_distribution(connection: sa.Connection, policy_id: int, graph_id: in
     if start:
         if has_cycles(connection, graph_id):
             raise NotFound(CYCLIC.format(graph_id))
-        return carried_distribution(connection, policy_id, graph_id, start)
+        return carried_distributions(connection, [policy_id], graph_id, start)[policy_id]
     return outcome_distributions(connection, graph_id, [policy_id])[policy_id]
 
 
@@ -148,14 +148,15 @@ CYCLIC = ("graph {} has cycles, so no outcome distribution is propagated (a posi
 
 def outcome_distributions(connection: sa.Connection, graph_id: int, policy_ids: Sequence[int]) -> dict[int, dict[float, float]]:
     """Return :func:`outcome_distribution` of each (evaluated) policy of ``policy_ids`` from the root, by id: what
-    the graph is (its cycles, its points on edges) asked once for all, and, where its terminals pay the whole
-    outcome, every policy's terminals' reach summed in one statement."""
+    the graph is (its cycles, its points on edges) asked once for all; where its terminals pay the whole outcome,
+    every policy's terminals' reach summed in one statement, else every policy's reach carried through the layers
+    in the same statements (:func:`carried_distributions`)."""
     if has_cycles(connection, graph_id):
         raise NotFound(CYCLIC.format(graph_id))
     if not policy_ids:
         return {}
     if pays_on_edges(connection, graph_id):
-        return {policy_id: carried_distribution(connection, policy_id, graph_id, 0) for policy_id in policy_ids}
+        return carried_distributions(connection, policy_ids, graph_id, 0)
     query = (
         sa.select(value.c.policy_id, node.c.payoff, sa.func.sum(value.c.reach))
         .select_from(value.join(node, sa.and_(node.c.graph_id == graph_id, node.c.id == value.c.node_id)))
@@ -189,35 +190,40 @@ def pays_on_edges(connection: sa.Connection, graph_id: int) -> bool:
     return connection.execute(paying).first() is not None
 
 
-def carried_distribution(connection: sa.Connection, policy_id: int, graph_id: int, start: int = 0) -> dict[float, float]:
-    """Return :func:`outcome_distribution` of a graph whose edges pay points or hand the turn over, or from the
-    node ``start``: reach carried layer by layer with the points won on the way and the sign they count with (a
-    statement a layer, :func:`_layer_rows` as :func:`propagate`'s), the outcome at a terminal being
+def carried_distributions(connection: sa.Connection, policy_ids: Sequence[int], graph_id: int,
+                          start: int = 0) -> dict[int, dict[float, float]]:
+    """Return :func:`outcome_distribution` of each (evaluated) policy of ``policy_ids``, by id, in a graph whose
+    edges pay points or hand the turn over, or from the node ``start``: every policy's reach carried layer by layer
+    with the points won on the way and the sign they count with, all of them in the same statements (one a layer,
+    :func:`_layer_rows` as :func:`propagate`'s, the policy a key), the outcome at a terminal being
     ``score + sign * payoff``."""
-    first = connection.execute(sa.select(node.c.layer).where(node.c.graph_id == graph_id, node.c.id == start)).scalar_one()
+    first, denom = connection.execute(sa.select(node.c.layer, sa.func.coalesce(node.c.denom, 1)).where(
+        node.c.graph_id == graph_id, node.c.id == start)).one()
     spans = [span for span in layer_ranges(connection, graph_id) if span.layer >= first]
     table = carried_reach_table(connection)
-    keys = ("node_id", "score", "sign")
+    keys = ("node_id", "policy_id", "score", "sign")
     upserts = backend_of(connection).upserts
     reach = summed(table, upserts, keys)
-    chosen = sa.select(choice.c.node_id, choice.c.edge_id).where(choice.c.policy_id == policy_id).subquery()
-    root = sa.select(node.c.id, sa.literal(0.0, sa.Double), sa.literal(1), sa.literal(1.0, sa.Double),
-                     sa.func.coalesce(node.c.denom, 1)).where(node.c.graph_id == graph_id, node.c.id == start)
-    connection.execute(sa.insert(table).from_select(["node_id", "score", "sign", "reach", "denom"], root))
-    carried = [(reach.c.score + reach.c.sign * edge.c.reward).label("score"),
+    chosen = (sa.select(choice.c.policy_id, choice.c.node_id, choice.c.edge_id)
+              .where(choice.c.policy_id.in_(list(policy_ids))).subquery())
+    connection.execute(sa.insert(table), [{"node_id": start, "policy_id": policy_id, "score": 0.0, "sign": 1,
+                                           "reach": 1.0, "denom": denom} for policy_id in policy_ids])
+    carried = [reach.c.policy_id, (reach.c.score + reach.c.sign * edge.c.reward).label("score"),
                (reach.c.sign * edge.c.sign).label("sign")]
     for span in spans:
-        insert_adding(connection, table, _layer_rows(graph_id, span, reach, chosen, carried, ()), "reach", keys)
+        insert_adding(connection, table, _layer_rows(graph_id, span, reach, chosen, carried,
+                                                     [reach.c.policy_id == chosen.c.policy_id]), "reach", keys)
     outcome = (reach.c.score + reach.c.sign * node.c.payoff).label("outcome")
-    ends = (sa.select(outcome, sa.func.sum(reach.c.reach))
+    ends = (sa.select(reach.c.policy_id, outcome, sa.func.sum(reach.c.reach))
             .select_from(reach.join(node, sa.and_(node.c.graph_id == graph_id, node.c.id == reach.c.node_id)))
-            .where(node.c.kind == "terminal", reach.c.reach > 0).group_by(outcome))
-    found: dict[float, float] = {}
-    for ending, probability in connection.execute(ends).all():
+            .where(node.c.kind == "terminal", reach.c.reach > 0).group_by(reach.c.policy_id, outcome))
+    found: dict[int, dict[float, float]] = {policy_id: {} for policy_id in policy_ids}
+    for policy_id, ending, probability in connection.execute(ends).all():
         rounded = round(ending, OUTCOME_DIGITS) + 0.0  # -0.0 and 0.0 alike
-        found[rounded] = found.get(rounded, 0.0) + probability
+        found[policy_id][rounded] = found[policy_id].get(rounded, 0.0) + probability
     table.drop(connection)
-    return {ending: min(found[ending], 1.0) for ending in sorted(found)}
+    return {policy_id: {ending: min(spread[ending], 1.0) for ending in sorted(spread)}
+            for policy_id, spread in found.items()}
 
 
 def outcomes_from_every_position(connection: sa.Connection, policy_id: int, graph_id: int) -> dict[str, dict[float, float]]:

@@ -94,14 +94,16 @@ def keyed_pair_definition(name: str, second_key: str, *columns: sa.Column, index
 
 
 def carried_reach_table(connection: sa.Connection) -> sa.Table:
-    """Return a new temporary table of reach carried with the points won on the way: ``(node_id, score, sign,
-    reach, denom)``, keyed by the first three where flows are added in place (:attr:`dicegraph.store.backends.record.Backend.upserts`), ``sign``
-    the product of the signs of the edges taken (-1 where the turn was handed over an odd number of times)."""
+    """Return a new temporary table of each policy's reach carried with the points won on the way: ``(node_id,
+    policy_id, score, sign, reach, denom)``, keyed by the first four where flows are added in place
+    (:attr:`dicegraph.store.backends.record.Backend.upserts`), ``sign`` the product of the signs of the edges taken
+    (-1 where the turn was handed over an odd number of times)."""
     indexed = backend_of(connection).upserts
     return create_afresh(connection, sa.Table(
         "work_carried",
         sa.MetaData(),
         sa.Column("node_id", sa.Integer, primary_key=indexed, autoincrement=False, nullable=False),
+        sa.Column("policy_id", sa.Integer, primary_key=indexed, autoincrement=False, nullable=False),
         sa.Column("score", sa.Double, primary_key=indexed, autoincrement=False, nullable=False),
         sa.Column("sign", sa.Integer, primary_key=indexed, autoincrement=False, nullable=False),
         sa.Column("reach", sa.Double, nullable=False),

@@ -86,7 +86,9 @@ def _build(run: Checked) -> str:
     other: every later check then finds the game's answers among another graph's rows."""
     if not _rules_value(run, "two builds", lambda: _builds_alike(run.game, run.params)):
         raise Breaks("two builds of the same parameters stream different rows")
-    beside = "" if _holds_a_graph(run.db) else f"; stored beside graph {run.db.build(*NEIGHBOUR)['graph_id']} (synthetic)"
+    beside = ""
+    if not _holds_a_graph(run.db):
+        beside = f"; stored beside graph {run.db.build(*NEIGHBOUR)['graph_id']} ({NEIGHBOUR[0]})"
     built = run.db.build(run.game, run.params)
     run.graph = built["graph_id"]
     return (f"{built['nodes']:,} nodes, {built['edges']:,} edges, {built['layers']} layers; two builds "

@@ -540,7 +540,7 @@ def reachable(url: sa.URL, create: bool) -> None:
         if name.lower() not in {row[0].lower() for row in cursor.fetchall()}:
             if not create:
                 raise NoDatabase(f"no database {name!r} on the Spark server at {host}:{port} (build a game first: "
-                                    "dicegraph build GAME)")
+                                 "dicegraph build GAME)")
             cursor.execute(f"CREATE DATABASE IF NOT EXISTS `{name}`")
     finally:
         connection.close()

@@ -278,7 +278,7 @@ def _check_schema(engine: sa.Engine, read_only: bool) -> None:
     if current is None and _has_foreign_tables(engine):
         raise DatabaseError("the database holds tables but no dicegraph schema; use a new file")
     if read_only and current is None:
-        raise DatabaseError("the database is empty (build a game first: dicegraph build GAME; dicegraph games lists them)")
+        raise NoDatabase("the database is empty (build a game first: dicegraph build GAME; dicegraph games lists them)")
     backend = backend_of(engine)
     if not backend.migrated:
         if current is not None:

@@ -10,7 +10,8 @@ class DatabaseError(DicegraphError):
 
 
 class NoDatabase(DatabaseError):
-    """The database named is not there yet: the first command that writes (a build) creates it."""
+    """The database named is not there yet, or holds no dicegraph schema yet: the first command that writes (a
+    build) creates it."""
 
 
 class NotFound(DicegraphError):

@@ -690,7 +690,9 @@ def check(ctx: click.Context, game: str, params: tuple[str, ...], here: bool, as
     """Run every tool on GAME and say, a line each, what holds and what breaks.
 
     For a plugin's author as for the built-in games: GAME is built on its small
-    parameters (-p overrides one) in a scratch SQLite database, then reported,
+    parameters (-p overrides one) in a scratch SQLite database (beside the
+    synthetic game's graph, built first into a database that holds none, so
+    that a statement reading another graph's rows breaks), then reported,
     solved, checked against its rules' exact recursion and Monte Carlo,
     drawn, queried, played and analysed, and served by the explorer, each
     check that fits the game's shape. Exits 1 when anything breaks.

@@ -23,7 +23,7 @@ import random
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import AbstractContextManager, contextmanager, nullcontext
+from contextlib import AbstractContextManager, ExitStack, contextmanager, nullcontext
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -45,8 +45,8 @@ from dicegraph.store.catalog import (evaluated_policy, graph_by_id, has_cycles, 
 from dicegraph.store.compare import policy_comparison
 from dicegraph.store.seats import SEATS
 from dicegraph.store.defaults import DEFAULT_DPI, DEFAULT_SEED, DEFAULT_TIMEOUT, MAX_NODES
-from dicegraph.store.db import database_exists, database_url, is_in_memory, open_database, schema_revision, shown_url
-from dicegraph.store.errors import NotFound, database_failure, file_failure
+from dicegraph.store.db import database_url, is_in_memory, open_database, schema_revision, shown_url
+from dicegraph.store.errors import NoDatabase, NotFound, database_failure, file_failure
 from dicegraph.store.load import BuildResult, build_count, build_graph
 from dicegraph.store.memory import DEFAULT_MEMORY
 from dicegraph.store.output import check_directory, check_file, drawn_into, write_file
@@ -556,11 +556,12 @@ class Database:
         and return what ``simulate --json`` prints: ``game``, ``policy``, ``games``, ``estimate``, ``stderr``, and
         the stored ``exact`` value with the estimate's ``z`` (None where the database has none)."""
         chosen, values = self._game(game, params)
-        with self.meter("simulating", games) as progress:
-            if not database_exists(self.url):
-                return monte_carlo(None, chosen, values, policy, games, seed, progress)
-            with self._reading() as connection:
-                return monte_carlo(connection, chosen, values, policy, games, seed, progress)
+        with self.meter("simulating", games) as progress, ExitStack() as opened:
+            try:
+                connection = opened.enter_context(self._reading())
+            except NoDatabase:  # no file, or nothing stored yet (an empty server database): an agent plays anyway
+                connection = None
+            return monte_carlo(connection, chosen, values, policy, games, seed, progress)
 
     @_one_line_errors
     def upgrade(self) -> dict[str, Any]:

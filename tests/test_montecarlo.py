@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+from pathlib import Path
 from types import SimpleNamespace
 
 import numpy as np
@@ -106,6 +107,24 @@ def test_cli_simulate_json(runner: CliRunner, jackpot_db: str) -> None:
     assert data["games"] == 100_000 and data["policy"] == "last"
     assert math.isclose(data["exact"], float(exact_win("last")), rel_tol=1e-12)
     assert abs(data["z"]) < 4
+
+
+@pytest.mark.parametrize("stored", ["no file", "an empty file"])
+def test_cli_simulate_plays_an_agent_where_nothing_is_stored_and_writes_nothing(runner: CliRunner, tmp_path: Path,
+                                                                                stored: str) -> None:
+    """An agent is played from the rules whatever the database holds: with no database file, and with an empty one
+    (nothing built yet, as a new server database is), ``simulate`` gives its estimate with no exact value beside it
+    and leaves the file as it was."""
+    path = tmp_path / "games.db"
+    if stored == "an empty file":
+        path.touch()
+    result = runner.invoke(main, ["--db", f"sqlite:///{path}", "simulate", "jackpot", "--policy", "last",
+                                  "-n", "20000", "--seed", "5", "--json"])
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    assert data["exact"] is None and data["z"] is None and data["games"] == 20_000
+    assert abs(data["estimate"] - float(exact_win("last"))) < 4 * data["stderr"]
+    assert path.exists() == (stored == "an empty file") and (not path.exists() or path.stat().st_size == 0)
 
 
 @pytest.mark.parametrize(

@@ -102,7 +102,7 @@ def exact_value(rules: Rules, objective: str, agent: str | None = None, position
     """
     if loops:
         return exact_values(rules, objective, agent)[rules.key(rules.starts()[0] if position is None else position)]
-    return _recursion(rules, max if objective == "max" else min, _expected, agent, position)
+    return _recursion(rules, greatest if objective == "max" else least, _expected, agent, position)
 
 
 def outcome_range(rules: Rules, position: Position | None = None) -> tuple[Fraction, Fraction]:
@@ -134,7 +134,7 @@ def optimum_and_range(rules: Rules, objective: str, position: Position | None = 
     (default: the root) of a game without loops, from one recursion over the rules: each position's rolls and
     moves are asked for once, where the two apart ask twice (:func:`outcome_range`'s example shows the three).
     """
-    pick = max if objective == "max" else min
+    pick = greatest if objective == "max" else least
 
     def best(found: Iterable[tuple[Fraction, tuple[Fraction, Fraction]]]) -> tuple[Fraction, tuple[Fraction, Fraction]]:
         values, ranges = zip(*found)
@@ -167,7 +167,37 @@ def lowest_reachable(rules: Rules, position: Position | None = None) -> Fraction
 def _span(ranges: Iterable[tuple[Fraction, Fraction]]) -> tuple[Fraction, Fraction]:
     """Return the lowest and the highest of ``(lowest, highest)`` ranges."""
     lows, highs = zip(*ranges)
-    return min(lows), max(highs)
+    return least(lows), greatest(highs)
+
+
+def greatest(fractions: Iterable[Fraction]) -> Fraction:
+    """Return the greatest of ``fractions``, as ``max`` does (the first of equal ones), comparing their numerators
+    and denominators as integers: a recursion compares millions, and ``Fraction``'s own comparison costs several
+    times as much.
+
+    >>> greatest([Fraction(1, 3), Fraction(2, 5), Fraction(4, 10)]), least([Fraction(1, 3), Fraction(2, 6)])
+    (Fraction(2, 5), Fraction(1, 3))
+    """
+    found = iter(fractions)
+    best = next(found)
+    top, bottom = best.numerator, best.denominator
+    for fraction in found:
+        numerator, denominator = fraction.numerator, fraction.denominator
+        if numerator * bottom > top * denominator:
+            best, top, bottom = fraction, numerator, denominator
+    return best
+
+
+def least(fractions: Iterable[Fraction]) -> Fraction:
+    """Return the least of ``fractions``, as ``min`` does (:func:`greatest`'s way)."""
+    found = iter(fractions)
+    best = next(found)
+    top, bottom = best.numerator, best.denominator
+    for fraction in found:
+        numerator, denominator = fraction.numerator, fraction.denominator
+        if numerator * bottom < top * denominator:
+            best, top, bottom = fraction, numerator, denominator
+    return best
 
 
 def _possible_span(outcomes: Iterable[tuple[tuple[Fraction, Fraction], int]]) -> tuple[Fraction, Fraction]:

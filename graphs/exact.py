@@ -178,24 +178,22 @@ def greatest(fractions: Iterable[Fraction]) -> Fraction:
     >>> greatest([Fraction(1, 3), Fraction(2, 5), Fraction(4, 10)]), least([Fraction(1, 3), Fraction(2, 6)])
     (Fraction(2, 5), Fraction(1, 3))
     """
-    found = iter(fractions)
-    best = next(found)
-    top, bottom = best.numerator, best.denominator
-    for fraction in found:
-        numerator, denominator = fraction.numerator, fraction.denominator
-        if numerator * bottom > top * denominator:
-            best, top, bottom = fraction, numerator, denominator
-    return best
+    return _extreme(fractions, 1)
 
 
 def least(fractions: Iterable[Fraction]) -> Fraction:
     """Return the least of ``fractions``, as ``min`` does (:func:`greatest`'s way)."""
+    return _extreme(fractions, -1)
+
+
+def _extreme(fractions: Iterable[Fraction], sign: int) -> Fraction:
+    """Return the first of ``fractions`` that none after it exceeds once multiplied by ``sign`` (1 or -1)."""
     found = iter(fractions)
     best = next(found)
     top, bottom = best.numerator, best.denominator
     for fraction in found:
         numerator, denominator = fraction.numerator, fraction.denominator
-        if numerator * bottom < top * denominator:
+        if sign * (numerator * bottom - top * denominator) > 0:
             best, top, bottom = fraction, numerator, denominator
     return best
 

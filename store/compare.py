@@ -48,13 +48,13 @@ def policy_comparison(view: GraphView, policy_name: str, reference_name: str, *,
 
     In a two-player game (as the game declares) the expected loss is the reference's probability of winning in
     ``seat`` against ``opponent`` (default: the reference) minus the policy's, played as matches
-    (:meth:`dicegraph.store.view.GraphView.match`), and ``seats`` gives both seats (:func:`seat_values`). Raises
+    (:meth:`dicegraph.store.view.GraphView.played`), and ``seats`` gives both seats (:func:`seat_values`). Raises
     Incomparable for values of other units, or a seat or an opponent named in a one-player game; NotFound for a
     policy not stored or not evaluated.
     """
     connection, game = view.connection, view.spec
     graph_row = connection.execute(sa.select(graph).where(graph.c.id == view.graph_id)).one()
-    match = view.match if game.players == 2 else None
+    match = view.played if game.players == 2 else None
     if seat not in SEATS:
         raise Incomparable(f"no seat {seat!r}: the seats are {' and '.join(SEATS)}")
     if match is None and (opponent is not None or seat != SEATS[0]):

@@ -11,12 +11,14 @@ Seat(kind='max', policy_id=None, after_pass=0)
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import NamedTuple
 
 MAXIMISE, FOLLOW, RANK = "max", "follow", "rank"
 SEATS = ("first", "second")  # the seats of a two-player game, the first moving first
-Match = Callable[[str, str], tuple[float, float]]  # (a, b) -> P(a moving first beats b), P(b moving first beats a)
+Matches = Callable[[Sequence[tuple[str, str]]], list[tuple[float, float]]]  # pairs (a, b), played together -> for
+# each, P(a moving first beats b) and P(b moving first beats a)
 
 
 @dataclass(frozen=True)
@@ -36,17 +38,25 @@ class Seat:
         return cls(MAXIMISE, None, after_pass)
 
 
-def seat_values(match: Match, policy: str, reference: str, opponent: str) -> dict[str, dict[str, float]]:
+class Response(NamedTuple):
+    """A best response's wins against the policy it answers: moving ``first``, and moving ``second`` (one minus
+    what the answered policy wins moving first against it)."""
+
+    first: float
+    second: float
+
+
+def seat_values(matches: Matches, policy: str, reference: str, opponent: str) -> dict[str, dict[str, float]]:
     """Return, for each seat, the probability that ``policy`` wins there against ``opponent`` and that
-    ``reference`` does, and the ``loss`` (the reference's minus the policy's): two matches in all.
+    ``reference`` does, and the ``loss`` (the reference's minus the policy's): two matches, asked of ``matches``
+    together.
 
     >>> table = {("a", "o"): (0.5, 0.6), ("r", "o"): (0.7, 0.4)}
-    >>> seat_values(lambda x, y: table[x, y], "a", "r", "o")["second"]
+    >>> seat_values(lambda pairs: [table[pair] for pair in pairs], "a", "r", "o")["second"]
     {'policy': 0.4, 'reference': 0.6, 'loss': 0.19999999999999996}
     """
-    found = {}
-    for name in dict.fromkeys((policy, reference)):
-        moving_first, opponent_first = match(name, opponent)
-        found[name] = {"first": moving_first, "second": 1.0 - opponent_first}
+    names = list(dict.fromkeys((policy, reference)))
+    found = {name: {"first": moving_first, "second": 1.0 - opponent_first}
+             for name, (moving_first, opponent_first) in zip(names, matches([(name, opponent) for name in names]))}
     return {seat: {"policy": found[policy][seat], "reference": found[reference][seat],
                    "loss": found[reference][seat] - found[policy][seat]} for seat in SEATS}

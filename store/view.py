@@ -196,16 +196,25 @@ class GraphView:
 
     def match(self, first: str, second: str) -> tuple[float, float]:
         """Return the probabilities that policy ``first``, moving first, beats ``second``, and the other way
-        round (one run for both, ``store/solve/graph_matches.py``; a pair played once a view)."""
-        if (first, second) not in self._matched:
-            self._matched[first, second] = graph_matches.head_to_head(self.connection, self.graph_id, first, second,
-                                                                      self.progress)
-        return self._matched[first, second]
+        round (:meth:`played`)."""
+        return self.played([(first, second)])[0]
+
+    def played(self, pairs: Sequence[tuple[str, str]]) -> list[tuple[float, float]]:
+        """Return each pair's :meth:`match`: the pairs this view has not played yet (in either order) played
+        together (:meth:`_play`), each kept."""
+        missing = [pair for pair in dict.fromkeys(pairs) if pair not in self._matched and pair[::-1] not in self._matched]
+        if missing:
+            self._matched.update(zip(missing, self._play(missing)))
+        return [self._matched[pair] if pair in self._matched else self._matched[pair[::-1]][::-1] for pair in pairs]
+
+    def _play(self, pairs: Sequence[tuple[str, str]]) -> list[tuple[float, float]]:
+        """Return each pair's two probabilities, played together (``store/solve/graph_matches.py``)."""
+        return graph_matches.head_to_heads(self.connection, self.graph_id, pairs, self.progress)
 
     def response(self, answered: str) -> dict[str, Any]:
         """Return how the stored best response to policy ``answered`` and the optimum do against it, and its
         exploitability (:func:`dicegraph.store.solve.graph_matches.response_figures`)."""
-        return graph_matches.response_figures(self.match, self.game_value(), answered,
+        return graph_matches.response_figures(self.played, self.game_value(), answered,
                                               objectives.response_name(answered), OPTIMAL)
 
     def game_value(self) -> float:
@@ -213,17 +222,14 @@ class GraphView:
         return root_value(self.connection, self._policy(OPTIMAL))
 
     def responses(self, answered: Sequence[str]) -> list[dict[str, Any]]:
-        """Return :meth:`response` of each policy ``answered``."""
+        """Return :meth:`response` of each policy ``answered`` (their matches played together)."""
+        self.played([(first, name) for name in answered for first in (objectives.response_name(name), OPTIMAL)])
         return [self.response(name) for name in answered]
-
-    def _played(self, pairs: Sequence[tuple[str, str]]) -> list[tuple[float, float]]:
-        """Return each pair's :meth:`match` (a run a pair)."""
-        return [self.match(first, second) for first, second in pairs]
 
     def matches(self, pairs: Sequence[tuple[str, str]]) -> list[dict[str, Any]]:
         """Return each pair of policies played both ways: ``[{"first", "second", "p_first_wins"}]``, a pair's two
         orders side by side."""
-        results = self._played(pairs)
+        results = self.played(pairs)
         played = []
         for (first, second), (one_way, other_way) in zip(pairs, results):
             played += [{"first": first, "second": second, "p_first_wins": one_way},
@@ -398,18 +404,9 @@ class TurnGraphView(GraphView):
         """Return the turn (:class:`TurnView`)."""
         return TurnView(self.connection, self._turn())
 
-    def match(self, first: str, second: str) -> tuple[float, float]:
-        """Return :meth:`GraphView.match`, played over the turn."""
-        return self._played([(first, second)])[0]
-
-    def _played(self, pairs: Sequence[tuple[str, str]]) -> list[tuple[float, float]]:
-        """Return every pair's match: those not played yet by this view in one run over the turn, each kept (its
-        two orders are one run's)."""
-        missing = [pair for pair in dict.fromkeys(pairs) if pair not in self._matched and pair[::-1] not in self._matched]
-        if missing:
-            self._matched.update(zip(missing, race_matches.matches(self.connection, self._turn(), missing,
-                                                                   self.progress)))
-        return [self._matched[pair] if pair in self._matched else self._matched[pair[::-1]][::-1] for pair in pairs]
+    def _play(self, pairs: Sequence[tuple[str, str]]) -> list[tuple[float, float]]:
+        """Return each pair's two probabilities, played together over the turn (its two orders one run's)."""
+        return race_matches.matches(self.connection, self._turn(), pairs, self.progress)
 
     def departures(self, policy: str, reference: str, top: int = 10) -> dict[str, Any] | None:
         """Return :meth:`GraphView.departures` of a race, its turn played from every state under both policies
@@ -429,8 +426,8 @@ class TurnGraphView(GraphView):
             self._matched[objectives.response_name(name), name] = (response.first, 1.0 - response.second)
         game_value = self.game_value()
         self._matched[OPTIMAL, OPTIMAL] = (game_value, game_value)  # the optimum against itself: no run
-        self._played([(OPTIMAL, name) for name in answered])
-        return [graph_matches.response_figures(self.match, game_value, name, objectives.response_name(name), OPTIMAL)
+        self.played([(OPTIMAL, name) for name in answered])
+        return [graph_matches.response_figures(self.played, game_value, name, objectives.response_name(name), OPTIMAL)
                 for name in answered]
 
 

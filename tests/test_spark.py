@@ -285,16 +285,17 @@ def test_a_graph_of_rows_solves_in_as_many_statements_whatever_its_depth(name: s
     """A graph of rows on parameters of two depths (:data:`DEPTHS`): on Spark the solve and the agents' evaluation
     send as many statements for either, the optimum folded in one statement and the agents in one more, and every
     node's value, reach (none where the graph has cycles) and move taken are SQLite's to 1e-12. A two-player
-    game's match of the optimum against its agent (both ways) is one fold more, its chances SQLite's to 1e-12.
+    game's matches (the optimum against its agent and the agent against itself, both ways) are one fold more, their
+    chances SQLite's to 1e-12, and the best response to the agent one more, its wins, values and moves SQLite's.
     Run again on Spark by the reference implementations (``reference_only()``: no fold), the shallower parameters
-    give the folds' values, reaches, moves and match to 1e-12."""
+    give the folds' values, reaches, moves, matches and best response to 1e-12."""
     from dicegraph.store.load import build_graph
     from dicegraph.store.schema import choice, edge, layer_ranges, policy, value
     from dicegraph.store.solve.dispatch import reference_only
-    from dicegraph.store.solve.graph_matches import head_to_head
+    from dicegraph.store.solve.graph_matches import head_to_heads, solve_response
     from dicegraph.store.solve.layers import evaluate_all, solve
 
-    game, sent, counts, matches = get_game(name), [], {}, {}
+    game, sent, counts, matches, responses = get_game(name), [], {}, {}, {}
 
     def solved(url: str, params: dict[str, Any]) -> tuple[dict[tuple[str, int], tuple[float, float]], dict[int, int]]:
         engine = open_database(url, create=True)
@@ -308,15 +309,25 @@ def test_a_graph_of_rows_solves_in_as_many_statements_whatever_its_depth(name: s
             counts[url, str(params)] = (len(layer_ranges(connection, built.graph_id)), len(sent),
                                         sum("aggregate(graph." in text for text in sent))
             rows = sa.select(policy.c.name, value.c.node_id, value.c.value, value.c.reach).select_from(
-                value.join(policy, policy.c.id == value.c.policy_id)).where(policy.c.graph_id == built.graph_id)
+                value.join(policy, policy.c.id == value.c.policy_id)).where(policy.c.graph_id == built.graph_id,
+                                                                            policy.c.responds_to.is_(None))
             values = {(row.name, row.node_id): (row.value, row.reach) for row in connection.execute(rows)}
-            moves = dict(connection.execute(  # node -> the node its move leads to (edge ids differ between databases)
+            moves: dict[Any, int] = dict(connection.execute(  # node -> the node its move leads to (edge ids differ)
                 sa.select(choice.c.node_id, edge.c.dst).select_from(choice.join(edge, edge.c.id == choice.c.edge_id))
                 .where(choice.c.policy_id == policy_id)).all())
             if game.players == 2:
                 sent.clear()
-                matches[url, str(params)] = head_to_head(connection, built.graph_id, "optimal", "hold-at-4"), len(
-                    sent), sum("aggregate(graph." in text for text in sent)
+                pairs = [("optimal", "hold-at-4"), ("hold-at-4", "hold-at-4")]
+                matches[url, str(params)] = head_to_heads(connection, built.graph_id, pairs), len(sent), sum(
+                    "aggregate(graph." in text for text in sent)
+                sent.clear()
+                response_id, response = solve_response(connection, built.graph_id, "hold-at-4")
+                responses[url, str(params)] = response, len(sent), sum("aggregate(graph." in text for text in sent)
+                values |= {("response", row.node_id): (row.value, row.reach) for row in connection.execute(
+                    sa.select(value.c.node_id, value.c.value, value.c.reach).where(value.c.policy_id == response_id))}
+                moves |= {("response", node_id): dst for node_id, dst in connection.execute(
+                    sa.select(choice.c.node_id, edge.c.dst).select_from(choice.join(edge, edge.c.id == choice.c.edge_id))
+                    .where(choice.c.policy_id == response_id))}
         engine.dispose()
         return values, moves
 
@@ -331,19 +342,27 @@ def test_a_graph_of_rows_solves_in_as_many_statements_whatever_its_depth(name: s
             assert math.isclose(got[key][0], value_, rel_tol=1e-12, abs_tol=1e-15), key
             assert (got[key][1] is None) == (reach is None), key
             assert reach is None or math.isclose(got[key][1], reach, rel_tol=1e-12, abs_tol=1e-15), key
-        if game.players == 2:
+        if game.players == 2:  # two matches in one fold; a best response in one more
             (expected_match, _, _), (match, _, match_folds) = (matches[url, str(params)] for url in (sqlite_url,
                                                                                                   spark_url))
-            assert match_folds == 1 and expected_match[0] >= expected_match[1]  # the optimum wins at least the game's value
-            assert all(math.isclose(a, b, rel_tol=1e-12) for a, b in zip(match, expected_match)), (match, expected_match)
+            assert match_folds == 1 and expected_match[0][0] >= expected_match[0][1]  # the optimum wins at least the game's value
+            assert all(math.isclose(a, b, rel_tol=1e-12) for pair, expected_pair in zip(match, expected_match)
+                       for a, b in zip(pair, expected_pair)), (match, expected_match)
+            (expected_response, _, _), (response, _, response_folds) = (responses[url, str(params)]
+                                                                        for url in (sqlite_url, spark_url))
+            assert response_folds == 1 and response.first >= expected_match[0][0] - 1e-12  # as the optimum at least
+            assert all(math.isclose(a, b, rel_tol=1e-12) for a, b in zip(response, expected_response))
     (short, short_sent, short_folds), (deep, deep_sent, deep_folds) = (counts[spark_url, str(params)]
                                                                        for params in DEPTHS[name])
     assert deep > short and deep_sent == short_sent and short_folds == deep_folds == 2  # the optimum, the agents
-    if game.players == 2:
-        assert len({matches[spark_url, str(params)][1] for params in DEPTHS[name]}) == 1  # a match's statements
+    if game.players == 2:  # the matches' statements, and the best response's
+        assert len({matches[spark_url, str(params)][1] for params in DEPTHS[name]}) == 1
+        assert len({responses[spark_url, str(params)][1] for params in DEPTHS[name]}) == 1
     # the reference implementations (store/solve/dispatch.py) run on Spark too, and agree with its folds
     params = DEPTHS[name][0]
     (folded_values, folded_moves), folded_match = folded[str(params)], matches.get((spark_url, str(params)))
+    if folded_match is not None:
+        responses["folded"] = responses[spark_url, str(params)][0]
     with reference_only():
         values, moves = solved(spark_url, params)
     assert counts[spark_url, str(params)][2] == 0 and moves == folded_moves and values.keys() == folded_values.keys()
@@ -352,7 +371,12 @@ def test_a_graph_of_rows_solves_in_as_many_statements_whatever_its_depth(name: s
         assert reach is None or math.isclose(values[key][1], reach, rel_tol=1e-12, abs_tol=1e-15), key
     if folded_match is not None:
         match, _, match_folds = matches[spark_url, str(params)]
-        assert match_folds == 0 and all(math.isclose(a, b, rel_tol=1e-12) for a, b in zip(match, folded_match[0]))
+        assert match_folds == 0 and all(math.isclose(a, b, rel_tol=1e-12) for pair, folded_pair in zip(match, folded_match[0])
+                                        for a, b in zip(pair, folded_pair))
+        response, _, response_folds = responses[spark_url, str(params)]
+        assert response_folds == 0 and all(math.isclose(a, b, rel_tol=1e-12) for a, b in zip(response, responses[
+            "folded"]))
+        assert any(key[0] == "response" for key in values)  # the best response's values and moves, compared above
 
 
 def test_a_race_sends_as_many_statements_for_every_state_layer(spark_url: str, tmp_path: Path) -> None:

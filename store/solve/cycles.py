@@ -828,11 +828,15 @@ def root_of(connection: sa.Connection, t: _Tables) -> dict[int, float]:
 
 
 @dispatchable("match")
-def root_values(connection: sa.Connection, graph_id: int, seats: Sequence[Seat],
-                progress: Progress | None = None) -> list[float]:
-    """Return the root's value for each seat (nothing is stored): for a match of two policies, the first
-    entry is the probability that the first seat, moving first, wins. ``progress`` counts the layers done."""
-    t, _ = solve_components(connection, graph_id, seats, progress)
-    found = root_of(connection, t)
-    t.drop(connection)
-    return [found[seat] for seat in range(len(seats))]
+def root_values(connection: sa.Connection, graph_id: int, seatings: Sequence[Sequence[Seat]],
+                progress: Progress | None = None) -> list[list[float]]:
+    """Return, for each seating, the root's value for each of its seats (nothing is stored): for a match of two
+    policies, the first entry is the probability that the first seat, moving first, wins. A run a seating;
+    ``progress`` counts the layers done."""
+    found = []
+    for seats in seatings:
+        t, _ = solve_components(connection, graph_id, seats, progress)
+        roots = root_of(connection, t)
+        t.drop(connection)
+        found.append([roots[seat] for seat in range(len(seats))])
+    return found

@@ -44,7 +44,7 @@ OPERATIONS = {  # each operation, its reference and what it computes, as docs/ba
                          "cycles (backward induction over layers)"),
     "cyclic": Operation(_SOLVE + "layers:store_cyclic", "values and moves of policies on a graph with cycles "
                         "(Newton's method over its components)"),
-    "match": Operation(_SOLVE + "cycles:root_values", "a match of two stored policies on a graph of rows"),
+    "match": Operation(_SOLVE + "cycles:root_values", "matches of pairs of stored policies on a graph of rows"),
     "best response": Operation(_SOLVE + "graph_matches:store_response", "the best response to a stored policy on "
                                "a graph of rows, its values and moves"),
     "sweep": Operation("dicegraph.store.sweep:swept_outcomes", "the optimum's outcomes for many goals at once"),

@@ -10,15 +10,16 @@ other. A race whose turn is stored once plays its matches in :mod:`dicegraph.sto
 
 from __future__ import annotations
 
-from typing import Any, NamedTuple
+from collections.abc import Sequence
+from typing import Any
 
 import sqlalchemy as sa
 
 from dicegraph.graphs.protocol import Progress
-from dicegraph.store.catalog import find_policy
+from dicegraph.store.catalog import find_policy, policy_ids
 from dicegraph.store.convergence import Convergence
 from dicegraph.store.schema import choice, value
-from dicegraph.store.seats import FOLLOW, SEATS, Match, Seat, seat_values
+from dicegraph.store.seats import FOLLOW, SEATS, Matches, Response, Seat, seat_values
 from dicegraph.store.solve import cycles
 from dicegraph.store.solve.dispatch import dispatchable
 from dicegraph.store.solve.layers import finish_solve, forget, record_solve
@@ -30,18 +31,23 @@ def head_to_head(connection: sa.Connection, graph_id: int, first: str, second: s
     """Return the exact probabilities that a player following stored policy ``first``, moving first, beats one
     following ``second``, and that ``second``, moving first, beats ``first`` (in a two-player zero-sum graph
     seen from the mover; one run, nothing stored). ``progress`` counts the layers done."""
-    seats = [Seat(FOLLOW, find_policy(connection, graph_id, first).id, after_pass=1),
-             Seat(FOLLOW, find_policy(connection, graph_id, second).id, after_pass=0)]
-    first_moves, second_moves = cycles.root_values(connection, graph_id, seats, progress)
-    return first_moves, second_moves
+    return head_to_heads(connection, graph_id, [(first, second)], progress)[0]
 
 
-class Response(NamedTuple):
-    """A best response's wins against the policy it answers: moving ``first``, and moving ``second`` (one minus
-    what the answered policy wins moving first against it)."""
-
-    first: float
-    second: float
+def head_to_heads(connection: sa.Connection, graph_id: int, pairs: Sequence[tuple[str, str]],
+                  progress: Progress | None = None) -> list[tuple[float, float]]:
+    """Return :func:`head_to_head` of each pair of stored policies ``(first, second)``, played together (the
+    operation ``match``: a run a pair by the reference, one fold for every pair on Spark)."""
+    if not pairs:
+        return []
+    ids = policy_ids(connection, graph_id)
+    for name in dict.fromkeys(name for pair in pairs for name in pair):
+        if name not in ids:
+            find_policy(connection, graph_id, name)  # raises NotFound, in one line
+    seatings = [[Seat(FOLLOW, ids[first], after_pass=1), Seat(FOLLOW, ids[second], after_pass=0)]
+                for first, second in pairs]
+    return [(first_moves, second_moves)
+            for first_moves, second_moves in cycles.root_values(connection, graph_id, seatings, progress)]
 
 
 @dispatchable("best response")
@@ -81,7 +87,7 @@ def solve_response(connection: sa.Connection, graph_id: int, answered: str, name
     return policy_id, response
 
 
-def response_figures(match: Match, game_value: float, answered: str, response: str, optimum: str) -> dict[str, Any]:
+def response_figures(matches: Matches, game_value: float, answered: str, response: str, optimum: str) -> dict[str, Any]:
     """Return how the best ``response`` to ``answered`` does against it beside the self-play ``optimum``, whose
     value (moving first, in self-play) is ``game_value``: in each seat and on average over the two (two matches),
     ``optimum_wins`` (what the optimum wins against ``answered``), ``response_wins``, ``gain`` (the second less
@@ -89,11 +95,11 @@ def response_figures(match: Match, game_value: float, answered: str, response: s
     first seat, one minus it in the second).
 
     >>> table = {("r", "a"): (0.75, 0.25), ("o", "a"): (0.625, 0.375)}
-    >>> figures = response_figures(lambda x, y: table[x, y], 0.5, "a", "r", "o")
+    >>> figures = response_figures(lambda pairs: [table[pair] for pair in pairs], 0.5, "a", "r", "o")
     >>> figures["response_wins"], figures["exploitability"]["mean"]
     ({'first': 0.75, 'second': 0.75, 'mean': 0.75}, 0.25)
     """
-    seats = seat_values(match, response, optimum, answered)
+    seats = seat_values(matches, response, optimum, answered)
     game = {SEATS[0]: game_value, SEATS[1]: 1.0 - game_value}
 
     def with_mean(figures: dict[str, float]) -> dict[str, float]:

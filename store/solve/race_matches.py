@@ -44,9 +44,8 @@ from dicegraph.store.catalog import find_policy
 from dicegraph.store.schema import edge, node, ranked_values, turn_policy
 from dicegraph.store.convergence import Convergence
 from dicegraph.store.scratch import create_afresh, keyed_pair_table, temporary_table, turn_work_table
-from dicegraph.store.seats import FOLLOW, RANK, Seat
+from dicegraph.store.seats import FOLLOW, RANK, Response, Seat
 from dicegraph.store.solve.dispatch import dispatchable
-from dicegraph.store.solve.graph_matches import Response
 from dicegraph.store.solve.layers import finish_solve, forget, record_solve
 from dicegraph.store.solve.objectives import response_name
 from dicegraph.store.solve.turn_cycles import Played, RaceTables, solve_layer, solve_race, state_horizons

@@ -37,13 +37,14 @@ import sqlalchemy as sa
 from dicegraph.graphs.protocol import Progress
 from dicegraph.store.catalog import loop_free_components
 from dicegraph.store.convergence import MAX_PASSES, Convergence
-from dicegraph.store.schema import choice, layer, node
+from dicegraph.store.schema import choice, layer, node, value
 from dicegraph.store.scratch import keyed_pair_table
-from dicegraph.store.seats import FOLLOW, Seat
+from dicegraph.store.seats import FOLLOW, Response, Seat
 from dicegraph.store.backends.spark.graph_fold import (back_layers, collected_map, folds, in_order, layers_with_edges,
                                                        placed_nodes, policy_keys, store_folded, store_rows)
 from dicegraph.store.backends.spark.lambdas import STORED_MOVE, SparkText, best_move, let, over_edges
 
+RESPOND = "respond"  # the objective of a best response: the largest value, except at the nodes a key's ``given`` has
 NOT_SETTLED = f"a cyclic component did not settle in {MAX_PASSES} passes"
 STATS = "STRUCT<p: INT, s: INT, e: DOUBLE>"  # how a component converged: passes, value-iteration steps, residual
 SOLVED = f"STRUCT<v: ARRAY<DOUBLE>, c: ARRAY<BIGINT>, h: ARRAY<{STATS}>, start: DOUBLE>"
@@ -102,7 +103,8 @@ def _child(at: str) -> str:
 
 def _node(objective: str | None) -> str:
     """Return the text of node ``n``'s ``(g, m)`` in a pass: its array (:func:`_child`) and the move taken, the best
-    for ``objective`` at the guess ``x`` or (None) the one the row's ``given`` map has."""
+    for ``objective`` at the guess ``x`` or (None) the one the row's ``given`` map has; :data:`RESPOND`, the
+    given one where the map has the node, else the largest."""
     none = "CAST(NULL AS BIGINT)"
     total = over_edges("0D", "a + IF(cv[k] IS NULL, 0D, n.w[k])")
     share = "u + n.w[k] * (IF(i < 2, n.r[k], 0D) + n.s[k] * cv[k][i])"
@@ -114,8 +116,10 @@ def _node(objective: str | None) -> str:
     if objective is None:
         decision = let(f"{STORED_MOVE} - 1", "mi", taken)
     else:
-        best, first = best_move("n.r[k] + n.s[k] * cv[k][0]", "q", objective)
+        best, first = best_move("n.r[k] + n.s[k] * cv[k][0]", "q", "max" if objective == RESPOND else objective)
         decision = let(best, "q", let(first, "mi", taken))
+        if objective == RESPOND:  # a node the row's ``given`` map has follows its move
+            decision = let(STORED_MOVE, "sm", f"IF(coalesce(sm, 0) > 0, {let('sm - 1', 'mi', taken)}, {decision})")
     body = (f"CASE n.kind WHEN 'terminal' THEN named_struct('g', concat(array(n.p, n.p), zeros), 'm', {none}) "
             f"WHEN 'chance' THEN named_struct('g', {chance}, 'm', {none}) ELSE {decision} END")
     return let(f"transform(n.ix, k -> {_child('n.d[k]')})", "cv", body)
@@ -166,16 +170,17 @@ def _component_step(objective: str | None) -> str:
         f"named_struct('v', concat(vals.v, transform(r.g, z -> z[0])), 'c', concat(vals.c, r.m), "
         f"'h', concat(vals.h, transform(r.g, (z, i) -> {stats})), "
         f"'start', IF(na > 0, aggregate(r.x, 0D, (a, u) -> a + u) / na, vals.start))"))
-    for value, name in reversed((("size(vals.v)", "base"), ("size(flatten(comp.layers))", "nc"),
+    for bound, name in reversed((("size(vals.v)", "base"), ("size(flatten(comp.layers))", "nc"),
                                  ("comp.anchors", "na"), ("base + nc - na", "first"),
                                  ("CAST(array_repeat(0D, na) AS ARRAY<DOUBLE>)", "zeros"))):
-        body = let(value, name, body)
+        body = let(bound, name, body)
     return body
 
 
 def fold(connection: sa.Connection, graph_id: int, objective: str | None, keys: sa.Select,
          after_pass: Sequence[int] = (0,)) -> sa.Table:
-    """Solve (``objective`` ``'max'``) or evaluate (None: each key's ``given`` moves) graph ``graph_id``, whose
+    """Solve (``objective`` ``'max'``; :data:`RESPOND`, following each key's ``given`` moves where it has them) or
+    evaluate (None: each key's ``given`` moves) graph ``graph_id``, whose
     components may loop, in one row a key; return a new work table of ``(node_id, policy_id, value, edge_id,
     passes, steps, residual)``: a row per node with a value, the last three set on each cyclic component's first
     anchor (:func:`convergences`). ``keys`` selects ``(policy_id, given)`` as for
@@ -230,27 +235,61 @@ def store_cyclic(connection: sa.Connection, graph_id: int, policy_ids: Sequence[
     return records
 
 
-def can_play(connection: sa.Connection, graph_id: int, seats: Sequence[Seat], *arguments: object) -> bool:
-    """Return whether :func:`root_values` can run: every seat follows a stored policy, on a graph small enough to
-    fold."""
-    return all(seat.kind == FOLLOW for seat in seats) and folds(connection, graph_id)
+def can_play(connection: sa.Connection, graph_id: int, seatings: Sequence[Sequence[Seat]], *arguments: object) -> bool:
+    """Return whether :func:`root_values` can run: every seat follows a stored policy, each seating hands the turn
+    over as the first does, on a graph small enough to fold."""
+    layout = [seat.after_pass for seat in seatings[0]] if seatings else []
+    return (all(seat.kind == FOLLOW for seats in seatings for seat in seats)
+            and all([seat.after_pass for seat in seats] == layout for seats in seatings) and folds(connection, graph_id))
 
 
-def root_values(connection: sa.Connection, graph_id: int, seats: Sequence[Seat],
-                progress: Progress | None = None) -> list[float]:
-    """Return what :func:`dicegraph.store.solve.cycles.root_values` does (the root's value for each seat following its
-    stored policy; for a match of two, the probability that the first seat, moving first, wins; nothing stored) in
-    one fold statement. ``progress`` counts every layer with edges of each seat at the end."""
-    count = len(seats)
+def root_values(connection: sa.Connection, graph_id: int, seatings: Sequence[Sequence[Seat]],
+                progress: Progress | None = None) -> list[list[float]]:
+    """Return what :func:`dicegraph.store.solve.cycles.root_values` does (for each seating, the root's value for each
+    seat following its stored policy; for a match of two, the probability that the first seat, moving first, wins;
+    nothing stored) in one fold statement for every seating, a row each. ``progress`` counts every layer with edges
+    of each seat at the end."""
+    count = len(seatings[0])
     seated = sa.union_all(*(
-        sa.select((sa.cast(choice.c.node_id, sa.BigInteger) * count + number).label("k"),
+        sa.select(sa.literal(key).label("key"), (sa.cast(choice.c.node_id, sa.BigInteger) * count + number).label("k"),
                   sa.cast(choice.c.edge_id, sa.BigInteger).label("v")).where(choice.c.policy_id == seat.policy_id)
-        for number, seat in enumerate(seats))).subquery("seated")
-    keys = sa.select(sa.literal(0).label("policy_id"), collected_map(seated.c.k, seated.c.v).label("given")
-                     ).select_from(seated)
-    table = fold(connection, graph_id, None, keys, [seat.after_pass for seat in seats])
-    found = dict(connection.execute(sa.select(table.c.node_id, table.c.value).where(table.c.node_id < count)).all())
+        for key, seats in enumerate(seatings) for number, seat in enumerate(seats))).subquery("seated")
+    keys = (sa.select(seated.c.key.label("policy_id"), collected_map(seated.c.k, seated.c.v).label("given"))
+            .group_by(seated.c.key))
+    table = fold(connection, graph_id, None, keys, [seat.after_pass for seat in seatings[0]])
+    found = {(key, node_id): value for key, node_id, value in connection.execute(
+        sa.select(table.c.policy_id, table.c.node_id, table.c.value).where(table.c.node_id < count))}
     table.drop(connection)
     if progress is not None:
-        progress(layers_with_edges(connection, graph_id) * count)
-    return [found[seat] for seat in range(count)]
+        progress(layers_with_edges(connection, graph_id) * count * len(seatings))
+    return [[found[key, seat] for seat in range(count)] for key in range(len(seatings))]
+
+
+def can_store_response(connection: sa.Connection, graph_id: int, *arguments: object) -> bool:
+    """Return whether :func:`store_response` can run: the graph is small enough to fold."""
+    return folds(connection, graph_id)
+
+
+def store_response(connection: sa.Connection, graph_id: int, policy_id: int, answered_id: int,
+                   progress: Progress | None = None, first_guess: object = None) -> tuple[Response, Convergence]:
+    """Do what :func:`dicegraph.store.solve.graph_matches.store_response` does (store, as policy ``policy_id``, the
+    best response to the stored policy ``answered_id``; return its wins against it in each seat and how its cyclic
+    components converged) in one fold statement over the graph once a seat: seat 0 takes the largest value, seat 1
+    follows ``answered_id``'s moves (no ``first_guess`` needed). ``progress`` counts every layer with edges of both
+    seats at the end."""
+    given = collected_map(sa.cast(choice.c.node_id, sa.BigInteger) * 2 + 1, sa.cast(choice.c.edge_id, sa.BigInteger))
+    keys = sa.select(sa.literal(policy_id).label("policy_id"), given.label("given")).where(
+        choice.c.policy_id == answered_id)
+    table = fold(connection, graph_id, RESPOND, keys, [1, 0])
+    convergence = convergences(connection, table, [policy_id])[policy_id]
+    mine = table.c.node_id % 2 == 0  # seat 0's nodes, ``2 * node``
+    node_id = sa.cast(sa.func.floor(table.c.node_id / 2), sa.Integer)
+    connection.execute(sa.insert(value).from_select(["policy_id", "node_id", "value", "reach"], sa.select(
+        table.c.policy_id, node_id, table.c.value, sa.null()).where(mine)))
+    connection.execute(sa.insert(choice).from_select(["policy_id", "node_id", "edge_id"], sa.select(
+        table.c.policy_id, node_id, table.c.edge_id).where(mine, table.c.edge_id.is_not(None))))
+    roots = dict(connection.execute(sa.select(table.c.node_id, table.c.value).where(table.c.node_id < 2)).all())
+    table.drop(connection)
+    if progress is not None:
+        progress(layers_with_edges(connection, graph_id) * 2)
+    return Response(roots[0], 1.0 - roots[1]), convergence

@@ -257,7 +257,7 @@ def root_values(connection: sa.Connection, graph_id: int, seatings: Sequence[Seq
     keys = (sa.select(seated.c.key.label("policy_id"), collected_map(seated.c.k, seated.c.v).label("given"))
             .group_by(seated.c.key))
     table = fold(connection, graph_id, None, keys, [seat.after_pass for seat in seatings[0]])
-    found = {(key, node_id): value for key, node_id, value in connection.execute(
+    found = {(key, node_id): worth for key, node_id, worth in connection.execute(
         sa.select(table.c.policy_id, table.c.node_id, table.c.value).where(table.c.node_id < count))}
     table.drop(connection)
     if progress is not None:

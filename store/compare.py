@@ -54,10 +54,10 @@ def policy_comparison(view: GraphView, policy_name: str, reference_name: str, *,
     """
     connection, game = view.connection, view.spec
     graph_row = connection.execute(sa.select(graph).where(graph.c.id == view.graph_id)).one()
-    match = view.played if game.players == 2 else None
+    matches = view.played if game.players == 2 else None
     if seat not in SEATS:
         raise Incomparable(f"no seat {seat!r}: the seats are {' and '.join(SEATS)}")
-    if match is None and (opponent is not None or seat != SEATS[0]):
+    if matches is None and (opponent is not None or seat != SEATS[0]):
         raise Incomparable(f"graph {graph_row.id} ({graph_row.game}) is a one-player game: it has no opponent or "
                            "seat to name (leave out --against and --seat)")
     rows = [stored_policy(connection, graph_row, name) for name in (policy_name, reference_name)]
@@ -67,10 +67,10 @@ def policy_comparison(view: GraphView, policy_name: str, reference_name: str, *,
     found = view.departures(policy_name, reference_name, top)
     if found is not None:
         result |= found
-    if match is not None:
+    if matches is not None:
         opponent = opponent or reference_name
         stored_policy(connection, graph_row, opponent)
-        seats = seat_values(match, policy_name, reference_name, opponent)
+        seats = seat_values(matches, policy_name, reference_name, opponent)
         return {**result, "opponent": opponent, "seat": seat, "seats": seats, "expected_loss": seats[seat]["loss"]}
     if found is None:  # one player, a turn stored once: the root values, as the policies list them
         values = {row["name"]: row["value"] for row in list_policies(connection, graph_row.id)}

@@ -122,6 +122,7 @@ class Database:
         self.url = database_url(url)
         self.memory, self.meter, self.on_wait = memory, meter, on_wait
         self._kept: sa.Engine | None = None  # the one engine of an in-memory database, which lives as long as it
+        self._schema_seen = False  # the schema read at the head revision once: a session checks it when it first opens
         self._one_at_a_time = threading.RLock()  # an in-memory database's one connection serves one thread at a time
         self._kept_positions: dict[tuple[int, str], dict[str, Any]] = {}  # (graph, created): what its view keeps
         self._positions: dict[tuple[int, str, tuple[str, ...]], dict[str, dict[str, Any]]] = {}  # and policies: read
@@ -165,7 +166,9 @@ class Database:
         if self._kept is not None:
             yield self._kept
             return
-        engine = open_database(self.url, create=create, read_only=read_only, on_wait=self.on_wait, memory=self.memory)
+        engine = open_database(self.url, create=create, read_only=read_only, on_wait=self.on_wait, memory=self.memory,
+                               schema_seen=self._schema_seen)
+        self._schema_seen = True
         try:
             if read_only:
                 yield engine

@@ -156,7 +156,7 @@ def database_exists(url: str | None = None) -> bool:
 
 
 def open_database(url: str | None = None, *, create: bool = False, read_only: bool = False,
-                  on_wait: Waiting | None = None, memory: str | None = None) -> sa.Engine:
+                  on_wait: Waiting | None = None, memory: str | None = None, schema_seen: bool = False) -> sa.Engine:
     """Return an engine on a dicegraph database whose schema is at the head revision.
 
     A missing SQLite or DuckDB file is created only with ``create``. An older
@@ -169,7 +169,9 @@ def open_database(url: str | None = None, *, create: bool = False, read_only: bo
     ``mode=ro``, DuckDB's ``read_only`` (which also lets several viewers
     share the file; a writer waits for them). DuckDB uses at most ``memory``
     (:func:`dicegraph.store.memory.memory_bytes`: by default half of this machine's), spilling past
-    it to ``FILE.tmp`` beside its file.
+    it to ``FILE.tmp`` beside its file. ``schema_seen`` says the caller found this database's schema at the head
+    revision when it opened it before (a session's second command), so that it is not read again: on a server
+    that is two statements a command.
     """
     url_text = database_url(url)
     parsed = sa.make_url(url_text)
@@ -203,7 +205,8 @@ def open_database(url: str | None = None, *, create: bool = False, read_only: bo
     engine = backend.configure(engine, options, read_only, on_wait)
     try:
         backend.wait_for_file(engine, on_wait)
-        _check_schema(engine, read_only)
+        if not schema_seen:
+            _check_schema(engine, read_only)
         if not read_only:
             backend.after_open(engine)
     except sa.exc.DBAPIError as error:

@@ -55,6 +55,35 @@ def test_newer_schema_is_refused(engine: sa.Engine, db_url: str) -> None:
         open_database(db_url, read_only=True)
 
 
+def test_a_session_reads_the_schema_revision_once_and_a_new_session_again(db_url: str) -> None:
+    """A session (``dicegraph.open``) reads the schema's revision when it first opens the database, not at each
+    command after (on a server each read is statements of its own); a new session reads it again, and refuses the
+    revision a newer dicegraph wrote."""
+    import dicegraph
+
+    read: list[str] = []
+
+    def count(connection: sa.Connection, cursor: object, statement: str, *args: object) -> None:
+        read.extend([statement] if "alembic_version" in statement else [])
+
+    sa.event.listen(sa.Engine, "before_cursor_execute", count)
+    try:
+        session = dicegraph.open(db_url)
+        session.build("jackpot", {"cells": 2})
+        first = len(read)
+        session.report("jackpot", {"cells": 2}, games=0)
+        session.policies("jackpot")
+        assert first > 0 and len(read) == first
+        engine = open_database(db_url)
+        with engine.begin() as connection:
+            connection.execute(sa.text("UPDATE alembic_version SET version_num = '9999_from_the_future'"))
+        engine.dispose()
+        with pytest.raises(DatabaseError, match="newer dicegraph"):
+            dicegraph.open(db_url).policies("jackpot")
+    finally:
+        sa.event.remove(sa.Engine, "before_cursor_execute", count)
+
+
 def test_missing_database_is_not_created(tmp_path: Path) -> None:
     path = tmp_path / "absent.db"
     with pytest.raises(DatabaseError, match="no database at"):

@@ -533,7 +533,9 @@ def test_compaction_keeps_every_row_in_fewer_files(spark_url: str) -> None:
 
 def test_a_command_counts_the_files_of_the_tables_it_inserted_into_and_no_others(spark_url: str) -> None:
     """The end of a command that wrote (the backend's ``writing``) counts the files of the tables it inserted into
-    (here ``graph``), in one statement that reads no other table, and none when it inserted nothing."""
+    (here ``graph``), in one statement that reads no other table and without listing the tables, and none when it
+    inserted nothing; a block within a block of the same process sends nothing about the writer table, which the
+    outer block takes (CREATE), checks and lets go of (DROP) in three statements."""
     from dicegraph.store.backends.spark.backend import BACKEND
 
     engine = open_database(spark_url, create=True)
@@ -545,9 +547,12 @@ def test_a_command_counts_the_files_of_the_tables_it_inserted_into_and_no_others
     for inserts in ([row], []):
         sent.clear()
         with BACKEND.writing(engine, None), engine.connect() as connection:
-            for each in inserts:
-                connection.execute(sa.insert(graph), each)
+            with BACKEND.writing(engine, None):  # a command within a command
+                for each in inserts:
+                    connection.execute(sa.insert(graph), each)
         counted.append([text for text in sent if "_metadata.file_path" in text])
+        assert not [text for text in sent if text.startswith("SHOW TABLES")]
+        assert len([text for text in sent if "dicegraph_writer" in text]) == 3, sent
     engine.dispose()
     (written,), nothing = counted
     assert "FROM `graph`" in written and written.count(" FROM ") == 1 and nothing == []

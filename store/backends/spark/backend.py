@@ -58,15 +58,19 @@ class Spark(Backend):
     @contextmanager
     def writing(self, engine: sa.Engine, on_wait: Waiting | None) -> Iterator[None]:
         """Hold the database's writer lock while a command writes (Spark has no transactions), and compact the
-        small files its statements wrote into the tables they inserted into once it is done."""
+        small files its statements wrote into the tables they inserted into once it is done (a command within a
+        command: once the outer one is)."""
         from dicegraph.store.backends.spark.compact import compact
-        from dicegraph.store.backends.spark.writer import writing
+        from dicegraph.store.backends.spark.writer import held, writing
 
         inserted = engine.dialect.inserted  # type: ignore[attr-defined]
-        with engine.connect() as connection, writing(connection, on_wait):
-            before = inserted.copy()
-            yield
-            compact(connection, among={table for table, count in inserted.items() if count > before[table]})
+        with engine.connect() as connection:
+            outer = not held(connection)
+            with writing(connection, on_wait):
+                before = inserted.copy()
+                yield
+                if outer:
+                    compact(connection, among={table for table, count in inserted.items() if count > before[table]})
 
     def set_time_limit(self, connection: sa.Connection, seconds: float | None) -> None:
         """The Thrift server stops the statement itself at the time limit (0: none)."""

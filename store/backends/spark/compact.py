@@ -21,10 +21,11 @@ FILES_PER_TABLE = 64  # a table held in more files than this is compacted
 
 
 def table_files(connection: sa.Connection, among: Collection[str] | None = None) -> dict[str, int]:
-    """Return each of the database's tables (not work tables; only those ``among`` when given) and the number
-    of Parquet files holding its rows, counted in one statement (an empty table: 0)."""
-    names = [name for name in connection.dialect.get_table_names(connection)
-             if not is_work_table(name) and (among is None or name in among)]
+    """Return each of the database's tables (not work tables; only those ``among`` when given, which are not
+    listed first: a table a command inserted into is there) and the number of Parquet files holding its rows,
+    counted in one statement (an empty table: 0)."""
+    listed = connection.dialect.get_table_names(connection) if among is None else among
+    names = [name for name in listed if not is_work_table(name)]
     if not names:
         return {}
     counts = " UNION ALL ".join(f"SELECT '{name}', count(DISTINCT _metadata.file_path) FROM `{name}`"

@@ -23,6 +23,7 @@ from dicegraph.store.backends.spark.dialect import host_mark
 WRITER = "dicegraph_writer"  # the table whose existence is the lock
 POLL_SECONDS = 2.0  # how often a waiting process tries again
 _TAKEN = "TABLE_OR_VIEW_ALREADY_EXISTS"  # Spark's error when the table exists
+_HELD: set[str] = set()  # the databases (URLs) whose writer table this process holds: asked without a statement
 
 
 def holder(connection: sa.Connection) -> tuple[int, str] | None:
@@ -34,6 +35,12 @@ def holder(connection: sa.Connection) -> tuple[int, str] | None:
     return (int(rows["pid"]), rows["host"]) if "pid" in rows and "host" in rows else None
 
 
+def held(connection: sa.Connection) -> bool:
+    """Return whether this process holds the writer table of ``connection``'s database (a block of :func:`writing`
+    runs), without a statement."""
+    return connection.engine.url.render_as_string() in _HELD
+
+
 @contextmanager
 def writing(connection: sa.Connection, on_wait: Callable[[str], None] | None = None) -> Iterator[None]:
     """Hold the database's writer table while the block runs: wait while another process holds it (telling
@@ -41,9 +48,10 @@ def writing(connection: sa.Connection, on_wait: Callable[[str], None] | None = N
     own, hold it on as it is."""
     told = False
     me = (os.getpid(), host_mark())
-    if holder(connection) == me:  # held by this process already (a command within a command): it lets go
+    if held(connection):  # by this process already (a command within a command): the outer block lets go
         yield
         return
+    database = connection.engine.url.render_as_string()
     while True:
         try:
             connection.exec_driver_sql(f"CREATE TABLE `{WRITER}` (held INT) USING parquet TBLPROPERTIES "
@@ -53,6 +61,8 @@ def writing(connection: sa.Connection, on_wait: Callable[[str], None] | None = N
             if _TAKEN not in str(error):
                 raise
         found = holder(connection)
+        if found == me:  # left by an earlier block of this process that could not let go: it is ours
+            break
         if found is not None and found[1] == me[1] and not process_runs(found[0]):
             connection.exec_driver_sql(f"DROP TABLE IF EXISTS `{WRITER}`")  # its holder was killed
             continue
@@ -61,8 +71,10 @@ def writing(connection: sa.Connection, on_wait: Callable[[str], None] | None = N
                     f"waiting for it to finish (Ctrl-C to give up; if that process is gone, DROP TABLE {WRITER})")
             told = True
         time.sleep(POLL_SECONDS)
+    _HELD.add(database)
     try:
         yield
     finally:
-        if holder(connection) == me:
+        _HELD.discard(database)
+        if holder(connection) == me:  # (not let go of by hand meanwhile and taken by another)
             connection.exec_driver_sql(f"DROP TABLE IF EXISTS `{WRITER}`")

@@ -414,14 +414,16 @@ def test_serve_answers_on_127_0_0_1_and_says_when_the_port_is_taken(database, ru
 
 
 def test_a_stopped_server_leaves_no_temporary_files(tmp_path, runner, monkeypatch) -> None:
-    """Stopped as a service manager stops it (SIGTERM, what ``served`` sends), the explorer removes the folder
-    where it draws the games' charts."""
+    """The explorer makes the folder where it draws the games' charts when a charts page is first viewed, and
+    removes it when stopped as a service manager stops it (SIGTERM, what ``served`` sends)."""
     url = f"sqlite:///{tmp_path / 'small.db'}"
     assert runner.invoke(main, ["--db", url, "build", "jackpot", "-p", "cells=3"]).exit_code == 0
     scratch = tmp_path / "scratch"
     scratch.mkdir()
     monkeypatch.setenv("TMPDIR", str(scratch))
     with served(url) as address:
+        urllib.request.urlopen(f"{address}/graphs/1.json", timeout=10).close()
+        assert list(scratch.iterdir()) == []  # made when a charts page is first viewed
         urllib.request.urlopen(f"{address}/graphs/1/charts.json", timeout=10).close()
         assert [path.name.startswith("dicegraph-explorer-") for path in scratch.iterdir()] == [True]
     assert list(scratch.iterdir()) == []

@@ -66,20 +66,29 @@ def create_app(db: Database, sql_slots: int = SQL_SLOTS, sql_timeout: float = SQ
             seat=asked.get("seat") or "first", matches=asked.get("matches") == "all",
             responses=asked.get("responses") == "all", turns=asked.get("distributions") == "all"))
 
-    pictures = Path(tempfile.mkdtemp(prefix="dicegraph-explorer-"))  # the games' charts, drawn when their page is viewed
-    atexit.register(shutil.rmtree, pictures, ignore_errors=True)
+    drawn: list[Path] = []  # the folder of the games' charts, made when a charts page is first viewed (an app
+    # whose charts nobody views, as ``check``'s, leaves no folder), removed when the process ends
     drawing = threading.Lock()
+
+    def pictures() -> Path:
+        if not drawn:
+            drawn.append(Path(tempfile.mkdtemp(prefix="dicegraph-explorer-")))
+            atexit.register(shutil.rmtree, drawn[0], ignore_errors=True)
+        return drawn[0]
 
     @app.get("/graphs/<int:graph_id>/charts")
     @app.get("/graphs/<int:graph_id>/charts.json")
     def charts_page(graph_id: int) -> Any:
         with drawing:
+            folder = pictures() / str(graph_id)
             return show("charts.html", request.path.endswith(".json"),
-                        lambda session: pages.game_pictures(session, graph_id, pictures / str(graph_id)))
+                        lambda session: pages.game_pictures(session, graph_id, folder))
 
     @app.get("/graphs/<int:graph_id>/charts/<name>")
     def chart_file(graph_id: int, name: str) -> Any:
-        return send_from_directory(pictures / str(graph_id), name)
+        with drawing:
+            folder = pictures() / str(graph_id)
+        return send_from_directory(folder, name)
 
     @app.get("/graphs/<int:graph_id>/advise")
     @app.get("/graphs/<int:graph_id>/advise.json")

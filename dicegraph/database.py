@@ -237,11 +237,12 @@ class Database:
         name = connection.execute(sa.select(policy.c.name).where(policy.c.id == policy_id)).scalar_one()
         value = next(p["value"] for p in list_policies(connection, row.id) if p["name"] == name)
         answered = answered_policy(objective)
+        response = {} if answered is None else {
+            "response": GraphView(connection, row.id, get_game(row.game), row=row).response(answered)}
         return as_json({"graph": row.id, "game": row.game, "policy": name, "policy_id": policy_id,
                         "objective": objective, "value": value, "evaluated": evaluated, "seconds": seconds,
                         "edges_per_second": row.edges / seconds if seconds else None,
-                        "convergence": policy_convergence(connection, policy_id),
-                        **({} if answered is None else {"response": GraphView(connection, row.id, get_game(row.game)).response(answered)})})
+                        "convergence": policy_convergence(connection, policy_id), **response})
 
     @_one_line_errors
     def report(self, game: str | Game, params: Mapping[str, Any] | None = None, games: int = 0, *,
@@ -359,16 +360,29 @@ class Database:
         each policy against itself plays, :meth:`counted`)."""
         with self._reading() as connection:
             row = stored_graph(connection, graph, params)
-            game = get_game(row.game)
             policies = list_policies(connection, row.id)
             with self.meter("propagating the policies, states", None) as states:
-                view = GraphView(connection, row.id, game, progress=states)
-                if view.keeps_positions:
-                    return _distributions(connection, row.id, policies)
-                if not turns:
-                    return {}
-                return {p["name"]: [{"payoff": payoff, "probability": chance}
-                                    for payoff, chance in view.distribution(p["name"]).items()] for p in policies}
+                view = GraphView(connection, row.id, get_game(row.game), progress=states, row=row)
+                return _policy_distributions(connection, view, policies, turns)
+
+    @_one_line_errors
+    def overview(self, graph: str | int, params: Mapping[str, Any] | None = None, *,
+                 turns: bool = False) -> dict[str, Any]:
+        """Return what the explorer's page of a graph shows, read over one connection with the graph looked up
+        once: its ``graph`` row (:meth:`graph`), ``layers`` (:meth:`layers`), ``policies`` (:meth:`policies`),
+        whether its distributions are played on request (``turn_distributions``, :meth:`distributions_on_request`),
+        what they count (``counted``, :meth:`counted`) and the ``distributions`` (:meth:`distributions`, with
+        ``turns``)."""
+        with self._reading() as connection:
+            row = stored_graph(connection, graph, params)
+            game = get_game(row.game)
+            policies = list_policies(connection, row.id, game.outcome)
+            with self.meter("propagating the policies, states", None) as states:
+                view = GraphView(connection, row.id, game, progress=states, row=row)
+                return as_json({"graph": _readable(connection, dict(row._mapping)),
+                                "layers": graph_layers(connection, row.id), "policies": policies,
+                                "turn_distributions": not view.keeps_positions, "counted": view.counted,
+                                "distributions": _policy_distributions(connection, view, policies, turns)})
 
     @_one_line_errors
     def distributions_on_request(self, graph: str | int, params: Mapping[str, Any] | None = None) -> bool:
@@ -376,7 +390,7 @@ class Database:
         ``turns``): a game whose turn is stored once."""
         with self._reading() as connection:
             row = stored_graph(connection, graph, params)
-            return not GraphView(connection, row.id, get_game(row.game)).keeps_positions
+            return not GraphView(connection, row.id, get_game(row.game), row=row).keeps_positions
 
     @_one_line_errors
     def counted(self, graph: str | int, params: Mapping[str, Any] | None = None) -> str:
@@ -384,7 +398,7 @@ class Database:
         outcome is who wins), ``turns``."""
         with self._reading() as connection:
             row = stored_graph(connection, graph, params)
-            return GraphView(connection, row.id, get_game(row.game)).counted
+            return GraphView(connection, row.id, get_game(row.game), row=row).counted
 
     @_one_line_errors
     def propagate(self, graph: str | int, policy: str = OPTIMAL, params: Mapping[str, Any] | None = None, *,
@@ -401,7 +415,7 @@ class Database:
             row = stored_graph(connection, graph, params)
             game = get_game(row.game)
             with self.meter(f"propagating {policy}, states", None) as states:
-                view = GraphView(connection, row.id, game, progress=states)
+                view = GraphView(connection, row.id, game, progress=states, row=row)
                 if view.keeps_positions:
                     evaluated_policy(connection, row, policy)
                 distribution = view.distribution(policy, start)
@@ -417,7 +431,7 @@ class Database:
         (:func:`dicegraph.store.propagate.outcomes_from_every_position`; backgammon's bear-off database is this)."""
         with self._reading() as connection:
             row = stored_graph(connection, graph, params)
-            view = GraphView(connection, row.id, get_game(row.game))
+            view = GraphView(connection, row.id, get_game(row.game), row=row)
             if view.keeps_positions:
                 evaluated_policy(connection, row, policy)
             found = view.position_outcomes(policy)
@@ -434,7 +448,7 @@ class Database:
         with self._reading() as connection:
             row = stored_graph(connection, graph, params)
             with self.meter("comparing, passes (a state layer or a batch of states)", None) as layers:
-                result = policy_comparison(GraphView(connection, row.id, get_game(row.game), progress=layers), policy,
+                result = policy_comparison(GraphView(connection, row.id, get_game(row.game), progress=layers, row=row), policy,
                                            reference, opponent=opponent, seat=seat, top=top)
         return {"graph": row.id, "game": row.game, **result}
 
@@ -452,7 +466,7 @@ class Database:
                 names = [p["name"] for p in list_policies(connection, row.id)]
                 pairs = [(first, second) for at, first in enumerate(names) for second in names[at + 1:]]
             with self.meter("playing the matches, layers", None) as layers:
-                return GraphView(connection, row.id, game, progress=layers).matches(pairs)
+                return GraphView(connection, row.id, game, progress=layers, row=row).matches(pairs)
 
     @_one_line_errors
     def responses(self, graph: str | int, params: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
@@ -465,7 +479,7 @@ class Database:
             if not answered:
                 return []
             with self.meter("playing the best responses' matches, layers", None) as layers:
-                view = GraphView(connection, row.id, get_game(row.game), progress=layers)
+                view = GraphView(connection, row.id, get_game(row.game), progress=layers, row=row)
                 return [view.response(name) for name in answered]
 
     @_one_line_errors
@@ -489,7 +503,7 @@ class Database:
             if advisor is None:
                 raise NotFound(f"{row.game} has no advisor (the games with one: "
                                f"{', '.join(game.name for game in GAMES.values() if game.hooks.offers('advisor'))})")
-            view = GraphView(connection, row.id, get_game(row.game))
+            view = GraphView(connection, row.id, get_game(row.game), row=row)
             questions = advisor.questions_for(view.params)
             advised: dict[str, Any] = {
                 "title": advisor.title, "values": advisor.values,
@@ -516,7 +530,7 @@ class Database:
             game = get_game(row.game)
             if not game.hooks.offers("charts"):
                 return {"pictures": [], "error": f"{row.game} draws no charts of its own"}
-            view = GraphView(connection, row.id, game)
+            view = GraphView(connection, row.id, game, row=row)
             drawn = drawn_into(Path(directory), lambda folder: game.hooks.charts(view, view.params, folder))
         return {"pictures": [{"file": Path(found["file"]).name, "title": found["title"]} for found in drawn],
                 "error": None}
@@ -529,7 +543,7 @@ class Database:
         node linking to ``link(its key)`` when given; TooLarge past ``max_nodes`` nodes."""
         with self._reading() as connection:
             row = stored_graph(connection, graph, params)
-            view = GraphView(connection, row.id, get_game(row.game)).neighbourhood(key, depth, max_nodes)
+            view = GraphView(connection, row.id, get_game(row.game), row=row).neighbourhood(key, depth, max_nodes)
         svg, _ = render(to_dot(view, Style(link=link)), "svg")
         return svg
 
@@ -595,7 +609,7 @@ class Database:
             started = Record(game.name, as_json(values), dict(record.seats), [], record.seed)
             root = root_key(connection, row.id) or ""
             kept = self._kept_positions.setdefault((row.id, str(row.created_at)), {})
-            look, named, shown_at = GraphView(connection, row.id, game).play_positions(
+            look, named, shown_at = GraphView(connection, row.id, game, row=row).play_positions(
                 stored, [name for name in record.seats.values() if name in stored and policies], root,
                 record.steps, kept)
             look = self._positions_kept(row, named, look)
@@ -735,7 +749,7 @@ class Database:
         (the policies without values that a solve would give them: not a race's agents, played in its matches)."""
         with self._reading() as connection:
             row = stored_graph(connection, graph, params)
-            view = GraphView(connection, row.id, get_game(row.game))
+            view = GraphView(connection, row.id, get_game(row.game), row=row)
             described = view.position(key, depth)
             unevaluated = [p["name"] for p in list_policies(connection, row.id)
                            if p["value"] is None and (view.values_agents or p["method"] != "agent")]
@@ -765,6 +779,17 @@ class Database:
 def _readable(connection: sa.Connection, row: dict[str, Any]) -> dict[str, Any]:
     """Return a stored graph's row with its creation time as text and its first position's key (``root``)."""
     return {**row, "created_at": str(row["created_at"]), "root": root_key(connection, row["id"])}
+
+
+def _policy_distributions(connection: sa.Connection, view: GraphView, policies: list[dict[str, Any]],
+                          turns: bool) -> dict[str, list[dict[str, float]]]:
+    """Return :meth:`Database.distributions` of the graph ``view`` reads, its ``policies`` listed."""
+    if view.keeps_positions:
+        return _distributions(connection, view.graph_id, policies)
+    if not turns:
+        return {}
+    return {p["name"]: [{"payoff": payoff, "probability": chance}
+                        for payoff, chance in view.distribution(p["name"]).items()] for p in policies}
 
 
 def _distributions(connection: sa.Connection, graph_id: int,

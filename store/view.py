@@ -67,10 +67,13 @@ class GraphView:
         return super().__new__(chosen)
 
     def __init__(self, connection: sa.Connection, graph_id: int, game: GameSpec,
-                 progress: Progress | None = None, all_matches: bool = False, simulation: Simulation | None = None):
+                 progress: Progress | None = None, all_matches: bool = False, simulation: Simulation | None = None,
+                 row: sa.Row | None = None):
+        """``row``: the graph's row (its ``game`` and ``params``) where the caller has read it, not read again."""
         self.connection, self.graph_id, self.spec, self.progress = connection, graph_id, game, progress
         self.all_matches, self.simulation = all_matches, simulation
-        row = connection.execute(sa.select(graph.c.game, graph.c.params).where(graph.c.id == graph_id)).one()
+        if row is None or row.id != graph_id:
+            row = connection.execute(sa.select(graph.c.game, graph.c.params).where(graph.c.id == graph_id)).one()
         if row.game != game.name:
             raise ValueError(f"graph {graph_id} is a graph of {row.game!r}, not of {game.name!r}")
         self.game, self.params = row.game, json.loads(row.params)

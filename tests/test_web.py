@@ -125,6 +125,28 @@ def test_graph_page_gives_layers_policies_and_a_comparison(client) -> None:
     assert "nobody" in refused["comparison_error"] and "comparison" not in refused
 
 
+def test_a_graph_page_looks_its_graph_up_once(client) -> None:
+    """A graph's page (no comparison asked) reads the graph's row once (:meth:`dicegraph.Database.overview`), its
+    policies once (on Spark each lookup is a statement of its own)."""
+    sent: list[str] = []
+
+    def count(connection: sa.Connection, cursor: object, statement: str, *args: object) -> None:
+        sent.append(" ".join(statement.split()))
+
+    sa.event.listen(sa.Engine, "before_cursor_execute", count)
+    try:
+        answer = client.get("/graphs/1.json")
+    finally:
+        sa.event.remove(sa.Engine, "before_cursor_execute", count)
+    graph_rows = [text for text in sent if text.startswith("SELECT graph.id, graph.game") or
+                  text.startswith('SELECT "graph".id') or "FROM graph WHERE graph.id" in text]
+    assert len(graph_rows) == 1, graph_rows
+    assert len([text for text in sent if "policy.objective" in text and "FROM policy" in text]) == 1
+    data = answer.get_json()
+    assert answer.status_code == 200 and data["layers"] and data["policies"]
+    assert data["distributed"] == "payoff at the end" and data["distributions"]
+
+
 def test_graph_page_charts_each_policys_value_and_outcome_distribution(client) -> None:
     """Jackpot pays 1 for a win: each policy's distribution adds up to 1 and its mean is the policy's value.
     Pig's graph has cycles: no distribution, and its chart's address says why."""

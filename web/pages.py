@@ -49,8 +49,8 @@ def graph_page(db: Database, graph_id: int, policy: str | None = None,
                reference: str | None = None, top: int = 10, opponent: str | None = None,
                seat: str = SEATS[0], matches: bool = False, responses: bool = False,
                turns: bool = False) -> dict[str, Any]:
-    """Return a graph's page: the ``graph`` row (:meth:`dicegraph.Database.graph`), whether its game draws
-    ``charts`` (:func:`game_pictures`), its ``advisor``'s title (:func:`advice_page`) if it has one, its ``root``
+    """Return a graph's page (what :meth:`dicegraph.Database.overview` reads, and more): the ``graph`` row,
+    whether its game draws ``charts`` (:func:`game_pictures`), its ``advisor``'s title (:func:`advice_page`) if it has one, its ``root``
     key, ``layers`` (every one) and ``layer_rows`` (:func:`layer_rows`: what the page's table shows), ``policies``
     with their values and units, whether it is ``two_player`` (a policy's value is then both seats following it),
     their ``distributions`` (:meth:`dicegraph.Database.distributions`; for a game whose turn is stored once,
@@ -64,23 +64,24 @@ def graph_page(db: Database, graph_id: int, policy: str | None = None,
     answers (:meth:`dicegraph.Database.responses`), each linked to the comparison that lists the positions where it
     departs from the optimum;
     whether it is ``playable`` in the browser (:func:`play_page`: its optimum is stored)."""
-    row = db.graph(graph_id)
+    overview = db.overview(graph_id, turns=turns)  # the graph read once
+    row = overview["graph"]
     game = db.game(row["game"])
     page: dict[str, Any] = {
         "graph": row,
         "charts": game.hooks.offers("charts"),
         "advisor": None if not game.hooks.offers("advisor") else game.hooks.advisor().title,
         "root": row["root"],
-        "layers": db.layers(graph_id),
-        "policies": db.policies(graph_id),
+        "layers": overview["layers"],
+        "policies": overview["policies"],
         "two_player": game.players == 2,
         "seats": list(SEATS),
     }
     page["layer_rows"] = layer_rows(page["layers"])
     page["playable"] = OPTIMAL in [p["name"] for p in page["policies"]]
-    page["turn_distributions"] = db.distributions_on_request(graph_id)
-    page["distributed"] = DISTRIBUTED[db.counted(graph_id)]
-    page["distributions"] = db.distributions(graph_id, turns=turns)
+    page["turn_distributions"] = overview["turn_distributions"]
+    page["distributed"] = DISTRIBUTED[overview["counted"]]
+    page["distributions"] = overview["distributions"]
     if policy and reference:
         try:
             page["comparison"] = db.compare(

@@ -10,23 +10,24 @@ from dicegraph.store.schema import choice, edge, layer, node, policy, turn_polic
 
 
 def _values(connection: sa.Connection, graph_id: int, node_ids: list[int]) -> dict[int, dict[str, dict[str, float]]]:
-    """Return node id -> policy name -> {"value", "reach"} for the evaluated policies."""
-    query = (
-        sa.select(value.c.node_id, policy.c.name, value.c.value, value.c.reach)
+    """Return node id -> policy name -> {"value", "reach"} for the evaluated policies, read in one statement."""
+    stored = (
+        sa.select(value.c.node_id, policy.c.name, value.c.value, value.c.reach, sa.literal_column("0").label("kept"),
+                  policy.c.id.label("policy_id"))
         .select_from(value.join(policy, policy.c.id == value.c.policy_id))
         .where(policy.c.graph_id == graph_id, value.c.node_id.in_(node_ids))
-        .order_by(policy.c.id)
     )
     per_turn_state = (  # a game whose turn is stored once keeps its turn states' values apart, without reach
-        sa.select(turn_policy.c.node_id, policy.c.name, turn_policy.c.value, sa.null())
+        sa.select(turn_policy.c.node_id, policy.c.name, turn_policy.c.value, sa.null(), sa.literal_column("1"),
+                  policy.c.id)
         .select_from(turn_policy.join(policy, policy.c.id == turn_policy.c.policy_id))
         .where(policy.c.graph_id == graph_id, turn_policy.c.node_id.in_(node_ids))
-        .order_by(policy.c.id)
     )
+    both = sa.union_all(stored, per_turn_state).subquery()
     found: dict[int, dict[str, dict[str, float]]] = {node_id: {} for node_id in node_ids}
-    for rows in (query, per_turn_state):
-        for node_id, name, node_value, reach in connection.execute(rows):
-            found[node_id][name] = {"value": node_value, "reach": reach}
+    rows = sa.select(both.c.node_id, both.c.name, both.c.value, both.c.reach).order_by(both.c.kept, both.c.policy_id)
+    for node_id, name, node_value, reach in connection.execute(rows):
+        found[node_id][name] = {"value": node_value, "reach": reach}
     return found
 
 

@@ -63,6 +63,8 @@ NEXT_STATEMENT = "\n/* dicegraph: next statement */\n"  # between the statements
 _VALUES = re.compile(r"^INSERT INTO `\w+` \((?P<columns>[^)]*)\) VALUES \((?P<binds>.*)\)$", re.DOTALL)
 _BIND = re.compile(r"%\((\w+)\)s")
 _INSERT_INTO = re.compile(r"^INSERT INTO `(?P<table>\w+)`")
+_CREATE_TABLE = re.compile(r"^\s*CREATE TABLE `(?P<table>\w+)`")
+_DROP_TABLE = re.compile(r"^\s*DROP TABLE (?P<if_exists>IF EXISTS )?`(?P<table>\w+)`\s*$")
 WORK_FILES = 48  # a work table is compacted after this many inserts into it (each writes a file or more)
 
 
@@ -260,6 +262,7 @@ class SparkDialect(HiveDialect):
         self.work_mark = work_mark(os.getpid())  # this engine's work tables' mark
         self.inserted: Counter[str] = Counter()  # table -> INSERT statements into it this engine sent (see
         # _count_insert): a command's compaction counts the files of the tables it wrote to, and no others
+        self.work_tables: set[str] = set()  # this engine's work tables that may exist (see _needed)
     supports_statement_cache = True
     supports_sane_multi_rowcount = False
     colspecs = {**HiveDialect.colspecs, sa.types.LargeBinary: _Bytes}
@@ -302,8 +305,38 @@ class SparkDialect(HiveDialect):
 
     def do_execute_no_params(self, cursor: hive.Cursor, statement: str, context: Any = None) -> None:
         for part in statement.split(NEXT_STATEMENT):
-            _sent(cursor, part)
+            if self._needed(part):
+                _sent(cursor, part)
+                self._note_dropped(part)
         self._count_insert(cursor, statement)
+
+    def _needed(self, statement: str) -> bool:
+        """Return whether ``statement`` must be sent: not a ``DROP TABLE IF EXISTS`` of a work table of this engine
+        that it has not created (its mark is this engine's alone, so no other made it: on the server a DROP of
+        a missing table is a statement like another, about 0.3 s); note a work table it creates, before it is
+        sent (a CREATE that fails may leave it).
+
+        >>> dialect = SparkDialect()
+        >>> work = f"`work_value__{dialect.work_mark}`"
+        >>> [dialect._needed(f"DROP TABLE IF EXISTS {work}"), dialect._needed(f"CREATE TABLE {work} (x INT)"),
+        ...  dialect._needed(f"DROP TABLE IF EXISTS {work}"), dialect._needed("DROP TABLE IF EXISTS `dicegraph_writer`")]
+        [False, True, True, True]
+        >>> dialect._note_dropped(f"DROP TABLE IF EXISTS {work}"); dialect._needed(f"DROP TABLE IF EXISTS {work}")
+        False
+        """
+        created = _CREATE_TABLE.match(statement)
+        if created is not None and created.group("table").endswith(self.work_mark):
+            self.work_tables.add(created.group("table"))
+            return True
+        dropped = _DROP_TABLE.match(statement)
+        return (dropped is None or not dropped.group("if_exists") or not dropped.group("table").endswith(self.work_mark)
+                or dropped.group("table") in self.work_tables)
+
+    def _note_dropped(self, statement: str) -> None:
+        """Note that the work table ``statement`` dropped (once the server has) is gone (:meth:`_needed`)."""
+        dropped = _DROP_TABLE.match(statement)
+        if dropped is not None:
+            self.work_tables.discard(dropped.group("table"))
 
     def _count_insert(self, cursor: hive.Cursor, statement: str) -> None:
         """Count the inserts into each table (:attr:`inserted`), and compact a work table of this engine every

@@ -448,8 +448,8 @@ class Database:
         with self._reading() as connection:
             row = stored_graph(connection, graph, params)
             with self.meter("comparing, passes (a state layer or a batch of states)", None) as layers:
-                result = policy_comparison(GraphView(connection, row.id, get_game(row.game), progress=layers, row=row), policy,
-                                           reference, opponent=opponent, seat=seat, top=top)
+                view = GraphView(connection, row.id, get_game(row.game), progress=layers, row=row)
+                result = policy_comparison(view, policy, reference, opponent=opponent, seat=seat, top=top)
         return {"graph": row.id, "game": row.game, **result}
 
     @_one_line_errors

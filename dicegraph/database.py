@@ -68,6 +68,7 @@ callback told of the steps done, or None to show nothing (the CLI's bars and lin
 
 Result = TypeVar("Result")
 POSITIONS_KEPT = 20_000  # positions of a graph a session keeps once a game has read them (a few kB each)
+PROPAGATING_STATES = "propagating the policies, states"  # what the meter shows while distributions are worked out
 
 
 def _quiet(label: str, length: int | None) -> AbstractContextManager[Progress | None]:
@@ -361,7 +362,7 @@ class Database:
         with self._reading() as connection:
             row = stored_graph(connection, graph, params)
             policies = list_policies(connection, row.id)
-            with self.meter("propagating the policies, states", None) as states:
+            with self.meter(PROPAGATING_STATES, None) as states:
                 view = GraphView(connection, row.id, get_game(row.game), progress=states, row=row)
                 return _policy_distributions(connection, view, policies, turns)
 
@@ -377,7 +378,7 @@ class Database:
             row = stored_graph(connection, graph, params)
             game = get_game(row.game)
             policies = list_policies(connection, row.id, game.outcome)
-            with self.meter("propagating the policies, states", None) as states:
+            with self.meter(PROPAGATING_STATES, None) as states:
                 view = GraphView(connection, row.id, game, progress=states, row=row)
                 return as_json({"graph": _readable(connection, dict(row._mapping)),
                                 "layers": graph_layers(connection, row.id), "policies": policies,

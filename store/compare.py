@@ -18,7 +18,6 @@ import sqlalchemy as sa
 
 from dicegraph.graphs.errors import DicegraphError
 from dicegraph.store.catalog import evaluated_policy, list_policies, stored_policy, value_unit
-from dicegraph.store.schema import graph
 from dicegraph.store.seats import SEATS, seat_values
 
 if TYPE_CHECKING:
@@ -53,7 +52,7 @@ def policy_comparison(view: GraphView, policy_name: str, reference_name: str, *,
     policy not stored or not evaluated.
     """
     connection, game = view.connection, view.spec
-    graph_row = connection.execute(sa.select(graph).where(graph.c.id == view.graph_id)).one()
+    graph_row = view.row
     matches = view.played if game.players == 2 else None
     if seat not in SEATS:
         raise Incomparable(f"no seat {seat!r}: the seats are {' and '.join(SEATS)}")

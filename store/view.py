@@ -69,14 +69,14 @@ class GraphView:
     def __init__(self, connection: sa.Connection, graph_id: int, game: GameSpec,
                  progress: Progress | None = None, all_matches: bool = False, simulation: Simulation | None = None,
                  row: sa.Row | None = None):
-        """``row``: the graph's row (its ``game`` and ``params``) where the caller has read it, not read again."""
+        """``row``: the graph's row where the caller has read it, not read again (kept as :attr:`row`)."""
         self.connection, self.graph_id, self.spec, self.progress = connection, graph_id, game, progress
         self.all_matches, self.simulation = all_matches, simulation
         if row is None or row.id != graph_id:
-            row = connection.execute(sa.select(graph.c.game, graph.c.params).where(graph.c.id == graph_id)).one()
+            row = connection.execute(sa.select(graph).where(graph.c.id == graph_id)).one()
         if row.game != game.name:
             raise ValueError(f"graph {graph_id} is a graph of {row.game!r}, not of {game.name!r}")
-        self.game, self.params = row.game, json.loads(row.params)
+        self.game, self.params, self.row = row.game, json.loads(row.params), row
         self._turn_graph: TurnGraph | None = None
         self._matched: dict[tuple[str, str], tuple[float, float]] = {}
 
@@ -243,11 +243,8 @@ class GraphView:
         """Return where the stored policy ``policy`` departs from ``reference``, position by position:
         ``{"decisions", "worse", "tied", "expected_loss", "deviations"}``
         (:func:`dicegraph.store.departures.compare_policies`; NotFound for a policy not evaluated)."""
-        rows = [evaluated_policy(self.connection, self._graph_row(), name) for name in (policy, reference)]
+        rows = [evaluated_policy(self.connection, self.row, name) for name in (policy, reference)]
         return compare_policies(self.connection, self.graph_id, *rows, top)
-
-    def _graph_row(self) -> sa.Row:
-        return self.connection.execute(sa.select(graph).where(graph.c.id == self.graph_id)).one()
 
     def convergence(self, policy: str) -> dict[str, Any] | None:
         """Return the policy's record of how its cyclic components converged (None without cycles)."""

@@ -35,10 +35,15 @@ def holder(connection: sa.Connection) -> tuple[int, str] | None:
     return (int(rows["pid"]), rows["host"]) if "pid" in rows and "host" in rows else None
 
 
+def _database(connection: sa.Connection) -> str:
+    """Return what names ``connection``'s database among those this process holds (its URL, in full)."""
+    return connection.engine.url.render_as_string()
+
+
 def held(connection: sa.Connection) -> bool:
     """Return whether this process holds the writer table of ``connection``'s database (a block of :func:`writing`
     runs), without a statement."""
-    return connection.engine.url.render_as_string() in _HELD
+    return _database(connection) in _HELD
 
 
 @contextmanager
@@ -51,7 +56,7 @@ def writing(connection: sa.Connection, on_wait: Callable[[str], None] | None = N
     if held(connection):  # by this process already (a command within a command): the outer block lets go
         yield
         return
-    database = connection.engine.url.render_as_string()
+    database = _database(connection)
     while True:
         try:
             connection.exec_driver_sql(f"CREATE TABLE `{WRITER}` (held INT) USING parquet TBLPROPERTIES "

@@ -330,7 +330,8 @@ class Database:
         stored (:meth:`graph`'s ``graph`` row each), each with its ``policies``, their root values and the values'
         ``unit`` (the ``outcome`` of a game no longer registered is "outcome")."""
         with self._reading() as connection:
-            graphs = [_readable(connection, row) for row in stored_graphs(connection, with_policies=True)]
+            graphs = [{**row, "created_at": str(row["created_at"])}  # its root read with the others'
+                      for row in stored_graphs(connection, with_policies=True)]
         for row in graphs:
             game = GAMES.get(row["game"])
             outcome = game.outcome if game is not None else "outcome"

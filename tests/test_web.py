@@ -147,6 +147,39 @@ def test_a_graph_page_looks_its_graph_up_once(client) -> None:
     assert data["distributed"] == "payoff at the end" and data["distributions"]
 
 
+def test_the_home_page_reads_its_graphs_in_as_many_statements_however_many(tmp_path: Path) -> None:
+    """The catalog the home page lists (:meth:`dicegraph.Database.catalog`) reads every graph's policies and first
+    position in the same statements for one graph as for three (no statement a graph: on Spark each is a round
+    trip), and lists for each what the graph's own page and ``policies`` give."""
+    import dicegraph
+
+    db = dicegraph.open(f"sqlite:///{tmp_path / 'home.db'}")
+    sent: list[str] = []
+
+    def count(connection: sa.Connection, cursor: object, statement: str, *args: object) -> None:
+        sent.append(statement)
+
+    def catalog() -> tuple[dict, int]:
+        sent.clear()
+        sa.event.listen(sa.Engine, "before_cursor_execute", count)
+        try:
+            return db.catalog(), len(sent)
+        finally:
+            sa.event.remove(sa.Engine, "before_cursor_execute", count)
+
+    db.report("jackpot", {"cells": 3})
+    one, alone = catalog()
+    db.report("jackpot", {"cells": 2})
+    db.build("pig", {"target": 4, "holds": "4"})
+    listed, together = catalog()
+    assert len(one["graphs"]) == 1 and len(listed["graphs"]) == 3 and together == alone
+    for row in listed["graphs"]:
+        assert row["root"] == db.graph(row["id"])["root"] is not None
+        assert [policy | {"unit": None} for policy in row["policies"]] == [
+            policy | {"unit": None} for policy in db.policies(row["id"])]
+    assert [len(row["policies"]) for row in listed["graphs"]][:2] == [7, 7]
+
+
 def test_graph_page_charts_each_policys_value_and_outcome_distribution(client) -> None:
     """Jackpot pays 1 for a win: each policy's distribution adds up to 1 and its mean is the policy's value.
     Pig's graph has cycles: no distribution, and its chart's address says why."""

@@ -175,9 +175,11 @@ def graph_edge_span(connection: sa.Connection, graph_id: int) -> tuple[int | Non
     return first, last
 
 
-def edges_of(span: sa.Row, kind: str) -> sa.ColumnElement[bool]:
-    """Return the condition selecting the ``kind`` edges leaving the layer ``span`` describes."""
-    return sa.and_(edge.c.id.between(span.first_edge, span.last_edge), edge.c.kind == kind)
+def edges_of(span: sa.Row, kind: str, edges: sa.FromClause | None = None) -> sa.ColumnElement[bool]:
+    """Return the condition selecting the ``kind`` edges leaving the layer ``span`` describes, in ``edges`` (the
+    ``edge`` table, or a copy of some of its rows)."""
+    edges = edge if edges is None else edges
+    return sa.and_(edges.c.id.between(span.first_edge, span.last_edge), edges.c.kind == kind)
 
 
 def positions_view() -> sa.Select:

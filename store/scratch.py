@@ -151,9 +151,18 @@ def edge_copy(connection: sa.Connection, name: str, first_edge: int, last_edge: 
     instead; a table of the part alone is hashed. Keyed by ``id`` where joins
     do not hash (:attr:`dicegraph.store.backends.record.Backend.hashed_joins`), for the ranges the statements select.
     """
+    table = edge_copy_definition(connection, name, progress is not None)
+    create_afresh(connection, table)
+    fill_edge_copy(connection, table, first_edge, last_edge, progress)
+    return table
+
+
+def edge_copy_definition(connection: sa.Connection, name: str, with_progress: bool = False) -> sa.Table:
+    """Return :func:`edge_copy`'s table without creating it (a table object kept and created again lets
+    SQLAlchemy reuse the statements it compiled over it, as :func:`temporary_definition`'s)."""
     keyed = not backend_of(connection).hashed_joins
-    extra = [sa.Column("progress", sa.Integer)] if progress is not None else []
-    table = sa.Table(
+    extra = [sa.Column("progress", sa.Integer)] if with_progress else []
+    return sa.Table(
         name,
         sa.MetaData(),
         sa.Column("id", EdgeId, primary_key=keyed, autoincrement=False, nullable=False),
@@ -162,7 +171,12 @@ def edge_copy(connection: sa.Connection, name: str, first_edge: int, last_edge: 
         *extra,
         prefixes=["TEMPORARY"],
     )
-    create_afresh(connection, table)
+
+
+def fill_edge_copy(connection: sa.Connection, table: sa.Table, first_edge: int, last_edge: int,
+                   progress: sa.Table | None = None) -> None:
+    """Insert into ``table`` (made by :func:`edge_copy_definition`, empty) the edges ``first_edge .. last_edge``, in
+    id order, with their sources' ``progress`` where given."""
     columns = [edge.c[column.name] for column in table.c if column.name != "progress"]
     source: sa.FromClause = edge
     if progress is not None:
@@ -171,4 +185,3 @@ def edge_copy(connection: sa.Connection, name: str, first_edge: int, last_edge: 
     connection.execute(sa.insert(table).from_select([column.name for column in table.c], sa.select(*columns)
                                                     .select_from(source)
                                                     .where(edge.c.id.between(first_edge, last_edge)).order_by(edge.c.id)))
-    return table

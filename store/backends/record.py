@@ -80,6 +80,9 @@ class Backend:
     keys: bool = fact(True, "primary keys, unique and foreign-key constraints, indexes")
     hashed_joins: bool = fact(False, "joins by hashing, so a key on a work table only costs")
     arg_min: bool = fact(False, "has the aggregate arg_min(value, key)")
+    copies_turn_edges: bool = fact(False, "a turn-joined solve reads the turn's edges from a copy of their own "
+                                          "(store/scratch.py edge_copy: its planner takes a range of the edge table "
+                                          "for a large one, and hashed the turn's values instead)")
     bare_max: bool = fact(False, "a grouping with one max() takes its other columns from the row holding the maximum")
     recursive_union: bool = fact(True, "a recursive query may UNION its steps, dropping repeats (so a walk stops on a cycle)")
     pays_per_statement: bool = fact(False, "a statement over a few thousand rows costs more than its rows")

@@ -100,7 +100,8 @@ def chance_values(connection: sa.Connection, work: sa.Table, span: sa.Row, keys:
 
 def best_move_rows(after: sa.FromClause, worth: str | Sequence[str], span: sa.Row, objective: str,
                    keys: Sequence[str] = (), grouped: bool = False,
-                   carried: Sequence[Sequence[sa.ColumnElement[float]]] = ()) -> sa.Select:
+                   carried: Sequence[Sequence[sa.ColumnElement[float]]] = (),
+                   edges: sa.FromClause = edge) -> sa.Select:
     """Return the SELECT of ``(*keys, src, best, edge_id)``: each decision node's best move in the layer ``span``.
 
     A move is worth ``reward + after.<worth>`` of the node it leads to
@@ -119,16 +120,17 @@ def best_move_rows(after: sa.FromClause, worth: str | Sequence[str], span: sa.Ro
     ``carried`` (with ``grouped``, on DuckDB, which has ``arg_min``) gives, for
     each worth, expressions over ``edge`` and ``after`` to take from the move
     chosen: they follow as more columns, worth by worth, so no second
-    statement joins the chosen moves back to the values they lead to.
+    statement joins the chosen moves back to the values they lead to. The moves are read from ``edges`` (the
+    ``edge`` table, or a copy of the rows of the layer's graph, which the ``carried`` expressions then name).
     """
     worths = [worth] if isinstance(worth, str) else list(worth)
     best_of = sa.func.max if objective == "max" else sa.func.min
     extra = [after.c[key] for key in keys]
-    qs = [(edge.c.reward + after.c[column]).label(f"q{i}") for i, column in enumerate(worths)]
+    qs = [(edges.c.reward + after.c[column]).label(f"q{i}") for i, column in enumerate(worths)]
     carry = [(expression.label(f"carried{i}_{j}"), i) for i, expressions in enumerate(carried)
              for j, expression in enumerate(expressions)]
-    scored = (sa.select(*extra, edge.c.src, edge.c.id, *qs, *(column for column, _ in carry))
-              .select_from(edge.join(after, after.c.node_id == edge.c.dst)).where(edges_of(span, "move")))
+    scored = (sa.select(*extra, edges.c.src, edges.c.id, *qs, *(column for column, _ in carry))
+              .select_from(edges.join(after, after.c.node_id == edges.c.dst)).where(edges_of(span, "move", edges)))
     if grouped:
         moves_cte = scored.cte("moves")
         group = [*(moves_cte.c[key] for key in keys), moves_cte.c.src]
@@ -144,7 +146,7 @@ def best_move_rows(after: sa.FromClause, worth: str | Sequence[str], span: sa.Ro
         if carry:
             raise ValueError("carried columns need the grouped form (and a backend with arg_min)")
         moves = scored.add_columns(
-            *(best_of(q.element).over(partition_by=(*extra, edge.c.src)).label(f"best{i}") for i, q in enumerate(qs))
+            *(best_of(q.element).over(partition_by=(*extra, edges.c.src)).label(f"best{i}") for i, q in enumerate(qs))
         ).subquery()
     outer = [moves.c[key] for key in keys]
 

@@ -52,7 +52,8 @@ from dicegraph.store.db import process_shared_url
 from dicegraph.store.errors import NotFound
 from dicegraph.store.load import next_id, now
 from dicegraph.store.schema import edge, edges_of, node, policy, turn_policy
-from dicegraph.store.scratch import create_afresh, keyed_pair_definition, temporary_definition
+from dicegraph.store.scratch import (create_afresh, edge_copy_definition, fill_edge_copy, keyed_pair_definition,
+                                     temporary_definition)
 from dicegraph.store.solve.dispatch import dispatchable
 from dicegraph.store.solve.layers import best_move_rows
 from dicegraph.store.solve.parallel import connection_solvers, even_batches, process_solvers, solve_workers
@@ -71,6 +72,7 @@ class _TurnTables:
     chosen: sa.Table  # (decision node, state) -> best p_i, edge_i taken (and, carried, that move's v1_i, v2_i)
     carried: bool  # the chosen moves' values are taken in the statement that chooses them (:attr:`dicegraph.store.backends.record.Backend.arg_min`)
     ends: sa.Table  # end node -> the label of the state moves through it, each policy's own profit (or null)
+    edges: sa.Table | None = None  # the turn's edges copied, where the backend reads them so (else None: ``edge``)
     joined: bool = False  # the turn and chosen tables are made (by the reference solve_batch, which joins them)
     kept: Any = None  # what a faster solve_batch keeps between batches (Spark: the turn folded in one row)
     added: list[sa.Table] = dataclasses.field(default_factory=list)  # its tables, dropped with the work
@@ -83,19 +85,25 @@ class _TurnTables:
         """Return the work tables made: the states' and the ends', the turn's node and chosen-move tables where the
         turn is joined with the states, and those a faster implementation added."""
         joined = [self.turn, self.chosen] if self.joined else []
-        return [self.state, *joined, self.ends, *self.added]
+        copied = [self.edges] if self.edges is not None else []
+        return [self.state, *joined, self.ends, *copied, *self.added]
+
+    @property
+    def turn_edges(self) -> sa.FromClause:
+        """Return where the turn's statements read its edges: their copy, else the ``edge`` table."""
+        return edge if self.edges is None else self.edges
 
 
-def _work_tables(connection: sa.Connection, policies: int) -> _TurnTables:
+def _work_tables(connection: sa.Connection, graph: TurnGraph, policies: int) -> _TurnTables:
     work = _work_definitions(connection, policies)
-    _create_work(connection, work, joined=False)
+    _create_work(connection, graph, work, joined=False)
     return work
 
 
 def _work_definitions(connection: sa.Connection, policies: int) -> _TurnTables:
     """Return the work tables of ``policies`` policies solved together on ``connection``'s backend, not created
     (:func:`_create_work`): keyed except where joins hash, the chosen moves' values carried where it has
-    ``arg_min``."""
+    ``arg_min``, the turn's edges copied where it reads them so (:attr:`dicegraph.store.backends.record.Backend.copies_turn_edges`)."""
     carried, keyed = backend_of(connection).arg_min, not backend_of(connection).hashed_joins
     def numbers(*names: str, nullable: bool = False) -> list[sa.Column]:
         return [sa.Column(f"{name}{i}", sa.Double, nullable=nullable) for i in range(policies) for name in names]
@@ -110,20 +118,24 @@ def _work_definitions(connection: sa.Connection, policies: int) -> _TurnTables:
         carried=carried,
         ends=temporary_definition("turn_end", sa.Column("label", sa.Text, nullable=False),
                                   *numbers("profit", nullable=True)),
+        edges=edge_copy_definition(connection, "turn_edge") if backend_of(connection).copies_turn_edges else None,
     )
 
 
-def _create_work(connection: sa.Connection, work: _TurnTables, joined: bool = True) -> None:
-    """Create the work's tables afresh on ``connection``: the turn's and chosen moves' tables too where ``joined``."""
+def _create_work(connection: sa.Connection, graph: TurnGraph, work: _TurnTables, joined: bool = True) -> None:
+    """Create the work's tables afresh on ``connection``: the turn's and chosen moves' tables too where ``joined``,
+    and the copy of ``graph``'s turn edges where the work reads them so."""
     work.joined = joined
     for table in work.tables():
         create_afresh(connection, table)
+    if work.edges is not None:
+        fill_edge_copy(connection, work.edges, graph.turn_spans[0].first_edge, graph.turn_spans[-1].last_edge)
 
 
 def _policy_work(connection: sa.Connection, graph: TurnGraph, profits: Sequence[dict[str, float] | None]) -> _TurnTables:
     """Return new work tables for the policies whose own end profits (None: none) are ``profits``: the turn's ends
     with those profits, and the terminal states."""
-    work = _work_tables(connection, len(profits))
+    work = _work_tables(connection, graph, len(profits))
     connection.execute(sa.insert(work.ends), _end_rows(graph, profits))
     connection.execute(sa.insert(work.state).from_select(["node_id", *work.names("v1_", "v2_")],
                                                          _terminal_states(graph, len(profits))))
@@ -165,7 +177,7 @@ def _turn_plan(graph: TurnGraph, work: _TurnTables, grouped: bool, keep_chosen: 
     straight to the turn table, in one statement rather than two through the chosen moves' table.
     """
     statements: list[sa.Executable] = []
-    turn, chosen = work.turn, work.chosen
+    turn, chosen, turn_edge = work.turn, work.chosen, work.turn_edges  # copied, or the edge table
     after = turn.alias("after")
     numbered = work.names("p", "v1_", "v2_")
     for span in reversed(graph.turn_spans):
@@ -173,31 +185,32 @@ def _turn_plan(graph: TurnGraph, work: _TurnTables, grouped: bool, keep_chosen: 
             statements.append(_played_decisions(work, after, span, grouped))
             continue
         if span.rolls:
-            weight = sa.func.sum(edge.c.weight)
-            means = [sa.func.sum(edge.c.weight * after.c[name]) / weight for name in numbered]
+            weight = sa.func.sum(turn_edge.c.weight)
+            means = [sa.func.sum(turn_edge.c.weight * after.c[name]) / weight for name in numbered]
             rows = (
-                sa.select(edge.c.src, after.c.state, *means)
-                .select_from(edge.join(after, after.c.node_id == edge.c.dst))
-                .where(edges_of(span, "roll")).group_by(edge.c.src, after.c.state)
+                sa.select(turn_edge.c.src, after.c.state, *means)
+                .select_from(turn_edge.join(after, after.c.node_id == turn_edge.c.dst))
+                .where(edges_of(span, "roll", turn_edge)).group_by(turn_edge.c.src, after.c.state)
             )
             statements.append(sa.insert(turn).from_select(["node_id", "state", *numbered], rows))
             continue
         this_layer = (chosen.c.node_id.between(*graph.turn_sources[span.layer]),
                       chosen.c.edge0.between(span.first_edge, span.last_edge))
         if work.carried:  # the move's values come with it: copy them
-            carried = [(edge.c.reward + after.c[f"v1_{i}"], moment(edge.c.reward, after.c[f"v1_{i}"], after.c[f"v2_{i}"]))
+            carried = [(turn_edge.c.reward + after.c[f"v1_{i}"], moment(turn_edge.c.reward, after.c[f"v1_{i}"], after.c[f"v2_{i}"]))
                        for i in range(work.policies)]
-            picked = best_move_rows(after, work.names("p"), span, "max", keys=("state",), grouped=True, carried=carried)
+            picked = best_move_rows(after, work.names("p"), span, "max", keys=("state",), grouped=True, carried=carried,
+                                    edges=turn_edge)
             statements.append(sa.insert(chosen).from_select(
                 ["state", "node_id", *work.names("p", "edge"), *work.names("v1_", "v2_")], picked))
             copied = sa.select(chosen.c.node_id, chosen.c.state, *(chosen.c[name] for name in numbered)).where(*this_layer)
             statements.append(sa.insert(turn).from_select(["node_id", "state", *numbered], copied))
             continue
-        picked = best_move_rows(after, work.names("p"), span, "max", keys=("state",), grouped=grouped)
+        picked = best_move_rows(after, work.names("p"), span, "max", keys=("state",), grouped=grouped, edges=turn_edge)
         statements.append(sa.insert(chosen).from_select(["state", "node_id", *work.names("p", "edge")], picked))
         parts = []
         for i in range(work.policies):  # each policy's move and its value, joined on (node, state) afterwards
-            move = edge.alias(f"move{i}")
+            move = turn_edge.alias(f"move{i}")
             reward, then_v1, then_v2 = move.c.reward, after.c[f"v1_{i}"], after.c[f"v2_{i}"]
             parts.append(
                 sa.select(chosen.c.node_id, chosen.c.state, chosen.c[f"p{i}"].label(f"p{i}"),
@@ -220,14 +233,16 @@ def _played_decisions(work: _TurnTables, after: sa.FromClause, span: sa.Row, gro
     :func:`best_move_rows`)."""
     if work.policies != 1:
         raise ValueError("a decision layer goes straight to the turn table for one policy only")
-    reward, numbered = edge.c.reward, work.names("p", "v1_", "v2_")
+    turn_edge = work.turn_edges
+    reward, numbered = turn_edge.c.reward, work.names("p", "v1_", "v2_")
     if work.carried:
         carried = [(reward + after.c.v1_0, moment(reward, after.c.v1_0, after.c.v2_0))]
-        picked = best_move_rows(after, ["p0"], span, "max", keys=("state",), grouped=True, carried=carried).subquery()
+        picked = best_move_rows(after, ["p0"], span, "max", keys=("state",), grouped=True, carried=carried,
+                                edges=turn_edge).subquery()
         state, src, best, _, v1, v2 = picked.c  # the edge taken, then the values carried from it
         return sa.insert(work.turn).from_select(["node_id", "state", *numbered], sa.select(src, state, best, v1, v2))
-    picked = best_move_rows(after, ["p0"], span, "max", keys=("state",), grouped=grouped).subquery()
-    move, then = edge.alias("move"), after.alias("then")
+    picked = best_move_rows(after, ["p0"], span, "max", keys=("state",), grouped=grouped, edges=turn_edge).subquery()
+    move, then = turn_edge.alias("move"), after.alias("then")
     state, src, best, taken = picked.c
     rows = (sa.select(src, state, best, move.c.reward + then.c.v1_0, moment(move.c.reward, then.c.v1_0, then.c.v2_0))
             .select_from(picked.join(move, move.c.id == taken)
@@ -690,7 +705,7 @@ class TurnPlayer:
             raise NotFound(f"not every node of {sorted(set(states))} is a turn state of graph {graph.graph_id}")
         if rows and not solved and not is_solved(connection, policy_id, min(layer for _, layer in rows) + 1):
             raise NotFound(f"policy {self.name!r} is not solved past the states asked for (run: dicegraph report GAME)")
-        _create_work(connection, work)
+        _create_work(connection, graph, work)
         connection.execute(sa.insert(work.ends), prepared.ends)
         which = sa.or_(sa.false(), *(state_moves(graph, layer, (state, state)) for state, layer in rows))
         leads_to = sa.select(edge.c.dst).where(which)

@@ -174,5 +174,5 @@ def waiting_for(message: str, database: str) -> str:
 BACKEND = DuckDB(
     name="duckdb", title="DuckDB", url_form="duckdb:///FILE", install="pip install 'dicegraph[duckdb]'",
     embedded=True, file_header=(8, b"DUCK"), alembic_alters_comments=False,
-    hashed_joins=True, arg_min=True, pays_per_statement=True,
+    hashed_joins=True, arg_min=True, copies_turn_edges=True, pays_per_statement=True,
 )

@@ -14,7 +14,9 @@ for each decision layer (the best profit, by a window over the node's moves
 or, on DuckDB, a GROUP BY joined back to them, with the move chosen; then that
 move's value, which DuckDB's ``arg_min`` takes in the first statement, leaving
 a plain copy), whatever the number of states: no loop over states in Python,
-no key read. Python only packs each batch's chosen moves into the game's
+no key read (where the backend's planner misjudges a range of the edge table,
+the record's ``copies_turn_edges``, the turn's edges are read from a copy made
+once a solve). Python only packs each batch's chosen moves into the game's
 decision bytes, in a worker thread while the next batch is solved. A solve
 committed layer by layer spreads each layer's batches over a connection per
 processor (:func:`solve_workers`), whose statements the database runs at

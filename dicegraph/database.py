@@ -330,8 +330,7 @@ class Database:
         stored (:meth:`graph`'s ``graph`` row each), each with its ``policies``, their root values and the values'
         ``unit`` (the ``outcome`` of a game no longer registered is "outcome")."""
         with self._reading() as connection:
-            graphs = [{**row, "created_at": str(row["created_at"])}  # its root read with the others'
-                      for row in stored_graphs(connection, with_policies=True)]
+            graphs = [_readable(connection, row) for row in stored_graphs(connection, with_policies=True)]
         for row in graphs:
             game = GAMES.get(row["game"])
             outcome = game.outcome if game is not None else "outcome"
@@ -779,8 +778,10 @@ class Database:
 
 
 def _readable(connection: sa.Connection, row: dict[str, Any]) -> dict[str, Any]:
-    """Return a stored graph's row with its creation time as text and its first position's key (``root``)."""
-    return {**row, "created_at": str(row["created_at"]), "root": root_key(connection, row["id"])}
+    """Return a stored graph's row with its creation time as text and its first position's key (``root``, read
+    unless the row has it already: :func:`dicegraph.store.browse.stored_graphs` reads every graph's at once)."""
+    root = row["root"] if "root" in row else root_key(connection, row["id"])
+    return {**row, "created_at": str(row["created_at"]), "root": root}
 
 
 def _policy_distributions(connection: sa.Connection, view: GraphView, policies: list[dict[str, Any]],

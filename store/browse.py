@@ -15,6 +15,7 @@ can be built: :mod:`dicegraph.graphs.listing`).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import sqlalchemy as sa
@@ -43,14 +44,14 @@ def stored_graph(connection: sa.Connection, graph_id: int) -> dict[str, Any]:
 
 def root_key(connection: sa.Connection, graph_id: int) -> str | None:
     """Return the key of the graph's first position (node 0), None for a graph without nodes."""
-    return connection.execute(sa.select(node.c.key).where(node.c.graph_id == graph_id, node.c.id == 0)).scalar()
+    return root_keys(connection, [graph_id]).get(graph_id)
 
 
-def root_keys(connection: sa.Connection, graph_ids: list[int]) -> dict[int, str]:
+def root_keys(connection: sa.Connection, graph_ids: Sequence[int]) -> dict[int, str]:
     """Return :func:`root_key` of each graph of ``graph_ids`` that has nodes, by graph id, in one statement."""
     if not graph_ids:
         return {}
-    query = sa.select(node.c.graph_id, node.c.key).where(node.c.graph_id.in_(graph_ids), node.c.id == 0)
+    query = sa.select(node.c.graph_id, node.c.key).where(node.c.graph_id.in_(list(graph_ids)), node.c.id == 0)
     return dict(connection.execute(query).all())
 
 

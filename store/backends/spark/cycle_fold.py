@@ -143,7 +143,7 @@ def _solution(g: str) -> str:
     return f"transform(aggregate(sequence(0, na - 1), {system}, (A, q) -> {eliminate}), r -> r[na])"
 
 
-def _newton(objective: str | None) -> str:
+def _newton_of_component(objective: str | None) -> str:
     """Return the text of the component ``comp`` solved: passes until one takes the moves of the pass before it
     (whose solution is its guess), or the first pass where it has no anchors; fails after the passes allowed."""
     state = "named_struct('x', {x}, 'g', p.g, 'm', p.m, 'prev', {prev}, 'done', {done}, 'passes', {passes}, 'steps', {steps})"
@@ -166,7 +166,7 @@ def _component_step(objective: str | None) -> str:
     component's first anchor converged ``h``, the next first guess ``start``) with component ``comp``'s appended."""
     residual = "aggregate(sequence(0, na - 1), 0D, (e, a) -> greatest(e, abs(r.g[nc - na + a][0] - r.x[a])))"
     stats = f"IF(na > 0 AND i = nc - na, named_struct('p', r.passes, 's', r.steps, 'e', {residual}), NULL)"
-    body = let(_newton(objective), "r", (
+    body = let(_newton_of_component(objective), "r", (
         f"named_struct('v', concat(vals.v, transform(r.g, z -> z[0])), 'c', concat(vals.c, r.m), "
         f"'h', concat(vals.h, transform(r.g, (z, i) -> {stats})), "
         f"'start', IF(na > 0, aggregate(r.x, 0D, (a, u) -> a + u) / na, vals.start))"))
@@ -177,14 +177,14 @@ def _component_step(objective: str | None) -> str:
     return body
 
 
-def fold(connection: sa.Connection, graph_id: int, objective: str | None, keys: sa.Select,
+def fold_components(connection: sa.Connection, graph_id: int, objective: str | None, keys: sa.Select,
          after_pass: Sequence[int] = (0,)) -> sa.Table:
     """Solve (``objective`` ``'max'``; :data:`RESPOND`, following each key's ``given`` moves where it has them) or
     evaluate (None: each key's ``given`` moves) graph ``graph_id``, whose
     components may loop, in one row a key; return a new work table of ``(node_id, policy_id, value, edge_id,
     passes, steps, residual)``: a row per node with a value, the last three set on each cyclic component's first
     anchor (:func:`convergences`). ``keys`` selects ``(policy_id, given)`` as for
-    :func:`dicegraph.store.backends.spark.graph_fold.fold`. One statement, whatever the number of components and passes.
+    :func:`dicegraph.store.backends.spark.graph_fold.fold_graph`. One statement, whatever the number of components and passes.
 
     With more than one seat (``after_pass``, a seat's next after the turn is handed over), a ``node_id`` and a key of
     ``given`` are a node's id times the number of seats plus the seat (:func:`root_values`)."""
@@ -206,7 +206,7 @@ def fold(connection: sa.Connection, graph_id: int, objective: str | None, keys: 
 
 def convergences(connection: sa.Connection, table: sa.Table, policy_ids: Sequence[int]) -> dict[int, Convergence]:
     """Return how the cyclic components of each policy of ``policy_ids`` converged in their fold (``table``, from
-    :func:`fold`): one statement for them all."""
+    :func:`fold_components`): one statement for them all."""
     found = {policy_id: Convergence() for policy_id in policy_ids}
     rows = sa.select(table.c.policy_id, table.c.passes, table.c.residual, table.c.steps).where(
         table.c.policy_id.in_(list(policy_ids)), table.c.passes.is_not(None))
@@ -227,7 +227,7 @@ def store_cyclic(connection: sa.Connection, graph_id: int, policy_ids: Sequence[
     """Do what :func:`dicegraph.store.solve.layers.store_cyclic` does from the graph folded in one row a policy, in a
     statement whatever its components and passes (no ``first_guess`` needed); return how each policy's cyclic
     components converged. ``progress`` counts every layer with edges of each policy at the end."""
-    folded = fold(connection, graph_id, objective, policy_keys(policy_ids, objective is not None))
+    folded = fold_components(connection, graph_id, objective, policy_keys(policy_ids, objective is not None))
     records = {policy_id: found.record() for policy_id, found in convergences(connection, folded, policy_ids).items()}
     store_folded(connection, folded, objective is not None, sa.null())
     if progress is not None:
@@ -256,7 +256,7 @@ def root_values(connection: sa.Connection, graph_id: int, seatings: Sequence[Seq
         for key, seats in enumerate(seatings) for number, seat in enumerate(seats))).subquery("seated")
     keys = (sa.select(seated.c.key.label("policy_id"), collected_map(seated.c.k, seated.c.v).label("given"))
             .group_by(seated.c.key))
-    table = fold(connection, graph_id, None, keys, [seat.after_pass for seat in seatings[0]])
+    table = fold_components(connection, graph_id, None, keys, [seat.after_pass for seat in seatings[0]])
     found = {(key, node_id): worth for key, node_id, worth in connection.execute(
         sa.select(table.c.policy_id, table.c.node_id, table.c.value).where(table.c.node_id < count))}
     table.drop(connection)
@@ -280,7 +280,7 @@ def store_response(connection: sa.Connection, graph_id: int, policy_id: int, ans
     given = collected_map(sa.cast(choice.c.node_id, sa.BigInteger) * 2 + 1, sa.cast(choice.c.edge_id, sa.BigInteger))
     keys = sa.select(sa.literal(policy_id).label("policy_id"), given.label("given")).where(
         choice.c.policy_id == answered_id)
-    table = fold(connection, graph_id, RESPOND, keys, [1, 0])
+    table = fold_components(connection, graph_id, RESPOND, keys, [1, 0])
     convergence = convergences(connection, table, [policy_id])[policy_id]
     mine = table.c.node_id % 2 == 0  # seat 0's nodes, ``2 * node``
     node_id = sa.cast(sa.func.floor(table.c.node_id / 2), sa.Integer)

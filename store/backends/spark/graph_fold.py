@@ -83,7 +83,7 @@ def store_layered(connection: sa.Connection, graph_id: int, policy_ids: Sequence
     solving, the one policy's moves) from the graph folded in one row a policy, in a statement whatever the graph's
     depth; ``progress`` counts every layer of each policy at the end. Returns nothing."""
     worth = node.c.payoff if goal is None else goal.worth(node.c.payoff)
-    folded = fold(connection, graph_id, worth, objective, policy_keys(policy_ids, objective is not None))
+    folded = fold_graph(connection, graph_id, worth, objective, policy_keys(policy_ids, objective is not None))
     store_folded(connection, folded, objective is not None, folded.c.reach)
     if progress is not None:
         progress(len(layer_ranges(connection, graph_id)) * len(policy_ids))
@@ -94,7 +94,7 @@ def swept_outcomes(connection: sa.Connection, graph_id: int, objective: str, tar
     """Return what :func:`dicegraph.store.sweep.swept_outcomes` does, from the graph folded in one row a goal
     (``targets``' rows), a terminal worth 1 where its payoff passes ``test`` against the goal's threshold."""
     keys = sa.select(targets.c.goal, sa.null().label("given"), targets.c.threshold)
-    folded = fold(connection, graph_id, node.c.payoff, objective, keys, key="goal",
+    folded = fold_graph(connection, graph_id, node.c.payoff, objective, keys, key="goal",
                   terminal=f"IF(n.p {test} keyed.threshold, 1D, 0D)")
     goals = connection.execute(sa.select(sa.func.count()).select_from(targets)).scalar_one()
     outcomes = outcomes_by_goal(connection, graph_id, folded, goals)
@@ -209,7 +209,7 @@ def _reach_step() -> str:
             f"coalesce({over_edges('0D', f'a + {flow}')}, 0D)))")
 
 
-def fold(connection: sa.Connection, graph_id: int, worth: sa.ColumnElement[float], objective: str | None,
+def fold_graph(connection: sa.Connection, graph_id: int, worth: sa.ColumnElement[float], objective: str | None,
          keys: sa.Select, key: str = "policy_id", terminal: str = "n.p") -> sa.Table:
     """Fold graph ``graph_id`` in one row a key; return a new work table of ``(node_id, <key>, value, edge_id,
     reach)``, a row per node with a value.

@@ -86,7 +86,7 @@ def _played(turn: turn_fold.FoldedTurn) -> str:
     return let(folded, "f", f"named_struct('v', f.v[{turn.root_at}], 'g', f.g[{turn.root_at}])")
 
 
-def _newton(turn: turn_fold.FoldedTurn) -> str:
+def _newton_of_pair(turn: turn_fold.FoldedTurn) -> str:
     """Return the text of the pair solved: ``(x, v, done, passes, steps, e)``, its values ``v`` from the pass that
     reproduced its guess ``x`` within the tolerance, ``e`` that pass's residual; fails after the passes allowed."""
     state = "named_struct('x', {x}, 'v', p.v, 'done', {done}, 'passes', s.passes + 1, 'steps', {steps}, 'e', e)"
@@ -140,7 +140,7 @@ def _layer_rows(graph: TurnGraph, layer: int, turn: turn_fold.FoldedTurn, values
             .select_from(first.outerjoin(second, sa.and_(paired, second.c.state == first.c.loop)))
             .where(sa.or_(~paired, first.c.state < first.c.loop)).subquery("pair"))
     arrays = turn.table.alias("turn")
-    solved = let("size(pair.states)", "ns", let(_newton(turn), "r", (
+    solved = let("size(pair.states)", "ns", let(_newton_of_pair(turn), "r", (
         "transform(pair.states, (x, i) -> named_struct('node_id', x, 'value', r.v[i], 'passes', r.passes, "
         "'steps', r.steps, 'residual', r.e))")))
     exploded = (sa.select(sa.func.explode(SparkText(solved)).label("z"))

@@ -272,6 +272,52 @@ def test_a_turn_games_last_states_solve_on_spark_as_on_sqlite(name: str, spark_u
     assert joined.keys() == got.keys() and all(math.isclose(joined[key], got[key], rel_tol=1e-12) for key in got)
 
 
+def test_a_turn_games_turns_are_played_on_spark_in_one_statement(spark_url: str, tmp_path: Path) -> None:
+    """A game played, analysed or shown asks for the turns of the states it reaches (``store/solve/turns.py``
+    ``play_turns``): on Spark one statement plays them all, the turn folded in each state's row, with no work table
+    made; every turn node's profit and value as SQLite's, and as the reference's (``reference_only()``) on Spark, to
+    1e-12 (``tally``, a repeating turn whose ends pay what they keep)."""
+    from dicegraph.store.load import build_graph
+    from dicegraph.store.schema import node
+    from dicegraph.store.solve import turns
+    from dicegraph.store.solve.dispatch import reference_only
+    from dicegraph.store.turn_graph import TurnGraph
+    from tests.shapes import registered
+
+    played, sent = {}, []
+    with registered() as specs:
+        game = specs["tally"]
+        params = small_params(game)
+        for url in (f"sqlite:///{tmp_path / 'tally.db'}", spark_url):
+            engine = open_database(url, create=True)
+            built = build_graph(engine, game, params)
+            sa.event.listen(engine, "before_cursor_execute", lambda *args: sent.append(args[2]))
+            with engine.connect() as connection:
+                graph = TurnGraph.load(connection, built.graph_id, game.turn(params))
+                turns.solve_policy(connection, graph, OPTIMAL, commit_layers=True)
+                first, last = min(graph.layer_ids.values())[0], max(graph.layer_ids.values())[1]
+                states = connection.execute(sa.select(node.c.id).where(
+                    node.c.graph_id == built.graph_id, node.c.id.between(first, last),
+                    node.c.kind != "terminal")).scalars().all()
+                for reference in ((False, True) if url == spark_url else (False,)):
+                    sent.clear()
+                    with reference_only() if reference else contextlib.nullcontext():
+                        played[url, reference] = turns.turns_played(connection, graph, OPTIMAL, states, solved=True)
+                    folds = [text for text in sent if "aggregate(turn.layers" in text]
+                    made = [text for text in sent if text.lstrip().upper().startswith(("CREATE", "DROP"))]
+                    if url == spark_url:  # the reference makes its work tables and plays a statement a turn layer
+                        assert (len(folds), bool(made)) == ((0, True) if reference else (1, False)), sent
+            engine.dispose()
+    expected = played[f"sqlite:///{tmp_path / 'tally.db'}", False]
+    assert len(expected) > 2 and all(len(worths) > 3 for worths in expected.values())
+    for got in (played[spark_url, False], played[spark_url, True]):
+        assert got.keys() == expected.keys()
+        for state, worths in expected.items():
+            assert got[state].keys() == worths.keys(), state
+            for node_id, pair in worths.items():
+                assert all(math.isclose(a, b, rel_tol=1e-12, abs_tol=1e-15) for a, b in zip(got[state][node_id], pair))
+
+
 DEPTHS = {  # a game of rows on parameters of two depths: Jackpot a layer more a cell; Pig, with cycles, a component
     # more a point of the target (the same agent on both)
     "jackpot": ({"cells": 2}, {"cells": 4}),

@@ -700,30 +700,48 @@ class TurnPlayer:
         """
         graph = self.graph
         prepared = self._prepare(connection)
-        policy_id, work = prepared.policy_id, prepared.work
+        policy_id = prepared.policy_id
         rows = connection.execute(sa.select(node.c.id, node.c.layer).where(
             node.c.graph_id == graph.graph_id, node.c.id.in_(list(states)))).all()
         if len(rows) < len(set(states)) or any(layer not in graph.game_spans for _, layer in rows):
             raise NotFound(f"not every node of {sorted(set(states))} is a turn state of graph {graph.graph_id}")
         if rows and not solved and not is_solved(connection, policy_id, min(layer for _, layer in rows) + 1):
             raise NotFound(f"policy {self.name!r} is not solved past the states asked for (run: dicegraph report GAME)")
-        _create_work(connection, graph, work)
-        connection.execute(sa.insert(work.ends), prepared.ends)
-        which = sa.or_(sa.false(), *(state_moves(graph, layer, (state, state)) for state, layer in rows))
-        leads_to = sa.select(edge.c.dst).where(which)
-        ended = _terminal_states(graph, 1).where(node.c.id.in_(leads_to))
-        connection.execute(sa.insert(work.state).from_select(["node_id", "v1_0", "v2_0"], ended))
-        following = (sa.select(turn_policy.c.node_id, turn_policy.c.value, turn_policy.c.moment2)
-                     .where(turn_policy.c.policy_id == policy_id, turn_policy.c.node_id.in_(leads_to),
-                            turn_policy.c.node_id.not_in(sa.select(work.state.c.node_id))))
-        connection.execute(sa.insert(work.state).from_select(["node_id", "v1_0", "v2_0"], following))
-        _start_turns(connection, graph, work, which, [prepared.own_profits])
-        for statement in prepared.plan:
-            connection.execute(statement)
-        found: dict[int, dict[int, tuple[float, float]]] = {state: {} for state in states}
-        fetched = connection.execute(sa.select(work.turn.c.state, work.turn.c.node_id, work.turn.c.p0,
-                                               work.turn.c.v1_0)).all()
-        for state, node_id, p, v1 in fetched:  # fetched at once: a row at a time cost more than the statements
-            found[state][node_id] = (p, v1)
-        _drop(connection, work)
-        return found
+        return play_turns(connection, graph, policy_id, prepared.ends, prepared.own_profits, rows, prepared)
+
+
+@dispatchable("turn play")
+def play_turns(connection: sa.Connection, graph: TurnGraph, policy_id: int, ends: Sequence[dict], own_profits: bool,
+               states: Sequence[tuple[int, int]], prepared: _Prepared | None = None) -> dict[int, dict[int, tuple[float, float]]]:
+    """Return, for each turn state of ``states`` (``(node id, state layer)``), every node of its turn (id) ->
+    (profit, value) under the stored policy ``policy_id`` whose ends' rows are ``ends`` (with its own profits where
+    ``own_profits``): the turns of all of them played at once, from the stored values of the states their moves lead
+    to. Ends a state has no move through, and nodes none of whose children has a value, are left out.
+
+    ``prepared`` (a :class:`TurnPlayer`'s, built once) gives the work's tables and statements; without it they are
+    built for this call."""
+    if prepared is None:
+        work = _work_definitions(connection, 1)
+        plan = _turn_plan(graph, work, grouped=backend_of(connection).hashed_joins, keep_chosen=False)
+    else:
+        work, plan = prepared.work, prepared.plan
+    _create_work(connection, graph, work)
+    connection.execute(sa.insert(work.ends), list(ends))
+    which = sa.or_(sa.false(), *(state_moves(graph, layer, (state, state)) for state, layer in states))
+    leads_to = sa.select(edge.c.dst).where(which)
+    ended = _terminal_states(graph, 1).where(node.c.id.in_(leads_to))
+    connection.execute(sa.insert(work.state).from_select(["node_id", "v1_0", "v2_0"], ended))
+    following = (sa.select(turn_policy.c.node_id, turn_policy.c.value, turn_policy.c.moment2)
+                 .where(turn_policy.c.policy_id == policy_id, turn_policy.c.node_id.in_(leads_to),
+                        turn_policy.c.node_id.not_in(sa.select(work.state.c.node_id))))
+    connection.execute(sa.insert(work.state).from_select(["node_id", "v1_0", "v2_0"], following))
+    _start_turns(connection, graph, work, which, [own_profits])
+    for statement in plan:
+        connection.execute(statement)
+    found: dict[int, dict[int, tuple[float, float]]] = {state: {} for state, _ in states}
+    fetched = connection.execute(sa.select(work.turn.c.state, work.turn.c.node_id, work.turn.c.p0,
+                                           work.turn.c.v1_0)).all()
+    for state, node_id, p, v1 in fetched:  # fetched at once: a row at a time cost more than the statements
+        found[state][node_id] = (p, v1)
+    _drop(connection, work)
+    return found

@@ -30,10 +30,10 @@ from typing import Any
 
 import sqlalchemy as sa
 
-from dicegraph.store.schema import edge, node
+from dicegraph.store.schema import edge, node, turn_policy
 from dicegraph.store.scratch import create_afresh
 from dicegraph.store.turn_ends import end_worth
-from dicegraph.store.turn_graph import state_moves
+from dicegraph.store.turn_graph import TurnGraph, state_moves
 from dicegraph.store.backends.spark.graph_fold import collected_map
 from dicegraph.store.backends.spark.lambdas import SparkText, best_move, let, over_edges
 
@@ -94,12 +94,10 @@ def fold_expression(policies: int) -> str:
     return f"aggregate(turn.layers, start.ends, (vals, layer) -> {_layer_step(policies)})"
 
 
-def turn_arrays(graph_id: int, turn_layer: int, edges: tuple[int, int], ends: sa.FromClause, end_count: int,
-                first_edge: int) -> sa.Select:
-    """Return the SELECT of one row: ``layers``, the turn's nodes from ``turn_layer`` on, deepest layer first, each
-    ``(chance, ix, d, w, r, o)``: its edges (ids in ``edges``) in id order as arrays of their positions ``ix``
-    (0, 1, ...), their children's positions ``d`` among the ``end_count`` ends (``ends``' rows by node id) and the
-    turn's nodes, their weights ``w``, rewards ``r`` and offsets ``o`` from ``first_edge``."""
+def _positions(graph_id: int, turn_layer: int, ends: sa.FromClause, end_count: int) -> tuple[sa.CTE, sa.CTE]:
+    """Return the turn's nodes from ``turn_layer`` on, each ``(id, layer, kind, at)`` with its position ``at`` in the
+    folded values (after the ``end_count`` ends, deepest layer first, by id within a layer), and every position,
+    ``(id, at)``, the ends' (``ends``' rows by node id) first."""
     turn_nodes = (sa.select(node.c.id, node.c.layer, node.c.kind,
                             (sa.func.row_number().over(order_by=(node.c.layer.desc(), node.c.id)) - 1 + end_count)
                             .label("at"))
@@ -107,7 +105,17 @@ def turn_arrays(graph_id: int, turn_layer: int, edges: tuple[int, int], ends: sa
                   .cte("turn_node"))
     end_at = sa.select(ends.c.node_id.label("id"),
                        (sa.func.row_number().over(order_by=ends.c.node_id) - 1).label("at"))
-    position = sa.union_all(sa.select(turn_nodes.c.id, turn_nodes.c.at), end_at).cte("turn_position")
+    return turn_nodes, sa.union_all(sa.select(turn_nodes.c.id, turn_nodes.c.at), end_at).cte("turn_position")
+
+
+def turn_arrays(graph_id: int, turn_layer: int, edges: tuple[int, int], ends: sa.FromClause, end_count: int,
+                first_edge: int, positions: tuple[sa.CTE, sa.CTE] | None = None) -> sa.Select:
+    """Return the SELECT of one row: ``layers``, the turn's nodes from ``turn_layer`` on, deepest layer first, each
+    ``(chance, ix, d, w, r, o)``: its edges (ids in ``edges``) in id order as arrays of their positions ``ix``
+    (0, 1, ...), their children's positions ``d`` among the ``end_count`` ends (``ends``' rows by node id) and the
+    turn's nodes, their weights ``w``, rewards ``r`` and offsets ``o`` from ``first_edge``. ``positions`` are
+    :func:`_positions`' (made here when not given)."""
+    turn_nodes, position = positions or _positions(graph_id, turn_layer, ends, end_count)
     move = (sa.select(edge.c.src, sa.func.named_struct(
                           "id", edge.c.id, "d", position.c.at, "w", sa.cast(edge.c.weight, sa.Double),
                           "r", sa.cast(edge.c.reward, sa.Double),
@@ -171,17 +179,14 @@ def fold_turn(connection: sa.Connection, graph_id: int, turn_layer: int, edges: 
     return FoldedTurn(table, ends, end_count, end_count + connection.execute(before).scalar_one())
 
 
-def folded_batch(turn: FoldedTurn, next_states: sa.Table, state_moves: sa.ColumnElement[bool],
-                 own_profits: Sequence[bool]) -> sa.Select:
-    """Return the SELECT of each state's results: ``(state, v1_0, v2_0, chosen_0, v1_1, ...)``, ``chosen_i`` the
-    offsets (from the turn's first edge) of policy ``i``'s moves at the turn's decision nodes joined by commas.
+def _folded(arrays: sa.FromClause, ends: sa.FromClause, end_count: int, next_states: sa.FromClause,
+            state_moves: sa.ColumnElement[bool], own_profits: Sequence[bool]) -> sa.Subquery:
+    """Return the subquery ``folded`` of ``(state, vals)``: the turn (``arrays``, named ``turn``: a row of
+    :func:`turn_arrays`) folded from each state's ends into every turn node's values (:func:`fields`).
 
-    A state's ends come from its moves ``state_moves`` selects: the move labelled like an end is worth its reward
-    plus the value of the state it leads to (``next_states``: ``v1_i, v2_i``), its profit the policy's own
-    (the turn's ends table: ``profit_i``) where ``own_profits[i]``. A state whose turn has no value has null
-    values (left to the caller to drop: a filter on them here would have Spark fold twice).
-    """
-    ends, end_count = turn.ends, turn.end_count
+    A state's ends come from its moves ``state_moves`` selects: the move labelled like an end (``ends``: node id,
+    label, each policy's ``profit_i``) is worth its reward plus the value of the state it leads to
+    (``next_states``: ``v1_i, v2_i``), its profit the policy's own where ``own_profits[i]``."""
     policies = len(own_profits)
     end_at = sa.select(ends, (sa.func.row_number().over(order_by=ends.c.node_id) - 1).label("at")).subquery("end_at")
     reward = edge.c.reward
@@ -200,11 +205,21 @@ def folded_batch(turn: FoldedTurn, next_states: sa.Table, state_moves: sa.Column
     start = sa.select(by_end.c.state, sa.func.named_struct(*[part for name in fields(policies) for part in (
         name, SparkText(f"transform(sequence(0, {end_count - 1}), k -> try_element_at(by_end.worth, k).{name})"))]
     ).label("ends")).subquery("start")
-    arrays = turn.table.alias("turn")
-    folded = (sa.select(start.c.state, SparkText(fold_expression(policies)).label("vals"))
-              .select_from(start.join(arrays, sa.true())).subquery("folded"))
+    return (sa.select(start.c.state, SparkText(fold_expression(policies)).label("vals"))
+            .select_from(start.join(arrays, sa.true())).subquery("folded"))
+
+
+def folded_batch(turn: FoldedTurn, next_states: sa.Table, state_moves: sa.ColumnElement[bool],
+                 own_profits: Sequence[bool]) -> sa.Select:
+    """Return the SELECT of each state's results: ``(state, v1_0, v2_0, chosen_0, v1_1, ...)``, ``chosen_i`` the
+    offsets (from the turn's first edge) of policy ``i``'s moves at the turn's decision nodes joined by commas
+    (the turn folded from each state's ends, :func:`_folded`, with the turn's ends table's profits). A state whose
+    turn has no value has null values (left to the caller to drop: a filter on them here would have Spark fold
+    twice).
+    """
+    folded = _folded(turn.table.alias("turn"), turn.ends, turn.end_count, next_states, state_moves, own_profits)
     columns = []
-    for i in range(policies):
+    for i in range(len(own_profits)):
         columns += [SparkText(f"folded.vals.{name}[{turn.root_at}]").label(name) for name in (f"v1_{i}", f"v2_{i}")]
         columns.append(sa.func.array_join(SparkText(f"transform(folded.vals.c{i}, x -> CAST(x AS STRING))"), ",")
                        .label(f"chosen{i}"))
@@ -233,3 +248,44 @@ def solve_batch(connection: sa.Connection, work: Any, batch: Any) -> list[tuple[
     return [([(row[0], row[3 + 3 * i]) for row in rows if row[3 + 3 * i]],
              [(row[0], row[1 + 3 * i], row[2 + 3 * i]) for row in rows]) for i in range(work.policies)]
 
+
+def can_play_turns(*arguments: object, **keywords: object) -> bool:
+    """Return True: :func:`play_turns` plays the turns of any turn states."""
+    return True
+
+
+def play_turns(connection: sa.Connection, graph: TurnGraph, policy_id: int, ends: Sequence[dict], own_profits: bool,
+               states: Sequence[tuple[int, int]], prepared: Any = None) -> dict[int, dict[int, tuple[float, float]]]:
+    """Do what :func:`dicegraph.store.solve.turns.play_turns` does in one statement and no work table: the ends'
+    rows written in it, the states the moves lead to read from the stored policy ``policy_id``, the turn folded in
+    each state's row (:func:`_folded`) and every position's values read back by node id (``prepared``, the
+    reference's work tables and statements, is not needed)."""
+    if not states:
+        return {}
+    literal_ends = sa.union_all(*(sa.select(sa.literal(row["node_id"], sa.BigInteger).label("node_id"),
+                                            sa.literal(row["label"], sa.Text).label("label"),
+                                            sa.cast(sa.literal(row["profit0"]), sa.Double).label("profit0"))
+                                  for row in ends)).subquery("ends")
+    which = sa.or_(*(state_moves(graph, layer, (state, state)) for state, layer in states))
+    leads_to = sa.select(edge.c.dst).where(which)
+    payoff = sa.cast(node.c.payoff, sa.Double)
+    root_layer = graph.turn_spans[0].layer
+    next_states = sa.union_all(
+        sa.select(node.c.id.label("node_id"), payoff.label("v1_0"), (payoff * payoff).label("v2_0")).where(
+            node.c.graph_id == graph.graph_id, node.c.kind == "terminal", node.c.layer < root_layer,
+            node.c.id.in_(leads_to)),
+        sa.select(turn_policy.c.node_id, turn_policy.c.value, turn_policy.c.moment2).where(
+            turn_policy.c.policy_id == policy_id, turn_policy.c.node_id.in_(leads_to))).subquery("next_states")
+    end_count, first_edge = len(graph.ends), graph.turn_spans[0].first_edge
+    positions = _positions(graph.graph_id, root_layer, literal_ends, end_count)
+    arrays = turn_arrays(graph.graph_id, root_layer, (first_edge, graph.turn_spans[-1].last_edge), literal_ends,
+                         end_count, first_edge, positions).subquery("turn")
+    folded = _folded(arrays, literal_ends, end_count, next_states, which, (own_profits,))
+    position = positions[1]
+    p, v1 = (sa.func.element_at(SparkText(f"folded.vals.{name}"), position.c.at + 1) for name in ("p0", "v1_0"))
+    valued = (sa.select(folded.c.state, position.c.id, p.label("p"), v1.label("v1"))
+              .select_from(folded.join(position, sa.true())).subquery("valued"))
+    found: dict[int, dict[int, tuple[float, float]]] = {state: {} for state, _ in states}
+    for state, node_id, profit, value in connection.execute(sa.select(valued).where(valued.c.p.is_not(None))):
+        found[state][node_id] = (profit, value)
+    return found

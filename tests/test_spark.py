@@ -272,19 +272,23 @@ def test_a_turn_games_last_states_solve_on_spark_as_on_sqlite(name: str, spark_u
     assert joined.keys() == got.keys() and all(math.isclose(joined[key], got[key], rel_tol=1e-12) for key in got)
 
 
-def test_a_turn_games_turns_are_played_on_spark_in_one_statement(spark_url: str, tmp_path: Path) -> None:
+def test_a_turn_games_turns_and_distribution_on_spark_are_a_statement_each(spark_url: str, tmp_path: Path) -> None:
     """A game played, analysed or shown asks for the turns of the states it reaches (``store/solve/turns.py``
-    ``play_turns``): on Spark one statement plays them all, the turn folded in each state's row, with no work table
-    made; every turn node's profit and value as SQLite's, and as the reference's (``reference_only()``) on Spark, to
-    1e-12 (``tally``, a repeating turn whose ends pay what they keep)."""
+    ``play_turns``), and its outcome distribution for where the turns of each state layer's states end
+    (``store/solve/turn_outcomes.py`` ``reach_ends``): on Spark one statement plays all the states asked for, and one
+    a batch of states spreads their turns (the turn folded in each state's row, backward then forward), with no work
+    table made for either; every turn node's profit and value, and every outcome's probability, as SQLite's and as
+    the references' (``reference_only()``) on Spark, to 1e-12 (``tally``, a repeating turn whose ends pay what they
+    keep)."""
     from dicegraph.store.load import build_graph
     from dicegraph.store.schema import node
     from dicegraph.store.solve import turns
     from dicegraph.store.solve.dispatch import reference_only
+    from dicegraph.store.solve.turn_outcomes import turn_outcomes
     from dicegraph.store.turn_graph import TurnGraph
     from tests.shapes import registered
 
-    played, sent = {}, []
+    played, outcomes, sent = {}, {}, []
     with registered() as specs:
         game = specs["tally"]
         params = small_params(game)
@@ -300,13 +304,20 @@ def test_a_turn_games_turns_are_played_on_spark_in_one_statement(spark_url: str,
                     node.c.graph_id == built.graph_id, node.c.id.between(first, last),
                     node.c.kind != "terminal")).scalars().all()
                 for reference in ((False, True) if url == spark_url else (False,)):
-                    sent.clear()
                     with reference_only() if reference else contextlib.nullcontext():
+                        sent.clear()
                         played[url, reference] = turns.turns_played(connection, graph, OPTIMAL, states, solved=True)
-                    folds = [text for text in sent if "aggregate(turn.layers" in text]
-                    made = [text for text in sent if text.lstrip().upper().startswith(("CREATE", "DROP"))]
-                    if url == spark_url:  # the reference makes its work tables and plays a statement a turn layer
-                        assert (len(folds), bool(made)) == ((0, True) if reference else (1, False)), sent
+                        plays = list(sent)
+                        sent.clear()
+                        outcomes[url, reference] = turn_outcomes(connection, graph, OPTIMAL)
+                        spreads = list(sent)
+                    if url == spark_url:  # the references play and spread a statement a turn layer, in work tables
+                        folds = [sum("aggregate(turn.layers" in text for text in texts) for texts in (plays, spreads)]
+                        made = any(text.lstrip().upper().startswith(("CREATE", "DROP")) for text in plays)
+                        spread = [text for text in spreads if "INSERT INTO" in text and ("to_reach" in text or
+                                                                                          "turn_value" in text)]
+                        assert (folds, made, bool(spread)) == (([0, 0], True, True) if reference else  # a batch a layer
+                                                              ([1, len(graph.layer_ids)], False, False)), folds
             engine.dispose()
     expected = played[f"sqlite:///{tmp_path / 'tally.db'}", False]
     assert len(expected) > 2 and all(len(worths) > 3 for worths in expected.values())
@@ -316,6 +327,11 @@ def test_a_turn_games_turns_are_played_on_spark_in_one_statement(spark_url: str,
             assert got[state].keys() == worths.keys(), state
             for node_id, pair in worths.items():
                 assert all(math.isclose(a, b, rel_tol=1e-12, abs_tol=1e-15) for a, b in zip(got[state][node_id], pair))
+    distribution = outcomes[f"sqlite:///{tmp_path / 'tally.db'}", False]
+    assert len(distribution) > 5 and math.isclose(sum(distribution.values()), 1.0, rel_tol=1e-12)
+    for got in (outcomes[spark_url, False], outcomes[spark_url, True]):
+        assert got.keys() == distribution.keys()
+        assert all(math.isclose(got[score], p, rel_tol=1e-12, abs_tol=1e-15) for score, p in distribution.items())
 
 
 DEPTHS = {  # a game of rows on parameters of two depths: Jackpot a layer more a cell; Pig, with cycles, a component

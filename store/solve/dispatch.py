@@ -51,6 +51,8 @@ OPERATIONS = {  # each operation, its reference and what it computes, as docs/ba
     "turn batch": Operation(_SOLVE + "turns:solve_batch", "a batch of turn states played through a turn stored once"),
     "turn play": Operation(_SOLVE + "turns:play_turns", "the turns of some turn states played under a stored "
                            "policy, every turn node's profit and value (a game played, analysed or shown)"),
+    "turn ends": Operation(_SOLVE + "turn_outcomes:reach_ends", "where the turns of a batch of turn states end under "
+                           "a stored policy, with the points paid on the way (a turn game's outcome distribution)"),
     "race": Operation(_SOLVE + "turn_cycles:solve_race", "a race's turn states, a state layer at a time "
                       "(Newton's method where they loop)"),
     "end distributions": Operation(_SOLVE + "race_matches:play_ends", "a race's end distributions under each "

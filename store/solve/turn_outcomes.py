@@ -27,6 +27,7 @@ from dicegraph.store.backends import backend_of
 from dicegraph.store.propagate import OUTCOME_DIGITS
 from dicegraph.store.schema import edge, edges_of, node
 from dicegraph.store.scratch import create_afresh, temporary_table
+from dicegraph.store.solve.dispatch import dispatchable
 from dicegraph.store.solve.turns import TurnChoices
 from dicegraph.store.turn_graph import TurnGraph
 
@@ -51,7 +52,7 @@ def turn_outcomes(connection: sa.Connection, graph: TurnGraph, name: str,
     ended = _table(connection, "to_ended", sa.Column("state", sa.Integer, nullable=False),
                    sa.Column("node_id", sa.Integer, nullable=False), sa.Column("points", sa.Double, nullable=False),
                    sa.Column("q", sa.Double, nullable=False))
-    spread = _Spread(connection, graph, choices)
+    spread = _Spread(graph, choices)
     batch = temporary_table(connection, "to_batch")
     connection.execute(sa.insert(scores).values(node_id=0, score=0.0, p=1.0))  # the start: the first turn state
     for layer in sorted(graph.layer_ids):
@@ -65,8 +66,7 @@ def turn_outcomes(connection: sa.Connection, graph: TurnGraph, name: str,
             states = reached[start:start + batch_states]
             connection.execute(sa.insert(batch), [{"node_id": state} for state in states])
             playing = sa.and_(edges_of(graph.game_spans[layer], "move"), edge.c.src.in_(sa.select(batch.c.node_id)))
-            choices.choose(connection, playing)
-            spread.run(connection, batch, ended)
+            reach_ends(connection, graph, choices, spread, playing, batch, ended)
             connection.execute(sa.delete(batch))
             if progress is not None:
                 progress(len(states))
@@ -96,26 +96,42 @@ def turn_outcomes(connection: sa.Connection, graph: TurnGraph, name: str,
     return {ending: min(found[ending], 1.0) for ending in sorted(found)}
 
 
+@dispatchable("turn ends")
+def reach_ends(connection: sa.Connection, graph: TurnGraph, choices: TurnChoices, spread: _Spread,
+               playing: sa.ColumnElement[bool], batch: sa.Table, into: sa.Table) -> None:
+    """Add to ``into`` each (state, end, points)'s probability ``(state, node_id, points, q)``: the turns of the
+    states in ``batch`` (their moves ``playing`` selects) played from the root by ``choices``' policy, its moves
+    chosen as its solve chooses them, the points the turn's edges pay added on the way (``spread``'s tables)."""
+    choices.choose(connection, playing)
+    spread.run(connection, batch, into)
+
+
 class _Spread:
     """The forward pass through the turn from a batch of states: the probability of reaching each turn node from
     the root, along the rolls and the moves :class:`TurnChoices` chose, a statement a kind of edge a turn layer;
     rows ``(node_id, state, r)``, insert-only (a node's rows, one from each edge into it, summed when its layer is
     spread)."""
 
-    def __init__(self, connection: sa.Connection, graph: TurnGraph, choices: TurnChoices):
+    def __init__(self, graph: TurnGraph, choices: TurnChoices):
         self.graph, self.choices = graph, choices
-        self.reach = _table(connection, "to_reach", sa.Column("node_id", sa.Integer, nullable=False),
-                            sa.Column("state", sa.Integer, nullable=False),
-                            sa.Column("points", sa.Double, nullable=False), sa.Column("r", sa.Double, nullable=False))
-        self.totals = temporary_table(connection, "to_total", sa.Column("weight", sa.Double, nullable=False))
-        first, last = graph.turn_spans[0].first_edge, graph.turn_spans[-1].last_edge
-        connection.execute(sa.insert(self.totals).from_select(["node_id", "weight"], sa.select(
-            edge.c.src, sa.func.sum(edge.c.weight)).where(edge.c.id.between(first, last), edge.c.kind == "roll")
-            .group_by(edge.c.src)))
+        self.tables: tuple[sa.Table, sa.Table] | None = None  # the reach and the rolls' totals, made at the first run
 
-    def _here(self, span: sa.Row) -> sa.Subquery:
-        """Return the summed reach rows of the nodes the edges of turn layer ``span`` leave."""
-        r = self.reach
+    def _made(self, connection: sa.Connection) -> tuple[sa.Table, sa.Table]:
+        """Return the reach table and the roll nodes' total weights (made and filled at the first call)."""
+        if self.tables is None:
+            reach = _table(connection, "to_reach", sa.Column("node_id", sa.Integer, nullable=False),
+                           sa.Column("state", sa.Integer, nullable=False),
+                           sa.Column("points", sa.Double, nullable=False), sa.Column("r", sa.Double, nullable=False))
+            totals = temporary_table(connection, "to_total", sa.Column("weight", sa.Double, nullable=False))
+            first, last = self.graph.turn_spans[0].first_edge, self.graph.turn_spans[-1].last_edge
+            connection.execute(sa.insert(totals).from_select(["node_id", "weight"], sa.select(
+                edge.c.src, sa.func.sum(edge.c.weight)).where(edge.c.id.between(first, last), edge.c.kind == "roll")
+                .group_by(edge.c.src)))
+            self.tables = reach, totals
+        return self.tables
+
+    def _here(self, r: sa.Table, span: sa.Row) -> sa.Subquery:
+        """Return the summed reach rows (``r``) of the nodes the edges of turn layer ``span`` leave."""
         return (sa.select(r.c.node_id, r.c.state, r.c.points, sa.func.sum(r.c.r).label("r"))
                 .where(r.c.node_id.between(*self.graph.turn_sources[span.layer]))
                 .group_by(r.c.node_id, r.c.state, r.c.points).subquery("here"))
@@ -123,21 +139,21 @@ class _Spread:
     def run(self, connection: sa.Connection, batch: sa.Table, into: sa.Table) -> None:
         """Spread the turns of the states in ``batch`` from the root and add to ``into`` each (state, end)'s
         probability; empty the reach table."""
-        r, chosen = self.reach, self.choices.chosen
+        (r, totals), chosen = self._made(connection), self.choices.chosen
         connection.execute(sa.insert(r).from_select(["node_id", "state", "points", "r"], sa.select(
             sa.literal(self.graph.root), batch.c.node_id, sa.literal(0.0, sa.Double), sa.literal(1.0, sa.Double))))
         for span in self.graph.turn_spans:
             in_span = edge.c.id.between(span.first_edge, span.last_edge)
             parts: list[sa.Select] = []
             if span.rolls:
-                here = self._here(span)
+                here = self._here(r, span)
                 parts.append(sa.select(edge.c.dst, here.c.state, here.c.points + edge.c.reward,
-                                       here.c.r * edge.c.weight / self.totals.c.weight)
+                                       here.c.r * edge.c.weight / totals.c.weight)
                              .select_from(here.join(edge, edge.c.src == here.c.node_id)
-                                          .join(self.totals, self.totals.c.node_id == edge.c.src))
+                                          .join(totals, totals.c.node_id == edge.c.src))
                              .where(in_span, edge.c.kind == "roll"))
             if span.moves:
-                here = self._here(span)
+                here = self._here(r, span)
                 parts.append(sa.select(edge.c.dst, here.c.state, here.c.points + edge.c.reward, here.c.r)
                              .select_from(here.join(chosen, sa.and_(chosen.c.node_id == here.c.node_id,
                                                                     chosen.c.state == here.c.state))
@@ -152,7 +168,7 @@ class _Spread:
         connection.execute(sa.delete(r))
 
     def drop(self, connection: sa.Connection) -> None:
-        """Drop the tables."""
-        for table in (self.reach, self.totals):
+        """Drop the tables made."""
+        for table in self.tables or ():
             table.drop(connection)
 

@@ -413,15 +413,17 @@ class TurnChoices:
         self.own_profits = (profits is not None,)
         self.work = _policy_work(connection, graph, [profits])
         _load_solved(connection, self.work, [ensure_policy(connection, graph, name)])
-        for table in (self.work.turn, self.work.chosen):
-            create_afresh(connection, table)
-        self.work.joined = True
         self.chosen, self.ends = self.work.chosen, self.work.ends
 
     def choose(self, connection: sa.Connection, which: sa.ColumnElement[bool]) -> None:
         """Choose the moves of the turns of the states whose state moves ``which`` selects (emptying the last
-        choice first)."""
-        _clear(connection, self.work)
+        choice first; the turn's and chosen moves' tables are made at the first)."""
+        if self.work.joined:
+            _clear(connection, self.work)
+        else:
+            for table in (self.work.turn, self.work.chosen):
+                create_afresh(connection, table)
+            self.work.joined = True
         _start_turns(connection, self.graph, self.work, which, self.own_profits)
         _turn_statements(connection, self.graph, self.work)
 

@@ -7,7 +7,7 @@ stopped by the Thrift server at a time limit, a user's query judged by Spark's o
 layers inside rows (its folds beside this record).
 
 >>> BACKEND.transactions, BACKEND.migrated, len(BACKEND.faster)
-(False, False, 9)
+(False, False, 10)
 """
 
 from __future__ import annotations
@@ -103,6 +103,7 @@ FASTER = (  # the solve's operations Spark folds inside rows (store/solve/dispat
     Implementation("best response", _FOLDS + "cycle_fold:store_response", _FOLDS + "cycle_fold:can_store_response"),
     Implementation("turn batch", _FOLDS + "turn_fold:solve_batch", _FOLDS + "turn_fold:can_solve_batch"),
     Implementation("turn play", _FOLDS + "turn_fold:play_turns", _FOLDS + "turn_fold:can_play_turns"),
+    Implementation("turn ends", _FOLDS + "outcome_fold:reach_ends", _FOLDS + "outcome_fold:can_reach_ends"),
     Implementation("race", _FOLDS + "race_fold:solve_race", _FOLDS + "race_fold:can_solve"),
     Implementation("end distributions", _FOLDS + "end_fold:play_ends", _FOLDS + "end_fold:can_play_ends"),
 )

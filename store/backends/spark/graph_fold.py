@@ -112,7 +112,7 @@ def placed_nodes(graph_id: int, worth: sa.ColumnElement[float]) -> sa.CTE:
             .where(node.c.graph_id == graph_id).cte("placed"))
 
 
-def _by_layer(placed: sa.CTE, edges: sa.Select, fields: str, deepest_first: bool, position: str) -> sa.Subquery:
+def nodes_by_layer(placed: sa.CTE, edges: sa.Select, fields: str, deepest_first: bool, position: str) -> sa.Subquery:
     """Return the SELECT of a row a layer, ``(layer, nodes)``: its nodes in ``position`` order, each ``(id, ix,
     ...)`` with ``edges`` (rows ``(node_id, e)``, ``e`` a struct) as arrays of their ``fields``, and the ``kind`` and
     worth ``p`` of its own where ``deepest_first``."""
@@ -139,7 +139,7 @@ def back_layers(graph_id: int, placed: sa.CTE) -> sa.Subquery:
                "o", sa.cast(edge.c.id, sa.BigInteger), "d", child.c.b, "w", sa.cast(edge.c.weight, sa.Double),
                "r", sa.cast(edge.c.reward, sa.Double), "s", sa.cast(edge.c.sign, sa.Double)).label("e"))
            .select_from(edge.join(child, child.c.id == edge.c.dst)).where(edge.c.graph_id == graph_id))
-    return _by_layer(placed, out.subquery("out_edge"), "odwrs", True, "b")
+    return nodes_by_layer(placed, out.subquery("out_edge"), "odwrs", True, "b")
 
 
 def in_order(item: sa.ColumnElement, order: sa.ColumnElement[int]) -> sa.ColumnElement:
@@ -167,7 +167,7 @@ def _graph_row(graph_id: int, worth: sa.ColumnElement[float]) -> sa.Select:
                 "o", sa.cast(edge.c.id, sa.BigInteger), "f", parent.c.f, "b", parent.c.b, "q", share).label("e"))
             .select_from(edge.join(parent, parent.c.id == edge.c.src)).where(edge.c.graph_id == graph_id))
     deepest = back_layers(graph_id, placed)
-    shallowest = _by_layer(placed, into.subquery("into_edge"), "ofbq", False, "f")
+    shallowest = nodes_by_layer(placed, into.subquery("into_edge"), "ofbq", False, "f")
     back = sa.select(in_order(deepest.c.nodes, -deepest.c.layer).label("layers")).subquery("back")
     forward = sa.select(in_order(shallowest.c.nodes, shallowest.c.layer).label("layers")).subquery("forward")
     return sa.select(back.c.layers.label("back"), forward.c.layers.label("forward")).select_from(

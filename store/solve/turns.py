@@ -714,7 +714,8 @@ class TurnPlayer:
 
 @dispatchable("turn play")
 def play_turns(connection: sa.Connection, graph: TurnGraph, policy_id: int, ends: Sequence[dict], own_profits: bool,
-               states: Sequence[tuple[int, int]], prepared: _Prepared | None = None) -> dict[int, dict[int, tuple[float, float]]]:
+               states: Sequence[tuple[int, int]],
+               prepared: _Prepared | None = None) -> dict[int, dict[int, tuple[float, float]]]:
     """Return, for each turn state of ``states`` (``(node id, state layer)``), every node of its turn (id) ->
     (profit, value) under the stored policy ``policy_id`` whose ends' rows are ``ends`` (with its own profits where
     ``own_profits``): the turns of all of them played at once, from the stored values of the states their moves lead

@@ -5,7 +5,7 @@ layer.
 The reference chooses the policy's moves in the turns of a batch of states (the turn solve's statements), then
 spreads each state's reach from the turn's root along the rolls and the moves chosen, a statement a turn layer,
 to the probability of each (end, points paid on the way). Here each state's row folds the turn backward as the
-turn solve's fold does (:func:`dicegraph.store.backends.spark.turn_fold._folded`: every decision node's move
+turn solve's fold does (:func:`dicegraph.store.backends.spark.turn_fold.folded_turn`: every decision node's move
 taken), then forward, shallowest layer first, into the reach of every turn node (``aggregate`` over the layers,
 as :mod:`dicegraph.store.backends.spark.graph_fold` propagates a graph of rows), and reads off each edge into an end
 what it carries there. It runs where the turn pays points only on the edges into its ends (School's and Yahtzee's
@@ -20,7 +20,7 @@ import sqlalchemy as sa
 
 from dicegraph.store.backends.spark.graph_fold import in_order, nodes_by_layer
 from dicegraph.store.backends.spark.lambdas import SparkText, let, over_edges
-from dicegraph.store.backends.spark.turn_fold import _folded, fold_turn
+from dicegraph.store.backends.spark.turn_fold import folded_turn, kept_turn
 from dicegraph.store.schema import edge, node
 from dicegraph.store.turn_graph import TurnGraph
 
@@ -45,8 +45,8 @@ def forward_row(graph: TurnGraph) -> sa.Select:
     values: the ends by id, then the nodes deepest layer first), the share ``q`` of a parent's reach a roll
     carries (null for a move) and the points ``r`` it pays."""
     turn_layer, end_count = graph.turn_spans[0].layer, len(graph.ends)
-    placed = (sa.select(node.c.id, node.c.layer, node.c.kind,
-                        (sa.func.row_number().over(order_by=(node.c.layer.desc(), node.c.id)) - 1 + end_count).label("b"),
+    deepest_first = sa.func.row_number().over(order_by=(node.c.layer.desc(), node.c.id)) - 1 + end_count
+    placed = (sa.select(node.c.id, node.c.layer, node.c.kind, deepest_first.label("b"),
                         (sa.func.row_number().over(order_by=(node.c.layer, node.c.id)) - 1).label("f"))
               .where(node.c.graph_id == graph.graph_id, node.c.layer >= turn_layer, node.c.kind != "terminal")
               .cte("placed_turn"))
@@ -100,13 +100,8 @@ def reach_ends(connection: sa.Connection, graph: TurnGraph, choices: Any, spread
     turn is folded into one row of arrays on the first call and kept in ``choices``' work for the next (``spread``
     and ``batch``, the reference's, are not needed)."""
     work = choices.work
-    if work.kept is None:
-        edges = (graph.turn_spans[0].first_edge, graph.turn_spans[-1].last_edge)
-        work.kept = fold_turn(connection, graph.graph_id, graph.turn_spans[0].layer, edges, graph.root, work.ends,
-                              len(graph.ends))
-        work.added.append(work.kept.table)
-    folded = _folded(work.kept.table.alias("turn"), work.ends, len(graph.ends), work.state, playing,
-                     choices.own_profits)
+    arrays = kept_turn(connection, graph, work).table.alias("turn")
+    folded = folded_turn(arrays, work.ends, len(graph.ends), work.state, playing, choices.own_profits)
     forward = forward_row(graph).subquery("forward")
     hits = (sa.select(folded.c.state, sa.func.explode(SparkText(hits_expression(graph.root))).label("hit"))
             .select_from(folded.join(forward, sa.true())).subquery("hits"))

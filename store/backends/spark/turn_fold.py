@@ -179,8 +179,8 @@ def fold_turn(connection: sa.Connection, graph_id: int, turn_layer: int, edges: 
     return FoldedTurn(table, ends, end_count, end_count + connection.execute(before).scalar_one())
 
 
-def _folded(arrays: sa.FromClause, ends: sa.FromClause, end_count: int, next_states: sa.FromClause,
-            state_moves: sa.ColumnElement[bool], own_profits: Sequence[bool]) -> sa.Subquery:
+def folded_turn(arrays: sa.FromClause, ends: sa.FromClause, end_count: int, next_states: sa.FromClause,
+                state_moves: sa.ColumnElement[bool], own_profits: Sequence[bool]) -> sa.Subquery:
     """Return the subquery ``folded`` of ``(state, vals)``: the turn (``arrays``, named ``turn``: a row of
     :func:`turn_arrays`) folded from each state's ends into every turn node's values (:func:`fields`).
 
@@ -213,11 +213,11 @@ def folded_batch(turn: FoldedTurn, next_states: sa.Table, state_moves: sa.Column
                  own_profits: Sequence[bool]) -> sa.Select:
     """Return the SELECT of each state's results: ``(state, v1_0, v2_0, chosen_0, v1_1, ...)``, ``chosen_i`` the
     offsets (from the turn's first edge) of policy ``i``'s moves at the turn's decision nodes joined by commas
-    (the turn folded from each state's ends, :func:`_folded`, with the turn's ends table's profits). A state whose
-    turn has no value has null values (left to the caller to drop: a filter on them here would have Spark fold
-    twice).
+    (the turn folded from each state's ends, :func:`folded_turn`, with the turn's ends table's profits). A state
+    whose turn has no value has null values (left to the caller to drop: a filter on them here would have Spark
+    fold twice).
     """
-    folded = _folded(turn.table.alias("turn"), turn.ends, turn.end_count, next_states, state_moves, own_profits)
+    folded = folded_turn(turn.table.alias("turn"), turn.ends, turn.end_count, next_states, state_moves, own_profits)
     columns = []
     for i in range(len(own_profits)):
         columns += [SparkText(f"folded.vals.{name}[{turn.root_at}]").label(name) for name in (f"v1_{i}", f"v2_{i}")]
@@ -231,19 +231,25 @@ def can_solve_batch(*arguments: object) -> bool:
     return True
 
 
+def kept_turn(connection: sa.Connection, graph: TurnGraph, work: Any) -> FoldedTurn:
+    """Return ``graph``'s turn folded into one row of arrays (:func:`fold_turn`, from the turn's ends table of
+    ``work``, the turn solve's work tables), made at the first call and kept in ``work`` (dropped with it)."""
+    if work.kept is None:
+        edges = (graph.turn_spans[0].first_edge, graph.turn_spans[-1].last_edge)
+        work.kept = fold_turn(connection, graph.graph_id, graph.turn_spans[0].layer, edges, graph.root, work.ends,
+                              len(graph.ends))
+        work.added.append(work.kept.table)
+    return work.kept
+
+
 def solve_batch(connection: sa.Connection, work: Any, batch: Any) -> list[tuple[list, list]]:
     """Do what :func:`dicegraph.store.solve.turns.solve_batch` does (``work`` its work tables, ``batch`` its batch of
     turn states) in one statement folding the turn in each state's row; the turn is folded into one row of arrays
     on the first batch and kept in ``work`` for the next. Return, for each policy, its chosen moves as ``(state,
     offsets joined by commas)`` and the states' values ``(state, v1, v2)``."""
     graph = batch.graph
-    if work.kept is None:
-        edges = (graph.turn_spans[0].first_edge, graph.turn_spans[-1].last_edge)
-        work.kept = fold_turn(connection, graph.graph_id, graph.turn_spans[0].layer, edges, graph.root, work.ends,
-                              len(graph.ends))
-        work.added.append(work.kept.table)
     rows = connection.execute(folded_batch(
-        work.kept, work.state, state_moves(graph, batch.layer, batch.states), batch.own_profits)).all()
+        kept_turn(connection, graph, work), work.state, state_moves(graph, batch.layer, batch.states), batch.own_profits)).all()
     rows = [row for row in rows if row[1] is not None]  # a state whose turn has no value
     return [([(row[0], row[3 + 3 * i]) for row in rows if row[3 + 3 * i]],
              [(row[0], row[1 + 3 * i], row[2 + 3 * i]) for row in rows]) for i in range(work.policies)]
@@ -258,7 +264,7 @@ def play_turns(connection: sa.Connection, graph: TurnGraph, policy_id: int, ends
                states: Sequence[tuple[int, int]], prepared: Any = None) -> dict[int, dict[int, tuple[float, float]]]:
     """Do what :func:`dicegraph.store.solve.turns.play_turns` does in one statement and no work table: the ends'
     rows written in it, the states the moves lead to read from the stored policy ``policy_id``, the turn folded in
-    each state's row (:func:`_folded`) and every position's values read back by node id (``prepared``, the
+    each state's row (:func:`folded_turn`) and every position's values read back by node id (``prepared``, the
     reference's work tables and statements, is not needed)."""
     if not states:
         return {}
@@ -280,7 +286,7 @@ def play_turns(connection: sa.Connection, graph: TurnGraph, policy_id: int, ends
     positions = _positions(graph.graph_id, root_layer, literal_ends, end_count)
     arrays = turn_arrays(graph.graph_id, root_layer, (first_edge, graph.turn_spans[-1].last_edge), literal_ends,
                          end_count, first_edge, positions).subquery("turn")
-    folded = _folded(arrays, literal_ends, end_count, next_states, which, (own_profits,))
+    folded = folded_turn(arrays, literal_ends, end_count, next_states, which, (own_profits,))
     position = positions[1]
     p, v1 = (sa.func.element_at(SparkText(f"folded.vals.{name}"), position.c.at + 1) for name in ("p0", "v1_0"))
     valued = (sa.select(folded.c.state, position.c.id, p.label("p"), v1.label("v1"))

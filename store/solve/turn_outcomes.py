@@ -9,7 +9,8 @@ From the start state (score 0, probability 1), for each state layer in order:
   the solve's own statements from the stored values of the states after them), a batch of states at a time (as
   many as the solve's, :attr:`dicegraph.store.backends.record.Backend.turn_batch_states`), and spread forward from the turn's root along the rolls and the moves
   chosen, one statement a turn layer, to the probability of each of the turn's ends from each state with the
-  points its edges paid on the way;
+  points its edges paid on the way (:func:`reach_ends`, the operation ``turn ends``: Spark folds a batch's turns
+  backward and forward in one statement, ``store/backends/spark/outcome_fold.py``);
 * each end leads, through the state's move labelled like it, to the next state with the points added: one
   statement joins the reached scores with the ends and the moves, and groups by the next state and score.
 

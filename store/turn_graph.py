@@ -56,6 +56,10 @@ class TurnGraph:
             turn_sources={layer: (first, last) for layer, first, last in connection.execute(sources)},
         )
 
+    def turn_edges(self) -> tuple[int, int]:
+        """Return the first and last id of the turn's edges."""
+        return self.turn_spans[0].first_edge, self.turn_spans[-1].last_edge
+
     def state_edges(self) -> tuple[int, int]:
         """Return the first and last id of the state moves (the edges of the state layers)."""
         return (min(span.first_edge for span in self.game_spans.values()),

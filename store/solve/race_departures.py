@@ -114,7 +114,7 @@ def _described(connection: sa.Connection, graph: TurnGraph, rows: list[sa.Row]) 
     ids = {id_ for row in rows for id_ in (row.node_id, row.state)}
     nodes = {row.id: row for row in connection.execute(sa.select(node.c.id, node.c.key, node.c.label).where(
         node.c.graph_id == graph.graph_id, node.c.id.in_(ids)))}
-    first, last = graph.turn_spans[0].first_edge, graph.turn_spans[-1].last_edge
+    first, last = graph.turn_edges()
     moves = {row.id: row.label for row in connection.execute(sa.select(edge.c.id, edge.c.label).where(
         edge.c.id.between(first, last), edge.c.id.in_({id_ for row in rows for id_ in (row.move, row.best_move)})))}
     return [{"key": position_key(nodes[row.state].key, nodes[row.node_id].key),

@@ -258,7 +258,7 @@ def _end_table(connection: sa.Connection, policies: int, runs: list[tuple[list[i
 
 def _refuse_turn_rewards(connection: sa.Connection, graph: TurnGraph) -> None:
     """Raise InvalidGraph when an edge of the turn carries a reward or hands the turn over."""
-    first, last = graph.turn_spans[0].first_edge, graph.turn_spans[-1].last_edge
+    first, last = graph.turn_edges()
     odd = connection.execute(sa.select(sa.func.count()).select_from(edge).where(
         edge.c.id.between(first, last), sa.or_(edge.c.reward != 0, edge.c.sign != 1))).scalar_one()
     if odd:

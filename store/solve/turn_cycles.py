@@ -111,7 +111,7 @@ class RaceTables:
         self.parts = ("p",) if record_moves else ("p", "v", "d")  # the columns a turn row holds per seat
         structure = graph.structure
         self.pruned = copy_turn and prune and structure.progress is not None and structure.horizon is not None
-        first, last = graph.turn_spans[0].first_edge, graph.turn_spans[-1].last_edge
+        first, last = graph.turn_edges()
         progress = self._progress_table(connection) if self.pruned else None
         self.edges = edge_copy(connection, f"{prefix}_edge", first, last, progress) if copy_turn else edge
         if progress is not None:

@@ -124,7 +124,7 @@ class _Spread:
                            sa.Column("state", sa.Integer, nullable=False),
                            sa.Column("points", sa.Double, nullable=False), sa.Column("r", sa.Double, nullable=False))
             totals = temporary_table(connection, "to_total", sa.Column("weight", sa.Double, nullable=False))
-            first, last = self.graph.turn_spans[0].first_edge, self.graph.turn_spans[-1].last_edge
+            first, last = self.graph.turn_edges()
             connection.execute(sa.insert(totals).from_select(["node_id", "weight"], sa.select(
                 edge.c.src, sa.func.sum(edge.c.weight)).where(edge.c.id.between(first, last), edge.c.kind == "roll")
                 .group_by(edge.c.src)))

@@ -131,7 +131,7 @@ def _create_work(connection: sa.Connection, graph: TurnGraph, work: _TurnTables,
     for table in work.tables():
         create_afresh(connection, table)
     if work.edges is not None:
-        fill_edge_copy(connection, work.edges, graph.turn_spans[0].first_edge, graph.turn_spans[-1].last_edge)
+        fill_edge_copy(connection, work.edges, *graph.turn_edges())
 
 
 def _policy_work(connection: sa.Connection, graph: TurnGraph, profits: Sequence[dict[str, float] | None]) -> _TurnTables:
@@ -277,7 +277,7 @@ def _clear(connection: sa.Connection, work: _TurnTables) -> None:
 
 def _encoder(connection: sa.Connection, graph: TurnGraph) -> tuple[DecisionEncoder, int]:
     """Return the game's decision encoder for this graph's turn and the turn's first edge id."""
-    first, last = graph.turn_spans[0].first_edge, graph.turn_spans[-1].last_edge
+    first, last = graph.turn_edges()
     nodes = sa.select(node.c.id, node.c.key).where(node.c.graph_id == graph.graph_id, node.c.kind == "decision",
                                                    node.c.layer >= graph.turn_spans[0].layer)
     moves = sa.select(edge.c.id - first, edge.c.src, edge.c.dst, edge.c.label).where(

@@ -20,35 +20,26 @@ import sqlalchemy as sa
 
 from dicegraph.store.backends.spark.graph_fold import in_order, nodes_by_layer
 from dicegraph.store.backends.spark.lambdas import SparkText, let, over_edges
-from dicegraph.store.backends.spark.turn_fold import folded_turn, kept_turn
-from dicegraph.store.schema import edge, node
+from dicegraph.store.backends.spark.turn_fold import fold_positions, folded_turn, kept_turn
+from dicegraph.store.schema import edge
 from dicegraph.store.turn_graph import TurnGraph
 
 
 def _turn_edges(graph: TurnGraph) -> sa.ColumnElement[bool]:
     """Return the condition selecting the edges of ``graph``'s turn."""
-    return sa.and_(edge.c.graph_id == graph.graph_id,
-                   edge.c.id.between(graph.turn_spans[0].first_edge, graph.turn_spans[-1].last_edge))
+    return sa.and_(edge.c.graph_id == graph.graph_id, edge.c.id.between(*graph.turn_edges()))
 
 
-def _ends_paid_alone(connection: sa.Connection, graph: TurnGraph) -> bool:
-    """Return whether no edge of the turn pays points but those into its ends."""
-    paying = sa.select(sa.func.count()).where(_turn_edges(graph), edge.c.reward != 0,
-                                              edge.c.dst.not_in(list(graph.ends.values())))
-    return connection.execute(paying).scalar_one() == 0
-
-
-def forward_row(graph: TurnGraph) -> sa.Select:
+def forward_row(graph: TurnGraph, ends: sa.FromClause) -> sa.Select:
     """Return the SELECT of one row: ``layers``, the turn's nodes by layer, shallowest first, and ``ends``, its ends,
     each ``(id, ix, o, f, b, q, r)`` with the edges that reach it: their offsets ``o`` from the turn's first edge,
     parents' positions ``f`` (the turn's nodes shallowest layer first, then by id) and ``b`` (in the turn fold's
     values: the ends by id, then the nodes deepest layer first), the share ``q`` of a parent's reach a roll
-    carries (null for a move) and the points ``r`` it pays."""
-    turn_layer, end_count = graph.turn_spans[0].layer, len(graph.ends)
-    deepest_first = sa.func.row_number().over(order_by=(node.c.layer.desc(), node.c.id)) - 1 + end_count
-    placed = (sa.select(node.c.id, node.c.layer, node.c.kind, deepest_first.label("b"),
-                        (sa.func.row_number().over(order_by=(node.c.layer, node.c.id)) - 1).label("f"))
-              .where(node.c.graph_id == graph.graph_id, node.c.layer >= turn_layer, node.c.kind != "terminal")
+    carries (null for a move) and the points ``r`` it pays (``ends``: the turn's ends table, whose node ids order
+    them in the fold's values)."""
+    turn_nodes, _ = fold_positions(graph.graph_id, graph.turn_spans[0].layer, ends, len(graph.ends))
+    placed = (sa.select(turn_nodes.c.id, turn_nodes.c.layer, turn_nodes.c.kind, turn_nodes.c.at.label("b"),
+                        (sa.func.row_number().over(order_by=(turn_nodes.c.layer, turn_nodes.c.id)) - 1).label("f"))
               .cte("placed_turn"))
     parent = placed.alias("parent")
     rolled = (sa.select(edge.c.src, sa.func.sum(edge.c.weight).label("total"))
@@ -89,7 +80,9 @@ def hits_expression(root: int) -> str:
 
 def can_reach_ends(connection: sa.Connection, graph: TurnGraph, *arguments: Any) -> bool:
     """Return whether :func:`reach_ends` can run: the turn pays points only on the edges into its ends."""
-    return _ends_paid_alone(connection, graph)
+    paying = sa.select(sa.func.count()).where(_turn_edges(graph), edge.c.reward != 0,
+                                              edge.c.dst.not_in(list(graph.ends.values())))
+    return connection.execute(paying).scalar_one() == 0
 
 
 def reach_ends(connection: sa.Connection, graph: TurnGraph, choices: Any, spread: Any, playing: sa.ColumnElement[bool],
@@ -102,7 +95,7 @@ def reach_ends(connection: sa.Connection, graph: TurnGraph, choices: Any, spread
     work = choices.work
     arrays = kept_turn(connection, graph, work).table.alias("turn")
     folded = folded_turn(arrays, work.ends, len(graph.ends), work.state, playing, choices.own_profits)
-    forward = forward_row(graph).subquery("forward")
+    forward = forward_row(graph, work.ends).subquery("forward")
     hits = (sa.select(folded.c.state, sa.func.explode(SparkText(hits_expression(graph.root))).label("hit"))
             .select_from(folded.join(forward, sa.true())).subquery("hits"))
     node_id, points, q = (SparkText(f"hits.hit.{name}") for name in ("node_id", "points", "q"))

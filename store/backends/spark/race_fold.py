@@ -167,7 +167,7 @@ def solve_race(connection: sa.Connection, graph: TurnGraph, seats: Sequence[Seat
     payoffs = graph_payoffs(connection, graph)
     start = sum(payoffs) / max(len(payoffs), 1)
     ends = graph.labelled_ends(connection, "rfo_end")
-    edges = (graph.turn_spans[0].first_edge, graph.turn_spans[-1].last_edge)
+    edges = graph.turn_edges()
     turn = turn_fold.fold_turn(connection, graph.graph_id, graph.turn_spans[0].layer, edges, graph.root, ends, len(graph.ends))
     values = temporary_table(connection, "rfo_state", sa.Column("value", sa.Double), sa.Column("passes", sa.Integer),
                              sa.Column("steps", sa.Integer), sa.Column("residual", sa.Double), indexed=False)

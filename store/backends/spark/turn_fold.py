@@ -94,7 +94,7 @@ def fold_expression(policies: int) -> str:
     return f"aggregate(turn.layers, start.ends, (vals, layer) -> {_layer_step(policies)})"
 
 
-def _positions(graph_id: int, turn_layer: int, ends: sa.FromClause, end_count: int) -> tuple[sa.CTE, sa.CTE]:
+def fold_positions(graph_id: int, turn_layer: int, ends: sa.FromClause, end_count: int) -> tuple[sa.CTE, sa.CTE]:
     """Return the turn's nodes from ``turn_layer`` on, each ``(id, layer, kind, at)`` with its position ``at`` in the
     folded values (after the ``end_count`` ends, deepest layer first, by id within a layer), and every position,
     ``(id, at)``, the ends' (``ends``' rows by node id) first."""
@@ -114,8 +114,8 @@ def turn_arrays(graph_id: int, turn_layer: int, edges: tuple[int, int], ends: sa
     ``(chance, ix, d, w, r, o)``: its edges (ids in ``edges``) in id order as arrays of their positions ``ix``
     (0, 1, ...), their children's positions ``d`` among the ``end_count`` ends (``ends``' rows by node id) and the
     turn's nodes, their weights ``w``, rewards ``r`` and offsets ``o`` from ``first_edge``. ``positions`` are
-    :func:`_positions`' (made here when not given)."""
-    turn_nodes, position = positions or _positions(graph_id, turn_layer, ends, end_count)
+    :func:`fold_positions`' (made here when not given)."""
+    turn_nodes, position = positions or fold_positions(graph_id, turn_layer, ends, end_count)
     move = (sa.select(edge.c.src, sa.func.named_struct(
                           "id", edge.c.id, "d", position.c.at, "w", sa.cast(edge.c.weight, sa.Double),
                           "r", sa.cast(edge.c.reward, sa.Double),
@@ -235,9 +235,8 @@ def kept_turn(connection: sa.Connection, graph: TurnGraph, work: Any) -> FoldedT
     """Return ``graph``'s turn folded into one row of arrays (:func:`fold_turn`, from the turn's ends table of
     ``work``, the turn solve's work tables), made at the first call and kept in ``work`` (dropped with it)."""
     if work.kept is None:
-        edges = (graph.turn_spans[0].first_edge, graph.turn_spans[-1].last_edge)
-        work.kept = fold_turn(connection, graph.graph_id, graph.turn_spans[0].layer, edges, graph.root, work.ends,
-                              len(graph.ends))
+        work.kept = fold_turn(connection, graph.graph_id, graph.turn_spans[0].layer, graph.turn_edges(), graph.root,
+                              work.ends, len(graph.ends))
         work.added.append(work.kept.table)
     return work.kept
 
@@ -248,8 +247,9 @@ def solve_batch(connection: sa.Connection, work: Any, batch: Any) -> list[tuple[
     on the first batch and kept in ``work`` for the next. Return, for each policy, its chosen moves as ``(state,
     offsets joined by commas)`` and the states' values ``(state, v1, v2)``."""
     graph = batch.graph
-    rows = connection.execute(folded_batch(
-        kept_turn(connection, graph, work), work.state, state_moves(graph, batch.layer, batch.states), batch.own_profits)).all()
+    which = state_moves(graph, batch.layer, batch.states)
+    rows = connection.execute(folded_batch(kept_turn(connection, graph, work), work.state, which,
+                                           batch.own_profits)).all()
     rows = [row for row in rows if row[1] is not None]  # a state whose turn has no value
     return [([(row[0], row[3 + 3 * i]) for row in rows if row[3 + 3 * i]],
              [(row[0], row[1 + 3 * i], row[2 + 3 * i]) for row in rows]) for i in range(work.policies)]
@@ -282,10 +282,9 @@ def play_turns(connection: sa.Connection, graph: TurnGraph, policy_id: int, ends
             node.c.id.in_(leads_to)),
         sa.select(turn_policy.c.node_id, turn_policy.c.value, turn_policy.c.moment2).where(
             turn_policy.c.policy_id == policy_id, turn_policy.c.node_id.in_(leads_to))).subquery("next_states")
-    end_count, first_edge = len(graph.ends), graph.turn_spans[0].first_edge
-    positions = _positions(graph.graph_id, root_layer, literal_ends, end_count)
-    arrays = turn_arrays(graph.graph_id, root_layer, (first_edge, graph.turn_spans[-1].last_edge), literal_ends,
-                         end_count, first_edge, positions).subquery("turn")
+    end_count, edges = len(graph.ends), graph.turn_edges()
+    positions = fold_positions(graph.graph_id, root_layer, literal_ends, end_count)
+    arrays = turn_arrays(graph.graph_id, root_layer, edges, literal_ends, end_count, edges[0], positions).subquery("turn")
     folded = folded_turn(arrays, literal_ends, end_count, next_states, which, (own_profits,))
     position = positions[1]
     p, v1 = (sa.func.element_at(SparkText(f"folded.vals.{name}"), position.c.at + 1) for name in ("p0", "v1_0"))

@@ -216,22 +216,36 @@ def test_every_game_solves_on_spark_as_on_sqlite(name: str, spark_url: str, tmp_
         assert max(files.values()) <= 2 and files["turn_policy"] > 0, files
 
 
-def test_a_races_matches_on_spark_as_on_sqlite(spark_url: str, tmp_path: Path) -> None:
+def test_a_races_matches_and_best_responses_on_spark_as_on_sqlite(spark_url: str, tmp_path: Path) -> None:
     """The race's matches (``store/solve/race_matches.py``: the optimum's and an agent's end distributions, then the
-    state layers), both orders of two pairs, as on SQLite to 1e-12."""
-    import dicegraph
+    state layers), both orders of two pairs, and the best responses to an agent and to the optimum (one run of four
+    seats, which the race's fold does not take: the reference, each seat's move and its values taken where the
+    move is chosen, by Spark's ``min_by``), as on SQLite to 1e-12."""
+    from dicegraph.store.catalog import stored_params
+    from dicegraph.store.solve.race_matches import best_responses
+    from dicegraph.store.turn_graph import TurnGraph
 
     name = "5000-race"
     pairs = [("threshold-2", OPTIMAL), ("threshold-5", "turn-optimal")]
-    played = []
+    answered = ["threshold-2", OPTIMAL]
+    played, responses = [], []
     for url in (f"sqlite:///{tmp_path / 'reference.db'}", spark_url):
-        solved(url, name)
+        graph_id = solved(url, name)["graph"]
         played.append(dicegraph.open(url).matches(name, pairs=pairs))
+        engine = open_database(url)
+        with engine.connect() as connection:
+            turn = TurnGraph.load(connection, graph_id, get_game(name).turn(stored_params(connection, graph_id)))  # type: ignore[attr-defined]
+            responses.append(best_responses(connection, turn, answered))
+        engine.dispose()
     expected, got = played
     assert [(row["first"], row["second"]) for row in got] == [(row["first"], row["second"]) for row in expected]
     assert len(expected) == 4
     for row, expected_row in zip(got, expected):
         assert math.isclose(row["p_first_wins"], expected_row["p_first_wins"], rel_tol=1e-12), row
+    assert len(responses[0]) == len(answered)
+    for response, expected_response in zip(*reversed(responses)):
+        assert math.isclose(response.first, expected_response.first, rel_tol=1e-12), response
+        assert math.isclose(response.second, expected_response.second, rel_tol=1e-12), response
 
 
 @pytest.mark.parametrize("name", TURN_NAMES)

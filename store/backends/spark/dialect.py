@@ -157,7 +157,13 @@ def compaction_statements(name: str, mark: str) -> list[str]:
 
 
 class SparkCompiler(HiveCompiler):
-    """PyHive's compiler, keeping an INSERT's column list, with Spark's name for joining strings."""
+    """PyHive's compiler, keeping an INSERT's column list, with Spark's names for joining strings and for the
+    value at a group's least or greatest key (``arg_min``, ``arg_max``: Spark's ``min_by``, ``max_by``).
+
+    >>> v, k = sa.column("v"), sa.column("k")
+    >>> print(sa.select(sa.func.arg_min(v, k), sa.func.arg_max(v, k)).compile(dialect=SparkDialect()))
+    SELECT min_by(`v`, `k`) AS `arg_min_1`, max_by(`v`, `k`) AS `arg_max_1`
+    """
 
     def visit_insert(self, insert_stmt: Any, **kw: Any) -> str:  # type: ignore[override]
         return compiler.SQLCompiler.visit_insert(self, insert_stmt, **kw)
@@ -192,6 +198,12 @@ class SparkCompiler(HiveCompiler):
         selected = self.process(rows.subquery("rows"), asfrom=True, **kw)
         return NEXT_STATEMENT.join(rewrite_statements(self.preparer.format_table(table), table.name,
                                                       selected, self.dialect.work_mark))
+
+    def visit_arg_min_func(self, fn: Any, **kw: Any) -> str:
+        return f"min_by{self.function_argspec(fn, **kw)}"
+
+    def visit_arg_max_func(self, fn: Any, **kw: Any) -> str:
+        return f"max_by{self.function_argspec(fn, **kw)}"
 
     def visit_aggregate_strings_func(self, fn: Any, **kw: Any) -> str:
         value, separator = fn.clauses

@@ -5,8 +5,9 @@ a worker beside it, and builds there too.
 
 It needs Java (Debian's openjdk-17-jre-headless) and pyspark (the test extra brings it). Where either is missing
 the tests are skipped and say why; in CI (``$CI`` set) they must run. Each test works in a database of its own on
-the cluster. A Spark statement costs about half a second, so the games are the small ones: every registered game
-on parameters of a few hundred statements (the module took 11 minutes on the local cluster, 2026-11-28).
+the cluster. A Spark statement costs about a quarter of a second, so the games are the small ones, on parameters of a
+few hundred statements (:func:`spark_params`); ``dicegraph check`` of every game on Spark is
+``tests/test_spark_checks.py``'s, on a server of its own (the two modules run beside each other).
 """
 
 from __future__ import annotations
@@ -19,7 +20,6 @@ import os
 import subprocess
 import time
 import uuid
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -30,15 +30,12 @@ from click.testing import CliRunner
 import dicegraph
 
 from dicegraph.cli import main
-from dicegraph.graphs import GAMES as ALL_GAMES
 from dicegraph.graphs import get_game
 from dicegraph.graphs.protocol import OPTIMAL, value_text
 from dicegraph.store.db import open_database
-from dicegraph.store.report import game_report
 from dicegraph.store.schema import graph
 from dicegraph.store.backends.spark import compact
 from dicegraph.store.backends.spark.cluster import Cluster, answers, free_port, java_found, running, stop_when_gone
-from tests.test_backends import headline
 from tests.test_conformance import TURN_GAMES, small_params
 
 if not java_found() or __import__("importlib").util.find_spec("pyspark") is None:
@@ -47,8 +44,6 @@ if not java_found() or __import__("importlib").util.find_spec("pyspark") is None
     pytest.skip("Spark needs Java 17 (apt-get install openjdk-17-jre-headless) and pyspark (the test extra)",
                 allow_module_level=True)
 
-GAMES = {"jackpot": {"cells": 3}}  # 275 edges, 7 layers: a whole report (build, solve, agents, distributions),
-# as SQLite's
 
 
 def _ended_pid() -> int:
@@ -56,35 +51,6 @@ def _ended_pid() -> int:
     process = subprocess.Popen(["true"])
     process.wait()
     return process.pid
-
-
-@pytest.fixture(scope="module")
-def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
-    """A running local cluster, started with the CLI and stopped after the module's tests, or by a watcher process
-    when pytest is ended by a signal."""
-    started = Cluster(tmp_path_factory.mktemp("spark"), free_port(), workers=0)
-    watcher = stop_when_gone(started, os.getpid())  # stops it if this process is ended by a signal
-    result = CliRunner().invoke(main, ["spark", "start", "--folder", str(started.folder), "--port", str(started.port),
-                                       "--workers", "0"])
-    try:
-        assert result.exit_code == 0, result.output
-        assert result.stdout.strip() == started.url
-        yield started
-    finally:
-        CliRunner().invoke(main, ["spark", "stop", "--folder", str(started.folder)])
-        watcher.terminate()
-        watcher.wait()
-
-
-@pytest.fixture
-def spark_url(cluster: Cluster) -> Iterator[str]:
-    """The URL of a database of its own on the cluster (created by dicegraph as it builds; dropped after)."""
-    name = f"dicegraph_test_{uuid.uuid4().hex[:10]}"
-    yield sa.make_url(cluster.url).set(database=name).render_as_string()
-    engine = sa.create_engine(cluster.url)
-    with engine.connect() as connection:
-        connection.exec_driver_sql(f"DROP DATABASE IF EXISTS `{name}` CASCADE")
-    engine.dispose()
 
 
 def run(url: str, *args: str) -> Any:
@@ -123,97 +89,33 @@ def solved(url: str, name: str) -> dict[str, Any]:
 
 
 def policy_values(url: str, name: str) -> dict[str, float]:
-    """Return each listed policy of game ``name`` and its value, from ``dicegraph policies --json``."""
-    return {row["name"]: row["value"] for row in json.loads(run(url, "policies", name, "--json").stdout)}
+    """Return each listed policy of game ``name`` (on its :func:`options`) and its value, from ``dicegraph policies
+    --json``."""
+    return {row["name"]: row["value"] for row in json.loads(run(url, "policies", name, *options(name), "--json").stdout)}
 
 
-CHECKED_ON_SPARK = {  # a game of each shape ``check`` takes on the server (each about a minute): a solitaire graph
-    # of rows, one that minimises, and a two-player race whose positions recur (its picture walked a statement a step:
-    # Spark's recursive queries only UNION ALL); the race to 100 of 5000, its turn stored once, took 273 s, 85 s of it
-    # its report, 41 s of that in 20 statements that value 16 policies at once (48 sums a row)
-    "jackpot": {"exact", "monte-carlo", "export", "positions", "compare", "play"},
-    "shut-the-box": {"exact", "distribution", "monte-carlo", "export", "positions", "compare", "play"},
-    "pig": {"exact", "export", "positions", "compare", "best-response", "play"},
-}
-SOLVED_ELSEWHERE = {*CHECKED_ON_SPARK}  # each checked game's values are compared with SQLite's there
-
-
-@pytest.mark.parametrize("name", sorted(CHECKED_ON_SPARK))
-def test_every_tool_holds_on_spark(name: str, spark_url: str, tmp_path: Path) -> None:
-    """``dicegraph check GAME --here`` on the server, on the game's Spark parameters: build, report, solve, the exact
-    recursion, Monte Carlo or matches and best responses, export, show and query, compare, play and analyse, the
-    explorer's pages, each holding on Spark; then the value of every policy a solve lists there (the check's best
-    responses besides) as SQLite's, to 1e-12; and Jackpot's report there (build, solve, every agent evaluated,
-    propagated), read again, gives every value and the optimal outcome distribution as SQLite's."""
-    from dicegraph.conformance import check_game
-
-    game = get_game(name)
-    findings = check_game(game, spark_params(name), url=spark_url)
-    assert findings and all(found.holds for found in findings), [found.line() for found in findings]
-    assert CHECKED_ON_SPARK[name] <= {found.check for found in findings}
+def test_a_races_solve_compacts_the_tables_it_wrote(spark_url: str, tmp_path: Path,
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """``dicegraph build`` and ``solve`` of the race, each command compacting every table it wrote into more than
+    two files (:data:`COMPACTED`): every table holds at most two files after, the solve read them so, and every
+    policy's value is SQLite's to 1e-12 (every game's solve and every other tool on Spark:
+    ``tests/test_spark_checks.py``)."""
     reference = f"sqlite:///{tmp_path / 'reference.db'}"
-    solved(reference, name)
-    expected_values, values = policy_values(reference, name), policy_values(spark_url, name)
-    assert values.keys() >= expected_values.keys() and OPTIMAL in values
-    for policy, value in expected_values.items():
-        assert (values[policy] is None if value is None else
-                math.isclose(values[policy], value, rel_tol=1e-12, abs_tol=1e-15)), policy
-    if name in GAMES:  # the report the check made, read again: every value and the distribution as on SQLite's
-        params = GAMES[name]
-        expected = headline(game_report(open_database(f"sqlite:///{tmp_path / 'report.db'}", create=True), game,
-                                        params))
-        got = headline(dicegraph.open(spark_url).report(name, params))
-        assert got.keys() == expected.keys() and len(expected) > 3
-        for key, value in expected.items():
-            assert math.isclose(got[key], value, rel_tol=1e-12, abs_tol=1e-15), key
-
-
-SHAPES_CHECKED_ON_SPARK = {  # the test shapes (tests/shapes.py) no game above has: a repeating turn stored once (about
-    # 550 statements, 61 s on a warm server), and points paid on moves, whose outcome distributions carry the points
-    # won through the layers (about 360 statements, 51 s)
-    "tally": {"exact", "distribution", "monte-carlo", "export", "positions", "play", "explorer"},
-    "yachtlet": {"exact", "distribution", "monte-carlo", "export", "positions", "compare", "play", "explorer"},
-}
-
-
-@pytest.mark.parametrize("name", sorted(SHAPES_CHECKED_ON_SPARK))
-def test_every_tool_holds_on_spark_on_a_test_shape(name: str, spark_url: str) -> None:
-    """``dicegraph check GAME --here`` on the server for a game of a shape a user may write (a model alone, as
-    ``tests/test_examples.py`` checks it on the other backends): every check holds, each of those named."""
-    from dicegraph.conformance import check_game
-    from tests.shapes import registered
-
-    with registered() as specs:
-        findings = check_game(specs[name], url=spark_url)
-    assert findings and all(found.holds for found in findings), [found.line() for found in findings]
-    assert SHAPES_CHECKED_ON_SPARK[name] <= {found.check for found in findings}
-
-
-@pytest.mark.parametrize("name", sorted(set(ALL_GAMES) - set(TURN_NAMES) - SOLVED_ELSEWHERE))
-def test_every_game_solves_on_spark_as_on_sqlite(name: str, spark_url: str, tmp_path: Path,
-                                                 monkeypatch: pytest.MonkeyPatch) -> None:
-    """``dicegraph build`` and ``solve``, the method the store picks for the graph (layers, cyclic components, a
-    turn stored once with loops): every policy's value, the optimum's and each agent's, and how the optimum
-    converged, as on SQLite to 1e-12."""
-    reference = f"sqlite:///{tmp_path / 'reference.db'}"
-    expected = solved(reference, name)
-    if name == COMPACTED:
-        monkeypatch.setattr(compact, "FILES_PER_TABLE", 2)
-    got = solved(spark_url, name)
-    assert (got["convergence"] or {}).get("cyclic_components") == (expected["convergence"] or {}).get("cyclic_components")
-    values, expected_values = policy_values(spark_url, name), policy_values(reference, name)
+    solved(reference, COMPACTED)
+    monkeypatch.setattr(compact, "FILES_PER_TABLE", 2)
+    solved(spark_url, COMPACTED)
+    values, expected_values = policy_values(spark_url, COMPACTED), policy_values(reference, COMPACTED)
     assert values.keys() == expected_values.keys() and OPTIMAL in values
     for policy, value in expected_values.items():
         if value is None:  # a race's fixed strategy: no value of its own, it is played in matches
             assert values[policy] is None, policy
         else:
             assert math.isclose(values[policy], value, rel_tol=1e-12, abs_tol=1e-15), policy
-    if name == COMPACTED:
-        engine = open_database(spark_url)
-        with engine.connect() as connection:
-            files = compact.table_files(connection)
-        engine.dispose()
-        assert max(files.values()) <= 2 and files["turn_policy"] > 0, files
+    engine = open_database(spark_url)
+    with engine.connect() as connection:
+        files = compact.table_files(connection)
+    engine.dispose()
+    assert max(files.values()) <= 2 and files["turn_policy"] > 0, files
 
 
 def test_a_races_matches_and_best_responses_on_spark_as_on_sqlite(spark_url: str, tmp_path: Path) -> None:

@@ -20,7 +20,7 @@ from typing import Any
 
 import sqlalchemy as sa
 
-from dicegraph.store.catalog import built_graphs, graph_by_id, policies_of_graphs
+from dicegraph.store.catalog import built_graphs, policies_of_graphs
 from dicegraph.store.schema import graph, layer, node
 
 
@@ -35,11 +35,6 @@ def stored_graphs(connection: sa.Connection, with_policies: bool = False) -> lis
         for row in rows:
             row["policies"], row["root"] = policies[row["id"]], roots.get(row["id"])
     return rows
-
-
-def stored_graph(connection: sa.Connection, graph_id: int) -> dict[str, Any]:
-    """Return the ``graph`` table row of graph ``graph_id`` as a dict, or raise NotFound."""
-    return dict(graph_by_id(connection, graph_id)._mapping)
 
 
 def root_key(connection: sa.Connection, graph_id: int) -> str | None:

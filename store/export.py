@@ -16,12 +16,13 @@ Two views:
 ``store/render.py`` turns either into DOT, SVG or PNG.
 
 >>> from dicegraph.graphs import get_game
+>>> from dicegraph.store.catalog import find_policy
 >>> from dicegraph.store.db import open_database
 >>> from dicegraph.store.report import game_report
 >>> engine = open_database("sqlite://", create=True)
 >>> _ = game_report(engine, get_game("jackpot"), {"cells": 3})
 >>> with engine.connect() as connection:
-...     view = policy_view(connection, 1, policy_id_of(connection, 1, "hilo"))
+...     view = policy_view(connection, 1, find_policy(connection, 1, "hilo").id)
 >>> sorted(view.nodes), view.edges["0", "4"]["weight"]
 (['0', '1', '2', '3', '4', '5', '6', '7'], 7)
 """
@@ -37,15 +38,10 @@ import sqlalchemy as sa
 
 from dicegraph.graphs.errors import TooLarge
 from dicegraph.store.backends import backend_of
-from dicegraph.store.catalog import find_node, find_policy, has_cycles
+from dicegraph.store.catalog import find_node, has_cycles
 from dicegraph.store.schema import choice, edge, graph_edge_span, layer, node, value
 
 MOVE_SEPARATOR = ", "
-
-
-def policy_id_of(connection: sa.Connection, graph_id: int, name: str) -> int:
-    """Return the id of the graph's policy called ``name`` (NotFound when there is none)."""
-    return find_policy(connection, graph_id, name).id
 
 
 def reached_ids(connection: sa.Connection, policy_id: int, first: int, last: int, cyclic: bool) -> sa.Select | list[int]:

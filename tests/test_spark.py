@@ -30,6 +30,7 @@ from click.testing import CliRunner
 import dicegraph
 
 from dicegraph.cli import main
+from dicegraph.graphs import GAMES as ALL_GAMES
 from dicegraph.graphs import get_game
 from dicegraph.graphs.protocol import OPTIMAL, value_text
 from dicegraph.store.db import open_database
@@ -70,6 +71,11 @@ SPARK_PARAMS = {  # where the conformance suite's small parameters take too many
 TURN_NAMES = [param.id for param in TURN_GAMES]  # School and Yahtzee: their last turn states (a whole game takes
 # minutes here, School's report 408.8 s: tests/bench/bench_spark.py)
 COMPACTED = "5000-race"  # its commands compact every table of more than two files, so that its solve reads them so
+CHECKED_IN_EVERY_RUN = ["jackpot", "pig", "shut-the-box"]  # ``check`` (every tool) on Spark in every run
+# (tests/test_spark_checks.py): a solitaire graph of rows, one that minimises, and a race whose positions recur
+CHECK_ALL = "DICEGRAPH_SPARK_CHECK_ALL"  # set (to 1): every built-in game's check, 40 minutes of CI's 2 processors
+CHECKED_ON_SPARK = (sorted(game.name for game in ALL_GAMES.built_in()) if os.environ.get(CHECK_ALL)
+                    else CHECKED_IN_EVERY_RUN)
 
 
 def spark_params(name: str) -> dict[str, Any]:
@@ -94,28 +100,32 @@ def policy_values(url: str, name: str) -> dict[str, float]:
     return {row["name"]: row["value"] for row in json.loads(run(url, "policies", name, *options(name), "--json").stdout)}
 
 
-def test_a_races_solve_compacts_the_tables_it_wrote(spark_url: str, tmp_path: Path,
-                                                   monkeypatch: pytest.MonkeyPatch) -> None:
-    """``dicegraph build`` and ``solve`` of the race, each command compacting every table it wrote into more than
-    two files (:data:`COMPACTED`): every table holds at most two files after, the solve read them so, and every
-    policy's value is SQLite's to 1e-12 (every game's solve and every other tool on Spark:
-    ``tests/test_spark_checks.py``)."""
+@pytest.mark.parametrize("name", sorted(set(ALL_GAMES) - set(TURN_NAMES) - set(CHECKED_ON_SPARK)))
+def test_every_game_solves_on_spark_as_on_sqlite(name: str, spark_url: str, tmp_path: Path,
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """``dicegraph build`` and ``solve``, the method the store picks for the graph (layers, cyclic components, a
+    turn stored once with loops): every policy's value, the optimum's and each agent's, and how the optimum
+    converged, as on SQLite to 1e-12, for every game whose check (every tool) this run does not take on Spark
+    (:data:`CHECKED_ON_SPARK`)."""
     reference = f"sqlite:///{tmp_path / 'reference.db'}"
-    solved(reference, COMPACTED)
-    monkeypatch.setattr(compact, "FILES_PER_TABLE", 2)
-    solved(spark_url, COMPACTED)
-    values, expected_values = policy_values(spark_url, COMPACTED), policy_values(reference, COMPACTED)
+    expected = solved(reference, name)
+    if name == COMPACTED:
+        monkeypatch.setattr(compact, "FILES_PER_TABLE", 2)
+    got = solved(spark_url, name)
+    assert (got["convergence"] or {}).get("cyclic_components") == (expected["convergence"] or {}).get("cyclic_components")
+    values, expected_values = policy_values(spark_url, name), policy_values(reference, name)
     assert values.keys() == expected_values.keys() and OPTIMAL in values
     for policy, value in expected_values.items():
         if value is None:  # a race's fixed strategy: no value of its own, it is played in matches
             assert values[policy] is None, policy
         else:
             assert math.isclose(values[policy], value, rel_tol=1e-12, abs_tol=1e-15), policy
-    engine = open_database(spark_url)
-    with engine.connect() as connection:
-        files = compact.table_files(connection)
-    engine.dispose()
-    assert max(files.values()) <= 2 and files["turn_policy"] > 0, files
+    if name == COMPACTED:
+        engine = open_database(spark_url)
+        with engine.connect() as connection:
+            files = compact.table_files(connection)
+        engine.dispose()
+        assert max(files.values()) <= 2 and files["turn_policy"] > 0, files
 
 
 def test_a_races_matches_and_best_responses_on_spark_as_on_sqlite(spark_url: str, tmp_path: Path) -> None:

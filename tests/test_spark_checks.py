@@ -1,7 +1,13 @@
-"""``dicegraph check`` of every built-in game, and of the test shapes no game has, on a real local Spark Thrift
-server (Spark's local mode, started here as ``tests/test_spark.py`` starts its own: the two modules run beside each
-other on two of the test run's workers). Each check works in a database of its own on the server, on the game's
-Spark parameters (:func:`tests.test_spark.spark_params`); a warm server took 45 to 135 s a game (2026-12-03).
+"""``dicegraph check`` on a real local Spark Thrift server (Spark's local mode, started here as ``tests/test_spark.py``
+starts its own: the two modules run beside each other on two of the test run's workers): in every run, Jackpot,
+Shut The Box and Pig (:data:`tests.test_spark.CHECKED_IN_EVERY_RUN`) and the test shapes no built-in game has; with
+``DICEGRAPH_SPARK_CHECK_ALL=1``, every built-in game. Each check works in a database of its own on the server, on
+the game's Spark parameters (:func:`tests.test_spark.spark_params`).
+
+Every built-in game's check is not in every run for want of processors: on a warm local server they took 45 to
+135 s a game (736.5 s for the nine others, 2026-12-03), and ``.ci/run`` with all of them took 40.1 minutes on this
+2-processor machine (every test passed), against 28 without them. ``tests/test_spark.py`` solves each of the other
+games on Spark against SQLite instead.
 """
 
 from __future__ import annotations
@@ -14,7 +20,6 @@ import pytest
 import dicegraph
 from dicegraph.conformance import check_game
 from dicegraph.database import stored_graph
-from dicegraph.graphs import GAMES as ALL_GAMES
 from dicegraph.graphs import get_game
 from dicegraph.graphs.protocol import OPTIMAL
 from dicegraph.store.catalog import find_policy, policy_convergence
@@ -22,18 +27,18 @@ from dicegraph.store.db import open_database
 from dicegraph.store.report import game_report
 from tests.test_backends import headline
 from tests.test_examples import checks_expected
-from tests.test_spark import policy_values, solved, spark_params  # skips this module where Spark cannot run
+from tests.test_spark import CHECKED_ON_SPARK, policy_values, solved, spark_params  # skips this module where Spark cannot run
 
 GAMES = {"jackpot": {"cells": 3}}  # 275 edges, 7 layers: a whole report (build, solve, agents, distributions),
 # as SQLite's
-CHECKED_ON_SPARK = sorted(game.name for game in ALL_GAMES.built_in())
 
 
 @pytest.mark.parametrize("name", CHECKED_ON_SPARK)
 def test_every_tool_holds_on_spark(name: str, spark_url: str, tmp_path: Path) -> None:
     """``dicegraph check GAME --here`` on the server, on the game's Spark parameters: build, report, solve, the exact
     recursion, Monte Carlo or matches and best responses, export, show and query, compare, play and analyse, the
-    explorer's pages, each holding on Spark, every check the game takes on the other backends among them; then the
+    explorer's pages, each holding on Spark, every check the game takes on the other backends among them
+    (:func:`tests.test_examples.checks_expected`); then the
     value of every policy a solve lists there (the check's best responses besides) and how the optimum's solve
     converged (its cyclic components) as SQLite's, to 1e-12; and Jackpot's report there (build, solve, every agent
     evaluated, propagated), read again, gives every value and the optimal outcome distribution as SQLite's."""

@@ -24,8 +24,9 @@ from dicegraph.store.report import game_report, prepare_game
 
 
 # modules long enough that, handed out last, they would keep one worker busy alone (the longest first: a run's
-# --durations; the Spark cluster's about 15 min, each of the others 3 to 5 min)
-STARTED_FIRST = ("test_spark_checks.py", "test_spark.py", "test_examples.py", "test_web.py", "test_benches.py", "test_turn_outcomes.py")
+# --durations; each Spark module on a cluster of its own, 6 and 20 min, each of the others 3 to 5 min)
+STARTED_FIRST = ("test_spark_checks.py", "test_spark.py", "test_examples.py", "test_web.py", "test_benches.py",
+                 "test_turn_outcomes.py")
 
 
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:

@@ -97,7 +97,8 @@ def solved(url: str, name: str) -> dict[str, Any]:
 def policy_values(url: str, name: str) -> dict[str, float]:
     """Return each listed policy of game ``name`` (on its :func:`options`) and its value, from ``dicegraph policies
     --json``."""
-    return {row["name"]: row["value"] for row in json.loads(run(url, "policies", name, *options(name), "--json").stdout)}
+    listed = json.loads(run(url, "policies", name, *options(name), "--json").stdout)
+    return {row["name"]: row["value"] for row in listed}
 
 
 @pytest.mark.parametrize("name", sorted(set(ALL_GAMES) - set(TURN_NAMES) - set(CHECKED_ON_SPARK)))
@@ -146,7 +147,8 @@ def test_a_races_matches_and_best_responses_on_spark_as_on_sqlite(spark_url: str
         played.append(dicegraph.open(url).matches(name, pairs=pairs))
         engine = open_database(url)
         with engine.connect() as connection:
-            turn = TurnGraph.load(connection, graph_id, get_game(name).turn(stored_params(connection, graph_id)))  # type: ignore[attr-defined]
+            params = stored_params(connection, graph_id)
+            turn = TurnGraph.load(connection, graph_id, get_game(name).turn(params))  # type: ignore[attr-defined]
             responses.append(best_responses(connection, turn, answered))
         engine.dispose()
     expected, got = played

@@ -27,7 +27,7 @@ from dicegraph.store.db import open_database
 from dicegraph.store.report import game_report
 from tests.test_backends import headline
 from tests.test_examples import checks_expected
-from tests.test_spark import CHECKED_ON_SPARK, policy_values, solved, spark_params  # skips this module where Spark cannot run
+from tests.test_spark import CHECKED_ON_SPARK, policy_values, solved, spark_params  # skips where Spark cannot run
 
 GAMES = {"jackpot": {"cells": 3}}  # 275 edges, 7 layers: a whole report (build, solve, agents, distributions),
 # as SQLite's

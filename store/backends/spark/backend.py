@@ -112,6 +112,6 @@ BACKEND = Spark(
     name="spark", title="Spark", url_form="spark://HOST:PORT/DB",
     install="pip install 'dicegraph[spark]'; dicegraph spark start runs one here",
     migrated=False, alembic_alters_comments=False, transactions=False, updates=False, upserts=False, keys=False,
-    hashed_joins=True, arg_min=True, recursive_union=False, pays_per_statement=True, faster=FASTER, turn_batch_states=1 << 20,
-    parallel_connections=False, stops_statements_itself=True,
+    hashed_joins=True, arg_min=True, recursive_union=False, pays_per_statement=True, faster=FASTER,
+    turn_batch_states=1 << 20, parallel_connections=False, stops_statements_itself=True,
 )

@@ -1,5 +1,5 @@
 """Shared fixtures: a fresh database per test; a solved Jackpot, School and Yahtzee shared per session; a local Spark
-cluster per module that asks for one."""
+cluster for the Spark tests' module."""
 
 from __future__ import annotations
 
@@ -24,9 +24,8 @@ from dicegraph.store.report import game_report, prepare_game
 
 
 # modules long enough that, handed out last, they would keep one worker busy alone (the longest first: a run's
-# --durations; each Spark module on a cluster of its own, 6 and 20 min, each of the others 3 to 5 min)
-STARTED_FIRST = ("test_spark_checks.py", "test_spark.py", "test_examples.py", "test_web.py", "test_benches.py",
-                 "test_turn_outcomes.py")
+# --durations; the Spark cluster's about 20 min, each of the others 3 to 5 min)
+STARTED_FIRST = ("test_spark.py", "test_examples.py", "test_web.py", "test_benches.py", "test_turn_outcomes.py")
 
 
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:

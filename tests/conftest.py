@@ -1,13 +1,11 @@
-"""Shared fixtures: a fresh database per test; a solved Jackpot, School and Yahtzee shared per session; a local Spark
-cluster for the Spark tests' module."""
+"""Shared fixtures: a fresh database per test; a solved Jackpot, School and Yahtzee shared per session."""
 
 from __future__ import annotations
 
 import os
 import shutil
-import uuid
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -16,9 +14,7 @@ import sqlalchemy as sa
 from click.testing import CliRunner
 from filelock import FileLock
 
-from dicegraph.cli import main
 from dicegraph.graphs import get_game
-from dicegraph.store.backends.spark.cluster import Cluster, free_port, stop_when_gone
 from dicegraph.store.db import open_database
 from dicegraph.store.report import game_report, prepare_game
 
@@ -120,32 +116,3 @@ def yahtzee_game(tmp_path_factory: pytest.TempPathFactory) -> str:
 def runner() -> CliRunner:
     """click's test runner (stderr kept apart from stdout)."""
     return CliRunner()
-
-
-@pytest.fixture(scope="module")
-def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
-    """A running local cluster, started with the CLI and stopped after the module's tests, or by a watcher process
-    when pytest is ended by a signal."""
-    started = Cluster(tmp_path_factory.mktemp("spark"), free_port(), workers=0)
-    watcher = stop_when_gone(started, os.getpid())  # stops it if this process is ended by a signal
-    result = CliRunner().invoke(main, ["spark", "start", "--folder", str(started.folder), "--port", str(started.port),
-                                       "--workers", "0"])
-    try:
-        assert result.exit_code == 0, result.output
-        assert result.stdout.strip() == started.url
-        yield started
-    finally:
-        CliRunner().invoke(main, ["spark", "stop", "--folder", str(started.folder)])
-        watcher.terminate()
-        watcher.wait()
-
-
-@pytest.fixture
-def spark_url(cluster: Cluster) -> Iterator[str]:
-    """The URL of a database of its own on the cluster (created by dicegraph as it builds; dropped after)."""
-    name = f"dicegraph_test_{uuid.uuid4().hex[:10]}"
-    yield sa.make_url(cluster.url).set(database=name).render_as_string()
-    engine = sa.create_engine(cluster.url)
-    with engine.connect() as connection:
-        connection.exec_driver_sql(f"DROP DATABASE IF EXISTS `{name}` CASCADE")
-    engine.dispose()

@@ -23,6 +23,7 @@ import os
 import subprocess
 import time
 import uuid
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -54,12 +55,44 @@ if not java_found() or __import__("importlib").util.find_spec("pyspark") is None
     pytest.skip("Spark needs Java 17 (apt-get install openjdk-17-jre-headless) and pyspark (the test extra)",
                 allow_module_level=True)
 
+GAMES = {"jackpot": {"cells": 3}}  # 275 edges, 7 layers: a whole report (build, solve, agents, distributions),
+# as SQLite's
+
 
 def _ended_pid() -> int:
     """Return the id of a process that has ended."""
     process = subprocess.Popen(["true"])
     process.wait()
     return process.pid
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
+    """A running local cluster, started with the CLI and stopped after the module's tests, or by a watcher process
+    when pytest is ended by a signal."""
+    started = Cluster(tmp_path_factory.mktemp("spark"), free_port(), workers=0)
+    watcher = stop_when_gone(started, os.getpid())  # stops it if this process is ended by a signal
+    result = CliRunner().invoke(main, ["spark", "start", "--folder", str(started.folder), "--port", str(started.port),
+                                       "--workers", "0"])
+    try:
+        assert result.exit_code == 0, result.output
+        assert result.stdout.strip() == started.url
+        yield started
+    finally:
+        CliRunner().invoke(main, ["spark", "stop", "--folder", str(started.folder)])
+        watcher.terminate()
+        watcher.wait()
+
+
+@pytest.fixture
+def spark_url(cluster: Cluster) -> Iterator[str]:
+    """The URL of a database of its own on the cluster (created by dicegraph as it builds; dropped after)."""
+    name = f"dicegraph_test_{uuid.uuid4().hex[:10]}"
+    yield sa.make_url(cluster.url).set(database=name).render_as_string()
+    engine = sa.create_engine(cluster.url)
+    with engine.connect() as connection:
+        connection.exec_driver_sql(f"DROP DATABASE IF EXISTS `{name}` CASCADE")
+    engine.dispose()
 
 
 def run(url: str, *args: str) -> Any:
@@ -114,18 +147,13 @@ def policy_values(url: str, name: str) -> dict[str, float]:
     return {row["name"]: row["value"] for row in listed}
 
 
-GAMES = {"jackpot": {"cells": 3}}  # 275 edges, 7 layers: a whole report (build, solve, agents, distributions),
-# as SQLite's
-
-
 @pytest.mark.parametrize("name", CHECKED_ON_SPARK)
 def test_every_tool_holds_on_spark(name: str, spark_url: str, tmp_path: Path) -> None:
     """``dicegraph check GAME --here`` on the server, on the game's Spark parameters: build, report, solve, the exact
     recursion, Monte Carlo or matches and best responses, export, show and query, compare, play and analyse, the
     explorer's pages, each holding on Spark, every check the game takes on the other backends among them
-    (:func:`tests.test_examples.checks_expected`); then the
-    value of every policy a solve lists there (the check's best responses besides) and how the optimum's solve
-    converged (its cyclic components) as SQLite's, to 1e-12; and Jackpot's report there (build, solve, every agent
+    (:func:`tests.test_examples.checks_expected`); then the value of every policy a solve lists there (the check's
+    best responses besides) and how the optimum's solve converged (its cyclic components) as SQLite's, to 1e-12; and Jackpot's report there (build, solve, every agent
     evaluated, propagated), read again, gives every value and the optimal outcome distribution as SQLite's."""
     game = get_game(name)
     findings = check_game(game, spark_params(name), url=spark_url)

@@ -68,9 +68,10 @@ def play_ends(connection: sa.Connection, graph: TurnGraph, seats: Sequence[Seat]
     ends = graph.labelled_ends(connection, "efo_end")
     asked = temporary_table(connection, "efo_state")
     connection.execute(sa.insert(asked), [{"node_id": state} for state in wanted])
-    first_edge = graph.turn_edges()[0]
-    turn = turn_fold.fold_turn(connection, graph.graph_id, graph.turn_spans[0].layer, graph.turn_edges(), graph.root,
-                               ends, len(graph.ends))
+    edges = graph.turn_edges()
+    first_edge = edges[0]
+    turn = turn_fold.fold_turn(connection, graph.graph_id, graph.turn_spans[0].layer, edges, graph.root, ends,
+                               len(graph.ends))
     root_layer = graph.turn_spans[0].layer
     over = sa.and_(node.c.graph_id == graph.graph_id, node.c.kind == "terminal", node.c.layer < root_layer)
     top = sa.select(sa.func.max(node.c.payoff)).where(over).scalar_subquery()

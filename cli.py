@@ -20,8 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from dicegraph import frontends
-from dicegraph.play import Table, matching_edge, person_seats, summary
+from dicegraph import __version__, frontends
 from dicegraph.record import PERSON, TYPED_DICE, Record
 from dicegraph.graphs import GAMES, REFUSED, get_game
 from dicegraph.graphs.commands import (JSON_OPTION, OPENS_SESSION, PARAM_OPTION, JsonArrayWriter, TableWriter, mounted,
@@ -38,6 +37,7 @@ from dicegraph.web.limits import SQL_SLOTS, SQL_TIMEOUT
 
 if TYPE_CHECKING:
     from dicegraph.database import Database
+    from dicegraph.play import Table
 
 # A command imports what it needs when it runs (the session and SQLAlchemy, the report, numpy), so that --help,
 # --version and games start fast; frontends.shown_url and its like are read so for the same reason.
@@ -110,7 +110,7 @@ def _os_error_line(error: OSError) -> str:
     help=f"The most memory DuckDB may use before it spills to FILE.tmp: a size (8GB, 512MiB) or a share of this "
          f"machine's (50%); also read from ${MEMORY_VAR}.",
 )
-@click.version_option(package_name="dicegraph")
+@click.version_option(version=__version__, package_name="dicegraph")
 @click.pass_context
 def main(ctx: click.Context, db_url: str, memory: str) -> None:
     """Dice games as explicit state graphs in SQL: build, solve, compare, query.
@@ -1071,6 +1071,8 @@ def play(ctx: click.Context, game: str, policies: tuple[str, ...], params: tuple
                     fresh = False
         except (KeyboardInterrupt, click.Abort):
             stopped = True
+        from dicegraph.play import summary
+
         finished, analysis = playing.record, summary(playing)
     if stopped:
         where = f"; the record is in {path}: dicegraph play {game} --resume {path}" if path else \
@@ -1096,6 +1098,8 @@ def _started_record(db: Database, game: str, params: tuple[str, ...], resume: Pa
         if record.game != get_game(game).name:
             raise DicegraphError(f"{resume} is a record of {record.game}, not of {game}")
         return record
+    from dicegraph.play import person_seats
+
     chosen = get_game(game)
     drawn = None if dice == TYPED_DICE else (seed if seed is not None else random.SystemRandom().randrange(2**31))
     return Record(chosen.name, parse_params(params), person_seats(chosen.players == 2, seat, against), [], drawn)
@@ -1144,6 +1148,8 @@ def _asked(playing: Table, kind: str, prompt: str) -> dict[str, str]:
         if kind == "move" and answer.isdigit() and 1 <= int(answer) <= len(options):
             answer = options[int(answer) - 1]["label"]
         step = {kind: answer}
+        from dicegraph.play import matching_edge
+
         try:
             matching_edge(playing.position, step, len(playing.record.steps) + 1)
         except DicegraphError as error:

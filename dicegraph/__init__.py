@@ -23,7 +23,9 @@ import importlib
 from collections.abc import Callable, Mapping
 from typing import Any
 
-__all__ = ["Database", "Error", "GameSpec", "Meter", "games", "open"]
+__all__ = ["Database", "Error", "GameSpec", "Meter", "__version__", "games", "open"]
+
+__version__ = "0.1.0"  # the package's version (pyproject.toml reads it here; ``dicegraph --version`` prints it)
 
 # each name this module offers: (the module that defines it, its name there)
 EXPORTS = {

@@ -23,15 +23,17 @@ import dataclasses
 import os
 import sys
 from collections.abc import Iterator, Mapping
-from importlib.metadata import EntryPoint, entry_points
 from types import ModuleType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from dicegraph.graphs import bear_off, cant_stop, cant_stop_board, five_thousand, five_thousand_race, jackpot, pig, school, shut_the_box, synthetic, yahtzee
 from dicegraph.graphs.bear_off import race as bear_off_race
 from dicegraph.graphs.errors import UnknownGame
 from dicegraph.graphs.paired import Pairing, Target, derived_name, paired_game
 from dicegraph.graphs.spec import GameSpec, InvalidGame
+
+if TYPE_CHECKING:
+    from importlib.metadata import EntryPoint
 
 ENTRY_POINTS = "dicegraph.games"  # the entry-point group a plugin's game module is named in
 BUILT_IN = (jackpot, shut_the_box, cant_stop, cant_stop_board, five_thousand, school, synthetic, yahtzee, pig,
@@ -120,6 +122,8 @@ def load_plugins() -> None:
     if GAMES._plugins_loaded:
         return
     GAMES._plugins_loaded = True
+    from importlib.metadata import entry_points  # reading the installed packages' metadata: only once needed
+
     for point in entry_points(group=ENTRY_POINTS):
         source = f"plugin {point.dist.name if point.dist else '?'} {point.dist.version if point.dist else ''}".strip()
         origin = f"{source}, entry point {point.name} = {point.value}"

@@ -12,7 +12,7 @@ lower row.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from xml.sax.saxutils import escape
+from html import escape
 
 
 POINT, CHECKER, SHOWN = 36, 30, 5  # a point's width, a checker's diameter, the checkers drawn on a point
@@ -43,7 +43,7 @@ def side_rows(sides: Sequence[Sequence[int]], captions: Sequence[str]) -> str:
             if count > SHOWN:
                 parts.append(f'<text x="{left + POINT / 2}" y="{base - CHECKER * (SHOWN - 0.5) + 4}" text-anchor="middle" '
                              f'font-size="13" fill="#c00">{count}</text>')
-        parts.append(f'<text x="{POINT * points + 12}" y="{base - 8}" font-size="13">{escape(caption)}</text>')
+        parts.append(f'<text x="{POINT * points + 12}" y="{base - 8}" font-size="13">{escape(caption, quote=False)}</text>')
         parts.append(f'<text x="{POINT * points + 12}" y="{base + 10}" font-size="12">{sum(point * count for point, count in enumerate(side, 1))} pips, '
                      f'{sum(side)} checkers</text>')
     parts.append("</svg>")

@@ -22,6 +22,7 @@ from dicegraph.store.catalog import has_cycles
 from dicegraph.store.errors import NotFound
 from dicegraph.store.schema import choice, edge, edges_of, layer_ranges, node, value
 from dicegraph.store.scratch import carried_reach_table, outcome_table, reach_table
+from dicegraph.store.solve.dispatch import dispatchable
 
 
 class Reach(NamedTuple):
@@ -190,6 +191,7 @@ def pays_on_edges(connection: sa.Connection, graph_id: int) -> bool:
     return connection.execute(paying).first() is not None
 
 
+@dispatchable("carried distributions")
 def carried_distributions(connection: sa.Connection, policy_ids: Sequence[int], graph_id: int,
                           start: int = 0) -> dict[int, dict[float, float]]:
     """Return :func:`outcome_distribution` of each (evaluated) policy of ``policy_ids``, by id, in a graph whose
@@ -217,11 +219,24 @@ def carried_distributions(connection: sa.Connection, policy_ids: Sequence[int], 
     ends = (sa.select(reach.c.policy_id, outcome, sa.func.sum(reach.c.reach))
             .select_from(reach.join(node, sa.and_(node.c.graph_id == graph_id, node.c.id == reach.c.node_id)))
             .where(node.c.kind == "terminal", reach.c.reach > 0).group_by(reach.c.policy_id, outcome))
+    found = rounded_outcomes(connection.execute(ends).all(), policy_ids)
+    table.drop(connection)
+    return found
+
+
+def rounded_outcomes(rows: Sequence[Sequence[Any]], policy_ids: Sequence[int]) -> dict[int, dict[float, float]]:
+    """Return each policy's outcome -> probability from ``rows`` of ``(policy_id, outcome, probability)``: the
+    outcomes rounded to :data:`OUTCOME_DIGITS` decimals (sums of points added in other orders) and their
+    probabilities added up, each at most 1, in the order of the outcomes; a policy of ``policy_ids`` without rows
+    has none.
+
+    >>> rounded_outcomes([(7, 1.0000000000001, 0.25), (7, 1.0, 0.5), (7, -0.0, 0.25)], [7, 8])
+    {7: {0.0: 0.25, 1.0: 0.75}, 8: {}}
+    """
     found: dict[int, dict[float, float]] = {policy_id: {} for policy_id in policy_ids}
-    for policy_id, ending, probability in connection.execute(ends).all():
+    for policy_id, ending, probability in rows:
         rounded = round(ending, OUTCOME_DIGITS) + 0.0  # -0.0 and 0.0 alike
         found[policy_id][rounded] = found[policy_id].get(rounded, 0.0) + probability
-    table.drop(connection)
     return {policy_id: {ending: min(spread[ending], 1.0) for ending in sorted(spread)}
             for policy_id, spread in found.items()}
 

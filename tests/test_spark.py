@@ -523,6 +523,53 @@ def test_a_goal_sweep_on_spark_is_one_fold_and_equals_sqlites(spark_url: str, tm
         assert all(math.isclose(outcome[payoff], p, rel_tol=1e-12, abs_tol=1e-15) for payoff, p in folded.items())
 
 
+def test_distributions_carrying_points_on_spark_are_one_fold_and_equal_sqlites(spark_url: str, tmp_path: Path) -> None:
+    """A graph of rows whose edges pay points (the synthetic game's rewards), every second move handing the turn over
+    (its sign -1, so that points and payoffs count with a sign): on Spark each policy's outcome distribution, from
+    the root and from a chance node halfway, is one fold statement for all policies, and equals SQLite's and the
+    reference's run on Spark (``reference_only()``: a statement a layer) to 1e-12."""
+    from dicegraph.store.load import build_graph
+    from dicegraph.store.propagate import carried_distributions
+    from dicegraph.store.schema import edge, node, policy
+    from dicegraph.store.solve.dispatch import reference_only
+    from dicegraph.store.solve.layers import evaluate_all, solve
+
+    game, params, found, sent = get_game("synthetic"), spark_params("synthetic"), [], []
+    for url, reference in ((f"sqlite:///{tmp_path / 'carried.db'}", False), (spark_url, False), (spark_url, True)):
+        engine = open_database(url, create=True)
+        if not reference:
+            build_graph(engine, game, params)
+        with engine.begin() as connection:
+            graph_id = connection.execute(sa.select(sa.func.max(node.c.graph_id))).scalar_one()
+            if not reference:
+                connection.execute(sa.update(edge).where(edge.c.graph_id == graph_id, edge.c.kind == "move",
+                                                         edge.c.id % 2 == 1).values(sign=-1))
+                agents = connection.execute(sa.select(policy.c.id).where(policy.c.graph_id == graph_id)).scalars().all()
+                evaluate_all(connection, graph_id, agents)
+                solve(connection, graph_id)
+            ids = connection.execute(sa.select(policy.c.id).where(policy.c.graph_id == graph_id)
+                                     .order_by(policy.c.id)).scalars().all()
+            halfway = connection.execute(sa.select(sa.func.min(node.c.id)).where(
+                node.c.graph_id == graph_id, node.c.kind == "chance", node.c.layer == params["layers"] // 2)).scalar_one()
+            sa.event.listen(engine, "before_cursor_execute", lambda *args: sent.append((url, reference, args[2])))
+            with reference_only() if reference else contextlib.nullcontext():
+                found.append([list(carried_distributions(connection, ids, graph_id, start).values())
+                              for start in (0, halfway)])
+        engine.dispose()
+    expected, got, joined = found
+    fold = "aggregate(forward.layers"
+    assert sum(fold in text for url, reference, text in sent if url == spark_url and not reference) == 2  # one a call
+    assert not any(fold in text for url, reference, text in sent if reference)  # the reference: a statement a layer
+    assert len(expected[0]) >= 2 and any(len(outcomes) > 1 for outcomes in expected[0])
+    assert any(outcome < 0 for outcomes in expected[0] for outcome in outcomes)  # the signs count
+    for spark_found in (got, joined):
+        for starts, expected_starts in zip(spark_found, expected):
+            for outcomes, expected_outcomes in zip(starts, expected_starts):
+                assert outcomes.keys() == expected_outcomes.keys()
+                assert all(math.isclose(outcomes[payoff], p, rel_tol=1e-12, abs_tol=1e-15)
+                           for payoff, p in expected_outcomes.items())
+
+
 @pytest.fixture
 def dispatched(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, bool]]:
     """Each operation dispatched from here on, and whether a registered implementation ran it."""

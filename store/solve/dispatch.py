@@ -15,7 +15,7 @@ Inside :func:`reference_only` every call runs the reference: the conformance tes
 and compare (``tests/test_spark.py``).
 
 >>> sorted(OPERATIONS)[:3]
-['best response', 'cyclic', 'end distributions']
+['best response', 'carried distributions', 'cyclic']
 """
 
 from __future__ import annotations
@@ -55,6 +55,9 @@ OPERATIONS = {  # each operation, its reference and what it computes, as docs/ba
                            "a stored policy, with the points paid on the way (a turn game's outcome distribution)"),
     "race": Operation(_SOLVE + "turn_cycles:solve_race", "a race's turn states, a state layer at a time "
                       "(Newton's method where they loop)"),
+    "carried distributions": Operation("dicegraph.store.propagate:carried_distributions", "outcome distributions "
+                                       "of policies on a graph of rows whose edges pay points (points carried "
+                                       "through the layers)"),
     "end distributions": Operation(_SOLVE + "race_matches:play_ends", "a race's end distributions under each "
                                    "seat's policy"),
 }

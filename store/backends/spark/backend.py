@@ -7,7 +7,7 @@ stopped by the Thrift server at a time limit, a user's query judged by Spark's o
 layers inside rows (its folds beside this record).
 
 >>> BACKEND.transactions, BACKEND.migrated, len(BACKEND.faster)
-(False, False, 10)
+(False, False, 11)
 """
 
 from __future__ import annotations
@@ -106,6 +106,8 @@ FASTER = (  # the solve's operations Spark folds inside rows (store/solve/dispat
     Implementation("turn ends", _FOLDS + "outcome_fold:reach_ends", _FOLDS + "outcome_fold:can_reach_ends"),
     Implementation("race", _FOLDS + "race_fold:solve_race", _FOLDS + "race_fold:can_solve"),
     Implementation("end distributions", _FOLDS + "end_fold:play_ends", _FOLDS + "end_fold:can_play_ends"),
+    Implementation("carried distributions", _FOLDS + "carried_fold:carried_distributions",
+                   _FOLDS + "carried_fold:can_carry"),
 )
 
 BACKEND = Spark(

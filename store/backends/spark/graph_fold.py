@@ -112,15 +112,17 @@ def placed_nodes(graph_id: int, worth: sa.ColumnElement[float]) -> sa.CTE:
             .where(node.c.graph_id == graph_id).cte("placed"))
 
 
-def nodes_by_layer(placed: sa.CTE, edges: sa.Select, fields: str, deepest_first: bool, position: str) -> sa.Subquery:
+def nodes_by_layer(placed: sa.CTE, edges: sa.Select, fields: str, deepest_first: bool, position: str,
+                   own: Sequence[Any] | None = None) -> sa.Subquery:
     """Return the SELECT of a row a layer, ``(layer, nodes)``: its nodes in ``position`` order, each ``(id, ix,
     ...)`` with ``edges`` (rows ``(node_id, e)``, ``e`` a struct) as arrays of their ``fields``, and the ``kind`` and
-    worth ``p`` of its own where ``deepest_first``."""
+    worth ``p`` of its own where ``deepest_first`` (``own``, names and columns in turn, where given)."""
     by_node = (sa.select(edges.c.node_id, sa.func.array_sort(sa.func.collect_list(edges.c.e)).label("edges"))
                .group_by(edges.c.node_id).subquery(f"{position}_edges"))
     arrays = [part for name in fields for part in (
         name, SparkText(f"transform({position}_edges.edges, x -> x.{name})"))]
-    own = ("kind", placed.c.kind, "p", placed.c.p) if deepest_first else ()
+    if own is None:
+        own = ("kind", placed.c.kind, "p", placed.c.p) if deepest_first else ()
     nodes = (sa.select(placed.c.layer, placed.c[position].label("at"), sa.func.named_struct(
                  "id", sa.cast(placed.c.id, sa.BigInteger), *own,
                  "ix", SparkText(f"transform({position}_edges.edges, (x, i) -> i)"), *arrays).label("n"))

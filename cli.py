@@ -1136,6 +1136,8 @@ def _next_step(playing: Table, quiet: bool) -> dict[str, str]:
 
 def _asked(playing: Table, kind: str, prompt: str) -> dict[str, str]:
     """Return the step a person types at ``playing``'s position: a roll or a move, checked against the game."""
+    from dicegraph.play import matching_edge
+
     options = playing.options()
     while True:
         answer = click.prompt(prompt, type=str, err=True).strip()
@@ -1148,8 +1150,6 @@ def _asked(playing: Table, kind: str, prompt: str) -> dict[str, str]:
         if kind == "move" and answer.isdigit() and 1 <= int(answer) <= len(options):
             answer = options[int(answer) - 1]["label"]
         step = {kind: answer}
-        from dicegraph.play import matching_edge
-
         try:
             matching_edge(playing.position, step, len(playing.record.steps) + 1)
         except DicegraphError as error:

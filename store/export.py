@@ -90,6 +90,13 @@ def _guard(count: int, limit: int | None, smaller: str) -> None:
         raise TooLarge(f"the diagram would have {count:,} nodes, over the limit of {limit:,}: {smaller}, or pass --force")
 
 
+def _count_ends(connection: sa.Connection, arrivals: sa.Select) -> int:
+    """Return how many positions the policy view's ``arrivals`` (a walk's rows) join, the root among them."""
+    drawn = arrivals.subquery()
+    ends = sa.union(sa.select(drawn.c.position), sa.select(drawn.c.node), sa.select(sa.literal(0))).subquery()
+    return connection.execute(sa.select(sa.func.count()).select_from(ends)).scalar_one()
+
+
 def _walk(policy_id: int, first: int, last: int, to_layer: int | None, reached: sa.Select | list[int]) -> sa.CTE:
     """Recursive CTE: from each reached position, every roll, then the policy's moves until a position."""
     start = sa.select(
@@ -151,14 +158,16 @@ def policy_view(
         arrivals = arrivals.where(sa.or_(walk.c.moves != "", node.c.kind != "terminal"))
     if to_layer is not None:
         arrivals = arrivals.where(node.c.layer <= to_layer)
-    drawn = arrivals.subquery()
-    ends = sa.union(sa.select(drawn.c.position), sa.select(drawn.c.node), sa.select(sa.literal(0))).subquery()
-    count = connection.execute(sa.select(sa.func.count()).select_from(ends)).scalar_one()
-    _guard(count, max_nodes, "keep the top layers with --to-layer N, draw around a node with --root KEY --depth N")
-    arrivals = arrivals.order_by(walk.c.position, walk.c.node, walk.c.roll_edge)
+    smaller = "keep the top layers with --to-layer N, draw around a node with --root KEY --depth N"
     wanted: set[int] = {0} if 0 in positions else set()
     edges = []
-    for (source, target), rows in groupby(connection.execute(arrivals), key=lambda row: (row.position, row.node)):
+    ordered = arrivals.order_by(walk.c.position, walk.c.node, walk.c.roll_edge)
+    streamed = connection.execution_options(stream_results=True).execute(ordered)
+    for (source, target), rows in groupby(streamed, key=lambda row: (row.position, row.node)):
+        wanted.update((source, target))
+        if max_nodes is not None and len(wanted) + (0 not in wanted) > max_nodes:  # the walk is sent once; over
+            streamed.close()  # the limit, once more to count the whole diagram
+            _guard(_count_ends(connection, arrivals), max_nodes, smaller)
         rows = list(rows)
         moves = list(dict.fromkeys(row.moves for row in rows if row.moves))
         edges.append((source, target, {
@@ -167,7 +176,6 @@ def policy_view(
             "moves": moves,
             "rolls": [row.roll for row in rows],
         }))
-        wanted.update((source, target))
     for node_id in sorted(wanted):
         view.add_node(positions[node_id].key, **_node_attributes(positions[node_id]))
     for source, target, attributes in edges:

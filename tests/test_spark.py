@@ -851,6 +851,18 @@ def test_work_tables_a_killed_process_left_are_dropped_by_the_next_writer(spark_
     assert ids == [1]
 
 
+def test_the_servers_log_says_what_runs_and_what_went_wrong_and_no_more(cluster: Cluster, spark_url: str) -> None:
+    """The Thrift server logs its warnings and errors and, at INFO, only the statements it runs and the executor's
+    tasks (the cluster's ``log4j2.properties``): a build logs its statements and nothing of Spark's planning."""
+    import re
+
+    run(spark_url, "build", "jackpot", "-p", "cells=2")
+    levels = re.findall(r"(?m)^\d\d/\d\d/\d\d \d\d:\d\d:\d\d (\w+) (\w+):", cluster.log_file("thrift").read_text())
+    assert {"SparkExecuteStatementOperation", "Executor"} <= {name for level, name in levels if level == "INFO"}
+    assert {name for level, name in levels if level in ("INFO", "DEBUG", "TRACE")} <= {
+        "SparkExecuteStatementOperation", "Executor"}, "Spark's own INFO lines are logged"
+
+
 def test_start_again_reuses_the_running_cluster_and_status_says_so(cluster: Cluster) -> None:
     again = run(cluster.url, "spark", "start", "--folder", str(cluster.folder), "--port", str(cluster.port),
                 "--workers", "0")

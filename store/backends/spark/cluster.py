@@ -34,6 +34,22 @@ PARTITIONS_PER_CORE = 2  # shuffle partitions; Spark's default, 200, makes every
 # the JVMs that run statements collect garbage with the parallel collector rather than G1: checks on the local
 # cluster take about 12 % less of the processors (docs/spark.md), which the test suite's other workers share
 JAVA_OPTIONS = "-XX:+UseParallelGC"
+# Spark's processes log their warnings and errors, and at INFO only which statement runs or is cancelled and the
+# tasks an executor runs or kills: at Spark's own INFO a warm server wrote about 400 lines a second (1.1 GB of
+# logs/thrift.log over a few days of use here), and the tests that wait for a line read the whole file
+LOGGING = """\
+rootLogger.level = warn
+rootLogger.appenderRef.console.ref = console
+appender.console.type = Console
+appender.console.name = console
+appender.console.target = SYSTEM_ERR
+appender.console.layout.type = PatternLayout
+appender.console.layout.pattern = %d{yy/MM/dd HH:mm:ss} %p %c{1}: %m%n%ex
+logger.statements.name = org.apache.spark.sql.hive.thriftserver.SparkExecuteStatementOperation
+logger.statements.level = info
+logger.tasks.name = org.apache.spark.executor.Executor
+logger.tasks.level = info
+"""
 STARTUP_SECONDS = 240  # how long the processes may take to answer before start gives up
 THRIFT_SERVER = "org.apache.spark.sql.hive.thriftserver.HiveThriftServer2"
 MOST_WORKERS = 16  # ``--workers`` goes up to this many
@@ -105,12 +121,20 @@ def java_found() -> bool:
     return bool(home and (Path(home) / "bin" / "java").exists()) or shutil.which("java") is not None
 
 
+def _java_options(cluster: Cluster) -> str:
+    """Return the options of every Java process of the cluster: :data:`JAVA_OPTIONS` and its logging, :data:`LOGGING`
+    (written to the cluster's folder)."""
+    logging = write_file(cluster.folder / "log4j2.properties", LOGGING)
+    return f"{JAVA_OPTIONS} -Dlog4j2.configurationFile={logging}"
+
+
 def _environment(cluster: Cluster) -> dict[str, str]:
     if not java_found():
         raise ClusterError("Spark needs Java 17 or later and none was found: apt-get install openjdk-17-jre-headless "
                            "(or set JAVA_HOME)")
     return {**os.environ, "SPARK_HOME": str(spark_home()), "SPARK_LOCAL_IP": "127.0.0.1",
-            "SPARK_LOG_DIR": str(cluster.folder / "logs"), "SPARK_WORKER_DIR": str(cluster.folder / "work")}
+            "SPARK_LOG_DIR": str(cluster.folder / "logs"), "SPARK_WORKER_DIR": str(cluster.folder / "work"),
+            "SPARK_DAEMON_JAVA_OPTS": _java_options(cluster)}
 
 
 def _alive(pid: int) -> bool:
@@ -186,19 +210,20 @@ def start(cluster: Cluster, told: Callable[[str], None] = lambda line: None) -> 
         (cluster.folder / part).mkdir(parents=True, exist_ok=True)
     cluster = Cluster(cluster.folder.resolve(), cluster.port, cluster.workers)
     environment = _environment(cluster)
+    java_options = environment["SPARK_DAEMON_JAVA_OPTS"]
     deadline = time.monotonic() + STARTUP_SECONDS
     if cluster.workers:
         master = _start_master_and_workers(cluster, environment, deadline, told)
         placement = ["--master", master, "--conf", f"spark.executor.memory={WORKER_MEMORY_GB}g",
                      "--conf", "spark.executor.cores=1", "--conf", f"spark.cores.max={cluster.workers}",
-                     "--conf", f"spark.executor.extraJavaOptions={JAVA_OPTIONS}"]
+                     "--conf", f"spark.executor.extraJavaOptions={java_options}"]
     else:
         placement = ["--master", f"local[{cluster.cores}]", "--driver-memory", f"{cluster.cores * WORKER_MEMORY_GB}g"]
     told(f"starting the Thrift server on 127.0.0.1:{cluster.port} (about a minute)")
     thrift = _launch(cluster, "thrift", [
         str(spark_home() / "bin" / "spark-submit"), "--class", THRIFT_SERVER, *placement,
         "--name", "dicegraph", "--conf", f"spark.sql.warehouse.dir={cluster.folder / 'warehouse'}",
-        "--conf", f"spark.driver.extraJavaOptions=-Dderby.system.home={cluster.folder} {JAVA_OPTIONS}",
+        "--conf", f"spark.driver.extraJavaOptions=-Dderby.system.home={cluster.folder} {java_options}",
         "--conf", "spark.ui.enabled=false",
         "--conf", f"spark.sql.shuffle.partitions={PARTITIONS_PER_CORE * cluster.cores}",
         "--conf", "spark.sql.runSQLOnFiles=false",

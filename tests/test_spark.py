@@ -877,8 +877,9 @@ def test_a_standalone_master_and_worker_build_as_sqlite(tmp_path_factory: pytest
                                                          tmp_path: Path) -> None:
     """``spark start --workers 1``: a standalone master and a worker beside the Thrift server, which status names;
     Jackpot built there (its INSERT ... SELECT statements run on the worker's executor) has the nodes, edges and
-    layers it has on SQLite; started again with no workers, it stops them and runs the Thrift server alone."""
-    standalone = Cluster(tmp_path_factory.mktemp("standalone"), free_port(), workers=1)
+    layers it has on SQLite; started again with no workers, it stops them and runs the Thrift server alone. The
+    cluster's folder has a space in its name (each Java process is told paths in it)."""
+    standalone = Cluster(tmp_path_factory.mktemp("standalone cluster"), free_port(), workers=1)
     watcher = stop_when_gone(standalone, os.getpid())
     folder, port = ("--folder", str(standalone.folder)), ("--port", str(standalone.port))
     try:

@@ -121,11 +121,22 @@ def java_found() -> bool:
     return bool(home and (Path(home) / "bin" / "java").exists()) or shutil.which("java") is not None
 
 
+def java_property(name: str, path: Path) -> str:
+    """Return the Java option that sets property ``name`` to ``path``, quoted as Spark splits its Java options (a
+    folder's name may hold spaces and quotes).
+
+    >>> print(java_property("derby.system.home", Path('/tmp/my "games"')))
+    -Dderby.system.home="/tmp/my \\"games\\""
+    """
+    quoted = str(path).replace("\\", "\\\\").replace('"', '\\"')
+    return f'-D{name}="{quoted}"'
+
+
 def _java_options(cluster: Cluster) -> str:
     """Return the options of every Java process of the cluster: :data:`JAVA_OPTIONS` and its logging, :data:`LOGGING`
     (written to the cluster's folder)."""
     logging = write_file(cluster.folder / "log4j2.properties", LOGGING)
-    return f"{JAVA_OPTIONS} -Dlog4j2.configurationFile={logging}"
+    return f"{JAVA_OPTIONS} {java_property('log4j2.configurationFile', logging)}"
 
 
 def _environment(cluster: Cluster) -> dict[str, str]:
@@ -223,7 +234,7 @@ def start(cluster: Cluster, told: Callable[[str], None] = lambda line: None) -> 
     thrift = _launch(cluster, "thrift", [
         str(spark_home() / "bin" / "spark-submit"), "--class", THRIFT_SERVER, *placement,
         "--name", "dicegraph", "--conf", f"spark.sql.warehouse.dir={cluster.folder / 'warehouse'}",
-        "--conf", f"spark.driver.extraJavaOptions=-Dderby.system.home={cluster.folder} {java_options}",
+        "--conf", f"spark.driver.extraJavaOptions={java_property('derby.system.home', cluster.folder)} {java_options}",
         "--conf", "spark.ui.enabled=false",
         "--conf", f"spark.sql.shuffle.partitions={PARTITIONS_PER_CORE * cluster.cores}",
         "--conf", "spark.sql.runSQLOnFiles=false",

@@ -878,7 +878,8 @@ def test_a_standalone_master_and_worker_build_as_sqlite(tmp_path_factory: pytest
     """``spark start --workers 1``: a standalone master and a worker beside the Thrift server, which status names;
     Jackpot built there (its INSERT ... SELECT statements run on the worker's executor) has the nodes, edges and
     layers it has on SQLite; started again with no workers, it stops them and runs the Thrift server alone. The
-    cluster's folder has a space in its name (each Java process is told paths in it)."""
+    cluster's folder has a space in its name (each Java process is told paths in it), and its logging, edited,
+    is kept when it starts again."""
     standalone = Cluster(tmp_path_factory.mktemp("standalone cluster"), free_port(), workers=1)
     watcher = stop_when_gone(standalone, os.getpid())
     folder, port = ("--folder", str(standalone.folder)), ("--port", str(standalone.port))
@@ -894,8 +895,11 @@ def test_a_standalone_master_and_worker_build_as_sqlite(tmp_path_factory: pytest
         assert [got[key] for key in ("nodes", "edges", "layers")] == [expected[key] for key in ("nodes", "edges",
                                                                                               "layers")]
         assert expected["edges"] > 100
+        logging = standalone.folder / "log4j2.properties"
+        logging.write_text(logging.read_text() + "# edited\n")  # the folder's logging is the user's once written
         local = run(standalone.url, "spark", "start", *folder, *port, "--workers", "0")  # asked otherwise: restarted
         assert "runs otherwise" in local.stderr and set(running(standalone)) == {"thrift"}
+        assert logging.read_text().endswith("# edited\n")
     finally:
         stopped = run(standalone.url, "spark", "stop", *folder)
         watcher.terminate()

@@ -133,9 +133,11 @@ def java_property(name: str, path: Path) -> str:
 
 
 def _java_options(cluster: Cluster) -> str:
-    """Return the options of every Java process of the cluster: :data:`JAVA_OPTIONS` and its logging, :data:`LOGGING`
-    (written to the cluster's folder)."""
-    logging = write_file(cluster.folder / "log4j2.properties", LOGGING)
+    """Return the options of every Java process of the cluster: :data:`JAVA_OPTIONS` and its logging, the folder's
+    ``log4j2.properties`` (:data:`LOGGING` written there unless the file is there already, perhaps edited)."""
+    logging = cluster.folder / "log4j2.properties"
+    if not logging.exists():
+        write_file(logging, LOGGING, new=True)
     return f"{JAVA_OPTIONS} {java_property('log4j2.configurationFile', logging)}"
 
 

@@ -20,6 +20,7 @@ import datetime as dt
 import json
 import math
 import os
+import re
 import subprocess
 import time
 import uuid
@@ -787,8 +788,6 @@ def test_query_on_spark_reads_and_refuses_writes_files_and_java(spark_url: str) 
 def _logged(cluster: Cluster, pattern: str, process: subprocess.Popen | None = None, limit: float = 300) -> str:
     """Return the first match of regular expression ``pattern``'s group 1 in the Thrift server's log, waiting for it
     (while ``process`` runs, if given; at most ``limit`` seconds); an empty text if it never shows."""
-    import re
-
     deadline = time.monotonic() + limit
     while time.monotonic() < deadline and (process is None or process.poll() is None):
         found = re.search(pattern, cluster.log_file("thrift").read_text(errors="replace"))
@@ -854,8 +853,6 @@ def test_work_tables_a_killed_process_left_are_dropped_by_the_next_writer(spark_
 def test_the_servers_log_says_what_runs_and_what_went_wrong_and_no_more(cluster: Cluster, spark_url: str) -> None:
     """The Thrift server logs its warnings and errors and, at INFO, only the statements it runs and the executor's
     tasks (the cluster's ``log4j2.properties``): a build logs its statements and nothing of Spark's planning."""
-    import re
-
     run(spark_url, "build", "jackpot", "-p", "cells=2")
     levels = re.findall(r"(?m)^\d\d/\d\d/\d\d \d\d:\d\d:\d\d (\w+) (\w+):", cluster.log_file("thrift").read_text())
     assert {"SparkExecuteStatementOperation", "Executor"} <= {name for level, name in levels if level == "INFO"}

@@ -141,13 +141,14 @@ def _java_options(cluster: Cluster) -> str:
     return f"{JAVA_OPTIONS} {java_property('log4j2.configurationFile', logging)}"
 
 
-def _environment(cluster: Cluster) -> dict[str, str]:
+def _environment(cluster: Cluster, java_options: str) -> dict[str, str]:
+    """Return the environment the cluster's processes start in, the master's and workers' Java options among it."""
     if not java_found():
         raise ClusterError("Spark needs Java 17 or later and none was found: apt-get install openjdk-17-jre-headless "
                            "(or set JAVA_HOME)")
     return {**os.environ, "SPARK_HOME": str(spark_home()), "SPARK_LOCAL_IP": "127.0.0.1",
             "SPARK_LOG_DIR": str(cluster.folder / "logs"), "SPARK_WORKER_DIR": str(cluster.folder / "work"),
-            "SPARK_DAEMON_JAVA_OPTS": _java_options(cluster)}
+            "SPARK_DAEMON_JAVA_OPTS": java_options}
 
 
 def _alive(pid: int) -> bool:
@@ -222,8 +223,8 @@ def start(cluster: Cluster, told: Callable[[str], None] = lambda line: None) -> 
     for part in ("logs", "warehouse", "work"):
         (cluster.folder / part).mkdir(parents=True, exist_ok=True)
     cluster = Cluster(cluster.folder.resolve(), cluster.port, cluster.workers)
-    environment = _environment(cluster)
-    java_options = environment["SPARK_DAEMON_JAVA_OPTS"]
+    java_options = _java_options(cluster)
+    environment = _environment(cluster, java_options)
     deadline = time.monotonic() + STARTUP_SECONDS
     if cluster.workers:
         master = _start_master_and_workers(cluster, environment, deadline, told)

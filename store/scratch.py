@@ -7,6 +7,9 @@ results are written to ``value`` and ``choice`` once, at the end.
 
 from __future__ import annotations
 
+from collections.abc import Collection, Iterable, Sequence
+from typing import Any
+
 import sqlalchemy as sa
 
 from dicegraph.store.backends import backend_of
@@ -140,10 +143,12 @@ def turn_work_table(connection: sa.Connection, name: str, *columns: sa.Column) -
 
 
 def edge_copy(connection: sa.Connection, name: str, first_edge: int, last_edge: int,
-              progress: sa.Table | None = None) -> sa.Table:
+              progress: sa.Table | None = None, merged: Collection[int] | None = None) -> sa.Table:
     """Return a new temporary table holding the edges ``first_edge .. last_edge``, with the columns a solve joins
     by and reads (``id``, ``src``, ``dst``, ``kind``, ``weight``, ``reward``), in id order; with ``progress``
-    (a table ``(node_id, progress)``), also the progress of each edge's source (NULL where it has none).
+    (a table ``(node_id, progress)``), also the progress of each edge's source (NULL where it has none). With
+    ``merged`` (node ids to keep as they are), the decision nodes that offer the same moves are one node
+    (:func:`merge_equivalent_decisions`): a solve that only values the nodes of ``merged`` reads fewer rows.
 
     For statements that join a part of the graph, played from many states, with
     its work rows: DuckDB hashes the side of a join it estimates smaller, and
@@ -153,7 +158,15 @@ def edge_copy(connection: sa.Connection, name: str, first_edge: int, last_edge: 
     """
     table = edge_copy_definition(connection, name, progress is not None)
     create_afresh(connection, table)
-    fill_edge_copy(connection, table, first_edge, last_edge, progress)
+    if merged is None:
+        fill_edge_copy(connection, table, first_edge, last_edge, progress)
+        return table
+    from dicegraph.store.load import BulkInserter
+
+    rows = connection.execute(_copied_edges(table, first_edge, last_edge, progress)).all()
+    writer = BulkInserter(connection, table, [column.name for column in table.c])
+    writer.extend(merge_equivalent_decisions(rows, merged))
+    writer.flush()
     return table
 
 
@@ -177,11 +190,63 @@ def fill_edge_copy(connection: sa.Connection, table: sa.Table, first_edge: int, 
                    progress: sa.Table | None = None) -> None:
     """Insert into ``table`` (made by :func:`edge_copy_definition`, empty) the edges ``first_edge .. last_edge``, in
     id order, with their sources' ``progress`` where given."""
+    connection.execute(sa.insert(table).from_select([column.name for column in table.c],
+                                                    _copied_edges(table, first_edge, last_edge, progress)))
+
+
+def _copied_edges(table: sa.Table, first_edge: int, last_edge: int, progress: sa.Table | None) -> sa.Select:
+    """Return the SELECT of the edges ``first_edge .. last_edge`` as ``table``'s columns, in id order."""
     columns = [edge.c[column.name] for column in table.c if column.name != "progress"]
     source: sa.FromClause = edge
     if progress is not None:
         source = edge.outerjoin(progress, progress.c.node_id == edge.c.src)
         columns.append(progress.c.progress)
-    connection.execute(sa.insert(table).from_select([column.name for column in table.c], sa.select(*columns)
-                                                    .select_from(source)
-                                                    .where(edge.c.id.between(first_edge, last_edge)).order_by(edge.c.id)))
+    return sa.select(*columns).select_from(source).where(edge.c.id.between(first_edge, last_edge)).order_by(edge.c.id)
+
+
+def merge_equivalent_decisions(rows: Iterable[Sequence[Any]], kept: Collection[int] = ()) -> list[tuple]:
+    """Return the edges ``rows`` (``id, src, dst, kind, weight, reward`` and any columns of the source, such as its
+    progress), in id order, with the decision nodes that offer the same moves (to the same nodes, for the same
+    rewards, the same source columns) made one: of each such set of nodes, the one whose edges come last keeps its
+    moves, the others' are left out, and the edges into any of them lead to it, those of one chance node added up
+    into one (the lowest id, the weights summed). Every node keeps its value under any choice that maximises (or
+    minimises), so a solve that reads only values, of nodes that are no merged decision (``kept`` are never
+    merged), reads fewer rows. The edges must come in layers, each node's after those into it (a part of a
+    layered graph): the node kept lies in the deepest layer of its set, so every edge still leads deeper.
+
+    In a roll of three dice in 5000, 1-1-2 and 1-1-3 offer the same: set aside 200 or 100 points.
+
+    >>> rows = [(1, 10, 11, "roll", 1, 0.0), (2, 10, 12, "roll", 2, 0.0), (3, 10, 13, "roll", 3, 0.0),
+    ...         (4, 11, 20, "move", 1, 1.0), (5, 12, 20, "move", 1, 1.0), (6, 13, 20, "move", 1, 2.0)]
+    >>> merge_equivalent_decisions(rows)
+    [(1, 10, 12, 'roll', 3, 0.0), (3, 10, 13, 'roll', 3, 0.0), (5, 12, 20, 'move', 1, 1.0), (6, 13, 20, 'move', 1, 2.0)]
+    """
+    leaving: dict[int, list[tuple]] = {}
+    for row in rows:
+        leaving.setdefault(row[1], []).append(tuple(row))
+    into: dict[int, int] = {}  # a decision node -> the node it is one with (itself, for the deepest)
+    offering: dict[tuple, int] = {}  # what a decision node offers -> the deepest node offering it
+    for src in sorted(leaving, key=lambda node_id: leaving[node_id][0][0], reverse=True):  # the deepest first
+        out = leaving[src]
+        if src not in kept and out[0][3] == "move":
+            offer = (out[0][6:], tuple(sorted((into.get(row[2], row[2]), row[5]) for row in out)))
+            into[src] = offering.setdefault(offer, src)
+
+    def one(node_id: int) -> int:
+        return into.get(node_id, node_id)
+
+    found: list[tuple] = []
+    for src, out in leaving.items():
+        if one(src) != src:
+            continue
+        rolls: dict[tuple, tuple] = {}
+        for row in out:
+            moved = (row[0], src, one(row[2]), *row[3:])
+            if row[3] == "move":
+                found.append(moved)
+            elif (key := (moved[2], row[5])) in rolls:
+                rolls[key] = (*rolls[key][:4], rolls[key][4] + row[4], *rolls[key][5:])
+            else:
+                rolls[key] = moved
+        found.extend(rolls.values())
+    return sorted(found)

@@ -220,9 +220,10 @@ def test_playing_the_next_score_sum_along_changes_no_value_and_no_pass(tmp_path,
 
 @pytest.mark.parametrize("backend", ["sqlite", "duckdb"])
 def test_a_pass_leaves_out_the_turn_past_each_pairs_winning_total_and_changes_no_value(tmp_path, backend):
-    """Pruned by the race's horizons, a pass over the widest score sum values exactly the turn's nodes short of
-    each pair's winning turn total (and the turn's ends), fewer than all, and gives every pair the value
-    of the pass that plays the whole turn: at the solved values, those values."""
+    """A pass over the widest score sum values the turn's nodes with the rolls that offer the same moves as one
+    (fewer than the turn's nodes), and, pruned by the race's horizons, exactly those short of each pair's winning
+    turn total (and the turn's ends), fewer still; each gives every pair the value of the pass that plays the
+    turn as stored: at the solved values, those values."""
     import sqlalchemy as sa
 
     from dicegraph.graphs import get_game
@@ -237,7 +238,7 @@ def test_a_pass_leaves_out_the_turn_past_each_pairs_winning_total_and_changes_no
     built = build_graph(engine, game, params)
     seat = [Seat.maximising()]
     structure = game.turn(params)
-    rows, roots = {}, {}
+    rows, roots, valued = {}, {}, {}
     with engine.connect() as connection:
         graph = TurnGraph.load(connection, built.graph_id, structure)
         solved, _ = turn_cycles.solve_race(connection, graph, seat)
@@ -247,26 +248,32 @@ def test_a_pass_leaves_out_the_turn_past_each_pairs_winning_total_and_changes_no
         turn_nodes = connection.execute(sa.select(node.c.key).where(
             node.c.graph_id == built.graph_id, node.c.layer >= graph.turn_spans[0].layer,
             node.c.kind != "terminal")).scalars().all()
-        for prune in (False, True):
-            work = turn_cycles.RaceTables(connection, graph, seat, copy_turn=True, prune=prune)
+        for way, copy_turn, prune in (("stored", False, False), ("merged", True, False), ("pruned", True, True)):
+            work = turn_cycles.RaceTables(connection, graph, seat, copy_turn=copy_turn, prune=prune)
             for ids in graph.layer_ids.values():
                 work.set_values(connection, ids, {state: solved[state] for state in range(ids[0], ids[1] + 1)}, {})
             work.start(connection, edge.c.id.between(span.first_edge, span.last_edge), edge.c.dst.between(*states))
             work.play_turn(connection)
-            rows[prune] = connection.execute(sa.select(sa.func.count()).select_from(work.turn).where(
+            rows[way] = connection.execute(sa.select(sa.func.count()).select_from(work.turn).where(
                 work.turn.c.node_id.not_in(list(graph.ends.values())))).scalar_one()
-            roots[prune] = dict(connection.execute(sa.select(work.turn.c.state, work.turn.c.v0)
-                                                   .where(work.turn.c.node_id == graph.root)).all())
+            roots[way] = dict(connection.execute(sa.select(work.turn.c.state, work.turn.c.v0)
+                                                 .where(work.turn.c.node_id == graph.root)).all())
+            if copy_turn:
+                valued[way] = [keys[node_id] for node_id in
+                               connection.execute(sa.select(work.edges.c.src).distinct()).scalars()]
             work.drop(connection)
     engine.dispose()
     pairs = range(states[0], states[1] + 1)
-    assert rows[False] == len(pairs) * len(turn_nodes)
-    assert rows[True] == sum(structure.progress(key) < structure.horizon(keys[state])
-                             for state in pairs for key in turn_nodes)
-    assert rows[True] < rows[False]
+    assert rows["stored"] == len(pairs) * len(turn_nodes)
+    assert len(valued["merged"]) <= len(valued["pruned"]) < len(turn_nodes) / 2
+    assert rows["merged"] == len(pairs) * len(valued["merged"])
+    assert rows["pruned"] == sum(structure.progress(key) < structure.horizon(keys[state])
+                                 for state in pairs for key in valued["pruned"])
+    assert rows["pruned"] < rows["merged"]
     for state in pairs:
-        assert math.isclose(roots[True][state], roots[False][state], rel_tol=1e-15, abs_tol=1e-15), keys[state]
-        assert math.isclose(roots[True][state], solved[state][0], rel_tol=1e-12), keys[state]
+        for way in ("merged", "pruned"):
+            assert math.isclose(roots[way][state], roots["stored"][state], rel_tol=1e-15, abs_tol=1e-15), (keys[state], way)
+        assert math.isclose(roots["stored"][state], solved[state][0], rel_tol=1e-12), keys[state]
 
 
 def test_beyond_its_limit_the_fixed_strategies_play_each_other_only_when_asked(tmp_path, monkeypatch) -> None:

@@ -113,7 +113,9 @@ class RaceTables:
         self.pruned = copy_turn and prune and structure.progress is not None and structure.horizon is not None
         first, last = graph.turn_edges()
         progress = self._progress_table(connection) if self.pruned else None
-        self.edges = edge_copy(connection, f"{prefix}_edge", first, last, progress) if copy_turn else edge
+        # a lone maximising seat reads only values: the decisions that offer the same moves are valued once
+        merged = (graph.root,) if not record_moves and all(seat.kind == MAXIMISE for seat in seats) else None
+        self.edges = edge_copy(connection, f"{prefix}_edge", first, last, progress, merged) if copy_turn else edge
         if progress is not None:
             progress.drop(connection)
         self.horizons = ({} if not self.pruned else horizons if horizons is not None

@@ -148,7 +148,8 @@ def edge_copy(connection: sa.Connection, name: str, first_edge: int, last_edge: 
     by and reads (``id``, ``src``, ``dst``, ``kind``, ``weight``, ``reward``), in id order; with ``progress``
     (a table ``(node_id, progress)``), also the progress of each edge's source (NULL where it has none). With
     ``merged`` (node ids to keep as they are), the decision nodes that offer the same moves are one node
-    (:func:`merge_equivalent_decisions`): a solve that only values the nodes of ``merged`` reads fewer rows.
+    (:func:`merge_equivalent_decisions`): a solve that values the nodes of ``merged``, or spreads the
+    probabilities of reaching them, by moves it chooses itself, reads fewer rows.
 
     For statements that join a part of the graph, played from many states, with
     its work rows: DuckDB hashes the side of a join it estimates smaller, and
@@ -206,13 +207,15 @@ def _copied_edges(table: sa.Table, first_edge: int, last_edge: int, progress: sa
 
 def merge_equivalent_decisions(rows: Iterable[Sequence[Any]], kept: Collection[int] = ()) -> list[tuple]:
     """Return the edges ``rows`` (``id, src, dst, kind, weight, reward`` and any columns of the source, such as its
-    progress), in id order, with the decision nodes that offer the same moves (to the same nodes, for the same
-    rewards, the same source columns) made one: of each such set of nodes, the one whose edges come last keeps its
-    moves, the others' are left out, and the edges into any of them lead to it, those of one chance node added up
-    into one (the lowest id, the weights summed). Every node keeps its value under any choice that maximises (or
-    minimises), so a solve that reads only values, of nodes that are no merged decision (``kept`` are never
-    merged), reads fewer rows. The edges must come in layers, each node's after those into it (a part of a
-    layered graph): the node kept lies in the deepest layer of its set, so every edge still leads deeper.
+    progress), in id order, with the decision nodes that offer the same moves in the same order (to the same nodes,
+    for the same rewards, the same source columns) made one: of each such set of nodes, the one whose edges come
+    last keeps its moves, the others' are left out, and the edges into any of them lead to it, those of one chance
+    node added up into one (the lowest id, the weights summed). Every node keeps its value and the place of the
+    move it takes among its moves, under any choice by their values (the first within a tolerance of the best, as
+    the solves take), so a solve that reads the values of nodes that are no merged decision (``kept`` are never
+    merged), or the probabilities of reaching them, reads fewer rows. The edges must come in layers, each node's
+    after those into it (a part of a layered graph): the node kept lies in the deepest layer of its set, so every
+    edge still leads deeper.
 
     In a roll of three dice in 5000, 1-1-2 and 1-1-3 offer the same: set aside 200 or 100 points.
 
@@ -229,7 +232,7 @@ def merge_equivalent_decisions(rows: Iterable[Sequence[Any]], kept: Collection[i
     for src in sorted(leaving, key=lambda node_id: leaving[node_id][0][0], reverse=True):  # the deepest first
         out = leaving[src]
         if src not in kept and out[0][3] == "move":
-            offer = (out[0][6:], tuple(sorted((into.get(row[2], row[2]), row[5]) for row in out)))
+            offer = (out[0][6:], tuple((into.get(row[2], row[2]), row[5]) for row in out))
             into[src] = offering.setdefault(offer, src)
 
     def one(node_id: int) -> int:

@@ -173,6 +173,49 @@ def test_end_distributions_played_a_state_at_a_time_give_the_same_matches(tmp_pa
 
 
 @pytest.mark.parametrize("backend", ["sqlite", "duckdb"])
+def test_the_optimums_end_distributions_read_with_the_rolls_that_offer_the_same_as_one_are_as_stored(
+        tmp_path, monkeypatch, backend):
+    """The optimum's end distributions (its moves ranked by its stored values, the first within the tolerance of
+    the best, the probability of each end spread along them) are the same, end by end and pair by pair, whether
+    the turn is read with the rolls that offer the same moves as one or as stored; an agent, which follows its
+    own stored choices, is refused the merged turn."""
+    import sqlalchemy as sa
+
+    from dicegraph.graphs import get_game
+    from dicegraph.store.db import open_database
+    from dicegraph.store.load import build_graph
+    from dicegraph.store.scratch import turn_work_table
+    from dicegraph.store.seats import FOLLOW, RANK
+    from dicegraph.store.solve import race_matches, turn_cycles
+    from dicegraph.store.solve.turns import ensure_policy
+    from dicegraph.store.turn_graph import TurnGraph
+
+    game, params = get_game("5000-race"), {"target": 300}
+    engine = open_database(f"{backend}:///{tmp_path / 'race.db'}", create=True)
+    built = build_graph(engine, game, params)
+    original, merged = turn_cycles.RaceTables, []
+    found = {}
+    with engine.connect() as connection:
+        graph = TurnGraph.load(connection, built.graph_id, game.turn(params))
+        turn_cycles.ensure_race_solved(connection, graph)
+        optimal = ensure_policy(connection, graph, graph.optimal)
+        states = [state for ids in graph.layer_ids.values() for state in range(ids[0], ids[1] + 1)]
+        for merge in (True, False):
+            monkeypatch.setattr(race_matches, "RaceTables", lambda *args, merged_as=merge, **kwargs:
+                                merged.append(kwargs.pop("merged") and merged_as) or original(*args, merged=merged_as, **kwargs))
+            into = turn_work_table(connection, f"ends_{merge:d}", sa.Column("r0", sa.Double, nullable=False))
+            race_matches.play_ends(connection, graph, [Seat(RANK, optimal)], optimal, states, into, None, None)
+            found[merge] = {(end, state): r for end, state, r in connection.execute(sa.select(into))}
+        with pytest.raises(ValueError, match="as stored"):
+            original(connection, graph, [Seat(FOLLOW, optimal)], copy_turn=True, merged=True)
+    engine.dispose()
+    assert merged == [True, False]  # the optimum's run reads the turn merged by default
+    assert found[True].keys() == found[False].keys() and len(found[True]) > len(states)
+    for key, probability in found[False].items():
+        assert math.isclose(found[True][key], probability, rel_tol=1e-13, abs_tol=1e-15), key
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "duckdb"])
 def test_playing_the_next_score_sum_along_changes_no_value_and_no_pass(tmp_path, monkeypatch, backend):
     """Played along with each pass after a score sum's first, the next sum's first pass saves a turn played per
     score sum whose values the pass proves exact; the values and the Newton passes stay those of a solve that
@@ -249,7 +292,7 @@ def test_a_pass_leaves_out_the_turn_past_each_pairs_winning_total_and_changes_no
             node.c.graph_id == built.graph_id, node.c.layer >= graph.turn_spans[0].layer,
             node.c.kind != "terminal")).scalars().all()
         for way, copy_turn, prune in (("stored", False, False), ("merged", True, False), ("pruned", True, True)):
-            work = turn_cycles.RaceTables(connection, graph, seat, copy_turn=copy_turn, prune=prune)
+            work = turn_cycles.RaceTables(connection, graph, seat, copy_turn=copy_turn, prune=prune, merged=copy_turn)
             for ids in graph.layer_ids.values():
                 work.set_values(connection, ids, {state: solved[state] for state in range(ids[0], ids[1] + 1)}, {})
             work.start(connection, edge.c.id.between(span.first_edge, span.last_edge), edge.c.dst.between(*states))

@@ -323,7 +323,8 @@ def play_ends(connection: sa.Connection, graph: TurnGraph, seats: Sequence[Seat]
     ``seats`` (a seat that ranks moves ranking by the values of the stored solve ``rank_policy``): a row an end with
     a value and a state, played a batch of states at a time (:func:`_played_in_batches`). ``horizons``: the
     states' horizons where the caller has them. Returns nothing."""
-    work = RaceTables(connection, graph, seats, copy_turn=True, prune=True, record_moves=True, horizons=horizons)
+    work = RaceTables(connection, graph, seats, copy_turn=True, prune=True, record_moves=True, horizons=horizons,
+                      merged=not any(seat.kind == FOLLOW for seat in seats))
     _played_in_batches(connection, graph, work, rank_policy, wanted, found, progress)
 
 

@@ -98,7 +98,7 @@ class RaceTables:
 
     def __init__(self, connection: sa.Connection, graph: TurnGraph, seats: Sequence[Seat], copy_turn: bool = False,
                  prune: bool = False, record_moves: bool = False, horizons: dict[int, int] | None = None,
-                 prefix: str = "tcy"):
+                 prefix: str = "tcy", merged: bool = False):
         """``copy_turn``: play the turn from a temporary copy of its edges (:func:`dicegraph.store.scratch.edge_copy`), worth
         it for a whole solve (the performance notes measure it). ``prune`` (with ``copy_turn``): leave out the
         turn's nodes at or past each state's horizon, when the game gives them
@@ -106,16 +106,20 @@ class RaceTables:
         each (decision node, state), column ``m<i>`` (:mod:`dicegraph.store.solve.race_matches` follows them), and
         only what ranks the moves (``p<i>``): no value or derivative. ``horizons``: the states' horizons
         (:func:`state_horizons`) where the caller has them. ``prefix`` starts the names of the run's tables (two runs
-        at once name theirs apart)."""
+        at once name theirs apart). ``merged`` (with ``copy_turn``): read the decision nodes that offer the same moves
+        as one (:func:`dicegraph.store.scratch.merge_equivalent_decisions`), for seats that choose by values (no seat
+        follows an agent's choices, which name each node's own moves): a turn state's value and the probability of
+        each of the turn's ends are as they are, the rows fewer, and the moves recorded those of the node kept."""
+        if merged and any(seat.kind == FOLLOW for seat in seats):
+            raise ValueError("a seat that follows a stored policy's choices needs the turn as stored, not merged")
         self.graph, self.seats, self.record_moves, self.prefix = graph, list(seats), record_moves, prefix
         self.parts = ("p",) if record_moves else ("p", "v", "d")  # the columns a turn row holds per seat
         structure = graph.structure
         self.pruned = copy_turn and prune and structure.progress is not None and structure.horizon is not None
         first, last = graph.turn_edges()
         progress = self._progress_table(connection) if self.pruned else None
-        # a lone maximising seat reads only values: the decisions that offer the same moves are valued once
-        merged = (graph.root,) if not record_moves and all(seat.kind == MAXIMISE for seat in seats) else None
-        self.edges = edge_copy(connection, f"{prefix}_edge", first, last, progress, merged) if copy_turn else edge
+        self.edges = (edge_copy(connection, f"{prefix}_edge", first, last, progress, (graph.root,) if merged else None)
+                      if copy_turn else edge)
         if progress is not None:
             progress.drop(connection)
         self.horizons = ({} if not self.pruned else horizons if horizons is not None
@@ -498,7 +502,8 @@ def solve_race(connection: sa.Connection, graph: TurnGraph, seats: Sequence[Seat
     if any(seat.kind == RANK for seat in seats):
         raise DicegraphError("a seat that ranks moves by a stored solve plays in race_matches, not in solve_race")
     backend_of(connection).plan_whole_layers(connection)
-    work = RaceTables(connection, graph, seats, copy_turn=True, prune=True)
+    work = RaceTables(connection, graph, seats, copy_turn=True, prune=True,
+                      merged=all(seat.kind == MAXIMISE for seat in seats))
     rank: dict[int, float] = {}  # no seat ranks by a stored solve
     values: dict[int, list[float]] = dict(solved or {})
     convergence = Convergence()

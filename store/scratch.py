@@ -13,6 +13,7 @@ from typing import Any
 import sqlalchemy as sa
 
 from dicegraph.store.backends import backend_of
+from dicegraph.store.load import BulkInserter
 from dicegraph.store.schema import EdgeId, edge
 
 
@@ -162,8 +163,6 @@ def edge_copy(connection: sa.Connection, name: str, first_edge: int, last_edge: 
     if merged is None:
         fill_edge_copy(connection, table, first_edge, last_edge, progress)
         return table
-    from dicegraph.store.load import BulkInserter
-
     rows = connection.execute(_copied_edges(table, first_edge, last_edge, progress)).all()
     writer = BulkInserter(connection, table, [column.name for column in table.c])
     writer.extend(merge_equivalent_decisions(rows, merged))

@@ -144,12 +144,12 @@ def turn_work_table(connection: sa.Connection, name: str, *columns: sa.Column) -
 
 
 def edge_copy(connection: sa.Connection, name: str, first_edge: int, last_edge: int,
-              progress: sa.Table | None = None, merged: Collection[int] | None = None) -> sa.Table:
+              progress: sa.Table | None = None, merge_except: Collection[int] | None = None) -> sa.Table:
     """Return a new temporary table holding the edges ``first_edge .. last_edge``, with the columns a solve joins
     by and reads (``id``, ``src``, ``dst``, ``kind``, ``weight``, ``reward``), in id order; with ``progress``
     (a table ``(node_id, progress)``), also the progress of each edge's source (NULL where it has none). With
-    ``merged`` (node ids to keep as they are), the decision nodes that offer the same moves are one node
-    (:func:`merge_equivalent_decisions`): a solve that values the nodes of ``merged``, or spreads the
+    ``merge_except`` (node ids to keep as they are), the decision nodes that offer the same moves are one node
+    (:func:`merge_equivalent_decisions`): a solve that values the nodes of ``merge_except``, or spreads the
     probabilities of reaching them, by moves it chooses itself, reads fewer rows.
 
     For statements that join a part of the graph, played from many states, with
@@ -160,12 +160,12 @@ def edge_copy(connection: sa.Connection, name: str, first_edge: int, last_edge: 
     """
     table = edge_copy_definition(connection, name, progress is not None)
     create_afresh(connection, table)
-    if merged is None:
+    if merge_except is None:
         fill_edge_copy(connection, table, first_edge, last_edge, progress)
         return table
     rows = connection.execute(_copied_edges(table, first_edge, last_edge, progress)).all()
     writer = BulkInserter(connection, table, [column.name for column in table.c])
-    writer.extend(merge_equivalent_decisions(rows, merged))
+    writer.extend(merge_equivalent_decisions(rows, merge_except))
     writer.flush()
     return table
 

@@ -193,7 +193,7 @@ def test_the_optimums_end_distributions_read_with_the_rolls_that_offer_the_same_
     game, params = get_game("5000-race"), {"target": 300}
     engine = open_database(f"{backend}:///{tmp_path / 'race.db'}", create=True)
     built = build_graph(engine, game, params)
-    original, merged = turn_cycles.RaceTables, []
+    original, asked = turn_cycles.RaceTables, []
     found = {}
     with engine.connect() as connection:
         graph = TurnGraph.load(connection, built.graph_id, game.turn(params))
@@ -202,14 +202,14 @@ def test_the_optimums_end_distributions_read_with_the_rolls_that_offer_the_same_
         states = [state for ids in graph.layer_ids.values() for state in range(ids[0], ids[1] + 1)]
         for merge in (True, False):
             monkeypatch.setattr(race_matches, "RaceTables", lambda *args, merged_as=merge, **kwargs:
-                                merged.append(kwargs.pop("merged") and merged_as) or original(*args, merged=merged_as, **kwargs))
+                                asked.append(kwargs.pop("merged")) or original(*args, merged=merged_as, **kwargs))
             into = turn_work_table(connection, f"ends_{merge:d}", sa.Column("r0", sa.Double, nullable=False))
             race_matches.play_ends(connection, graph, [Seat(RANK, optimal)], optimal, states, into, None, None)
             found[merge] = {(end, state): r for end, state, r in connection.execute(sa.select(into))}
         with pytest.raises(ValueError, match="as stored"):
             original(connection, graph, [Seat(FOLLOW, optimal)], copy_turn=True, merged=True)
     engine.dispose()
-    assert merged == [True, False]  # the optimum's run reads the turn merged by default
+    assert asked == [True, True]  # the optimum's run asks for the turn merged
     assert found[True].keys() == found[False].keys() and len(found[True]) > len(states)
     for key, probability in found[False].items():
         assert math.isclose(found[True][key], probability, rel_tol=1e-13, abs_tol=1e-15), key

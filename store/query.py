@@ -92,6 +92,8 @@ def run_query(engine: sa.Engine, sql: str, *, write: bool = False, limit: int | 
         raise DatabaseError(f"SQL error: {message}") from None
     except sa.exc.ArgumentError as error:
         raise DatabaseError(f"SQL error: {error}") from None
+    except getattr(engine.dialect.loaded_dbapi, "Warning", ()) as error:  # DB-API's, which SQLAlchemy passes on
+        raise DatabaseError(f"SQL error: {error}") from None  # as it is (pysqlite3: two statements)
 
 
 def _fetch(connection: sa.Connection, sql: str, limit: int | None,

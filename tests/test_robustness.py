@@ -140,7 +140,7 @@ def test_empty_tables_print_their_headers(tmp_path: Path) -> None:
     assert run(empty, "build", "cant-stop", "-p", "columns=2,7,10", "-p", "worth=one").exit_code == 0
     for args, shown in [(["graphs"], "cant-stop"), (["policies", "1"], "has no policies yet"),
                         (["query", "SELECT * FROM graph WHERE 0"], "builder_version"),
-                        (["query", "PRAGMA optimize"], "")]:
+                        (["query", "PRAGMA shrink_memory"], "")]:  # no columns (optimize writes, on SQLite 3.51)
         result = run(empty, *args)
         assert result.exit_code == 0 and result.exception is None, (args, result.output)
         assert shown in result.stdout

@@ -54,3 +54,38 @@ def test_an_unknown_backend_is_refused_naming_those_dicegraph_runs_on() -> None:
     message = str(refused.value)
     assert message.startswith("dicegraph does not run on 'mysql' databases; use sqlite:///FILE (built in)")
     assert all(backend.url_form in message for backend in BACKENDS) and "secret" not in message
+
+
+def test_sqlite_is_reached_through_the_newer_driver_and_its_files_read_by_pythons_own(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The SQLite record opens its databases through :func:`dicegraph.store.backends.sqlite.driver`: pysqlite3's
+    where it carries a newer SQLite (a dependency on Linux x86-64), Python's own with ``$DICEGRAPH_SQLITE=builtin``;
+    a file either writes, the other reads, and read-only engines open through the same driver."""
+    import sqlite3
+
+    from dicegraph.store.backends import sqlite as record
+
+    def engine_version(url: str, read_only: bool = False) -> tuple[int, ...]:
+        engine = open_database(url, create=not read_only, read_only=read_only)
+        with engine.connect() as connection:
+            found = tuple(int(part) for part in connection.exec_driver_sql("SELECT sqlite_version()").scalar().split("."))
+        engine.dispose()
+        return found
+
+    chosen = record.driver()
+    assert chosen.sqlite_version_info >= sqlite3.sqlite_version_info
+    newer = tmp_path / "newer.db"
+    assert engine_version(f"sqlite:///{newer}") == chosen.sqlite_version_info
+    assert engine_version(f"sqlite:///{newer}", read_only=True) == chosen.sqlite_version_info
+    with sqlite3.connect(newer) as plain:  # Python's own reads what the driver wrote
+        assert plain.execute("PRAGMA integrity_check").fetchone() == ("ok",)
+        assert plain.execute("SELECT count(*) FROM alembic_version").fetchone() == (1,)
+    monkeypatch.setenv(record.DRIVER_SETTING, "builtin")
+    record.driver.cache_clear()
+    try:
+        assert record.driver() is sqlite3
+        assert engine_version(f"sqlite:///{newer}") == sqlite3.sqlite_version_info
+    finally:
+        monkeypatch.delenv(record.DRIVER_SETTING)
+        record.driver.cache_clear()
+    assert record.driver() is chosen

@@ -172,7 +172,7 @@ def read_only_connection(path: Path) -> Callable[[], Any]:
 
 def _refuse_files(action: int, *_: Any) -> int:
     """SQLite authorizer: refuse ATTACH and DETACH (ATTACH creates files; VACUUM INTO attaches one)."""
-    return sqlite3.SQLITE_DENY if action in (sqlite3.SQLITE_ATTACH, sqlite3.SQLITE_DETACH) else sqlite3.SQLITE_OK  # SQLite's own numbers
+    return sqlite3.SQLITE_DENY if action in (sqlite3.SQLITE_ATTACH, sqlite3.SQLITE_DETACH) else sqlite3.SQLITE_OK
 
 
 BACKEND = SQLite(

@@ -36,7 +36,7 @@ BUSY_TIMEOUT_MS = 1000  # how long SQLite waits for a lock before dicegraph says
 def driver() -> ModuleType:
     """Return the DB-API module dicegraph reaches SQLite through: ``pysqlite3.dbapi2`` where it is installed and its
     SQLite is newer than Python's own (the ``pysqlite3-binary`` wheel, a dependency on Linux x86-64, carries 3.51
-    where Python's ``sqlite3`` has 3.40 here: School's solve takes 18 % less time, docs/performance.md), else
+    where Python's ``sqlite3`` has 3.40 here: School's solve takes 17 to 18 % less time, docs/performance.md), else
     Python's ``sqlite3``, which ``$DICEGRAPH_SQLITE=builtin`` also keeps. Both read and write the same files.
 
     >>> driver().sqlite_version_info >= sqlite3.sqlite_version_info

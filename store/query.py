@@ -93,7 +93,7 @@ def run_query(engine: sa.Engine, sql: str, *, write: bool = False, limit: int | 
     except sa.exc.ArgumentError as error:
         raise DatabaseError(f"SQL error: {error}") from None
     except getattr(engine.dialect.loaded_dbapi, "Warning", ()) as error:  # DB-API's, which SQLAlchemy passes on
-        raise DatabaseError(f"SQL error: {error}") from None  # as it is (pysqlite3: two statements)
+        raise DatabaseError(f"SQL error: {driver_message(error).splitlines()[0]}") from None  # (pysqlite3: two at once)
 
 
 def _fetch(connection: sa.Connection, sql: str, limit: int | None,

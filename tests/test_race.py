@@ -261,6 +261,50 @@ def test_playing_the_next_score_sum_along_changes_no_value_and_no_pass(tmp_path,
     assert plays_along.count(2) >= layers - 1
 
 
+def test_a_pass_walked_in_one_recursive_statement_gives_the_values_and_passes_of_a_statement_a_layer(
+        tmp_path, monkeypatch):
+    """Where a recursive query may group each step's rows (DuckDB), the optimum's passes each walk the turn in one
+    statement (store/solve/turn_walk.py); a solve that sends a statement a turn layer instead gives every score pair
+    the same value (to 1e-12) in the same Newton passes, which are the numpy reference's."""
+    import sqlalchemy as sa
+
+    from dicegraph.graphs import get_game
+    from dicegraph.store.backends import backend_of
+    from dicegraph.store.db import open_database
+    from dicegraph.store.load import build_graph
+    from dicegraph.store.solve import turn_cycles
+    from dicegraph.store.turn_graph import TurnGraph
+
+    game, params = get_game("5000-race"), {"target": 300}
+    engine = open_database(f"duckdb:///{tmp_path / 'race.duckdb'}", create=True)
+    built = build_graph(engine, game, params)
+    statements: list[str] = []
+    sa.event.listen(engine, "before_cursor_execute", lambda conn, cursor, statement, *rest: statements.append(statement))
+    solves = {}
+    with engine.connect() as connection:
+        graph = TurnGraph.load(connection, built.graph_id, game.turn(params))
+        assert backend_of(connection).grouped_recursion
+        for walked in (True, False):
+            record = dataclasses.replace(backend_of(connection), grouped_recursion=walked)
+            monkeypatch.setattr(turn_cycles, "backend_of", lambda connection, record=record: record)
+            statements.clear()
+            values, convergence = turn_cycles.solve_race(connection, graph, [Seat.maximising()])
+            walks = sum(statement.startswith("WITH RECURSIVE walk") for statement in statements)
+            turn_rows = sum(statement.startswith("INSERT INTO tcy_turn") for statement in statements)
+            solves[walked] = values, convergence, walks, turn_rows
+    engine.dispose()
+    (walked, by_walk, walks, inserts), (layered, by_layer, none, inserts_by_layer) = solves[True], solves[False]
+    assert walked.keys() == layered.keys() and len(walked) > 20
+    for state, value in layered.items():
+        assert math.isclose(walked[state][0], value[0], rel_tol=1e-12, abs_tol=1e-15), state
+    _, numpy_passes = race_numpy.solve(params["target"])
+    assert by_walk.passes == by_layer.passes == sum(numpy_passes)
+    assert walks > 0 and none == 0
+    steps = sum(bool(span.rolls) + bool(span.moves) for span in graph.turn_spans)
+    assert inserts == walks  # each pass puts the turn's ends in the turn table, and walks the rest in one statement
+    assert inserts_by_layer == walks * (1 + steps)  # ... where a statement a turn layer and kind of node valued them
+
+
 @pytest.mark.parametrize("backend", ["sqlite", "duckdb"])
 def test_a_pass_leaves_out_the_turn_past_each_pairs_winning_total_and_changes_no_value(tmp_path, backend):
     """A pass over the widest score sum values the turn's nodes with the rolls that offer the same moves as one

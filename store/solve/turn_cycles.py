@@ -27,6 +27,8 @@ last down, each exactly:
 * Where statements cost more than rows (DuckDB), each pass after a layer's
   first plays the next layer too, from its first guess: when the pass proves
   the layer exact, that was the next layer's first pass.
+* Where a recursive query may group each step's rows (DuckDB), a lone maximising seat plays a pass in one
+  statement (:mod:`dicegraph.store.solve.turn_walk`), not a statement a turn layer.
 * :func:`solve_race` is the operation ``race`` (:mod:`dicegraph.store.solve.dispatch`): Spark
   registers its own for the optimum, every pass inside rows, a statement a state layer, where each
   state's loop is a pair (``a-b`` and ``b-a``) or a state alone, as in the race.
@@ -62,6 +64,7 @@ from dicegraph.store.convergence import MAX_PASSES, RESIDUAL_TOLERANCE, Converge
 from dicegraph.store.schema import EdgeId, choice, edge, graph_edge_span, node, policy, ranked_values, turn_policy
 from dicegraph.store.scratch import edge_copy, temporary_table, turn_work_table
 from dicegraph.store.seats import FOLLOW, MAXIMISE, RANK, Seat
+from dicegraph.store.solve.turn_walk import TurnWalk
 from dicegraph.store.solve.turns import ensure_policy
 from dicegraph.store.turn_graph import TurnGraph, graph_payoffs
 
@@ -146,6 +149,9 @@ class RaceTables:
             ["node_id", *(f"v{i}" for i in numbers), "rank", "sure"], over))
         self.chance = self._chance()
         self.decide = self._decide()
+        self.walk = (TurnWalk(connection, graph, self.edges, self.turn, prefix)
+                     if copy_turn and self.carried and self._lone_maximiser() and backend_of(connection).grouped_recursion
+                     else None)
 
     def _progress_table(self, connection: sa.Connection) -> sa.Table:
         """Return a new temporary table of the progress of each of the turn's chance and decision nodes (the
@@ -186,6 +192,8 @@ class RaceTables:
 
     def drop(self, connection: sa.Connection) -> None:
         """Drop the tables."""
+        if self.walk is not None:
+            self.walk.drop(connection)
         for table in (self.state, self.turn, self.ends, self.edges):
             if table is not edge:
                 table.drop(connection)
@@ -243,10 +251,13 @@ class RaceTables:
 
     def _decide(self) -> sa.Insert:
         """Each (decision node, state)'s move and its columns, for every seat at once."""
-        if len(self.seats) == 1 and self.seats[0].kind == MAXIMISE and (self.carried or self.bare_max) \
-                and not self.record_moves:
-            return self._decide_best()
-        return self._decide_by_window()
+        return self._decide_best() if self._lone_maximiser() else self._decide_by_window()
+
+    def _lone_maximiser(self) -> bool:
+        """Return whether one seat maximises, its moves' derivatives carried by the grouping that finds the best
+        (``arg_max``, or SQLite's bare column) and no move recorded: the turn's decisions are a grouping's maximum."""
+        return len(self.seats) == 1 and self.seats[0].kind == MAXIMISE and (self.carried or self.bare_max) \
+            and not self.record_moves
 
     def _decide_best(self) -> sa.Insert:
         """The lone maximising seat's best move at each (decision node, state), in a single grouping: its value
@@ -330,15 +341,20 @@ class RaceTables:
 
     def play(self, connection: sa.Connection, layers: Sequence[tuple[sa.Row, tuple[int, int]]]) -> Played:
         """Play the turn from every state of the state layers ``layers`` ((span, node ids) each) at once, at the
-        values in the state table; return state -> per seat (value, derivative in its loop state's value)."""
+        values in the state table; return state -> per seat (value, derivative in its loop state's value). One
+        statement walks the turn where the backend groups in a recursive query (:mod:`dicegraph.store.solve.turn_walk`),
+        else a statement a turn layer and kind of node (:meth:`play_turn`)."""
         self.start(connection, sa.or_(*(edge.c.id.between(span.first_edge, span.last_edge) for span, _ in layers)),
                    sa.or_(*(sa.and_(edge.c.id.between(span.first_edge, span.last_edge), edge.c.dst.between(*states))
                             for span, states in layers)))
-        self.play_turn(connection)
-        columns = [self.turn.c[f"{name}{i}"] for i in range(len(self.seats)) for name in ("v", "d")]
-        found = {row[0]: [(row[1 + 2 * i], row[2 + 2 * i]) for i in range(len(self.seats))]
-                 for row in connection.execute(sa.select(self.turn.c.state, *columns)
-                                               .where(self.turn.c.node_id == self.graph.root))}
+        if self.walk is not None:
+            found = self.walk.play(connection)
+        else:
+            self.play_turn(connection)
+            columns = [self.turn.c[f"{name}{i}"] for i in range(len(self.seats)) for name in ("v", "d")]
+            found = {row[0]: [(row[1 + 2 * i], row[2 + 2 * i]) for i in range(len(self.seats))]
+                     for row in connection.execute(sa.select(self.turn.c.state, *columns)
+                                                   .where(self.turn.c.node_id == self.graph.root))}
         connection.execute(sa.delete(self.turn))
         return found
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
@@ -95,13 +95,16 @@ class DuckDB(Backend):
         """DuckDB's threads are the database's, not a connection's: while ``connections`` of them run statements at
         once, each gets its share (one a connection on two processors). Two connections of two threads each took a
         fifth to a third more time and processor time for School's solve (docs/performance.md)."""
-        threads = connection.exec_driver_sql("SELECT current_setting('threads')").scalar()
-        connection.exec_driver_sql(f"SET threads = {max(1, threads // connections)}")
-        try:
+        with _threads(connection, lambda threads: max(1, threads // connections)):
             yield
-        finally:
-            with suppress(sa.exc.DBAPIError):  # a failed transaction refuses it; the solve's error is the one to see
-                connection.exec_driver_sql(f"SET threads = {threads}")
+
+    @contextmanager
+    def small_steps(self, connection: sa.Connection) -> Iterator[None]:
+        """One thread: each step of a recursive query is a few thousand rows, and handing its operators to two
+        threads cost more than it saved (the race to 5000's optimum 145 s on one, 189 s on two,
+        docs/performance.md)."""
+        with _threads(connection, lambda threads: 1):
+            yield
 
     def refuse_writes(self, connection: sa.Connection, sql: str) -> None:
         """Refuse a connection that may reach files (this process writes the file) and any statement DuckDB's own
@@ -171,8 +174,20 @@ def waiting_for(message: str, database: str) -> str:
            "(Ctrl-C to give up)"
 
 
+@contextmanager
+def _threads(connection: sa.Connection, share: Callable[[int], int]) -> Iterator[None]:
+    """Set DuckDB's threads (the database's, not the connection's) to ``share`` of what they are, inside."""
+    threads = connection.exec_driver_sql("SELECT current_setting('threads')").scalar()
+    connection.exec_driver_sql(f"SET threads = {share(threads)}")
+    try:
+        yield
+    finally:
+        with suppress(sa.exc.DBAPIError):  # a failed transaction refuses it; the solve's error is the one to see
+            connection.exec_driver_sql(f"SET threads = {threads}")
+
+
 BACKEND = DuckDB(
     name="duckdb", title="DuckDB", url_form="duckdb:///FILE", install="pip install 'dicegraph[duckdb]'",
     embedded=True, file_header=(8, b"DUCK"), alembic_alters_comments=False,
-    hashed_joins=True, arg_min=True, copies_turn_edges=True, pays_per_statement=True,
+    hashed_joins=True, arg_min=True, copies_turn_edges=True, pays_per_statement=True, grouped_recursion=True,
 )

@@ -238,6 +238,7 @@ def test_playing_the_next_score_sum_along_changes_no_value_and_no_pass(tmp_path,
         return original_play(self, connection, layers)
 
     monkeypatch.setattr(turn_cycles.RaceTables, "play", counted_play)
+    monkeypatch.setenv("DICEGRAPH_WORKERS", "1")  # one connection's plays (a pass is shared out where it walks)
     seat = [Seat.maximising()]
     solves = {}
     with engine.connect() as connection:
@@ -264,8 +265,9 @@ def test_playing_the_next_score_sum_along_changes_no_value_and_no_pass(tmp_path,
 def test_a_pass_walked_in_one_recursive_statement_gives_the_values_and_passes_of_a_statement_a_layer(
         tmp_path, monkeypatch):
     """Where a recursive query may group each step's rows (DuckDB), the optimum's passes each walk the turn in one
-    statement (store/solve/turn_walk.py); a solve that sends a statement a turn layer instead gives every score pair
-    the same value (to 1e-12) in the same Newton passes, which are the numpy reference's."""
+    statement (store/solve/turn_walk.py), on one connection or shared out over two (each playing every other
+    state); a solve that sends a statement a turn layer instead gives every score pair the same value (to 1e-12) in
+    the same Newton passes, which are the numpy reference's."""
     import sqlalchemy as sa
 
     from dicegraph.graphs import get_game
@@ -273,6 +275,7 @@ def test_a_pass_walked_in_one_recursive_statement_gives_the_values_and_passes_of
     from dicegraph.store.db import open_database
     from dicegraph.store.load import build_graph
     from dicegraph.store.solve import turn_cycles
+    from dicegraph.store.solve.parallel import WORKERS_VARIABLE
     from dicegraph.store.turn_graph import TurnGraph
 
     game, params = get_game("5000-race"), {"target": 300}
@@ -284,25 +287,29 @@ def test_a_pass_walked_in_one_recursive_statement_gives_the_values_and_passes_of
     with engine.connect() as connection:
         graph = TurnGraph.load(connection, built.graph_id, game.turn(params))
         assert backend_of(connection).grouped_recursion
-        for walked in (True, False):
+        for walked, workers in ((False, 1), (True, 1), (True, 2)):
             record = dataclasses.replace(backend_of(connection), grouped_recursion=walked)
             monkeypatch.setattr(turn_cycles, "backend_of", lambda connection, record=record: record)
+            monkeypatch.setenv(WORKERS_VARIABLE, str(workers))
             statements.clear()
             values, convergence = turn_cycles.solve_race(connection, graph, [Seat.maximising()])
             walks = sum(statement.startswith("WITH RECURSIVE walk") for statement in statements)
             turn_rows = sum(statement.startswith("INSERT INTO tcy_turn") for statement in statements)
-            solves[walked] = values, convergence, walks, turn_rows
+            solves[walked, workers] = values, convergence, walks, turn_rows
     engine.dispose()
-    (walked, by_walk, walks, inserts), (layered, by_layer, none, inserts_by_layer) = solves[True], solves[False]
-    assert walked.keys() == layered.keys() and len(walked) > 20
-    for state, value in layered.items():
-        assert math.isclose(walked[state][0], value[0], rel_tol=1e-12, abs_tol=1e-15), state
+    layered, by_layer, none, inserts_by_layer = solves[False, 1]
     _, numpy_passes = race_numpy.solve(params["target"])
-    assert by_walk.passes == by_layer.passes == sum(numpy_passes)
-    assert walks > 0 and none == 0
+    assert by_layer.passes == sum(numpy_passes) and none == 0 and len(layered) > 20
     steps = sum(bool(span.rolls) + bool(span.moves) for span in graph.turn_spans)
-    assert inserts == walks  # each pass puts the turn's ends in the turn table, and walks the rest in one statement
-    assert inserts_by_layer == walks * (1 + steps)  # ... where a statement a turn layer and kind of node valued them
+    plays = inserts_by_layer // (1 + steps)  # the pass's ends put in the turn table, then a statement a step
+    assert inserts_by_layer == plays * (1 + steps)
+    for workers in (1, 2):
+        walked, by_walk, walks, inserts = solves[True, workers]
+        assert walked.keys() == layered.keys()
+        for state, value in layered.items():
+            assert math.isclose(walked[state][0], value[0], rel_tol=1e-12, abs_tol=1e-15), (workers, state)
+        assert by_walk.passes == by_layer.passes
+        assert walks == inserts == plays * workers  # each connection: the ends, and one statement for the rest
 
 
 @pytest.mark.parametrize("backend", ["sqlite", "duckdb"])

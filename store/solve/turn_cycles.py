@@ -49,7 +49,9 @@ from __future__ import annotations
 
 import json
 from collections import ChainMap
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -64,6 +66,8 @@ from dicegraph.store.convergence import MAX_PASSES, RESIDUAL_TOLERANCE, Converge
 from dicegraph.store.schema import EdgeId, choice, edge, graph_edge_span, node, policy, ranked_values, turn_policy
 from dicegraph.store.scratch import edge_copy, temporary_table, turn_work_table
 from dicegraph.store.seats import FOLLOW, MAXIMISE, RANK, Seat
+from dicegraph.store.db import side_connections
+from dicegraph.store.solve.parallel import solve_workers
 from dicegraph.store.solve.turn_walk import TurnWalk
 from dicegraph.store.solve.turns import ensure_policy
 from dicegraph.store.turn_graph import TurnGraph, graph_payoffs
@@ -339,12 +343,15 @@ class RaceTables:
         rows = sa.select(picked.c.src, picked.c.state, *self._carried(picked), *columns, *recorded).select_from(joined)
         return sa.insert(self.turn).from_select(self._into(), rows)
 
-    def play(self, connection: sa.Connection, layers: Sequence[tuple[sa.Row, tuple[int, int]]]) -> Played:
+    def play(self, connection: sa.Connection, layers: Sequence[tuple[sa.Row, tuple[int, int]]],
+             share: tuple[int, int] = (0, 1)) -> Played:
         """Play the turn from every state of the state layers ``layers`` ((span, node ids) each) at once, at the
         values in the state table; return state -> per seat (value, derivative in its loop state's value). One
         statement walks the turn where the backend groups in a recursive query (:mod:`dicegraph.store.solve.turn_walk`),
-        else a statement a turn layer and kind of node (:meth:`play_turn`)."""
-        self.start(connection, sa.or_(*(edge.c.id.between(span.first_edge, span.last_edge) for span, _ in layers)),
+        else a statement a turn layer and kind of node (:meth:`play_turn`). ``share`` ``(k, n)``: from the
+        ``k``-th of ``n`` parts of the states only (:func:`_sources`, :class:`SharedRace`)."""
+        self.start(connection, sa.or_(*(sa.and_(edge.c.id.between(span.first_edge, span.last_edge),
+                                                *_sources(share)) for span, _ in layers)),
                    sa.or_(*(sa.and_(edge.c.id.between(span.first_edge, span.last_edge), edge.c.dst.between(*states))
                             for span, states in layers)))
         if self.walk is not None:
@@ -375,6 +382,66 @@ class RaceTables:
             {"node_id": state, **{f"v{i}": float(x) for i, x in enumerate(xs)}, "rank": rank.get(state), "sure": 0.0,
              **({"horizon": self.horizons[state]} if self.pruned else {})}
             for state, xs in values.items()])
+
+
+def _sources(share: tuple[int, int]) -> list[sa.ColumnElement[bool]]:
+    """Return the condition that a state move leaves the ``k``-th of ``n`` parts of the states (``share`` ``(k, n)``;
+    none when ``n`` is 1): every ``n``-th state, so that each part holds states of every score (a state's turn is
+    longer the further its player is from the target).
+
+    >>> [str(condition) for condition in _sources((1, 3))]
+    ['edge.src % :src_1 = :param_1']
+    """
+    k, n = share
+    return [] if n == 1 else [edge.c.src % n == k]
+
+
+class SharedRace:
+    """A race's passes shared out over connections (:class:`LayerWork`): each connection's :class:`RaceTables`
+    plays the turn from a part of each layer's states (:func:`_sources`), all at once in threads of their own, and every
+    connection's state table takes every layer's values. The first is the caller's connection."""
+
+    def __init__(self, parts: Sequence[tuple[sa.Connection, RaceTables]], threads: ThreadPoolExecutor):
+        self.parts, self.threads = list(parts), threads
+        self.graph, self.seats, self.maximising = parts[0][1].graph, parts[0][1].seats, parts[0][1].maximising
+
+    def set_values(self, connection: sa.Connection, states: tuple[int, int], values: dict[int, list[float]],
+                   rank: dict[int, float]) -> None:
+        """Set the values on every connection."""
+        list(self.threads.map(lambda part: part[1].set_values(part[0], states, values, rank), self.parts))
+
+    def play(self, connection: sa.Connection, layers: Sequence[tuple[sa.Row, tuple[int, int]]]) -> Played:
+        """Return what :meth:`RaceTables.play` returns, each connection playing its part of the states."""
+        count = len(self.parts)
+        found: Played = {}
+        for played in self.threads.map(lambda k: self.parts[k][1].play(self.parts[k][0], layers, (k, count)),
+                                       range(count)):
+            found.update(played)
+        return found
+
+
+@contextmanager
+def _race_work(connection: sa.Connection, graph: TurnGraph, seats: Sequence[Seat]) -> Iterator[LayerWork]:
+    """Yield the tables a solve of ``seats`` plays the race with, and drop them after: the connection's own, shared
+    with one more connection a processor (:func:`dicegraph.store.solve.parallel.solve_workers`) where each pass is
+    one statement (:mod:`dicegraph.store.solve.turn_walk`) and connections may solve side by side."""
+    def tables(own: sa.Connection) -> RaceTables:
+        return RaceTables(own, graph, seats, copy_turn=True, prune=True,
+                          merged=all(seat.kind == MAXIMISE for seat in seats))
+
+    work = tables(connection)
+    spread = solve_workers() if work.walk is not None else 1
+    with side_connections(connection, spread - 1) as others:
+        parts = [(connection, work), *((other, tables(other)) for other in others)]
+        try:
+            if len(parts) == 1:
+                yield work
+            else:
+                with ThreadPoolExecutor(max_workers=len(parts)) as threads:
+                    yield SharedRace(parts, threads)
+        finally:
+            for own, part in parts:
+                part.drop(own)
 
 
 def state_horizons(connection: sa.Connection, graph: TurnGraph) -> dict[int, int]:
@@ -518,8 +585,15 @@ def solve_race(connection: sa.Connection, graph: TurnGraph, seats: Sequence[Seat
     if any(seat.kind == RANK for seat in seats):
         raise DicegraphError("a seat that ranks moves by a stored solve plays in race_matches, not in solve_race")
     backend_of(connection).plan_whole_layers(connection)
-    work = RaceTables(connection, graph, seats, copy_turn=True, prune=True,
-                      merged=all(seat.kind == MAXIMISE for seat in seats))
+    with _race_work(connection, graph, seats) as work:
+        return _solve_layers(connection, graph, seats, work, keep, down_to, solved, progress)
+
+
+def _solve_layers(connection: sa.Connection, graph: TurnGraph, seats: Sequence[Seat], work: LayerWork,
+                  keep: Callable[[int, dict[int, list[float]], Convergence], None] | None, down_to: int,
+                  solved: dict[int, list[float]] | None,
+                  progress: Progress | None) -> tuple[dict[int, list[float]], Convergence]:
+    """Return :func:`solve_race`'s answer, played with ``work``."""
     rank: dict[int, float] = {}  # no seat ranks by a stored solve
     values: dict[int, list[float]] = dict(solved or {})
     convergence = Convergence()
@@ -556,7 +630,6 @@ def solve_race(connection: sa.Connection, graph: TurnGraph, seats: Sequence[Seat
             keep(layer, found, convergence)
         if progress is not None:
             progress(1)
-    work.drop(connection)
     return values, convergence
 
 

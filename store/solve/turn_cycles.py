@@ -51,7 +51,7 @@ import json
 from collections import ChainMap
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -439,9 +439,13 @@ def _race_work(connection: sa.Connection, graph: TurnGraph, seats: Sequence[Seat
             else:
                 with ThreadPoolExecutor(max_workers=len(parts)) as threads:
                     yield SharedRace(parts, threads)
-        finally:
+        except BaseException:
             for own, part in parts:
-                part.drop(own)
+                with suppress(sa.exc.DBAPIError):  # a failed transaction refuses it; the solve's error is the one to see
+                    part.drop(own)
+            raise
+        for own, part in parts:
+            part.drop(own)
 
 
 def state_horizons(connection: sa.Connection, graph: TurnGraph) -> dict[int, int]:

@@ -39,7 +39,6 @@ class TurnWalk:
         steps = [(span.first_edge, span.last_edge, kind)
                  for span in reversed(graph.turn_spans)
                  for kind, count in (("roll", span.rolls), ("move", span.moves)) if count]
-        self.steps = len(steps)
         listed = sa.values(sa.column("step", sa.Integer), sa.column("first", edge.c.id.type),
                            sa.column("last", edge.c.id.type), sa.column("kind", edge.c.kind.type),
                            name="steps").data([(number, *step) for number, step in enumerate(steps, start=1)])

@@ -131,7 +131,8 @@ class Backend:
 
     @contextmanager
     def small_steps(self, connection: sa.Connection) -> Iterator[None]:
-        """Run the statements inside, each a recursive query of many small steps, as suits them (nothing here)."""
+        """Run the statements inside, a solve whose passes are each a recursive query of many small steps, as suits
+        them (nothing here)."""
         yield
 
     @contextmanager

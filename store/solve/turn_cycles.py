@@ -51,7 +51,7 @@ import json
 from collections import ChainMap
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import contextmanager, suppress
+from contextlib import contextmanager, nullcontext, suppress
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -153,7 +153,7 @@ class RaceTables:
             ["node_id", *(f"v{i}" for i in numbers), "rank", "sure"], over))
         self.chance = self._chance()
         self.decide = self._decide()
-        self.walk = (TurnWalk(connection, graph, self.edges, self.turn, prefix)
+        self.walk = (TurnWalk(connection, graph, self.edges, self.turn, prefix, self.pruned)
                      if copy_turn and self.carried and self._lone_maximiser() and backend_of(connection).grouped_recursion
                      else None)
 
@@ -424,14 +424,16 @@ class SharedRace:
 def _race_work(connection: sa.Connection, graph: TurnGraph, seats: Sequence[Seat]) -> Iterator[LayerWork]:
     """Yield the tables a solve of ``seats`` plays the race with, and drop them after: the connection's own, shared
     with one more connection a processor (:func:`dicegraph.store.solve.parallel.solve_workers`) where each pass is
-    one statement (:mod:`dicegraph.store.solve.turn_walk`) and connections may solve side by side."""
+    one statement (:mod:`dicegraph.store.solve.turn_walk`) and connections may solve side by side, the solve then
+    run on the backend's way of running many small steps (:meth:`dicegraph.store.backends.record.Backend.small_steps`)."""
     def tables(own: sa.Connection) -> RaceTables:
         return RaceTables(own, graph, seats, copy_turn=True, prune=True,
                           merged=all(seat.kind == MAXIMISE for seat in seats))
 
     work = tables(connection)
-    spread = solve_workers() if work.walk is not None else 1
-    with side_connections(connection, spread - 1) as others:
+    walking = work.walk is not None
+    with (backend_of(connection).small_steps(connection) if walking else nullcontext()), \
+            side_connections(connection, solve_workers() - 1 if walking else 0) as others:
         parts = [(connection, work), *((other, tables(other)) for other in others)]
         try:
             if len(parts) == 1:

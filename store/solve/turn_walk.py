@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import sqlalchemy as sa
 
-from dicegraph.store.backends import backend_of
 from dicegraph.store.schema import edge
 from dicegraph.store.scratch import create_afresh
 from dicegraph.store.turn_graph import TurnGraph
@@ -32,10 +31,11 @@ from dicegraph.store.turn_graph import TurnGraph
 class TurnWalk:
     """One recursive statement that values the turn from the ends in a turn table, for a lone maximising seat."""
 
-    def __init__(self, connection: sa.Connection, graph: TurnGraph, edges: sa.Table, turn: sa.Table, prefix: str):
-        """Copy the turn's edges ``edges`` (those the pass joins, with ``progress`` where pruned) with their steps;
-        ``turn`` is the pass's turn table (``node_id, state, [horizon,] p0, v0, d0``), which holds the ends."""
-        self.pruned = "horizon" in turn.c
+    def __init__(self, connection: sa.Connection, graph: TurnGraph, edges: sa.Table, turn: sa.Table, prefix: str,
+                 pruned: bool):
+        """Copy the turn's edges ``edges`` (those the pass joins, with ``progress`` where ``pruned``) with their
+        steps; ``turn`` is the pass's turn table (``node_id, state, [horizon,] p0, v0, d0``), which holds the ends."""
+        self.pruned = pruned
         steps = [(span.first_edge, span.last_edge, kind)
                  for span in reversed(graph.turn_spans)
                  for kind, count in (("roll", span.rolls), ("move", span.moves)) if count]
@@ -90,10 +90,9 @@ class TurnWalk:
         return sa.select(walked.c.state, walked.c.v0, walked.c.d0).where(walked.c.node_id == root)
 
     def play(self, connection: sa.Connection) -> dict[int, list[tuple[float, float]]]:
-        """Return state -> [(its value, its derivative)] from the ends in the turn table, on the backend's way of
-        running many small steps (:meth:`dicegraph.store.backends.record.Backend.small_steps`)."""
-        with backend_of(connection).small_steps(connection):
-            return {state: [(value, slope)] for state, value, slope in connection.execute(self.statement)}
+        """Return state -> [(its value, its derivative)] from the ends in the turn table. The solve runs it on the
+        backend's way of running many small steps (:meth:`dicegraph.store.backends.record.Backend.small_steps`)."""
+        return {state: [(value, slope)] for state, value, slope in connection.execute(self.statement)}
 
     def drop(self, connection: sa.Connection) -> None:
         """Drop the walk's tables."""

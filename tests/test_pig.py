@@ -176,6 +176,49 @@ def _two_loops(into_the_deeper: int) -> Iterator[Row]:
     yield Node(5, "lose", 4, TERMINAL, "lose", payoff=0.25)
 
 
+@pytest.mark.parametrize("window", [1, 4])
+def test_on_duckdb_a_window_walked_in_one_statement_gives_the_values_moves_and_passes_of_a_statement_a_depth(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, window: int) -> None:
+    """Where a recursive query may group its steps' rows (DuckDB), the optimum's pass over a window of components is
+    one statement (``store/solve/cycle_walk.py``) where it was a statement a depth and kind of node: every node's
+    value and move, and the Newton passes, are the same; a match (fixed moves) keeps its statements."""
+    import dataclasses
+
+    from dicegraph.store.backends import backend_of
+    from dicegraph.store.db import open_database
+
+    monkeypatch.setattr(cycles, "GROUPED", window)
+    engine = open_database(f"duckdb:///{tmp_path / 'pig.duckdb'}", create=True)
+    graph_id = build_graph(engine, get_game("pig"), {"target": 20, "holds": (4,)}).graph_id
+    statements: list[str] = []
+    sa.event.listen(engine, "before_cursor_execute", lambda conn, cursor, statement, *rest: statements.append(statement))
+    solved = {}
+    with engine.connect() as connection:
+        assert backend_of(connection).grouped_recursion
+        for walked in (False, True):
+            record = dataclasses.replace(backend_of(connection), grouped_recursion=walked)
+            monkeypatch.setattr(cycles, "backend_of", lambda connection, record=record: record)
+            statements.clear()
+            tables, convergence = cycles.solve_components(connection, graph_id, [Seat.maximising()])
+            values = dict(connection.execute(cycles.values_of(tables)).all())
+            moves = dict(connection.execute(cycles.moves_of(tables)).all())
+            tables.drop(connection)
+            walks = sum(statement.startswith("WITH RECURSIVE walk") for statement in statements)
+            layer_statements = sum(statement.startswith(("INSERT INTO cyc_term", "INSERT INTO cyc_new"))
+                           and ".kind =" in statement and ".dst" in statement for statement in statements)
+            passes = sum(statement.startswith("SELECT cyc_new.node_id") for statement in statements)  # T(x) read
+            solved[walked] = values, moves, convergence, walks, layer_statements, passes
+    engine.dispose()
+    (layered, layered_moves, by_layer, none, layer_statements, passes), (walked, walked_moves, by_walk, walks, left, same) = (
+        solved[False], solved[True])
+    assert none == 0 and layer_statements > 2 * passes and left == 0
+    assert walks == passes == same > 1
+    assert by_walk.passes == by_layer.passes and by_walk.components == by_layer.components
+    assert walked.keys() == layered.keys() and len(layered) > 1000
+    assert all(abs(walked[node_id] - value) <= 1e-12 * max(1.0, abs(value)) for node_id, value in layered.items())
+    assert walked_moves == layered_moves
+
+
 @pytest.mark.parametrize("into_the_deeper", [2, 3])
 def test_components_go_together_only_where_their_edges_meet_at_anchors(tmp_path: Path, into_the_deeper: int) -> None:
     from dicegraph.store.db import open_database

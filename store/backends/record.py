@@ -87,7 +87,8 @@ class Backend:
     recursive_union: bool = fact(True, "a recursive query may UNION its steps, dropping repeats (so a walk stops on a cycle)")
     pays_per_statement: bool = fact(False, "a statement over a few thousand rows costs more than its rows")
     grouped_recursion: bool = fact(False, "a recursive query may group each step's rows, so one statement values a "
-                                          "turn layer by layer (store/solve/turn_walk.py)")
+                                          "turn, or a window of cyclic components, layer by layer "
+                                          "(store/solve/turn_walk.py, cycle_walk.py)")
     keys_looked_up_one_by_one: bool = fact(False, "a list of keys is planned along the primary key (a union of equalities)")
     rowid_keys: bool = fact(False, "a lone INTEGER PRIMARY KEY is the table's row id (so edge ids are INTEGER there)")
     turn_batch_states: int = fact(2048, "turn states a batch of a turn-joined solve takes (bounds its memory)")

@@ -49,7 +49,9 @@ the rows of the nodes that only edges leaving those layers lead to (each node's 
 once) move to a table of their own, and the work table is made again from the rest; the values and moves are
 read from both at the end. A window's statements read their edges from a copy of the cyclic layers' edges
 ordered by depth below the anchors (made once a solve), and leave out of their joins the rows of the nodes whose
-shallowest incoming edge is deeper than the depth they value: no statement of the pass reads those again.
+shallowest incoming edge is deeper than the depth they value: no statement of the pass reads those again. Where
+moreover a recursive query may group its steps' rows (the record's ``grouped_recursion``) and every seat maximises,
+a window's pass is one recursive statement whose steps are those statements (:mod:`.cycle_walk`).
 """
 
 from __future__ import annotations
@@ -71,6 +73,7 @@ from dicegraph.store.schema import EdgeId, choice, edge, layer, node
 from dicegraph.store.load import BulkInserter
 from dicegraph.store.scratch import create_afresh, keyed_pair_table, temporary_table
 from dicegraph.store.seats import FOLLOW, MAXIMISE, Seat
+from dicegraph.store.solve.cycle_walk import CycleWalk
 from dicegraph.store.solve.dispatch import dispatchable
 
 GROUPED = 16  # cyclic components solved together, at most, where the engine pays per statement
@@ -329,6 +332,7 @@ class _Statements:
     def __init__(self, t: _Tables, graph_id: int):
         self.t, self.graph_id = t, graph_id
         self.built: dict[tuple[str, str, bool], sa.Insert] = {}
+        self.walk: CycleWalk | None = None  # a cyclic window's pass as one statement, where the solve may walk
 
     def statement(self, kind: str, into: sa.Table, many: bool) -> sa.Insert:
         """Return the statement valuing ``kind`` nodes (``roll``: chance, ``move``: decision) of one layer (or
@@ -428,11 +432,14 @@ class _Statements:
 
 def _pass(connection: sa.Connection, statements: _Statements, group: Sequence[Component]) -> None:
     """Value the components' layers, deepest first, their layers at the same depth below their first (their
-    anchors) together; the anchors' rows go to the ``new`` table."""
+    anchors) together; the anchors' rows go to the ``new`` table (every row, where the pass is walked)."""
     depths: dict[int, list[sa.Row]] = {}
     for part in group:
         for span in part.spans:
             depths.setdefault(span.layer - part.first, []).append(span)
+    if statements.walk is not None and group[0].cyclic:
+        statements.walk.run(connection, {depth: [span.layer for span in spans] for depth, spans in depths.items()})
+        return
     for depth in sorted(depths, reverse=True):
         statements.layer(connection, depths[depth], depth == 0 and group[0].cyclic, depth)
 
@@ -509,8 +516,9 @@ class _Group:
         columns: list[int] = []
         entries: list[float] = []
         new = self.t.new
+        anchors = new.c.node_id.in_(sa.select(edge.c.src).where(_spanned(self.anchor_spans)))
         for node_id, seat, anchor, coeff in self.connection.execute(
-                sa.select(new.c.node_id, new.c.seat, new.c.anchor, new.c.coeff)):
+                sa.select(new.c.node_id, new.c.seat, new.c.anchor, new.c.coeff).where(anchors)):
             row = self.index[node_id * seats + seat]
             if anchor == VALUE:
                 values[row] = coeff
@@ -794,6 +802,8 @@ def solve_components(connection: sa.Connection, graph_id: int, seats: Sequence[S
     runs = _runs(connection, graph_id, components(connection, graph_id))
     if any(len(run) > 1 for run in runs):
         t.order_by_depth(connection, graph_id)
+        if backend_of(connection).grouped_recursion and t.by_depth is not None and not t.following:
+            statements.walk = CycleWalk(t.term, t.new, t.by_depth, t.seat_map, t.points, VALUE)
     for run in runs:
         if run[0].cyclic:
             window = GROUPED if t.maximising else len(run)  # fixed moves: one pass, however many

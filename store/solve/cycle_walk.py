@@ -7,16 +7,19 @@ Where a recursive query may group each step's rows
 statement, :class:`CycleWalk`'s, over the edges the solve copied in the order of their depth
 (:meth:`dicegraph.store.solve.cycles._Tables.order_by_depth`):
 
-* Step ``s`` values what the ``s``-th of those statements valued: the chance nodes at the deepest depth ``D`` are
-  step 1, its decision nodes step 2, the chance nodes at ``D - 1`` step 3, and so on to the anchors' decisions. A
-  chance node's terms (its value as an affine function of the window's anchors, as in ``cycles``) are its rolls'
-  weighted sums; a decision node's are those of the move it takes, the best one at the guess (the first, by edge id,
-  within the tie tolerance), exactly as the statements a layer find them.
+* Each step values the window's nodes at one depth below their anchors, the deepest first: its chance nodes'
+  terms (each node's value as an affine function of the window's anchors, as in ``cycles``) are their rolls' weighted
+  sums, made once a step (a materialized part of the step), and its decision nodes' those of the move each takes, the
+  best at the guess (the first, by edge id, within the tie tolerance), read from the chance nodes just made or from
+  the rows of the step before, exactly as the statements a layer find them.
 * A step's rows are its own nodes' and those a later step still reads. The rows the pass starts from, the terms
   of the nodes its edges lead to that the window does not value (the anchors' guesses, nodes solved before), are
-  carried until the last step with an edge to them; a row the walk makes, until the move step at its node's
-  ``until`` depth (the shallowest edge to it), or to the end where it has none.
+  carried down to the shallowest depth with an edge to them; a row the walk makes, down to its node's ``until``
+  depth (the shallowest edge to it), or to the end where it has none.
 * Every row a step makes is the pass's answer: it goes to the ``new`` table, the anchors' own with the rest.
+
+A step a depth, not a kind of node, halves the rows carried (a decision's rows wait for the chance nodes a few depths
+up that roll into it); each step costs DuckDB a few milliseconds whatever its rows (docs/performance.md).
 """
 
 from __future__ import annotations
@@ -42,57 +45,57 @@ class CycleWalk:
         self.term, self.edges, self.seats, self.points, self.value = term, by_depth, seats, points, value
         self.statement = sa.insert(new).from_select(list(COLUMNS), self._walk())
 
-    def _last_step(self, until: sa.ColumnElement[int]) -> sa.ColumnElement[int]:
-        """Return the step after which a row made at a node of ``until`` depth (NULL: read to the end) is read no
-        more: the decision step at that depth."""
-        return sa.case((until.is_(None), 2 * TOP + 2), else_=2 * (TOP - until) + 2)
-
     def _walk(self) -> sa.Select:
         """Return the recursive query: every row its steps make."""
         e, seats, points = self.edges, self.seats, self.points
         inside = e.c.src_layer.in_(LAYERS)
-        reader_step = 2 * (TOP - e.c.depth) + sa.case((e.c.kind == "roll", 1), else_=2)
-        reads = (sa.select(e.c.dst.label("node_id"), sa.func.max(reader_step).label("read"))
+        reads = (sa.select(e.c.dst.label("node_id"), sa.func.min(e.c.depth).label("read"))
                  .where(inside).group_by(e.c.dst).subquery("reads"))
         term = self.term
-        start = (sa.select(sa.literal(0).label("step"), TOP.label("depth"), term.c.node_id, term.c.seat,
-                           term.c.anchor, term.c.coeff, term.c.edge_id, term.c.until, reads.c.read,
-                           sa.literal(0).label("fresh"))
+        start = (sa.select(TOP.label("depth"), term.c.node_id, term.c.seat, term.c.anchor, term.c.coeff,
+                           term.c.edge_id, term.c.until, reads.c.read, sa.literal(0).label("fresh"))
                  .select_from(term.join(reads, reads.c.node_id == term.c.node_id))
                  .cte("walk", recursive=True))
         walk = start
+        read = sa.func.coalesce(e.c.until, 0)  # a row made here is read down to its node's until depth, or to the end
 
-        def joined(kind: str) -> sa.Join:
-            return (walk.join(e, sa.and_(e.c.dst == walk.c.node_id, e.c.depth == walk.c.depth, e.c.kind == kind,
-                                         inside))
-                    .join(seats, sa.and_(seats.c.sign == e.c.sign, seats.c.to_seat == walk.c.seat)))
+        def leaving(table: sa.Table | sa.Alias, kind: str, to: sa.FromClause) -> sa.ColumnElement[bool]:
+            return sa.and_(table.c.dst == to.c.node_id, table.c.depth == to.c.depth, table.c.kind == kind,
+                           table.c.src_layer.in_(LAYERS))
 
         share = sa.case((walk.c.anchor < 0, points(e.c.reward)), else_=0.0) + e.c.sign * walk.c.coeff
-        rolled = (sa.select(walk.c.step + 1, walk.c.depth, e.c.src, seats.c.node_id, walk.c.anchor,
-                            sa.func.sum(e.c.share * share), sa.null(), e.c.until, self._last_step(e.c.until),
-                            sa.literal(1))
-                  .select_from(joined("roll")).where(walk.c.step % 2 == 0)
-                  .group_by(walk.c.step, walk.c.depth, e.c.src, seats.c.node_id, walk.c.anchor, e.c.until))
-        q = points(e.c.reward) + e.c.sign * walk.c.coeff
-        moves = (sa.select(walk.c.step, walk.c.depth, e.c.src, seats.c.node_id.label("seat"), e.c.id, q.label("q"),
-                           sa.func.max(q).over(partition_by=(e.c.src, seats.c.node_id)).label("best"))
-                 .select_from(joined("move")).where(walk.c.step % 2 == 1, walk.c.anchor == self.value)
-                 .subquery("moves"))
+        rolled = (sa.select(walk.c.depth, e.c.src.label("node_id"), seats.c.node_id.label("seat"), walk.c.anchor,
+                            sa.func.sum(e.c.share * share).label("coeff"), e.c.until, read.label("read"))
+                  .select_from(walk.join(e, leaving(e, "roll", walk))
+                               .join(seats, sa.and_(seats.c.sign == e.c.sign, seats.c.to_seat == walk.c.seat)))
+                  .group_by(walk.c.depth, e.c.src, seats.c.node_id, walk.c.anchor, e.c.until)
+                  .cte("rolled", nesting=True).prefix_with("MATERIALIZED"))
+        known = sa.union_all(*(sa.select(table.c.depth, table.c.node_id, table.c.seat, table.c.anchor, table.c.coeff)
+                               for table in (walk, rolled))).subquery("known")
+        moving = e.alias("moving")
+        q = points(moving.c.reward) + moving.c.sign * known.c.coeff
+        moves = (sa.select(known.c.depth, moving.c.src, seats.c.node_id.label("seat"), moving.c.id, q.label("q"),
+                           sa.func.max(q).over(partition_by=(moving.c.src, seats.c.node_id)).label("best"))
+                 .select_from(known.join(moving, leaving(moving, "move", known))
+                              .join(seats, sa.and_(seats.c.sign == moving.c.sign, seats.c.to_seat == known.c.seat)))
+                 .where(known.c.anchor == self.value).subquery("moves"))
         near = moves.c.q >= moves.c.best - TIE * (1 + sa.func.abs(moves.c.best))
-        chosen = (sa.select(moves.c.step, moves.c.depth, moves.c.src, moves.c.seat, sa.func.min(moves.c.id).label("id"))
-                  .where(near).group_by(moves.c.step, moves.c.depth, moves.c.src, moves.c.seat).subquery("chosen"))
-        taken, to, after = e.alias("taken"), seats.alias("to"), walk.alias("after")
-        share = sa.case((after.c.anchor < 0, points(taken.c.reward)), else_=0.0) + taken.c.sign * after.c.coeff
-        decided = (sa.select(chosen.c.step + 1, chosen.c.depth - 1, chosen.c.src, chosen.c.seat, after.c.anchor, share,
-                             chosen.c.id, taken.c.until, self._last_step(taken.c.until), sa.literal(1))
+        chosen = (sa.select(moves.c.depth, moves.c.src, moves.c.seat, sa.func.min(moves.c.id).label("id"))
+                  .where(near).group_by(moves.c.depth, moves.c.src, moves.c.seat).subquery("chosen"))
+        taken, to, after = e.alias("taken"), seats.alias("to"), known.alias("after")
+        taken_share = sa.case((after.c.anchor < 0, points(taken.c.reward)), else_=0.0) + taken.c.sign * after.c.coeff
+        decided = (sa.select(chosen.c.depth - 1, chosen.c.src, chosen.c.seat, after.c.anchor, taken_share,
+                             chosen.c.id, taken.c.until, sa.func.coalesce(taken.c.until, 0), sa.literal(1))
                    .select_from(chosen.join(taken, sa.and_(taken.c.id == chosen.c.id, taken.c.depth == chosen.c.depth,
-                                                         taken.c.src_layer.in_(LAYERS)))
+                                                           taken.c.src_layer.in_(LAYERS)))
                                 .join(to, sa.and_(to.c.node_id == chosen.c.seat, to.c.sign == taken.c.sign))
                                 .join(after, sa.and_(after.c.node_id == taken.c.dst, after.c.seat == to.c.to_seat))))
-        carried = (sa.select(walk.c.step + 1, walk.c.depth - walk.c.step % 2, walk.c.node_id, walk.c.seat,
-                             walk.c.anchor, walk.c.coeff, walk.c.edge_id, walk.c.until, walk.c.read, sa.literal(0))
-                   .where(walk.c.read > walk.c.step + 1))
-        walked = start.union_all(sa.union_all(rolled, decided, carried))
+        made = sa.select(rolled.c.depth - 1, rolled.c.node_id, rolled.c.seat, rolled.c.anchor, rolled.c.coeff,
+                         sa.null(), rolled.c.until, rolled.c.read, sa.literal(1))
+        carried = (sa.select(walk.c.depth - 1, walk.c.node_id, walk.c.seat, walk.c.anchor, walk.c.coeff,
+                             walk.c.edge_id, walk.c.until, walk.c.read, sa.literal(0))
+                   .where(walk.c.read < walk.c.depth))
+        walked = start.union_all(sa.union_all(made, decided, carried).add_cte(rolled, nest_here=True))
         return sa.select(*(walked.c[name] for name in COLUMNS)).where(walked.c.fresh == 1)
 
     def run(self, connection: sa.Connection, depths: Mapping[int, Sequence[int]]) -> None:

@@ -235,7 +235,7 @@ class _Tables:
                           edge.c.reward, edge.c.sign, until, sa.case((edge.c.kind == "roll", share)))
                 .select_from(joined)
                 .where(edge.c.graph_id == graph_id, source.c.cycle_start.is_not(None))
-                .order_by(depth, edge.c.src_layer, edge.c.id))
+                .order_by(depth))
         connection.execute(sa.insert(self.by_depth).from_select(
             ["id", "src", "dst", "src_layer", "weight", "depth", "kind", "reward", "sign", "until", "share"], rows))
 

@@ -460,6 +460,7 @@ class _Group:
         found = connection.execute(sa.select(edge.c.src, edge.c.src_layer).where(_spanned(self.anchor_spans))
                                    .distinct()).all()
         self.anchors = [src for _, src in sorted((depth[layer], src) for src, layer in found)]
+        self.anchor_layers = {src: layer for src, layer in found}
         seats = self.t.seats
         self.variables = [anchor * seats + seat for anchor in self.anchors for seat in range(seats)]
         self.index = {variable: i for i, variable in enumerate(self.variables)}
@@ -481,8 +482,9 @@ class _Group:
                 found[number * seats:(number + 1) * seats] = carried[anchor]
         if guess is None or not self.anchors or all(anchor in carried for anchor in self.anchors):
             return found
-        named = named_positions(self.connection, self.graph_id, guess,
-                                node.c.id.in_(sa.select(edge.c.src).where(_spanned(self.anchor_spans))))
+        entering = {self.anchor_layers[anchor] for anchor in self.anchors if anchor not in carried}
+        named = named_positions(self.connection, self.graph_id, guess, node.c.id.in_(sa.select(edge.c.src).where(
+            _spanned([span for span in self.anchor_spans if span.layer in entering]))))
         term = self.t.finished()
         wanted = sorted({node_id for ids in named.values() for node_id in ids})
         solved = sa.select(term.c.node_id, term.c.seat, term.c.coeff).where(term.c.node_id.in_(wanted),

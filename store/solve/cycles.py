@@ -534,7 +534,8 @@ class _Group:
                                           np.array(entries, dtype=float))
 
     def value_at(self, solution: Sequence[float]) -> None:
-        """Put in ``solved`` each node's value when the anchors are worth ``solution``."""
+        """Put in ``solved`` each node's value when the anchors are worth ``solution`` (from ``new`` alone where the
+        pass was walked: every node's terms are there)."""
         t = self.t
         self.connection.execute(sa.delete(t.guess))
         rows = BulkInserter(self.connection, t.guess, ("node_id", "x"))
@@ -542,8 +543,8 @@ class _Group:
         rows.flush()
         self.connection.execute(sa.delete(t.solved))
         anchors = sa.select(t.new.c.node_id)  # the anchors' own terms, with their moves, are in ``new``
-        for terms, which in ((t.term, t.term.c.node_id.in_(self.inside) & t.term.c.node_id.not_in(anchors)),
-                             (t.new, sa.true())):
+        inner = t.term, t.term.c.node_id.in_(self.inside) & t.term.c.node_id.not_in(anchors)
+        for terms, which in ((inner,) if self.statements.walk is None else ()) + ((t.new, sa.true()),):
             rows = (sa.select(terms.c.node_id, terms.c.seat, sa.func.sum(terms.c.coeff * t.guess.c.x),
                               sa.func.max(terms.c.edge_id))
                     .select_from(terms.join(t.guess, t.guess.c.node_id == terms.c.anchor))

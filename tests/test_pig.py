@@ -123,9 +123,15 @@ def test_the_games_first_guess_saves_passes_and_changes_no_value(engine: sa.Engi
     assert all(abs(guessed[k] - plain[k]) <= 1e-12 * max(1.0, abs(plain[k])) for k in plain)
 
 
-def test_on_duckdb_a_match_takes_one_pass_and_a_statement_a_depth_below_the_anchors(tmp_path: Path) -> None:
+def test_on_duckdb_a_match_takes_one_pass_and_a_statement_a_depth_below_the_anchors(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Where the engine pays per statement, the components of a run are valued together, their layers at the
-    same depth below their anchors by one statement a kind of node; fixed moves take one pass in all."""
+    same depth below their anchors by one statement a kind of node, or the whole pass by one recursive statement
+    where the engine may group a recursion's steps (DuckDB); fixed moves take one pass in all, and give the same
+    values either way."""
+    import dataclasses
+
+    from dicegraph.store.backends import backend_of
     from dicegraph.store.db import open_database
 
     engine = open_database(f"duckdb:///{tmp_path / 'pig.duckdb'}", create=True)
@@ -134,25 +140,37 @@ def test_on_duckdb_a_match_takes_one_pass_and_a_statement_a_depth_below_the_anch
 
     def count(conn, cursor, statement, *rest) -> None:  # noqa: ANN001
         layers_terms = ".kind =" in statement and ".dst" in statement  # a layer's (or layers') terms
-        if statement.startswith(("INSERT INTO cyc_term", "INSERT INTO cyc_new")) and layers_terms:
+        if statement.startswith(("INSERT INTO cyc_term", "INSERT INTO cyc_new")) and layers_terms or \
+                statement.startswith("WITH RECURSIVE walk"):
             written.append(statement)
 
+    solved = {}
     with engine.begin() as connection:
         parts = cycles.components(connection, graph_id)
         kinds = {(span.layer - part.first, kind) for part in parts for span in part.spans
                  for kind, count_of in (("roll", span.rolls), ("move", span.moves)) if count_of}
-        sa.event.listen(engine, "after_cursor_execute", count)
         seats = [Seat(FOLLOW, find_policy(connection, graph_id, name).id, after_pass=other)
                  for name, other in (("hold-at-3", 1), ("hold-at-5", 0))]
-        steps: list[int] = []
-        tables, convergence = cycles.solve_components(connection, graph_id, seats, steps.append)
-        sa.event.remove(engine, "after_cursor_execute", count)
+        for walked in (False, True):
+            record = dataclasses.replace(backend_of(connection), grouped_recursion=walked)
+            monkeypatch.setattr(cycles, "backend_of", lambda connection, record=record: record)
+            written.clear()
+            sa.event.listen(engine, "after_cursor_execute", count)
+            steps: list[int] = []
+            tables, convergence = cycles.solve_components(connection, graph_id, seats, steps.append)
+            sa.event.remove(engine, "after_cursor_execute", count)
+            solved[walked] = cycles.root_of(connection, tables), list(written)
+            tables.drop(connection)
+            assert convergence.passes == convergence.components == len(parts)
+            assert steps == [len(part.spans) for part in parts]  # progress as each component is done, not once a run
     assert len(parts) == clock_ticks(12) and all(part.cyclic for part in parts)
-    assert len(written) == len(kinds) < sum(len(part.spans) for part in parts)
+    (by_layer, layer_statements), (by_walk, walks) = solved[False], solved[True]
+    assert len(layer_statements) == len(kinds) < sum(len(part.spans) for part in parts)
     # layers valued together read their edges by depth and leave out the rows no statement below reads again
-    assert any("FROM cyc_by_depth" in statement and "until <=" in statement for statement in written)
-    assert convergence.passes == convergence.components == len(parts)
-    assert steps == [len(part.spans) for part in parts]  # progress as each component is done, not once a run
+    assert any("FROM cyc_by_depth" in statement and "until <=" in statement for statement in layer_statements)
+    assert len(walks) == 1 and "INSERT INTO cyc_new" in walks[0]
+    assert by_walk.keys() == by_layer.keys() == {0, 1}
+    assert all(abs(by_walk[seat] - by_layer[seat]) <= 1e-12 for seat in by_layer)
 
 
 def _two_loops(into_the_deeper: int) -> Iterator[Row]:

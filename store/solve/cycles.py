@@ -50,8 +50,8 @@ once) move to a table of their own, and the work table is made again from the re
 read from both at the end. A window's statements read their edges from a copy of the cyclic layers' edges
 ordered by depth below the anchors (made once a solve), and leave out of their joins the rows of the nodes whose
 shallowest incoming edge is deeper than the depth they value: no statement of the pass reads those again. Where
-moreover a recursive query may group its steps' rows (the record's ``grouped_recursion``) and every seat maximises,
-a window's pass is one recursive statement whose steps are those statements (:mod:`.cycle_walk`).
+moreover a recursive query may group its steps' rows (the record's ``grouped_recursion``), a window's pass is one
+recursive statement whose steps are those statements (:mod:`.cycle_walk`).
 """
 
 from __future__ import annotations
@@ -805,8 +805,9 @@ def solve_components(connection: sa.Connection, graph_id: int, seats: Sequence[S
     runs = _runs(connection, graph_id, components(connection, graph_id))
     if any(len(run) > 1 for run in runs):
         t.order_by_depth(connection, graph_id)
-        if backend_of(connection).grouped_recursion and t.by_depth is not None and not t.following:
-            statements.walk = CycleWalk(t.term, t.new, t.by_depth, t.seat_map, t.points, VALUE)
+        if backend_of(connection).grouped_recursion and t.by_depth is not None:
+            statements.walk = CycleWalk(t.term, t.new, t.by_depth, t.seat_map, t.points, VALUE, t.maximising,
+                                        t.followed if t.following else None)
     for run in runs:
         if run[0].cyclic:
             window = GROUPED if t.maximising else len(run)  # fixed moves: one pass, however many

@@ -63,7 +63,6 @@ class CycleWalk:
                  .cte("walk", recursive=True))
         walk = start
         read = sa.func.coalesce(e.c.until, 0)  # a row made here is read down to its node's until depth, or to the end
-
         rolled = (sa.select(walk.c.depth, e.c.src.label("node_id"), seats.c.node_id.label("seat"), walk.c.anchor,
                             sa.func.sum(e.c.share * self._taking(e, walk)).label("coeff"), e.c.until,
                             read.label("read"))
@@ -93,7 +92,7 @@ class CycleWalk:
         """Return an edge's share of a term of its destination: its reward goes to the value and the constant."""
         return sa.case((dst.c.anchor < 0, self.points(edge.c.reward)), else_=0.0) + edge.c.sign * dst.c.coeff
 
-    def _made(self, edge: sa.Table | sa.Alias) -> list[sa.ColumnElement]:
+    def _move_columns(self, edge: sa.Table | sa.Alias) -> list[sa.ColumnElement]:
         """Return the last columns of a row a decision makes: its move, its node's ``until``, how far it is read,
         and that it is the walk's answer."""
         return [edge.c.id, edge.c.until, sa.func.coalesce(edge.c.until, 0), sa.literal(1)]
@@ -115,7 +114,7 @@ class CycleWalk:
                   .where(near).group_by(moves.c.depth, moves.c.src, moves.c.seat).subquery("chosen"))
         taken, to, after = self.edges.alias("taken"), seats.alias("to"), known.alias("after")
         return (sa.select(chosen.c.depth - 1, chosen.c.src, chosen.c.seat, after.c.anchor, self._taking(taken, after),
-                          *self._made(taken))
+                          *self._move_columns(taken))
                 .select_from(chosen.join(taken, sa.and_(taken.c.id == chosen.c.id, taken.c.depth == chosen.c.depth,
                                                         taken.c.src_layer.in_(LAYERS)))
                              .join(to, sa.and_(to.c.node_id == chosen.c.seat, to.c.sign == taken.c.sign))
@@ -126,7 +125,7 @@ class CycleWalk:
         rows."""
         seats, taken = self.seats, self.edges.alias("followed_move")
         return (sa.select(known.c.depth - 1, taken.c.src, followed.c.seat, known.c.anchor, self._taking(taken, known),
-                          *self._made(taken))
+                          *self._move_columns(taken))
                 .select_from(known.join(taken, self._leaving(taken, "move", known))
                              .join(followed, followed.c.edge_id == taken.c.id)
                              .join(seats, sa.and_(seats.c.node_id == followed.c.seat, seats.c.sign == taken.c.sign,

@@ -4,7 +4,8 @@
 kind of node (Pig to 100's optimum sends about 1,400 of them, some 20 ms each on DuckDB, docs/performance.md).
 Where a recursive query may group each step's rows
 (:attr:`dicegraph.store.backends.record.Backend.grouped_recursion`), a pass is one statement, :class:`CycleWalk`'s,
-over the edges the solve copied in the order of their depth (:meth:`dicegraph.store.solve.cycles._Tables.order_by_depth`):
+over the edges the solve copied in the order of their depth
+(:meth:`dicegraph.store.solve.cycles._Tables.order_by_depth`):
 
 * Each step values the window's nodes at one depth below their anchors, the deepest first: its chance nodes'
   terms (each node's value as an affine function of the window's anchors, as in ``cycles``) are their rolls' weighted
@@ -32,6 +33,13 @@ from dicegraph.graphs.protocol import TIE
 
 TOP, LAYERS = sa.bindparam("top", type_=sa.Integer), sa.bindparam("layers", expanding=True)
 COLUMNS = ("node_id", "seat", "anchor", "coeff", "edge_id", "until")  # the rows a walk writes to ``new``
+
+
+def edge_term(points: Callable[[sa.ColumnElement[float]], sa.ColumnElement[float]], edge: sa.FromClause,
+              dst: sa.FromClause) -> sa.ColumnElement[float]:
+    """Return an edge's share of a term of its destination (a row of ``dst``): the edge's reward, read by
+    ``points``, goes to the value and the constant (the negative pseudo-anchors), its sign to every term."""
+    return sa.case((dst.c.anchor < 0, points(edge.c.reward)), else_=0.0) + edge.c.sign * dst.c.coeff
 
 
 class CycleWalk:
@@ -64,9 +72,9 @@ class CycleWalk:
         walk = start
         read = sa.func.coalesce(e.c.until, 0)  # a row made here is read down to its node's until depth, or to the end
         rolled = (sa.select(walk.c.depth, e.c.src.label("node_id"), seats.c.node_id.label("seat"), walk.c.anchor,
-                            sa.func.sum(e.c.share * self._taking(e, walk)).label("coeff"), e.c.until,
+                            sa.func.sum(e.c.share * edge_term(self.points, e, walk)).label("coeff"), e.c.until,
                             read.label("read"))
-                  .select_from(walk.join(e, self._leaving(e, "roll", walk))
+                  .select_from(walk.join(e, self._into(e, "roll", walk))
                                .join(seats, sa.and_(seats.c.sign == e.c.sign, seats.c.to_seat == walk.c.seat)))
                   .group_by(walk.c.depth, e.c.src, seats.c.node_id, walk.c.anchor, e.c.until)
                   .cte("rolled", nesting=True).prefix_with("MATERIALIZED"))
@@ -82,15 +90,11 @@ class CycleWalk:
         walked = start.union_all(sa.union_all(made, *decided, carried).add_cte(rolled, nest_here=True))
         return sa.select(*(walked.c[name] for name in COLUMNS)).where(walked.c.fresh == 1)
 
-    def _leaving(self, table: sa.Table | sa.Alias, kind: str, to: sa.FromClause) -> sa.ColumnElement[bool]:
+    def _into(self, table: sa.Table | sa.Alias, kind: str, to: sa.FromClause) -> sa.ColumnElement[bool]:
         """Return the condition that an edge of ``table`` is a ``kind`` edge of the window's layers into a row of
         ``to`` at the step's depth."""
         return sa.and_(table.c.dst == to.c.node_id, table.c.depth == to.c.depth, table.c.kind == kind,
                        table.c.src_layer.in_(LAYERS))
-
-    def _taking(self, edge: sa.Table | sa.Alias, dst: sa.FromClause) -> sa.ColumnElement[float]:
-        """Return an edge's share of a term of its destination: its reward goes to the value and the constant."""
-        return sa.case((dst.c.anchor < 0, self.points(edge.c.reward)), else_=0.0) + edge.c.sign * dst.c.coeff
 
     def _move_columns(self, edge: sa.Table | sa.Alias) -> list[sa.ColumnElement]:
         """Return the last columns of a row a decision makes: its move, its node's ``until``, how far it is read,
@@ -105,7 +109,7 @@ class CycleWalk:
         q = self.points(moving.c.reward) + moving.c.sign * known.c.coeff
         moves = (sa.select(known.c.depth, moving.c.src, seats.c.node_id.label("seat"), moving.c.id, q.label("q"),
                            sa.func.max(q).over(partition_by=(moving.c.src, seats.c.node_id)).label("best"))
-                 .select_from(known.join(moving, self._leaving(moving, "move", known))
+                 .select_from(known.join(moving, self._into(moving, "move", known))
                               .join(seats, sa.and_(seats.c.sign == moving.c.sign, seats.c.to_seat == known.c.seat,
                                                    seats.c.policy_id.is_(None))))
                  .where(known.c.anchor == self.value).subquery("moves"))
@@ -113,7 +117,8 @@ class CycleWalk:
         chosen = (sa.select(moves.c.depth, moves.c.src, moves.c.seat, sa.func.min(moves.c.id).label("id"))
                   .where(near).group_by(moves.c.depth, moves.c.src, moves.c.seat).subquery("chosen"))
         taken, to, after = self.edges.alias("taken"), seats.alias("to"), known.alias("after")
-        return (sa.select(chosen.c.depth - 1, chosen.c.src, chosen.c.seat, after.c.anchor, self._taking(taken, after),
+        return (sa.select(chosen.c.depth - 1, chosen.c.src, chosen.c.seat, after.c.anchor,
+                          edge_term(self.points, taken, after),
                           *self._move_columns(taken))
                 .select_from(chosen.join(taken, sa.and_(taken.c.id == chosen.c.id, taken.c.depth == chosen.c.depth,
                                                         taken.c.src_layer.in_(LAYERS)))
@@ -124,9 +129,10 @@ class CycleWalk:
         """Return the decisions of the seats that follow a policy: the terms of its move, from the step's ``known``
         rows."""
         seats, taken = self.seats, self.edges.alias("followed_move")
-        return (sa.select(known.c.depth - 1, taken.c.src, followed.c.seat, known.c.anchor, self._taking(taken, known),
+        return (sa.select(known.c.depth - 1, taken.c.src, followed.c.seat, known.c.anchor,
+                          edge_term(self.points, taken, known),
                           *self._move_columns(taken))
-                .select_from(known.join(taken, self._leaving(taken, "move", known))
+                .select_from(known.join(taken, self._into(taken, "move", known))
                              .join(followed, followed.c.edge_id == taken.c.id)
                              .join(seats, sa.and_(seats.c.node_id == followed.c.seat, seats.c.sign == taken.c.sign,
                                                   seats.c.to_seat == known.c.seat))))

@@ -73,7 +73,7 @@ from dicegraph.store.schema import EdgeId, choice, edge, layer, node
 from dicegraph.store.load import BulkInserter
 from dicegraph.store.scratch import create_afresh, keyed_pair_table, temporary_table
 from dicegraph.store.seats import FOLLOW, MAXIMISE, Seat
-from dicegraph.store.solve.cycle_walk import CycleWalk
+from dicegraph.store.solve.cycle_walk import CycleWalk, edge_term
 from dicegraph.store.solve.dispatch import dispatchable
 
 GROUPED = 16  # cyclic components solved together, at most, where the engine pays per statement
@@ -365,11 +365,6 @@ class _Statements:
         term = self.t.term
         return sa.and_(term.c.node_id == edges.c.dst, term.c.seat == seats.c.to_seat, self._live(term, edges))
 
-    def _term_of_edge(self, edges: sa.Table) -> sa.ColumnElement[float]:
-        """Return an edge's share of a destination term: its reward goes to the value and the constant."""
-        term = self.t.term
-        return sa.case((term.c.anchor < 0, self.t.points(edges.c.reward)), else_=0.0) + edges.c.sign * term.c.coeff
-
     def _chance(self, into: sa.Table, many: bool) -> sa.Insert:
         """A chance node's terms: the weighted sums over its rolls, divided by its total weight (the weight
         of its constant's terms, which every destination has), taken by a window over the grouped rows; where
@@ -380,10 +375,10 @@ class _Statements:
         if not _by_depth(edges):
             total = sa.func.sum(sa.case((term.c.anchor == ONE, edges.c.weight), else_=0))
             denom = sa.func.max(total).over(partition_by=(edges.c.src, seats.c.node_id))
-            coeff = sa.func.sum(edges.c.weight * self._term_of_edge(edges)) / denom
+            coeff = sa.func.sum(edges.c.weight * edge_term(self.t.points, edges, term)) / denom
         else:
             grouped.append(edges.c.until)
-            coeff = sa.func.sum(edges.c.share * self._term_of_edge(edges))
+            coeff = sa.func.sum(edges.c.share * edge_term(self.t.points, edges, term))
         rows = (sa.select(*grouped[:3], coeff, *grouped[3:])
                 .select_from(joined).where(_edges("roll", many, edges)).group_by(*grouped))
         return sa.insert(into).from_select(self._written(["node_id", "seat", "anchor", "coeff"], edges), rows)
@@ -409,7 +404,7 @@ class _Statements:
         picked = (sa.union_all(*parts) if len(parts) > 1 else parts[0]).subquery("picked")
         taken, to = edges.alias("taken"), seats.alias("to")
         after = term.alias("after")
-        share = sa.case((after.c.anchor < 0, self.t.points(taken.c.reward)), else_=0.0) + taken.c.sign * after.c.coeff
+        share = edge_term(self.t.points, taken, after)
         joined = (picked.join(taken, sa.and_(taken.c.id == picked.c.edge_id, _leaving(taken, many)))
                   .join(to, sa.and_(to.c.node_id == picked.c.seat, to.c.sign == taken.c.sign))
                   .join(after, sa.and_(after.c.node_id == taken.c.dst, after.c.seat == to.c.to_seat,

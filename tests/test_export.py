@@ -248,6 +248,7 @@ def test_on_sqlite_the_policy_views_walk_reads_each_move_from_the_walked_rows(ja
         assert view.number_of_edges() == 2304 and len(walks) == 1
         statement, parameters = walks[0]
         plan = [row[3] for row in connection.exec_driver_sql("EXPLAIN QUERY PLAN " + statement, parameters)]
+    engine.dispose()
     step = plan[plan.index("RECURSIVE STEP") + 1:]
     reads = [line for line in step if "walk" in line.split(" USING")[0] or "choice" in line]
     assert reads[0] == "SCAN walk" and "choice" in reads[1] and "node_id=?" in reads[1], plan

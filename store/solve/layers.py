@@ -133,7 +133,7 @@ def best_move_rows(after: sa.FromClause, worth: str | Sequence[str], span: sa.Ro
               .select_from(edges.join(after, after.c.node_id == edges.c.dst)).where(edges_of(span, "move", edges)))
     if grouped:
         moves_cte = scored.cte("moves")
-        group = [*(moves_cte.c[key] for key in keys), moves_cte.c.src]
+        group = [moves_cte.c.src, *(moves_cte.c[key] for key in keys)]
         bests = sa.select(*group, *(best_of(moves_cte.c[f"q{i}"]).label(f"best{i}") for i in range(len(qs)))) \
             .group_by(*group).subquery("bests")
         moves: sa.FromClause = (
@@ -146,7 +146,7 @@ def best_move_rows(after: sa.FromClause, worth: str | Sequence[str], span: sa.Ro
         if carry:
             raise ValueError("carried columns need the grouped form (and a backend with arg_min)")
         moves = scored.add_columns(
-            *(best_of(q.element).over(partition_by=(*extra, edges.c.src)).label(f"best{i}") for i, q in enumerate(qs))
+            *(best_of(q.element).over(partition_by=(edges.c.src, *extra)).label(f"best{i}") for i, q in enumerate(qs))
         ).subquery()
     outer = [moves.c[key] for key in keys]
 
@@ -158,11 +158,11 @@ def best_move_rows(after: sa.FromClause, worth: str | Sequence[str], span: sa.Ro
     near_some = sa.or_(*(near_best(i) for i in range(len(worths))))  # what the grouping below needs of a node's moves
     if len(worths) == 1 and not carry:
         picked = [sa.func.max(moves.c.best0), sa.func.min(moves.c.id)]
-        return sa.select(*outer, moves.c.src, *picked).where(near_some).group_by(*outer, moves.c.src)
+        return sa.select(*outer, moves.c.src, *picked).where(near_some).group_by(moves.c.src, *outer)
     chosen = [sa.case((near_best(i), moves.c.id)) for i in range(len(worths))]  # the lowest one is the move taken
     picked = [column for i in range(len(worths)) for column in (sa.func.max(moves.c[f"best{i}"]), sa.func.min(chosen[i]))]
     picked += [sa.func.arg_min(moves.c[column.name], chosen[i]) for column, i in carry]
-    return sa.select(*outer, moves.c.src, *picked).where(near_some).group_by(*outer, moves.c.src)
+    return sa.select(*outer, moves.c.src, *picked).where(near_some).group_by(moves.c.src, *outer)
 
 
 def best_moves(connection: sa.Connection, work: sa.Table, span: sa.Row, objective: str, keys: Sequence[str] = ()) -> None:

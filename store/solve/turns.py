@@ -210,21 +210,15 @@ def _turn_plan(graph: TurnGraph, work: _TurnTables, grouped: bool, keep_chosen: 
             continue
         picked = best_move_rows(after, work.names("p"), span, "max", keys=("state",), grouped=grouped, edges=turn_edge)
         statements.append(sa.insert(chosen).from_select(["state", "node_id", *work.names("p", "edge")], picked))
-        parts = []
-        for i in range(work.policies):  # each policy's move and its value, joined on (node, state) afterwards
-            move = turn_edge.alias(f"move{i}")
-            reward, then_v1, then_v2 = move.c.reward, after.c[f"v1_{i}"], after.c[f"v2_{i}"]
-            parts.append(
-                sa.select(chosen.c.node_id, chosen.c.state, chosen.c[f"p{i}"].label(f"p{i}"),
-                          (reward + then_v1).label(f"v1_{i}"), moment(reward, then_v1, then_v2).label(f"v2_{i}"))
-                .select_from(chosen.join(move, move.c.id == chosen.c[f"edge{i}"])
-                             .join(after, sa.and_(after.c.node_id == move.c.dst, after.c.state == chosen.c.state)))
-                .where(*this_layer).subquery(f"policy{i}"))
-        joined: sa.FromClause = parts[0]
-        for part in parts[1:]:
-            joined = joined.join(part, sa.and_(part.c.node_id == parts[0].c.node_id, part.c.state == parts[0].c.state))
-        columns = [part.c[name] for i, part in enumerate(parts) for name in (f"p{i}", f"v1_{i}", f"v2_{i}")]
-        rows = sa.select(parts[0].c.node_id, parts[0].c.state, *columns).select_from(joined)
+        joined: sa.FromClause = chosen
+        columns = []
+        for i in range(work.policies):  # each policy's move and the values it leads to, on the chosen row
+            move, then = turn_edge.alias(f"move{i}"), turn.alias(f"then{i}")
+            joined = (joined.join(move, move.c.id == chosen.c[f"edge{i}"])
+                      .join(then, sa.and_(then.c.node_id == move.c.dst, then.c.state == chosen.c.state)))
+            reward, then_v1, then_v2 = move.c.reward, then.c[f"v1_{i}"], then.c[f"v2_{i}"]
+            columns += [chosen.c[f"p{i}"], reward + then_v1, moment(reward, then_v1, then_v2)]
+        rows = sa.select(chosen.c.node_id, chosen.c.state, *columns).select_from(joined).where(*this_layer)
         statements.append(sa.insert(turn).from_select(["node_id", "state", *numbered], rows))
     return statements
 
@@ -748,3 +742,4 @@ def play_turns(connection: sa.Connection, graph: TurnGraph, policy_id: int, ends
         found[state][node_id] = (p, v1)
     _drop(connection, work)
     return found
+

@@ -99,8 +99,8 @@ def _prepared(game: str, params: dict[str, Any]) -> Callable[[Path], None]:
 def whole_game(tmp_path_factory: pytest.TempPathFactory) -> str:
     """URL of a DuckDB database holding School (default rules) solved: optimal and Bob over whole games.
 
-    DuckDB runs the same statements as SQLite in under half the time (about 5
-    minutes here for both policies; tests/bench/bench_school.py times SQLite).
+    DuckDB solves it several times faster than SQLite (tests/bench/bench_school.py
+    times both; docs/performance.md keeps the figures).
     """
     made = _prepared("school", {"straights": (15, 20), "grades": "negative"})
     return f"duckdb:///{made_once(tmp_path_factory, 'school', made)}"

@@ -742,4 +742,3 @@ def play_turns(connection: sa.Connection, graph: TurnGraph, policy_id: int, ends
         found[state][node_id] = (p, v1)
     _drop(connection, work)
     return found
-

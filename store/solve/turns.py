@@ -213,11 +213,8 @@ def _turn_plan(graph: TurnGraph, work: _TurnTables, grouped: bool, keep_chosen: 
         joined: sa.FromClause = chosen
         columns = []
         for i in range(work.policies):  # each policy's move and the values it leads to, on the chosen row
-            move, then = turn_edge.alias(f"move{i}"), turn.alias(f"then{i}")
-            joined = (joined.join(move, move.c.id == chosen.c[f"edge{i}"])
-                      .join(then, sa.and_(then.c.node_id == move.c.dst, then.c.state == chosen.c.state)))
-            reward, then_v1, then_v2 = move.c.reward, then.c[f"v1_{i}"], then.c[f"v2_{i}"]
-            columns += [chosen.c[f"p{i}"], reward + then_v1, moment(reward, then_v1, then_v2)]
+            joined, taken = _taken_values(joined, chosen.c[f"edge{i}"], chosen.c.state, turn_edge, turn, i)
+            columns += [chosen.c[f"p{i}"], *taken]
         rows = sa.select(chosen.c.node_id, chosen.c.state, *columns).select_from(joined).where(*this_layer)
         statements.append(sa.insert(turn).from_select(["node_id", "state", *numbered], rows))
     return statements
@@ -238,12 +235,22 @@ def _played_decisions(work: _TurnTables, after: sa.FromClause, span: sa.Row, gro
         state, src, best, _, v1, v2 = picked.c  # the edge taken, then the values carried from it
         return sa.insert(work.turn).from_select(["node_id", "state", *numbered], sa.select(src, state, best, v1, v2))
     picked = best_move_rows(after, ["p0"], span, "max", keys=("state",), grouped=grouped, edges=turn_edge).subquery()
-    move, then = turn_edge.alias("move"), after.alias("then")
-    state, src, best, taken = picked.c
-    rows = (sa.select(src, state, best, move.c.reward + then.c.v1_0, moment(move.c.reward, then.c.v1_0, then.c.v2_0))
-            .select_from(picked.join(move, move.c.id == taken)
-                         .join(then, sa.and_(then.c.node_id == move.c.dst, then.c.state == state))))
+    state, src, best, edge_taken = picked.c
+    joined, taken = _taken_values(picked, edge_taken, state, turn_edge, work.turn, 0)
+    rows = sa.select(src, state, best, *taken).select_from(joined)
     return sa.insert(work.turn).from_select(["node_id", "state", *numbered], rows)
+
+
+def _taken_values(joined: sa.FromClause, edge_taken: sa.ColumnElement[int], state: sa.ColumnElement[int],
+                  turn_edge: sa.FromClause, turn: sa.Table, i: int) -> tuple[sa.FromClause, list[sa.ColumnElement]]:
+    """Return ``joined`` joined with the move ``edge_taken`` (an edge id) and the turn node it leads to for
+    ``state`` (a row of ``turn``), and the move's value and second moment under policy ``i``: ``reward + v1_i`` and
+    :func:`dicegraph.store.turn_ends.moment`."""
+    move, then = turn_edge.alias(f"move{i}"), turn.alias(f"then{i}")
+    joined = (joined.join(move, move.c.id == edge_taken)
+              .join(then, sa.and_(then.c.node_id == move.c.dst, then.c.state == state)))
+    reward, then_v1, then_v2 = move.c.reward, then.c[f"v1_{i}"], then.c[f"v2_{i}"]
+    return joined, [reward + then_v1, moment(reward, then_v1, then_v2)]
 
 
 def _start_turns(connection: sa.Connection, graph: TurnGraph, work: _TurnTables, which: sa.ColumnElement[bool],

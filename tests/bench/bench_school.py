@@ -15,12 +15,15 @@ combinations in play, the others used from the start) solves a smaller game in S
 every state and reads the smaller game's start. ``--distribution`` also times the optimum's score distribution
 over whole games in SQL (``store/solve/turn_outcomes.py``) beside :func:`numpy_distribution`, the same forward
 pass in arrays from the reference's values (its choices made again, as the SQL makes them again from the stored
-values), and prints the largest difference of a score's probability.
+values), and prints the largest difference of a score's probability. Last, :func:`numpy_both_policies` does in
+arrays the work the SQL does (both policies, each with its mean and second moment), a second reference for the
+same work, and the ratio against it is printed too.
 """
 
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 import time
 from pathlib import Path
@@ -32,6 +35,7 @@ sys.path.insert(0, str(ROOT))
 
 from dicegraph.graphs import get_game  # noqa: E402
 from dicegraph.graphs import school as rules  # noqa: E402
+from dicegraph.graphs.school.rules import last_states  # noqa: E402
 from dicegraph.store.solve import readers, turns  # noqa: E402
 from dicegraph.store.solve.turn_outcomes import turn_outcomes  # noqa: E402
 from dicegraph.store.turn_graph import TurnGraph
@@ -64,6 +68,58 @@ def numpy_values() -> dict[int, float]:
         for row, worth in enumerate(decide1 @ turns.first):
             value[states[row]] = float(worth)
     return value
+
+
+def numpy_both_policies(first: int = 0) -> dict[str, dict[int, tuple[float, float]]]:
+    """Return, for the optimum and Bob, each state's expected score still to come and its second moment (used
+    combinations -> (mean, second moment)): the work the SQL solve does (both policies, each choosing by its
+    profit, the mean and second moment following its choices), every layer of states at once with arrays. Of equal
+    choices it takes scoring over rolling again and the first combination or keep, where the SQL takes the first
+    move within :data:`dicegraph.graphs.protocol.TIE` in the graph's order, so where choices of equal profit differ
+    in what follows, the second moments (and Bob's means) may differ a little; the optimum's means do not. Bob ranks ending with a combination by its points minus the optimum's value of
+    the state where it alone is left (:func:`dicegraph.graphs.school.rules.bob`)."""
+    turns = NumpyTurns(PARAMS["straights"], PARAMS["grades"])
+    points = turns.points
+    solved: dict[str, dict[int, tuple[float, float]]] = {"optimal": {rules.ALL_USED: (0.0, 0.0)},
+                                                          "bob": {rules.ALL_USED: (0.0, 0.0)}}
+    bob_profit = np.zeros(len(rules.COMBINATIONS))
+    by_layer = states_by_layer()
+
+    def chosen(profit: np.ndarray, v1: np.ndarray, v2: np.ndarray, axis: int) -> tuple[np.ndarray, ...]:
+        at = np.expand_dims(profit.argmax(axis=axis), axis)
+        return tuple(np.take_along_axis(array, at, axis).squeeze(axis) for array in (profit, v1, v2))
+
+    def kept(decide: tuple[np.ndarray, ...]) -> tuple[np.ndarray, ...]:
+        return chosen(*((array @ turns.roll.T)[:, turns.keeps] for array in decide), axis=2)
+
+    def better(score: tuple[np.ndarray, ...], keep: tuple[np.ndarray, ...]) -> tuple[np.ndarray, ...]:
+        stop = score[0] >= keep[0]
+        return tuple(np.where(stop, a, b) for a, b in zip(score, keep))
+
+    for layer in range(len(rules.COMBINATIONS) - 1, -1, -1):
+        states = [used for used in by_layer[layer] if used & first == first]
+        for name in ("optimal", "bob"):
+            value = solved[name]
+            ends = np.zeros((3, len(states), len(rules.COMBINATIONS)))  # profit, v1, v2 of each end (closed: -inf profit)
+            ends[0] = -np.inf
+            for row, used in enumerate(states):
+                for c in rules.open_combinations(used):
+                    v1, v2 = value[used | 1 << c]
+                    ends[:, row, c] = (v1 if name == "optimal" else bob_profit[c]), v1, v2
+            score = []
+            for roll in (0, 1):
+                gained = points[None, :, :, roll]
+                score.append(chosen(gained + ends[0][:, None, :], gained + ends[1][:, None, :],
+                                    gained * gained + 2 * gained * ends[1][:, None, :] + ends[2][:, None, :], axis=2))
+            decide2 = better(score[0], kept(score[0]))
+            decide1 = better(score[1], kept(decide2))
+            means, moments = decide1[1] @ turns.first, decide1[2] @ turns.first
+            for row, used in enumerate(states):
+                value[used] = float(means[row]), float(moments[row])
+            if name == "optimal" and layer == len(rules.COMBINATIONS) - 1:  # Bob's profits: the last states' values
+                for c in last_states(first):
+                    bob_profit[c] = -value[rules.ALL_USED ^ 1 << c][0]
+    return solved
 
 
 def numpy_distribution(turns: NumpyTurns, value: dict[int, float], start: int = 0) -> dict[float, float]:
@@ -133,8 +189,9 @@ def bench(backend: str, params: dict[str, object],
             graph = TurnGraph.load(connection, built.graph_id, get_game("school").turn(params))
             turns.ensure_turns_solved(connection, graph)
             seconds = time.perf_counter() - started
-            policy_id = turns.ensure_policy(connection, graph, "optimal")
-            expected, sd = readers.game_score(connection, built.graph_id, policy_id, rules.state_key(first))
+            scores = {name: readers.game_score(connection, built.graph_id, turns.ensure_policy(connection, graph, name),
+                                               rules.state_key(first)) for name in ("optimal", "bob")}
+            expected, sd = scores["optimal"]
             spread = None
             if distribution:
                 started = time.perf_counter()
@@ -151,7 +208,7 @@ def bench(backend: str, params: dict[str, object],
     if spread is not None:
         print(f"{backend}: the optimum's score distribution in {spread[0]:.1f} s ({len(spread[1]):,} scores); "
               f"peak memory of the process so far {peak_memory()}", flush=True)
-    return seconds, expected, spread
+    return seconds, scores, spread
 
 
 def main() -> None:
@@ -169,8 +226,20 @@ def main() -> None:
     seconds = time.perf_counter() - started
     reference = values[first]
     print(f"numpy in memory (the reference): {seconds:.1f} s, expected score {reference:.9f}")
-    for backend, (sql_seconds, expected, _) in results.items():
-        print(f"  {backend} / numpy: {sql_seconds / seconds:.1f}x the time; |difference| {abs(expected - reference):.2e}")
+    for backend, (sql_seconds, scores, _) in results.items():
+        print(f"  {backend} / numpy: {sql_seconds / seconds:.1f}x the time; "
+              f"|difference| {abs(scores['optimal'][0] - reference):.2e}")
+    started = time.perf_counter()
+    both = numpy_both_policies(first)
+    same_work = time.perf_counter() - started
+    found = {name: (both[name][first][0], math.sqrt(max(both[name][first][1] - both[name][first][0] ** 2, 0.0)))
+             for name in both}
+    print(f"numpy doing the SQL's work (both policies, each one's mean and second moment): {same_work:.1f} s, "
+          + ", ".join(f"{name} {mean:.9f} (sd {sd:.6f})" for name, (mean, sd) in found.items()))
+    for backend, (sql_seconds, scores, _) in results.items():
+        means, sds = (max(abs(scores[name][i] - found[name][i]) for name in found) for i in (0, 1))
+        print(f"  {backend} / numpy doing the same work: {sql_seconds / same_work:.1f}x the time; largest |difference| "
+              f"of a mean {means:.2e}, of an sd {sds:.2e} (equal choices are broken apart)")
     if options.distribution:
         started = time.perf_counter()
         spread = numpy_distribution(NumpyTurns(PARAMS["straights"], PARAMS["grades"]), values, first)

@@ -73,11 +73,13 @@ def numpy_values() -> dict[int, float]:
 def numpy_both_policies(first: int = 0) -> dict[str, dict[int, tuple[float, float]]]:
     """Return, for the optimum and Bob, each state's expected score still to come and its second moment (used
     combinations -> (mean, second moment)): the work the SQL solve does (both policies, each choosing by its
-    profit, the mean and second moment following its choices), every layer of states at once with arrays. Of equal
-    choices it takes scoring over rolling again and the first combination or keep, where the SQL takes the first
-    move within :data:`dicegraph.graphs.protocol.TIE` in the graph's order, so where choices of equal profit differ
-    in what follows, the second moments (and Bob's means) may differ a little; the optimum's means do not. Bob ranks ending with a combination by its points minus the optimum's value of
-    the state where it alone is left (:func:`dicegraph.graphs.school.rules.bob`)."""
+    profit, the mean and second moment following its choices), every layer of states at once with arrays.
+
+    Bob ranks ending with a combination by its points minus the optimum's value of the state where it alone is
+    left (:func:`dicegraph.graphs.school.rules.bob`). Of equal choices this takes scoring over rolling again and
+    the first combination or keep, where the SQL takes the first move within
+    :data:`dicegraph.graphs.protocol.TIE` in the graph's order: where choices of equal profit differ in what
+    follows, the second moments (and Bob's means) may differ a little; the optimum's means do not."""
     turns = NumpyTurns(PARAMS["straights"], PARAMS["grades"])
     points = turns.points
     solved: dict[str, dict[int, tuple[float, float]]] = {"optimal": {rules.ALL_USED: (0.0, 0.0)},
@@ -100,8 +102,8 @@ def numpy_both_policies(first: int = 0) -> dict[str, dict[int, tuple[float, floa
         states = [used for used in by_layer[layer] if used & first == first]
         for name in ("optimal", "bob"):
             value = solved[name]
-            ends = np.zeros((3, len(states), len(rules.COMBINATIONS)))  # profit, v1, v2 of each end (closed: -inf profit)
-            ends[0] = -np.inf
+            ends = np.zeros((3, len(states), len(rules.COMBINATIONS)))  # each end's profit, v1 and v2
+            ends[0] = -np.inf  # an end the state has closed is never chosen
             for row, used in enumerate(states):
                 for c in rules.open_combinations(used):
                     v1, v2 = value[used | 1 << c]

@@ -21,6 +21,7 @@ exactly by Newton's method (``store/solve/cycles.py``).
 from __future__ import annotations
 
 import functools
+import math
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple, Protocol, Union
@@ -188,6 +189,16 @@ def params_text(params: Mapping[str, Any]) -> str:
     'tiles=9, one_die=on'
     """
     return ", ".join(f"{name}={value_text(value)}" for name, value in params.items()) or "no parameters"
+
+
+def spread(mean: float, moment2: float) -> float:
+    """Return the standard deviation of an outcome from its mean and its second moment (the mean of its square),
+    0 where rounding leaves the variance a hair below 0.
+
+    >>> spread(2.0, 5.0), spread(3.0, 9.0 - 1e-15)
+    (1.0, 0.0)
+    """
+    return math.sqrt(max(moment2 - mean * mean, 0.0))
 
 
 class ChosenMove(NamedTuple):

@@ -20,14 +20,13 @@ from __future__ import annotations
 
 import functools
 import json
-import math
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import sqlalchemy as sa
 
 from dicegraph.graphs.errors import DicegraphError
-from dicegraph.graphs.protocol import OPTIMAL, ChosenMove, Progress, Simulation, with_defaults
+from dicegraph.graphs.protocol import OPTIMAL, ChosenMove, Progress, Simulation, spread, with_defaults
 from dicegraph.graphs.repeating import valued_agent
 from dicegraph.graphs.spec import GameSpec
 from dicegraph.store.solve import (graph_matches, objectives, race_departures, race_matches, readers, turn_cycles,
@@ -353,7 +352,7 @@ class TurnGraphView(GraphView):
         if policy not in {declared.name for declared in self._turn().structure.policies}:
             return None
         expected, moment2, _ = self.turn.state(policy, self._root_key())
-        return math.sqrt(max(moment2 - expected**2, 0.0))
+        return spread(expected, moment2)
 
     def stored_sizes(self) -> dict[str, int]:
         """Return :meth:`TurnView.sizes`."""

@@ -8,7 +8,7 @@ from typing import Any
 
 import dicegraph.graphs.five_thousand.game as rules
 from dicegraph.graphs.hookspecs import hookimpl
-from dicegraph.graphs.protocol import TIE, StoredGraph
+from dicegraph.graphs.protocol import TIE, StoredGraph, spread
 
 EXAMPLES = 10
 
@@ -34,7 +34,7 @@ def _policy(graph: StoredGraph, row: Mapping[str, Any]) -> dict[str, Any]:
     mean = sum(score * p for score, p in distribution.items())
     square = sum(score * score * p for score, p in distribution.items())
     return {"name": row["name"], "expected": row["value"], "p_zero": distribution.get(0.0, 0.0),
-            "sd": math.sqrt(max(square - mean * mean, 0.0))}
+            "sd": spread(mean, square)}
 
 
 def _bank_thresholds(graph: StoredGraph) -> dict[str, int]:

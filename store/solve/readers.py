@@ -20,9 +20,9 @@ decisions, every state's values or decisions, and the sizes of the stored parts.
 
 from __future__ import annotations
 
-import math
 import sqlalchemy as sa
 
+from dicegraph.graphs.protocol import spread
 from dicegraph.store.errors import NotFound
 from dicegraph.store.schema import layer, node, ranked_values, turn_policy
 
@@ -75,4 +75,4 @@ def turn_sizes(connection: sa.Connection, graph_id: int, root_layer: int) -> dic
 def game_score(connection: sa.Connection, graph_id: int, policy_id: int, key: str) -> tuple[float, float]:
     """Return the policy's expected score from turn state ``key`` and its standard deviation."""
     row = state_result(connection, graph_id, policy_id, key)
-    return row.value, math.sqrt(max(row.moment2 - row.value**2, 0.0))
+    return row.value, spread(row.value, row.moment2)

@@ -23,7 +23,6 @@ same work, and the ratio against it is printed too.
 from __future__ import annotations
 
 import argparse
-import math
 import sys
 import time
 from pathlib import Path
@@ -35,6 +34,7 @@ sys.path.insert(0, str(ROOT))
 
 from dicegraph.graphs import get_game  # noqa: E402
 from dicegraph.graphs import school as rules  # noqa: E402
+from dicegraph.graphs.protocol import spread  # noqa: E402
 from dicegraph.graphs.school.rules import last_states  # noqa: E402
 from dicegraph.store.solve import readers, turns  # noqa: E402
 from dicegraph.store.solve.turn_outcomes import turn_outcomes  # noqa: E402
@@ -194,11 +194,11 @@ def bench(backend: str, params: dict[str, object],
             scores = {name: readers.game_score(connection, built.graph_id, turns.ensure_policy(connection, graph, name),
                                                rules.state_key(first)) for name in ("optimal", "bob")}
             expected, sd = scores["optimal"]
-            spread = None
+            timed_distribution = None
             if distribution:
                 started = time.perf_counter()
                 found = turn_outcomes(connection, graph, "optimal")
-                spread = time.perf_counter() - started, found
+                timed_distribution = time.perf_counter() - started, found
     turn_edges = sum(span.rolls + span.moves for span in graph.turn_spans)
     states = sum(1 for used in rules.states() if used & first == first) - 1  # those played: all but the last
     joined = len(graph.structure.policies) * states * turn_edges
@@ -207,10 +207,11 @@ def bench(backend: str, params: dict[str, object],
     print(f"{backend}: build {build_seconds:.1f} s; optimal and Bob solved in {seconds:.1f} s{against}, "
           f"{joined / seconds / 1e6:.2f} M joined edges/s ({joined:,} = policies x states x turn edges); "
           f"expected score {expected:.9f}, sd {sd:.6f}; peak memory of the process so far {peak_memory()}", flush=True)
-    if spread is not None:
-        print(f"{backend}: the optimum's score distribution in {spread[0]:.1f} s ({len(spread[1]):,} scores); "
-              f"peak memory of the process so far {peak_memory()}", flush=True)
-    return seconds, scores, spread
+    if timed_distribution is not None:
+        distribution_seconds, outcomes = timed_distribution
+        print(f"{backend}: the optimum's score distribution in {distribution_seconds:.1f} s "
+              f"({len(outcomes):,} scores); peak memory of the process so far {peak_memory()}", flush=True)
+    return seconds, scores, timed_distribution
 
 
 def main() -> None:
@@ -234,8 +235,7 @@ def main() -> None:
     started = time.perf_counter()
     both = numpy_both_policies(first)
     same_work = time.perf_counter() - started
-    found = {name: (both[name][first][0], math.sqrt(max(both[name][first][1] - both[name][first][0] ** 2, 0.0)))
-             for name in both}
+    found = {name: (both[name][first][0], spread(*both[name][first][:2])) for name in both}
     print(f"numpy doing the SQL's work (both policies, each one's mean and second moment): {same_work:.1f} s, "
           + ", ".join(f"{name} {mean:.9f} (sd {sd:.6f})" for name, (mean, sd) in found.items()))
     for backend, (sql_seconds, scores, _) in results.items():
@@ -244,14 +244,14 @@ def main() -> None:
               f"of a mean {means:.2e}, of an sd {sds:.2e} (equal choices are broken apart)")
     if options.distribution:
         started = time.perf_counter()
-        spread = numpy_distribution(NumpyTurns(PARAMS["straights"], PARAMS["grades"]), values, first)
+        outcomes = numpy_distribution(NumpyTurns(PARAMS["straights"], PARAMS["grades"]), values, first)
         seconds = time.perf_counter() - started
-        mean = sum(score * p for score, p in spread.items())
-        sd = sum((score - mean) ** 2 * p for score, p in spread.items()) ** 0.5
+        mean = sum(score * p for score, p in outcomes.items())
+        sd = sum((score - mean) ** 2 * p for score, p in outcomes.items()) ** 0.5
         print(f"numpy's distribution of the optimum's score (the reference, from the values above): {seconds:.1f} s, "
               f"mean {mean:.9f}, sd {sd:.6f}")
         for backend, (_, _, (sql_seconds, found)) in results.items():
-            differs = max(abs(found.get(score, 0.0) - spread.get(score, 0.0)) for score in {*found, *spread})
+            differs = max(abs(found.get(score, 0.0) - outcomes.get(score, 0.0)) for score in {*found, *outcomes})
             print(f"  {backend} / numpy: {sql_seconds / seconds:.1f}x the time; largest |difference| of a score's "
                   f"probability {differs:.2e}")
 

@@ -7,7 +7,6 @@ one line on stderr and exit status 1.
 from __future__ import annotations
 
 import gc
-import os
 import random
 import signal
 import sys
@@ -83,6 +82,8 @@ class DicegraphGroup(click.Group):
             raise  # looked up (that would load SQLAlchemy)
         except frontends.DriverError as error:
             raise click.ClickException(str(database_failure(error))) from None
+        except BrokenPipeError:  # the reader of the output has gone (| head): click stops quietly, status 1
+            raise
         except OSError as error:
             raise click.ClickException(_os_error_line(error)) from None
 
@@ -849,13 +850,9 @@ def query(ctx: click.Context, sql: str, write: bool, limit: int | None, timeout:
             text_out = text_out or TableWriter(columns)
             click.echo("\n".join(text_out.lines(rows)))
 
-    try:
-        _database(ctx).query_table(sql, write=write, limit=limit, timeout=timeout or None, on_rows=printed)
-        if as_json:
-            json_out.close()
-    except BrokenPipeError:  # the reader has gone (| head): stop quietly, as other tools do
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        ctx.exit(1)
+    _database(ctx).query_table(sql, write=write, limit=limit, timeout=timeout or None, on_rows=printed)
+    if as_json:
+        json_out.close()
 
 
 @main.command()

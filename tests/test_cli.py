@@ -208,3 +208,24 @@ def test_the_commands_that_open_no_database_load_no_driver_sqlalchemy_or_numpy(a
     done = subprocess.run([sys.executable, "-c", script, *args], capture_output=True, text=True, cwd=ROOT)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip().splitlines()[-1] == "[]", (args, done.stdout[-300:])
+
+
+@pytest.mark.parametrize("args", [["show", "jackpot", "0"], ["compare", "jackpot", "hilo"], ["policies", "jackpot"],
+                                  ["query", "SELECT key, value FROM positions"], ["report", "jackpot", "-n", "0"],
+                                  ["games"]])
+def test_a_command_whose_reader_has_gone_stops_quietly(jackpot_db: str, args: list[str]) -> None:
+    """Output into a pipe whose reader has gone (``| head`` done reading): the command stops with status 1 and no
+    error, as other tools do (its progress lines stay); each but ``query`` said ``Error: file error: Broken pipe``."""
+    import os
+    import subprocess
+    import sys
+
+    reading, writing = os.pipe()
+    os.close(reading)  # gone before the first line, so that every write fails whatever the timing
+    try:
+        done = subprocess.run([str(Path(sys.executable).parent / "dicegraph"), "--db", jackpot_db, *args],
+                              stdout=writing, stderr=subprocess.PIPE, text=True)
+    finally:
+        os.close(writing)
+    assert done.returncode == 1 and not any(word in done.stderr for word in ("Error", "Traceback", "Broken pipe")), (
+        args, done.stderr)

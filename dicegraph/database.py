@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import functools
 import json
-import math
 import random
 import threading
 import time
@@ -35,7 +34,8 @@ from dicegraph.record import PERSON, Record
 from dicegraph.graphs import GAMES, get_game
 from dicegraph.graphs.commands import as_json
 from dicegraph.graphs.errors import DicegraphError
-from dicegraph.graphs.protocol import OPTIMAL, Game, Progress, StoredGraph, resolve_params, value_text
+from dicegraph.graphs.protocol import (OPTIMAL, Game, Progress, StoredGraph, mean_and_spread, resolve_params,
+                                       value_text)
 from dicegraph.store.backends import backend_of
 from dicegraph.graphs.listing import game_listing
 from dicegraph.store.browse import graph_layers, largest_payoff, root_key, search_positions, stored_graphs
@@ -817,6 +817,5 @@ def open(url: str | None = None, **options: Any) -> Database:  # noqa: A001 (the
 
 def _moments(distribution: Mapping[float, float]) -> dict[str, float]:
     """Return a distribution's ``expected_payoff`` and ``sd``."""
-    expected = sum(payoff * probability for payoff, probability in distribution.items())
-    spread = math.sqrt(max(sum(p * (x - expected) ** 2 for x, p in distribution.items()), 0.0))
+    expected, spread = mean_and_spread(distribution)
     return {"expected_payoff": expected, "sd": spread}

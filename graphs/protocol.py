@@ -201,6 +201,17 @@ def spread(mean: float, moment2: float) -> float:
     return math.sqrt(max(moment2 - mean * mean, 0.0))
 
 
+def mean_and_spread(distribution: Mapping[float, float]) -> tuple[float, float]:
+    """Return the mean and the standard deviation of an outcome distribution (outcome -> probability), the
+    deviations taken from the mean (steadier in floating point than :func:`spread` from a second moment).
+
+    >>> mean_and_spread({0.0: 0.5, 2.0: 0.5})
+    (1.0, 1.0)
+    """
+    mean = sum(outcome * p for outcome, p in distribution.items())
+    return mean, math.sqrt(sum(p * (outcome - mean) ** 2 for outcome, p in distribution.items()))
+
+
 class ChosenMove(NamedTuple):
     """The move a policy takes at a decision: its label and the key of the node it leads to."""
 

@@ -8,7 +8,7 @@ from typing import Any
 
 import dicegraph.graphs.five_thousand.game as rules
 from dicegraph.graphs.hookspecs import hookimpl
-from dicegraph.graphs.protocol import TIE, StoredGraph, spread
+from dicegraph.graphs.protocol import TIE, StoredGraph, mean_and_spread
 
 EXAMPLES = 10
 
@@ -31,10 +31,8 @@ def analyse(graph: StoredGraph, params: Mapping[str, Any], report: Mapping[str, 
 def _policy(graph: StoredGraph, row: Mapping[str, Any]) -> dict[str, Any]:
     """Expected score (the root value), P(score 0) and standard deviation from the exact outcome distribution."""
     distribution = graph.distribution(row["name"])
-    mean = sum(score * p for score, p in distribution.items())
-    square = sum(score * score * p for score, p in distribution.items())
     return {"name": row["name"], "expected": row["value"], "p_zero": distribution.get(0.0, 0.0),
-            "sd": spread(mean, square)}
+            "sd": mean_and_spread(distribution)[1]}
 
 
 def _bank_thresholds(graph: StoredGraph) -> dict[str, int]:

@@ -34,7 +34,7 @@ sys.path.insert(0, str(ROOT))
 
 from dicegraph.graphs import get_game  # noqa: E402
 from dicegraph.graphs import school as rules  # noqa: E402
-from dicegraph.graphs.protocol import spread  # noqa: E402
+from dicegraph.graphs.protocol import mean_and_spread, spread  # noqa: E402
 from dicegraph.graphs.school.rules import last_states  # noqa: E402
 from dicegraph.store.solve import readers, turns  # noqa: E402
 from dicegraph.store.solve.turn_outcomes import turn_outcomes  # noqa: E402
@@ -246,8 +246,7 @@ def main() -> None:
         started = time.perf_counter()
         outcomes = numpy_distribution(NumpyTurns(PARAMS["straights"], PARAMS["grades"]), values, first)
         seconds = time.perf_counter() - started
-        mean = sum(score * p for score, p in outcomes.items())
-        sd = sum((score - mean) ** 2 * p for score, p in outcomes.items()) ** 0.5
+        mean, sd = mean_and_spread(outcomes)
         print(f"numpy's distribution of the optimum's score (the reference, from the values above): {seconds:.1f} s, "
               f"mean {mean:.9f}, sd {sd:.6f}")
         for backend, (_, _, (sql_seconds, found)) in results.items():

@@ -24,9 +24,9 @@ Fraction(6, 11)
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Hashable, Iterable, Sequence
+import math
+from collections.abc import Hashable, Iterable, Sequence
 from fractions import Fraction
-from typing import Any
 
 from dicegraph.graphs.rules import Ending, Move, Position, Roll, Rules
 
@@ -75,16 +75,6 @@ def exactly(number: float) -> Fraction:
     return Fraction(number)
 
 
-@functools.lru_cache(maxsize=4096)
-def chance_of(weight: int, total: int) -> Fraction:
-    """Return a roll's probability, its weight out of the ``total`` of its node's (each pair made once).
-
-    >>> chance_of(2, 36)
-    Fraction(1, 18)
-    """
-    return Fraction(weight, total)
-
-
 def move_worth(rules: Rules, move: Move, value: Fraction) -> Fraction:
     """Return what a move is worth to the player making it, ``value`` being the worth of where it leads (to
     whoever moves there): its reward, plus ``value``, or ``constant_sum - value`` when it hands the turn over."""
@@ -102,7 +92,8 @@ def exact_value(rules: Rules, objective: str, agent: str | None = None, position
     """
     if loops:
         return exact_values(rules, objective, agent)[rules.key(rules.starts()[0] if position is None else position)]
-    return _recursion(rules, greatest if objective == "max" else least, _expected, agent, position)
+    numerator, denominator = _Recursion(rules, objective, agent).value(_start(rules, position))
+    return Fraction(numerator, denominator)
 
 
 def outcome_range(rules: Rules, position: Position | None = None) -> tuple[Fraction, Fraction]:
@@ -124,34 +115,17 @@ def outcome_range(rules: Rules, position: Position | None = None) -> tuple[Fract
     >>> optimum_and_range(Once(), "max")
     (Fraction(4, 1), (Fraction(1, 1), Fraction(6, 1)))
     """
-    return _recursion(rules, _span, _possible_span, None, position, leaf=lambda payoff: (payoff, payoff),
-                      worth=_range_worth)
+    return optimum_and_range(rules, "max", position)[1]
 
 
 def optimum_and_range(rules: Rules, objective: str, position: Position | None = None
                       ) -> tuple[Fraction, tuple[Fraction, Fraction]]:
     """Return :func:`exact_value` (the best play for ``objective``) and :func:`outcome_range` of ``position``
-    (default: the root) of a game without loops, from one recursion over the rules: each position's rolls and
-    moves are asked for once, where the two apart ask twice (:func:`outcome_range`'s example shows the three).
-    """
-    pick = greatest if objective == "max" else least
-
-    def best(found: Iterable[tuple[Fraction, tuple[Fraction, Fraction]]]) -> tuple[Fraction, tuple[Fraction, Fraction]]:
-        values, ranges = zip(*found)
-        return pick(values), _span(ranges)
-
-    def over_rolls(outcomes: Iterable[tuple[tuple[Fraction, tuple[Fraction, Fraction]], int]]
-                   ) -> tuple[Fraction, tuple[Fraction, Fraction]]:
-        outcomes = list(outcomes)
-        return (_expected((value, weight) for (value, _), weight in outcomes),
-                _possible_span((reached, weight) for (_, reached), weight in outcomes))
-
-    def worth(rules: Rules, move: Move, found: tuple[Fraction, tuple[Fraction, Fraction]]
-              ) -> tuple[Fraction, tuple[Fraction, Fraction]]:
-        return move_worth(rules, move, found[0]), _range_worth(rules, move, found[1])
-
-    return _recursion(rules, best, over_rolls, None, position, leaf=lambda payoff: (payoff, (payoff, payoff)),
-                      worth=worth)
+    (default: the root) of a game without loops, from one recursion over the rules (:func:`outcome_range`'s
+    example shows the three)."""
+    walk = _Recursion(rules, objective, ranged=True)
+    value, below, low, low_below, high, high_below = walk.value(_start(rules, position))
+    return Fraction(value, below), (Fraction(low, low_below), Fraction(high, high_below))
 
 
 def highest_reachable(rules: Rules, position: Position | None = None) -> Fraction:
@@ -164,93 +138,140 @@ def lowest_reachable(rules: Rules, position: Position | None = None) -> Fraction
     return outcome_range(rules, position)[0]
 
 
-def _span(ranges: Iterable[tuple[Fraction, Fraction]]) -> tuple[Fraction, Fraction]:
-    """Return the lowest and the highest of ``(lowest, highest)`` ranges."""
-    lows, highs = zip(*ranges)
-    return least(lows), greatest(highs)
+def _start(rules: Rules, position: Position | None) -> Position:
+    """Return ``position``, or the root where it is None."""
+    return rules.starts()[0] if position is None else position
 
 
-def greatest(fractions: Iterable[Fraction]) -> Fraction:
-    """Return the greatest of ``fractions``, as ``max`` does (the first of equal ones), comparing their numerators
-    and denominators as integers: a recursion compares millions, and ``Fraction``'s own comparison costs several
-    times as much.
+Ratio = tuple[int, int]  # a fraction as (numerator, denominator), in lowest terms, the denominator above 0
 
-    >>> greatest([Fraction(1, 3), Fraction(2, 5), Fraction(4, 10)]), least([Fraction(1, 3), Fraction(2, 6)])
-    (Fraction(2, 5), Fraction(1, 3))
+
+@functools.lru_cache(maxsize=4096)
+def _ratio(number: float) -> Ratio:
+    """Return a payoff, a reward or a constant sum as :data:`Ratio` exactly (each converted once).
+
+    >>> _ratio(0.375), _ratio(-2.0)
+    ((3, 8), (-2, 1))
     """
-    return _extreme(fractions, 1)
+    return Fraction(number).as_integer_ratio()
 
 
-def least(fractions: Iterable[Fraction]) -> Fraction:
-    """Return the least of ``fractions``, as ``min`` does (:func:`greatest`'s way)."""
-    return _extreme(fractions, -1)
+class _Recursion:
+    """The exact value of a game without loops by recursion over its rules, each position once, in integers.
 
+    A position's value is ``(numerator, denominator)`` in lowest terms; where ``ranged``, the lowest and the
+    highest outcome some play reaches from it follow, as two more such pairs (four more integers). A decision
+    takes the best move for ``objective`` (or ``agent``'s), a roll the expectation of its outcomes; a move is
+    worth its reward plus where it leads, or ``constant_sum`` less that when it hands the turn over. Fractions
+    are kept as numerators and denominators (a roll's outcomes summed over a common denominator and reduced
+    once, comparisons by cross-multiplying): a five-combination School asks for three million moves' worths,
+    and ``Fraction``'s arithmetic, normalising each result, took twice as long.
+    """
 
-def _extreme(fractions: Iterable[Fraction], sign: int) -> Fraction:
-    """Return the first of ``fractions`` that none after it exceeds once multiplied by ``sign`` (1 or -1)."""
-    found = iter(fractions)
-    best = next(found)
-    top, bottom = best.numerator, best.denominator
-    for fraction in found:
-        numerator, denominator = fraction.numerator, fraction.denominator
-        if sign * (numerator * bottom - top * denominator) > 0:
-            best, top, bottom = fraction, numerator, denominator
-    return best
+    def __init__(self, rules: Rules, objective: str, agent: str | None = None, ranged: bool = False):
+        self.rules, self.sign, self.ranged = rules, 1 if objective == "max" else -1, ranged
+        self.agent = None if agent is None else rules.agents[agent]
+        self.constant_sum = _ratio(rules.constant_sum)
+        self.memo: dict[str, tuple[int, ...]] = {}
 
+    def value(self, at: Position) -> tuple[int, ...]:
+        """Return the value of position ``at`` (and its range, where ``ranged``), worked out once."""
+        key = self.rules.key(at)
+        found = self.memo.get(key)
+        if found is None:
+            payoff = self.rules.payoff(at)
+            if payoff is not None:
+                found = self.leaf(payoff)
+            else:
+                rolls = self.rules.rolls(at)
+                found = self.choose(at, None) if rolls is None else self.expected(at, rolls)
+            self.memo[key] = found
+        return found
 
-def _possible_span(outcomes: Iterable[tuple[tuple[Fraction, Fraction], int]]) -> tuple[Fraction, Fraction]:
-    """Return :func:`_span` of the ranges among ``(range, weight)`` outcomes that can happen (a weight above 0)."""
-    return _span(found for found, weight in outcomes if weight > 0)
+    def leaf(self, payoff: float) -> tuple[int, ...]:
+        """Return the value of an end that pays ``payoff`` (its range: that payoff alone)."""
+        exact = _ratio(payoff)
+        return exact * 3 if self.ranged else exact
 
+    def expected(self, at: Position, rolls: Iterable[tuple[Roll, int]]) -> tuple[int, ...]:
+        """Return the expectation over ``rolls`` at ``at`` (the range: over the rolls that can happen)."""
+        outcomes = [(self.choose(at, roll), weight) for roll, weight in rolls]
+        numerator, common, total = 0, 1, 0  # the sum so far over a common denominator; the weights' sum
+        bounds: list[int] = []
+        for found, weight in outcomes:
+            top, bottom = found[0], found[1]
+            if common % bottom:
+                scale = bottom // math.gcd(common, bottom)
+                numerator, common = numerator * scale, common * scale
+            numerator += weight * top * (common // bottom)
+            total += weight
+            if self.ranged and weight > 0:
+                bounds = _widened(bounds, found)
+        common *= total
+        reduced = math.gcd(numerator, common)
+        return numerator // reduced, common // reduced, *bounds
 
-def _range_worth(rules: Rules, move: Move, reached: tuple[Fraction, Fraction]) -> tuple[Fraction, Fraction]:
-    """Return :func:`move_worth` of the lowest and the highest outcome where ``move`` leads (swapped when it hands
-    the turn over)."""
-    low, high = (move_worth(rules, move, end) for end in reached)
-    return (high, low) if move.passes else (low, high)
-
-
-def _expected(outcomes: Iterable[tuple[Fraction, int]]) -> Fraction:
-    """Return the expectation of ``(value, weight)`` outcomes."""
-    outcomes = list(outcomes)
-    total = sum(weight for _, weight in outcomes)
-    return sum((chance_of(weight, total) * value for value, weight in outcomes), Fraction(0))
-
-
-def _recursion(rules: Rules, best: Callable[[Iterable[Any]], Any],
-               over_rolls: Callable[[Iterable[tuple[Any, int]]], Any], agent: str | None,
-               position: Position | None, leaf: Callable[[Fraction], Any] = lambda payoff: payoff,
-               worth: Callable[[Rules, Move, Any], Any] = move_worth) -> Any:
-    """Return the value of ``position`` (default: the root) by recursion over rules without loops, each position
-    once: a decision takes ``best`` of its moves (or ``agent``'s move), a roll combines its outcomes by
-    ``over_rolls``; an end is worth ``leaf`` of its payoff, a move ``worth`` of where it leads (by default a
-    fraction, :func:`move_worth`)."""
-    memo: dict[str, Any] = {}
-
-    def value(at: Position) -> Any:
-        key = rules.key(at)
-        if key in memo:
-            return memo[key]
-        payoff = rules.payoff(at)
-        if payoff is not None:
-            result = leaf(exactly(payoff))
-        else:
-            rolls = rules.rolls(at)
-            result = choose(at, None) if rolls is None else over_rolls((choose(at, roll), weight) for roll, weight in rolls)
-        memo[key] = result
-        return result
-
-    def choose(at: Position, roll: Roll | None) -> Any:
-        moves = rules.moves(at, roll)
+    def choose(self, at: Position, roll: Roll | None) -> tuple[int, ...]:
+        """Return the value after ``roll`` at ``at`` (None: a decision before rolling): the best move's (or the
+        agent's), the one the roll leads to without a choice, or the ending's payoff."""
+        moves = self.rules.moves(at, roll)
         if not moves:
-            after = rules.ending(at, roll)
-            return leaf(exactly(after.payoff)) if isinstance(after, Ending) else worth(rules, after, value(after.next))
-        if agent is not None:
-            move = rules.agents[agent](at, roll, moves)
-            return worth(rules, move, value(move.next))
-        return best(worth(rules, move, value(move.next)) for move in moves)
+            after = self.rules.ending(at, roll)
+            return self.leaf(after.payoff) if isinstance(after, Ending) else self.worth(after)
+        if self.agent is not None:
+            return self.worth(self.agent(at, roll, moves))
+        sign = self.sign
+        top, bottom, bounds = 0, 0, []  # no move yet (a denominator of 0)
+        for move in moves:
+            found = self.worth(move)
+            numerator, denominator = found[0], found[1]
+            if not bottom or sign * (numerator * bottom - top * denominator) > 0:
+                top, bottom = numerator, denominator
+            if self.ranged:
+                bounds = _widened(bounds, found)
+        return top, bottom, *bounds
 
-    return value(rules.starts()[0] if position is None else position)
+    def worth(self, move: Move) -> tuple[int, ...]:
+        """Return what ``move`` is worth to the player making it (and the range it reaches, to that player)."""
+        found = self.value(move.next)
+        if not move.passes and not move.reward:
+            return found
+        if move.passes:  # constant_sum less the opponent's value: the opponent's highest is the lowest here
+            found = _plus((-found[0], found[1], *(-found[4], found[5], -found[2], found[3])[:len(found) - 2]),
+                          self.constant_sum)
+        return _plus(found, _ratio(move.reward)) if move.reward else found
+
+
+def _plus(found: tuple[int, ...], added: Ratio) -> tuple[int, ...]:
+    """Return ``found``, fractions as numerator and denominator one after the other, with ``added`` added to each
+    (a whole ``added`` needs no division).
+
+    >>> _plus((1, 3, 1, 6), (2, 1)), _plus((1, 6), (1, 3))
+    ((7, 3, 13, 6), (1, 2))
+    """
+    top, bottom = added
+    sums = []
+    for at in range(0, len(found), 2):
+        numerator, denominator = found[at], found[at + 1]
+        if bottom == 1:
+            sums += (numerator + top * denominator, denominator)
+            continue
+        numerator, denominator = numerator * bottom + top * denominator, denominator * bottom
+        common = math.gcd(numerator, denominator)
+        sums += (numerator // common, denominator // common)
+    return tuple(sums)
+
+
+def _widened(bounds: list[int], found: tuple[int, ...]) -> list[int]:
+    """Return the range ``bounds`` (lowest numerator and denominator, highest numerator and denominator; empty
+    at first) widened to take in the range ``found`` carries after its value."""
+    if not bounds:
+        return list(found[2:])
+    if found[2] * bounds[1] < bounds[0] * found[3]:
+        bounds[0:2] = found[2:4]
+    if found[4] * bounds[3] > bounds[2] * found[5]:
+        bounds[2:4] = found[4:6]
+    return bounds
 
 
 def exact_values(rules: Rules, objective: str, agent: str | None = None, against: str | None = None

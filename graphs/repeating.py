@@ -233,6 +233,7 @@ class TurnsInFull(DiceRules):
         self.agents = {name: self.plays(agent) for name, agent in game.agents.items()}
         self._turn_moves: dict[tuple[str, Roll | None], list[tuple[Move, str | None]]] = {}
         self._keys: dict[Any, str] = {}  # position -> its key, worked out once (a recursion asks millions of times)
+        self._ways: dict[tuple[State, str], tuple[Any, float, bool] | None] = {}  # see _through
 
     @property
     def points_fall(self) -> bool:  # type: ignore[override]
@@ -325,15 +326,33 @@ class TurnsInFull(DiceRules):
             if end is None:
                 found.append((move, Move((state, move.next), move.label, move.reward)))
                 continue
-            after = self.game.through(state, end)
-            if after is None:  # the state closes this end
-                continue
-            if isinstance(after, Ending):  # the game is over: the ending itself is the position moved to
-                found.append((move, Move(after, move.label, move.reward)))
-            else:
-                found.append((move, Move((after.next, self.root), move.label, move.reward + after.reward,
-                                         after.passes)))
+            after = self._through(state, end)
+            if after is not None:  # else the state closes this end
+                leads_to, reward, passes = after
+                found.append((move, Move(leads_to, move.label, move.reward + reward, passes)))
         return found
+
+    def _through(self, state: State, end: str) -> tuple[Any, float, bool] | None:
+        """Return where a move into the turn's end ``end`` goes on from ``state`` (the next state's turn start,
+        or the game's :class:`dicegraph.graphs.rules.Ending` itself), with the points and the hand-over the state
+        adds; None where the state closes that end. Worked out once a state and end (a recursion asks for each
+        of the turn's moves into an end)."""
+        try:
+            return self._ways[state, end]
+        except KeyError:
+            found = self._ways[state, end] = self._way(state, end)
+        except TypeError:  # a state that cannot be a dictionary's key: worked out each time
+            found = self._way(state, end)
+        return found
+
+    def _way(self, state: State, end: str) -> tuple[Any, float, bool] | None:
+        """Return :meth:`_through` from the game's :meth:`RepeatingTurn.through`."""
+        after = self.game.through(state, end)
+        if after is None:
+            return None
+        if isinstance(after, Ending):  # the game is over: the ending itself is the position moved to
+            return after, 0.0, False
+        return (after.next, self.root), after.reward, after.passes
 
     def ending(self, position: Any, roll: Roll) -> Ending | Move:
         """Return where a roll that ends the turn leads: the state's way through that end."""

@@ -89,6 +89,18 @@ def exact_value(rules: Rules, objective: str, agent: str | None = None, position
 
     Plays ``agent``'s moves where given (both seats, in a game for two), else the best move for
     ``objective`` (``max`` or ``min``).
+
+    >>> from dicegraph.graphs.rules import DiceRules, Ending, Move
+    >>> class Higher(DiceRules):
+    ...     "Each of two players rolls a die once; the second wins with a higher face, the first otherwise."
+    ...     def starts(self): return [0]
+    ...     def key(self, first): return str(first)
+    ...     def payoff(self, first): return None
+    ...     def rolls(self, first): return [(face, 1) for face in range(1, 7)]
+    ...     def moves(self, first, face): return [Move(face, "hand over", passes=True)] if first == 0 else []
+    ...     def ending(self, first, face): return Ending(f"{first}-{face}", "over", float(face > first))
+    >>> exact_value(Higher(), "max")  # the first wins 21 of the 36 rolls
+    Fraction(7, 12)
     """
     if loops:
         return exact_values(rules, objective, agent)[rules.key(rules.starts()[0] if position is None else position)]
@@ -237,8 +249,9 @@ class _Recursion:
         if not move.passes and not move.reward:
             return found
         if move.passes:  # constant_sum less the opponent's value: the opponent's highest is the lowest here
-            found = _plus((-found[0], found[1], *(-found[4], found[5], -found[2], found[3])[:len(found) - 2]),
-                          self.constant_sum)
+            flipped = (-found[0], found[1]) if len(found) == 2 else (-found[0], found[1], -found[4], found[5],
+                                                                     -found[2], found[3])
+            found = _plus(flipped, self.constant_sum)
         return _plus(found, _ratio(move.reward)) if move.reward else found
 
 

@@ -696,7 +696,9 @@ def check(ctx: click.Context, game: str, params: tuple[str, ...], here: bool, as
     that a statement reading another graph's rows breaks), then reported,
     solved, checked against its rules' exact recursion and Monte Carlo,
     drawn, queried, played and analysed, and served by the explorer, each
-    check that fits the game's shape. Exits 1 when anything breaks.
+    check that fits the game's shape. Exits 1 when anything breaks. With
+    --json, the lines go to stderr as the checks are made, and the JSON to
+    stdout at the end.
 
     \b
     Examples:
@@ -709,10 +711,9 @@ def check(ctx: click.Context, game: str, params: tuple[str, ...], here: bool, as
     chosen, asked = get_game(game), parse_params(params)
     resolve_params(chosen, asked)  # a wrong parameter is refused before any work
     where = frontends.shown_url(ctx.obj) if here else "a scratch SQLite database"
-    if not as_json:
-        click.echo(f"checking {chosen.name} in {where}")
+    click.echo(f"checking {chosen.name} in {where}", err=as_json)  # with --json, the lines are progress on stderr
     findings = check_game(chosen, asked, ctx.obj if here else None,
-                          on_finding=None if as_json else lambda found: click.echo(found.line()))
+                          on_finding=lambda found: click.echo(found.line(), err=as_json))
     broken = [found.check for found in findings if not found.holds]
     if as_json:
         print_json({"game": chosen.name, "database": where, "findings": [vars(found) for found in findings],

@@ -18,7 +18,7 @@ import pytest
 from click.testing import CliRunner
 
 from dicegraph.cli import main
-from dicegraph.conformance import check_game
+from dicegraph.conformance import Finding, check_game
 from dicegraph.graphs import GAMES, register, unregister
 from dicegraph.graphs.protocol import resolve_params
 from dicegraph.graphs.spec import GameSpec
@@ -61,6 +61,8 @@ def test_the_example_plugin_is_listed_and_every_check_holds(installed: dict[str,
     assert data["game"] == "hog" and data["broken"] == [] and data["database"] == "a scratch SQLite database"
     findings = {row["check"]: row for row in data["findings"]}
     assert all(row["holds"] for row in findings.values()), findings
+    assert checked.stderr.splitlines() == ["checking hog in a scratch SQLite database", *(  # progress, as made
+        Finding(**row).line() for row in data["findings"])]
     assert {"build", "report", "solve", "exact", "distribution", "monte-carlo", "export", "positions", "compare",
             "play", "explorer"} <= set(findings)
     url = f"sqlite:///{tmp_path / 'hog.db'}"

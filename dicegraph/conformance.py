@@ -352,7 +352,8 @@ def _best_response(run: Checked) -> str:
     if not responses:
         return "the report works out no best response at these parameters"
     for found in responses:
-        exact = exact_values(rules, run.game.objective, against=found["policy"])[root]
+        exact = _rules_value(run, f"best response to {found['policy']}",
+                             lambda: exact_values(rules, run.game.objective, against=found["policy"])[root])
         if not _close(found["response_wins"]["first"], float(exact)):
             raise Breaks(f"the best response to {found['policy']} wins {found['response_wins']['first']!r} moving "
                          f"first, the rules give {exact} exactly")

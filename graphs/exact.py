@@ -23,10 +23,12 @@ Fraction(6, 11)
 
 from __future__ import annotations
 
+import collections
 import functools
 import math
-from collections.abc import Hashable, Iterable, Sequence
+from collections.abc import Hashable, Iterable
 from fractions import Fraction
+from typing import NamedTuple
 
 from dicegraph.graphs.rules import Ending, Move, Position, Roll, Rules
 
@@ -287,6 +289,25 @@ def _widened(bounds: list[int], found: tuple[int, ...]) -> list[int]:
     return bounds
 
 
+class _Step(NamedTuple):
+    """Where a move (or a roll without a choice) leads, as :func:`exact_values`' equations read it: the points it
+    adds for the player making it (its reward, plus ``constant_sum`` when it hands the turn over; an ending's
+    payoff), the key of the position it leads to (None: an ending, the game is over) and whether it hands the turn
+    over (the value there, the opponent's, is then taken away)."""
+
+    points: Fraction
+    to: str | None
+    passes: bool
+
+
+def _step(rules: Rules, after: Move | Ending) -> _Step:
+    """Return the :class:`_Step` of a move or of where a roll without a choice leads."""
+    if isinstance(after, Ending):
+        return _Step(exactly(after.payoff), None, False)
+    points = exactly(after.reward) + exactly(rules.constant_sum) if after.passes else exactly(after.reward)
+    return _Step(points, rules.key(after.next), after.passes)
+
+
 def exact_values(rules: Rules, objective: str, agent: str | None = None, against: str | None = None
                  ) -> dict[str, Fraction]:
     """Return every position's exact value (key -> value) in a game whose positions may repeat, to the player to
@@ -298,21 +319,21 @@ def exact_values(rules: Rules, objective: str, agent: str | None = None, against
     offers a choice) makes the values one linear system. Policy iteration improves the policy where a move is
     strictly better under its values, until none is.
     """
-    # every position the rules reach, read once, breadth first: its payoff, or per roll its share, its moves
-    # (none: the roll leads on without a choice, ``forced``) and the index of the move the agent plays
-    table: dict[str, Fraction | list[tuple[Fraction, Sequence[Move], Ending | Move | None]]] = {}
+    # every position the rules reach, read once, breadth first: its payoff, or per roll its share and where each
+    # of its moves leads (one step: the roll leads on without a choice); and the index of the move the agent plays
+    table: dict[str, Fraction | list[tuple[Fraction, list[_Step]]]] = {}
     choices: dict[tuple[str, int, int], int] = {}  # (position, outcome, seat) -> the move the seat takes there
     seats = 1 if against is None else 2  # seat 1 plays ``against``, seat 0 best for ``objective``
-    pending = [(rules.key(start), start) for start in rules.starts()]
+    pending = collections.deque((rules.key(start), start) for start in rules.starts())
     order: list[str] = []
     while pending:
-        key, at = pending.pop(0)
+        key, at = pending.popleft()
         if key in table:
             continue
         order.append(key)
         payoff = rules.payoff(at)
         if payoff is not None:
-            table[key] = Fraction(payoff)
+            table[key] = exactly(payoff)
             continue
         rolls = rules.rolls(at)
         outcomes = [(None, 1)] if rolls is None else list(rolls)
@@ -320,14 +341,14 @@ def exact_values(rules: Rules, objective: str, agent: str | None = None, against
         table[key] = []
         for number, (roll, weight) in enumerate(outcomes):
             moves = rules.moves(at, roll)
-            forced = None if moves else rules.ending(at, roll)
-            table[key].append((Fraction(weight, total), moves, forced))
+            taken = moves or [rules.ending(at, roll)]
+            table[key].append((Fraction(weight, total), [_step(rules, after) for after in taken]))
             if moves:
                 played = {0: agent, 1: against}
                 for seat in range(seats):
                     name = played[seat]
                     choices[key, number, seat] = 0 if name is None else moves.index(rules.agents[name](at, roll, moves))
-            pending += [(rules.key(move.next), move.next) for move in (moves or [forced]) if isinstance(move, Move)]
+            pending += [(rules.key(after.next), after.next) for after in taken if isinstance(after, Move)]
     sign = 1 if objective == "max" else -1
 
     def solve(choice: dict[tuple[str, int, int], int]) -> dict[tuple[str, int], Fraction]:
@@ -338,14 +359,12 @@ def exact_values(rules: Rules, objective: str, agent: str | None = None, against
                 equation: dict[Hashable, Fraction] = {unknown: Fraction(1), RHS: Fraction(0)}
                 if not isinstance(entry, list):
                     equation[RHS] = entry
-                for number, (share, moves, forced) in enumerate(entry if isinstance(entry, list) else ()):
-                    after = moves[choice[key, number, seat]] if moves else forced
-                    if isinstance(after, Ending):
-                        equation[RHS] += share * Fraction(after.payoff)
-                        continue
-                    equation[RHS] += share * (Fraction(after.reward) + (Fraction(rules.constant_sum) if after.passes else 0))
-                    target = (rules.key(after.next), (seats - 1 - seat) if after.passes else seat)
-                    equation[target] = equation.get(target, Fraction(0)) + (share if after.passes else -share)
+                for number, (share, steps) in enumerate(entry if isinstance(entry, list) else ()):
+                    points, to, passes = steps[choice.get((key, number, seat), 0)]
+                    equation[RHS] += share * points
+                    if to is not None:
+                        target = (to, (seats - 1 - seat) if passes else seat)
+                        equation[target] = equation.get(target, Fraction(0)) + (share if passes else -share)
                 system[unknown] = equation
         return solve_sparse(system, [(key, seat) for key in reversed(order) for seat in range(seats)])
 
@@ -355,10 +374,11 @@ def exact_values(rules: Rules, objective: str, agent: str | None = None, against
         for (key, number, seat), taken in choices.items():
             if (seat == 0 and agent is not None) or seat == 1:
                 continue
-            moves = table[key][number][1]  # type: ignore[index]
-            to = (lambda move: (rules.key(move.next), (seats - 1 - seat) if move.passes else seat))
-            worth = [sign * move_worth(rules, move, values[to(move)]) for move in moves]
-            best = max(range(len(moves)), key=lambda index: (worth[index], index == taken))
+            steps = table[key][number][1]  # type: ignore[index]
+            other = seats - 1 - seat  # the seat moving after a move that hands the turn over
+            worth = [sign * (points - values[to, other] if passes else points + values[to, seat])
+                     for points, to, passes in steps]
+            best = max(range(len(steps)), key=lambda index: (worth[index], index == taken))
             if worth[best] > worth[taken]:
                 better[key, number, seat] = best
         if better == choices:

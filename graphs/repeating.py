@@ -71,6 +71,7 @@ from dicegraph.graphs.rules import DiceRules, Ending, Move, Position, Roll, Rule
 State = Hashable
 TurnAgent = Callable[[State, Position, Roll, Sequence[Move]], Move]
 SEPARATOR = " | "  # between a state's key and its turn position's key, in the copied turns
+WAYS_KEPT = 65_536  # (state, end) pairs whose way on TurnsInFull keeps (games played from the rules visit many states)
 
 
 class NoDecisions:
@@ -233,7 +234,7 @@ class TurnsInFull(DiceRules):
         self.agents = {name: self.plays(agent) for name, agent in game.agents.items()}
         self._turn_moves: dict[tuple[str, Roll | None], list[tuple[Move, str | None]]] = {}
         self._keys: dict[Any, str] = {}  # position -> its key, worked out once (a recursion asks millions of times)
-        self._ways: dict[tuple[State, str], tuple[Any, float, bool] | None] = {}  # see _through
+        self._ways = functools.lru_cache(maxsize=WAYS_KEPT)(self._way)  # see _through
 
     @property
     def points_fall(self) -> bool:  # type: ignore[override]
@@ -335,15 +336,12 @@ class TurnsInFull(DiceRules):
     def _through(self, state: State, end: str) -> tuple[Any, float, bool] | None:
         """Return where a move into the turn's end ``end`` goes on from ``state`` (the next state's turn start,
         or the game's :class:`dicegraph.graphs.rules.Ending` itself), with the points and the hand-over the state
-        adds; None where the state closes that end. Worked out once a state and end (a recursion asks for each
-        of the turn's moves into an end)."""
+        adds; None where the state closes that end. Worked out once a state and end, for the last
+        :data:`WAYS_KEPT` of them (a recursion asks for each of the turn's moves into an end)."""
         try:
-            return self._ways[state, end]
-        except KeyError:
-            found = self._ways[state, end] = self._way(state, end)
+            return self._ways(state, end)
         except TypeError:  # a state that cannot be a dictionary's key: worked out each time
-            found = self._way(state, end)
-        return found
+            return self._way(state, end)
 
     def _way(self, state: State, end: str) -> tuple[Any, float, bool] | None:
         """Return :meth:`_through` from the game's :meth:`RepeatingTurn.through`."""

@@ -268,3 +268,55 @@ def test_the_store_view_of_a_repeating_turn_is_derived_from_its_rules() -> None:
     broken.state_horizon = None
     with pytest.raises(InvalidGraph, match="^RaceRules gives turn_progress and state_horizon together, or neither$"):
         turn_structure(broken)
+
+
+class _Take(DiceRules):
+    """One turn: roll a die and take its face, or roll once more and take that."""
+
+    def starts(self) -> list[str]:
+        return ["roll"]
+
+    def key(self, position: str) -> str:
+        return position
+
+    def payoff(self, position: str) -> float | None:
+        return 0.0 if position.startswith("took") else None
+
+    def rolls(self, position: str) -> list[tuple[int, int]]:
+        return [(face, 1) for face in range(1, 7)]
+
+    def moves(self, position: str, face: int) -> list[Move]:
+        return [Move(f"took {face}", "take")] + ([Move("again", "again")] if position == "roll" else [])
+
+
+def _turns_played(state_of: Any) -> Any:
+    """Return a repeating game of two turns of :class:`_Take`, each face taken scored, its states ``state_of(turns
+    played)``."""
+    from dicegraph.graphs.repeating import RepeatingTurn
+
+    class TwoTurns(RepeatingTurn):
+        turn = _Take()
+
+        def first_state(self) -> Any:
+            return state_of(0)
+
+        def state_key(self, state: Any) -> str:
+            return str(state[0])
+
+        def state_payoff(self, state: Any) -> float | None:
+            return 0.0 if state[0] == 2 else None
+
+        def through(self, state: Any, end: str) -> Move:
+            return Move(state_of(state[0] + 1), end, reward=float(end.split()[1]))
+
+    return TwoTurns()
+
+
+def test_a_repeating_game_whose_states_cannot_be_dictionary_keys_is_valued_as_one_whose_states_can() -> None:
+    """The copied turns (``TurnsInFull``) keep a position's key and where a state goes through an end, worked out
+    once; a state that cannot be a key (a list) is worked out each time, to the same exact value: a turn is worth
+    (3 x 3.5 + 4 + 5 + 6) / 6 = 17/4 (take a 4 or more, else roll again), two turns 17/2."""
+    from dicegraph.graphs.repeating import TurnsInFull
+
+    values = [exact_value(TurnsInFull(_turns_played(state_of)), "max") for state_of in (lambda n: (n,), lambda n: [n])]
+    assert values == [Fraction(17, 2), Fraction(17, 2)]

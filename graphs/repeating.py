@@ -71,7 +71,7 @@ from dicegraph.graphs.rules import DiceRules, Ending, Move, Position, Roll, Rule
 State = Hashable
 TurnAgent = Callable[[State, Position, Roll, Sequence[Move]], Move]
 SEPARATOR = " | "  # between a state's key and its turn position's key, in the copied turns
-WAYS_KEPT = 65_536  # (state, end) pairs whose way on TurnsInFull keeps (games played from the rules visit many states)
+KEPT = 65_536  # positions whose key, and (state, end) pairs whose way on, TurnsInFull keeps (each at most)
 
 
 class NoDecisions:
@@ -233,8 +233,10 @@ class TurnsInFull(DiceRules):
         self.constant_sum = game.constant_sum
         self.agents = {name: self.plays(agent) for name, agent in game.agents.items()}
         self._turn_moves: dict[tuple[str, Roll | None], list[tuple[Move, str | None]]] = {}
-        self._keys: dict[Any, str] = {}  # position -> its key, worked out once (a recursion asks millions of times)
-        self._ways = functools.lru_cache(maxsize=WAYS_KEPT)(self._way)  # see _through
+        # a position's key and a state's way through an end (_through), each worked out once for the first KEPT
+        # asked (a recursion asks millions of times; games played from the rules visit many states, once each)
+        self._keys: dict[Any, str] = {}
+        self._ways: dict[tuple[State, str], tuple[Any, float, bool] | None] = {}
 
     @property
     def points_fall(self) -> bool:  # type: ignore[override]
@@ -269,7 +271,9 @@ class TurnsInFull(DiceRules):
         try:
             return self._keys[position]
         except KeyError:
-            found = self._keys[position] = self._joined_key(position)
+            found = self._joined_key(position)
+            if len(self._keys) < KEPT:
+                self._keys[position] = found
         except TypeError:  # a state or turn position that cannot be a dictionary's key: worked out each time
             found = self._joined_key(position)
         return found
@@ -336,12 +340,17 @@ class TurnsInFull(DiceRules):
     def _through(self, state: State, end: str) -> tuple[Any, float, bool] | None:
         """Return where a move into the turn's end ``end`` goes on from ``state`` (the next state's turn start,
         or the game's :class:`dicegraph.graphs.rules.Ending` itself), with the points and the hand-over the state
-        adds; None where the state closes that end. Worked out once a state and end, for the last
-        :data:`WAYS_KEPT` of them (a recursion asks for each of the turn's moves into an end)."""
+        adds; None where the state closes that end. Worked out once a state and end, for the first
+        :data:`KEPT` of them (a recursion asks for each of the turn's moves into an end)."""
         try:
-            return self._ways(state, end)
+            return self._ways[state, end]
+        except KeyError:
+            found = self._way(state, end)
+            if len(self._ways) < KEPT:
+                self._ways[state, end] = found
         except TypeError:  # a state that cannot be a dictionary's key: worked out each time
-            return self._way(state, end)
+            found = self._way(state, end)
+        return found
 
     def _way(self, state: State, end: str) -> tuple[Any, float, bool] | None:
         """Return :meth:`_through` from the game's :meth:`RepeatingTurn.through`."""

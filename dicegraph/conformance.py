@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import math
 import tempfile
+import time
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -46,19 +47,22 @@ class Breaks(Exception):
 
 @dataclass(frozen=True)
 class Finding:
-    """One check's outcome: its name, whether it holds, and one line saying what it found."""
+    """One check's outcome: its name, whether it holds, one line saying what it found, and how long it took (in
+    seconds; None: not timed)."""
 
     check: str
     holds: bool
     detail: str
+    seconds: float | None = None
 
     def line(self) -> str:
         """Return the finding as ``check`` prints it.
 
-        >>> Finding("solve", True, "optimal 0.5").line()
-        'holds   solve: optimal 0.5'
+        >>> Finding("solve", True, "optimal 0.5").line(), Finding("exact", False, "off by 1", 8.64).line()
+        ('holds   solve: optimal 0.5', 'BREAKS  exact: off by 1 (8.6 s)')
         """
-        return f"{'holds' if self.holds else 'BREAKS'}  {' ' * self.holds}{self.check}: {self.detail}"
+        took = "" if self.seconds is None else f" ({self.seconds:.1f} s)"
+        return f"{'holds' if self.holds else 'BREAKS'}  {' ' * self.holds}{self.check}: {self.detail}{took}"
 
 
 @dataclass
@@ -457,12 +461,14 @@ def check_game(game: Game, params: Mapping[str, Any] | None = None, url: str | N
         for name, applies, work in CHECKS:
             if not applies(game) or (name == "compare" and game.players == 1 and len(run.policies) < 2):
                 continue
+            started = time.perf_counter()
             try:
-                found = Finding(name, True, work(run))
+                holds, detail = True, work(run)
             except Exception as error:  # noqa: BLE001 -- every failure is a finding, in one line
                 said = str(error).strip().splitlines()
-                found = Finding(name, False, said[0] if isinstance(error, Breaks) and said
-                                else f"{type(error).__name__}: {said[0] if said else ''}".rstrip(": "))
+                holds, detail = False, (said[0] if isinstance(error, Breaks) and said
+                                        else f"{type(error).__name__}: {said[0] if said else ''}".rstrip(": "))
+            found = Finding(name, holds, detail, round(time.perf_counter() - started, 3))
             findings.append(found)
             if on_finding is not None:
                 on_finding(found)

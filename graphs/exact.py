@@ -77,13 +77,6 @@ def exactly(number: float) -> Fraction:
     return Fraction(number)
 
 
-def move_worth(rules: Rules, move: Move, value: Fraction) -> Fraction:
-    """Return what a move is worth to the player making it, ``value`` being the worth of where it leads (to
-    whoever moves there): its reward, plus ``value``, or ``constant_sum - value`` when it hands the turn over."""
-    after = exactly(rules.constant_sum) - value if move.passes else value
-    return after + exactly(move.reward) if move.reward else after
-
-
 def exact_value(rules: Rules, objective: str, agent: str | None = None, position: Position | None = None,
                 loops: bool = False) -> Fraction:
     """Return the exact value of ``position`` (default: the root) to the player to move there, by recursion over
@@ -162,12 +155,12 @@ Ratio = tuple[int, int]  # a fraction as (numerator, denominator), in lowest ter
 
 @functools.lru_cache(maxsize=4096)
 def _ratio(number: float) -> Ratio:
-    """Return a payoff, a reward or a constant sum as :data:`Ratio` exactly (each converted once).
+    """Return a payoff, a reward or a constant sum as :data:`Ratio`: :func:`exactly`'s fraction, each converted once.
 
     >>> _ratio(0.375), _ratio(-2.0)
     ((3, 8), (-2, 1))
     """
-    return Fraction(number).as_integer_ratio()
+    return exactly(number).as_integer_ratio()
 
 
 class _Recursion:

@@ -218,6 +218,26 @@ class TurnStates(DiceRules):
         return found
 
 
+class _Kept(dict):  # type: ignore[type-arg]
+    """``work``'s answers by what was asked, each worked out once (on the first lookup that misses), for the first
+    :data:`KEPT` asked; a dictionary, so that a lookup that finds its answer stays in C (a recursion makes millions).
+
+    >>> halves = _Kept(lambda n: n / 2)
+    >>> halves[3], halves[3], len(halves)
+    (1.5, 1.5, 1)
+    """
+
+    def __init__(self, work: Callable[[Any], Any]):
+        super().__init__()
+        self.work = work
+
+    def __missing__(self, asked: Any) -> Any:
+        answer = self.work(asked)
+        if len(self) < KEPT:
+            self[asked] = answer
+        return answer
+
+
 class TurnsInFull(DiceRules):
     """Ordinary rules for a :class:`RepeatingTurn` game: the turn copied into each state.
 
@@ -235,8 +255,7 @@ class TurnsInFull(DiceRules):
         self._turn_moves: dict[tuple[str, Roll | None], list[tuple[Move, str | None]]] = {}
         # a position's key and a state's way through an end (_through), each worked out once for the first KEPT
         # asked (a recursion asks millions of times; games played from the rules visit many states, once each)
-        self._keys: dict[Any, str] = {}
-        self._ways: dict[tuple[State, str], tuple[Any, float, bool] | None] = {}
+        self._keys, self._ways = _Kept(self._joined_key), _Kept(self._way)
 
     @property
     def points_fall(self) -> bool:  # type: ignore[override]
@@ -270,13 +289,8 @@ class TurnsInFull(DiceRules):
             return position.key
         try:
             return self._keys[position]
-        except KeyError:
-            found = self._joined_key(position)
-            if len(self._keys) < KEPT:
-                self._keys[position] = found
         except TypeError:  # a state or turn position that cannot be a dictionary's key: worked out each time
-            found = self._joined_key(position)
-        return found
+            return self._joined_key(position)
 
     def _joined_key(self, position: Any) -> str:
         """Return the key of ``(state, turn position)``: the state's, :data:`SEPARATOR`, the turn position's."""
@@ -344,16 +358,12 @@ class TurnsInFull(DiceRules):
         :data:`KEPT` of them (a recursion asks for each of the turn's moves into an end)."""
         try:
             return self._ways[state, end]
-        except KeyError:
-            found = self._way(state, end)
-            if len(self._ways) < KEPT:
-                self._ways[state, end] = found
         except TypeError:  # a state that cannot be a dictionary's key: worked out each time
-            found = self._way(state, end)
-        return found
+            return self._way((state, end))
 
-    def _way(self, state: State, end: str) -> tuple[Any, float, bool] | None:
-        """Return :meth:`_through` from the game's :meth:`RepeatingTurn.through`."""
+    def _way(self, asked: tuple[State, str]) -> tuple[Any, float, bool] | None:
+        """Return :meth:`_through` of ``(state, end)``, from the game's :meth:`RepeatingTurn.through`."""
+        state, end = asked
         after = self.game.through(state, end)
         if after is None:
             return None

@@ -36,6 +36,9 @@ SMALLEST = {  # a benchmark -> its arguments on its smallest size (one backend, 
     "bench_web": ["--games", "jackpot,cant-stop-board", "--pages", "5", "--clients", "2", "--seconds", "1"],
     "bench_yahtzee": ["sqlite", "--bonuses", "off", "--boxes", "Fives,Sixes,Chance"],
 }
+ALSO_RUN = {  # a benchmark -> its arguments for a second path on its smallest size
+    "bench_school": ["sqlite", "--combinations", "Grade 5,Grade 6,Pair,Full,Trash", "--optimum-only"],
+}
 IMPORTED_ONLY = {  # a benchmark that has no small size yet -> why (it is still imported below)
     "bench_spark": "it needs a Spark cluster: tests/test_spark.py starts one for its own tests",
     "phases": "the benchmarks' shared timing helpers, no benchmark",
@@ -52,11 +55,15 @@ def test_every_benchmark_is_run_or_says_why_not() -> None:
     assert sorted([*SMALLEST, *IMPORTED_ONLY]) == BENCHES
 
 
-@pytest.mark.parametrize("name", sorted(SMALLEST))
-def test_the_benchmark_runs_on_its_smallest_size(name: str) -> None:
+RUNS = [pytest.param(name, arguments, id=name) for name, arguments in sorted(SMALLEST.items())] + [
+    pytest.param(name, arguments, id=f"{name}-{arguments[-1].lstrip('-')}") for name, arguments in ALSO_RUN.items()]
+
+
+@pytest.mark.parametrize(("name", "arguments"), RUNS)
+def test_the_benchmark_runs_on_its_smallest_size(name: str, arguments: list[str]) -> None:
     """The benchmark, as a person runs it (its own process, from the repository), on :data:`SMALLEST`'s
-    arguments: it exits 0 having printed its figures."""
-    done = subprocess.run([sys.executable, str(ROOT / "tests" / "bench" / f"{name}.py"), *SMALLEST[name]],
+    arguments (and :data:`ALSO_RUN`'s): it exits 0 having printed its figures."""
+    done = subprocess.run([sys.executable, str(ROOT / "tests" / "bench" / f"{name}.py"), *arguments],
                           capture_output=True, text=True, cwd=ROOT, timeout=600)
     assert done.returncode == 0, done.stderr[-2000:]
     assert len(done.stdout.strip().splitlines()) >= 1, done.stdout

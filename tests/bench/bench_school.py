@@ -1,6 +1,7 @@
 """Benchmark of School's cold report solve in SQL: both policies over whole games (not part of the test run).
 
-    .venv/bin/python tests/bench/bench_school.py [--combinations NAMES] [--distribution] [sqlite|duckdb|postgresql ...]
+    .venv/bin/python tests/bench/bench_school.py [--combinations NAMES] [--distribution] [--optimum-only]
+        [sqlite|duckdb|postgresql ...]
 
 For each backend named (default: sqlite; postgresql needs
 ``$DICEGRAPH_BENCH_POSTGRES``, see bench_backends.py): build School into an empty
@@ -17,7 +18,8 @@ over whole games in SQL (``store/solve/turn_outcomes.py``) beside :func:`numpy_d
 pass in arrays from the reference's values (its choices made again, as the SQL makes them again from the stored
 values), and prints the largest difference of a score's probability. Last, :func:`numpy_both_policies` does in
 arrays the work the SQL does (both policies, each with its mean and second moment), a second reference for the
-same work, and the ratio against it is printed too.
+same work, and the ratio against it is printed too. ``--optimum-only`` solves the optimum alone in SQL, the work the
+optimum-only reference does (each state's second moment besides), and leaves the second reference out.
 """
 
 from __future__ import annotations
@@ -178,8 +180,11 @@ def numpy_distribution(turns: NumpyTurns, value: dict[int, float], start: int = 
     return {float(score - offset): float(p) for score, p in enumerate(final) if p > 0}
 
 
-def bench(backend: str, params: dict[str, object],
-          distribution: bool = False) -> tuple[float, float, tuple[float, dict[float, float]] | None]:
+def bench(backend: str, params: dict[str, object], distribution: bool = False, optimum_only: bool = False
+          ) -> tuple[float, dict[str, tuple[float, float]], tuple[float, dict[float, float]] | None]:
+    """Return the seconds the SQL solve of School on ``backend`` took (both policies, or the optimum alone), each
+    policy's expected score and sd at the start, and (``distribution``) the seconds and outcome of the optimum's
+    score distribution; print them."""
     first = rules.first_used(params)
     with bench_database(backend) as url:
         engine = open_database(url, create=True)
@@ -189,10 +194,11 @@ def bench(backend: str, params: dict[str, object],
         started = time.perf_counter()
         with engine.connect() as connection:
             graph = TurnGraph.load(connection, built.graph_id, get_game("school").turn(params))
-            turns.ensure_turns_solved(connection, graph)
+            names = ["optimal"] if optimum_only else [declared.name for declared in graph.structure.policies]
+            turns.solve_policies(connection, graph, names, commit_layers=True)  # what a cold report solves
             seconds = time.perf_counter() - started
             scores = {name: readers.game_score(connection, built.graph_id, turns.ensure_policy(connection, graph, name),
-                                               rules.state_key(first)) for name in ("optimal", "bob")}
+                                               rules.state_key(first)) for name in names}
             expected, sd = scores["optimal"]
             timed_distribution = None
             if distribution:
@@ -201,10 +207,11 @@ def bench(backend: str, params: dict[str, object],
                 timed_distribution = time.perf_counter() - started, found
     turn_edges = sum(span.rolls + span.moves for span in graph.turn_spans)
     states = sum(1 for used in rules.states() if used & first == first) - 1  # those played: all but the last
-    joined = len(graph.structure.policies) * states * turn_edges
-    target = TARGET_SECONDS.get(backend)
+    joined = len(names) * states * turn_edges
+    target = None if optimum_only else TARGET_SECONDS.get(backend)
     against = f" ({seconds / target:.2f} of the {target / 60:.0f} min target)" if target else ""
-    print(f"{backend}: build {build_seconds:.1f} s; optimal and Bob solved in {seconds:.1f} s{against}, "
+    solved = " and ".join(names)
+    print(f"{backend}: build {build_seconds:.1f} s; {solved} solved in {seconds:.1f} s{against}, "
           f"{joined / seconds / 1e6:.2f} M joined edges/s ({joined:,} = policies x states x turn edges); "
           f"expected score {expected:.9f}, sd {sd:.6f}; peak memory of the process so far {peak_memory()}", flush=True)
     if timed_distribution is not None:
@@ -214,24 +221,9 @@ def bench(backend: str, params: dict[str, object],
     return seconds, scores, timed_distribution
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("backends", nargs="*", default=["sqlite"])
-    parser.add_argument("--combinations", default="all", help="the combinations in play (default: all)")
-    parser.add_argument("--distribution", action="store_true",
-                        help="also time the optimum's score distribution, beside numpy_distribution")
-    options = parser.parse_args()
-    params = {**PARAMS, "combinations": options.combinations}
-    results = {backend: bench(backend, params, options.distribution) for backend in options.backends}
-    first = rules.first_used(params)
-    started = time.perf_counter()
-    values = numpy_values()
-    seconds = time.perf_counter() - started
-    reference = values[first]
-    print(f"numpy in memory (the reference): {seconds:.1f} s, expected score {reference:.9f}")
-    for backend, (sql_seconds, scores, _) in results.items():
-        print(f"  {backend} / numpy: {sql_seconds / seconds:.1f}x the time; "
-              f"|difference| {abs(scores['optimal'][0] - reference):.2e}")
+def print_same_work(results: dict[str, tuple[float, dict[str, tuple[float, float]], object]], first: int) -> None:
+    """Time :func:`numpy_both_policies` from the state ``first`` and print each backend's time against it and the
+    largest differences of a policy's mean and sd (``results``: :func:`bench`'s answer by backend)."""
     started = time.perf_counter()
     both = numpy_both_policies(first)
     same_work = time.perf_counter() - started
@@ -242,6 +234,31 @@ def main() -> None:
         means, sds = (max(abs(scores[name][i] - found[name][i]) for name in found) for i in (0, 1))
         print(f"  {backend} / numpy doing the same work: {sql_seconds / same_work:.1f}x the time; largest |difference| "
               f"of a mean {means:.2e}, of an sd {sds:.2e} (equal choices are broken apart)")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("backends", nargs="*", default=["sqlite"])
+    parser.add_argument("--combinations", default="all", help="the combinations in play (default: all)")
+    parser.add_argument("--distribution", action="store_true",
+                        help="also time the optimum's score distribution, beside numpy_distribution")
+    parser.add_argument("--optimum-only", action="store_true",
+                        help="solve the optimum alone in SQL, the policy the numpy reference solves")
+    options = parser.parse_args()
+    params = {**PARAMS, "combinations": options.combinations}
+    results = {backend: bench(backend, params, options.distribution, options.optimum_only)
+               for backend in options.backends}
+    first = rules.first_used(params)
+    started = time.perf_counter()
+    values = numpy_values()
+    seconds = time.perf_counter() - started
+    reference = values[first]
+    print(f"numpy in memory (the reference): {seconds:.1f} s, expected score {reference:.9f}")
+    for backend, (sql_seconds, scores, _) in results.items():
+        print(f"  {backend} / numpy: {sql_seconds / seconds:.1f}x the time; "
+              f"|difference| {abs(scores['optimal'][0] - reference):.2e}")
+    if not options.optimum_only:  # else the reference above did the same work (the SQL's second moments besides)
+        print_same_work(results, first)
     if options.distribution:
         started = time.perf_counter()
         outcomes = numpy_distribution(NumpyTurns(PARAMS["straights"], PARAMS["grades"]), values, first)

@@ -37,7 +37,7 @@ SMALLEST = {  # a benchmark -> its arguments on its smallest size (one backend, 
     "bench_yahtzee": ["sqlite", "--bonuses", "off", "--boxes", "Fives,Sixes,Chance"],
 }
 ALSO_RUN = {  # a benchmark -> its arguments for a second path on its smallest size
-    "bench_school": ["sqlite", "--combinations", "Grade 5,Grade 6,Pair,Full,Trash", "--optimum-only"],
+    "bench_school": [*SMALLEST["bench_school"], "--optimum-only"],
 }
 IMPORTED_ONLY = {  # a benchmark that has no small size yet -> why (it is still imported below)
     "bench_spark": "it needs a Spark cluster: tests/test_spark.py starts one for its own tests",

@@ -34,6 +34,11 @@ PARTITIONS_PER_CORE = 2  # shuffle partitions; Spark's default, 200, makes every
 # the JVMs that run statements collect garbage with the parallel collector rather than G1: checks on the local
 # cluster take about 12 % less of the processors (docs/spark.md), which the test suite's other workers share
 JAVA_OPTIONS = "-XX:+UseParallelGC"
+# the Thrift server runs each statement on a thread of a pool this large, each new thread opening its own metastore
+# connection (a Hive configuration parsed from XML): Hive's default of 100 makes a new thread for each of the first
+# hundred statements while older ones sit idle, a few kept ones 6 % less Java processor time a check (docs/spark.md);
+# more statements at once than this wait in the pool's queue
+STATEMENT_THREADS = 8
 # Spark's processes log their warnings and errors, and at INFO only which statement runs or is cancelled and the
 # tasks an executor runs or kills: at Spark's own INFO a check of Jackpot logged 24,000 lines (5.2 MB; 1.1 GB of
 # logs/thrift.log over a few days of use here) against about 4,500 (2.8 MB), the Java processor time the same
@@ -244,7 +249,9 @@ def start(cluster: Cluster, told: Callable[[str], None] = lambda line: None) -> 
         "--conf", "spark.locality.wait=0s", "--conf", "spark.sql.adaptive.enabled=false",
         "--conf", "spark.sql.filesourceTableRelationCacheSize=0",
         "--hiveconf", f"hive.server2.thrift.port={cluster.port}",
-        "--hiveconf", "hive.server2.thrift.bind.host=127.0.0.1", "spark-internal"], environment)
+        "--hiveconf", "hive.server2.thrift.bind.host=127.0.0.1",
+        "--hiveconf", f"hive.server2.async.exec.threads={STATEMENT_THREADS}",
+        "spark-internal"], environment)
     _wait_for(cluster, "Thrift server", thrift, cluster.port, deadline)
     return cluster.url
 

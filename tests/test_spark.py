@@ -45,7 +45,8 @@ from dicegraph.store.db import open_database
 from dicegraph.store.report import game_report
 from dicegraph.store.schema import graph
 from dicegraph.store.backends.spark import compact
-from dicegraph.store.backends.spark.cluster import Cluster, answers, free_port, java_found, running, stop_when_gone
+from dicegraph.store.backends.spark.cluster import (PARTITIONS_PER_CORE, STATEMENT_THREADS, Cluster, answers, free_port,
+                                                   java_found, running, stop_when_gone)
 from tests.test_backends import headline
 from tests.test_conformance import TURN_GAMES, small_params
 from tests.test_examples import checks_expected
@@ -869,6 +870,21 @@ def test_start_again_reuses_the_running_cluster_and_status_says_so(cluster: Clus
                             str(cluster.port), "--json").output)
     assert status["answers"] and set(status["processes"]) == {"thrift"}
     assert status["processes"] == running(cluster) and answers(cluster.port)
+
+
+def test_the_server_runs_with_the_settings_start_gives_it(cluster: Cluster) -> None:
+    """The Thrift server ``spark start`` launched answers with the settings it was given (a misspelt name would be
+    taken without a word and leave Spark's default): four shuffle partitions for two cores, no paths read in SQL, no
+    adaptive execution, table file lists read afresh, and statements run on a pool of :data:`STATEMENT_THREADS`."""
+    expected = {"spark.sql.shuffle.partitions": str(PARTITIONS_PER_CORE * cluster.cores),
+                "spark.sql.runSQLOnFiles": "false", "spark.sql.adaptive.enabled": "false",
+                "spark.sql.filesourceTableRelationCacheSize": "0",
+                "hive.server2.async.exec.threads": str(STATEMENT_THREADS)}
+    engine = open_database(cluster.url)
+    with engine.connect() as connection:
+        found = {name: connection.exec_driver_sql(f"SET {name}").one()[1] for name in expected}
+    engine.dispose()
+    assert found == expected
 
 
 def test_a_standalone_master_and_worker_build_as_sqlite(tmp_path_factory: pytest.TempPathFactory,

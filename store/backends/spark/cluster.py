@@ -36,8 +36,8 @@ PARTITIONS_PER_CORE = 2  # shuffle partitions; Spark's default, 200, makes every
 JAVA_OPTIONS = "-XX:+UseParallelGC"
 # the Thrift server runs each statement on a thread of a pool this large, each new thread opening its own metastore
 # connection (a Hive configuration parsed from XML): Hive's default of 100 makes a new thread for each of the first
-# hundred statements while older ones sit idle, a few kept ones 6 % less Java processor time a check (docs/spark.md);
-# more statements at once than this wait in the pool's queue
+# hundred statements while older ones sit idle; a few kept threads take 6 % less Java processor time a check
+# (docs/spark.md), and more statements at once than this wait in the pool's queue
 STATEMENT_THREADS = 8
 # Spark's processes log their warnings and errors, and at INFO only which statement runs or is cancelled and the
 # tasks an executor runs or kills: at Spark's own INFO a check of Jackpot logged 24,000 lines (5.2 MB; 1.1 GB of

@@ -7,8 +7,8 @@ For each backend named (default: sqlite; postgresql needs
 ``$DICEGRAPH_BENCH_POSTGRES``, see bench_backends.py): build School into an empty
 database and solve what a cold ``report school`` solves, the optimum and Bob
 over all 21,526 turn states (:func:`dicegraph.store.solve.turns.solve_policies`, the policies together and
-committed layer by layer, as a cold report's :func:`dicegraph.store.solve.turns.ensure_turns_solved` solves them), and print the time against the issue's targets (5 minutes on
-SQLite, 1 on DuckDB), the joined edges per second (policies x turn states x
+committed layer by layer, as a cold report's :func:`dicegraph.store.solve.turns.ensure_turns_solved` solves
+them), and print the time against the issue's targets (5 minutes on SQLite, 1 on DuckDB), the joined edges per second (policies x turn states x
 turn edges, what the solve reads), and the peak memory of the process. Then
 solve the optimum with the in-memory numpy solver below (the reference) and
 print the ratio; both must find the same expected score. ``--combinations`` (School's parameter: the
